@@ -1,0 +1,38 @@
+# laser-go developer tasks. `make help` lists them.
+GO        ?= go
+PKGS      ?= ./...
+FUZZTIME  ?= 1m
+BENCHTIME ?= 1s
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z][a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+.PHONY: test
+test: vet ## vet and run every test with the race detector (the README's test command)
+	$(GO) test -race -count=1 $(PKGS)
+
+.PHONY: ci
+ci: checkfmt test ## what .ci/run executes: formatting check, vet, race tests
+
+.PHONY: vet
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+.PHONY: checkfmt
+checkfmt: ## fail when a file is not gofmt'd
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: bench
+bench: ## run the benchmarks (ns/op, allocs/op, msgs/s)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list $(PKGS)); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done

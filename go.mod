@@ -1,0 +1,20 @@
+module github.com/lasergo/laser
+
+go 1.26.0
+
+require (
+	github.com/apache/iggy/foreign/go v0.8.0
+	github.com/dave/jennifer v1.7.1
+	github.com/fxamacker/cbor/v2 v2.10.0
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/tools v0.52.0
+)
+
+require (
+	github.com/avast/retry-go/v5 v5.0.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.18.5 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+)

@@ -1,0 +1,13 @@
+package memlog_test
+
+import (
+	"testing"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
+)
+
+func TestTransportConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
+}

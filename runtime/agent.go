@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// AgentConfig describes an agent: an identity that listens on a topic and
+// answers. ID, Listen and Handler are required.
+type AgentConfig struct {
+	// ID is the agent's identity: messages targeted elsewhere are skipped,
+	// and replies, acks and events are sent from it.
+	ID string
+	// Listen is the topic the agent consumes.
+	Listen string
+	// Respond is where Respond, Fail, Status and acks go. Optional.
+	Respond string
+	// Group is the consumer group; replicas of one agent share it. Default ID.
+	Group   string
+	Handler Handler
+	// Consumer holds every other consumer option; its Topic, Group, Agent,
+	// Handler, RespondTopic and Client are taken from this config.
+	Consumer ConsumerConfig
+}
+
+// Agent is a configured agent, ready to Start.
+type Agent struct {
+	client *Client
+	cfg    AgentConfig
+}
+
+// NewAgent validates cfg and returns an agent running on the client.
+func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
+	if cfg.ID == "" {
+		return nil, &Error{Code: CodeConfig, Msg: "agent needs an id"}
+	}
+	if cfg.Listen == "" {
+		return nil, &Error{Code: CodeConfig, Msg: "agent " + cfg.ID + " needs a listen topic"}
+	}
+	if cfg.Handler == nil {
+		return nil, &Error{Code: CodeConfig, Msg: "agent " + cfg.ID + " needs a handler"}
+	}
+	if cfg.Group == "" {
+		cfg.Group = cfg.ID
+	}
+	cc := cfg.Consumer
+	cc.Topic, cc.Group, cc.Agent, cc.Handler, cc.RespondTopic, cc.Client = cfg.Listen, cfg.Group, cfg.ID, cfg.Handler, cfg.Respond, c
+	if cc.Clock == nil {
+		cc.Clock = c.opts.Clock
+	}
+	if cc.IDs == nil {
+		cc.IDs = c.opts.IDs
+	}
+	if cc.Logger == nil {
+		cc.Logger = c.log.With("agent", cfg.ID)
+	}
+	// Validate now, so a bad id or option fails here and not in Start.
+	if _, err := NewConsumer(c.t, cc); err != nil {
+		return nil, err
+	}
+	cfg.Consumer = cc
+	return &Agent{client: c, cfg: cfg}, nil
+}
+
+// ID returns the agent's id.
+func (a *Agent) ID() string { return a.cfg.ID }
+
+// Start runs the agent in the background and returns its handle. ctx bounds
+// the agent's whole life: cancelling it is a hard stop. Dropping the handle
+// does not stop the agent.
+func (a *Agent) Start(ctx context.Context) *AgentHandle {
+	c, err := NewConsumer(a.client.t, a.cfg.Consumer)
+	runCtx, cancel := context.WithCancel(ctx)
+	h := &AgentHandle{id: a.cfg.ID, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(h.done)
+		defer cancel()
+		if err != nil {
+			h.err = err
+			return
+		}
+		h.err = c.Run(runCtx, func() { close(h.ready) }, h.stop)
+	}()
+	return h
+}
+
+// AgentHandle controls a running agent.
+type AgentHandle struct {
+	id       string
+	ready    chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	cancel   context.CancelFunc
+	err      error
+}
+
+// ErrNotReady reports an agent that stopped before it became ready.
+var ErrNotReady = errors.New("agent stopped before it became ready")
+
+// Ready waits until the agent has joined its group (and warmed its dedup
+// window); publish to it only after this, or the join may miss the message.
+func (h *AgentHandle) Ready(ctx context.Context) error {
+	select {
+	case <-h.ready:
+		return nil
+	case <-h.done:
+		select {
+		case <-h.ready:
+			return nil
+		default:
+		}
+		return errors.Join(ErrNotReady, h.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shutdown stops the agent gracefully (see Consumer.Run) and returns its
+// result; if ctx ends first it returns ctx.Err() and the drain continues.
+func (h *AgentHandle) Shutdown(ctx context.Context) error {
+	h.stopOnce.Do(func() { close(h.stop) })
+	select {
+	case <-h.done:
+		return h.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait blocks until the agent stops on its own (or is stopped) and returns
+// its result.
+func (h *AgentHandle) Wait() error {
+	<-h.done
+	return h.err
+}
+
+// Stop is the hard stop: no drain, no commit of unfinished work, no leave.
+func (h *AgentHandle) Stop() error {
+	h.cancel()
+	<-h.done
+	if errors.Is(h.err, context.Canceled) {
+		return nil
+	}
+	return h.err
+}
+
+// Done is closed once the agent has stopped.
+func (h *AgentHandle) Done() <-chan struct{} { return h.done }

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ClientOptions configures a Client; the zero value is usable.
+type ClientOptions struct {
+	// Clock drives timeouts, deadlines and expiries. Default SystemClock.
+	Clock Clock
+	// IDs mints records, conversations and correlations. Default ULIDSource.
+	IDs IDSource
+	// Logger receives the client's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Verifier, when set, makes replies count only when they are AGDX
+	// envelopes whose signature verifies against their record's headers.
+	Verifier Verifier
+	// Producer tunes publishing retries; Clock, IDs and Logger are taken from
+	// these options when unset there.
+	Producer ProducerOptions
+	// ReplyPollInterval is how long a reply reader waits after a pass that
+	// found nothing. Default 5 ms.
+	ReplyPollInterval time.Duration
+}
+
+// Client is a process's handle on a transport: it publishes, owns the reply
+// readers that request/reply and contracts wait on, and builds agents.
+// Several agents and callers share one Client; it is safe for concurrent use.
+type Client struct {
+	t    Transport
+	prod *Producer
+	opts ClientOptions
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	hubs   map[string]*replyHub
+	closed bool
+}
+
+// NewClient returns a client over t.
+func NewClient(t Transport, opts ClientOptions) *Client {
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	if opts.IDs == nil {
+		opts.IDs = ULIDSource{Clock: opts.Clock}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReplyPollInterval <= 0 {
+		opts.ReplyPollInterval = 5 * time.Millisecond
+	}
+	po := opts.Producer
+	if po.Clock == nil {
+		po.Clock = opts.Clock
+	}
+	if po.IDs == nil {
+		po.IDs = opts.IDs
+	}
+	if po.Logger == nil {
+		po.Logger = opts.Logger
+	}
+	return &Client{t: t, prod: NewProducer(t, po), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
+}
+
+// Transport returns the client's transport.
+func (c *Client) Transport() Transport { return c.t }
+
+// Producer returns the client's producer.
+func (c *Client) Producer() *Producer { return c.prod }
+
+// Clock returns the client's clock.
+func (c *Client) Clock() Clock { return c.opts.Clock }
+
+// IDs returns the client's id source.
+func (c *Client) IDs() IDSource { return c.opts.IDs }
+
+// Bootstrap creates the well-known topics (and extra ones); see Bootstrap.
+func (c *Client) Bootstrap(ctx context.Context, partitions uint32, extra ...string) error {
+	return Bootstrap(ctx, c.t, partitions, extra...)
+}
+
+// Close stops the client's reply readers; pending waits end with ErrTimeout.
+// Agents built from the client keep running until they are shut down.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	hubs := c.hubs
+	c.hubs = map[string]*replyHub{}
+	c.closed = true
+	c.mu.Unlock()
+	for _, h := range hubs {
+		h.close()
+	}
+	return nil
+}
+
+// hub returns the reply reader of a topic, creating it on first use.
+func (c *Client) hub(topic string) (*replyHub, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, &Error{Code: CodeConfig, Msg: "client is closed"}
+	}
+	h, ok := c.hubs[topic]
+	if !ok {
+		h = newReplyHub(c, topic)
+		c.hubs[topic] = h
+	}
+	return h, nil
+}
+
+// verifier returns the client's reply verifier, or nil.
+func (c *Client) verifier() Verifier { return c.opts.Verifier }

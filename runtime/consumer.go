@@ -1,0 +1,420 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// Handler handles one message. Returning nil marks it handled; an error is
+// retried when IsRetryable says so, otherwise the message is dead-lettered.
+type Handler interface {
+	Handle(c *Ctx) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(c *Ctx) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(c *Ctx) error { return f(c) }
+
+// Verifier checks an envelope's signature against the headers observed on
+// its record at the broker's timestamp; *sign.Registry implements it.
+type Verifier interface {
+	VerifyObserved(env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error)
+}
+
+// Concurrency says how the consumer schedules messages across partitions.
+type Concurrency struct {
+	// Lanes is the most partitions handled concurrently, each in order on
+	// its own lane; records of partitions beyond the cap are handled inline
+	// by the poller. Zero means Serial: one message at a time overall.
+	Lanes int
+}
+
+// Serial handles one message at a time across every partition: the ordered,
+// simplest default, where a slow message holds the whole member.
+var Serial = Concurrency{}
+
+// PerPartition runs up to lanes partitions concurrently, each strictly in order.
+func PerPartition(lanes int) Concurrency { return Concurrency{Lanes: max(lanes, 1)} }
+
+// Defaults of ConsumerConfig.
+const (
+	DefaultPollInterval     = 10 * time.Millisecond
+	DefaultPollBatch        = 100
+	DefaultShutdownGrace    = 30 * time.Second
+	DefaultMaxQueuedRecords = 4096
+	DefaultMaxQueuedBytes   = 64 << 20
+	DefaultDeadLetterTopic  = "agent.dlq"
+	// replayWindow is how many verified record ids are remembered to refuse
+	// a replay of signed bytes (a signature binds no log position).
+	replayWindow = 16_384
+	// maxPollErrors is how many consecutive poll failures stop the consumer.
+	maxPollErrors = 10
+	// maxWarmPartitions bounds the warm-up read against absurd partition counts.
+	maxWarmPartitions = 1024
+)
+
+// ConsumerConfig configures a reliable consumer. Topic, Group and Handler
+// are required; every other field has the documented default.
+type ConsumerConfig struct {
+	Topic string // topic to consume
+	Group string // consumer group; replicas of one agent share it
+	// Agent is the consuming agent's id: messages targeted at another agent
+	// are skipped, and acks and replies are sent from it. Optional.
+	Agent   string
+	Handler Handler
+	// RespondTopic is where ctx.Respond and ack-on-pickup statuses go. Optional.
+	RespondTopic string
+	// DeadLetterTopic receives dead-letter capsules. Default "agent.dlq".
+	DeadLetterTopic string
+	// Concurrency is Serial (default) or PerPartition(n).
+	Concurrency Concurrency
+	// MaxQueuedRecords bounds records queued across all lanes (global, so
+	// one stalled lane stops intake for every partition). Default 4096.
+	MaxQueuedRecords int
+	// MaxQueuedBytes bounds payload and header bytes queued across all lanes.
+	// Default 64 MiB.
+	MaxQueuedBytes int
+	// PollInterval is the wait after an empty poll. Default 10 ms.
+	PollInterval time.Duration
+	// PollBatch is the most records fetched per poll. Default 100.
+	PollBatch int
+	// ShutdownGrace bounds the drain of a graceful stop; past it Run returns
+	// ErrTimeout without leaving the group. Default 30 s.
+	ShutdownGrace time.Duration
+	// Retry is the handler retry policy. Zero fields take the defaults (5
+	// attempts, 200 ms base delay): use MaxAttempts 1 to run once, and a
+	// tiny BaseDelay such as time.Nanosecond to retry without waiting.
+	Retry RetryPolicy
+	// DedupWindow is the size of the default in-memory window. Default 10,000.
+	DedupWindow int
+	// Deduplicator replaces the in-memory window. Optional.
+	Deduplicator Deduplicator
+	// WarmDedup replays each partition up to the group's stored offset into
+	// the dedup window before the consumer reports ready. Default off.
+	WarmDedup bool
+	// UnderstoodFeatures are the must-understand bits this consumer
+	// implements; envelopes requiring others are dead-lettered. Default 0.
+	UnderstoodFeatures uint64
+	// AckOnPickup emits a Working task status for each AGDX command it takes,
+	// before middleware and handler run. Needs Agent and RespondTopic.
+	AckOnPickup bool
+	// Middleware hooks run around every dispatch, in order.
+	Middleware []Middleware
+	// DeadLetterSink is told of every dead letter and its publish result.
+	DeadLetterSink DeadLetterSink
+	// Verifier, when set, makes signatures mandatory: unsigned or unverified
+	// messages are dead-lettered as rejected.
+	Verifier Verifier
+	// SigningKey signs acks and AGDX responses sent from handlers.
+	SigningKey *sign.Key
+	// Clock drives deadlines, fences, retry backoff and the shutdown grace.
+	// Default SystemClock.
+	Clock Clock
+	// IDs mints conversation and record ids. Default ULIDSource.
+	IDs IDSource
+	// Logger receives the consumer's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Client publishes dead letters, acks and replies and serves ctx.Request.
+	// Default: a client over the consumer's transport sharing Clock, IDs and
+	// Logger.
+	Client *Client
+}
+
+// Consumer turns at-least-once delivery into safe handling: decode, target
+// filter, signature and replay gate, fence gate, dedup, deadline,
+// ack-on-pickup, middleware, handler with retry, dead-letter; offsets are
+// committed only once a message was handled, skipped or parked.
+type Consumer struct {
+	cfg    ConsumerConfig
+	t      Transport
+	prod   *Producer
+	dedup  Deduplicator
+	fences *fenceGate
+	clock  Clock
+	ids    IDSource
+	log    *slog.Logger
+
+	replayMu sync.Mutex
+	replay   fifoSet
+
+	streamID, topicID uint32
+}
+
+// NewConsumer validates cfg, fills in its defaults and returns a consumer
+// over t; nothing touches the transport until Run.
+func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
+	if t == nil {
+		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a transport"}
+	}
+	switch {
+	case cfg.Topic == "":
+		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a topic"}
+	case cfg.Group == "":
+		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a group"}
+	case cfg.Handler == nil:
+		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a handler"}
+	}
+	if cfg.Agent != "" {
+		if _, err := wire.ParseAgentID(cfg.Agent); err != nil {
+			return nil, &Error{Code: CodeConfig, Msg: "consumer agent id", Err: err}
+		}
+	}
+	if cfg.DeadLetterTopic == "" {
+		cfg.DeadLetterTopic = DefaultDeadLetterTopic
+	}
+	if cfg.MaxQueuedRecords <= 0 {
+		cfg.MaxQueuedRecords = DefaultMaxQueuedRecords
+	}
+	if cfg.MaxQueuedBytes <= 0 {
+		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.PollBatch <= 0 {
+		cfg.PollBatch = DefaultPollBatch
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.Retry.MaxAttempts <= 0 {
+		cfg.Retry.MaxAttempts = DefaultRetryPolicy.MaxAttempts
+	}
+	if cfg.Retry.BaseDelay <= 0 {
+		cfg.Retry.BaseDelay = DefaultRetryPolicy.BaseDelay
+	}
+	if cfg.DedupWindow <= 0 {
+		cfg.DedupWindow = DefaultDedupWindow
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.IDs == nil {
+		cfg.IDs = ULIDSource{Clock: cfg.Clock}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Client == nil {
+		cfg.Client = NewClient(t, ClientOptions{Clock: cfg.Clock, IDs: cfg.IDs, Logger: cfg.Logger})
+	}
+	dedup := cfg.Deduplicator
+	if dedup == nil {
+		dedup = NewSlidingWindow(cfg.DedupWindow)
+	}
+	return &Consumer{
+		cfg:    cfg,
+		t:      t,
+		prod:   cfg.Client.Producer(),
+		dedup:  dedup,
+		fences: newFenceGate(),
+		clock:  cfg.Clock,
+		ids:    cfg.IDs,
+		log:    cfg.Logger.With("group", cfg.Group, "topic", cfg.Topic),
+		replay: newFIFOSet(replayWindow),
+	}, nil
+}
+
+// Run joins the group, warms dedup when asked, calls ready (may be nil) and
+// consumes until stop is closed or ctx is done.
+//
+// Closing stop is the graceful path: polling stops, in-flight (and, with
+// lanes, queued) messages finish within ShutdownGrace, their offsets are
+// committed, the member leaves its group and Run returns nil; if the grace
+// runs out Run returns an ErrTimeout error and does not leave, so no offset
+// moves past unhandled work. Cancelling ctx is the hard stop: no drain, no
+// commit of unfinished work, no leave. A nil stop never fires.
+func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {
+	sub, err := c.t.Join(ctx, c.cfg.Topic, c.cfg.Group)
+	if err != nil {
+		return fmt.Errorf("join group %q on %s: %w", c.cfg.Group, c.cfg.Topic, err)
+	}
+	if c.cfg.WarmDedup {
+		if err := c.warmDedup(ctx); err != nil {
+			_ = sub.Close()
+			return fmt.Errorf("warm dedup: %w", err)
+		}
+	}
+	if ready != nil {
+		ready()
+	}
+	if c.streamID, c.topicID, err = c.t.TopicIDs(ctx, c.cfg.Topic); err != nil {
+		// The partition and offset still locate the record within its topic.
+		c.log.Warn("cannot resolve numeric stream and topic ids; dead-letter capsules carry 0 for them", "error", err)
+	}
+	s := &session{c: c, sub: sub, stop: stop}
+	s.workCtx, s.cancelWork = context.WithCancel(ctx)
+	defer s.cancelWork()
+	if c.cfg.Concurrency.Lanes > 0 {
+		return s.runLanes(ctx)
+	}
+	return s.runSerial(ctx)
+}
+
+// outcome is what the pipeline did with a message; all of them let the
+// offset commit.
+type outcome uint8
+
+const (
+	handled outcome = iota
+	skipped
+	dropped
+	parked
+)
+
+// process runs one record through the pipeline. A nil error means the
+// record's offset may be committed; an error stops the consumer with the
+// offset uncommitted (a failed dead-letter publish, a cancelled context).
+func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) {
+	m, err := DecodeRecord(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
+	if err != nil {
+		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
+	}
+
+	// Target filter: a message addressed to another agent is not ours.
+	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
+		c.log.Debug("skipping message targeted at another agent", "target", t, "source", m.Position.String())
+		return skipped, nil
+	}
+
+	if c.cfg.Verifier != nil {
+		if o, err := c.verify(ctx, m); err != nil || o != handled {
+			return o, err
+		}
+	}
+
+	// Fence gate, before dedup: a stale holder's replay must not burn the
+	// idempotency slot that the current holder's retry needs.
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
+		return dropped, nil
+	}
+
+	// Dedup marks the key before handling: a duplicate is dropped even if
+	// the original later ends in the dead-letter topic.
+	if key := m.Provenance.IdempotencyKey; key != "" {
+		fresh, err := c.dedup.Observe(ctx, DedupKey(m.Provenance.Agent, key))
+		if err != nil {
+			return 0, fmt.Errorf("dedup: %w", err)
+		}
+		if !fresh {
+			c.log.Debug("dropping duplicate message", "idempotency_key", key, "source", m.Position.String())
+			return dropped, nil
+		}
+	}
+
+	if d := m.Provenance.Deadline; d != nil && micros(c.clock.Now()) > *d {
+		return parked, c.deadLetter(ctx, m, wire.ReasonDeadlineExceeded, 0, "message past its deadline", nil)
+	}
+
+	if c.cfg.AckOnPickup {
+		c.ackPickup(ctx, m)
+	}
+
+	hctx := &Ctx{Context: ctx, msg: m, c: c}
+	for _, mw := range c.cfg.Middleware {
+		if err := mw.BeforeHandle(hctx, m); err != nil {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, err.Error(), err)
+		}
+	}
+	return c.handle(ctx, hctx, m)
+}
+
+// verify is the signature gate and the signed-record replay window.
+func (c *Consumer) verify(ctx context.Context, m *Message) (outcome, error) {
+	var verified sign.Verified
+	err := errors.New("message carries no AGDX envelope")
+	if m.Envelope != nil {
+		verified, err = c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp)
+	}
+	if err != nil {
+		c.log.Warn("unsigned or unverified message on a verified topic", "source", m.Position.String(), "error", err)
+		return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
+	}
+	// A valid signature proves authorship, not first delivery: anyone able to
+	// write the topic can replay the signed bytes.
+	if rec := m.Envelope.Record; rec != nil {
+		c.replayMu.Lock()
+		first := c.replay.insert(string(rec[:]))
+		c.replayMu.Unlock()
+		if !first {
+			c.log.Warn("dropping replayed signed record", "record", rec.String(), "source", m.Position.String())
+			return dropped, nil
+		}
+	}
+	m.VerifiedPrincipal = verified.Principal
+	return handled, nil
+}
+
+// ackPickup tells a contract caller that its command was taken in time. A
+// failure is only logged: the command is still handled.
+func (c *Consumer) ackPickup(ctx context.Context, m *Message) {
+	env := m.Envelope
+	if c.cfg.Agent == "" || c.cfg.RespondTopic == "" || env == nil || env.Kind != wire.KindCommand || env.Correlation == nil {
+		return
+	}
+	op, state, corr := wire.OperationTask, wire.TaskWorking, *env.Correlation
+	ack := &wire.Envelope{
+		Kind:         wire.KindStatus,
+		Conversation: env.Conversation,
+		Source:       wire.AgentID(c.cfg.Agent),
+		Correlation:  &corr,
+		Operation:    &op,
+		TaskState:    &state,
+	}
+	if _, err := c.prod.SendEnvelope(ctx, c.cfg.RespondTopic, ack, wire.ContentRaw, c.cfg.SigningKey); err != nil {
+		c.log.Warn("ack-on-pickup failed", "source", m.Position.String(), "error", err)
+	}
+}
+
+// handle runs the handler with retries and dead-letters what cannot succeed.
+func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, error) {
+	for attempt := 1; ; attempt++ {
+		err := c.call(hctx)
+		for _, mw := range c.cfg.Middleware {
+			mw.AfterHandle(hctx, m, err, attempt)
+		}
+		if err == nil {
+			return handled, nil
+		}
+		// A hard stop cancels the handler; that is not the message's fault,
+		// so it is neither retried nor dead-lettered, and stays uncommitted.
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if !IsRetryable(err) {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, err.Error(), err)
+		}
+		if attempt >= c.cfg.Retry.MaxAttempts {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, err.Error(), err)
+		}
+		c.log.Warn("handler failed, retrying", "source", m.Position.String(), "attempt", attempt, "error", err)
+		select {
+		case <-c.clock.After(c.cfg.Retry.Delay(attempt - 1)):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// call runs the handler once, turning a panic into a retryable error so a
+// bad message never crashes the process.
+func (c *Consumer) call(hctx *Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stack := stackTrace()
+			c.log.Error("handler panicked", "source", hctx.msg.Position.String(), "panic", r, "stack", stack)
+			err = &Error{Code: CodeHandler, Msg: "handler panicked", Err: fmt.Errorf("%v", r)}
+		}
+	}()
+	return c.cfg.Handler.Handle(hctx)
+}

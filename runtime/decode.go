@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// maxSDKAgentID is the agent id limit of the reference runtime (the wire
+// allows one byte more); longer names drop out of synthesized provenance.
+const maxSDKAgentID = 255
+
+// DecodeRecord turns a log record into a Message: an AGDX envelope when the
+// agdx.av header is present (version, CBOR, validity matrix and
+// must-understand bits checked), otherwise plain provenance headers. Any
+// failure is a decode failure, which the consumer dead-letters verbatim.
+func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, error) {
+	m := &Message{
+		Topic:     topic,
+		Position:  rec.Position,
+		Timestamp: rec.Timestamp,
+		Headers:   rec.Headers,
+		Payload:   rec.Payload,
+	}
+	if v, ok := rec.Headers.Get(wire.HeaderContentType); ok {
+		code, err := v.AsUint8()
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", wire.HeaderContentType, err)
+		}
+		m.ContentType, m.HasContentType = wire.ContentType(code), true
+		m.observed.ContentType = &code
+	}
+	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
+	if !agdx {
+		prov, err := wire.DecodeProvenance(rec.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("provenance headers: %w", err)
+		}
+		m.Provenance = prov
+		m.observed = wire.SignatureContext{}
+		return m, nil
+	}
+	version, err := v.AsUint32()
+	if err != nil {
+		return nil, fmt.Errorf("header %s: %w", wire.HeaderAgentVersion, err)
+	}
+	if version != wire.AgentOpVersion {
+		return nil, fmt.Errorf("unsupported agent envelope version %d", version)
+	}
+	m.observed.AgentVersion = &version
+	env, err := wire.DecodeEnvelope(rec.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if err := wire.Validate(env); err != nil {
+		return nil, err
+	}
+	if unmet := env.UnmetRequirements(understood); unmet != 0 {
+		return nil, fmt.Errorf("agent envelope requires unsupported features 0x%016x", unmet)
+	}
+	m.Envelope = env
+	m.Provenance = provenanceOf(env)
+	return m, nil
+}
+
+// provenanceOf synthesizes routing provenance from an envelope, so the
+// target filter, dedup, fence and deadline read one shape for both kinds of
+// message. Names the reference's agent-id rules reject simply drop out.
+func provenanceOf(env *wire.Envelope) wire.Provenance {
+	p := wire.Provenance{Conversation: env.Conversation}
+	if s := string(env.Source); len(s) <= maxSDKAgentID {
+		p.Agent = s
+	}
+	if env.Target != nil && len(*env.Target) <= maxSDKAgentID {
+		p.Target = string(*env.Target)
+	}
+	if env.IdempotencyKey != nil {
+		p.IdempotencyKey = string(*env.IdempotencyKey)
+	}
+	if env.Correlation != nil {
+		p.Correlation = env.Correlation.String()
+	}
+	if env.DeadlineMicros != nil {
+		d := *env.DeadlineMicros
+		p.Deadline = &d
+	}
+	if f, ok := env.Fence(); ok {
+		p.Fence = &f
+	}
+	return p
+}

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"github.com/lasergo/laser/wire"
+)
+
+// Message is one record delivered to a handler, decoded.
+type Message struct {
+	// Topic the record was read from.
+	Topic string
+	// Position of the record in its topic (its own offset, never the batch's).
+	Position Position
+	// Timestamp is the broker's append time in Unix microseconds.
+	Timestamp uint64
+	// Provenance is the routing context: read from the string headers of a
+	// plain message, or synthesized from the envelope of an AGDX message so
+	// filters, dedup and deadlines treat both shapes alike.
+	Provenance wire.Provenance
+	// Envelope is the decoded AGDX envelope, nil for a plain message.
+	Envelope *wire.Envelope
+	// ContentType is the agdx.ct header when HasContentType is set.
+	ContentType    wire.ContentType
+	HasContentType bool
+	// Headers are the record's user headers as they travelled.
+	Headers wire.Headers
+	// Payload is the record payload verbatim (the encoded envelope for AGDX).
+	Payload []byte
+	// VerifiedPrincipal is the principal whose enrolled key signed the
+	// envelope, set only when the consumer verifies signatures.
+	VerifiedPrincipal string
+
+	// observed is the signature context the record's headers bind (agdx.ct
+	// and agdx.av), compared with the signed one by the signature gate.
+	observed wire.SignatureContext
+}
+
+// Body returns the task body: the envelope's body for an AGDX message,
+// otherwise the payload, so a handler need not care how it was reached.
+func (m *Message) Body() []byte {
+	if m.Envelope != nil {
+		return m.Envelope.Body
+	}
+	return m.Payload
+}
+
+// Correlation returns the correlation id text (the envelope's correlation in
+// Crockford form for AGDX, agdx.corr for plain messages), or "".
+func (m *Message) Correlation() string { return m.Provenance.Correlation }
+
+// Operation returns the envelope's operation, or "" for plain messages and
+// envelopes without one.
+func (m *Message) Operation() string {
+	if m.Envelope != nil && m.Envelope.Operation != nil {
+		return *m.Envelope.Operation
+	}
+	return ""
+}
+
+// Kind returns the envelope kind, or "" for a plain message.
+func (m *Message) Kind() wire.Kind {
+	if m.Envelope != nil {
+		return m.Envelope.Kind
+	}
+	return ""
+}

@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// ProducerOptions configures a Producer; the zero value is usable.
+type ProducerOptions struct {
+	// Attempts is how often a publish is tried when the transport reports a
+	// transient error. Default 4.
+	Attempts int
+	// Backoff is the wait after the first transient failure, doubled after
+	// each further one. Default 50 ms.
+	Backoff time.Duration
+	// Clock times the backoff. Default SystemClock.
+	Clock Clock
+	// IDs mints record ids for envelopes that have none. Default ULIDSource.
+	IDs IDSource
+	// Logger receives retry warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Producer publishes records, plain provenance messages and AGDX envelopes,
+// retrying transient transport errors and surfacing the rest.
+type Producer struct {
+	t    Transport
+	opts ProducerOptions
+}
+
+// NewProducer returns a producer over t.
+func NewProducer(t Transport, opts ProducerOptions) *Producer {
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 50 * time.Millisecond
+	}
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	if opts.IDs == nil {
+		opts.IDs = ULIDSource{Clock: opts.Clock}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Producer{t: t, opts: opts}
+}
+
+// Transport returns the transport the producer publishes to.
+func (p *Producer) Transport() Transport { return p.t }
+
+// Publish appends records to topic, retrying transient transport errors.
+func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
+	delay := p.opts.Backoff
+	for attempt := 1; ; attempt++ {
+		pos, err := p.t.Publish(ctx, topic, records...)
+		if err == nil {
+			return pos, nil
+		}
+		if !IsTransient(err) || attempt >= p.opts.Attempts || ctx.Err() != nil {
+			return nil, fmt.Errorf("publish to %s: %w", topic, err)
+		}
+		p.opts.Logger.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)
+		select {
+		case <-p.opts.Clock.After(delay):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("publish to %s: %w", topic, ctx.Err())
+		}
+		delay *= 2
+	}
+}
+
+// SendPlain publishes payload as a plain message whose provenance travels
+// as string headers, keyed by its conversation; extra headers are appended.
+func (p *Producer) SendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, extra ...wire.Header) (Position, error) {
+	headers, err := prov.Headers()
+	if err != nil {
+		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
+	}
+	headers = append(headers, extra...)
+	pos, err := p.Publish(ctx, topic, Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: payload})
+	if err != nil {
+		return Position{}, err
+	}
+	return pos[0], nil
+}
+
+// SendEnvelope validates env, mints its record id when missing (chunks keep
+// none), signs it last when key is set (binding the agdx.ct and agdx.av
+// headers), and publishes it keyed by its conversation.
+func (p *Producer) SendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
+	if env.Record == nil && env.Kind != wire.KindChunk {
+		id := p.opts.IDs.NewID()
+		env.Record = &id
+	}
+	if err := wire.Validate(env); err != nil {
+		return Position{}, &Error{Code: CodeInvalid, Msg: "envelope", Err: err}
+	}
+	if key != nil {
+		code, version := uint8(ct), wire.AgentOpVersion
+		if err := key.Sign(env, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
+			return Position{}, &Error{Code: CodeSignature, Msg: "sign envelope", Err: err}
+		}
+	}
+	payload, err := env.Marshal()
+	if err != nil {
+		return Position{}, &Error{Code: CodeCodec, Msg: "encode envelope", Err: err}
+	}
+	pos, err := p.Publish(ctx, topic, Outgoing{
+		Key:     wire.PartitionKey(env.Conversation),
+		Headers: wire.EnvelopeHeaders(env, ct),
+		Payload: payload,
+	})
+	if err != nil {
+		return Position{}, err
+	}
+	return pos[0], nil
+}

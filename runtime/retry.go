@@ -1,0 +1,53 @@
+package runtime
+
+import (
+	"math"
+	"time"
+)
+
+// RetryPolicy says how often the consumer runs a handler that keeps failing
+// with retryable errors, and how long it waits in between.
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts before the message is
+	// dead-lettered as retry_exhausted; 0 still runs the handler once.
+	// Default 5.
+	MaxAttempts int
+	// BaseDelay is the wait after the first failure, doubled after each
+	// further one with no cap and no jitter. Default 200 ms.
+	BaseDelay time.Duration
+}
+
+// DefaultRetryPolicy is 5 attempts with 200, 400, 800 and 1600 ms between them.
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, BaseDelay: 200 * time.Millisecond}
+
+// Delay is the wait after the failed attempt with zero-based index attempt:
+// BaseDelay × 2^min(attempt, 16), saturating instead of overflowing.
+func (p RetryPolicy) Delay(attempt int) time.Duration {
+	if attempt < 0 {
+		attempt = 0
+	}
+	if attempt > 16 {
+		attempt = 16
+	}
+	factor := time.Duration(1) << attempt
+	if p.BaseDelay > 0 && p.BaseDelay > time.Duration(math.MaxInt64)/factor {
+		return time.Duration(math.MaxInt64)
+	}
+	return p.BaseDelay * factor
+}
+
+// pollBackoff is the wait after the n-th consecutive poll failure (n ≥ 1):
+// 50 ms doubling, capped at one second.
+func pollBackoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 6 {
+		return time.Second
+	}
+	d := 50 * time.Millisecond << (n - 1)
+	if d > time.Second {
+		d = time.Second
+	}
+	return d
+}

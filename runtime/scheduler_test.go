@@ -1,0 +1,336 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
+	"github.com/lasergo/laser/wire"
+)
+
+// keyFor returns a conversation whose partition key lands on partition p of
+// an n-partition topic (found by publishing probes nowhere but asking the log).
+func convOn(t *testing.T, tr runtime.Transport, p uint32) wire.ID {
+	t.Helper()
+	for i := 0; i < 10_000; i++ {
+		c := conv()
+		pos, err := tr.Publish(context.Background(), "probe", runtime.Outgoing{Key: wire.PartitionKey(c), Payload: []byte("p")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos[0].Partition == p {
+			return c
+		}
+	}
+	t.Fatalf("no conversation lands on partition %d", p)
+	return wire.ID{}
+}
+
+func TestLanesBlockedPartitionDoesNotStopAnother(t *testing.T) {
+	log := newLog(t, 2, runtime.SystemClock{})
+	_ = log.EnsureTopics(context.Background(), 2, "probe")
+	slow, fast := convOn(t, log, 0), convOn(t, log, 1)
+	release := make(chan struct{})
+	got := make(chan string, 4)
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(2),
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "slow" {
+				<-release
+			}
+			got <- b
+			return nil
+		})})
+	plain(t, log, wire.Provenance{Conversation: slow}, "slow")
+	plain(t, log, wire.Provenance{Conversation: fast}, "fast")
+	if b := recv(t, got, "fast message"); b != "fast" {
+		t.Fatalf("handled %q first; the blocked lane held the other partition", b)
+	}
+	close(release)
+	if b := recv(t, got, "slow message"); b != "slow" {
+		t.Fatal(b)
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
+	log := newLog(t, 3, runtime.SystemClock{})
+	_ = log.EnsureTopics(context.Background(), 3, "probe")
+	convs := []wire.ID{convOn(t, log, 0), convOn(t, log, 1), convOn(t, log, 2)}
+	tr := &countingPolls{Transport: log}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	order := map[uint32][]string{}
+	counts := map[string]int{}
+	handled := make(chan struct{}, 64)
+	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(3), MaxQueuedRecords: 3, PollBatch: 1,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "block" {
+				<-release
+			}
+			mu.Lock()
+			order[c.Message().Position.Partition] = append(order[c.Message().Position.Partition], b)
+			counts[b]++
+			mu.Unlock()
+			handled <- struct{}{}
+			return nil
+		})})
+	// The blocker and two more on partition 0 fill the bound of 3 records.
+	plain(t, log, wire.Provenance{Conversation: convs[0]}, "block")
+	plain(t, log, wire.Provenance{Conversation: convs[0]}, "p0-1")
+	plain(t, log, wire.Provenance{Conversation: convs[0]}, "p0-2")
+	transporttest.Eventually(t, waitLimit, "partition 0 taken in", func() bool { return tr.records() >= 3 })
+	// A flood on the other partitions cannot get in while the bound is full.
+	var want []string
+	for i := 0; i < 12; i++ {
+		p := 1 + i%2
+		body := fmt.Sprintf("p%d-%d", p, i)
+		plain(t, log, wire.Provenance{Conversation: convs[p]}, body)
+		want = append(want, body)
+	}
+	// Once intake has polled a flood record it cannot queue it: the bound is
+	// held by partition 0, so nothing of the flood may be handled.
+	transporttest.Eventually(t, waitLimit, "a flood record polled", func() bool { return tr.records() >= 4 })
+	mu.Lock()
+	stalled := len(counts)
+	mu.Unlock()
+	if stalled != 0 {
+		t.Fatalf("%d messages handled while the bound was full", stalled)
+	}
+	close(release)
+	for range 3 + len(want) {
+		recv(t, handled, "handled after release")
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for body, n := range counts {
+		if n != 1 {
+			t.Fatalf("%s handled %d times", body, n)
+		}
+	}
+	if got := strings.Join(order[0], ","); got != "block,p0-1,p0-2" {
+		t.Fatalf("partition 0 order %s", got)
+	}
+	for p := uint32(1); p <= 2; p++ {
+		var exp []string
+		for _, b := range want {
+			if strings.HasPrefix(b, fmt.Sprintf("p%d-", p)) {
+				exp = append(exp, b)
+			}
+		}
+		if got := strings.Join(order[p], ","); got != strings.Join(exp, ",") {
+			t.Fatalf("partition %d order %s, want %s", p, got, strings.Join(exp, ","))
+		}
+	}
+}
+
+func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
+	log := newLog(t, 3, runtime.SystemClock{})
+	_ = log.EnsureTopics(context.Background(), 3, "probe")
+	var mu sync.Mutex
+	seen := map[string]int{}
+	done := make(chan struct{}, 32)
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(1),
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			mu.Lock()
+			seen[string(c.Message().Body())]++
+			mu.Unlock()
+			done <- struct{}{}
+			return nil
+		})})
+	last := map[uint32]runtime.Position{}
+	for p := uint32(0); p < 3; p++ {
+		c := convOn(t, log, p)
+		for i := 0; i < 3; i++ {
+			last[p] = plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("p%d-%d", p, i))
+		}
+	}
+	for range 9 {
+		recv(t, done, "handled")
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 9 {
+		t.Fatalf("handled %d distinct, want 9", len(seen))
+	}
+	for p, pos := range last {
+		if off, ok := stored(t, log, p); !ok || off != pos.Offset {
+			t.Fatalf("partition %d stored %d,%v want %d", p, off, ok, pos.Offset)
+		}
+	}
+}
+
+func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var bodies []string
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(2), PollBatch: 10,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "m0" {
+				close(started)
+				<-release
+			}
+			mu.Lock()
+			bodies = append(bodies, b)
+			mu.Unlock()
+			return nil
+		})})
+	c := conv()
+	var last runtime.Position
+	for i := 0; i < 5; i++ {
+		last = plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("m%d", i))
+	}
+	recv(t, started, "first handler")
+	close(r.stop)
+	close(release)
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Whatever was queued when the stop came was handled and committed.
+	if off, ok := stored(t, log, 0); !ok || int(off) != len(bodies)-1 {
+		t.Fatalf("stored %d,%v after handling %v", off, ok, bodies)
+	}
+	_ = last
+}
+
+func TestPollErrorsBackOffAndStopAfterTenInARow(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	var mu sync.Mutex
+	polls := 0
+	tr.FailPoll(func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		polls++
+		return errors.New("not authorized to poll")
+	})
+	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
+	err := r.wait(t)
+	if err == nil || !strings.Contains(err.Error(), "10 times") {
+		t.Fatalf("err = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if polls != 10 {
+		t.Fatalf("%d polls, want 10", polls)
+	}
+}
+
+func TestPollErrorCounterResetsAfterASuccessfulPoll(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	var mu sync.Mutex
+	n := 0
+	tr.FailPoll(func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n%9 == 0 { // nine failures, then a success, again and again
+			return nil
+		}
+		return errors.New("flaky")
+	})
+	got := make(chan struct{}, 1)
+	start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { got <- struct{}{}; return nil })})
+	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
+	recv(t, got, "message despite flaky polls")
+}
+
+func TestDisconnectStopsTheConsumerAtOnce(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
+	tr.Disconnect()
+	if err := r.wait(t); !runtime.IsDisconnected(err) {
+		t.Fatalf("err = %v, want a disconnect", err)
+	}
+}
+
+func TestFailedOffsetStoreLeavesTheMessageForRedelivery(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	tr.FailCommit(func(uint32, uint64) error { return errors.New("offset store refused") })
+	var mu sync.Mutex
+	calls := 0
+	called := make(chan struct{}, 2)
+	cfg := runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		called <- struct{}{}
+		return nil
+	})}
+	r := start(t, tr, cfg)
+	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
+	if err := r.wait(t); err == nil {
+		t.Fatal("the consumer must stop when it cannot store an offset")
+	}
+	recv(t, called, "first delivery")
+	tr.FailCommit(nil)
+	r = start(t, tr, cfg)
+	recv(t, called, "redelivery")
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := stored(t, log, pos.Partition); !ok || off != pos.Offset {
+		t.Fatal("not committed after restart")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 {
+		t.Fatalf("handler ran %d times, want 2 (at-least-once redelivery)", calls)
+	}
+}
+
+// countingPolls counts the records its subscriptions returned.
+type countingPolls struct {
+	runtime.Transport
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingPolls) records() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (c *countingPolls) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
+	sub, err := c.Transport.Join(ctx, topic, group)
+	if err != nil {
+		return nil, err
+	}
+	return &countingSub{Subscription: sub, c: c}, nil
+}
+
+type countingSub struct {
+	runtime.Subscription
+	c *countingPolls
+}
+
+func (s *countingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
+	recs, err := s.Subscription.Poll(ctx, max)
+	s.c.mu.Lock()
+	s.c.n += len(recs)
+	s.c.mu.Unlock()
+	return recs, err
+}
+
+var _ = time.Second

@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// session is one Run of a consumer: its membership, the stop signal and the
+// context that handlers run under (cancelled on a hard stop or when the
+// shutdown grace runs out).
+type session struct {
+	c          *Consumer
+	sub        Subscription
+	stop       <-chan struct{}
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	pollErrors int
+}
+
+// stopping reports whether a graceful stop was requested.
+func (s *session) stopping() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// poll fetches the next batch under the poll-error policy: a lost connection
+// stops at once; other failures back off 50 ms doubling to 1 s and stop after
+// ten in a row.
+func (s *session) poll() ([]Incoming, error) {
+	batch, err := s.sub.Poll(s.workCtx, s.c.cfg.PollBatch)
+	if err == nil {
+		s.pollErrors = 0
+		return batch, nil
+	}
+	if s.workCtx.Err() != nil {
+		return nil, s.workCtx.Err()
+	}
+	if IsDisconnected(err) {
+		return nil, fmt.Errorf("poll: %w", err)
+	}
+	s.pollErrors++
+	if s.pollErrors >= maxPollErrors {
+		return nil, fmt.Errorf("poll failed %d times in a row: %w", s.pollErrors, err)
+	}
+	s.c.log.Warn("poll failed, backing off", "attempt", s.pollErrors, "error", err)
+	s.wait(pollBackoff(s.pollErrors), nil)
+	return nil, nil
+}
+
+// wait sleeps for d of real time (idle polling is not part of any semantic
+// a test pins, so it does not use the injected clock) or until stop, the
+// hard stop or wake fires.
+func (s *session) wait(d time.Duration, wake <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.stop:
+	case <-s.workCtx.Done():
+	case <-wake:
+	}
+}
+
+// committer accumulates handled offsets per partition and stores them in
+// one call per partition, never past a record that was not handled.
+type committer struct {
+	pending map[uint32]uint64
+}
+
+func (k *committer) mark(p Position) {
+	if k.pending == nil {
+		k.pending = make(map[uint32]uint64)
+	}
+	k.pending[p.Partition] = p.Offset
+}
+
+func (k *committer) flush(ctx context.Context, sub Subscription) error {
+	for partition, offset := range k.pending {
+		if err := sub.Commit(ctx, partition, offset); err != nil {
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
+		}
+		delete(k.pending, partition)
+	}
+	return nil
+}
+
+// finish ends a session whose loop has returned: leave the group after a
+// clean drain, otherwise just drop the membership.
+func (s *session) finish(ctx context.Context, loopErr error) error {
+	if loopErr != nil || ctx.Err() != nil {
+		_ = s.sub.Close()
+		if loopErr == nil {
+			loopErr = ctx.Err()
+		}
+		return loopErr
+	}
+	if err := s.sub.Leave(ctx); err != nil {
+		s.c.log.Warn("leaving the consumer group failed", "error", err)
+	}
+	return nil
+}
+
+// supervise runs loop in the background and applies the stop semantics
+// around it: a graceful stop waits for the loop within the grace, a hard
+// stop returns at once.
+func (s *session) supervise(ctx context.Context, loop func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- loop() }()
+	select {
+	case err := <-done:
+		return s.finish(ctx, err)
+	case <-ctx.Done():
+		s.cancelWork()
+		_ = s.sub.Close()
+		return ctx.Err()
+	case <-s.stop:
+	}
+	select {
+	case err := <-done:
+		return s.finish(ctx, err)
+	case <-ctx.Done():
+		s.cancelWork()
+		_ = s.sub.Close()
+		return ctx.Err()
+	case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
+		// Handlers still running past the grace are told to give up; their
+		// messages stay uncommitted and the membership is dropped, not left,
+		// so no offset moves past unhandled work.
+		s.cancelWork()
+		_ = s.sub.Close()
+		return &Error{Code: CodeTimeout, Msg: "agent shutdown drain", Err: errors.New("shutdown grace elapsed with messages in flight")}
+	}
+}
+
+// runSerial handles one record at a time across every partition, committing
+// each partition's handled run after every batch.
+func (s *session) runSerial(ctx context.Context) error {
+	return s.supervise(ctx, func() error {
+		var k committer
+		for {
+			if s.stopping() {
+				return k.flush(s.workCtx, s.sub)
+			}
+			batch, err := s.poll()
+			if err != nil {
+				return errors.Join(err, k.flush(s.workCtx, s.sub))
+			}
+			if len(batch) == 0 {
+				s.wait(s.c.cfg.PollInterval, nil)
+				continue
+			}
+			for i := range batch {
+				if s.stopping() {
+					break
+				}
+				if _, err := s.c.process(s.workCtx, &batch[i]); err != nil {
+					return errors.Join(err, k.flush(s.workCtx, s.sub))
+				}
+				k.mark(batch[i].Position)
+			}
+			if err := k.flush(s.workCtx, s.sub); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+func stackTrace() string { return string(debug.Stack()) }

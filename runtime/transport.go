@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// Transport is the seam between the runtime and a log: the embedded
+// in-process log (package memlog) and Apache Iggy (package iggy) implement it,
+// and the reliable consumer, producers and reply readers use nothing else.
+//
+// Every method is safe for concurrent use. Errors that a retry may cure (a
+// dropped connection, a server that is restarting) satisfy IsTransient.
+type Transport interface {
+	// EnsureTopics creates the stream and the named topics with the given
+	// partition count when they are missing; existing topics are left alone.
+	EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error
+
+	// Publish appends records to topic, each placed by its partition key, and
+	// returns where each landed, in order.
+	Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error)
+
+	// Join makes the caller a member of group on topic; the group is created
+	// when missing. Partitions are split among the members of a group.
+	Join(ctx context.Context, topic, group string) (Subscription, error)
+
+	// StoredOffset returns the group's committed offset for a partition; ok is
+	// false when the group has stored nothing there.
+	StoredOffset(ctx context.Context, topic, group string, partition uint32) (offset uint64, ok bool, err error)
+
+	// ReadRange reads up to count records of one partition from offset on,
+	// without a group and without committing anything.
+	ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]Incoming, error)
+
+	// NextOffset returns the offset the next record appended to a partition
+	// will get (0 for an empty partition); reply readers start there so they
+	// see only what is published after they were set up.
+	NextOffset(ctx context.Context, topic string, partition uint32) (uint64, error)
+
+	// Partitions returns the topic's partition count.
+	Partitions(ctx context.Context, topic string) (uint32, error)
+
+	// TopicIDs resolves the numeric stream and topic ids that dead-letter
+	// capsules carry in their log positions.
+	TopicIDs(ctx context.Context, topic string) (streamID, topicID uint32, err error)
+}
+
+// Subscription is one member's view of a consumer group.
+type Subscription interface {
+	// Poll returns the next batch of at most max records from the partitions
+	// this member owns, never auto-committing. An empty batch means nothing
+	// is ready; Poll does not block waiting for records.
+	Poll(ctx context.Context, max int) ([]Incoming, error)
+
+	// Commit stores offset as the group's consumed position for partition.
+	Commit(ctx context.Context, partition uint32, offset uint64) error
+
+	// Leave removes the member from its group so the remaining members take
+	// its partitions; call it only after every polled record was handled.
+	Leave(ctx context.Context) error
+
+	// Close drops the membership the way a crashed process would: no leave,
+	// nothing committed.
+	Close() error
+}
+
+// Outgoing is a record to publish.
+type Outgoing struct {
+	// Key places the record: records with equal keys share a partition.
+	// Empty means the transport balances records over partitions.
+	Key     string
+	Headers wire.Headers
+	Payload []byte
+}
+
+// Position is where a record sits in its topic.
+type Position struct {
+	Partition uint32
+	Offset    uint64
+}
+
+// String renders the position as "partition:offset", the causal-parent form.
+func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Partition, p.Offset) }
+
+// Incoming is a record read from the log.
+type Incoming struct {
+	Position
+	// Timestamp is the broker's append time in Unix microseconds.
+	Timestamp uint64
+	Headers   wire.Headers
+	Payload   []byte
+}
+
+// Size is the byte count the lane queue bound charges for the record.
+func (r *Incoming) Size() int { return len(r.Payload) + r.Headers.Size() }
+
+// ErrTransient marks transport errors that a retry may cure; transports wrap
+// it (or return a TransportError with Transient set).
+var ErrTransient = errors.New("transient transport error")
+
+// ErrDisconnected reports a lost connection: the consumer stops at once on it
+// instead of backing off, because its group membership is gone.
+var ErrDisconnected = fmt.Errorf("disconnected: %w", ErrTransient)
+
+// TransportError is a failed transport operation.
+type TransportError struct {
+	Op        string // the operation, e.g. "poll" or "publish agent.dlq"
+	Transient bool   // a retry may succeed
+	Err       error
+}
+
+func (e *TransportError) Error() string { return e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, ErrTransient) see a transient TransportError.
+func (e *TransportError) Is(target error) bool { return target == ErrTransient && e.Transient }
+
+// IsTransient reports whether a transport error may be cured by retrying.
+func IsTransient(err error) bool { return errors.Is(err, ErrTransient) }
+
+// IsDisconnected reports whether err means the connection (and with it the
+// group membership) is gone.
+func IsDisconnected(err error) bool { return errors.Is(err, ErrDisconnected) }

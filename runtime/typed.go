@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// IsAtLeastVersion0_1 is referenced by generated code, so code generated for
+// a newer runtime than the one it is compiled against fails to build with a
+// clear name instead of a confusing error deep in the generated file.
+const IsAtLeastVersion0_1 = true
+
+// bodyCBOR encodes typed bodies canonically (sorted map keys, shortest
+// floats), so equal values produce equal bytes and signatures.
+var bodyCBOR, _ = cbor.CoreDetEncOptions().EncMode()
+
+// EncodeBody encodes a typed body in content type ct (CBOR or JSON).
+func EncodeBody(v any, ct wire.ContentType) ([]byte, error) {
+	switch ct {
+	case wire.ContentCBOR:
+		return bodyCBOR.Marshal(v)
+	case wire.ContentJSON:
+		return json.Marshal(v)
+	}
+	return nil, &Error{Code: CodeUnsupported, Msg: fmt.Sprintf("cannot encode a typed body as %s", ct)}
+}
+
+// DecodeBody decodes the message body into v by the message's content type,
+// or by def when the message states none. Failures are permanent errors:
+// a body that does not decode will not decode on a retry either.
+func DecodeBody(m *Message, v any, def wire.ContentType) error {
+	ct := def
+	if m.HasContentType {
+		ct = m.ContentType
+	}
+	var err error
+	switch ct {
+	case wire.ContentCBOR:
+		err = cbor.Unmarshal(m.Body(), v)
+	case wire.ContentJSON:
+		err = json.Unmarshal(m.Body(), v)
+	default:
+		return Rejectf("cannot decode a %s body into %T", ct, v)
+	}
+	if err != nil {
+		return Rejectf("decode %s body into %T: %w", ct, v, err)
+	}
+	return nil
+}
+
+// RespondValue encodes out in ct and answers the handled message with it.
+func RespondValue(c *Ctx, out any, ct wire.ContentType) error {
+	body, err := EncodeBody(out, ct)
+	if err != nil {
+		return Reject(err)
+	}
+	return c.Respond(body, WithContentType(ct))
+}
+
+// Call sends a typed request for operation op and decodes the typed reply.
+// An AGDX error reply comes back as a *RemoteError; no reply in time as an
+// error matching ErrTimeout.
+func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...SendOption) (Out, error) {
+	var out Out
+	body, err := EncodeBody(in, ct)
+	if err != nil {
+		return out, err
+	}
+	cmd.Body = body
+	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	reply, err := client.Request(ctx, cmd, opts...)
+	if err != nil {
+		return out, err
+	}
+	if err := DecodeBody(reply, &out, ct); err != nil {
+		return out, fmt.Errorf("reply to %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// Tell sends a typed command for operation op without waiting for a reply.
+func Tell(ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+	body, err := EncodeBody(in, ct)
+	if err != nil {
+		return err
+	}
+	cmd.Body = body
+	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	_, err = client.SendCommand(ctx, cmd, opts...)
+	return err
+}
+
+// Publish emits a typed AGDX event for operation op from agent from.
+func Publish(ctx context.Context, client *Client, topic, from, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+	body, err := EncodeBody(in, ct)
+	if err != nil {
+		return err
+	}
+	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	_, err = client.Emit(ctx, topic, from, body, opts...)
+	return err
+}
+
+// UnknownOperation is the permanent error a generated dispatcher returns
+// for an operation (or kind) it has no handler for.
+func UnknownOperation(agent string, kind wire.Kind, op string) error {
+	if op == "" {
+		return Rejectf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind))
+	}
+	return Rejectf("agent %s has no handler for %s operation %q", agent, kindOrPlain(kind), op)
+}
+
+func kindOrPlain(k wire.Kind) string {
+	if k == "" {
+		return "plain message"
+	}
+	return string(k)
+}

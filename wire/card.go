@@ -1,0 +1,501 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Agent card caps.
+const (
+	MaxCardTextBytes    = 256
+	MaxCardCapabilities = 64
+	MaxBodyRefBytes     = 1024
+	BodyRefDigestLen    = 32
+)
+
+// ErrInvalidCard reports an agent card or body reference that breaks its rules.
+var ErrInvalidCard = errors.New("wire: invalid agent card")
+
+// ErrInvalidBodyRef reports a claim-check reference that breaks its rules.
+var ErrInvalidBodyRef = errors.New("wire: invalid body reference")
+
+// Health is a capability's advertised health; unknown codes pass through.
+type Health uint8
+
+// Health codes.
+const (
+	HealthHealthy     Health = 1
+	HealthDegraded    Health = 2
+	HealthUnavailable Health = 3
+)
+
+// String returns the name, or "unrecognized-N".
+func (h Health) String() string {
+	switch h {
+	case HealthHealthy:
+		return "healthy"
+	case HealthDegraded:
+		return "degraded"
+	case HealthUnavailable:
+		return "unavailable"
+	}
+	return "unrecognized-" + strconv.Itoa(int(h))
+}
+
+// ContentReference names a capability's input or output: either a content
+// type or a schema id (when SchemaID is non-nil). On the wire the content type
+// rides as its name string, unlike everywhere else. (The reference calls it
+// ContentRef; here that name is the claim-check content type code.)
+type ContentReference struct {
+	ContentType ContentType
+	SchemaID    *string
+}
+
+// ContentByType refers to a content type.
+func ContentByType(ct ContentType) *ContentReference { return &ContentReference{ContentType: ct} }
+
+// ContentBySchema refers to a registered schema.
+func ContentBySchema(id string) *ContentReference { return &ContentReference{SchemaID: &id} }
+
+func (c *ContentReference) appendCBOR(b []byte) ([]byte, error) {
+	b = appendHead(b, majorMap, 1)
+	if c.SchemaID != nil {
+		if !utf8.ValidString(*c.SchemaID) {
+			return b, fmt.Errorf("%w content ref: schema_id is not valid UTF-8", ErrEncode)
+		}
+		b = append(b, "\x69schema_id"...)
+		return appendText(b, *c.SchemaID), nil
+	}
+	if !c.ContentType.Known() {
+		return b, fmt.Errorf("%w content ref: %w code %d has no name", ErrEncode, ErrUnknownContentType, c.ContentType)
+	}
+	b = append(b, "\x6ccontent_type"...)
+	return appendText(b, c.ContentType.String()), nil
+}
+
+// decode reads the externally tagged enum: a one-entry map naming the variant.
+func (c *ContentReference) decode(r *reader) error {
+	n, indef, err := r.container(majorMap)
+	if err != nil {
+		return err
+	}
+	if !indef && n != 1 {
+		return fmt.Errorf("%w: content ref map has %d entries, want 1", ErrMalformed, n)
+	}
+	if indef && r.atBreak() {
+		return fmt.Errorf("%w: content ref map is empty", ErrMalformed)
+	}
+	key, err := r.text()
+	if err != nil {
+		return err
+	}
+	s, err := r.string()
+	if err != nil {
+		return err
+	}
+	switch string(key) {
+	case "content_type":
+		if c.ContentType, err = ParseContentType(s); err != nil {
+			return err
+		}
+	case "schema_id":
+		c.SchemaID = &s
+	default:
+		return fmt.Errorf("%w: unknown content ref variant %q", ErrMalformed, key)
+	}
+	if indef && !r.atBreak() {
+		return fmt.Errorf("%w: content ref map has more than one entry", ErrMalformed)
+	}
+	r.leave()
+	return nil
+}
+
+// CapabilityDescriptor advertises one skill of an agent.
+type CapabilityDescriptor struct {
+	SkillID        string
+	Input          *ContentReference
+	Output         *ContentReference
+	CostClass      *uint8
+	LatencyClass   *uint8
+	MaxConcurrency *uint32
+	Health         *Health
+	// Load is per-mille.
+	Load *uint16
+}
+
+func (c *CapabilityDescriptor) appendCBOR(b []byte) ([]byte, error) {
+	if !utf8.ValidString(c.SkillID) {
+		return b, fmt.Errorf("%w capability: skill_id is not valid UTF-8", ErrEncode)
+	}
+	n := uint64(1)
+	for _, present := range [...]bool{c.Input != nil, c.Output != nil, c.CostClass != nil, c.LatencyClass != nil, c.MaxConcurrency != nil, c.Health != nil, c.Load != nil} {
+		if present {
+			n++
+		}
+	}
+	b = appendHead(b, majorMap, n)
+	b = append(b, "\x68skill_id"...)
+	b = appendText(b, c.SkillID)
+	var err error
+	if c.Input != nil {
+		b = append(b, "\x65input"...)
+		if b, err = c.Input.appendCBOR(b); err != nil {
+			return b, err
+		}
+	}
+	if c.Output != nil {
+		b = append(b, "\x66output"...)
+		if b, err = c.Output.appendCBOR(b); err != nil {
+			return b, err
+		}
+	}
+	if c.CostClass != nil {
+		b = append(b, "\x6acost_class"...)
+		b = appendHead(b, majorUint, uint64(*c.CostClass))
+	}
+	if c.LatencyClass != nil {
+		b = append(b, "\x6dlatency_class"...)
+		b = appendHead(b, majorUint, uint64(*c.LatencyClass))
+	}
+	if c.MaxConcurrency != nil {
+		b = append(b, "\x6fmax_concurrency"...)
+		b = appendHead(b, majorUint, uint64(*c.MaxConcurrency))
+	}
+	if c.Health != nil {
+		b = append(b, "\x66health"...)
+		b = appendHead(b, majorUint, uint64(*c.Health))
+	}
+	if c.Load != nil {
+		b = append(b, "\x64load"...)
+		b = appendHead(b, majorUint, uint64(*c.Load))
+	}
+	return b, nil
+}
+
+func (c *CapabilityDescriptor) decode(r *reader) error {
+	var seen fieldSet
+	err := r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "skill_id":
+			idx = 0
+		case "input":
+			idx = 1
+		case "output":
+			idx = 2
+		case "cost_class":
+			idx = 3
+		case "latency_class":
+			idx = 4
+		case "max_concurrency":
+			idx = 5
+		case "health":
+			idx = 6
+		case "load":
+			idx = 7
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		if idx != 0 {
+			if none, err := r.absent(); none || err != nil {
+				return err
+			}
+		}
+		var err error
+		var v uint64
+		switch idx {
+		case 0:
+			c.SkillID, err = r.string()
+		case 1:
+			c.Input = new(ContentReference)
+			err = c.Input.decode(r)
+		case 2:
+			c.Output = new(ContentReference)
+			err = c.Output.decode(r)
+		case 3:
+			v, err = r.uint(math.MaxUint8)
+			c.CostClass = ptr(uint8(v))
+		case 4:
+			v, err = r.uint(math.MaxUint8)
+			c.LatencyClass = ptr(uint8(v))
+		case 5:
+			v, err = r.uint(math.MaxUint32)
+			c.MaxConcurrency = ptr(uint32(v))
+		case 6:
+			v, err = r.uint(math.MaxUint8)
+			c.Health = ptr(Health(v))
+		case 7:
+			v, err = r.uint(math.MaxUint16)
+			c.Load = ptr(uint16(v))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(0, "skill_id")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// AgentCard is the body of a status/card envelope: who the agent is and what
+// it can do. Empty Name, Version and Capabilities are absent on the wire.
+type AgentCard struct {
+	Name         string
+	Version      string
+	Capabilities []CapabilityDescriptor
+	TTLMicros    *uint64
+}
+
+// Marshal returns the card's canonical CBOR.
+func (c *AgentCard) Marshal() ([]byte, error) { return c.AppendMarshal(nil) }
+
+// AppendMarshal appends the card's canonical CBOR to b.
+func (c *AgentCard) AppendMarshal(b []byte) ([]byte, error) {
+	if !utf8.ValidString(c.Name) || !utf8.ValidString(c.Version) {
+		return b, fmt.Errorf("%w agent card: text is not valid UTF-8", ErrEncode)
+	}
+	n := uint64(0)
+	for _, present := range [...]bool{c.Name != "", c.Version != "", len(c.Capabilities) != 0, c.TTLMicros != nil} {
+		if present {
+			n++
+		}
+	}
+	b = appendHead(b, majorMap, n)
+	if c.Name != "" {
+		b = append(b, "\x64name"...)
+		b = appendText(b, c.Name)
+	}
+	if c.Version != "" {
+		b = append(b, "\x67version"...)
+		b = appendText(b, c.Version)
+	}
+	if len(c.Capabilities) != 0 {
+		b = append(b, "\x6ccapabilities"...)
+		b = appendHead(b, majorArray, uint64(len(c.Capabilities)))
+		var err error
+		for i := range c.Capabilities {
+			if b, err = c.Capabilities[i].appendCBOR(b); err != nil {
+				return b, err
+			}
+		}
+	}
+	if c.TTLMicros != nil {
+		b = append(b, "\x6attl_micros"...)
+		b = appendHead(b, majorUint, *c.TTLMicros)
+	}
+	return b, nil
+}
+
+// MarshalCBOR implements cbor.Marshaler.
+func (c *AgentCard) MarshalCBOR() ([]byte, error) { return c.Marshal() }
+
+// UnmarshalCBOR implements cbor.Unmarshaler.
+func (c *AgentCard) UnmarshalCBOR(b []byte) error {
+	v, err := DecodeAgentCard(b)
+	if err != nil {
+		return err
+	}
+	*c = *v
+	return nil
+}
+
+// DecodeAgentCard decodes an agent card body.
+func DecodeAgentCard(b []byte) (*AgentCard, error) {
+	r := reader{b: b}
+	c := new(AgentCard)
+	if err := r.finish("agent card", c.decode(&r)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *AgentCard) decode(r *reader) error {
+	var seen fieldSet
+	return r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "name":
+			idx = 0
+		case "version":
+			idx = 1
+		case "capabilities":
+			idx = 2
+		case "ttl_micros":
+			idx = 3
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		if none, err := r.absent(); none || err != nil {
+			return err
+		}
+		var err error
+		switch idx {
+		case 0:
+			c.Name, err = r.string()
+		case 1:
+			c.Version, err = r.string()
+		case 2:
+			var n uint64
+			var indef bool
+			if n, indef, err = r.container(majorArray); err != nil {
+				return err
+			}
+			c.Capabilities = nil
+			for i := uint64(0); r.next(i, n, indef); i++ {
+				var d CapabilityDescriptor
+				if err := d.decode(r); err != nil {
+					return err
+				}
+				c.Capabilities = append(c.Capabilities, d)
+			}
+			r.leave()
+		case 3:
+			var v uint64
+			v, err = r.uint(maxUint64)
+			c.TTLMicros = &v
+		}
+		return err
+	})
+}
+
+// Validate checks the card's caps: name and version at most 256 bytes, at
+// most 64 capabilities, each with a skill id of 1..256 bytes.
+func (c *AgentCard) Validate() error {
+	switch {
+	case len(c.Name) > MaxCardTextBytes:
+		return fmt.Errorf("%w: name is %d bytes, max %d", ErrInvalidCard, len(c.Name), MaxCardTextBytes)
+	case len(c.Version) > MaxCardTextBytes:
+		return fmt.Errorf("%w: version is %d bytes, max %d", ErrInvalidCard, len(c.Version), MaxCardTextBytes)
+	case len(c.Capabilities) > MaxCardCapabilities:
+		return fmt.Errorf("%w: %d capabilities, max %d", ErrInvalidCard, len(c.Capabilities), MaxCardCapabilities)
+	}
+	for i, d := range c.Capabilities {
+		if d.SkillID == "" || len(d.SkillID) > MaxCardTextBytes {
+			return fmt.Errorf("%w: capability %d: skill_id is %d bytes, want 1..%d", ErrInvalidCard, i, len(d.SkillID), MaxCardTextBytes)
+		}
+	}
+	return nil
+}
+
+// BodyRef is the claim-check capsule (content type ref): the real body lives
+// elsewhere, named by Reference and pinned by its SHA-256.
+type BodyRef struct {
+	Reference string
+	SizeBytes uint64
+	SHA256    []byte
+	// Encryption is dormant; nil means plaintext.
+	Encryption *uint8
+}
+
+// Marshal returns the capsule's canonical CBOR.
+func (b *BodyRef) Marshal() ([]byte, error) { return b.AppendMarshal(nil) }
+
+// AppendMarshal appends the capsule's canonical CBOR to dst.
+func (b *BodyRef) AppendMarshal(dst []byte) ([]byte, error) {
+	if !utf8.ValidString(b.Reference) {
+		return dst, fmt.Errorf("%w body ref: reference is not valid UTF-8", ErrEncode)
+	}
+	n := uint64(3)
+	if b.Encryption != nil {
+		n++
+	}
+	dst = appendHead(dst, majorMap, n)
+	dst = append(dst, "\x69reference"...)
+	dst = appendText(dst, b.Reference)
+	dst = append(dst, "\x6asize_bytes"...)
+	dst = appendHead(dst, majorUint, b.SizeBytes)
+	dst = append(dst, "\x66sha256"...)
+	dst = appendBytes(dst, b.SHA256)
+	if b.Encryption != nil {
+		dst = append(dst, "\x6aencryption"...)
+		dst = appendHead(dst, majorUint, uint64(*b.Encryption))
+	}
+	return dst, nil
+}
+
+// MarshalCBOR implements cbor.Marshaler.
+func (b *BodyRef) MarshalCBOR() ([]byte, error) { return b.Marshal() }
+
+// UnmarshalCBOR implements cbor.Unmarshaler.
+func (b *BodyRef) UnmarshalCBOR(p []byte) error {
+	v, err := DecodeBodyRef(p)
+	if err != nil {
+		return err
+	}
+	*b = *v
+	return nil
+}
+
+// DecodeBodyRef decodes a claim-check capsule.
+func DecodeBodyRef(p []byte) (*BodyRef, error) {
+	r := reader{b: p}
+	b := new(BodyRef)
+	if err := r.finish("body ref", b.decode(&r)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *BodyRef) decode(r *reader) error {
+	var seen fieldSet
+	err := r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "reference":
+			idx = 0
+		case "size_bytes":
+			idx = 1
+		case "sha256":
+			idx = 2
+		case "encryption":
+			idx = 3
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		var err error
+		switch idx {
+		case 0:
+			b.Reference, err = r.string()
+		case 1:
+			b.SizeBytes, err = r.uint(maxUint64)
+		case 2:
+			b.SHA256, err = r.binBytes()
+		case 3:
+			if none, aerr := r.absent(); none || aerr != nil {
+				return aerr
+			}
+			var v uint64
+			v, err = r.uint(math.MaxUint8)
+			b.Encryption = ptr(uint8(v))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(0, "reference", 1, "size_bytes", 2, "sha256")
+}
+
+// Validate checks a reference of 1..1024 bytes and a 32-byte digest.
+func (b *BodyRef) Validate() error {
+	if b.Reference == "" || len(b.Reference) > MaxBodyRefBytes {
+		return fmt.Errorf("%w: reference is %d bytes, want 1..%d", ErrInvalidBodyRef, len(b.Reference), MaxBodyRefBytes)
+	}
+	if len(b.SHA256) != BodyRefDigestLen {
+		return fmt.Errorf("%w: sha256 is %d bytes, want %d", ErrInvalidBodyRef, len(b.SHA256), BodyRefDigestLen)
+	}
+	return nil
+}

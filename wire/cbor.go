@@ -1,0 +1,683 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// The AGDX codec is hand-written rather than reflection-driven: the envelope
+// is the hot path, and the reference's byte form (declaration-order text keys,
+// skipped absent fields, shortest floats, bytewise-sorted metadata) is easier
+// to pin exactly with explicit appends than with encoder options.
+
+// CBOR major types, pre-shifted into the head byte.
+const (
+	majorUint   byte = 0 << 5
+	majorNeg    byte = 1 << 5
+	majorBytes  byte = 2 << 5
+	majorText   byte = 3 << 5
+	majorArray  byte = 4 << 5
+	majorMap    byte = 5 << 5
+	majorTag    byte = 6 << 5
+	majorSimple byte = 7 << 5
+)
+
+const (
+	cborFalse     byte = 0xf4
+	cborTrue      byte = 0xf5
+	cborNull      byte = 0xf6
+	cborUndefined byte = 0xf7
+	cborFloat16   byte = 0xf9
+	cborFloat32   byte = 0xfa
+	cborFloat64   byte = 0xfb
+	cborBreak     byte = 0xff
+)
+
+// MaxNestingDepth is the deepest container nesting the decoders accept, the
+// reference decoder's recursion limit.
+const MaxNestingDepth = 256
+
+// ErrDecode matches every decoding failure of this package (errors.Is).
+var ErrDecode = errors.New("wire: decode failed")
+
+// ErrTrailingBytes reports input that holds more than one CBOR data item.
+var ErrTrailingBytes = errors.New("wire: trailing bytes after the CBOR value")
+
+// ErrMalformed reports input that is not well-formed CBOR.
+var ErrMalformed = errors.New("wire: malformed CBOR")
+
+// DecodeError locates a decoding failure: which type, which field (empty for
+// the value itself) and the input offset where it was detected.
+type DecodeError struct {
+	Type   string
+	Field  string
+	Offset int
+	Err    error
+}
+
+// Error renders e.g. `wire: decode envelope: field "source" at byte 34: invalid agent id: empty`.
+func (e *DecodeError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("wire: decode %s at byte %d: %v", e.Type, e.Offset, e.Err)
+	}
+	return fmt.Sprintf("wire: decode %s: field %q at byte %d: %v", e.Type, e.Field, e.Offset, e.Err)
+}
+
+// Unwrap exposes the cause, such as ErrBadAgentID or ErrUnknownKind.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is makes every DecodeError match ErrDecode.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+// ---- encoding ----
+
+// appendHead appends the shortest head for major type m and argument n.
+func appendHead(b []byte, m byte, n uint64) []byte {
+	switch {
+	case n < 24:
+		return append(b, m|byte(n))
+	case n <= math.MaxUint8:
+		return append(b, m|24, byte(n))
+	case n <= math.MaxUint16:
+		return append(b, m|25, byte(n>>8), byte(n))
+	case n <= math.MaxUint32:
+		return append(b, m|26, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, m|27, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendText(b []byte, s string) []byte {
+	b = appendHead(b, majorText, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBytes(b []byte, p []byte) []byte {
+	b = appendHead(b, majorBytes, uint64(len(p)))
+	return append(b, p...)
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, cborTrue)
+	}
+	return append(b, cborFalse)
+}
+
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return appendHead(b, majorNeg, uint64(^v))
+	}
+	return appendHead(b, majorUint, uint64(v))
+}
+
+// appendFloat writes the shortest of f16, f32 and f64 that converts back to
+// the identical f64 bits, the reference encoder's rule (NaNs narrow only when
+// quiet and their dropped payload bits are zero, as the reference's
+// conversions behave).
+func appendFloat(b []byte, f float64) []byte {
+	bits := math.Float64bits(f)
+	if s, ok := float32Exact(bits); ok {
+		if h, ok := float16Exact(s); ok {
+			return append(b, cborFloat16, byte(h>>8), byte(h))
+		}
+		return append(b, cborFloat32, byte(s>>24), byte(s>>16), byte(s>>8), byte(s))
+	}
+	return append(b, cborFloat64, byte(bits>>56), byte(bits>>48), byte(bits>>40), byte(bits>>32), byte(bits>>24), byte(bits>>16), byte(bits>>8), byte(bits))
+}
+
+// float32Exact returns the f32 bits that widen back to exactly bits.
+func float32Exact(bits uint64) (uint32, bool) {
+	sign := uint32(bits>>32) & 0x8000_0000
+	exp := (bits >> 52) & 0x7ff
+	mant := bits & (1<<52 - 1)
+	if exp == 0x7ff {
+		if mant == 0 {
+			return sign | 0x7f80_0000, true
+		}
+		if mant&(1<<51) == 0 || mant&(1<<29-1) != 0 {
+			return 0, false
+		}
+		return sign | 0x7f80_0000 | uint32(mant>>29), true
+	}
+	f := math.Float64frombits(bits)
+	s := float32(f)
+	if math.Float64bits(float64(s)) != bits {
+		return 0, false
+	}
+	return math.Float32bits(s), true
+}
+
+// float16Exact returns the f16 bits that widen back to exactly the f32 s.
+func float16Exact(s uint32) (uint16, bool) {
+	sign := uint16(s>>16) & 0x8000
+	exp := int((s >> 23) & 0xff)
+	mant := s & (1<<23 - 1)
+	switch {
+	case exp == 0xff:
+		if mant == 0 {
+			return sign | 0x7c00, true
+		}
+		if mant&(1<<13-1) != 0 {
+			return 0, false
+		}
+		return sign | 0x7c00 | uint16(mant>>13), true
+	case exp == 0 && mant == 0:
+		return sign, true
+	case exp == 0:
+		return 0, false // f32 subnormals are far below the f16 range
+	}
+	e := exp - 127
+	switch {
+	case e >= -14 && e <= 15:
+		if mant&(1<<13-1) != 0 {
+			return 0, false
+		}
+		return sign | uint16(e+15)<<10 | uint16(mant>>13), true
+	case e >= -24 && e < -14:
+		full := mant | 1<<23
+		shift := uint(-e - 1)
+		if full&(1<<shift-1) != 0 {
+			return 0, false
+		}
+		return sign | uint16(full>>shift), true
+	}
+	return 0, false
+}
+
+// float16ToFloat64 widens f16 bits; NaN payloads widen bit by bit so a
+// decoded value re-encodes to the same width.
+func float16ToFloat64(h uint16) float64 {
+	sign := uint64(h&0x8000) << 48
+	exp := uint64(h>>10) & 0x1f
+	mant := uint64(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float64frombits(sign | 0x7ff0_0000_0000_0000 | mant<<42)
+	case exp == 0:
+		v := math.Ldexp(float64(mant), -24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float64frombits(sign | (exp-15+1023)<<52 | mant<<42)
+}
+
+func float32ToFloat64(s uint32) float64 {
+	if s&0x7f80_0000 == 0x7f80_0000 && s&0x7f_ffff != 0 {
+		// Convert NaN by bits: hardware conversion would quiet a signaling NaN.
+		return math.Float64frombits(uint64(s&0x8000_0000)<<32 | 0x7ff0_0000_0000_0000 | uint64(s&0x7f_ffff)<<29)
+	}
+	return float64(math.Float32frombits(s))
+}
+
+// ---- decoding ----
+
+// reader walks one CBOR buffer. It is lenient where the reference decoder is
+// (tags are skipped, indefinite lengths and non-shortest heads are accepted)
+// and strict where it is (text must be UTF-8, nesting is capped).
+type reader struct {
+	b     []byte
+	i     int
+	depth int
+	// fieldKey names the struct field being decoded, for error messages.
+	fieldKey []byte
+	// src, when set, is string(b): decoded text becomes substrings of it, one
+	// allocation instead of one per field. span is the input range of the
+	// last definite string read (start -1 after an indefinite one).
+	src       string
+	spanStart int
+	spanEnd   int
+}
+
+// maxSharedSource bounds the input size whose text is shared through one
+// string copy; a larger input (a big body) would otherwise be kept alive,
+// and copied, for the sake of a few short strings.
+const maxSharedSource = 4 << 10
+
+// newReader returns a reader over b; shareText enables the one-copy string
+// arena for small inputs.
+func newReader(b []byte, shareText bool) reader {
+	r := reader{b: b}
+	if shareText && len(b) <= maxSharedSource {
+		r.src = string(b)
+	}
+	return r
+}
+
+func (r *reader) errf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
+}
+
+// head reads one head. For majors 2..5 indefinite reports additional info 31.
+// Tags are returned like any other head; use item to skip them.
+func (r *reader) head() (major byte, arg uint64, indef bool, err error) {
+	if r.i >= len(r.b) {
+		return 0, 0, false, r.errf("unexpected end of input")
+	}
+	ib := r.b[r.i]
+	r.i++
+	major = ib & 0xe0
+	ai := ib & 0x1f
+	switch {
+	case ai < 24:
+		return major, uint64(ai), false, nil
+	case ai <= 27:
+		n := 1 << (ai - 24)
+		if len(r.b)-r.i < n {
+			return 0, 0, false, r.errf("unexpected end of input in a head")
+		}
+		for _, c := range r.b[r.i : r.i+n] {
+			arg = arg<<8 | uint64(c)
+		}
+		r.i += n
+		return major, arg, false, nil
+	case ai == 31:
+		switch major {
+		case majorBytes, majorText, majorArray, majorMap:
+			return major, 0, true, nil
+		}
+		if major == majorSimple {
+			return 0, 0, false, r.errf("unexpected break")
+		}
+	}
+	return 0, 0, false, r.errf("reserved additional information %d", ai)
+}
+
+// item reads the head of the next data item, skipping any tags before it.
+func (r *reader) item() (major byte, arg uint64, indef bool, err error) {
+	for {
+		major, arg, indef, err = r.head()
+		if err != nil || major != majorTag {
+			return major, arg, indef, err
+		}
+	}
+}
+
+// skipTags advances past tags so the next byte is the item's own head.
+func (r *reader) skipTags() error {
+	for r.i < len(r.b) && r.b[r.i]&0xe0 == majorTag {
+		if _, _, _, err := r.head(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// absent consumes a null or undefined (after any tags) and reports whether it
+// did: the reference reads both as a missing optional value.
+func (r *reader) absent() (bool, error) {
+	if err := r.skipTags(); err != nil {
+		return false, err
+	}
+	if r.i < len(r.b) && (r.b[r.i] == cborNull || r.b[r.i] == cborUndefined) {
+		r.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// atBreak consumes a break byte when it is next.
+func (r *reader) atBreak() bool {
+	if r.i < len(r.b) && r.b[r.i] == cborBreak {
+		r.i++
+		return true
+	}
+	return false
+}
+
+func (r *reader) remaining() uint64 { return uint64(len(r.b) - r.i) }
+
+func majorName(m byte) string {
+	return [...]string{"unsigned integer", "negative integer", "byte string", "text string", "array", "map", "tag", "simple value or float"}[m>>5]
+}
+
+func (r *reader) want(got, want byte) error {
+	if got != want {
+		return fmt.Errorf("%w: got %s, want %s", ErrMalformed, majorName(got), majorName(want))
+	}
+	return nil
+}
+
+// uint reads an unsigned integer no larger than max.
+func (r *reader) uint(max uint64) (uint64, error) {
+	m, v, _, err := r.item()
+	if err != nil {
+		return 0, err
+	}
+	if err := r.want(m, majorUint); err != nil {
+		return 0, err
+	}
+	if v > max {
+		return 0, fmt.Errorf("%w: %d is out of range (max %d)", ErrMalformed, v, max)
+	}
+	return v, nil
+}
+
+func (r *reader) bool() (bool, error) {
+	if err := r.skipTags(); err != nil {
+		return false, err
+	}
+	if r.i < len(r.b) {
+		switch r.b[r.i] {
+		case cborFalse:
+			r.i++
+			return false, nil
+		case cborTrue:
+			r.i++
+			return true, nil
+		}
+	}
+	return false, r.errf("want a bool")
+}
+
+// str reads a string of major m (bytes or text). A definite string aliases
+// the input; an indefinite one is concatenated into a fresh slice.
+func (r *reader) str(m byte) ([]byte, error) {
+	got, n, indef, err := r.item()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.want(got, m); err != nil {
+		return nil, err
+	}
+	if !indef {
+		return r.take(n)
+	}
+	r.spanStart = -1
+	var out []byte
+	for !r.atBreak() {
+		cm, cn, cindef, err := r.head()
+		if err != nil {
+			return nil, err
+		}
+		if cm != m || cindef {
+			return nil, r.errf("indefinite string chunk is not a definite %s", majorName(m))
+		}
+		chunk, err := r.take(cn)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chunk...)
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, nil
+}
+
+func (r *reader) take(n uint64) ([]byte, error) {
+	if n > r.remaining() {
+		return nil, r.errf("string of %d bytes runs past the end of input", n)
+	}
+	p := r.b[r.i : r.i+int(n) : r.i+int(n)]
+	r.spanStart, r.spanEnd = r.i, r.i+int(n)
+	r.i += int(n)
+	return p, nil
+}
+
+// text reads a UTF-8 text string (aliasing the input when definite).
+func (r *reader) text() ([]byte, error) {
+	p, err := r.str(majorText)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(p) {
+		return nil, fmt.Errorf("%w: text is not valid UTF-8", ErrMalformed)
+	}
+	return p, nil
+}
+
+func (r *reader) string() (string, error) {
+	p, err := r.text()
+	if err != nil {
+		return "", err
+	}
+	return r.intern(p), nil
+}
+
+// intern returns p, just read by text, as a string: a substring of the
+// shared source when there is one and p was a definite string.
+func (r *reader) intern(p []byte) string {
+	if r.src != "" && r.spanStart >= 0 {
+		return r.src[r.spanStart:r.spanEnd]
+	}
+	return string(p)
+}
+
+// binBytes reads a bin_bytes field: a byte string, or an array of u8 as the
+// JSON view writes it. The result is a fresh copy; empty input yields nil so
+// that decode and re-encode agree on "absent".
+func (r *reader) binBytes() ([]byte, error) {
+	if err := r.skipTags(); err != nil {
+		return nil, err
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorArray {
+		_, n, indef, err := r.head()
+		if err != nil {
+			return nil, err
+		}
+		if !indef && n > r.remaining() {
+			return nil, r.errf("array of %d items runs past the end of input", n)
+		}
+		var out []byte
+		if !indef && n > 0 {
+			out = make([]byte, 0, n)
+		}
+		for i := uint64(0); indef || i < n; i++ {
+			if indef && r.atBreak() {
+				break
+			}
+			v, err := r.uint(math.MaxUint8)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, byte(v))
+		}
+		return out, nil
+	}
+	p, err := r.str(majorBytes)
+	if err != nil || len(p) == 0 {
+		return nil, err
+	}
+	return append([]byte(nil), p...), nil
+}
+
+// id reads a 16-byte wire id; any other length or shape is an error.
+func (r *reader) id() (ID, error) {
+	p, err := r.str(majorBytes)
+	if err != nil {
+		return ID{}, err
+	}
+	if len(p) != len(ID{}) {
+		return ID{}, fmt.Errorf("%w: id is %d bytes, want 16", ErrMalformed, len(p))
+	}
+	return ID(p), nil
+}
+
+// container reads an array or map head of major m and enters one nesting
+// level. For an indefinite container n is meaningless; iterate with next.
+func (r *reader) container(m byte) (n uint64, indef bool, err error) {
+	got, n, indef, err := r.item()
+	if err != nil {
+		return 0, false, err
+	}
+	if err := r.want(got, m); err != nil {
+		return 0, false, err
+	}
+	per := uint64(1)
+	if m == majorMap {
+		per = 2
+	}
+	if !indef && n > r.remaining()/per {
+		return 0, false, r.errf("%s of %d items runs past the end of input", majorName(m), n)
+	}
+	r.depth++
+	if r.depth > MaxNestingDepth {
+		return 0, false, r.errf("nesting deeper than %d", MaxNestingDepth)
+	}
+	return n, indef, nil
+}
+
+// next reports whether another entry follows in a container opened by
+// container; i counts the entries consumed so far.
+func (r *reader) next(i, n uint64, indef bool) bool {
+	if indef {
+		return !r.atBreak()
+	}
+	return i < n
+}
+
+func (r *reader) leave() { r.depth-- }
+
+// key reads a struct field name: text, or a byte string as the reference also
+// lets through. Integer keys are an error.
+func (r *reader) key() ([]byte, error) {
+	if err := r.skipTags(); err != nil {
+		return nil, err
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorBytes {
+		return r.str(majorBytes)
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 != majorText {
+		return nil, r.errf("struct key is a %s, want a text string", majorName(r.b[r.i]&0xe0))
+	}
+	return r.text()
+}
+
+// skip consumes one well-formed data item of any shape (an unknown field's
+// value), enforcing the nesting cap and UTF-8 text.
+func (r *reader) skip() error {
+	if err := r.skipTags(); err != nil {
+		return err
+	}
+	if r.i >= len(r.b) {
+		return r.errf("unexpected end of input")
+	}
+	ib := r.b[r.i]
+	switch m := ib & 0xe0; m {
+	case majorBytes:
+		_, err := r.str(majorBytes)
+		return err
+	case majorText:
+		_, err := r.text()
+		return err
+	case majorArray, majorMap:
+		n, indef, err := r.container(m)
+		if err != nil {
+			return err
+		}
+		per := 1
+		if m == majorMap {
+			per = 2
+		}
+		for i := uint64(0); r.next(i, n, indef); i++ {
+			for k := 0; k < per; k++ {
+				if err := r.skip(); err != nil {
+					return err
+				}
+			}
+		}
+		r.leave()
+		return nil
+	default:
+		_, v, _, err := r.head()
+		if err == nil && ib == majorSimple|24 && v < 32 {
+			return r.errf("simple value %d in two bytes", v)
+		}
+		return err
+	}
+}
+
+// float reads any CBOR float width as an f64.
+func (r *reader) float() (float64, error) {
+	if err := r.skipTags(); err != nil {
+		return 0, err
+	}
+	if r.i >= len(r.b) {
+		return 0, r.errf("unexpected end of input")
+	}
+	start := r.b[r.i]
+	m, v, _, err := r.head()
+	if err != nil {
+		return 0, err
+	}
+	if m != majorSimple {
+		return 0, r.want(m, majorSimple)
+	}
+	switch start {
+	case cborFloat16:
+		return float16ToFloat64(uint16(v)), nil
+	case cborFloat32:
+		return float32ToFloat64(uint32(v)), nil
+	case cborFloat64:
+		return math.Float64frombits(v), nil
+	}
+	return 0, r.errf("want a float")
+}
+
+// ErrDuplicateKey reports a map that names the same struct field or metadata
+// key twice.
+var ErrDuplicateKey = errors.New("wire: duplicate map key")
+
+// ErrMissingField reports a required struct field that is absent.
+var ErrMissingField = errors.New("wire: missing required field")
+
+// fieldSet tracks which struct fields a map has supplied.
+type fieldSet uint32
+
+func (s *fieldSet) mark(i int, key []byte) error {
+	if *s&(1<<i) != 0 {
+		return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+	}
+	*s |= 1 << i
+	return nil
+}
+
+func (s fieldSet) has(i int) bool { return s&(1<<i) != 0 }
+
+// require checks (index, name) pairs of required fields.
+func (s fieldSet) require(pairs ...any) error {
+	for j := 0; j+1 < len(pairs); j += 2 {
+		if !s.has(pairs[j].(int)) {
+			return fmt.Errorf("%w %q", ErrMissingField, pairs[j+1].(string))
+		}
+	}
+	return nil
+}
+
+// structMap walks a struct encoded as a map, calling fn with each key; fn
+// must consume exactly the key's value.
+func (r *reader) structMap(fn func(key []byte) error) error {
+	n, indef, err := r.container(majorMap)
+	if err != nil {
+		return err
+	}
+	for i := uint64(0); r.next(i, n, indef); i++ {
+		key, err := r.key()
+		if err != nil {
+			return err
+		}
+		r.fieldKey = key
+		if err := fn(key); err != nil {
+			return err
+		}
+		r.fieldKey = nil
+	}
+	r.leave()
+	return nil
+}
+
+// finish wraps a decoding failure of typ with its location, and rejects
+// trailing bytes after a successful decode.
+func (r *reader) finish(typ string, err error) error {
+	if err == nil && r.i != len(r.b) {
+		err = fmt.Errorf("%w: %d byte(s)", ErrTrailingBytes, len(r.b)-r.i)
+	}
+	if err == nil {
+		return nil
+	}
+	return &DecodeError{Type: typ, Field: string(r.fieldKey), Offset: r.i, Err: err}
+}

@@ -1,0 +1,142 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// DeadLetterReason says why a record was dead-lettered; unknown codes pass
+// through.
+type DeadLetterReason uint8
+
+// Dead-letter reasons.
+const (
+	ReasonRetryExhausted   DeadLetterReason = 1
+	ReasonRejected         DeadLetterReason = 2
+	ReasonDecodeFailed     DeadLetterReason = 3
+	ReasonDeadlineExceeded DeadLetterReason = 4
+)
+
+var reasonNames = [...]string{"", "retry_exhausted", "rejected", "decode_failed", "deadline_exceeded"}
+
+// String returns the snake_case name, or "unrecognized-N".
+func (r DeadLetterReason) String() string {
+	if r != 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "unrecognized-" + strconv.Itoa(int(r))
+}
+
+// DeadLetter is the capsule published to agent.dlq: where the poison record
+// sat, why it was dropped, and its payload verbatim.
+type DeadLetter struct {
+	Source   LogPosition
+	Reason   DeadLetterReason
+	Attempts uint32
+	Detail   *string
+	Payload  []byte
+}
+
+// Marshal returns the capsule's canonical CBOR (payload always present).
+func (d *DeadLetter) Marshal() ([]byte, error) {
+	return d.AppendMarshal(make([]byte, 0, 64+len(d.Payload)))
+}
+
+// AppendMarshal appends the capsule's canonical CBOR to b.
+func (d *DeadLetter) AppendMarshal(b []byte) ([]byte, error) {
+	n := uint64(4)
+	if d.Detail != nil {
+		if !utf8.ValidString(*d.Detail) {
+			return b, fmt.Errorf("%w dead letter: detail is not valid UTF-8", ErrEncode)
+		}
+		n++
+	}
+	b = appendHead(b, majorMap, n)
+	b = append(b, "\x66source"...)
+	b = appendLogPosition(b, d.Source)
+	b = append(b, "\x66reason"...)
+	b = appendHead(b, majorUint, uint64(d.Reason))
+	b = append(b, "\x68attempts"...)
+	b = appendHead(b, majorUint, uint64(d.Attempts))
+	if d.Detail != nil {
+		b = append(b, "\x66detail"...)
+		b = appendText(b, *d.Detail)
+	}
+	b = append(b, "\x67payload"...)
+	return appendBytes(b, d.Payload), nil
+}
+
+// MarshalCBOR implements cbor.Marshaler.
+func (d *DeadLetter) MarshalCBOR() ([]byte, error) { return d.Marshal() }
+
+// UnmarshalCBOR implements cbor.Unmarshaler.
+func (d *DeadLetter) UnmarshalCBOR(b []byte) error {
+	v, err := DecodeDeadLetter(b)
+	if err != nil {
+		return err
+	}
+	*d = *v
+	return nil
+}
+
+// DecodeDeadLetter decodes a dead-letter capsule; the payload is copied.
+func DecodeDeadLetter(b []byte) (*DeadLetter, error) {
+	r := reader{b: b}
+	d := new(DeadLetter)
+	if err := r.finish("dead letter", d.decode(&r)); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DeadLetter) decode(r *reader) error {
+	var seen fieldSet
+	err := r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "source":
+			idx = 0
+		case "reason":
+			idx = 1
+		case "attempts":
+			idx = 2
+		case "detail":
+			idx = 3
+		case "payload":
+			idx = 4
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		var err error
+		var v uint64
+		switch idx {
+		case 0:
+			d.Source, err = r.logPosition()
+		case 1:
+			v, err = r.uint(math.MaxUint8)
+			d.Reason = DeadLetterReason(v)
+		case 2:
+			v, err = r.uint(math.MaxUint32)
+			d.Attempts = uint32(v)
+		case 3:
+			if none, aerr := r.absent(); none || aerr != nil {
+				return aerr
+			}
+			var s string
+			s, err = r.string()
+			d.Detail = &s
+		case 4:
+			d.Payload, err = r.binBytes()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(0, "source", 1, "reason", 2, "attempts", 4, "payload")
+}

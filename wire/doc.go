@@ -1,0 +1,18 @@
+// Package wire implements the AGDX wire format byte for byte as the reference
+// (laser-sdk's laser-wire crate) writes it: the agent envelope and its
+// per-kind validation, the dead-letter, error-body, signature, agent-card and
+// claim-check capsules, the Iggy header binding of enveloped messages, and the
+// string-header provenance of plain messages.
+//
+// Every payload is one CBOR data item with no framing. Structs are maps with
+// text keys in declaration order, absent fields are omitted, integers and
+// floats take their shortest exact form and metadata keys are sorted
+// bytewise; signatures cover a re-encoding, so these rules are load-bearing.
+// The codec is hand-written (no reflection): encoding appends heads directly
+// and decoding walks the buffer once. Decoding is as lenient as the
+// reference where that is harmless (tags are skipped, indefinite lengths and
+// non-shortest heads are accepted, unknown fields are skipped) and strict
+// where it matters (trailing bytes, unknown kinds, bad agent ids, wrong id
+// lengths, duplicate keys and invalid UTF-8 are errors). Nothing panics on
+// bad input.
+package wire

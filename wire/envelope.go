@@ -1,0 +1,573 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// Operation vocabularies. Status operations and chunk purposes are closed
+// sets checked by Validate; the state-sync pair is a convention for events.
+const (
+	OperationTask         = "task"
+	OperationCard         = "card"
+	OperationProgress     = "progress"
+	OperationQuarantine   = "quarantine"
+	OperationUnquarantine = "unquarantine"
+
+	OperationChat      = "chat"
+	OperationReasoning = "reasoning"
+	OperationToolArgs  = "tool_args"
+
+	OperationStateSnapshot = "state_snapshot"
+	OperationStateDelta    = "state_delta"
+)
+
+// FeaturesNone is the empty must-understand set; no feature bits are defined.
+const FeaturesNone uint64 = 0
+
+// MaxTextFieldBytes caps operation, tool and finish_reason.
+const MaxTextFieldBytes = 256
+
+// MaxChunkBodyBytes is the SDK's cap on one chunk body, applied by writers
+// before publishing (Validate does not check body size).
+const MaxChunkBodyBytes = 64 << 10
+
+// Envelope is the AGDX agent envelope, the whole payload of an enveloped
+// record. Field order here is the wire order; nil pointers, false Last, zero
+// MustUnderstand and empty Body are absent on the wire.
+type Envelope struct {
+	Kind           Kind
+	Record         *ID
+	Conversation   ID
+	Source         AgentID
+	Target         *AgentID
+	Cause          *ID
+	CauseAt        *LogPosition
+	Correlation    *ID
+	Channel        *ID
+	IdempotencyKey *IdempotencyKey
+	DeadlineMicros *uint64
+	Sequence       *uint64
+	Last           bool
+	FinishReason   *string
+	TaskState      *TaskState
+	Operation      *string
+	Tool           *string
+	Usage          *TokenUsage
+	Metadata       Metadata
+	MustUnderstand uint64
+	Body           []byte
+	Signature      *Signature
+}
+
+// ErrEncode reports an envelope (or capsule) that cannot be encoded because a
+// field breaks a rule the decoder enforces, so the bytes would not read back.
+var ErrEncode = errors.New("wire: cannot encode")
+
+// UnmetRequirements returns the must-understand bits the receiver does not
+// implement; a non-zero result means the message must be refused.
+func (e *Envelope) UnmetRequirements(understood uint64) uint64 {
+	return e.MustUnderstand &^ understood
+}
+
+// Fence returns the metadata "agdx.fence" token when it is a Uint or a
+// non-negative Int; any other value counts as absent, as the reference reads it.
+func (e *Envelope) Fence() (uint64, bool) {
+	v, ok := e.Metadata[MetaFence]
+	if !ok {
+		return 0, false
+	}
+	return v.AsUint()
+}
+
+// Clone returns a deep copy, so a caller can mutate it (for instance to sign
+// or re-target) without touching the original.
+func (e *Envelope) Clone() *Envelope {
+	c := *e
+	c.Record = clonePtr(e.Record)
+	c.Target = clonePtr(e.Target)
+	c.Cause = clonePtr(e.Cause)
+	c.CauseAt = clonePtr(e.CauseAt)
+	c.Correlation = clonePtr(e.Correlation)
+	c.Channel = clonePtr(e.Channel)
+	c.IdempotencyKey = clonePtr(e.IdempotencyKey)
+	c.DeadlineMicros = clonePtr(e.DeadlineMicros)
+	c.Sequence = clonePtr(e.Sequence)
+	c.FinishReason = clonePtr(e.FinishReason)
+	c.TaskState = clonePtr(e.TaskState)
+	c.Operation = clonePtr(e.Operation)
+	c.Tool = clonePtr(e.Tool)
+	if e.Usage != nil {
+		u := *e.Usage
+		u.ReasoningOutputTokens = clonePtr(u.ReasoningOutputTokens)
+		u.CacheReadInputTokens = clonePtr(u.CacheReadInputTokens)
+		u.CacheCreationInputTokens = clonePtr(u.CacheCreationInputTokens)
+		c.Usage = &u
+	}
+	c.Metadata = e.Metadata.Clone()
+	if e.Body != nil {
+		c.Body = append([]byte{}, e.Body...)
+	}
+	if e.Signature != nil {
+		s := *e.Signature
+		s.KeyID = append([]byte(nil), s.KeyID...)
+		s.Bytes = append([]byte(nil), s.Bytes...)
+		if s.Context != nil {
+			ctx := SignatureContext{ContentType: clonePtr(s.Context.ContentType), AgentVersion: clonePtr(s.Context.AgentVersion)}
+			s.Context = &ctx
+		}
+		c.Signature = &s
+	}
+	return &c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// Marshal returns the envelope's canonical CBOR, the bytes the reference
+// encoder writes and signatures cover.
+func (e *Envelope) Marshal() ([]byte, error) {
+	return e.AppendMarshal(make([]byte, 0, e.sizeHint()))
+}
+
+// MarshalCBOR implements cbor.Marshaler with the canonical bytes.
+func (e *Envelope) MarshalCBOR() ([]byte, error) { return e.Marshal() }
+
+// sizeHint over-estimates the encoded size so Marshal allocates once: fixed
+// keys and heads take under 256 bytes, variable text and bytes are counted.
+func (e *Envelope) sizeHint() int {
+	n := 256 + len(e.Source) + len(e.Body)
+	for _, p := range [...]*string{e.FinishReason, e.Operation, e.Tool} {
+		if p != nil {
+			n += len(*p)
+		}
+	}
+	if e.Target != nil {
+		n += len(*e.Target)
+	}
+	if e.IdempotencyKey != nil {
+		n += len(*e.IdempotencyKey)
+	}
+	for k, v := range e.Metadata {
+		n += 18 + len(k) + v.size()
+	}
+	if e.Signature != nil {
+		n += 64 + len(e.Signature.KeyID) + len(e.Signature.Bytes)
+	}
+	return n
+}
+
+// AppendMarshal appends the canonical CBOR of e to dst. It refuses fields the
+// decoder would reject (an unknown kind, a bad agent id or idempotency key,
+// text that is not UTF-8), so whatever it writes reads back.
+func (e *Envelope) AppendMarshal(dst []byte) ([]byte, error) {
+	return e.appendCBOR(dst, true)
+}
+
+// appendCBOR writes the envelope; withSig false leaves the signature out, the
+// form the signing preimage uses.
+func (e *Envelope) appendCBOR(b []byte, withSig bool) ([]byte, error) {
+	if err := e.checkEncodable(); err != nil {
+		return b, err
+	}
+	n := uint64(3)
+	for _, present := range [...]bool{
+		e.Record != nil, e.Target != nil, e.Cause != nil, e.CauseAt != nil,
+		e.Correlation != nil, e.Channel != nil, e.IdempotencyKey != nil,
+		e.DeadlineMicros != nil, e.Sequence != nil, e.Last, e.FinishReason != nil,
+		e.TaskState != nil, e.Operation != nil, e.Tool != nil, e.Usage != nil,
+		e.Metadata != nil, e.MustUnderstand != 0, len(e.Body) != 0,
+		withSig && e.Signature != nil,
+	} {
+		if present {
+			n++
+		}
+	}
+	b = appendHead(b, majorMap, n)
+	b = append(b, "\x64kind"...)
+	b = appendText(b, string(e.Kind))
+	if e.Record != nil {
+		b = append(b, "\x66record"...)
+		b = appendID(b, e.Record)
+	}
+	b = append(b, "\x6cconversation"...)
+	b = appendID(b, &e.Conversation)
+	b = append(b, "\x66source"...)
+	b = appendText(b, string(e.Source))
+	if e.Target != nil {
+		b = append(b, "\x66target"...)
+		b = appendText(b, string(*e.Target))
+	}
+	if e.Cause != nil {
+		b = append(b, "\x65cause"...)
+		b = appendID(b, e.Cause)
+	}
+	if e.CauseAt != nil {
+		b = append(b, "\x68cause_at"...)
+		b = appendLogPosition(b, *e.CauseAt)
+	}
+	if e.Correlation != nil {
+		b = append(b, "\x6bcorrelation"...)
+		b = appendID(b, e.Correlation)
+	}
+	if e.Channel != nil {
+		b = append(b, "\x67channel"...)
+		b = appendID(b, e.Channel)
+	}
+	if e.IdempotencyKey != nil {
+		b = append(b, "\x6fidempotency_key"...)
+		b = appendText(b, string(*e.IdempotencyKey))
+	}
+	if e.DeadlineMicros != nil {
+		b = append(b, "\x6fdeadline_micros"...)
+		b = appendHead(b, majorUint, *e.DeadlineMicros)
+	}
+	if e.Sequence != nil {
+		b = append(b, "\x68sequence"...)
+		b = appendHead(b, majorUint, *e.Sequence)
+	}
+	if e.Last {
+		b = append(b, "\x64last"...)
+		b = append(b, cborTrue)
+	}
+	if e.FinishReason != nil {
+		b = append(b, "\x6dfinish_reason"...)
+		b = appendText(b, *e.FinishReason)
+	}
+	if e.TaskState != nil {
+		b = append(b, "\x6atask_state"...)
+		b = appendHead(b, majorUint, uint64(*e.TaskState))
+	}
+	if e.Operation != nil {
+		b = append(b, "\x69operation"...)
+		b = appendText(b, *e.Operation)
+	}
+	if e.Tool != nil {
+		b = append(b, "\x64tool"...)
+		b = appendText(b, *e.Tool)
+	}
+	if e.Usage != nil {
+		b = append(b, "\x65usage"...)
+		b = e.Usage.appendCBOR(b)
+	}
+	if e.Metadata != nil {
+		b = append(b, "\x68metadata"...)
+		var err error
+		if b, err = e.Metadata.appendCBOR(b); err != nil {
+			return b, fmt.Errorf("%w envelope: metadata: %w", ErrEncode, err)
+		}
+	}
+	if e.MustUnderstand != 0 {
+		b = append(b, "\x6fmust_understand"...)
+		b = appendHead(b, majorUint, e.MustUnderstand)
+	}
+	if len(e.Body) != 0 {
+		b = append(b, "\x64body"...)
+		b = appendBytes(b, e.Body)
+	}
+	if withSig && e.Signature != nil {
+		b = append(b, "\x69signature"...)
+		b = e.Signature.AppendMarshal(b)
+	}
+	return b, nil
+}
+
+func (e *Envelope) checkEncodable() error {
+	fail := func(field string, err error) error {
+		return fmt.Errorf("%w envelope: %s: %w", ErrEncode, field, err)
+	}
+	if !e.Kind.Known() {
+		return fail("kind", fmt.Errorf("%w %q", ErrUnknownKind, e.Kind))
+	}
+	if err := e.Source.Validate(); err != nil {
+		return fail("source", err)
+	}
+	if e.Target != nil {
+		if err := e.Target.Validate(); err != nil {
+			return fail("target", err)
+		}
+	}
+	if e.IdempotencyKey != nil {
+		if err := e.IdempotencyKey.Validate(); err != nil {
+			return fail("idempotency_key", err)
+		}
+	}
+	for _, f := range [...]struct {
+		name string
+		p    *string
+	}{{"finish_reason", e.FinishReason}, {"operation", e.Operation}, {"tool", e.Tool}} {
+		if f.p != nil && !utf8.ValidString(*f.p) {
+			return fail(f.name, errors.New("text is not valid UTF-8"))
+		}
+	}
+	return nil
+}
+
+// DecodeEnvelope decodes one envelope from exactly b (trailing bytes are an
+// error). Agent ids and the idempotency key are validated here; the per-kind
+// rules are Validate's job. The result does not alias b.
+func DecodeEnvelope(b []byte) (*Envelope, error) {
+	st := new(envelopeStorage)
+	r := newReader(b, true)
+	if err := r.finish("envelope", st.decode(&r)); err != nil {
+		return nil, err
+	}
+	return &st.env, nil
+}
+
+// UnmarshalCBOR implements cbor.Unmarshaler.
+func (e *Envelope) UnmarshalCBOR(b []byte) error {
+	d, err := DecodeEnvelope(b)
+	if err != nil {
+		return err
+	}
+	*e = *d
+	return nil
+}
+
+// envelopeStorage holds a decoded envelope together with the targets of its
+// optional pointer fields, so one allocation serves them all.
+type envelopeStorage struct {
+	env                                 Envelope
+	record, cause, correlation, channel ID
+	causeAt                             LogPosition
+	target                              AgentID
+	idem                                IdempotencyKey
+	deadline, sequence                  uint64
+	finish, operation, tool             string
+	taskState                           TaskState
+	usage                               TokenUsage
+}
+
+// Envelope field indexes, in wire order, for duplicate and required checks.
+const (
+	fKind = iota
+	fRecord
+	fConversation
+	fSource
+	fTarget
+	fCause
+	fCauseAt
+	fCorrelation
+	fChannel
+	fIdem
+	fDeadline
+	fSequence
+	fLast
+	fFinish
+	fTaskState
+	fOperation
+	fTool
+	fUsage
+	fMetadata
+	fMustUnderstand
+	fBody
+	fSignature
+)
+
+func envelopeField(key []byte) int {
+	switch string(key) {
+	case "kind":
+		return fKind
+	case "record":
+		return fRecord
+	case "conversation":
+		return fConversation
+	case "source":
+		return fSource
+	case "target":
+		return fTarget
+	case "cause":
+		return fCause
+	case "cause_at":
+		return fCauseAt
+	case "correlation":
+		return fCorrelation
+	case "channel":
+		return fChannel
+	case "idempotency_key":
+		return fIdem
+	case "deadline_micros":
+		return fDeadline
+	case "sequence":
+		return fSequence
+	case "last":
+		return fLast
+	case "finish_reason":
+		return fFinish
+	case "task_state":
+		return fTaskState
+	case "operation":
+		return fOperation
+	case "tool":
+		return fTool
+	case "usage":
+		return fUsage
+	case "metadata":
+		return fMetadata
+	case "must_understand":
+		return fMustUnderstand
+	case "body":
+		return fBody
+	case "signature":
+		return fSignature
+	}
+	return -1
+}
+
+// optional marks the fields the reference declares as Option: they accept
+// null or undefined as absent. The rest (kind, conversation, source, last,
+// must_understand, body) must carry a value when present.
+const optionalFields fieldSet = 1<<fRecord | 1<<fTarget | 1<<fCause | 1<<fCauseAt |
+	1<<fCorrelation | 1<<fChannel | 1<<fIdem | 1<<fDeadline | 1<<fSequence |
+	1<<fFinish | 1<<fTaskState | 1<<fOperation | 1<<fTool | 1<<fUsage |
+	1<<fMetadata | 1<<fSignature
+
+func (st *envelopeStorage) decode(r *reader) error {
+	var seen fieldSet
+	err := r.structMap(func(key []byte) error {
+		f := envelopeField(key)
+		if f < 0 {
+			return r.skip()
+		}
+		if err := seen.mark(f, key); err != nil {
+			return err
+		}
+		if optionalFields.has(f) {
+			if none, err := r.absent(); none || err != nil {
+				return err
+			}
+		}
+		return st.field(r, f)
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(fKind, "kind", fConversation, "conversation", fSource, "source")
+}
+
+func (st *envelopeStorage) field(r *reader, f int) error {
+	e := &st.env
+	var err error
+	switch f {
+	case fKind:
+		var p []byte
+		if p, err = r.text(); err != nil {
+			return err
+		}
+		k, ok := kindOf(p)
+		if !ok {
+			return fmt.Errorf("%w %q", ErrUnknownKind, p)
+		}
+		e.Kind = k
+	case fRecord:
+		st.record, err = r.id()
+		e.Record = &st.record
+	case fConversation:
+		e.Conversation, err = r.id()
+	case fSource:
+		e.Source, err = r.agentID()
+	case fTarget:
+		st.target, err = r.agentID()
+		e.Target = &st.target
+	case fCause:
+		st.cause, err = r.id()
+		e.Cause = &st.cause
+	case fCauseAt:
+		st.causeAt, err = r.logPosition()
+		e.CauseAt = &st.causeAt
+	case fCorrelation:
+		st.correlation, err = r.id()
+		e.Correlation = &st.correlation
+	case fChannel:
+		st.channel, err = r.id()
+		e.Channel = &st.channel
+	case fIdem:
+		var s string
+		if s, err = r.string(); err != nil {
+			return err
+		}
+		if err = checkIdempotencyKey(s); err != nil {
+			return err
+		}
+		st.idem = IdempotencyKey(s)
+		e.IdempotencyKey = &st.idem
+	case fDeadline:
+		st.deadline, err = r.uint(maxUint64)
+		e.DeadlineMicros = &st.deadline
+	case fSequence:
+		st.sequence, err = r.uint(maxUint64)
+		e.Sequence = &st.sequence
+	case fLast:
+		e.Last, err = r.bool()
+	case fFinish:
+		st.finish, err = r.string()
+		e.FinishReason = &st.finish
+	case fTaskState:
+		var v uint64
+		v, err = r.uint(math.MaxUint8)
+		st.taskState = TaskState(v)
+		e.TaskState = &st.taskState
+	case fOperation:
+		var p []byte
+		if p, err = r.text(); err != nil {
+			return err
+		}
+		st.operation = internOperation(p)
+		e.Operation = &st.operation
+	case fTool:
+		st.tool, err = r.string()
+		e.Tool = &st.tool
+	case fUsage:
+		err = st.usage.decode(r)
+		e.Usage = &st.usage
+	case fMetadata:
+		err = e.Metadata.decode(r)
+	case fMustUnderstand:
+		e.MustUnderstand, err = r.uint(maxUint64)
+	case fBody:
+		e.Body, err = r.binBytes()
+	case fSignature:
+		e.Signature = new(Signature)
+		err = e.Signature.decode(r)
+	}
+	return err
+}
+
+// internOperation returns the vocabulary constant for well-known operations,
+// sparing an allocation on the hot path.
+func internOperation(p []byte) string {
+	switch string(p) {
+	case OperationTask:
+		return OperationTask
+	case OperationCard:
+		return OperationCard
+	case OperationProgress:
+		return OperationProgress
+	case OperationChat:
+		return OperationChat
+	case OperationReasoning:
+		return OperationReasoning
+	case OperationToolArgs:
+		return OperationToolArgs
+	}
+	return string(p)
+}
+
+func (r *reader) agentID() (AgentID, error) {
+	s, err := r.string()
+	if err != nil {
+		return "", err
+	}
+	if err := checkAgentID(s); err != nil {
+		return "", err
+	}
+	return AgentID(s), nil
+}

@@ -1,0 +1,145 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ErrorCode classifies an agent failure carried by an error envelope; unknown
+// codes pass through.
+type ErrorCode uint8
+
+// Agent error codes.
+const (
+	ErrorInvalidRequest   ErrorCode = 1
+	ErrorUnauthorized     ErrorCode = 2
+	ErrorUnsupported      ErrorCode = 3
+	ErrorDeadlineExceeded ErrorCode = 4
+	ErrorCancelled        ErrorCode = 5
+	ErrorToolFailure      ErrorCode = 6
+	ErrorInternal         ErrorCode = 7
+)
+
+var errorCodeNames = [...]string{"", "invalid_request", "unauthorized", "unsupported", "deadline_exceeded", "cancelled", "tool_failure", "internal"}
+
+// String returns the snake_case name, or "unrecognized-N".
+func (c ErrorCode) String() string {
+	if c != 0 && int(c) < len(errorCodeNames) {
+		return errorCodeNames[c]
+	}
+	return "unrecognized-" + strconv.Itoa(int(c))
+}
+
+// ErrorBody is the CBOR body of an error envelope (content type cbor).
+type ErrorBody struct {
+	Code      ErrorCode
+	Message   *string
+	Retryable bool
+	Detail    Metadata
+}
+
+// Marshal returns the body's canonical CBOR; retryable is always written.
+func (e *ErrorBody) Marshal() ([]byte, error) { return e.AppendMarshal(nil) }
+
+// AppendMarshal appends the body's canonical CBOR to b.
+func (e *ErrorBody) AppendMarshal(b []byte) ([]byte, error) {
+	n := uint64(2)
+	if e.Message != nil {
+		if !utf8.ValidString(*e.Message) {
+			return b, fmt.Errorf("%w error body: message is not valid UTF-8", ErrEncode)
+		}
+		n++
+	}
+	if e.Detail != nil {
+		n++
+	}
+	b = appendHead(b, majorMap, n)
+	b = append(b, "\x64code"...)
+	b = appendHead(b, majorUint, uint64(e.Code))
+	if e.Message != nil {
+		b = append(b, "\x67message"...)
+		b = appendText(b, *e.Message)
+	}
+	b = append(b, "\x69retryable"...)
+	b = appendBool(b, e.Retryable)
+	if e.Detail != nil {
+		b = append(b, "\x66detail"...)
+		var err error
+		if b, err = e.Detail.appendCBOR(b); err != nil {
+			return b, fmt.Errorf("%w error body: detail: %w", ErrEncode, err)
+		}
+	}
+	return b, nil
+}
+
+// MarshalCBOR implements cbor.Marshaler.
+func (e *ErrorBody) MarshalCBOR() ([]byte, error) { return e.Marshal() }
+
+// UnmarshalCBOR implements cbor.Unmarshaler.
+func (e *ErrorBody) UnmarshalCBOR(b []byte) error {
+	v, err := DecodeErrorBody(b)
+	if err != nil {
+		return err
+	}
+	*e = *v
+	return nil
+}
+
+// DecodeErrorBody decodes an error envelope's body.
+func DecodeErrorBody(b []byte) (*ErrorBody, error) {
+	r := reader{b: b}
+	e := new(ErrorBody)
+	if err := r.finish("error body", e.decode(&r)); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *ErrorBody) decode(r *reader) error {
+	var seen fieldSet
+	err := r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "code":
+			idx = 0
+		case "message":
+			idx = 1
+		case "retryable":
+			idx = 2
+		case "detail":
+			idx = 3
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		if idx == 1 || idx == 3 {
+			if none, err := r.absent(); none || err != nil {
+				return err
+			}
+		}
+		var err error
+		switch idx {
+		case 0:
+			var v uint64
+			v, err = r.uint(math.MaxUint8)
+			e.Code = ErrorCode(v)
+		case 1:
+			var s string
+			s, err = r.string()
+			e.Message = &s
+		case 2:
+			e.Retryable, err = r.bool()
+		case 3:
+			err = e.Detail.decode(r)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(0, "code")
+}

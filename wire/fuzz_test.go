@@ -1,0 +1,245 @@
+package wire_test
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fxamacker/cbor/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// seedFixtures returns the fixture files when the folder is present; fuzz
+// seeding is best effort (TestFixtures is what fails on a missing folder).
+func seedFixtures() [][]byte {
+	dir := os.Getenv("AGDX_FIXTURES")
+	if dir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(root, "..", "shared", "fixtures", "agdx")
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	var out [][]byte
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// wellformed is fxamacker's independent well-formedness check, with limits
+// opened up so that only real malformation differs from our reader.
+var wellformed = func() cbor.DecMode {
+	dm, err := cbor.DecOptions{MaxNestedLevels: 65535, MaxArrayElements: 1 << 30, MaxMapPairs: 1 << 30}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return dm
+}()
+
+// checkEnvelopeBytes is the fuzz property: decoding never panics, fails
+// only with ErrDecode, never accepts malformed CBOR, and whatever decodes
+// re-encodes to canonical bytes that decode to an equal envelope.
+func checkEnvelopeBytes(t *testing.T, data []byte) {
+	env, err := wire.DecodeEnvelope(data)
+	if err != nil {
+		if !errors.Is(err, wire.ErrDecode) {
+			t.Fatalf("decode error %v does not match ErrDecode", err)
+		}
+		return
+	}
+	if err := wellformed.Wellformed(data); err != nil {
+		t.Fatalf("accepted input fxamacker finds malformed (%v): %x", err, data)
+	}
+	_ = wire.Validate(env)
+	_ = env.UnmetRequirements(wire.FeaturesNone)
+	_, _ = env.Fence()
+	canon, err := env.Marshal()
+	if err != nil {
+		t.Fatalf("decoded envelope does not re-encode: %v", err)
+	}
+	back, err := wire.DecodeEnvelope(canon)
+	if err != nil {
+		t.Fatalf("re-encoding does not decode: %v\n%x", err, canon)
+	}
+	if diff := cmp.Diff(env, back); diff != "" {
+		t.Fatalf("decode(encode(v)) != v (-first +second):\n%s", diff)
+	}
+	again, _ := back.Marshal()
+	if !bytes.Equal(again, canon) {
+		t.Fatalf("canonical encoding is not stable\n%x\n%x", canon, again)
+	}
+}
+
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, b := range seedFixtures() {
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"a0", "f6", "",
+		// undefined optionals, an indefinite map, a tagged body, a u8-array body
+		"bf646b696e646576656e74656e6f7264" + "ff",
+		"a4646b696e646576656e746c636f6e766572736174696f6e5000000000000000000000000000000000666f7572636561616464626f6479c24101",
+	} {
+		b, _ := hexDecode(s)
+		f.Add(b)
+	}
+	f.Fuzz(checkEnvelopeBytes)
+}
+
+func FuzzDecodeDeadLetter(f *testing.F) {
+	for _, b := range seedFixtures() {
+		f.Add(b)
+	}
+	seed, _ := (&wire.DeadLetter{Source: wire.LogPosition{StreamID: 1, Offset: 9}, Reason: wire.ReasonDecodeFailed, Detail: new(string), Payload: []byte{0xa0}}).Marshal()
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := wire.DecodeDeadLetter(data)
+		if err != nil {
+			if !errors.Is(err, wire.ErrDecode) {
+				t.Fatalf("decode error %v does not match ErrDecode", err)
+			}
+			return
+		}
+		if err := wellformed.Wellformed(data); err != nil {
+			t.Fatalf("accepted malformed input (%v): %x", err, data)
+		}
+		canon, err := d.Marshal()
+		if err != nil {
+			t.Fatalf("decoded capsule does not re-encode: %v", err)
+		}
+		back, err := wire.DecodeDeadLetter(canon)
+		if err != nil {
+			t.Fatalf("re-encoding does not decode: %v", err)
+		}
+		if diff := cmp.Diff(d, back); diff != "" {
+			t.Fatalf("decode(encode(v)) != v:\n%s", diff)
+		}
+	})
+}
+
+// fuzzKeys are the header names the provenance fuzzer draws from: every
+// provenance key plus foreign and typed neighbours.
+var fuzzKeys = []string{
+	wire.HeaderConversationID, wire.HeaderCausalParent, wire.HeaderParentConversation, wire.HeaderRootConversation,
+	wire.HeaderAgentID, wire.HeaderTarget, wire.HeaderIdempotencyKey, wire.HeaderCorrelationID, wire.HeaderFence,
+	wire.HeaderDeadline, wire.HeaderUsageInputTokens, wire.HeaderUsageOutputTokens, wire.HeaderCost,
+	wire.HeaderContentType, wire.HeaderAgentVersion, wire.HeaderDelegatedBy, "x-other",
+}
+
+// headersFromFuzz reads records of [key selector][kind][length][value...].
+func headersFromFuzz(data []byte) wire.Headers {
+	var h wire.Headers
+	for len(data) >= 3 {
+		key := fuzzKeys[int(data[0])%len(fuzzKeys)]
+		kind := wire.HeaderKind(data[1] % 16)
+		n := min(int(data[2]), len(data)-3)
+		h = append(h, wire.Header{Key: key, Value: wire.HeaderValue{Kind: kind, Data: data[3 : 3+n]}})
+		data = data[3+n:]
+	}
+	return h
+}
+
+func headersToFuzz(h wire.Headers) []byte {
+	var out []byte
+	for _, e := range h {
+		sel := 0
+		for i, k := range fuzzKeys {
+			if k == e.Key {
+				sel = i
+			}
+		}
+		out = append(out, byte(sel), byte(e.Value.Kind), byte(len(e.Value.Data)))
+		out = append(out, e.Value.Data...)
+	}
+	return out
+}
+
+func FuzzDecodeProvenance(f *testing.F) {
+	full := fullProvenance()
+	for _, prov := range []wire.Provenance{full, {Conversation: idConv}} {
+		h, err := prov.Headers()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(headersToFuzz(h))
+	}
+	target := wire.AgentID("target-agent")
+	f.Add(headersToFuzz(wire.EnvelopeHeaders(&wire.Envelope{Conversation: idConv, Target: &target}, wire.ContentJSON)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		prov, err := wire.DecodeProvenance(headersFromFuzz(data))
+		if err != nil {
+			return
+		}
+		h, err := prov.Headers()
+		if err != nil {
+			// Reading is lenient about values the writer refuses (say an
+			// over-long agent); only encodable provenance must round-trip.
+			if !errors.Is(err, wire.ErrProvenanceValue) && !errors.Is(err, wire.ErrProvenanceTooLarge) {
+				t.Fatalf("unexpected encode error: %v", err)
+			}
+			return
+		}
+		back, err := wire.DecodeProvenance(h)
+		if err != nil {
+			t.Fatalf("re-encoded headers do not decode: %v", err)
+		}
+		if diff := cmp.Diff(prov, back); diff != "" {
+			t.Fatalf("decode(encode(v)) != v:\n%s", diff)
+		}
+	})
+}
+
+// TestDecodersSurviveCorruption mirrors the reference's robustness suite:
+// every prefix and every byte corrupted three ways (low bit, high bit, all
+// bits) of every fixture, plus random buffers, through every decoder; nothing
+// may panic and accepted envelopes must round-trip.
+func TestDecodersSurviveCorruption(t *testing.T) {
+	decoders := []func([]byte) error{
+		func(b []byte) error { _, err := wire.DecodeDeadLetter(b); return err },
+		func(b []byte) error { _, err := wire.DecodeSignature(b); return err },
+		func(b []byte) error { _, err := wire.DecodeErrorBody(b); return err },
+		func(b []byte) error { _, err := wire.DecodeAgentCard(b); return err },
+		func(b []byte) error { _, err := wire.DecodeBodyRef(b); return err },
+		func(b []byte) error { var v wire.Value; return v.UnmarshalCBOR(b) },
+		func(b []byte) error { var m wire.Metadata; return m.UnmarshalCBOR(b) },
+	}
+	run := func(b []byte) {
+		checkEnvelopeBytes(t, b)
+		for _, d := range decoders {
+			_ = d(b)
+		}
+	}
+	files := agdxFixtures(t)
+	for _, name := range sortedNames(files) {
+		b := files[name]
+		for i := 0; i <= len(b); i++ {
+			run(b[:i])
+		}
+		flipped := append([]byte{}, b...)
+		for i := range flipped {
+			for _, mask := range []byte{0x01, 0x80, 0xff} {
+				flipped[i] ^= mask
+				run(flipped)
+				flipped[i] ^= mask
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	buf := make([]byte, 64)
+	for i := 0; i < 10000; i++ {
+		n := rng.IntN(len(buf))
+		for j := range buf[:n] {
+			buf[j] = byte(rng.Uint32())
+		}
+		run(buf[:n])
+	}
+}

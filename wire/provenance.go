@@ -1,0 +1,328 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MessageID is a record's place in one topic: partition and offset. Its text
+// form "p:o" is the generic-path agdx.cause header.
+type MessageID struct {
+	Partition uint32
+	Offset    uint64
+}
+
+// ErrBadMessageID reports text that is not a strict "partition:offset".
+var ErrBadMessageID = errors.New("wire: invalid message id")
+
+// String renders "partition:offset".
+func (m MessageID) String() string {
+	return string(m.AppendText(make([]byte, 0, 24)))
+}
+
+// AppendText appends "partition:offset" to b.
+func (m MessageID) AppendText(b []byte) []byte {
+	b = strconv.AppendUint(b, uint64(m.Partition), 10)
+	b = append(b, ':')
+	return strconv.AppendUint(b, m.Offset, 10)
+}
+
+// ParseMessageID parses "partition:offset": two decimals with no sign, space
+// or leading zero (other than "0" itself).
+func ParseMessageID(s string) (MessageID, error) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		p, perr := strictDecimal(s[:i], math.MaxUint32)
+		o, oerr := strictDecimal(s[i+1:], math.MaxUint64)
+		if perr != nil || oerr != nil {
+			break
+		}
+		return MessageID{Partition: uint32(p), Offset: o}, nil
+	}
+	return MessageID{}, fmt.Errorf("%w %q: want partition:offset", ErrBadMessageID, s)
+}
+
+func strictDecimal(s string, max uint64) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return 0, strconv.ErrSyntax
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, strconv.ErrSyntax
+		}
+		d := uint64(c - '0')
+		if v > (max-d)/10 {
+			return 0, strconv.ErrRange
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// Provenance is the generic (non-enveloped) provenance carried as string
+// headers by plain messages and dead-letter capsules. Empty strings and nil
+// pointers are absent.
+type Provenance struct {
+	Conversation       ID
+	CausalParent       *MessageID
+	ParentConversation *ID
+	RootConversation   *ID
+	Agent              string
+	Target             string
+	IdempotencyKey     string
+	Correlation        string
+	Fence              *uint64
+	// Deadline is in epoch microseconds.
+	Deadline     *uint64
+	InputTokens  *uint64
+	OutputTokens *uint64
+	Cost         *float64
+}
+
+// Provenance header errors.
+var (
+	// ErrProvenanceValue reports a header value that breaks the value rules
+	// (writing) or cannot be parsed (reading).
+	ErrProvenanceValue = errors.New("wire: invalid provenance header value")
+	// ErrProvenanceTooLarge reports provenance headers over HeaderSoftCap.
+	ErrProvenanceTooLarge = errors.New("wire: provenance headers too large")
+	// ErrMissingConversation reports generic headers without gen_ai.conversation.id.
+	ErrMissingConversation = errors.New("wire: missing gen_ai.conversation.id header")
+)
+
+// PartitionKey is the conversation's Crockford text.
+func (p *Provenance) PartitionKey() string { return p.Conversation.String() }
+
+// Headers returns the provenance as String headers in bytewise key order.
+func (p *Provenance) Headers() (Headers, error) {
+	return p.AppendHeaders(make(Headers, 0, 4))
+}
+
+// AppendHeaders appends the provenance's String headers (in bytewise key
+// order) to h. Every value must be 1..255 bytes of UTF-8 without control
+// bytes, and the appended headers must total at most HeaderSoftCap bytes
+// (key + value + framing each); headers already in h are not counted, as the
+// reference adds its content-type header after this check.
+func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
+	start := len(h)
+	var num [24]byte
+	add := func(key, value string) error {
+		if err := checkProvenanceValue(value); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrProvenanceValue, key, err)
+		}
+		h = append(h, Header{Key: key, Value: StringValue(value)})
+		return nil
+	}
+	addUint := func(key string, v *uint64) error {
+		if v == nil {
+			return nil
+		}
+		return add(key, string(strconv.AppendUint(num[:0], *v, 10)))
+	}
+	addStr := func(key, v string) error {
+		if v == "" {
+			return nil
+		}
+		return add(key, v)
+	}
+	addID := func(key string, id *ID) error {
+		if id == nil {
+			return nil
+		}
+		return add(key, id.String())
+	}
+	var cost string
+	if p.Cost != nil {
+		if math.IsInf(*p.Cost, 0) || math.IsNaN(*p.Cost) {
+			return h[:start], fmt.Errorf("%w: %s: cost must be finite", ErrProvenanceValue, HeaderCost)
+		}
+		cost = strconv.FormatFloat(*p.Cost, 'f', -1, 64)
+	}
+	var cause string
+	if p.CausalParent != nil {
+		cause = p.CausalParent.String()
+	}
+	for _, err := range [...]func() error{
+		func() error { return addStr(HeaderCausalParent, cause) },
+		func() error { return addStr(HeaderCorrelationID, p.Correlation) },
+		func() error { return addStr(HeaderCost, cost) },
+		func() error { return addUint(HeaderDeadline, p.Deadline) },
+		func() error { return addUint(HeaderFence, p.Fence) },
+		func() error { return addStr(HeaderIdempotencyKey, p.IdempotencyKey) },
+		func() error { return addID(HeaderParentConversation, p.ParentConversation) },
+		func() error { return addID(HeaderRootConversation, p.RootConversation) },
+		func() error { return addStr(HeaderTarget, p.Target) },
+		func() error { return addStr(HeaderAgentID, p.Agent) },
+		func() error { return addID(HeaderConversationID, &p.Conversation) },
+		func() error { return addUint(HeaderUsageInputTokens, p.InputTokens) },
+		func() error { return addUint(HeaderUsageOutputTokens, p.OutputTokens) },
+	} {
+		if e := err(); e != nil {
+			return h[:start], e
+		}
+	}
+	if size := h[start:].Size(); size > HeaderSoftCap {
+		return h[:start], fmt.Errorf("%w: %d bytes, cap %d", ErrProvenanceTooLarge, size, HeaderSoftCap)
+	}
+	return h, nil
+}
+
+func checkProvenanceValue(v string) error {
+	switch {
+	case v == "":
+		return errors.New("empty")
+	case len(v) > HeaderValueMax:
+		return fmt.Errorf("%d bytes, max %d", len(v), HeaderValueMax)
+	case !utf8.ValidString(v):
+		return errors.New("not valid UTF-8")
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == 0x7f {
+			return fmt.Errorf("control byte 0x%02x at %d", c, i)
+		}
+	}
+	return nil
+}
+
+// DecodeProvenance reads the generic provenance headers, failing closed: a
+// known key with a non-String value, an unparsable id or number, or a
+// missing conversation id is an error. Unknown keys and typed headers under
+// other names (agdx.ct, agdx.av) are ignored.
+func DecodeProvenance(h Headers) (Provenance, error) {
+	var p Provenance
+	var haveConv bool
+	seen := make(map[string]bool, 4)
+	for _, e := range h {
+		if !isProvenanceKey(e.Key) || seen[e.Key] {
+			continue
+		}
+		seen[e.Key] = true
+		s, err := e.Value.AsString()
+		if err != nil {
+			return Provenance{}, fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
+		}
+		if !utf8.ValidString(s) {
+			return Provenance{}, fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
+		}
+		bad := func(err error) (Provenance, error) {
+			return Provenance{}, fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, s, err)
+		}
+		switch e.Key {
+		case HeaderConversationID:
+			if p.Conversation, err = ParseID(s); err != nil {
+				return bad(err)
+			}
+			haveConv = true
+		case HeaderCausalParent:
+			m, err := ParseMessageID(s)
+			if err != nil {
+				return bad(err)
+			}
+			p.CausalParent = &m
+		case HeaderParentConversation, HeaderRootConversation:
+			id, err := ParseID(s)
+			if err != nil {
+				return bad(err)
+			}
+			if e.Key == HeaderParentConversation {
+				p.ParentConversation = &id
+			} else {
+				p.RootConversation = &id
+			}
+		case HeaderAgentID:
+			p.Agent = s
+		case HeaderTarget:
+			p.Target = s
+		case HeaderIdempotencyKey:
+			p.IdempotencyKey = s
+		case HeaderCorrelationID:
+			p.Correlation = s
+		case HeaderFence, HeaderDeadline, HeaderUsageInputTokens, HeaderUsageOutputTokens:
+			v, err := parseDecimal(s)
+			if err != nil {
+				return bad(err)
+			}
+			switch e.Key {
+			case HeaderFence:
+				p.Fence = &v
+			case HeaderDeadline:
+				p.Deadline = &v
+			case HeaderUsageInputTokens:
+				p.InputTokens = &v
+			default:
+				p.OutputTokens = &v
+			}
+		case HeaderCost:
+			f, err := parseCost(s)
+			if err != nil {
+				return bad(err)
+			}
+			p.Cost = &f
+		}
+	}
+	if !haveConv {
+		return Provenance{}, ErrMissingConversation
+	}
+	return p, nil
+}
+
+func isProvenanceKey(k string) bool {
+	switch k {
+	case HeaderConversationID, HeaderCausalParent, HeaderParentConversation, HeaderRootConversation,
+		HeaderAgentID, HeaderTarget, HeaderIdempotencyKey, HeaderCorrelationID, HeaderFence,
+		HeaderDeadline, HeaderUsageInputTokens, HeaderUsageOutputTokens, HeaderCost:
+		return true
+	}
+	return false
+}
+
+// parseDecimal reads a u64 the way the reference's integer parser does: an
+// optional '+' and at least one digit, leading zeros allowed.
+func parseDecimal(s string) (uint64, error) {
+	if len(s) > 1 && s[0] == '+' {
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, strconv.ErrSyntax
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, strconv.ErrSyntax
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, strconv.ErrRange
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// parseCost reads a finite decimal float (no hex, no underscores, no
+// infinities or NaN).
+func parseCost(s string) (float64, error) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default:
+			return 0, strconv.ErrSyntax
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, errors.New("not finite")
+	}
+	return f, nil
+}

@@ -1,0 +1,376 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Kind is the envelope kind; the set is closed and an unknown kind fails decode.
+type Kind string
+
+// Envelope kinds.
+const (
+	KindCommand  Kind = "command"
+	KindResponse Kind = "response"
+	KindEvent    Kind = "event"
+	KindChunk    Kind = "chunk"
+	KindStatus   Kind = "status"
+	KindError    Kind = "error"
+)
+
+// ErrUnknownKind reports an envelope kind outside the six defined ones.
+var ErrUnknownKind = errors.New("wire: unknown envelope kind")
+
+// Known reports whether k is one of the six envelope kinds.
+func (k Kind) Known() bool {
+	switch k {
+	case KindCommand, KindResponse, KindEvent, KindChunk, KindStatus, KindError:
+		return true
+	}
+	return false
+}
+
+// ParseKind returns the kind named s, without allocating for known names.
+func ParseKind(s string) (Kind, error) {
+	if k, ok := kindOf([]byte(s)); ok {
+		return k, nil
+	}
+	return "", fmt.Errorf("%w %q", ErrUnknownKind, s)
+}
+
+func kindOf(b []byte) (Kind, bool) {
+	switch string(b) {
+	case "command":
+		return KindCommand, true
+	case "response":
+		return KindResponse, true
+	case "event":
+		return KindEvent, true
+	case "chunk":
+		return KindChunk, true
+	case "status":
+		return KindStatus, true
+	case "error":
+		return KindError, true
+	}
+	return "", false
+}
+
+// MaxAgentIDBytes caps an agent id (source, target) on the wire.
+const MaxAgentIDBytes = 256
+
+// AgentID names an agent (an envelope's source or target): non-empty UTF-8 of
+// at most 256 bytes with no Unicode control characters (category Cc).
+type AgentID string
+
+// ErrBadAgentID reports an agent id that breaks the AgentID rules.
+var ErrBadAgentID = errors.New("wire: invalid agent id")
+
+// ParseAgentID validates s as an agent id.
+func ParseAgentID(s string) (AgentID, error) {
+	if err := checkAgentID(s); err != nil {
+		return "", err
+	}
+	return AgentID(s), nil
+}
+
+// Validate reports whether the id obeys the AgentID rules.
+func (a AgentID) Validate() error { return checkAgentID(string(a)) }
+
+func checkAgentID(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("%w: empty", ErrBadAgentID)
+	case len(s) > MaxAgentIDBytes:
+		return fmt.Errorf("%w: %d bytes, max %d", ErrBadAgentID, len(s), MaxAgentIDBytes)
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return fmt.Errorf("%w: not valid UTF-8", ErrBadAgentID)
+			}
+		}
+		// Unicode Cc is exactly C0, DEL and C1; the reference rejects all three.
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return fmt.Errorf("%w: control character %U at byte %d", ErrBadAgentID, r, i)
+		}
+	}
+	return nil
+}
+
+// MaxIdempotencyKeyBytes caps an idempotency key.
+const MaxIdempotencyKeyBytes = 64
+
+// IdempotencyKey deduplicates retried effects: 1..64 bytes of UTF-8.
+type IdempotencyKey string
+
+// ErrBadIdempotencyKey reports an empty or over-long idempotency key.
+var ErrBadIdempotencyKey = errors.New("wire: invalid idempotency key")
+
+// ParseIdempotencyKey validates s as an idempotency key.
+func ParseIdempotencyKey(s string) (IdempotencyKey, error) {
+	if err := checkIdempotencyKey(s); err != nil {
+		return "", err
+	}
+	return IdempotencyKey(s), nil
+}
+
+// Validate reports whether the key obeys the IdempotencyKey rules.
+func (k IdempotencyKey) Validate() error { return checkIdempotencyKey(string(k)) }
+
+func checkIdempotencyKey(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("%w: empty", ErrBadIdempotencyKey)
+	case len(s) > MaxIdempotencyKeyBytes:
+		return fmt.Errorf("%w: %d bytes, max %d", ErrBadIdempotencyKey, len(s), MaxIdempotencyKeyBytes)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%w: not valid UTF-8", ErrBadIdempotencyKey)
+	}
+	return nil
+}
+
+// TaskState is the A2A task lifecycle code; unknown codes pass through.
+type TaskState uint8
+
+// Task states.
+const (
+	TaskSubmitted     TaskState = 1
+	TaskWorking       TaskState = 2
+	TaskInputRequired TaskState = 3
+	TaskCompleted     TaskState = 4
+	TaskCanceled      TaskState = 5
+	TaskFailed        TaskState = 6
+	TaskRejected      TaskState = 7
+	TaskAuthRequired  TaskState = 8
+	TaskUnknown       TaskState = 9
+)
+
+var taskStateNames = [...]string{"", "submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required", "unknown"}
+
+// String returns the A2A name, or "unrecognized-N" for other codes.
+func (s TaskState) String() string {
+	if s != 0 && int(s) < len(taskStateNames) {
+		return taskStateNames[s]
+	}
+	return "unrecognized-" + strconv.Itoa(int(s))
+}
+
+// Terminal reports whether no further state can follow (completed, canceled,
+// failed, rejected); unrecognized codes are never terminal.
+func (s TaskState) Terminal() bool {
+	switch s {
+	case TaskCompleted, TaskCanceled, TaskFailed, TaskRejected:
+		return true
+	}
+	return false
+}
+
+// ContentType is the agdx.ct code of a payload or body; unknown codes must be
+// carried through, never rejected.
+type ContentType uint8
+
+// Content type codes.
+const (
+	ContentRaw      ContentType = 0
+	ContentJSON     ContentType = 1
+	ContentMsgpack  ContentType = 2
+	ContentCBOR     ContentType = 3
+	ContentBSON     ContentType = 4
+	ContentAvro     ContentType = 5
+	ContentProtobuf ContentType = 6
+	ContentArrow    ContentType = 7
+	ContentRef      ContentType = 8
+	ContentAny      ContentType = 255
+)
+
+var contentTypeNames = [...]string{"raw", "json", "msgpack", "cbor", "bson", "avro", "protobuf", "arrow", "ref"}
+
+// ErrUnknownContentType reports a content-type name outside the defined set.
+var ErrUnknownContentType = errors.New("wire: unknown content type")
+
+// Known reports whether c is a defined code.
+func (c ContentType) Known() bool { return int(c) < len(contentTypeNames) || c == ContentAny }
+
+// String returns the snake_case name, or "unknown-N" for undefined codes.
+func (c ContentType) String() string {
+	switch {
+	case int(c) < len(contentTypeNames):
+		return contentTypeNames[c]
+	case c == ContentAny:
+		return "any"
+	}
+	return "unknown-" + strconv.Itoa(int(c))
+}
+
+// ParseContentType returns the code of a content-type name (as agent cards
+// carry it).
+func ParseContentType(name string) (ContentType, error) {
+	for i, n := range contentTypeNames {
+		if n == name {
+			return ContentType(i), nil
+		}
+	}
+	if name == "any" {
+		return ContentAny, nil
+	}
+	return 0, fmt.Errorf("%w %q", ErrUnknownContentType, name)
+}
+
+// LogPositionLen is the byte length of an encoded LogPosition.
+const LogPositionLen = 20
+
+// LogPosition locates one record in Iggy by numeric ids; on the wire it is a
+// 20-byte big-endian byte string.
+type LogPosition struct {
+	StreamID    uint32
+	TopicID     uint32
+	PartitionID uint32
+	Offset      uint64
+}
+
+// String renders "stream/topic/partition@offset" for logs.
+func (p LogPosition) String() string {
+	return fmt.Sprintf("%d/%d/%d@%d", p.StreamID, p.TopicID, p.PartitionID, p.Offset)
+}
+
+// Bytes returns the 20-byte wire form.
+func (p LogPosition) Bytes() [LogPositionLen]byte {
+	var b [LogPositionLen]byte
+	binary.BigEndian.PutUint32(b[0:], p.StreamID)
+	binary.BigEndian.PutUint32(b[4:], p.TopicID)
+	binary.BigEndian.PutUint32(b[8:], p.PartitionID)
+	binary.BigEndian.PutUint64(b[12:], p.Offset)
+	return b
+}
+
+// LogPositionFromBytes parses the 20-byte wire form.
+func LogPositionFromBytes(b []byte) (LogPosition, error) {
+	if len(b) != LogPositionLen {
+		return LogPosition{}, fmt.Errorf("%w: log position is %d bytes, want %d", ErrMalformed, len(b), LogPositionLen)
+	}
+	return LogPosition{
+		StreamID:    binary.BigEndian.Uint32(b[0:]),
+		TopicID:     binary.BigEndian.Uint32(b[4:]),
+		PartitionID: binary.BigEndian.Uint32(b[8:]),
+		Offset:      binary.BigEndian.Uint64(b[12:]),
+	}, nil
+}
+
+func appendLogPosition(b []byte, p LogPosition) []byte {
+	b = append(b, majorBytes|LogPositionLen)
+	b = binary.BigEndian.AppendUint32(b, p.StreamID)
+	b = binary.BigEndian.AppendUint32(b, p.TopicID)
+	b = binary.BigEndian.AppendUint32(b, p.PartitionID)
+	return binary.BigEndian.AppendUint64(b, p.Offset)
+}
+
+func (r *reader) logPosition() (LogPosition, error) {
+	p, err := r.str(majorBytes)
+	if err != nil {
+		return LogPosition{}, err
+	}
+	return LogPositionFromBytes(p)
+}
+
+func appendID(b []byte, id *ID) []byte {
+	b = append(b, majorBytes|16)
+	return append(b, id[:]...)
+}
+
+// TokenUsage is advisory model-usage accounting.
+type TokenUsage struct {
+	InputTokens              uint64
+	OutputTokens             uint64
+	ReasoningOutputTokens    *uint64
+	CacheReadInputTokens     *uint64
+	CacheCreationInputTokens *uint64
+}
+
+func (u *TokenUsage) appendCBOR(b []byte) []byte {
+	n := uint64(2)
+	for _, p := range [...]*uint64{u.ReasoningOutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens} {
+		if p != nil {
+			n++
+		}
+	}
+	b = appendHead(b, majorMap, n)
+	b = appendText(b, "input_tokens")
+	b = appendHead(b, majorUint, u.InputTokens)
+	b = appendText(b, "output_tokens")
+	b = appendHead(b, majorUint, u.OutputTokens)
+	if u.ReasoningOutputTokens != nil {
+		b = appendText(b, "reasoning_output_tokens")
+		b = appendHead(b, majorUint, *u.ReasoningOutputTokens)
+	}
+	if u.CacheReadInputTokens != nil {
+		b = appendText(b, "cache_read_input_tokens")
+		b = appendHead(b, majorUint, *u.CacheReadInputTokens)
+	}
+	if u.CacheCreationInputTokens != nil {
+		b = appendText(b, "cache_creation_input_tokens")
+		b = appendHead(b, majorUint, *u.CacheCreationInputTokens)
+	}
+	return b
+}
+
+func (u *TokenUsage) decode(r *reader) error {
+	var seen fieldSet
+	var opt [3]uint64
+	err := r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "input_tokens":
+			idx = 0
+		case "output_tokens":
+			idx = 1
+		case "reasoning_output_tokens":
+			idx = 2
+		case "cache_read_input_tokens":
+			idx = 3
+		case "cache_creation_input_tokens":
+			idx = 4
+		default:
+			return r.skip()
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		if idx >= 2 {
+			if none, err := r.absent(); none || err != nil {
+				return err
+			}
+		}
+		v, err := r.uint(maxUint64)
+		if err != nil {
+			return err
+		}
+		switch idx {
+		case 0:
+			u.InputTokens = v
+		case 1:
+			u.OutputTokens = v
+		default:
+			opt[idx-2] = v
+			p := &opt[idx-2]
+			switch idx {
+			case 2:
+				u.ReasoningOutputTokens = p
+			case 3:
+				u.CacheReadInputTokens = p
+			case 4:
+				u.CacheCreationInputTokens = p
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return seen.require(0, "input_tokens", 1, "output_tokens")
+}
+
+const maxUint64 = ^uint64(0)
