@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -746,5 +747,78 @@ func TestHardStopNeitherCommitsNorDeadLetters(t *testing.T) {
 	}
 	if n := len(readAll(t, log, dlq)); n != 0 {
 		t.Fatal("hard stop dead-lettered")
+	}
+}
+
+func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	sink, dls := deadLetters()
+	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") })})
+	deadline := uint64(time.Now().Add(time.Hour).UnixMicro())
+	in := wire.Provenance{Conversation: conv(), Agent: sender, Target: agent, IdempotencyKey: "k-1", Correlation: "c-1", Deadline: &deadline}
+	pos := plain(t, log, in, "x")
+	dl := recv(t, dls, "dead letter")
+	if dl.Message == nil || dl.Message.Position != pos || !errors.Is(dl.Cause, runtime.ErrRejected) {
+		t.Fatalf("sink saw %+v", dl)
+	}
+	recs := readAll(t, log, dlq)
+	if len(recs) != 1 || recs[0].Position != dl.Position {
+		t.Fatalf("capsule at %v, sink told %v", recs, dl.Position)
+	}
+	got, err := wire.DecodeProvenance(recs[0].Headers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.Deadline = nil
+	want.CausalParent = &wire.MessageID{Partition: pos.Partition, Offset: pos.Offset}
+	if got.Conversation != want.Conversation || got.Agent != want.Agent || got.Target != want.Target ||
+		got.IdempotencyKey != want.IdempotencyKey || got.Correlation != want.Correlation ||
+		got.Deadline != nil || *got.CausalParent != *want.CausalParent {
+		t.Fatalf("capsule provenance %+v, want %+v", got, want)
+	}
+	if recs[0].Position.Partition != pos.Partition {
+		t.Fatal("the capsule is keyed by the original conversation")
+	}
+}
+
+func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	_ = log.EnsureTopics(context.Background(), 1, "agent.audit")
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, RespondTopic: resp,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			if err := c.Status(wire.TaskInputRequired); err != nil {
+				return err
+			}
+			return c.Emit("agent.audit", []byte(`{"seen":true}`), runtime.WithOperation("state_snapshot"), runtime.WithContentType(wire.ContentJSON))
+		})})
+	cmd := command("go")
+	envelope(t, log, cmd, wire.ContentJSON)
+	transporttest.Eventually(t, waitLimit, "event published", func() bool { return len(readAll(t, log, "agent.audit")) == 1 })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	statuses := readAll(t, log, resp)
+	if len(statuses) != 1 {
+		t.Fatalf("%d statuses", len(statuses))
+	}
+	st, err := wire.DecodeEnvelope(statuses[0].Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kind != wire.KindStatus || *st.TaskState != wire.TaskInputRequired || *st.Correlation != *cmd.Correlation || *st.Target != sender {
+		t.Fatalf("status %+v", st)
+	}
+	events := readAll(t, log, "agent.audit")
+	ev, err := wire.DecodeEnvelope(events[0].Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != wire.KindEvent || ev.Conversation != cmd.Conversation || ev.Source != agent || *ev.Operation != "state_snapshot" {
+		t.Fatalf("event %+v", ev)
+	}
+	if ct, _ := events[0].Headers.Get(wire.HeaderContentType); ct.Data[0] != uint8(wire.ContentJSON) {
+		t.Fatal("event content type")
 	}
 }

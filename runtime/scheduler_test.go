@@ -334,3 +334,28 @@ func (s *countingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, er
 }
 
 var _ = time.Second
+
+func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	tr.FailPublish(func(topic string) error {
+		if topic == dlq {
+			return errors.New("dlq unavailable")
+		}
+		return nil
+	})
+	sink, dls := deadLetters()
+	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") })})
+	plain(t, log, wire.Provenance{Conversation: conv()}, "poison")
+	dl := recv(t, dls, "failed dead letter")
+	if dl.PublishErr == nil || !strings.Contains(dl.PublishErr.Error(), "dlq unavailable") {
+		t.Fatalf("publish error %v", dl.PublishErr)
+	}
+	if err := r.wait(t); err == nil || !strings.Contains(err.Error(), "dead-letter publish failed") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := tr.CommitCount(); n != 0 {
+		t.Fatalf("%d commits after a lost capsule", n)
+	}
+}

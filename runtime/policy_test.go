@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/wire"
+)
+
+func TestRetryPolicyDelaysDoubleFromTheBaseAndSaturate(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond}
+	for attempt, want := range []time.Duration{100, 200, 400, 800} {
+		if got := p.Delay(attempt); got != want*time.Millisecond {
+			t.Fatalf("Delay(%d) = %v, want %v", attempt, got, want*time.Millisecond)
+		}
+	}
+	if p.Delay(16) != p.Delay(60) {
+		t.Fatal("the exponent is capped at 16")
+	}
+	huge := RetryPolicy{BaseDelay: time.Duration(1) << 60}
+	if huge.Delay(16) <= 0 {
+		t.Fatal("a huge base must saturate, not overflow")
+	}
+	if DefaultRetryPolicy.Delay(0) != 200*time.Millisecond || DefaultRetryPolicy.MaxAttempts != 5 {
+		t.Fatalf("default policy %+v", DefaultRetryPolicy)
+	}
+}
+
+func TestPollBackoffIsFiftyMillisecondsDoublingToOneSecond(t *testing.T) {
+	for n, want := range []time.Duration{50, 100, 200, 400, 800, 1000, 1000} {
+		if got := pollBackoff(n + 1); got != want*time.Millisecond {
+			t.Fatalf("pollBackoff(%d) = %v, want %v", n+1, got, want*time.Millisecond)
+		}
+	}
+}
+
+func TestDedupKeyIsScopedBySenderWithUnitSeparator(t *testing.T) {
+	if a, b := DedupKey("planner", "attempt-1"), DedupKey("worker", "attempt-1"); a == b {
+		t.Fatal("two senders' keys collide")
+	}
+	if got := DedupKey("planner", "k"); got != "planner\x1fk" {
+		t.Fatalf("scoped key %q", got)
+	}
+	if got := DedupKey("", "k"); got != "k" {
+		t.Fatalf("unscoped key %q", got)
+	}
+}
+
+func TestSlidingWindowIsFIFOAndDoesNotRefreshOnRepeat(t *testing.T) {
+	w := NewSlidingWindow(2)
+	ctx := context.Background()
+	observe := func(k string) bool {
+		fresh, err := w.Observe(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fresh
+	}
+	if !observe("a") || !observe("b") {
+		t.Fatal("new keys")
+	}
+	if observe("a") {
+		t.Fatal("a repeat is a duplicate")
+	}
+	if !observe("c") { // evicts "a", the oldest, despite its repeat
+		t.Fatal("c is new")
+	}
+	if !observe("a") {
+		t.Fatal("a was evicted, so it is new again")
+	}
+	if observe("c") {
+		t.Fatal("c is still in the window")
+	}
+	if w.Len() != 2 {
+		t.Fatalf("len %d", w.Len())
+	}
+}
+
+func TestFenceGateKeepsAHighWaterMarkPerConversation(t *testing.T) {
+	g := newFenceGate()
+	a, b := wire.IDFromUint128(0, 1), wire.IDFromUint128(0, 2)
+	steps := []struct {
+		conv  wire.ID
+		fence uint64
+		ok    bool
+	}{
+		{a, 1, true},
+		{a, 2, true},
+		{a, 1, false}, // stale holder
+		{a, 2, true},  // the same holder retrying
+		{b, 1, true},  // another conversation has its own mark
+	}
+	for i, s := range steps {
+		if got := g.accept(s.conv, s.fence, uint64(100+i)); got != s.ok {
+			t.Fatalf("step %d: accept(%d) = %v", i, s.fence, got)
+		}
+	}
+}
+
+func TestFenceGateSweepsIdleEntriesOnlyAboveItsCapAndAtMostOncePerSecond(t *testing.T) {
+	g := newFenceGate()
+	for i := 0; i <= fenceSoftCap; i++ {
+		g.accept(wire.IDFromUint128(1, uint64(i)), 1, 0)
+	}
+	if g.len() != fenceSoftCap+1 {
+		t.Fatalf("len %d", g.len())
+	}
+	// Not idle long enough: nothing is swept.
+	g.accept(wire.IDFromUint128(2, 0), 1, fenceIdleMicros-1)
+	if g.len() != fenceSoftCap+2 {
+		t.Fatalf("swept too early: len %d", g.len())
+	}
+	// Within a second of the last sweep, no second sweep runs.
+	g.accept(wire.IDFromUint128(2, 1), 1, fenceIdleMicros)
+	if g.len() != fenceSoftCap+3 {
+		t.Fatalf("swept twice within a second: len %d", g.len())
+	}
+	// A second later every entry idle for 600 s goes; recent ones stay.
+	now := uint64(fenceIdleMicros + 2*fenceSweepMicros)
+	g.accept(wire.IDFromUint128(2, 2), 1, now)
+	if g.len() != 3 {
+		t.Fatalf("after the sweep len %d, want the 3 recent entries", g.len())
+	}
+}
+
+func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
+	retryable := []error{
+		errors.New("plain handler failure"),
+		&Error{Code: CodeHandler},
+		&Error{Code: CodeTimeout},
+		&Error{Code: CodePolicyDeferred},
+		&Error{Code: CodeNoCapableAgent},
+		&Error{Code: CodeNoInbox},
+		&TransportError{Op: "poll", Err: errors.New("broken pipe")},
+		fmt.Errorf("wrapped: %w", &Error{Code: CodeTimeout}),
+		Retry(Reject(errors.New("forced transient"))),
+		&RemoteError{Retryable: true},
+	}
+	permanent := []error{
+		Reject(errors.New("bad input")),
+		Rejectf("bad %s", "input"),
+		&Error{Code: CodeHandlerConfig},
+		&Error{Code: CodeInvalid},
+		&Error{Code: CodeCodec},
+		&Error{Code: CodeSignature},
+		&Error{Code: CodeFenceViolation},
+		&Error{Code: CodeNoRespondTopic},
+		&RemoteError{Retryable: false},
+		context.Canceled,
+	}
+	for _, err := range retryable {
+		if !IsRetryable(err) {
+			t.Errorf("%v should be retryable", err)
+		}
+	}
+	for _, err := range permanent {
+		if IsRetryable(err) {
+			t.Errorf("%v should be permanent", err)
+		}
+	}
+	if IsRetryable(nil) {
+		t.Error("nil is not an error to retry")
+	}
+	if !errors.Is(Rejectf("x"), ErrRejected) || errors.Is(Rejectf("x"), ErrTimeout) {
+		t.Error("sentinels match by code")
+	}
+}
+
+func TestWeightedSemaphoreBlocksUntilReleaseAndCanBeAbandoned(t *testing.T) {
+	s := newWeighted(3)
+	if !s.acquire(3) {
+		t.Fatal("capacity is free")
+	}
+	got := make(chan bool, 1)
+	go func() { got <- s.acquire(2) }()
+	select {
+	case <-got:
+		t.Fatal("acquired beyond capacity")
+	default:
+	}
+	s.release(2)
+	if !<-got {
+		t.Fatal("release must wake the waiter")
+	}
+	stop := make(chan struct{})
+	go func() { got <- s.acquire(1, stop) }()
+	close(stop)
+	if <-got {
+		t.Fatal("a cancelled acquisition must give up")
+	}
+}
