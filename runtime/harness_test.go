@@ -260,4 +260,3 @@ func fixtureDir(t *testing.T) string {
 func handlerFunc(f func(c *runtime.Ctx) error) runtime.Handler { return runtime.HandlerFunc(f) }
 
 var errBoom = errors.New("boom")
-
