@@ -1,0 +1,88 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+)
+
+// An agent answers commands on agent.commands; a client asks it and waits
+// for the correlated reply.
+func ExampleClient_Request() {
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	defer client.Close()
+	if err := client.Bootstrap(ctx, 2); err != nil {
+		panic(err)
+	}
+
+	billing, err := client.NewAgent(runtime.AgentConfig{
+		ID:      "billing",
+		Listen:  runtime.TopicCommands,
+		Respond: runtime.TopicResponses,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			return c.Respond([]byte("charged " + string(c.Message().Body())))
+		}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := billing.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		panic(err)
+	}
+	defer h.Shutdown(ctx)
+
+	reply, err := client.Request(ctx, runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99 EUR")},
+		runtime.WithTimeout(5*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s from %s\n", reply.Body(), reply.Provenance.Agent)
+	// Output: charged 9.99 EUR from billing
+}
+
+// A handler that rejects a message parks it in agent.dlq at once; a sink
+// hears of every dead letter.
+func ExampleDeadLetterSink() {
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	defer client.Close()
+	if err := client.Bootstrap(ctx, 1); err != nil {
+		panic(err)
+	}
+	parked := make(chan runtime.DeadLetter, 1)
+	agent, err := client.NewAgent(runtime.AgentConfig{
+		ID:     "ledger",
+		Listen: runtime.TopicCommands,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			return runtime.Rejectf("amount %q is not a number", c.Message().Body())
+		}),
+		Consumer: runtime.ConsumerConfig{
+			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		panic(err)
+	}
+	defer h.Shutdown(ctx)
+
+	if _, err := client.SendCommand(ctx, runtime.Command{From: "shop", Target: "ledger", Body: []byte("ten")}); err != nil {
+		panic(err)
+	}
+	dl := <-parked
+	fmt.Println(dl.Capsule.Reason, dl.Capsule.Attempts, *dl.Capsule.Detail, errors.Is(dl.Cause, runtime.ErrRejected))
+	// Output: rejected 1 amount "ten" is not a number true
+}
