@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// laser runs one command line and returns its exit code and output.
+func laser(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// poisoned starts a test server, parks two plain messages and one AGDX
+// command in agent.dlq through a real consumer, and returns the address.
+func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
+	t.Helper()
+	srv := iggytest.Start(t)
+	addr = "iggy://iggy:iggy@" + srv.Addr() + "/laser"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr, err := iggy.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	if err := client.Bootstrap(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	parked := make(chan struct{}, 8)
+	agent, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			if strings.HasPrefix(string(c.Message().Body()), "ok") {
+				return nil
+			}
+			return runtime.Rejectf("cannot book %q", c.Message().Body())
+		}),
+		Consumer: runtime.ConsumerConfig{Logger: logger, DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conv := client.IDs().NewID()
+	for _, body := range []string{"bad amount", "ok fine"} {
+		if _, err := client.SendPlain(ctx, runtime.TopicCommands, wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: "k-" + body}, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.SendCommand(ctx, runtime.Command{From: "shop", Target: "ledger", Body: []byte{0xff, 0x00, 0x01}}, runtime.WithOperation("book")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-parked:
+		case <-ctx.Done():
+			t.Fatal("messages were not dead-lettered")
+		}
+	}
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return addr, tr
+}
+
+func TestDLQListShowsReasonAttemptsSourceAndDetail(t *testing.T) {
+	addr, _ := poisoned(t)
+	code, out, errOut := laser(t, "dlq", "list", "--addr", addr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "CAPSULE") || strings.Count(out, "rejected") != 2 || !strings.Contains(out, `cannot book "bad amount"`) {
+		t.Fatalf("list output:\n%s", out)
+	}
+	code, out, _ = laser(t, "dlq", "list", "--addr", addr, "--json")
+	var views []capsuleView
+	if code != exitOK || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 {
+		t.Fatalf("json output (%d):\n%s", code, out)
+	}
+	for _, v := range views {
+		if v.Reason != "rejected" || v.Attempts != 1 || v.Source == "" {
+			t.Fatalf("view %+v", v)
+		}
+	}
+}
+
+func TestDLQShowDecodesTheEnvelopeAndPrintsBinaryBodiesAsHex(t *testing.T) {
+	addr, _ := poisoned(t)
+	_, out, _ := laser(t, "dlq", "list", "--addr", addr, "--json")
+	var views []capsuleView
+	if err := json.Unmarshal([]byte(out), &views); err != nil {
+		t.Fatal(err)
+	}
+	var agdx string
+	for _, v := range views {
+		code, out, errOut := laser(t, "dlq", "show", "--addr", addr, "--json", v.Capsule)
+		if code != exitOK {
+			t.Fatalf("show %s exit %d: %s", v.Capsule, code, errOut)
+		}
+		var shown shownCapsule
+		if err := json.Unmarshal([]byte(out), &shown); err != nil {
+			t.Fatal(err)
+		}
+		switch shown.Payload.Shape {
+		case "agdx":
+			agdx = v.Capsule
+			if shown.Payload.Kind != "command" || shown.Payload.Operation != "book" || shown.Payload.From != "shop" ||
+				shown.Payload.BodyEncoding != "hex" || shown.Payload.Body != "ff0001" {
+				t.Fatalf("agdx payload %+v", shown.Payload)
+			}
+		default:
+			if shown.Payload.Body != "bad amount" || shown.Payload.BodyEncoding != "text" {
+				t.Fatalf("plain payload %+v", shown.Payload)
+			}
+		}
+	}
+	if agdx == "" {
+		t.Fatal("the AGDX command was not among the capsules")
+	}
+	code, out, _ := laser(t, "dlq", "show", "--addr", addr, agdx)
+	if code != exitOK || !strings.Contains(out, "envelope  command book") || !strings.Contains(out, "body (hex)\nff0001") {
+		t.Fatalf("show output:\n%s", out)
+	}
+}
+
+func TestDLQRedriveRepublishesTheOriginalWithARekeyedIdempotencyKey(t *testing.T) {
+	addr, tr := poisoned(t)
+	ctx := context.Background()
+	before, err := tr.NextOffset(ctx, runtime.TopicCommands, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	n := 0
+	for dec.More() {
+		var r redriveResult
+		if err := dec.Decode(&r); err != nil || r.Error != "" || r.Republished == "" {
+			t.Fatalf("result %+v %v", r, err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d results", n)
+	}
+	var copies []runtime.Incoming
+	parts, _ := tr.Partitions(ctx, runtime.TopicCommands)
+	for p := uint32(0); p < parts; p++ {
+		from := uint64(0)
+		if p == 0 {
+			from = before
+		}
+		recs, err := tr.ReadRange(ctx, runtime.TopicCommands, p, from, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if v, ok := r.Headers.Get(wire.HeaderIdempotencyKey); ok && strings.Contains(string(v.Data), "/redrive/") {
+				copies = append(copies, r)
+			}
+		}
+	}
+	if len(copies) != 1 || string(copies[0].Payload) != "bad amount" {
+		t.Fatalf("redriven plain copies %+v", copies)
+	}
+	v, _ := copies[0].Headers.Get(wire.HeaderIdempotencyKey)
+	if !strings.HasPrefix(string(v.Data), "k-bad amount/redrive/") {
+		t.Fatalf("idempotency key %q", v.Data)
+	}
+}
+
+func TestTailFollowsAndDecodesRecords(t *testing.T) {
+	addr, _ := poisoned(t)
+	code, out, errOut := laser(t, "tail", "--addr", addr, "--from-beginning", "-n", "3", runtime.TopicCommands)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Count(out, "agent.commands ") != 3 || !strings.Contains(out, "command book") || !strings.Contains(out, "plain  shop -> *") {
+		t.Fatalf("tail output:\n%s", out)
+	}
+}
+
+func TestExitCodesForUsageAndConnectionErrors(t *testing.T) {
+	if code, _, _ := laser(t); code != exitUsage {
+		t.Fatalf("no command: %d", code)
+	}
+	if code, _, _ := laser(t, "frobnicate"); code != exitUsage {
+		t.Fatalf("unknown command: %d", code)
+	}
+	if code, out, _ := laser(t, "dlq", "list", "--help"); code != exitOK || !strings.Contains(out, "-addr") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+	t.Setenv("LASER_IGGY_ADDR", "")
+	if code, _, errOut := laser(t, "dlq", "list"); code != exitUsage || !strings.Contains(errOut, "LASER_IGGY_ADDR") {
+		t.Fatalf("no address: %d %s", code, errOut)
+	}
+	if code, _, _ := laser(t, "tail", "--addr", "http://x/y", "t"); code != exitUsage {
+		t.Fatalf("bad connection string: %d", code)
+	}
+	// A closed loopback port: a connection error, quickly.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	if code, _, errOut := laser(t, "dlq", "list", "--timeout", "1s", "--addr", "iggy://iggy:iggy@"+closed+"/laser"); code != exitConnect {
+		t.Fatalf("closed port: %d %s", code, errOut)
+	}
+	srv := iggytest.Start(t)
+	if code, _, errOut := laser(t, "dlq", "list", "--addr", "iggy://iggy:wrong@"+srv.Addr()+"/laser"); code != exitConnect {
+		t.Fatalf("bad credentials: %d %s", code, errOut)
+	}
+}
+
+func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"dev", "--addr", addr}, &out, &errOut) }()
+	dialCtx, dialCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dialCancel()
+	var tr *iggy.Transport
+	for {
+		tr, err = iggy.Dial(dialCtx, "iggy://iggy:iggy@"+addr+"/laser", iggy.WithDialTimeout(200*time.Millisecond))
+		if err == nil || dialCtx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.EnsureTopics(dialCtx, 1, "t"); err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "not a production broker") {
+		t.Fatalf("dev must say it is not for production:\n%s", out.String())
+	}
+}

@@ -1,0 +1,70 @@
+package iggy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseConnString(t *testing.T) {
+	tests := []struct {
+		in   string
+		want connString
+	}{
+		{"iggy://iggy:iggy@127.0.0.1:8090/laser", connString{addr: "127.0.0.1:8090", stream: "laser", username: "iggy", password: "iggy"}},
+		{"iggy://user@localhost/s", connString{addr: "localhost:8090", stream: "s", username: "user"}},
+		{"iggy://u:p%40ss%2Fw@[::1]:9000/s/", connString{addr: "[::1]:9000", stream: "s", username: "u", password: "p@ss/w"}},
+		{"iggy+pat://tok-123@10.0.0.1:8090/s", connString{addr: "10.0.0.1:8090", stream: "s", token: "tok-123"}},
+	}
+	for _, tc := range tests {
+		got, err := parseConnString(tc.in)
+		if err != nil {
+			t.Errorf("parse %q: %v", tc.in, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("parse %q = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseConnStringRejectsBadForms(t *testing.T) {
+	for _, in := range []string{
+		"http://iggy:iggy@127.0.0.1:8090/s",
+		"iggy://127.0.0.1:8090/s",
+		"iggy://iggy:iggy@127.0.0.1:8090",
+		"iggy://iggy:iggy@127.0.0.1:8090/a/b",
+		"iggy://iggy:iggy@/s",
+		"iggy://iggy:iggy@127.0.0.1:8090/s?pat=x",
+		"iggy+pat://tok:extra@127.0.0.1:8090/s",
+		"iggy+pat://127.0.0.1:8090/s",
+		"iggy://iggy:iggy@127.0.0.1:8090/" + strings.Repeat("x", 256),
+		"::not a url",
+	} {
+		if _, err := parseConnString(in); !errors.Is(err, ErrConnString) {
+			t.Errorf("parse %q: err = %v, want ErrConnString", in, err)
+		}
+	}
+}
+
+func TestParseConnStringErrorsHideThePassword(t *testing.T) {
+	_, err := parseConnString("iggy://iggy:hunter2@127.0.0.1:8090")
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v; want an error without the password", err)
+	}
+}
+
+func TestBackoffDoublesUpToTheCap(t *testing.T) {
+	c := defaultConfig()
+	WithReconnectBackoff(100e6, 350e6)(&c)
+	var got []int64
+	for n := 1; n <= 4; n++ {
+		got = append(got, int64(c.backoff(n)/1e6))
+	}
+	want := []int64{100, 200, 350, 350}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("backoff ms = %v, want %v", got, want)
+		}
+	}
+}

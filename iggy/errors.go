@@ -1,0 +1,73 @@
+package iggy
+
+import (
+	"errors"
+	"fmt"
+
+	ierror "github.com/apache/iggy/foreign/go/errors"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// ErrTimeout reports a call that got no answer within the call timeout; the
+// connection it was using is abandoned and rebuilt on the next call.
+var ErrTimeout = errors.New("iggy: call timed out")
+
+// ErrSDKPanic reports a panic inside the Iggy SDK, usually its decoder
+// meeting a short or malformed response; the transport recovers it.
+var ErrSDKPanic = errors.New("iggy: SDK panicked")
+
+// ErrClosed reports a call on a closed Transport or Subscription.
+var ErrClosed = errors.New("iggy: closed")
+
+// errClass is what an error means for the connection and for a retry.
+type errClass uint8
+
+const (
+	// classPermanent: configuration or data errors; a retry gives the same answer.
+	classPermanent errClass = iota
+	// classTransient: a retry may succeed; the connection stays.
+	classTransient
+	// classSession: the server no longer knows this session's login or
+	// membership; the connection is rebuilt, and the error is transient.
+	classSession
+	// classDisconnected: the connection is gone; it is rebuilt, and the
+	// error wraps runtime.ErrDisconnected.
+	classDisconnected
+)
+
+// classify sorts an SDK error: raw net and io errors and the codes meaning
+// a lost connection are disconnects; codes meaning a lost login or
+// membership need a new session; code 1 (the SDK's catch-all for codes it
+// does not know, such as NotResolvedConsumer 3022 or the server's shard and
+// task timeouts) may pass on retry; every other Iggy code is permanent.
+func classify(err error) errClass {
+	var ie ierror.IggyError
+	if !errors.As(err, &ie) {
+		return classDisconnected
+	}
+	switch ie.Code() {
+	case ierror.DisconnectedCode, ierror.CannotEstablishConnectionCode, ierror.NotConnectedCode,
+		ierror.ClientShutdownCode, ierror.ConnectionClosedCode, ierror.EmptyResponseCode:
+		return classDisconnected
+	case ierror.StaleClientCode, ierror.UnauthenticatedCode, ierror.ConsumerGroupMemberNotFoundCode:
+		return classSession
+	case ierror.ErrorCode:
+		return classTransient
+	}
+	return classPermanent
+}
+
+// wrap turns an error of operation op into a *runtime.TransportError.
+func wrap(op string, class errClass, err error) error {
+	switch class {
+	case classDisconnected:
+		if !errors.Is(err, runtime.ErrDisconnected) {
+			err = fmt.Errorf("%w: %w", runtime.ErrDisconnected, err)
+		}
+		return &runtime.TransportError{Op: op, Transient: true, Err: err}
+	case classTransient, classSession:
+		return &runtime.TransportError{Op: op, Transient: true, Err: err}
+	}
+	return &runtime.TransportError{Op: op, Err: err}
+}

@@ -1,0 +1,86 @@
+package iggy
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/lasergo/laser/wire"
+)
+
+func TestHeaderEntriesMatchTheAGDXLayout(t *testing.T) {
+	id := wire.IDFromUint128(0x0102030405060708, 0x090a0b0c0d0e0f10)
+	h := wire.Headers{
+		{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(1)},
+		{Key: wire.HeaderContentType, Value: wire.Uint8Value(1)},
+		{Key: wire.HeaderConversationID, Value: wire.Uint128Value(id)},
+		{Key: wire.HeaderTarget, Value: wire.StringValue("target-agent")},
+	}
+	entries, err := headerEntries(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := iggcon.GetHeadersBytes(entries)
+	// Each entry: u8 key kind (String), u32 key length, key, u8 value kind,
+	// u32 value length, value.
+	var want []byte
+	for _, e := range h {
+		want = append(want, byte(wire.HeaderKindString), byte(len(e.Key)), 0, 0, 0)
+		want = append(want, e.Key...)
+		want = append(want, byte(e.Value.Kind), byte(len(e.Value.Data)), 0, 0, 0)
+		want = append(want, e.Value.Data...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoded headers\n got %x\nwant %x", got, want)
+	}
+	back, err := appendHeaders(nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(h) {
+		t.Fatalf("decoded %d headers, want %d", len(back), len(h))
+	}
+	for i := range h {
+		if back[i].Key != h[i].Key || back[i].Value.Kind != h[i].Value.Kind || !bytes.Equal(back[i].Value.Data, h[i].Value.Data) {
+			t.Fatalf("header %d = %+v, want %+v", i, back[i], h[i])
+		}
+	}
+	if n := countHeaders(got); n != len(h) {
+		t.Fatalf("countHeaders = %d, want %d", n, len(h))
+	}
+}
+
+func TestHeaderEntriesRejectWhatIggyCannotCarry(t *testing.T) {
+	bad := []wire.Header{
+		{Key: "", Value: wire.StringValue("x")},
+		{Key: "k", Value: wire.HeaderValue{Kind: 0, Data: []byte{1}}},
+		{Key: "k", Value: wire.HeaderValue{Kind: 16, Data: []byte{1}}},
+		{Key: "k", Value: wire.StringValue("")},
+		{Key: "k", Value: wire.HeaderValue{Kind: wire.HeaderKindUint32, Data: []byte{1, 2}}},
+		{Key: "k", Value: wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: make([]byte, 256)}},
+	}
+	for _, h := range bad {
+		if _, err := headerEntries(wire.Headers{h}); !errors.Is(err, ErrBadHeader) {
+			t.Errorf("header %+v: err = %v, want ErrBadHeader", h, err)
+		}
+	}
+}
+
+func TestAppendHeadersRejectsMalformedBytes(t *testing.T) {
+	valid := iggcon.GetHeadersBytes([]iggcon.HeaderEntry{{
+		Key:   iggcon.HeaderKey{Kind: iggcon.String, Value: []byte("k")},
+		Value: iggcon.HeaderValue{Kind: iggcon.Uint8, Value: []byte{7}},
+	}})
+	for name, b := range map[string][]byte{
+		"cut short":        valid[:len(valid)-1],
+		"kind zero":        append([]byte{0}, valid[1:]...),
+		"fixed size wrong": append(append([]byte{}, valid[:7]...), 9, 2, 0, 0, 0, 1, 2),
+		"missing value":    valid[:6],
+	} {
+		if _, err := appendHeaders(nil, b); !errors.Is(err, ErrBadHeader) {
+			t.Errorf("%s: err = %v, want ErrBadHeader", name, err)
+		}
+	}
+}

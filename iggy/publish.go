@@ -1,0 +1,151 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// locateWindow is how many records one backward step of the offset search
+// reads, and locateSteps how many steps it takes before giving up.
+const (
+	locateWindow = 256
+	locateSteps  = 64
+)
+
+// ErrLocate reports a published batch whose offsets could not be found: the
+// records were appended, but Publish cannot say where.
+var ErrLocate = errors.New("iggy: published records not found in their partition")
+
+// publishBatch is the records of one Publish call bound for one partition.
+type publishBatch struct {
+	partition uint32
+	index     []int // positions in the caller's slice
+	msgs      []iggcon.IggyMessage
+	ids       []iggcon.MessageID
+}
+
+// Publish appends records to topic and returns where each landed. A keyed
+// record goes where Iggy's messages-key partitioning would put it
+// (xxHash32 of the key, seed 0, modulo the partition count), computed here
+// so the partition is known without asking; an unkeyed one follows this
+// transport's round robin. The records of one partition are sent as one
+// batch with an explicit partition id.
+//
+// Iggy 0.8 does not report the offsets it assigned, so each message gets an
+// id unique to this transport and Publish reads back the tail of the
+// partition to find them: one small read when no one else appended in
+// between, a backward search otherwise. A call spanning several partitions
+// is not atomic: when a later batch fails, earlier ones stay published.
+func (t *Transport) Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error) {
+	op := "publish " + topic
+	if len(records) == 0 {
+		return nil, nil
+	}
+	ti, err := t.topic(ctx, op, topic, false)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := t.batches(ti, records)
+	if err != nil {
+		return nil, &runtime.TransportError{Op: op, Err: err}
+	}
+	t.pubMu.Lock()
+	defer t.pubMu.Unlock()
+	pos := make([]runtime.Position, len(records))
+	for _, b := range batches {
+		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+			return c.SendMessages(t.stream, ti.ident, iggcon.PartitionId(b.partition), b.msgs)
+		})
+		if err != nil {
+			return nil, err
+		}
+		first, err := t.locate(ctx, op, ti, b.partition, b.ids)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range b.index {
+			pos[i] = runtime.Position{Partition: b.partition, Offset: first + uint64(j)}
+		}
+	}
+	return pos, nil
+}
+
+// batches groups records by partition in first-seen order, building the
+// SDK messages.
+func (t *Transport) batches(ti *topicInfo, records []runtime.Outgoing) ([]*publishBatch, error) {
+	var out []*publishBatch
+	byPart := make(map[uint32]*publishBatch, 1)
+	for i := range records {
+		r := &records[i]
+		entries, err := headerEntries(r.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		id := iggcon.MessageID(t.newMessageID())
+		m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithID(id), iggcon.WithUserHeaders(entries))
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		p := partitionFor(ti, r.Key)
+		b, ok := byPart[p]
+		if !ok {
+			b = &publishBatch{partition: p}
+			byPart[p] = b
+			out = append(out, b)
+		}
+		b.index = append(b.index, i)
+		b.msgs = append(b.msgs, m)
+		b.ids = append(b.ids, id)
+	}
+	return out, nil
+}
+
+// locate returns the offset of the first message of a batch just sent.
+func (t *Transport) locate(ctx context.Context, op string, ti *topicInfo, partition uint32, ids []iggcon.MessageID) (uint64, error) {
+	poll := func(strategy iggcon.PollingStrategy, count uint32) (*iggcon.PolledMessage, error) {
+		var pm *iggcon.PolledMessage
+		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+			var err error
+			pm, err = c.PollMessages(t.stream, ti.ident, iggcon.DefaultConsumer(), strategy, count, false, &partition)
+			return err
+		})
+		return pm, err
+	}
+	pm, err := poll(iggcon.LastPollingStrategy(), 1)
+	if err != nil {
+		return 0, err
+	}
+	k := uint64(len(ids))
+	if len(pm.Messages) == 1 && pm.Messages[0].Header.Id == ids[len(ids)-1] && pm.Messages[0].Header.Offset+1 >= k {
+		return pm.Messages[0].Header.Offset + 1 - k, nil
+	}
+	// Someone appended after us: search backwards from the end.
+	index := make(map[iggcon.MessageID]uint64, len(ids))
+	for j, id := range ids {
+		index[id] = uint64(j)
+	}
+	window := max(uint64(locateWindow), k)
+	end := pm.CurrentOffset + 1
+	for range locateSteps {
+		if end == 0 {
+			break
+		}
+		start := end - min(end, window)
+		pm, err := poll(iggcon.OffsetPollingStrategy(start), uint32(end-start))
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range pm.Messages {
+			if j, ok := index[m.Header.Id]; ok && m.Header.Offset >= j {
+				return m.Header.Offset - j, nil
+			}
+		}
+		end = start
+	}
+	return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d, %d records", ErrLocate, partition, len(ids))}
+}

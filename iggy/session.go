@@ -1,0 +1,276 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/apache/iggy/foreign/go/client"
+	"github.com/apache/iggy/foreign/go/client/tcp"
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// link is one SDK client: one TCP connection and one Iggy session.
+type link struct {
+	client iggcon.Client
+	socket net.Conn // nil when the SDK layout was not recognised
+	once   sync.Once
+}
+
+// close ends the link without waiting: closing the socket fails a call in
+// flight, which lets the SDK's Close (run aside, as it waits for that call)
+// finish and stop the heartbeat.
+func (l *link) close() {
+	l.once.Do(func() {
+		if l.socket != nil {
+			_ = l.socket.Close()
+		}
+		go func() { _ = l.client.Close() }()
+	})
+}
+
+// session keeps one logical connection to Iggy alive: it builds a client
+// and logs in, runs every call under a deadline with panics recovered, and
+// after the connection broke builds a new one on the next call, backing off
+// after failed attempts. setup runs after each login (a subscription joins
+// its group there).
+type session struct {
+	tr    *Transport
+	name  string
+	setup func(ctx context.Context, l *link) error
+
+	dialMu sync.Mutex // one rebuild at a time
+
+	mu       sync.Mutex
+	cur      *link
+	closed   bool
+	failures int       // failed rebuilds in a row
+	retryAt  time.Time // no rebuild before this
+	builds   int       // successful builds, the first included
+}
+
+func newSession(tr *Transport, name string, setup func(ctx context.Context, l *link) error) *session {
+	return &session{tr: tr, name: name, setup: setup}
+}
+
+// call runs fn on a live link, connecting first when needed.
+func (s *session) call(ctx context.Context, op string, fn func(c iggcon.Client) error) error {
+	l, err := s.link(ctx, op)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx, op, l, fn)
+}
+
+// callCurrent runs fn on the current link without reconnecting; ok is false
+// when there is none.
+func (s *session) callCurrent(ctx context.Context, op string, fn func(c iggcon.Client) error) (err error, ok bool) {
+	s.mu.Lock()
+	l := s.cur
+	s.mu.Unlock()
+	if l == nil {
+		return nil, false
+	}
+	return s.run(ctx, op, l, fn), true
+}
+
+// link returns the live link, building one (after the backoff delay, if the
+// last attempt failed) when the connection is down.
+func (s *session) link(ctx context.Context, op string) (*link, error) {
+	if l, err := s.current(op); l != nil || err != nil {
+		return l, err
+	}
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	if l, err := s.current(op); l != nil || err != nil {
+		return l, err
+	}
+	s.mu.Lock()
+	wait := s.retryAt.Sub(s.tr.cfg.clock.Now())
+	s.mu.Unlock()
+	if wait > 0 {
+		select {
+		case <-s.tr.cfg.clock.After(wait):
+		case <-ctx.Done():
+			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("waiting to reconnect: %w", ctx.Err())}
+		}
+	}
+	l, err := s.tr.connect(ctx, op)
+	if err == nil && s.setup != nil {
+		if err = s.setup(ctx, l); err != nil {
+			l.close()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failures++
+		s.retryAt = s.tr.cfg.clock.Now().Add(s.tr.cfg.backoff(s.failures))
+		s.tr.cfg.logger.Warn("iggy: connecting failed", "session", s.name, "addr", s.tr.cs.addr, "attempt", s.failures, "err", err)
+		return nil, err
+	}
+	if s.closed {
+		l.close()
+		return nil, wrap(op, classDisconnected, ErrClosed)
+	}
+	if s.builds > 0 {
+		s.tr.cfg.logger.Info("iggy: reconnected", "session", s.name, "addr", s.tr.cs.addr, "after_failures", s.failures)
+	}
+	s.builds++
+	s.failures = 0
+	s.retryAt = time.Time{}
+	s.cur = l
+	return l, nil
+}
+
+func (s *session) current(op string) (*link, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, wrap(op, classDisconnected, ErrClosed)
+	}
+	return s.cur, nil
+}
+
+// run calls fn on l under the call deadline and sorts its error; a link
+// that failed, timed out or lost its session is dropped, to be rebuilt on
+// the next call.
+func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.Client) error) error {
+	err, class, abandoned := s.tr.bounded(ctx, l, fn)
+	if err == nil {
+		return nil
+	}
+	if abandoned || class == classDisconnected || class == classSession {
+		s.drop(l, err)
+	}
+	if ctx.Err() != nil && abandoned {
+		return &runtime.TransportError{Op: op, Err: err}
+	}
+	return wrap(op, class, err)
+}
+
+// drop forgets l if it is still the current link, and closes it.
+func (s *session) drop(l *link, cause error) {
+	s.mu.Lock()
+	if s.cur == l {
+		s.cur = nil
+		s.tr.cfg.logger.Warn("iggy: connection dropped", "session", s.name, "addr", s.tr.cs.addr, "err", cause)
+	}
+	s.mu.Unlock()
+	l.close()
+}
+
+// close ends the session for good.
+func (s *session) close() {
+	s.mu.Lock()
+	l := s.cur
+	s.cur = nil
+	s.closed = true
+	s.mu.Unlock()
+	if l != nil {
+		l.close()
+	}
+}
+
+// bounded runs fn on l within the call timeout and ctx, recovering an SDK
+// panic. abandoned is true when fn did not return in time; the call then
+// keeps running aside until the link is closed.
+func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Client) error) (err error, class errClass, abandoned bool) {
+	if err := ctx.Err(); err != nil {
+		return err, classPermanent, false
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- fmt.Errorf("%w: %v", ErrSDKPanic, v)
+			}
+		}()
+		done <- fn(l.client)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil, 0, false
+		}
+		if errors.Is(err, ErrSDKPanic) {
+			// The SDK decodes after it has read the whole frame, so the
+			// connection is still in step; the answer itself was bad.
+			return err, classPermanent, false
+		}
+		return err, classify(err), false
+	case <-t.cfg.clock.After(t.cfg.callTimeout):
+		return fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout), classTransient, true
+	case <-ctx.Done():
+		return ctx.Err(), classPermanent, true
+	}
+}
+
+// connect builds a logged-in link. The address is probed first because the
+// SDK constructor retries a refused dial forever; the constructor still runs
+// aside, bounded by the dial timeout, and a client it returns too late is
+// closed.
+func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
+	d := net.Dialer{Timeout: t.cfg.dialTimeout}
+	probe, err := d.DialContext(ctx, "tcp", t.cs.addr)
+	if err != nil {
+		return nil, wrap(op, classDisconnected, fmt.Errorf("cannot reach Iggy at %s: %w", t.cs.addr, err))
+	}
+	_ = probe.Close()
+
+	ch := make(chan built, 1)
+	go func() {
+		c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(t.cs.addr)))
+		ch <- built{c, err}
+	}()
+	var b built
+	select {
+	case b = <-ch:
+	case <-t.cfg.clock.After(t.cfg.dialTimeout):
+		go closeLate(ch)
+		return nil, wrap(op, classDisconnected, fmt.Errorf("connecting to Iggy at %s: no connection within %v", t.cs.addr, t.cfg.dialTimeout))
+	case <-ctx.Done():
+		go closeLate(ch)
+		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, ctx.Err())}
+	}
+	if b.err != nil {
+		return nil, wrap(op, classDisconnected, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
+	}
+	l := &link{client: b.c, socket: sdkSocket(b.c)}
+	err, class, _ := t.bounded(ctx, l, func(c iggcon.Client) error {
+		if t.cs.token != "" {
+			_, err := c.LoginWithPersonalAccessToken(t.cs.token)
+			return err
+		}
+		_, err := c.LoginUser(t.cs.username, t.cs.password)
+		return err
+	})
+	if err != nil {
+		l.close()
+		if class == classSession {
+			class = classPermanent // a login refused is not a lost session
+		}
+		return nil, wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", t.cs.addr, err))
+	}
+	return l, nil
+}
+
+// built is what the SDK constructor returned.
+type built struct {
+	c   iggcon.Client
+	err error
+}
+
+// closeLate closes a client the constructor returns after its caller gave
+// up on it; with the server down the constructor retries forever, so this
+// goroutine may wait until the server is back.
+func closeLate(ch <-chan built) {
+	if b := <-ch; b.c != nil {
+		_ = b.c.Close()
+	}
+}

@@ -1,0 +1,315 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	ierror "github.com/apache/iggy/foreign/go/errors"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// ErrLeft reports a call on a Subscription that left its group.
+var ErrLeft = errors.New("iggy: subscription left its consumer group")
+
+// closeLeaveTimeout bounds the leave Close sends before it drops the
+// connection.
+const closeLeaveTimeout = time.Second
+
+// Subscription is one member of an Iggy consumer group, on a connection of
+// its own (Iggy ties membership to the connection). After the connection is
+// rebuilt it joins the group again and keeps its place.
+//
+// How it polls: Iggy's group poll without a partition and with the "next"
+// strategy starts at the group's stored offset + 1, so it hands out again
+// every record that is delivered but not yet committed, and a consumer
+// with a backlog in flight would see only repeats. Instead the subscription
+// keeps a cursor per partition and polls each partition by explicit id with
+// the "offset" strategy from its cursor. Iggy answers a poll of a partition
+// the member does not own with an empty (0, 0) reply, which tells the
+// subscription the partition is not (or no longer) its own. A partition
+// that is new to this member, or that it lost, is polled with "next", so it
+// starts at the group's stored offset + 1, but never below the cursor: what
+// this member already delivered is not delivered again. Cursors survive a
+// reconnect, so a subscription that gets its partitions back neither skips
+// nor repeats records. The cost is one round trip per partition of the
+// topic per Poll when there is nothing to read.
+type Subscription struct {
+	t        *Transport
+	topic    string
+	group    string
+	topicID  iggcon.Identifier
+	groupID  iggcon.Identifier
+	consumer iggcon.Consumer
+	sess     *session
+	// Operation names for errors, built once: Poll and Commit are hot.
+	opPoll, opCommit string
+
+	partitions atomic.Uint32
+	refreshAt  atomic.Int64 // Unix ns after which Poll re-reads the partition count
+
+	mu      sync.Mutex // serializes Poll and guards the cursors
+	cursors []cursor
+	next    int // partition the next Poll starts at
+
+	state atomic.Uint32
+}
+
+const (
+	subActive uint32 = iota
+	subLeft
+	subClosed
+)
+
+// cursor is the next offset to read on a partition. known is false until
+// this member has read there and after it lost the partition; next then
+// stays as a floor under what the next read may return.
+type cursor struct {
+	next  uint64
+	known bool
+}
+
+var _ runtime.Subscription = (*Subscription)(nil)
+
+// Join makes a new member of group (created when missing) on an existing
+// topic, over a connection of its own.
+func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
+	op := "join " + topic + "/" + group
+	if err := checkName("consumer group", group); err != nil {
+		return nil, &runtime.TransportError{Op: op, Err: err}
+	}
+	if _, err := t.ctl.current(op); err != nil {
+		return nil, err
+	}
+	ti, err := t.topic(ctx, op, topic, false)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := iggcon.NewIdentifier(group)
+	if err != nil {
+		return nil, &runtime.TransportError{Op: op, Err: err}
+	}
+	s := &Subscription{
+		t:        t,
+		topic:    topic,
+		group:    group,
+		topicID:  ti.ident,
+		groupID:  gid,
+		consumer: iggcon.NewGroupConsumer(gid),
+		opPoll:   "poll " + topic + "/" + group,
+		opCommit: "commit " + topic + "/" + group,
+	}
+	s.partitions.Store(ti.partitions)
+	s.sess = newSession(t, "subscription "+topic+"/"+group, s.rejoin)
+	if _, err := s.sess.link(ctx, op); err != nil {
+		s.sess.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// rejoin runs after every login of the subscription's connection: it
+// creates the group when missing, joins it and re-reads the partition count.
+func (s *Subscription) rejoin(ctx context.Context, l *link) error {
+	op := "join " + s.topic + "/" + s.group
+	var td *iggcon.TopicDetails
+	err, class, _ := s.t.bounded(ctx, l, func(c iggcon.Client) error {
+		_, err := c.GetConsumerGroup(s.t.stream, s.topicID, s.groupID)
+		if errors.Is(err, ierror.ErrConsumerGroupIdNotFound) {
+			_, err = c.CreateConsumerGroup(s.t.stream, s.topicID, s.group)
+			if errors.Is(err, ierror.ErrConsumerGroupNameAlreadyExists) {
+				err = nil // another member created it first
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := c.JoinConsumerGroup(s.t.stream, s.topicID, s.groupID); err != nil {
+			return err
+		}
+		td, err = c.GetTopic(s.t.stream, s.topicID)
+		if err == nil && td == nil {
+			err = ierror.ErrTopicIdNotFound
+		}
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ierror.ErrTopicIdNotFound) {
+			return &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q does not exist in stream %q: %w", s.topic, s.t.cs.stream, err)}
+		}
+		return wrap(op, class, err)
+	}
+	s.partitions.Store(td.PartitionsCount)
+	s.refreshAt.Store(s.t.cfg.clock.Now().Add(s.t.cfg.partitionRefresh).UnixNano())
+	return nil
+}
+
+// usable explains why the subscription cannot be used, if it cannot.
+func (s *Subscription) usable(op string) error {
+	switch s.state.Load() {
+	case subClosed:
+		return wrap(op, classDisconnected, fmt.Errorf("subscription to %s/%s: %w", s.topic, s.group, ErrClosed))
+	case subLeft:
+		return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w %s of topic %s", ErrLeft, s.group, s.topic)}
+	}
+	return nil
+}
+
+// Poll returns up to max records from the partitions this member owns,
+// never committing. Each call starts one partition further along, so a busy
+// partition cannot starve the others. When a partition fails after others
+// returned records, Poll returns those records and the error comes back on
+// the next call.
+func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
+	op := s.opPoll
+	if err := s.usable(op); err != nil {
+		return nil, err
+	}
+	if max < 0 {
+		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("poll of %d records", max)}
+	}
+	if max == 0 {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.sess.link(ctx, op); err != nil {
+		return nil, err
+	}
+	s.maybeRefresh(ctx, op)
+	n := int(s.partitions.Load())
+	if n == 0 {
+		return nil, nil
+	}
+	for len(s.cursors) < n {
+		s.cursors = append(s.cursors, cursor{})
+	}
+	start := s.next % n
+	s.next = (start + 1) % n
+	var out []runtime.Incoming
+	for i := 0; i < n && len(out) < max; i++ {
+		p := uint32((start + i) % n)
+		c := &s.cursors[p]
+		strategy := iggcon.NextPollingStrategy()
+		if c.known {
+			strategy = iggcon.OffsetPollingStrategy(c.next)
+		}
+		want := uint32(min(max-len(out), 1<<20))
+		var pm *iggcon.PolledMessage
+		err := s.sess.call(ctx, op, func(cl iggcon.Client) error {
+			var err error
+			pm, err = cl.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
+			return err
+		})
+		if err != nil {
+			if len(out) > 0 {
+				return out, nil
+			}
+			return nil, err
+		}
+		out = s.take(out, p, pm, max)
+	}
+	return out, nil
+}
+
+// take appends the records of one partition's poll and moves its cursor.
+// A reply saying the partition is not this member's clears known but keeps
+// the cursor as a floor: when the partition comes back, records below it
+// (already delivered here) are not handed out again, and the "next" poll
+// starts above it anyway when another member moved the group further.
+func (s *Subscription) take(out []runtime.Incoming, p uint32, pm *iggcon.PolledMessage, limit int) []runtime.Incoming {
+	c := &s.cursors[p]
+	if len(pm.Messages) == 0 {
+		notOwned := pm.PartitionId != p
+		if p == 0 {
+			// A (0, 0) reply for partition 0 is also what an owned
+			// partition holding at most one record gives; only a cursor
+			// past offset 1 proves it is someone else's.
+			notOwned = pm.CurrentOffset == 0 && c.known && c.next >= 2
+		}
+		if notOwned {
+			c.known = false
+		}
+		return out
+	}
+	out, next := s.t.incoming(out, p, pm.Messages, c.next, limit)
+	c.next = max(c.next, next)
+	c.known = true
+	return out
+}
+
+// maybeRefresh re-reads the partition count now and then, so partitions
+// added to the topic get polled.
+func (s *Subscription) maybeRefresh(ctx context.Context, op string) {
+	if s.t.cfg.clock.Now().UnixNano() < s.refreshAt.Load() {
+		return
+	}
+	var td *iggcon.TopicDetails
+	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
+		var err error
+		td, err = c.GetTopic(s.t.stream, s.topicID)
+		return err
+	})
+	s.refreshAt.Store(s.t.cfg.clock.Now().Add(s.t.cfg.partitionRefresh).UnixNano())
+	if err == nil && td != nil {
+		s.partitions.Store(td.PartitionsCount)
+	}
+}
+
+// Commit stores offset as the group's position on partition. Iggy refuses
+// a partition this member does not own (an error the SDK reports as its
+// generic code 1, so it counts as transient) and an offset past the last
+// record.
+func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint64) error {
+	op := s.opCommit
+	if err := s.usable(op); err != nil {
+		return err
+	}
+	return s.sess.call(ctx, op, func(c iggcon.Client) error {
+		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
+	})
+}
+
+// Leave removes the member from its group and closes its connection. When
+// the connection is already gone, so is the membership, and Leave only
+// closes.
+func (s *Subscription) Leave(ctx context.Context) error {
+	op := "leave " + s.topic + "/" + s.group
+	if err := s.usable(op); err != nil {
+		return err
+	}
+	err, _ := s.sess.callCurrent(ctx, op, func(c iggcon.Client) error {
+		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
+	})
+	if err != nil && !runtime.IsDisconnected(err) && !errors.Is(err, ErrTimeout) {
+		return err
+	}
+	s.state.Store(subLeft)
+	s.sess.close()
+	return nil
+}
+
+// Close drops the membership as a crashed process would: nothing is
+// committed. It sends a leave (bounded by a second) before closing the
+// connection, so the group rebalances at once rather than when the server
+// notices the closed socket. Later calls fail with an error wrapping
+// runtime.ErrDisconnected; closing twice is a no-op.
+func (s *Subscription) Close() error {
+	if !s.state.CompareAndSwap(subActive, subClosed) {
+		s.state.Store(subClosed)
+		s.sess.close()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(closeLeaveTimeout, s.t.cfg.callTimeout))
+	defer cancel()
+	_, _ = s.sess.callCurrent(ctx, "close", func(c iggcon.Client) error {
+		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
+	})
+	s.sess.close()
+	return nil
+}

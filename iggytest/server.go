@@ -1,0 +1,307 @@
+// Package iggytest is an in-process server speaking the Apache Iggy 0.8
+// binary TCP protocol, for tests: of laser-go itself and of our users' own
+// code that talks to Iggy through the official Go SDK or the laser-go Iggy
+// transport.
+//
+// It answers the commands the SDK and the transport use (ping, login,
+// personal access tokens, cluster metadata, streams, topics, partitions,
+// consumer groups, send, poll and consumer offsets) with Iggy 0.8's byte
+// layouts and rules: not-found lookups answer an empty OK, ids are 0-based,
+// every entity is addressed by id or name, commands other than ping and
+// login need a login on the same connection, group membership belongs to
+// the connection and ends with it. Each Iggy stream is backed by a
+// memlog.Log.
+//
+// It is a testing tool, not a production broker: everything lives in memory,
+// there is one root user and no permissions, consumer groups rebalance by a
+// full round robin at once (no cooperative hand-over), message checksums are
+// left at 0, and user-header keys come back as strings whatever kind they
+// were sent with.
+//
+// Tests can inject faults: drop every connection, hang requests of a
+// command, answer the next requests of a command with an error status, and
+// stop accepting connections. A test starts one per test:
+//
+//	srv := iggytest.Start(t) // 127.0.0.1, a free port, closed when t ends
+//	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream")
+//	...
+//	srv.FailNext(iggytest.CmdStoreOffset, iggytest.StatusInvalidOffset, 1)
+package iggytest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+)
+
+// maxFrame bounds a request payload; a larger length closes the connection
+// instead of allocating it.
+const maxFrame = 64 << 20
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	username, password string
+	tokens             []string
+	clock              runtime.Clock
+	logger             *slog.Logger
+	onPanic            func(v any, stack []byte)
+}
+
+// WithCredentials sets the root user's name and password; the default is
+// iggy/iggy, what a real server started with IGGY_ROOT_USERNAME=iggy and
+// IGGY_ROOT_PASSWORD=iggy accepts.
+func WithCredentials(username, password string) Option {
+	return func(c *config) { c.username, c.password = username, password }
+}
+
+// WithPersonalAccessToken makes the server accept token in a personal
+// access token login as the root user; it may be given several times.
+func WithPersonalAccessToken(token string) Option {
+	return func(c *config) { c.tokens = append(c.tokens, token) }
+}
+
+// WithClock sets the clock that stamps messages and entity creation times
+// (Unix µs); the default is runtime.SystemClock.
+func WithClock(clock runtime.Clock) Option {
+	return func(c *config) {
+		if clock != nil {
+			c.clock = clock
+		}
+	}
+}
+
+// WithLogger sets where the server logs connection errors and recovered
+// handler panics; the default discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// withPanicHandler replaces the default reaction to a handler panic
+// (logging it); Start reports panics as test failures through it.
+func withPanicHandler(f func(v any, stack []byte)) Option {
+	return func(c *config) { c.onPanic = f }
+}
+
+// Server is an in-process Iggy 0.8 protocol server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	cfg  config
+	addr string
+
+	mu         sync.Mutex
+	ln         net.Listener
+	closed     bool
+	conns      map[*conn]struct{}
+	nextClient uint32
+	wg         sync.WaitGroup
+
+	// The Iggy state, guarded by mu.
+	streams     map[uint32]*stream
+	streamNames map[string]*stream
+	nextStream  uint32
+	tokens      map[string]*token
+
+	// Fault injection, guarded by mu.
+	hung     map[uint32]bool
+	unhang   chan struct{}
+	failures map[uint32]*failure
+	requests map[uint32]uint64
+	held     int
+	// notify is closed and replaced whenever a request arrives or starts
+	// being held, so tests wait for those without sleeping.
+	notify  chan struct{}
+	watched bool
+}
+
+// Start starts a server on a free loopback port and closes it when the test
+// ends. A panic in a request handler fails the test.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	opts = append([]Option{withPanicHandler(func(v any, stack []byte) {
+		t.Errorf("iggytest: request handler panicked: %v\n%s", v, stack)
+	})}, opts...)
+	s, err := Listen("127.0.0.1:0", opts...)
+	if err != nil {
+		t.Fatalf("iggytest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen starts a server on addr (host:port; port 0 picks a free one), for
+// a standalone development broker. Close stops it.
+func Listen(addr string, opts ...Option) (*Server, error) {
+	s := newServer(opts...)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	s.addr = ln.Addr().String()
+	s.ln = ln
+	s.wg.Add(1)
+	go s.accept(ln)
+	return s, nil
+}
+
+// newServer builds a server that is not listening yet.
+func newServer(opts ...Option) *Server {
+	cfg := config{
+		username: "iggy",
+		password: "iggy",
+		clock:    runtime.SystemClock{},
+		logger:   slog.New(slog.DiscardHandler),
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	s := &Server{
+		cfg:         cfg,
+		conns:       make(map[*conn]struct{}),
+		streams:     make(map[uint32]*stream),
+		streamNames: make(map[string]*stream),
+		tokens:      make(map[string]*token),
+		hung:        make(map[uint32]bool),
+		unhang:      make(chan struct{}),
+		failures:    make(map[uint32]*failure),
+		requests:    make(map[uint32]uint64),
+		notify:      make(chan struct{}),
+	}
+	for i, tok := range cfg.tokens {
+		s.tokens[tok] = &token{name: fmt.Sprintf("option-%d", i)}
+	}
+	return s
+}
+
+// Addr returns the host:port the server listens on.
+func (s *Server) Addr() string { return s.addr }
+
+// Close stops the server: it stops listening, drops every connection and
+// waits for the connection goroutines to end. Closing twice is a no-op.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.ln != nil {
+		_ = s.ln.Close()
+		s.ln = nil
+	}
+	conns := s.connsLocked()
+	close(s.unhang) // release held requests so their goroutines end
+	s.unhang = make(chan struct{})
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.drop()
+	}
+	s.wg.Wait()
+}
+
+func (s *Server) accept(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.cfg.logger.Warn("iggytest: accept failed", "err", err)
+			}
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		c := s.attachLocked(nc)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// attachLocked registers a new client connection and counts it in the
+// server's wait group; the caller starts c.serve.
+func (s *Server) attachLocked(nc net.Conn) *conn {
+	s.nextClient++
+	c := &conn{s: s, nc: nc, id: s.nextClient, done: make(chan struct{}), groups: make(map[*memlog.Group]*membership)}
+	s.conns[c] = struct{}{}
+	s.notifyLocked()
+	s.wg.Add(1)
+	return c
+}
+
+func (s *Server) connsLocked() []*conn {
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// now is the server clock in Unix microseconds.
+func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
+
+// serveFrames runs the request loop of one connection over rw until it
+// fails or closes; it is the connection loop minus the bookkeeping, so the
+// fuzz target can drive it through a pipe.
+func (c *conn) serveFrames(rw io.ReadWriter) {
+	var hdr [8]byte
+	for {
+		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
+			return
+		}
+		length := leU32(hdr[0:4])
+		code := leU32(hdr[4:8])
+		if length < 4 || length-4 > maxFrame {
+			c.s.cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length)
+			return
+		}
+		// Grow with the bytes that actually arrive, so a bogus length
+		// cannot make the server allocate 64 MiB up front.
+		buf := bytes.NewBuffer(make([]byte, 0, min(length-4, 1<<20)))
+		if _, err := io.CopyN(buf, rw, int64(length-4)); err != nil {
+			return
+		}
+		payload := buf.Bytes()
+		resp, status, ok := c.s.handle(c, code, payload)
+		if !ok {
+			return
+		}
+		if status != 0 {
+			resp = nil // an error status never carries a payload
+		}
+		var head [8]byte
+		putLE32(head[0:4], status)
+		putLE32(head[4:8], uint32(len(resp)))
+		// One writev on a socket, and no copy of a large poll answer.
+		bufs := net.Buffers{head[:], resp}
+		if _, err := bufs.WriteTo(rw); err != nil {
+			return
+		}
+	}
+}
+
+func leU32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func putLE32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}

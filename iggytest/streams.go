@@ -1,0 +1,151 @@
+package iggytest
+
+import (
+	"math"
+	"slices"
+
+	"github.com/lasergo/laser/memlog"
+)
+
+// stream is one Iggy stream, backed by a memlog.Log.
+type stream struct {
+	id        uint32
+	name      string
+	createdAt uint64
+	log       *memlog.Log
+	// settings holds what CreateTopic was given that memlog does not keep,
+	// by topic id.
+	settings map[uint32]topicSettings
+}
+
+// resolveStreamLocked finds a stream by id or name; a miss is
+// StreamIdNotFound or StreamNameNotFound.
+func (s *Server) resolveStreamLocked(id ident) (*stream, error) {
+	if st := s.lookupStreamLocked(id); st != nil {
+		return st, nil
+	}
+	if id.numeric {
+		return nil, fail(StatusStreamIDNotFound, "stream "+id.String()+" not found")
+	}
+	return nil, fail(StatusStreamNameNotFound, "stream "+id.String()+" not found")
+}
+
+func (s *Server) lookupStreamLocked(id ident) *stream {
+	if id.numeric {
+		return s.streams[id.id]
+	}
+	return s.streamNames[id.name]
+}
+
+// getStream (code 200): a missing stream is an empty OK.
+func (s *Server) getStream(p []byte) ([]byte, error) {
+	r := reader{b: p}
+	id := r.ident()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkIdents(id); err != nil {
+		return nil, err
+	}
+	st := s.lookupStreamLocked(id)
+	if st == nil {
+		return nil, nil
+	}
+	topics := st.log.Topics()
+	out := st.appendHeader(nil, topics)
+	for _, t := range topics {
+		out = st.appendTopicHeader(out, t)
+	}
+	return out, nil
+}
+
+// getStreams (code 201): every stream header in id order.
+func (s *Server) getStreams(p []byte) ([]byte, error) {
+	r := reader{b: p}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, st := range s.sortedStreamsLocked() {
+		out = st.appendHeader(out, st.log.Topics())
+	}
+	return out, nil
+}
+
+func (s *Server) sortedStreamsLocked() []*stream {
+	out := make([]*stream, 0, len(s.streams))
+	for _, st := range s.streams {
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b *stream) int { return int(a.id) - int(b.id) })
+	return out
+}
+
+// createStream (code 202): u8-prefixed name. Ids count from 0 in creation
+// order and are not reused.
+func (s *Server) createStream(p []byte) ([]byte, error) {
+	r := reader{b: p}
+	name := r.name()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, fail(StatusInvalidStreamName, "empty stream name")
+	}
+	if _, ok := s.streamNames[name]; ok {
+		return nil, fail(StatusStreamNameAlreadyExists, "stream "+name+" already exists")
+	}
+	if s.nextStream == math.MaxUint32 {
+		return nil, fail(StatusError, "stream ids exhausted")
+	}
+	st := &stream{
+		id:        s.nextStream,
+		name:      name,
+		createdAt: s.now(),
+		log:       memlog.New(name, memlog.WithStreamID(s.nextStream), memlog.WithClock(s.cfg.clock)),
+		settings:  make(map[uint32]topicSettings),
+	}
+	s.nextStream++
+	s.streams[st.id] = st
+	s.streamNames[name] = st
+	return st.appendHeader(nil, nil), nil
+}
+
+// deleteStream (code 203) removes a stream with its topics.
+func (s *Server) deleteStream(p []byte) ([]byte, error) {
+	r := reader{b: p}
+	id := r.ident()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkIdents(id); err != nil {
+		return nil, err
+	}
+	st, err := s.resolveStreamLocked(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range st.log.Topics() {
+		_ = st.log.DeleteTopic(t.Name()) // listed just now, under the server lock
+	}
+	delete(s.streams, st.id)
+	delete(s.streamNames, st.name)
+	return nil, nil
+}
+
+// appendHeader appends the stream header: u32 id, u64 created_at,
+// u32 topics_count, u64 size_bytes, u64 messages_count, u8 name.
+func (st *stream) appendHeader(b []byte, topics []*memlog.Topic) []byte {
+	var size, msgs uint64
+	for _, t := range topics {
+		ts, tm := topicTotals(t)
+		size += ts
+		msgs += tm
+	}
+	b = putU32(b, st.id)
+	b = putU64(b, st.createdAt)
+	b = putU32(b, uint32(len(topics)))
+	b = putU64(b, size)
+	b = putU64(b, msgs)
+	return putName(b, st.name)
+}
