@@ -1,12 +1,11 @@
 package iggy_test
 
-// The lead adds the full-consumer benchmark (the runtime's reliable consumer
-// over this transport, next to the bare SDK loop below) once the runtime
-// consumer exists.
-
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 const (
@@ -25,11 +26,12 @@ const (
 )
 
 // BenchmarkPollAndStore reads the same pre-published messages from the
-// test server twice per iteration, each time as a fresh consumer group: once
-// with a bare SDK loop (group poll with "next", then store the last offset)
-// and once through the transport (Subscription.Poll, then Commit). It
-// reports both rates and transport/sdk, the share of the bare loop's
-// throughput the transport keeps.
+// test server three times per iteration, each time as a fresh consumer
+// group: with a bare SDK loop (group poll with "next", then store the last
+// offset), through the transport (Subscription.Poll, then Commit), and
+// through the full reliable consumer with a no-op handler. It reports the
+// rates and the share of the bare loop's throughput the transport and the
+// consumer keep (transport/sdk, consumer/sdk).
 func BenchmarkPollAndStore(b *testing.B) {
 	s, err := iggytest.Listen("127.0.0.1:0")
 	if err != nil {
@@ -47,20 +49,25 @@ func BenchmarkPollAndStore(b *testing.B) {
 	}
 	c := benchClient(b, s)
 	stream, topic := benchIdent(b, "bench"), benchIdent(b, "t")
+	// Plain messages with provenance headers: what the bare loop skims and
+	// what the consumer fully decodes, dedups and dispatches.
 	payload := make([]byte, benchPayload)
 	for sent := 0; sent < benchMessages; sent += benchBatch {
-		msgs := make([]iggcon.IggyMessage, benchBatch)
-		for i := range msgs {
-			if msgs[i], err = iggcon.NewIggyMessage(payload); err != nil {
+		recs := make([]runtime.Outgoing, benchBatch)
+		for i := range recs {
+			prov := wire.Provenance{Conversation: wire.IDFromUint128(7, uint64(sent+i)), Agent: "bench", IdempotencyKey: fmt.Sprintf("k-%d", sent+i)}
+			headers, err := prov.Headers()
+			if err != nil {
 				b.Fatal(err)
 			}
+			recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
 		}
-		if err := c.SendMessages(stream, topic, iggcon.PartitionId(0), msgs); err != nil {
+		if _, err := tr.Publish(ctx, "t", recs...); err != nil {
 			b.Fatal(err)
 		}
 	}
 
-	var sdkTime, trTime time.Duration
+	var sdkTime, trTime, consumerTime time.Duration
 	round := 0
 	for b.Loop() {
 		round++
@@ -68,14 +75,52 @@ func BenchmarkPollAndStore(b *testing.B) {
 		sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round))
 		mid := time.Now()
 		transportLoop(b, tr, fmt.Sprintf("tr-%d", round))
+		late := time.Now()
+		consumerLoop(b, tr, fmt.Sprintf("consumer-%d", round))
 		sdkTime += mid.Sub(start)
-		trTime += time.Since(mid)
+		trTime += late.Sub(mid)
+		consumerTime += time.Since(late)
 	}
 	sdkRate := float64(benchMessages*round) / sdkTime.Seconds()
 	trRate := float64(benchMessages*round) / trTime.Seconds()
+	consumerRate := float64(benchMessages*round) / consumerTime.Seconds()
 	b.ReportMetric(sdkRate, "sdk-msgs/s")
 	b.ReportMetric(trRate, "transport-msgs/s")
+	b.ReportMetric(consumerRate, "consumer-msgs/s")
 	b.ReportMetric(trRate/sdkRate, "transport/sdk")
+	b.ReportMetric(consumerRate/sdkRate, "consumer/sdk")
+}
+
+// consumerLoop runs the full reliable consumer (decode, dedup, dispatch to
+// a no-op handler, commit after success) over the same messages.
+func consumerLoop(b *testing.B, tr *iggy.Transport, group string) {
+	done := make(chan struct{})
+	var n atomic.Int64
+	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
+		Topic: "t", Group: group, Agent: "worker", PollBatch: benchBatch,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
+			if n.Add(1) == benchMessages {
+				close(done)
+			}
+			return nil
+		}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background(), nil, stop) }()
+	select {
+	case <-done:
+	case err := <-errc:
+		b.Fatalf("consumer stopped: %v", err)
+	}
+	close(stop)
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
 }
 
 func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) {

@@ -47,3 +47,18 @@ func TestConformanceOverRealServer(t *testing.T) {
 		return dialTransport(t, addr)
 	})
 }
+
+func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
+	s := iggytest.Start(t)
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport {
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	})
+}
+
+func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
+	addr := os.Getenv(realServerEnv)
+	if addr == "" {
+		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
+	}
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+}

@@ -11,3 +11,7 @@ import (
 func TestTransportConformance(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
 }
+
+func TestReliableConsumerScenarios(t *testing.T) {
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
+}
