@@ -36,3 +36,17 @@ fuzz: ## run every fuzz target for FUZZTIME each
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+.PHONY: golden
+golden: ## rewrite lasergen's golden files (testdata/golden/*.txtar) from the generator's output
+	$(GO) test ./gen -run '^TestGolden$$' -count=1 -update
+
+.PHONY: generate
+generate: ## run go generate on every package (lasergen writes laser_gen.go files)
+	$(GO) generate ./...
+
+.PHONY: checkgenerate
+checkgenerate: generate ## fail when go generate changed a tracked file or left a new generated one
+	@git diff --exit-code
+	@new=$$(git ls-files --others --exclude-standard -- '*laser_gen.go'); \
+	if [ -n "$$new" ]; then echo "go generate created untracked files:"; echo "$$new"; exit 1; fi

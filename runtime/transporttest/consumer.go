@@ -392,4 +392,3 @@ func scenarioWarmDedup(t *testing.T, tr runtime.Transport) {
 	}
 	w.nothingMore()
 }
-
