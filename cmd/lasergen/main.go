@@ -1,0 +1,113 @@
+// Command lasergen turns struct types and methods annotated with //laser:
+// directives into typed decode, routing, dispatch, clients and agent cards
+// (see package github.com/lasergo/laser/gen for the directives). Run it from
+// a go:generate line in the package:
+//
+//	//go:generate go run github.com/lasergo/laser/cmd/lasergen
+//
+// It writes laser_gen.go only when its content changes. Problems are printed
+// as file:line:col: message on stderr, all at once, and nothing is written;
+// the exit status is then 1. With -check it writes nothing and exits 1 when
+// the file on disk is not what it would write.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lasergo/laser/gen"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lasergen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "directory of the package to generate for")
+	out := fs.String("out", gen.DefaultOutput, "name of the generated file inside -dir")
+	check := fs.Bool("check", false, "write nothing; exit 1 when the generated file is missing or out of date")
+	tags := fs.String("tags", "", "comma-separated build tags to load the package with")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lasergen: unexpected arguments %s\n", strings.Join(fs.Args(), " "))
+		fs.Usage()
+		return 2
+	}
+	if *out == "" || filepath.Base(*out) != *out || !strings.HasSuffix(*out, ".go") {
+		fmt.Fprintf(stderr, "lasergen: -out %q must be a .go file name without a directory\n", *out)
+		return 2
+	}
+	opts := gen.Options{Output: *out}
+	if *tags != "" {
+		opts.BuildFlags = []string{"-tags=" + *tags}
+	}
+	res, err := gen.Generate(*dir, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(res.Diagnostics) > 0 {
+		for _, d := range res.Diagnostics {
+			d.Pos.Filename = fromDir(*dir, d.Pos.Filename)
+			fmt.Fprintln(stderr, d.String())
+		}
+		return 1
+	}
+	if *check {
+		stale := res.Stale()
+		for _, p := range stale {
+			fmt.Fprintf(stderr, "lasergen: %s is out of date; run go generate\n", rel(p))
+		}
+		if len(stale) > 0 {
+			return 1
+		}
+		return 0
+	}
+	if _, err := res.Write(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// fromDir rewrites a diagnostic's file name, relative to the package
+// directory, to be relative to the working directory.
+func fromDir(dir, name string) string {
+	if name == "" || name == "." || filepath.IsAbs(name) || dir == "." {
+		return name
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return name
+	}
+	return rel(abs)
+}
+
+// rel shortens a path to be relative to the working directory when it can.
+func rel(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

@@ -1,0 +1,436 @@
+package gen
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// runtimePath is the import path generated code runs on.
+const runtimePath = "github.com/lasergo/laser/runtime"
+
+// Limits of the values a directive carries.
+const (
+	maxNameBytes = 255                   // topics and groups (Iggy's name limit)
+	maxOpBytes   = wire.MaxCardTextBytes // an op is an agent card skill id
+	maxCardOps   = wire.MaxCardCapabilities
+)
+
+// localNames are identifiers generated function bodies and signatures
+// declare; a type of the package with one of these names cannot be spelled
+// inside them.
+var localNames = map[string]bool{
+	"c": true, "m": true, "h": true, "in": true, "out": true, "err": true, "ctx": true,
+	"opts": true, "client": true, "impl": true, "consumer": true, "from": true,
+}
+
+// clientFields are the fields of a generated client; a client method of the
+// same name would not compile.
+var clientFields = map[string]bool{"client": true, "from": true, "opts": true}
+
+// check validates the model: directive values, method shapes, encodable and
+// nameable input and output types, duplicates and name collisions.
+func (c *collector) check() {
+	ids := make(map[string]*Agent)
+	names := make(map[string]*Agent)
+	for _, a := range c.model.Agents {
+		c.checkAgentValues(a)
+		if prev := ids[a.ID]; prev != nil && a.ID != "" {
+			c.report(a.fields["id"].ValuePos, ErrDuplicateAgent, "agent id %q is also used by type %s", a.ID, prev.Name)
+		} else {
+			ids[a.ID] = a
+		}
+		for _, n := range generatedNames(a) {
+			if prev := names[n]; prev != nil {
+				c.report(a.Pos, ErrNameCollision, "agents %s and %s would both declare %s", prev.Name, a.Name, n)
+			} else {
+				names[n] = a
+			}
+			if obj := c.l.pkg.Types.Scope().Lookup(n); obj != nil {
+				c.report(a.Pos, ErrNameCollision, "agent %s would declare %s, which is declared at %s",
+					a.Name, n, positionString(relativePosition(c.l.fset.Position(obj.Pos()), c.l.dir)))
+			}
+		}
+		if len(a.Ops) == 0 {
+			c.report(a.Pos, ErrNoOperations, "type %s has //laser:agent but no //laser:handle or //laser:event method", a.Name)
+		}
+		c.checkOps(a)
+	}
+}
+
+// generatedNames are the package-level identifiers emitted for an agent.
+func generatedNames(a *Agent) []string {
+	e := exportedName(a.Name)
+	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher"}
+}
+
+func exportedName(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return strings.ToUpper(string(r)) + s[n:]
+}
+
+func unexportedName(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return strings.ToLower(string(r)) + s[n:]
+}
+
+func (c *collector) checkAgentValues(a *Agent) {
+	if f, ok := a.fields["id"]; ok {
+		if _, err := wire.ParseAgentID(f.Value); err != nil {
+			c.report(f.ValuePos, ErrBadValue, "id %q is not an agent id: %v", f.Value, err)
+		}
+	}
+	for _, k := range []string{"listen", "respond", "group"} {
+		if f, ok := a.fields[k]; ok {
+			if err := checkName(f.Value, maxNameBytes); err != "" {
+				c.report(f.ValuePos, ErrBadValue, "%s %q %s", k, f.Value, err)
+			}
+		}
+	}
+	if f, ok := a.fields["ct"]; ok {
+		if ct, ok := parseCT(f.Value); ok {
+			a.CT = ct
+		} else {
+			c.report(f.ValuePos, ErrBadValue, "ct %q is not cbor or json", f.Value)
+		}
+	}
+}
+
+func parseCT(s string) (ContentType, bool) {
+	switch ContentType(s) {
+	case CBOR, JSON:
+		return ContentType(s), true
+	}
+	return "", false
+}
+
+// checkName returns why s is not a valid topic, group or operation name, or "".
+func checkName(s string, max int) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case len(s) > max:
+		return fmt.Sprintf("is %d bytes, max %d", len(s), max)
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return fmt.Sprintf("holds control character %U", r)
+		}
+	}
+	return ""
+}
+
+func (c *collector) checkOps(a *Agent) {
+	type key struct {
+		kind bool // event or not
+		op   string
+	}
+	seen := make(map[key]*Operation)
+	handles := 0
+	for _, op := range a.Ops {
+		if op.ctPos.IsValid() {
+			if ct, ok := parseCT(string(op.CT)); ok {
+				op.CT = ct
+			} else {
+				c.report(op.ctPos, ErrBadValue, "ct %q is not cbor or json", op.CT)
+				op.CT = a.CT
+			}
+		} else {
+			op.CT = a.CT
+		}
+		if op.OpPos != op.DirPos {
+			if err := checkName(op.Op, maxOpBytes); err != "" {
+				c.report(op.OpPos, ErrBadValue, "op %q %s", op.Op, err)
+			}
+			k := key{op.Kind == OpEvent, op.Op}
+			if prev := seen[k]; prev != nil {
+				c.report(op.OpPos, ErrDuplicateOperation, "%s op %q is already handled by method %s", opWord(op.Kind), op.Op, prev.Method)
+			} else {
+				seen[k] = op
+			}
+		}
+		if clientFields[op.Method] {
+			c.report(op.Pos, ErrNameCollision, "method %s would become a method of %sClient, whose field has that name", op.Method, exportedName(a.Name))
+		}
+		if !c.checkShape(a, op) {
+			continue
+		}
+		if op.Kind != OpEvent {
+			handles++
+			if handles == maxCardOps+1 {
+				c.report(op.DirPos, ErrTooManyOperations, "agent %s has more than %d //laser:handle operations", a.Name, maxCardOps)
+			}
+		}
+		if op.Kind == OpRequest && a.Respond == "" {
+			c.report(op.Pos, ErrNoRespond, "method %s returns %s but agent %s has no respond= topic to answer on", op.Method, c.typeString(op.Out), a.Name)
+		}
+		c.checkType(op, op.In, op.InPos, "input")
+		if op.Out != nil {
+			c.checkType(op, op.Out, op.OutPos, "output")
+		}
+	}
+}
+
+func opWord(k OpKind) string {
+	if k == OpEvent {
+		return "event"
+	}
+	return "handle"
+}
+
+// typeString prints t as the package's own code would.
+func (c *collector) typeString(t types.Type) string {
+	return types.TypeString(t, c.qualifier)
+}
+
+// qualifier names other packages by their package name, as source does.
+func (c *collector) qualifier(p *types.Package) string {
+	if p == c.l.pkg.Types {
+		return ""
+	}
+	return p.Name()
+}
+
+// checkShape checks the method signature and fills in In, Out and Kind.
+func (c *collector) checkShape(a *Agent, op *Operation) bool {
+	sig := op.sig
+	p, shape := ErrHandleShape, "a //laser:handle method"
+	if op.Kind == OpEvent {
+		p, shape = ErrEventShape, "a //laser:event method"
+	}
+	bad := func(why string) bool {
+		c.report(op.Pos, p, "method %s has signature %s: %s", op.Method, c.typeString(sig), why)
+		return false
+	}
+	params, results := sig.Params(), sig.Results()
+	switch {
+	case sig.TypeParams().Len() > 0:
+		return bad("type parameters are not supported")
+	case sig.Variadic():
+		return bad("variadic parameters are not supported")
+	case params.Len() != 2:
+		return bad(fmt.Sprintf("%s takes 2 parameters, not %d", shape, params.Len()))
+	case !isRuntimeCtx(params.At(0).Type()):
+		return bad("the first parameter must be *runtime.Ctx")
+	}
+	op.In, op.InPos = params.At(1).Type(), params.At(1).Pos()
+	switch {
+	case results.Len() == 1 && isError(results.At(0).Type()):
+		if op.Kind != OpEvent {
+			op.Kind = OpCommand
+		}
+		return true
+	case op.Kind == OpEvent:
+		return bad("an event handler returns only error")
+	case results.Len() == 2 && isError(results.At(1).Type()):
+		if isError(results.At(0).Type()) {
+			return bad("the output cannot be an error")
+		}
+		op.Kind, op.Out, op.OutPos = OpRequest, results.At(0).Type(), results.At(0).Pos()
+		return true
+	}
+	return bad("the results must be (Out, error) or error")
+}
+
+func isRuntimeCtx(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == runtimePath && n.Obj().Name() == "Ctx"
+}
+
+var errorType = types.Universe.Lookup("error").Type()
+
+func isError(t types.Type) bool { return types.Identical(t, errorType) }
+
+// checkType reports an input or output type that generated code cannot
+// spell, or that its content type cannot encode and decode.
+func (c *collector) checkType(op *Operation, t types.Type, pos token.Pos, role string) {
+	if !pos.IsValid() {
+		pos = op.Pos
+	}
+	ts := c.typeString(t)
+	if why := c.unnameable(t); why != "" {
+		c.report(pos, ErrUnnameable, "%s %s of method %s: %s", role, ts, op.Method, why)
+		return
+	}
+	w := encWalker{ct: op.CT, seen: make(map[types.Type]bool), qual: c.qualifier}
+	if why := w.walk(t, ts); why != "" {
+		c.report(pos, ErrUnencodable, "%s %s of method %s: %s", role, ts, op.Method, why)
+	}
+}
+
+// unnameable says why generated code in this package cannot write t, or "".
+func (c *collector) unnameable(t types.Type) string {
+	own := c.l.pkg.Types
+	named := func(obj *types.TypeName, args *types.TypeList) string {
+		switch {
+		case obj.Pkg() == nil:
+			return "" // error, comparable
+		case obj.Pkg() != own && !obj.Exported():
+			return fmt.Sprintf("%s is not exported by package %s", obj.Name(), obj.Pkg().Path())
+		case obj.Parent() != nil && obj.Parent() != obj.Pkg().Scope():
+			return fmt.Sprintf("%s is declared inside a function", obj.Name())
+		case obj.Pkg() == own && localNames[obj.Name()]:
+			return fmt.Sprintf("type name %s is also a local name in generated code; rename the type", obj.Name())
+		}
+		for i := 0; i < args.Len(); i++ {
+			if why := c.unnameable(args.At(i)); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	switch t := t.(type) {
+	case *types.Alias:
+		return named(t.Obj(), t.TypeArgs())
+	case *types.Named:
+		return named(t.Obj(), t.TypeArgs())
+	case *types.Pointer:
+		return c.unnameable(t.Elem())
+	case *types.Slice:
+		return c.unnameable(t.Elem())
+	case *types.Array:
+		return c.unnameable(t.Elem())
+	case *types.Map:
+		if why := c.unnameable(t.Key()); why != "" {
+			return why
+		}
+		return c.unnameable(t.Elem())
+	case *types.Basic:
+		if t.Kind() == types.Invalid {
+			return "the type does not resolve"
+		}
+		return ""
+	case *types.Interface:
+		if t.Empty() {
+			return ""
+		}
+		return "an interface literal; declare a named type"
+	case *types.Struct:
+		return "an anonymous struct; declare a named type"
+	case *types.TypeParam:
+		return "a type parameter"
+	case *types.Chan, *types.Signature:
+		return "" // named fine, but not encodable: reported by the encoding check
+	}
+	return fmt.Sprintf("%T types are not supported", t)
+}
+
+// encWalker checks that a type encodes and decodes in a content type.
+type encWalker struct {
+	ct   ContentType
+	seen map[types.Type]bool
+	qual types.Qualifier
+}
+
+// marshalMethods make a type encode itself; the walk trusts them.
+var marshalMethods = []string{"MarshalJSON", "UnmarshalJSON", "MarshalCBOR", "UnmarshalCBOR", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary"}
+
+func hasMarshaller(t types.Type) bool {
+	for _, recv := range []types.Type{t, types.NewPointer(t)} {
+		ms := types.NewMethodSet(recv)
+		for _, name := range marshalMethods {
+			if ms.Lookup(nil, name) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// walk returns why t (reached by path) cannot be encoded, or "".
+func (w *encWalker) walk(t types.Type, path string) string {
+	if w.seen[t] {
+		return ""
+	}
+	switch types.Unalias(t).(type) {
+	case *types.Named:
+		w.seen[t] = true
+		if hasMarshaller(t) {
+			return ""
+		}
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsComplex != 0:
+			return fmt.Sprintf("%s is a complex number", path)
+		case u.Kind() == types.UnsafePointer:
+			return fmt.Sprintf("%s is an unsafe.Pointer", path)
+		}
+		return ""
+	case *types.Pointer:
+		return w.walk(u.Elem(), path)
+	case *types.Slice:
+		return w.walk(u.Elem(), path+"[]")
+	case *types.Array:
+		return w.walk(u.Elem(), path+"[]")
+	case *types.Map:
+		if why := w.mapKey(u.Key(), path); why != "" {
+			return why
+		}
+		return w.walk(u.Elem(), path+"[]")
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			f := u.Field(i)
+			if !f.Exported() && !f.Embedded() || w.skipped(u.Tag(i)) {
+				continue
+			}
+			if why := w.walk(f.Type(), path+"."+f.Name()); why != "" {
+				return why
+			}
+		}
+		return ""
+	case *types.Interface:
+		if u.Empty() {
+			return ""
+		}
+		return fmt.Sprintf("%s is the interface %s, which cannot be decoded", path, types.TypeString(t, w.qual))
+	case *types.Chan:
+		return fmt.Sprintf("%s is a channel", path)
+	case *types.Signature:
+		return fmt.Sprintf("%s is a function", path)
+	case *types.TypeParam:
+		return fmt.Sprintf("%s is a type parameter", path)
+	}
+	return ""
+}
+
+// skipped reports whether a struct tag leaves the field out in w.ct. CBOR
+// reads the cbor tag and falls back to the json tag.
+func (w *encWalker) skipped(tag string) bool {
+	st := reflect.StructTag(tag)
+	name, ok := "", false
+	if w.ct == CBOR {
+		name, ok = st.Lookup("cbor")
+	}
+	if !ok {
+		name, ok = st.Lookup("json")
+	}
+	return ok && name == "-"
+}
+
+// mapKey checks a map key: JSON needs strings, integers or text marshalling;
+// CBOR takes any key that encodes.
+func (w *encWalker) mapKey(k types.Type, path string) string {
+	if w.ct == JSON {
+		if hasMarshaller(k) {
+			return ""
+		}
+		if b, ok := k.Underlying().(*types.Basic); ok && b.Info()&(types.IsString|types.IsInteger) != 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s has key type %s, which JSON cannot encode", path, types.TypeString(k, w.qual))
+	}
+	return w.walk(k, path+" key")
+}

@@ -1,0 +1,299 @@
+package e2eagent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/gen"
+	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// harness runs the generated billing agent on an embedded log and hands out
+// its typed client and the dead letters it parks.
+type harness struct {
+	impl    *Billing
+	client  *runtime.Client
+	billing *BillingClient
+	dead    chan runtime.DeadLetter
+}
+
+const caller = "checkout"
+
+func start(t *testing.T) (context.Context, *harness) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	t.Cleanup(func() { client.Close() })
+	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{impl: NewBilling(), client: client, dead: make(chan runtime.DeadLetter, 8)}
+	agent, err := NewBillingAgent(client, h.impl, runtime.ConsumerConfig{
+		Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+			h.dead <- dl
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle := agent.Start(ctx)
+	t.Cleanup(func() {
+		if err := handle.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	if err := handle.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.billing = NewBillingClient(client, caller)
+	return ctx, h
+}
+
+func receive[T any](ctx context.Context, t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("no %s before the test deadline", what)
+		var zero T
+		return zero
+	}
+}
+
+func (h *harness) deadLetter(ctx context.Context, t *testing.T) runtime.DeadLetter {
+	t.Helper()
+	dl := receive(ctx, t, h.dead, "dead letter")
+	if dl.PublishErr != nil {
+		t.Fatalf("dead letter not published: %v", dl.PublishErr)
+	}
+	return dl
+}
+
+func detail(dl runtime.DeadLetter) string {
+	if dl.Capsule.Detail == nil {
+		return ""
+	}
+	return *dl.Capsule.Detail
+}
+
+func TestRequestReplyReturnsTheTypedOutput(t *testing.T) {
+	ctx, h := start(t)
+	got, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 1250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Charged{Charge: "ch-4242", Cents: 1250}); got != want {
+		t.Fatalf("Charge = %+v, want %+v", got, want)
+	}
+}
+
+func TestRequestReplyOverJSONWithPointers(t *testing.T) {
+	ctx, h := start(t)
+	got, err := h.billing.Quote(ctx, &QuoteRequest{Cents: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || *got != (Quote{Cents: 5000, Fee: 100}) {
+		t.Fatalf("Quote = %+v, want {5000 100}", got)
+	}
+}
+
+func TestCommandIsHandled(t *testing.T) {
+	ctx, h := start(t)
+	if err := h.billing.Refund(ctx, &billingapi.Refund{Charge: "ch-1", Cents: 300}); err != nil {
+		t.Fatal(err)
+	}
+	got := receive(ctx, t, h.impl.Refunds, "refund")
+	if *got != (billingapi.Refund{Charge: "ch-1", Cents: 300}) {
+		t.Fatalf("refund = %+v", got)
+	}
+}
+
+func TestEventIsHandled(t *testing.T) {
+	ctx, h := start(t)
+	issuer := NewBillingClient(h.client, "issuer")
+	if err := issuer.CardExpired(ctx, billingapi.CardExpired{Card: "4242", Month: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(ctx, t, h.impl.Expired, "expiry"); got != (billingapi.CardExpired{Card: "4242", Month: 7}) {
+		t.Fatalf("event = %+v", got)
+	}
+}
+
+func TestUnknownOperationIsDeadLetteredAsRejected(t *testing.T) {
+	ctx, h := start(t)
+	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
+	if err := runtime.Tell(ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	dl := h.deadLetter(ctx, t)
+	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
+		t.Fatalf("dead letter reason %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
+	}
+	if !strings.Contains(detail(dl), `"teleport"`) || !errors.Is(dl.Cause, runtime.ErrRejected) {
+		t.Fatalf("detail %q, cause %v; want a rejection naming the operation", detail(dl), dl.Cause)
+	}
+}
+
+func TestUndecodableBodyIsDeadLetteredAsRejected(t *testing.T) {
+	ctx, h := start(t)
+	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
+	if _, err := h.client.SendCommand(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+		t.Fatal(err)
+	}
+	dl := h.deadLetter(ctx, t)
+	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
+		t.Fatalf("dead letter reason %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
+	}
+	if d := detail(dl); !strings.Contains(d, `operation "charge"`) || !strings.Contains(d, "decode cbor body") {
+		t.Fatalf("detail %q; want the operation and the decode error", d)
+	}
+}
+
+func TestRetryableHandlerErrorIsRetried(t *testing.T) {
+	ctx, h := start(t)
+	if err := h.billing.Settle(ctx, Settle{Day: "2026-01-02"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := receive(ctx, t, h.impl.Settles, "first attempt"); n != 1 {
+		t.Fatalf("first attempt numbered %d", n)
+	}
+	if n := receive(ctx, t, h.impl.Settles, "retry"); n != 2 {
+		t.Fatalf("retry numbered %d", n)
+	}
+}
+
+func TestRetryableHandlerErrorIsDeadLetteredWhenAttemptsRunOut(t *testing.T) {
+	ctx, h := start(t)
+	if err := h.billing.Flake(ctx, Void{}); err != nil {
+		t.Fatal(err)
+	}
+	dl := h.deadLetter(ctx, t)
+	if dl.Capsule.Reason != wire.ReasonRetryExhausted || dl.Capsule.Attempts != 2 {
+		t.Fatalf("dead letter reason %s after %d attempts, want retry exhausted after 2", dl.Capsule.Reason, dl.Capsule.Attempts)
+	}
+	if len(h.impl.Flakes) != 2 {
+		t.Fatalf("handler ran %d times, want 2", len(h.impl.Flakes))
+	}
+}
+
+func TestRejectedHandlerErrorIsNotRetried(t *testing.T) {
+	ctx, h := start(t)
+	if err := h.billing.Void(ctx, Void{Charge: "ch-9"}); err != nil {
+		t.Fatal(err)
+	}
+	dl := h.deadLetter(ctx, t)
+	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
+		t.Fatalf("dead letter reason %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
+	}
+	if len(h.impl.Voids) != 1 || !strings.Contains(detail(dl), "voids are closed") {
+		t.Fatalf("handler ran %d times, detail %q", len(h.impl.Voids), detail(dl))
+	}
+}
+
+func TestHandlerFailureReachesTheTypedClientAsARemoteError(t *testing.T) {
+	ctx, h := start(t)
+	_, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 0})
+	var remote *runtime.RemoteError
+	if !errors.As(err, &remote) {
+		t.Fatalf("Charge error %v (%T), want a *runtime.RemoteError", err, err)
+	}
+	if remote.Code != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
+		t.Fatalf("remote error %+v", remote)
+	}
+	// The failed request is also parked, as every permanent failure is.
+	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
+		t.Fatalf("dead letter reason %s, want rejected", dl.Capsule.Reason)
+	}
+}
+
+func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
+	card := BillingCard()
+	if err := card.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, c := range card.Capabilities {
+		var in, out string
+		if c.Input != nil {
+			in = c.Input.ContentType.String()
+		}
+		if c.Output != nil {
+			out = c.Output.ContentType.String()
+		}
+		got[c.SkillID] = [2]string{in, out}
+	}
+	want := map[string][2]string{
+		"charge": {"cbor", "cbor"},
+		"quote":  {"json", "json"},
+		"refund": {"json", ""},
+		"settle": {"cbor", ""},
+		"void":   {"cbor", ""},
+		"flake":  {"cbor", ""},
+		"note":   {"json", ""},
+	}
+	if card.Name != "billing" || len(got) != len(want) {
+		t.Fatalf("card %s with %v", card.Name, got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("capability %s = %v, want %v", k, got[k], v)
+		}
+	}
+	body, err := card.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wire.DecodeAgentCard(body); err != nil {
+		t.Fatalf("card does not round-trip: %v", err)
+	}
+}
+
+func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
+	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{})
+	defer client.Close()
+	if _, err := NewBillingAgent(client, nil, runtime.ConsumerConfig{}); !errors.Is(err, runtime.ErrConfig) {
+		t.Fatalf("error %v, want a config error", err)
+	}
+}
+
+// TestGeneratedFileIsUpToDate is what go generate would write: the
+// committed file must be byte for byte the generator's output.
+func TestGeneratedFileIsUpToDate(t *testing.T) {
+	res, err := gen.Generate(".", gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 {
+		t.Fatalf("%d files generated", len(res.Files))
+	}
+	abs, err := filepath.Abs(gen.DefaultOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files[0].Path != abs || !bytes.Equal(committed, res.Files[0].Content) {
+		t.Fatalf("%s is stale; run go generate ./gen/internal/e2eagent", gen.DefaultOutput)
+	}
+}

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/lasergo/laser/wire"
+)
+
+func TestGensupportErrorCodeMapsErrorClasses(t *testing.T) {
+	tests := []struct {
+		err  error
+		want wire.ErrorCode
+	}{
+		{Failf(wire.ErrorToolFailure, "card declined"), wire.ErrorToolFailure},
+		{fmt.Errorf("wrapped: %w", Failf(wire.ErrorUnauthorized, "no")), wire.ErrorUnauthorized},
+		{context.Canceled, wire.ErrorCancelled},
+		{context.DeadlineExceeded, wire.ErrorDeadlineExceeded},
+		{&Error{Code: CodeUnsupported, Msg: "x"}, wire.ErrorUnsupported},
+		{Reject(errors.New("bad")), wire.ErrorInvalidRequest},
+		{&Error{Code: CodeConfig, Msg: "x"}, wire.ErrorInternal},
+	}
+	for _, tt := range tests {
+		if got := errorCode(tt.err); got != tt.want {
+			t.Errorf("errorCode(%v) = %s, want %s", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestGensupportFailureIsPermanentAndUnwraps(t *testing.T) {
+	cause := errors.New("ledger closed")
+	err := error(&Failure{Code: wire.ErrorToolFailure, Err: cause})
+	if IsRetryable(err) || !errors.Is(err, cause) || err.Error() != "ledger closed" {
+		t.Fatalf("failure: retryable %v, is cause %v, text %q", IsRetryable(err), errors.Is(err, cause), err)
+	}
+}
+
+func TestGensupportFailRequestPassesRetryableErrorsThrough(t *testing.T) {
+	// A retryable error returns before the context is touched: no answer is
+	// sent while the consumer may still retry.
+	err := errors.New("busy")
+	if got := FailRequest(nil, err); got != err {
+		t.Fatalf("FailRequest = %v, want the error itself", got)
+	}
+	if FailRequest(nil, nil) != nil {
+		t.Fatal("FailRequest(nil) is not nil")
+	}
+}
+
+func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
+	m := &Message{Payload: []byte("{"), ContentType: wire.ContentJSON, HasContentType: true}
+	var v struct{ A int }
+	err := DecodeInput(m, "charge", &v, wire.ContentCBOR)
+	if !errors.Is(err, ErrRejected) || IsRetryable(err) {
+		t.Fatalf("DecodeInput = %v, want a rejection", err)
+	}
+	if want := `operation "charge": decode json body`; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+		t.Fatalf("DecodeInput error %q, want prefix %q", err, want)
+	}
+}
+
+func TestGensupportMergeSendOptionsDoesNotShareBase(t *testing.T) {
+	base := make([]SendOption, 1, 4)
+	base[0] = WithOperation("a")
+	one := MergeSendOptions(base, []SendOption{WithOperation("b")})
+	two := MergeSendOptions(base, []SendOption{WithOperation("c")})
+	if got := buildSpec(one).operation; got != "b" {
+		t.Fatalf("first merge ends with operation %q, want b", got)
+	}
+	if got := buildSpec(two).operation; got != "c" {
+		t.Fatalf("second merge ends with operation %q, want c", got)
+	}
+	if got := MergeSendOptions(base, nil); len(got) != 1 {
+		t.Fatalf("merge without extra options has %d options", len(got))
+	}
+}
