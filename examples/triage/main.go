@@ -1,0 +1,162 @@
+// Command triage runs a support-ticket triage system of four generated
+// agents: intake asks the classifier (typed request/reply), hands refunds
+// to the resolver (a command with an idempotency key, delivered twice and
+// applied once, retried once on a transient failure) and tells the auditor
+// (an event). One malformed ticket ends in the dead-letter queue.
+//
+//	go run ./examples/triage                       # on the embedded log
+//	go run ./examples/triage -iggy iggy://iggy:iggy@127.0.0.1:8090/triage
+//
+// With LASER_IGGY_ADDR set, the program runs on that Iggy server instead.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+func main() {
+	addr := flag.String("iggy", os.Getenv("LASER_IGGY_ADDR"), "run on this Iggy server (iggy://user:password@host:port/stream) instead of the embedded log")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	var tr runtime.Transport = memlog.New("triage")
+	where := "the embedded log"
+	if *addr != "" {
+		t, err := iggy.Dial(ctx, *addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "triage:", err)
+			os.Exit(1)
+		}
+		defer t.Close()
+		tr, where = t, "Iggy stream "+t.Stream()
+	}
+	fmt.Printf("triage: four agents on %s\n\n", where)
+	if _, err := run(ctx, tr, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "triage:", err)
+		os.Exit(1)
+	}
+}
+
+// tickets are what customers send; the last one is not even JSON.
+var tickets = []Ticket{
+	{ID: "T-1", Customer: "ada", Text: "I was charged twice for order 1001"},
+	{ID: "T-2", Customer: "grace", Text: "Please refund my late delivery"},
+	{ID: "T-3", Customer: "linus", Text: "How do I change my password?"},
+	{ID: "T-4", Customer: "barbara", Text: "Charged but never received the parcel"},
+}
+
+const malformed = `{"id": "T-5", "text": "this ticket is cut off`
+
+// run starts the agents on tr, submits the tickets, waits until every one
+// is settled, shuts the agents down and prints the summary.
+func run(ctx context.Context, tr runtime.Transport, w io.Writer) (Figures, error) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	defer client.Close()
+	if err := client.Bootstrap(ctx, 2, "triage.intake", "triage.classify", "triage.resolve", "triage.audit"); err != nil {
+		return Figures{}, err
+	}
+	report := newReport(func(line string) { fmt.Fprintln(w, line) })
+
+	consumer := runtime.ConsumerConfig{
+		Logger: logger,
+		Retry:  runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond},
+		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+			report.deadLetter(dl)
+		}),
+	}
+	intake, err := NewIntakeAgent(client, &Intake{
+		Classifier: NewClassifierClient(client, "intake"),
+		Resolver:   NewResolverClient(client, "intake"),
+		Auditor:    NewAuditorClient(client, "intake"),
+		Report:     report,
+	}, consumer)
+	if err != nil {
+		return Figures{}, err
+	}
+	classifier, err := NewClassifierAgent(client, &Classifier{Report: report}, consumer)
+	if err != nil {
+		return Figures{}, err
+	}
+	resolver, err := NewResolverAgent(client, &Resolver{Report: report, gatewayBusy: map[string]bool{"T-2": true}}, consumer)
+	if err != nil {
+		return Figures{}, err
+	}
+	auditor, err := NewAuditorAgent(client, &Auditor{Report: report}, consumer)
+	if err != nil {
+		return Figures{}, err
+	}
+	var handles []*runtime.AgentHandle
+	for _, a := range []*runtime.Agent{intake, classifier, resolver, auditor} {
+		h := a.Start(ctx)
+		if err := h.Ready(ctx); err != nil {
+			return Figures{}, fmt.Errorf("agent %s: %w", a.ID(), err)
+		}
+		handles = append(handles, h)
+	}
+
+	customers := NewIntakeClient(client, "web-form")
+	for _, t := range tickets {
+		if err := customers.Submit(ctx, t); err != nil {
+			return Figures{}, err
+		}
+	}
+	// The poison message: a submit whose body does not decode.
+	if _, err := client.SendCommand(ctx, runtime.Command{Topic: "triage.intake", From: "web-form", Target: "intake", Body: []byte(malformed)},
+		runtime.WithOperation("submit"), runtime.WithContentType(wire.ContentJSON)); err != nil {
+		return Figures{}, err
+	}
+
+	// Every ticket settles as an audit record, refunds as a resolver
+	// effect, and the malformed one as a dead letter.
+	want := len(tickets) + 3 + 1
+	for range want {
+		select {
+		case <-report.progress:
+		case <-ctx.Done():
+			return report.figures(), fmt.Errorf("waiting for the tickets to settle: %w", ctx.Err())
+		}
+	}
+	for _, h := range handles {
+		if err := h.Shutdown(ctx); err != nil {
+			return report.figures(), err
+		}
+	}
+	f := report.figures()
+	printSummary(w, f)
+	return f, nil
+}
+
+func printSummary(w io.Writer, f Figures) {
+	ids := make([]string, 0, len(f.Refunds))
+	total := int64(0)
+	for id, cents := range f.Refunds {
+		ids = append(ids, id)
+		total += cents
+	}
+	sort.Strings(ids)
+	fmt.Fprintf(w, "\nsummary\n")
+	fmt.Fprintf(w, "  tickets submitted   %d (+1 malformed)\n", len(tickets))
+	fmt.Fprintf(w, "  audit records       %d\n", f.Audits)
+	fmt.Fprintf(w, "  refunds applied     %d (%s), %d.%02d in all\n", len(f.Refunds), strings.Join(ids, ", "), total/100, total%100)
+	fmt.Fprintf(w, "  resolve commands    %d sent, %d applied: %d duplicate dropped by its idempotency key\n", f.Sent, f.Applied, f.Sent-f.Applied)
+	fmt.Fprintf(w, "  handler retries     %d\n", f.Retries)
+	fmt.Fprintf(w, "  dead letters        %d\n", len(f.DeadLetters))
+	for _, d := range f.DeadLetters {
+		fmt.Fprintf(w, "    %s\n", d)
+	}
+}
