@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"sort"
@@ -28,6 +29,9 @@ import (
 )
 
 func main() {
+	// The Iggy SDK writes every login to the standard logger; this program
+	// reports what matters itself.
+	log.SetOutput(io.Discard)
 	addr := flag.String("iggy", os.Getenv("LASER_IGGY_ADDR"), "run on this Iggy server (iggy://user:password@host:port/stream) instead of the embedded log")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
