@@ -235,4 +235,3 @@ func (r *Report) figures() Figures {
 	}
 	return Figures{Refunds: refunds, Sent: r.sends, Applied: r.applied, Retries: r.retries, Audits: r.audits, DeadLetters: append([]string(nil), r.parked...)}
 }
-
