@@ -297,24 +297,10 @@ func (c *AgentCard) AppendMarshal(b []byte) ([]byte, error) {
 func (c *AgentCard) MarshalCBOR() ([]byte, error) { return c.Marshal() }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
-func (c *AgentCard) UnmarshalCBOR(b []byte) error {
-	v, err := DecodeAgentCard(b)
-	if err != nil {
-		return err
-	}
-	*c = *v
-	return nil
-}
+func (c *AgentCard) UnmarshalCBOR(b []byte) error { return unmarshalInto(c, b, "agent card") }
 
 // DecodeAgentCard decodes an agent card body.
-func DecodeAgentCard(b []byte) (*AgentCard, error) {
-	r := reader{b: b}
-	c := new(AgentCard)
-	if err := r.finish("agent card", c.decode(&r)); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+func DecodeAgentCard(b []byte) (*AgentCard, error) { return decodeAs[AgentCard](b, "agent card") }
 
 func (c *AgentCard) decode(r *reader) error {
 	var seen fieldSet
@@ -427,24 +413,10 @@ func (b *BodyRef) AppendMarshal(dst []byte) ([]byte, error) {
 func (b *BodyRef) MarshalCBOR() ([]byte, error) { return b.Marshal() }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
-func (b *BodyRef) UnmarshalCBOR(p []byte) error {
-	v, err := DecodeBodyRef(p)
-	if err != nil {
-		return err
-	}
-	*b = *v
-	return nil
-}
+func (b *BodyRef) UnmarshalCBOR(p []byte) error { return unmarshalInto(b, p, "body ref") }
 
 // DecodeBodyRef decodes a claim-check capsule.
-func DecodeBodyRef(p []byte) (*BodyRef, error) {
-	r := reader{b: p}
-	b := new(BodyRef)
-	if err := r.finish("body ref", b.decode(&r)); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+func DecodeBodyRef(p []byte) (*BodyRef, error) { return decodeAs[BodyRef](p, "body ref") }
 
 func (b *BodyRef) decode(r *reader) error {
 	var seen fieldSet

@@ -681,3 +681,31 @@ func (r *reader) finish(typ string, err error) error {
 	}
 	return &DecodeError{Type: typ, Field: string(r.fieldKey), Offset: r.i, Err: err}
 }
+
+// decoder is a capsule type that reads itself from a reader.
+type decoder[T any] interface {
+	*T
+	decode(r *reader) error
+}
+
+// decodeAs decodes b as one complete value of type T (what named the type
+// in errors), rejecting trailing bytes.
+func decodeAs[T any, P decoder[T]](b []byte, what string) (*T, error) {
+	r := reader{b: b}
+	v := new(T)
+	if err := r.finish(what, P(v).decode(&r)); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// unmarshalInto is decodeAs for an UnmarshalCBOR method: dst is replaced
+// only when b decodes.
+func unmarshalInto[T any, P decoder[T]](dst P, b []byte, what string) error {
+	v, err := decodeAs[T, P](b, what)
+	if err != nil {
+		return err
+	}
+	*dst = *v
+	return nil
+}

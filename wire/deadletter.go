@@ -72,24 +72,10 @@ func (d *DeadLetter) AppendMarshal(b []byte) ([]byte, error) {
 func (d *DeadLetter) MarshalCBOR() ([]byte, error) { return d.Marshal() }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
-func (d *DeadLetter) UnmarshalCBOR(b []byte) error {
-	v, err := DecodeDeadLetter(b)
-	if err != nil {
-		return err
-	}
-	*d = *v
-	return nil
-}
+func (d *DeadLetter) UnmarshalCBOR(b []byte) error { return unmarshalInto(d, b, "dead letter") }
 
 // DecodeDeadLetter decodes a dead-letter capsule; the payload is copied.
-func DecodeDeadLetter(b []byte) (*DeadLetter, error) {
-	r := reader{b: b}
-	d := new(DeadLetter)
-	if err := r.finish("dead letter", d.decode(&r)); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
+func DecodeDeadLetter(b []byte) (*DeadLetter, error) { return decodeAs[DeadLetter](b, "dead letter") }
 
 func (d *DeadLetter) decode(r *reader) error {
 	var seen fieldSet

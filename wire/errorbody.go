@@ -78,24 +78,10 @@ func (e *ErrorBody) AppendMarshal(b []byte) ([]byte, error) {
 func (e *ErrorBody) MarshalCBOR() ([]byte, error) { return e.Marshal() }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
-func (e *ErrorBody) UnmarshalCBOR(b []byte) error {
-	v, err := DecodeErrorBody(b)
-	if err != nil {
-		return err
-	}
-	*e = *v
-	return nil
-}
+func (e *ErrorBody) UnmarshalCBOR(b []byte) error { return unmarshalInto(e, b, "error body") }
 
 // DecodeErrorBody decodes an error envelope's body.
-func DecodeErrorBody(b []byte) (*ErrorBody, error) {
-	r := reader{b: b}
-	e := new(ErrorBody)
-	if err := r.finish("error body", e.decode(&r)); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
+func DecodeErrorBody(b []byte) (*ErrorBody, error) { return decodeAs[ErrorBody](b, "error body") }
 
 func (e *ErrorBody) decode(r *reader) error {
 	var seen fieldSet

@@ -161,24 +161,10 @@ func (s *Signature) Marshal() ([]byte, error) { return s.AppendMarshal(nil), nil
 func (s *Signature) MarshalCBOR() ([]byte, error) { return s.Marshal() }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
-func (s *Signature) UnmarshalCBOR(b []byte) error {
-	d, err := DecodeSignature(b)
-	if err != nil {
-		return err
-	}
-	*s = *d
-	return nil
-}
+func (s *Signature) UnmarshalCBOR(b []byte) error { return unmarshalInto(s, b, "signature") }
 
 // DecodeSignature decodes a bare signature capsule.
-func DecodeSignature(b []byte) (*Signature, error) {
-	r := reader{b: b}
-	s := new(Signature)
-	if err := r.finish("signature", s.decode(&r)); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func DecodeSignature(b []byte) (*Signature, error) { return decodeAs[Signature](b, "signature") }
 
 func (s *Signature) decode(r *reader) error {
 	var seen fieldSet
