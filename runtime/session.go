@@ -113,29 +113,27 @@ func (s *session) finish(ctx context.Context, loopErr error) error {
 func (s *session) supervise(ctx context.Context, loop func() error) error {
 	done := make(chan error, 1)
 	go func() { done <- loop() }()
-	select {
-	case err := <-done:
-		return s.finish(ctx, err)
-	case <-ctx.Done():
-		s.cancelWork()
-		_ = s.sub.Close()
-		return ctx.Err()
-	case <-s.stop:
-	}
-	select {
-	case err := <-done:
-		return s.finish(ctx, err)
-	case <-ctx.Done():
-		s.cancelWork()
-		_ = s.sub.Close()
-		return ctx.Err()
-	case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
-		// Handlers still running past the grace are told to give up; their
-		// messages stay uncommitted and the membership is dropped, not left,
-		// so no offset moves past unhandled work.
-		s.cancelWork()
-		_ = s.sub.Close()
-		return &Error{Code: CodeTimeout, Msg: "agent shutdown drain", Err: errors.New("shutdown grace elapsed with messages in flight")}
+	stop := s.stop
+	var grace <-chan time.Time // armed by the stop signal
+	for {
+		select {
+		case err := <-done:
+			return s.finish(ctx, err)
+		case <-ctx.Done():
+			s.cancelWork()
+			_ = s.sub.Close()
+			return ctx.Err()
+		case <-stop:
+			stop = nil
+			grace = s.c.clock.After(s.c.cfg.ShutdownGrace)
+		case <-grace:
+			// Handlers still running past the grace are told to give up;
+			// their messages stay uncommitted and the membership is dropped,
+			// not left, so no offset moves past unhandled work.
+			s.cancelWork()
+			_ = s.sub.Close()
+			return &Error{Code: CodeTimeout, Msg: "agent shutdown drain", Err: errors.New("shutdown grace elapsed with messages in flight")}
+		}
 	}
 }
 
