@@ -17,8 +17,15 @@ var ErrTimeout = errors.New("iggy: call timed out")
 // meeting a short or malformed response; the transport recovers it.
 var ErrSDKPanic = errors.New("iggy: SDK panicked")
 
-// ErrClosed reports a call on a closed Transport or Subscription.
+// ErrClosed reports a call on a closed Transport or Subscription; it wraps
+// runtime.ErrDisconnected, since nothing will bring the connection back.
 var ErrClosed = errors.New("iggy: closed")
+
+// ErrConnectionLost reports a call whose connection broke or could not be
+// made. It is transient: the next call dials again (logging in and, for a
+// subscription, rejoining its group), so a consumer backs off and resumes
+// with its place kept instead of stopping.
+var ErrConnectionLost = errors.New("iggy: connection lost")
 
 // errClass is what an error means for the connection and for a retry.
 type errClass uint8
@@ -31,25 +38,28 @@ const (
 	// classSession: the server no longer knows this session's login or
 	// membership; the connection is rebuilt, and the error is transient.
 	classSession
-	// classDisconnected: the connection is gone; it is rebuilt, and the
-	// error wraps runtime.ErrDisconnected.
+	// classLost: the connection broke or could not be made; it is rebuilt
+	// on the next call, and the error is transient (ErrConnectionLost).
+	classLost
+	// classDisconnected: the transport or subscription is closed for good;
+	// the error wraps runtime.ErrDisconnected.
 	classDisconnected
 )
 
 // classify sorts an SDK error: raw net and io errors and the codes meaning
-// a lost connection are disconnects; codes meaning a lost login or
+// a lost connection are lost connections; codes meaning a lost login or
 // membership need a new session; code 1 (the SDK's catch-all for codes it
 // does not know, such as NotResolvedConsumer 3022 or the server's shard and
 // task timeouts) may pass on retry; every other Iggy code is permanent.
 func classify(err error) errClass {
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) {
-		return classDisconnected
+		return classLost
 	}
 	switch ie.Code() {
 	case ierror.DisconnectedCode, ierror.CannotEstablishConnectionCode, ierror.NotConnectedCode,
 		ierror.ClientShutdownCode, ierror.ConnectionClosedCode, ierror.EmptyResponseCode:
-		return classDisconnected
+		return classLost
 	case ierror.StaleClientCode, ierror.UnauthenticatedCode, ierror.ConsumerGroupMemberNotFoundCode:
 		return classSession
 	case ierror.ErrorCode:
@@ -61,6 +71,11 @@ func classify(err error) errClass {
 // wrap turns an error of operation op into a *runtime.TransportError.
 func wrap(op string, class errClass, err error) error {
 	switch class {
+	case classLost:
+		if !errors.Is(err, ErrConnectionLost) {
+			err = fmt.Errorf("%w: %w", ErrConnectionLost, err)
+		}
+		return &runtime.TransportError{Op: op, Transient: true, Err: err}
 	case classDisconnected:
 		if !errors.Is(err, runtime.ErrDisconnected) {
 			err = fmt.Errorf("%w: %w", runtime.ErrDisconnected, err)

@@ -145,7 +145,7 @@ func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.
 	if err == nil {
 		return nil
 	}
-	if abandoned || class == classDisconnected || class == classSession {
+	if abandoned || class == classLost || class == classDisconnected || class == classSession {
 		s.drop(l, err)
 	}
 	if ctx.Err() != nil && abandoned {
@@ -219,7 +219,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 	d := net.Dialer{Timeout: t.cfg.dialTimeout}
 	probe, err := d.DialContext(ctx, "tcp", t.cs.addr)
 	if err != nil {
-		return nil, wrap(op, classDisconnected, fmt.Errorf("cannot reach Iggy at %s: %w", t.cs.addr, err))
+		return nil, wrap(op, classLost, fmt.Errorf("cannot reach Iggy at %s: %w", t.cs.addr, err))
 	}
 	_ = probe.Close()
 
@@ -233,13 +233,13 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 	case b = <-ch:
 	case <-t.cfg.clock.After(t.cfg.dialTimeout):
 		go closeLate(ch)
-		return nil, wrap(op, classDisconnected, fmt.Errorf("connecting to Iggy at %s: no connection within %v", t.cs.addr, t.cfg.dialTimeout))
+		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: no connection within %v", t.cs.addr, t.cfg.dialTimeout))
 	case <-ctx.Done():
 		go closeLate(ch)
 		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, ctx.Err())}
 	}
 	if b.err != nil {
-		return nil, wrap(op, classDisconnected, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
+		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
 	}
 	l := &link{client: b.c, socket: sdkSocket(b.c)}
 	err, class, _ := t.bounded(ctx, l, func(c iggcon.Client) error {

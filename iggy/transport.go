@@ -6,8 +6,10 @@
 // every call by a call timeout (the SDK sets no deadlines), a panic of the
 // SDK's decoders is recovered into an error, and a lost connection is
 // rebuilt (new client, login, group rejoined) on the next call, with
-// backoff after failed attempts. Errors are *runtime.TransportError values;
-// lost connections also wrap runtime.ErrDisconnected.
+// backoff after failed attempts. Errors are *runtime.TransportError values.
+// A lost connection is a transient ErrConnectionLost, so a consumer backs
+// off and resumes with its place kept; only a closed transport or
+// subscription wraps runtime.ErrDisconnected, which stops a consumer.
 //
 // The package tests run against the in-process server of package iggytest
 // and, when LASER_IGGY_ADDR is set, against a real Iggy 0.8 server.

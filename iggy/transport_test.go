@@ -107,7 +107,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 2*time.Second {
 		t.Errorf("Dial took %v, want it bounded by the 1s dial timeout", elapsed)
 	}
-	if !runtime.IsDisconnected(err) || !strings.Contains(err.Error(), "cannot reach Iggy at "+addr) {
+	if !lost(err) || !strings.Contains(err.Error(), "cannot reach Iggy at "+addr) {
 		t.Errorf("err = %v; want a disconnected error naming the address", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 	ctx := testContext(t)
 	s.DropConnections()
 	_, err := tr.Partitions(ctx, "t")
-	if !runtime.IsDisconnected(err) {
+	if !lost(err) {
 		t.Fatalf("first call after the drop: %v, want a disconnected error", err)
 	}
 	if n, err := tr.Partitions(ctx, "t"); err != nil || n != 1 {
@@ -196,10 +196,10 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 	ctx := testContext(t)
 	s.StopAccepting()
 	s.DropConnections()
-	if _, err := tr.Partitions(ctx, "t"); !runtime.IsDisconnected(err) {
+	if _, err := tr.Partitions(ctx, "t"); !lost(err) {
 		t.Fatalf("call on the dropped connection: %v", err)
 	}
-	if _, err := tr.Partitions(ctx, "t"); !runtime.IsDisconnected(err) || !strings.Contains(err.Error(), "cannot reach") {
+	if _, err := tr.Partitions(ctx, "t"); !lost(err) || !strings.Contains(err.Error(), "cannot reach") {
 		t.Fatalf("first reconnect with the server down: %v", err)
 	}
 	// The next attempt waits a backoff of 1s on the clock; a caller that
@@ -241,7 +241,7 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.DropConnections()
-	if err := <-done; !runtime.IsDisconnected(err) {
+	if err := <-done; !lost(err) {
 		t.Fatalf("poll cut by the drop: %v, want a disconnected error", err)
 	}
 	// Let the server end the dropped sessions (and their membership) first,
@@ -570,4 +570,10 @@ func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
 	for range 2 {
 		_ = (<-subs).Close()
 	}
+}
+
+// lost reports whether err is a transient lost connection: one the next
+// call repairs, not a closed transport.
+func lost(err error) bool {
+	return errors.Is(err, iggy.ErrConnectionLost) && runtime.IsTransient(err) && !runtime.IsDisconnected(err)
 }

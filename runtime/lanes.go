@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -87,8 +86,8 @@ func (ls *laneSet) poll() error {
 				if _, err := s.c.process(s.workCtx, &rec); err != nil {
 					return err
 				}
-				if err := s.sub.Commit(s.workCtx, rec.Partition, rec.Offset); err != nil {
-					return fmt.Errorf("commit %s: %w", rec.Position, err)
+				if err := s.commit(rec.Partition, rec.Offset); err != nil {
+					return err
 				}
 				continue
 			}
@@ -173,8 +172,8 @@ func (ls *laneSet) commit() error {
 	failed := ls.failed
 	ls.mu.Unlock()
 	for partition, offset := range done {
-		if err := ls.s.sub.Commit(ls.s.workCtx, partition, offset); err != nil {
-			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
+		if err := ls.s.commit(partition, offset); err != nil {
+			return err
 		}
 	}
 	return failed

@@ -359,3 +359,30 @@ func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) 
 		t.Fatalf("%d commits after a lost capsule", n)
 	}
 }
+
+func TestTransientCommitFailuresAreRetried(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	tr := transporttest.NewFaulty(log)
+	var mu sync.Mutex
+	failures := 0
+	tr.FailCommit(func(uint32, uint64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures < 2 {
+			failures++
+			return &runtime.TransportError{Op: "commit", Transient: true, Err: errors.New("connection being rebuilt")}
+		}
+		return nil
+	})
+	handled := make(chan struct{}, 1)
+	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil })})
+	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
+	recv(t, handled, "handled")
+	transporttest.Eventually(t, waitLimit, "offset committed", func() bool {
+		off, ok := stored(t, log, pos.Partition)
+		return ok && off == pos.Offset
+	})
+	if err := r.shutdown(t); err != nil {
+		t.Fatalf("a transient commit failure must not stop the consumer: %v", err)
+	}
+}

@@ -81,14 +81,37 @@ func (k *committer) mark(p Position) {
 	k.pending[p.Partition] = p.Offset
 }
 
-func (k *committer) flush(ctx context.Context, sub Subscription) error {
+func (k *committer) flush(s *session) error {
 	for partition, offset := range k.pending {
-		if err := sub.Commit(ctx, partition, offset); err != nil {
-			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
+		if err := s.commit(partition, offset); err != nil {
+			return err
 		}
 		delete(k.pending, partition)
 	}
 	return nil
+}
+
+// commit stores a handled offset. A transient failure (a connection being
+// rebuilt) is retried on the poll backoff, ten times at most; anything else
+// stops the consumer, leaving the record to be redelivered.
+func (s *session) commit(partition uint32, offset uint64) error {
+	for attempt := 1; ; attempt++ {
+		err := s.sub.Commit(s.workCtx, partition, offset)
+		if err == nil {
+			return nil
+		}
+		if !IsTransient(err) || IsDisconnected(err) || attempt >= maxPollErrors || s.workCtx.Err() != nil {
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
+		}
+		s.c.log.Warn("commit failed, retrying", "partition", partition, "offset", offset, "attempt", attempt, "error", err)
+		t := time.NewTimer(pollBackoff(attempt))
+		select {
+		case <-t.C:
+		case <-s.workCtx.Done():
+			t.Stop()
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, s.workCtx.Err())
+		}
+	}
 }
 
 // finish ends a session whose loop has returned: leave the group after a
@@ -144,11 +167,11 @@ func (s *session) runSerial(ctx context.Context) error {
 		var k committer
 		for {
 			if s.stopping() {
-				return k.flush(s.workCtx, s.sub)
+				return k.flush(s)
 			}
 			batch, err := s.poll()
 			if err != nil {
-				return errors.Join(err, k.flush(s.workCtx, s.sub))
+				return errors.Join(err, k.flush(s))
 			}
 			if len(batch) == 0 {
 				s.wait(s.c.cfg.PollInterval, nil)
@@ -159,11 +182,11 @@ func (s *session) runSerial(ctx context.Context) error {
 					break
 				}
 				if _, err := s.c.process(s.workCtx, &batch[i]); err != nil {
-					return errors.Join(err, k.flush(s.workCtx, s.sub))
+					return errors.Join(err, k.flush(s))
 				}
 				k.mark(batch[i].Position)
 			}
-			if err := k.flush(s.workCtx, s.sub); err != nil {
+			if err := k.flush(s); err != nil {
 				return err
 			}
 		}
