@@ -77,4 +77,3 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
