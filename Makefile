@@ -13,7 +13,7 @@ test: vet ## vet and run every test with the race detector (the README's test co
 	$(GO) test -race -count=1 $(PKGS)
 
 .PHONY: ci
-ci: checkfmt checkgenerate test ## what .ci/run executes: formatting, generated code up to date, vet, race tests
+ci: checkfmt checkgenerate test ## what .ci/run executes: formatting, generated code up to date, then make test
 
 .PHONY: vet
 vet: ## go vet
