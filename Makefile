@@ -3,6 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 FUZZTIME  ?= 1m
 BENCHTIME ?= 1s
+RELIABILITY_FUZZTIME ?= 20s
 
 .PHONY: help
 help: ## list the targets
@@ -36,6 +37,10 @@ fuzz: ## run every fuzz target for FUZZTIME each
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+.PHONY: reliability
+reliability: ## run the reliability suite and print its figures
+	GO=$(GO) $(GO) run ./reliability/cmd/suite -fuzztime $(RELIABILITY_FUZZTIME)
 
 .PHONY: golden
 golden: ## rewrite lasergen's golden files (testdata/golden/*.txtar) from the generator's output

@@ -233,7 +233,22 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 // runs out Run returns an ErrTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: no drain, no
 // commit of unfinished work, no leave. A nil stop never fires.
+//
+// Run may be called again once it returned, and each call starts like a
+// restarted process: the in-memory dedup and replay windows begin empty
+// (a Deduplicator from the config is kept).
 func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {
+	// A record the last Run left uncommitted (its dead-letter publish
+	// failed, or its handler was cut off) already marked its idempotency
+	// key and record id; with the old windows its redelivery would be
+	// dropped as a duplicate or a replay and be neither handled nor parked.
+	if c.cfg.Deduplicator == nil {
+		c.dedup = NewSlidingWindow(c.cfg.DedupWindow)
+	}
+	c.replayMu.Lock()
+	c.replay = newFIFOSet(replayWindow)
+	c.replayMu.Unlock()
+
 	sub, err := c.t.Join(ctx, c.cfg.Topic, c.cfg.Group)
 	if err != nil {
 		return fmt.Errorf("join group %q on %s: %w", c.cfg.Group, c.cfg.Topic, err)

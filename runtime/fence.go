@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/lasergo/laser/wire"
@@ -16,6 +17,13 @@ const (
 	// fenceSweepMicros is the least time between two sweeps, so the O(n)
 	// sweep does not run on every message under load.
 	fenceSweepMicros = 1_000_000
+	// fenceHardCap bounds the map whatever the traffic: a burst of distinct
+	// conversations inside the idle horizon would otherwise keep every one.
+	// Past it the least recently touched entries go until the soft cap is
+	// left, so memory stays bounded at the price of reopening the gate for
+	// conversations idle longer than the newest 16,384 (dedup stays the
+	// backstop for those). The reference has no such cap.
+	fenceHardCap = 4 * fenceSoftCap
 )
 
 // fenceGate keeps the highest fence token accepted per conversation and
@@ -54,7 +62,27 @@ func (g *fenceGate) accept(conv wire.ConversationID, fence, nowMicros uint64) bo
 		return false
 	}
 	g.high[conv] = fenceEntry{fence: fence, touched: nowMicros}
+	if len(g.high) > fenceHardCap {
+		g.shed()
+	}
 	return true
+}
+
+// shed drops the least recently touched entries until the soft cap is
+// left. It runs once per fenceHardCap-fenceSoftCap new conversations at
+// most, so its sort is amortized to a few operations per message.
+func (g *fenceGate) shed() {
+	touched := make([]uint64, 0, len(g.high))
+	for _, e := range g.high {
+		touched = append(touched, e.touched)
+	}
+	slices.Sort(touched)
+	cutoff := touched[len(touched)-fenceSoftCap] // keep entries touched at or after it
+	for k, e := range g.high {
+		if e.touched < cutoff {
+			delete(g.high, k)
+		}
+	}
 }
 
 // len returns how many conversations the gate tracks.

@@ -1,0 +1,400 @@
+package reliability_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/reliability"
+	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// envSeed replays a run: the crash test prints the seed it used.
+const envSeed = "LASER_RELIABILITY_SEED"
+
+// realServerEnv names a real Iggy 0.8 server to crash-test against.
+const realServerEnv = "LASER_IGGY_ADDR"
+
+const crashPartitions = 4
+
+// crashScale is how many commands and kills a crash run uses: a short run
+// in CI, a long one under `make reliability`.
+func crashScale() (commands, kills int, limit time.Duration) {
+	if figures.Full() {
+		return 5000, 6, 5 * time.Minute
+	}
+	return 300, 2, 90 * time.Second
+}
+
+// crashSeed is LASER_RELIABILITY_SEED when set; otherwise a fixed seed in
+// the short run (so CI is repeatable) and a fresh one in the long run.
+func crashSeed(t *testing.T) uint64 {
+	t.Helper()
+	if s := os.Getenv(envSeed); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", envSeed, s, err)
+		}
+		return seed
+	}
+	if figures.Full() {
+		return uint64(time.Now().UnixNano())
+	}
+	return 1
+}
+
+// TestCrashRecovery publishes numbered commands, some of them poison, while
+// a consumer process handling them is SIGKILLed at random points and
+// restarted; at the end every command's effect is in the store exactly once
+// or the command is in the dead-letter topic, and nothing is lost. It runs
+// over the laser dev server in its own process and, when LASER_IGGY_ADDR is
+// set, over that real Iggy; each with the default Serial consumer and with
+// four lanes.
+func TestCrashRecovery(t *testing.T) {
+	laser, worker := buildBinaries(t)
+	n, kills, limit := crashScale()
+	seed := crashSeed(t)
+	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills", seed, envSeed, seed, n, kills)
+
+	backends := []struct {
+		name string
+		addr func(t *testing.T, ctx context.Context) string
+	}{
+		{"devserver", func(t *testing.T, ctx context.Context) string {
+			addr, _ := startDevServer(t, ctx, laser, "reliability")
+			return addr
+		}},
+		{"iggy", func(t *testing.T, ctx context.Context) string {
+			addr := os.Getenv(realServerEnv)
+			if addr == "" {
+				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
+			}
+			return addr
+		}},
+	}
+	variants := []struct {
+		name  string
+		lanes int
+	}{{"serial", 0}, {"lanes", crashPartitions}}
+	for _, b := range backends {
+		for _, v := range variants {
+			t.Run(b.name+"/"+v.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				defer cancel()
+				addr := b.addr(t, ctx)
+				c := &crashRun{
+					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills,
+					seed: seed,
+					name: b.name + "/" + v.name,
+					// Lower-case letters, digits and dashes: names any Iggy accepts,
+					// fresh per run so a real server's stream can be reused.
+					topic: fmt.Sprintf("rel-cmd-%d-%s-%d", seed, v.name, time.Now().UnixNano()),
+				}
+				c.dlq = strings.Replace(c.topic, "rel-cmd-", "rel-dlq-", 1)
+				c.run(n)
+			})
+		}
+	}
+}
+
+// crashRun is one crash test: a backend, a consumer variant, a plan.
+type crashRun struct {
+	t      *testing.T
+	ctx    context.Context
+	name   string
+	addr   string
+	worker string
+	lanes  int
+	kills  int
+	seed   uint64
+
+	topic, dlq string
+	tr         *iggy.Transport
+	plan       *reliability.Plan
+	positions  map[runtime.Position]int // where each command landed
+	dir        string
+	store      *reliability.EffectStore
+	procs      []*proc
+}
+
+func (c *crashRun) run(n int) {
+	t := c.t
+	tr, err := iggy.Dial(c.ctx, c.addr)
+	if err != nil {
+		t.Fatalf("dial %s: %v", c.addr, err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	c.tr = tr
+	if err := tr.EnsureTopics(c.ctx, crashPartitions, c.topic, c.dlq); err != nil {
+		t.Fatal(err)
+	}
+	if c.plan, err = reliability.NewPlan(c.seed, n); err != nil {
+		t.Fatal(err)
+	}
+	c.dir = t.TempDir()
+	if c.store, err = reliability.OpenEffectStore(filepath.Join(c.dir, "effects")); err != nil {
+		t.Fatal(err)
+	}
+
+	// The producer publishes while the worker runs and is killed.
+	published := make(chan error, 1)
+	go func() { published <- c.publish() }()
+
+	rng := rand.New(rand.NewPCG(c.seed, 0x6b111))
+	expected := c.plan.Count(reliability.Normal)
+	var killedAt []int
+	for k := 0; k < c.kills; k++ {
+		p := c.startWorker()
+		cur := c.effects()
+		// Spread the kills over what is left, each after at least one new
+		// effect of this incarnation.
+		span := max(1, (expected-cur)/(c.kills-k+1))
+		threshold := min(cur+1+rng.IntN(2*span), expected)
+		c.await(p, fmt.Sprintf("effect count to reach %d", threshold), func() (bool, error) {
+			return c.effects() >= threshold, nil
+		})
+		p.kill()
+		killedAt = append(killedAt, c.effects())
+	}
+
+	// The last incarnation finishes the work: every partition committed to
+	// its end once the producer is done.
+	final := c.startWorker()
+	var producerErr error
+	producerDone := false
+	c.await(final, "every record to be handled and committed", func() (bool, error) {
+		if !producerDone {
+			select {
+			case producerErr = <-published:
+				producerDone = true
+			default:
+				return false, nil
+			}
+			if producerErr != nil {
+				return false, producerErr
+			}
+		}
+		return c.allCommitted()
+	})
+	if err := final.terminate(30 * time.Second); err != nil {
+		t.Fatalf("final worker: %v", err)
+	}
+	c.verify(killedAt)
+}
+
+// publish sends the plan in batches and records where each command landed.
+func (c *crashRun) publish() error {
+	const batch = 64
+	positions := make(map[runtime.Position]int, len(c.plan.Commands))
+	for start := 0; start < len(c.plan.Commands); start += batch {
+		cmds := c.plan.Commands[start:min(start+batch, len(c.plan.Commands))]
+		recs := make([]runtime.Outgoing, len(cmds))
+		for i, cmd := range cmds {
+			recs[i] = cmd.Record
+		}
+		pos, err := c.tr.Publish(c.ctx, c.topic, recs...)
+		if err != nil {
+			return fmt.Errorf("publish commands %d..: %w", start, err)
+		}
+		for i, p := range pos {
+			positions[p] = cmds[i].Index
+		}
+	}
+	c.positions = positions // read only after the channel receive
+	return nil
+}
+
+func (c *crashRun) startWorker() *proc {
+	c.t.Helper()
+	args := []string{
+		"-addr", c.addr, "-topic", c.topic, "-dlq", c.dlq,
+		"-effects", c.store.Dir(), "-events", filepath.Join(c.dir, "events.log"),
+		"-lanes", strconv.Itoa(c.lanes),
+	}
+	p := startProc(c.t, fmt.Sprintf("crashworker #%d", len(c.procs)+1), c.worker, args...)
+	c.procs = append(c.procs, p)
+	return p
+}
+
+// await polls cond (the worker's effects live in another process) and
+// fails the test if the worker exits on its own meanwhile.
+func (c *crashRun) await(p *proc, what string, cond func() (bool, error)) {
+	c.t.Helper()
+	err := pollUntil(c.ctx, 2*time.Millisecond, what, func() (bool, error) {
+		if p.exited() {
+			return false, fmt.Errorf("%s exited on its own: %v\n%s", p.name, p.err, p.stderr)
+		}
+		return cond()
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *crashRun) effects() int {
+	n, err := c.store.Count()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// allCommitted reports whether the group's stored offset is at the end of
+// every partition.
+func (c *crashRun) allCommitted() (bool, error) {
+	for p := uint32(0); p < crashPartitions; p++ {
+		next, err := c.tr.NextOffset(c.ctx, c.topic, p)
+		if err != nil {
+			return false, err
+		}
+		if next == 0 {
+			continue
+		}
+		stored, ok, err := c.tr.StoredOffset(c.ctx, c.topic, "crashworker", p)
+		if err != nil {
+			return false, err
+		}
+		if !ok || stored+1 < next {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// verify checks the effect store, the dead-letter topic and the event log
+// against the plan, then reports the figures.
+func (c *crashRun) verify(killedAt []int) {
+	t := c.t
+	byKey := map[string]reliability.Command{}
+	for _, cmd := range c.plan.Commands {
+		byKey[cmd.Key] = cmd
+	}
+
+	// Effects: exactly the normal commands, each holding its own payload.
+	keys, err := c.store.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	effects := 0
+	for _, k := range keys {
+		cmd, ok := byKey[k]
+		if !ok || cmd.Kind != reliability.Normal {
+			t.Errorf("effect %q belongs to no normal command", k)
+			continue
+		}
+		got, err := c.store.Read(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, cmd.Record.Payload) {
+			t.Errorf("effect %s holds %q, want %q", k, got, cmd.Record.Payload)
+		}
+		effects++
+	}
+	for _, cmd := range c.plan.Commands {
+		if _, err := os.Stat(filepath.Join(c.store.Dir(), cmd.Key)); cmd.Kind == reliability.Normal && err != nil {
+			t.Errorf("command %s was never applied: %v", cmd.Key, err)
+		}
+	}
+
+	// Dead letters: every poison command at least once, with its reason and
+	// its payload verbatim; nothing else.
+	capsules := readCapsules(t, c.ctx, c.tr, c.dlq)
+	parked := map[int]int{}
+	for _, dl := range capsules {
+		idx, ok := c.positions[runtime.Position{Partition: dl.Source.PartitionID, Offset: dl.Source.Offset}]
+		if !ok {
+			t.Errorf("capsule for %s matches no published command", dl.Source)
+			continue
+		}
+		cmd := c.plan.Commands[idx]
+		want, poison := cmd.Kind.Reason()
+		if !poison {
+			t.Errorf("normal command %s was dead-lettered (%s)", cmd.Key, dl.Reason)
+			continue
+		}
+		if dl.Reason != want {
+			t.Errorf("%s command %s dead-lettered as %s, want %s", cmd.Kind, cmd.Key, dl.Reason, want)
+		}
+		if !bytes.Equal(dl.Payload, cmd.Record.Payload) {
+			t.Errorf("capsule of %s carries %q, want the payload verbatim %q", cmd.Key, dl.Payload, cmd.Record.Payload)
+		}
+		parked[idx]++
+	}
+	for _, cmd := range c.plan.Commands {
+		if _, poison := cmd.Kind.Reason(); poison && parked[cmd.Index] == 0 {
+			t.Errorf("%s command %s was never dead-lettered", cmd.Kind, cmd.Key)
+		}
+	}
+
+	// The event log: no effect applied by two incarnations. (An incarnation
+	// killed between applying and logging leaves an effect without its
+	// line, so a key may have none.)
+	ev, err := reliability.ReadEvents(filepath.Join(c.dir, "events.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range ev.ByKey[reliability.EventApplied] {
+		if n > 1 {
+			t.Errorf("effect %s applied %d times", k, n)
+		}
+	}
+
+	lost := len(c.plan.Commands) - effects - len(parked)
+	if lost != 0 {
+		t.Errorf("lost %d commands", lost)
+	}
+	figures.Record(t, figures.Row{Section: "crash", Case: c.name, Values: []figures.Value{
+		figures.V("published", len(c.plan.Commands)),
+		figures.V("handled", effects),
+		figures.V("dup_suppressed", ev.Total[reliability.EventDuplicate]),
+		figures.V("dedup_drops", ev.Total[reliability.EventDedup]),
+		figures.V("dead_lettered", len(parked)),
+		figures.V("dlq_repeats", len(capsules)-len(parked)),
+		figures.V("kills", len(killedAt)),
+		figures.V("starts", ev.Total[reliability.EventStart]),
+		figures.V("lost", lost),
+		figures.V("seed", c.seed),
+	}})
+	t.Logf("killed at effect counts %v", killedAt)
+}
+
+// readCapsules reads and decodes every capsule of a dead-letter topic.
+func readCapsules(t *testing.T, ctx context.Context, tr runtime.Transport, topic string) []*wire.DeadLetter {
+	t.Helper()
+	n, err := tr.Partitions(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*wire.DeadLetter
+	for p := uint32(0); p < n; p++ {
+		for off := uint64(0); ; {
+			recs, err := tr.ReadRange(ctx, topic, p, off, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for _, r := range recs {
+				dl, err := wire.DecodeDeadLetter(r.Payload)
+				if err != nil {
+					t.Fatalf("%s %s: not a capsule: %v", topic, r.Position, err)
+				}
+				out = append(out, dl)
+			}
+			off = recs[len(recs)-1].Offset + 1
+		}
+	}
+	return out
+}
