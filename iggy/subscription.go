@@ -104,7 +104,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 		opPoll:   "poll " + topic + "/" + group,
 		opCommit: "commit " + topic + "/" + group,
 	}
-	s.partitions.Store(ti.partitions)
+	s.partitions.Store(ti.partitions.Load())
 	s.sess = newSession(t, "subscription "+topic+"/"+group, s.rejoin)
 	if _, err := s.sess.link(ctx, op); err != nil {
 		s.sess.close()

@@ -63,7 +63,7 @@ type Transport struct {
 // topicInfo is what the transport caches about a topic.
 type topicInfo struct {
 	id         uint32
-	partitions uint32
+	partitions atomic.Uint32 // refreshed by any caller while others publish
 	ident      iggcon.Identifier
 	balanced   atomic.Uint32 // round robin of unkeyed records
 }
@@ -191,7 +191,7 @@ func (t *Transport) remember(name string, ident iggcon.Identifier, td *iggcon.To
 		ti = &topicInfo{id: td.Id, ident: ident}
 		t.topics[name] = ti
 	}
-	ti.partitions = td.PartitionsCount
+	ti.partitions.Store(td.PartitionsCount)
 	return ti
 }
 
@@ -232,7 +232,7 @@ func (t *Transport) Partitions(ctx context.Context, topic string) (uint32, error
 	if err != nil {
 		return 0, err
 	}
-	return ti.partitions, nil
+	return ti.partitions.Load(), nil
 }
 
 // TopicIDs returns the numeric ids of the stream and the topic.
@@ -299,12 +299,12 @@ func (t *Transport) checkPartition(ctx context.Context, op, topic string, partit
 	if err != nil {
 		return nil, err
 	}
-	if partition >= ti.partitions {
+	if partition >= ti.partitions.Load() {
 		if ti, err = t.topic(ctx, op, topic, true); err != nil {
 			return nil, err
 		}
-		if partition >= ti.partitions {
-			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, ti.partitions, ierror.ErrPartitionNotFound)}
+		if partition >= ti.partitions.Load() {
+			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, ti.partitions.Load(), ierror.ErrPartitionNotFound)}
 		}
 	}
 	return ti, nil
@@ -435,13 +435,14 @@ func (t *Transport) newMessageID() [16]byte {
 // (xxHash32 of the key, seed 0, modulo the partition count) or, unkeyed, on
 // the topic's round robin.
 func partitionFor(ti *topicInfo, key string) uint32 {
-	if ti.partitions == 0 {
+	n := ti.partitions.Load()
+	if n == 0 {
 		return 0
 	}
 	if key != "" {
-		return xxh32.Sum32([]byte(key), 0) % ti.partitions
+		return xxh32.Sum32([]byte(key), 0) % n
 	}
-	return (ti.balanced.Add(1) - 1) % ti.partitions
+	return (ti.balanced.Add(1) - 1) % n
 }
 
 func checkName(what, name string) error {
