@@ -316,8 +316,10 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 
 	// Dedup marks the key before handling: a duplicate is dropped even if
 	// the original later ends in the dead-letter topic.
+	var marked string
 	if key := m.Provenance.IdempotencyKey; key != "" {
-		fresh, err := c.dedup.Observe(ctx, DedupKey(m.Provenance.Agent, key))
+		marked = DedupKey(m.Provenance.Agent, key)
+		fresh, err := c.dedup.Observe(ctx, marked)
 		if err != nil {
 			return 0, fmt.Errorf("dedup: %w", err)
 		}
@@ -326,7 +328,16 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 			return dropped, nil
 		}
 	}
+	o, err := c.settle(ctx, m)
+	if err != nil {
+		c.unmark(ctx, m, marked)
+	}
+	return o, err
+}
 
+// settle takes a message that passed every gate through the deadline,
+// ack, middleware and handler.
+func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 	if d := m.Provenance.Deadline; d != nil && micros(c.clock.Now()) > *d {
 		return parked, c.deadLetter(ctx, m, wire.ReasonDeadlineExceeded, 0, "message past its deadline", nil)
 	}
@@ -342,6 +353,26 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 		}
 	}
 	return c.handle(ctx, hctx, m)
+}
+
+// unmark takes back what the gates recorded for a message that ended
+// neither handled nor parked, so its redelivery is treated as new: the
+// signed record id, and the idempotency key when the Deduplicator can
+// forget.
+func (c *Consumer) unmark(ctx context.Context, m *Message, dedupKey string) {
+	if c.cfg.Verifier != nil && m.Envelope != nil && m.Envelope.Record != nil {
+		c.replayMu.Lock()
+		c.replay.remove(string(m.Envelope.Record[:]))
+		c.replayMu.Unlock()
+	}
+	if dedupKey == "" {
+		return
+	}
+	if f, ok := c.dedup.(Forgetter); ok {
+		if err := f.Forget(context.WithoutCancel(ctx), dedupKey); err != nil {
+			c.log.Warn("cannot forget an idempotency key; its redelivery may be dropped", "key", dedupKey, "error", err)
+		}
+	}
 }
 
 // verify is the signature gate and the signed-record replay window.

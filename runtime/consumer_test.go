@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -820,5 +821,84 @@ func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
 	}
 	if ct, _ := events[0].Headers.Get(wire.HeaderContentType); ct.Data[0] != uint8(wire.ContentJSON) {
 		t.Fatal("event content type")
+	}
+}
+
+// durableDedup stands in for a Deduplicator backed by a store that survives
+// restarts; forgetful says whether it implements runtime.Forgetter.
+type durableDedup struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (d *durableDedup) Observe(_ context.Context, key string) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen[key] {
+		return false, nil
+	}
+	d.seen[key] = true
+	return true, nil
+}
+
+type forgetfulDedup struct{ *durableDedup }
+
+func (d forgetfulDedup) Forget(_ context.Context, key string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.seen, key)
+	return nil
+}
+
+func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) {
+	for _, forgets := range []bool{true, false} {
+		t.Run(fmt.Sprintf("forgets=%v", forgets), func(t *testing.T) {
+			log := newLog(t, 1, runtime.SystemClock{})
+			tr := transporttest.NewFaulty(log)
+			tr.FailPublish(func(topic string) error {
+				if topic == dlq {
+					return errors.New("dlq unavailable")
+				}
+				return nil
+			})
+			store := &durableDedup{seen: map[string]bool{}}
+			var dedup runtime.Deduplicator = store
+			if forgets {
+				dedup = forgetfulDedup{store}
+			}
+			sink, dls := deadLetters()
+			cfg := runtime.ConsumerConfig{Agent: agent, Deduplicator: dedup, DeadLetterSink: sink,
+				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") })}
+			r := start(t, tr, cfg)
+			pos := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "k"}, "poison")
+			recv(t, dls, "failed dead letter")
+			if err := r.wait(t); err == nil {
+				t.Fatal("the consumer must stop")
+			}
+			tr.FailPublish(nil)
+			// A new process with the same durable store.
+			r = start(t, tr, cfg)
+			if forgets {
+				if dl := recv(t, dls, "dead letter after restart"); dl.PublishErr != nil {
+					t.Fatal(dl.PublishErr)
+				}
+			}
+			transporttest.Eventually(t, waitLimit, "the redelivery committed", func() bool {
+				off, ok := stored(t, log, pos.Partition)
+				return ok && off == pos.Offset
+			})
+			if err := r.shutdown(t); err != nil {
+				t.Fatal(err)
+			}
+			capsules := len(readAll(t, log, dlq))
+			if forgets && capsules != 1 {
+				t.Fatalf("%d capsules, want the poison parked once", capsules)
+			}
+			if !forgets && capsules != 0 {
+				// Without Forget the reference's behaviour stands: the
+				// redelivery is a duplicate and is dropped (documented).
+				t.Fatalf("%d capsules, want 0 for a store that cannot forget", capsules)
+			}
+		})
 	}
 }

@@ -13,6 +13,17 @@ type Deduplicator interface {
 	Observe(ctx context.Context, key string) (fresh bool, err error)
 }
 
+// Forgetter is implemented by a Deduplicator that can take a key back. The
+// consumer marks a key before the handler runs; when the message then ends
+// neither handled nor parked (its dead-letter publish failed, or a hard stop
+// cut the handler off) the consumer forgets the key, so the redelivery that
+// follows is not dropped as a duplicate. A durable Deduplicator should
+// implement it; one that does not keeps the reference's behaviour, where
+// such a redelivery is dropped.
+type Forgetter interface {
+	Forget(ctx context.Context, key string) error
+}
+
 // DefaultDedupWindow is how many idempotency keys the default window keeps.
 const DefaultDedupWindow = 10_000
 
@@ -51,6 +62,14 @@ func (s *SlidingWindow) Observe(_ context.Context, key string) (bool, error) {
 	return s.w.insert(key), nil
 }
 
+// Forget implements Forgetter: key counts as unseen again.
+func (s *SlidingWindow) Forget(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w.remove(key)
+	return nil
+}
+
 // Len returns how many keys the window holds.
 func (s *SlidingWindow) Len() int {
 	s.mu.Lock()
@@ -59,19 +78,26 @@ func (s *SlidingWindow) Len() int {
 }
 
 // fifoSet is a bounded set that evicts in insertion order; it backs the dedup
-// window and the signed-record replay window.
+// window and the signed-record replay window. A removed key leaves a stale
+// slot in the ring, recognised by its sequence number when it is evicted.
 type fifoSet struct {
-	seen  map[string]struct{}
-	ring  []string
-	head  int // index of the oldest key once the ring is full
+	seen  map[string]uint64 // key -> sequence of its live insertion
+	ring  []fifoSlot
+	head  int // index of the oldest slot once the ring is full
 	limit int
+	seq   uint64
+}
+
+type fifoSlot struct {
+	key string
+	seq uint64
 }
 
 func newFIFOSet(capacity int) fifoSet {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return fifoSet{seen: make(map[string]struct{}), limit: capacity}
+	return fifoSet{seen: make(map[string]uint64), limit: capacity}
 }
 
 // insert adds key and reports whether it was absent.
@@ -79,13 +105,20 @@ func (f *fifoSet) insert(key string) bool {
 	if _, dup := f.seen[key]; dup {
 		return false
 	}
+	f.seq++
+	slot := fifoSlot{key: key, seq: f.seq}
 	if len(f.ring) < f.limit {
-		f.ring = append(f.ring, key)
+		f.ring = append(f.ring, slot)
 	} else {
-		delete(f.seen, f.ring[f.head])
-		f.ring[f.head] = key
+		if old := f.ring[f.head]; f.seen[old.key] == old.seq {
+			delete(f.seen, old.key)
+		}
+		f.ring[f.head] = slot
 		f.head = (f.head + 1) % f.limit
 	}
-	f.seen[key] = struct{}{}
+	f.seen[key] = f.seq
 	return true
 }
+
+// remove forgets key; its slot ages out of the ring unnoticed.
+func (f *fifoSet) remove(key string) { delete(f.seen, key) }

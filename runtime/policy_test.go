@@ -192,3 +192,28 @@ func TestWeightedSemaphoreBlocksUntilReleaseAndCanBeAbandoned(t *testing.T) {
 		t.Fatal("a cancelled acquisition must give up")
 	}
 }
+
+func TestSlidingWindowForgetMakesAKeyNewWithoutDisturbingEviction(t *testing.T) {
+	w := NewSlidingWindow(2)
+	ctx := context.Background()
+	observe := func(k string) bool {
+		fresh, _ := w.Observe(ctx, k)
+		return fresh
+	}
+	observe("a")
+	observe("b")
+	if err := w.Forget(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if !observe("a") {
+		t.Fatal("a forgotten key is new again")
+	}
+	// Evicting the stale slot of the first "a" must not drop the live one.
+	observe("c")
+	if observe("a") {
+		t.Fatal("the re-observed key was evicted through its stale slot")
+	}
+	if !observe("b") {
+		t.Fatal("b, the oldest live key, should have been evicted")
+	}
+}
