@@ -276,8 +276,8 @@ func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint
 }
 
 // Leave removes the member from its group and closes its connection. When
-// the connection is already gone, so is the membership, and Leave only
-// closes.
+// the connection is already gone (closed, lost or hung), so is the
+// membership, and Leave only closes.
 func (s *Subscription) Leave(ctx context.Context) error {
 	op := "leave " + s.topic + "/" + s.group
 	if err := s.usable(op); err != nil {
@@ -286,7 +286,7 @@ func (s *Subscription) Leave(ctx context.Context) error {
 	err, _ := s.sess.callCurrent(ctx, op, func(c iggcon.Client) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
-	if err != nil && !runtime.IsDisconnected(err) && !errors.Is(err, ErrTimeout) {
+	if err != nil && !runtime.IsDisconnected(err) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrTimeout) {
 		return err
 	}
 	s.state.Store(subLeft)

@@ -125,7 +125,10 @@ func (s *session) finish(ctx context.Context, loopErr error) error {
 		return loopErr
 	}
 	if err := s.sub.Leave(ctx); err != nil {
-		s.c.log.Warn("leaving the consumer group failed", "error", err)
+		// Everything handled is committed; dropping the membership instead
+		// only delays the rebalance until the transport notices.
+		s.c.log.Warn("leaving the consumer group failed; dropping the membership", "error", err)
+		_ = s.sub.Close()
 	}
 	return nil
 }
