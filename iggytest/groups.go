@@ -114,12 +114,7 @@ func (s *Server) createGroup(p []byte) ([]byte, error) {
 
 // deleteGroup (code 603) removes a group, its members and its offsets.
 func (s *Server) deleteGroup(p []byte) ([]byte, error) {
-	r := reader{b: p}
-	sid, tid, gid := r.ident(), r.ident(), r.ident()
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	t, g, err := s.resolveGroupLocked(sid, tid, gid)
+	t, g, err := s.groupRequest(p)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +130,7 @@ func (s *Server) deleteGroup(p []byte) ([]byte, error) {
 // joinGroup (code 604) makes the connection a member; joining twice is a
 // no-op.
 func (s *Server) joinGroup(c *conn, p []byte) ([]byte, error) {
-	r := reader{b: p}
-	sid, tid, gid := r.ident(), r.ident(), r.ident()
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	t, g, err := s.resolveGroupLocked(sid, tid, gid)
+	t, g, err := s.groupRequest(p)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +147,7 @@ func (s *Server) joinGroup(c *conn, p []byte) ([]byte, error) {
 // leaveGroup (code 605) ends the connection's membership; leaving a group
 // it is not in is ConsumerGroupMemberNotFound.
 func (s *Server) leaveGroup(c *conn, p []byte) ([]byte, error) {
-	r := reader{b: p}
-	sid, tid, gid := r.ident(), r.ident(), r.ident()
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	_, g, err := s.resolveGroupLocked(sid, tid, gid)
+	_, g, err := s.groupRequest(p)
 	if err != nil {
 		return nil, err
 	}
@@ -198,4 +183,15 @@ func (c *conn) membershipLocked(g *memlog.Group) (*membership, error) {
 		return nil, fail(StatusConsumerGroupMemberNotFound, "not a member of the consumer group")
 	}
 	return m, nil
+}
+
+// groupRequest reads a request that is only stream, topic and group
+// identifiers, and resolves them.
+func (s *Server) groupRequest(p []byte) (*memlog.Topic, *memlog.Group, error) {
+	r := reader{b: p}
+	sid, tid, gid := r.ident(), r.ident(), r.ident()
+	if err := r.done(); err != nil {
+		return nil, nil, err
+	}
+	return s.resolveGroupLocked(sid, tid, gid)
 }
