@@ -149,4 +149,3 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 		}
 	}
 }
-
