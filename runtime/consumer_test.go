@@ -902,3 +902,27 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 		})
 	}
 }
+
+func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	sink, dls := deadLetters()
+	var calls atomic.Int32
+	gate := &countingMiddleware{reject: errors.New("caller not authorised"), attempts: make(chan int, 1)}
+	later := &countingMiddleware{}
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Middleware: []runtime.Middleware{gate, later},
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return nil })})
+	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
+	dl := recv(t, dls, "middleware rejection")
+	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 0 || *dl.Capsule.Detail != "caller not authorised" {
+		t.Fatalf("capsule %+v", dl.Capsule)
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 || later.before.Load() != 0 || gate.after.Load() != 0 {
+		t.Fatalf("handler %d, later middleware %d, after hooks %d: nothing may run after a rejection", calls.Load(), later.before.Load(), gate.after.Load())
+	}
+	if off, ok := stored(t, log, pos.Partition); !ok || off != pos.Offset {
+		t.Fatal("the parked message must be committed")
+	}
+}
