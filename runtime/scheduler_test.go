@@ -386,3 +386,34 @@ func TestTransientCommitFailuresAreRetried(t *testing.T) {
 		t.Fatalf("a transient commit failure must not stop the consumer: %v", err)
 	}
 }
+
+func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
+	clock := runtime.NewManualClock(epoch)
+	log := newLog(t, 1, clock)
+	c := conv()
+	first := plain(t, log, wire.Provenance{Conversation: c}, "takes a second")
+	plain(t, log, wire.Provenance{Conversation: c}, "blocks")
+	release := make(chan struct{})
+	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, PollBatch: 10, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+		switch string(ctx.Message().Body()) {
+		case "takes a second":
+			clock.Advance(time.Second)
+		case "blocks":
+			<-release
+		}
+		return nil
+	})})
+	// The second record holds the batch; the first one's offset must not
+	// wait for the batch to end, since a second passed while it ran.
+	transporttest.Eventually(t, waitLimit, "the first record committed mid-batch", func() bool {
+		off, ok := stored(t, log, first.Partition)
+		return ok && off == first.Offset
+	})
+	close(release)
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := stored(t, log, first.Partition); off != first.Offset+1 {
+		t.Fatalf("stored %d after the batch", off)
+	}
+}

@@ -163,11 +163,18 @@ func (s *session) supervise(ctx context.Context, loop func() error) error {
 	}
 }
 
+// serialCommitEvery bounds how long handled records wait for their commit
+// in the middle of a batch, so a batch of slow handlers does not pile up
+// work that a crash would redeliver. It is checked after each record.
+const serialCommitEvery = time.Second
+
 // runSerial handles one record at a time across every partition, committing
-// each partition's handled run after every batch.
+// each partition's handled run after every batch, and within a batch at
+// least once a second.
 func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		var k committer
+		lastFlush := s.c.clock.Now()
 		for {
 			if s.stopping() {
 				return k.flush(s)
@@ -188,10 +195,17 @@ func (s *session) runSerial(ctx context.Context) error {
 					return errors.Join(err, k.flush(s))
 				}
 				k.mark(batch[i].Position)
+				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
+					if err := k.flush(s); err != nil {
+						return err
+					}
+					lastFlush = s.c.clock.Now()
+				}
 			}
 			if err := k.flush(s); err != nil {
 				return err
 			}
+			lastFlush = s.c.clock.Now()
 		}
 	})
 }
