@@ -346,7 +346,8 @@ func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 		c.ackPickup(ctx, m)
 	}
 
-	hctx := &Ctx{Context: ctx, msg: m, c: c}
+	m.hctx = Ctx{Context: ctx, msg: m, c: c}
+	hctx := &m.hctx
 	for _, mw := range c.cfg.Middleware {
 		if err := mw.BeforeHandle(hctx, m); err != nil {
 			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, err.Error(), err)

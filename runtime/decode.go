@@ -28,7 +28,8 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 			return nil, fmt.Errorf("header %s: %w", wire.HeaderContentType, err)
 		}
 		m.ContentType, m.HasContentType = wire.ContentType(code), true
-		m.observed.ContentType = &code
+		m.ctCode = code
+		m.observed.ContentType = &m.ctCode
 	}
 	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
 	if !agdx {
@@ -47,7 +48,8 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	if version != wire.AgentOpVersion {
 		return nil, fmt.Errorf("unsupported agent envelope version %d", version)
 	}
-	m.observed.AgentVersion = &version
+	m.avCode = version
+	m.observed.AgentVersion = &m.avCode
 	env, err := wire.DecodeEnvelope(rec.Payload)
 	if err != nil {
 		return nil, err
@@ -60,12 +62,17 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	}
 	m.Envelope = env
 	m.Provenance = provenanceOf(env)
+	if f, ok := env.Fence(); ok {
+		m.fence = f
+		m.Provenance.Fence = &m.fence
+	}
 	return m, nil
 }
 
 // provenanceOf synthesizes routing provenance from an envelope, so the
 // target filter, dedup, fence and deadline read one shape for both kinds of
-// message. Names the reference's agent-id rules reject simply drop out.
+// message. Names the reference's agent-id rules reject simply drop out. The
+// fence is set by DecodeRecord, which owns storage for it.
 func provenanceOf(env *wire.Envelope) wire.Provenance {
 	p := wire.Provenance{Conversation: env.Conversation}
 	if s := string(env.Source); len(s) <= maxSDKAgentID {
@@ -80,12 +87,7 @@ func provenanceOf(env *wire.Envelope) wire.Provenance {
 	if env.Correlation != nil {
 		p.Correlation = env.Correlation.String()
 	}
-	if env.DeadlineMicros != nil {
-		d := *env.DeadlineMicros
-		p.Deadline = &d
-	}
-	if f, ok := env.Fence(); ok {
-		p.Fence = &f
-	}
+	// Shared with the envelope: provenance is copied, never written through.
+	p.Deadline = env.DeadlineMicros
 	return p
 }

@@ -32,6 +32,13 @@ type Message struct {
 	// observed is the signature context the record's headers bind (agdx.ct
 	// and agdx.av), compared with the signed one by the signature gate.
 	observed wire.SignatureContext
+
+	// Storage the pointers above and in Provenance point into, so decoding a
+	// record allocates the message once rather than a value per field.
+	ctCode uint8
+	avCode uint32
+	fence  uint64
+	hctx   Ctx
 }
 
 // Body returns the task body: the envelope's body for an AGDX message,
