@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lasergo/laser/sign"
@@ -146,6 +147,10 @@ type Consumer struct {
 	replayMu sync.Mutex
 	replay   fifoSet
 
+	// running is set while a Run's loop is alive, which can outlast Run
+	// itself when a handler ignores the cancellation of its context.
+	running atomic.Bool
+
 	streamID, topicID uint32
 }
 
@@ -238,6 +243,12 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 // restarted process: the in-memory dedup and replay windows begin empty
 // (a Deduplicator from the config is kept).
 func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {
+	// A Run that returned on a hard stop or an expired grace may still be
+	// waiting for a handler that ignores its context; a second Run must not
+	// share the consumer's state with it.
+	if !c.running.CompareAndSwap(false, true) {
+		return &Error{Code: CodeConfig, Msg: "consumer is still running: a previous Run has a handler that has not returned yet"}
+	}
 	// A record the last Run left uncommitted (its dead-letter publish
 	// failed, or its handler was cut off) already marked its idempotency
 	// key and record id; with the old windows its redelivery would be
@@ -251,11 +262,13 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 
 	sub, err := c.t.Join(ctx, c.cfg.Topic, c.cfg.Group)
 	if err != nil {
+		c.running.Store(false)
 		return fmt.Errorf("join group %q on %s: %w", c.cfg.Group, c.cfg.Topic, err)
 	}
 	if c.cfg.WarmDedup {
 		if err := c.warmDedup(ctx); err != nil {
 			_ = sub.Close()
+			c.running.Store(false)
 			return fmt.Errorf("warm dedup: %w", err)
 		}
 	}
@@ -290,6 +303,11 @@ const (
 // record's offset may be committed; an error stops the consumer with the
 // offset uncommitted (a failed dead-letter publish, a cancelled context).
 func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) {
+	// After a hard stop or an expired grace nothing more is handled: the
+	// record stays uncommitted for whoever owns the partition next.
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	m, err := DecodeRecord(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
 	if err != nil {
 		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
@@ -426,6 +444,9 @@ func (c *Consumer) ackPickup(ctx context.Context, m *Message) {
 // handle runs the handler with retries and dead-letters what cannot succeed.
 func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, error) {
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		err := c.call(hctx)
 		for _, mw := range c.cfg.Middleware {
 			mw.AfterHandle(hctx, m, err, attempt)

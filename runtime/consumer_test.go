@@ -926,3 +926,53 @@ func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
 		t.Fatal("the parked message must be committed")
 	}
 }
+
+func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
+		t.Run(fmt.Sprintf("lanes=%d", conc.Lanes), func(t *testing.T) {
+			log := newLog(t, 1, runtime.SystemClock{})
+			c := conv()
+			for i := 0; i < 5; i++ {
+				plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("m%d", i))
+			}
+			started, release := make(chan struct{}, 8), make(chan struct{})
+			var calls atomic.Int32
+			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Concurrency: conc, Logger: quietLogger(),
+				Handler: handlerFunc(func(*runtime.Ctx) error {
+					calls.Add(1)
+					started <- struct{}{}
+					<-release // deaf to cancellation
+					return nil
+				})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- consumer.Run(ctx, nil, nil) }()
+			recv(t, started, "first handler")
+			cancel()
+			if err := recv(t, done, "Run after the hard stop"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run = %v", err)
+			}
+			// The old loop is still inside the handler: a second Run must wait.
+			if err := consumer.Run(context.Background(), nil, nil); !errors.Is(err, runtime.ErrConfig) {
+				t.Fatalf("second Run while the first winds down = %v", err)
+			}
+			close(release)
+			// Once the handler returns, the old loop ends without touching
+			// the other four records.
+			stopped, stopCancel := context.WithCancel(context.Background())
+			stopCancel()
+			transporttest.Eventually(t, waitLimit, "the old loop ended", func() bool {
+				return !errors.Is(consumer.Run(stopped, nil, nil), runtime.ErrConfig)
+			})
+			if n := calls.Load(); n != 1 {
+				t.Fatalf("%d handler calls, want 1: records after a hard stop must not be handled", n)
+			}
+			if _, ok := stored(t, log, 0); ok {
+				t.Fatal("a hard stop committed")
+			}
+		})
+	}
+}

@@ -138,7 +138,11 @@ func (s *session) finish(ctx context.Context, loopErr error) error {
 // stop returns at once.
 func (s *session) supervise(ctx context.Context, loop func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- loop() }()
+	go func() {
+		err := loop()
+		s.c.running.Store(false)
+		done <- err
+	}()
 	stop := s.stop
 	var grace <-chan time.Time // armed by the stop signal
 	for {
