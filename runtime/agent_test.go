@@ -524,3 +524,26 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 		t.Fatal("a permanent error must not be retried")
 	}
 }
+
+func TestAnswerIsNotLostBehindAFloodOfStatuses(t *testing.T) {
+	log := memlog.New("laser")
+	c := newClient(t, log, runtime.SystemClock{}, nil)
+	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			for range 40 {
+				if err := ctx.Status(wire.TaskWorking); err != nil {
+					return err
+				}
+			}
+			return ctx.Respond([]byte("done at last"))
+		})})
+	for range 3 {
+		reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "chatty", Body: []byte("go")}, runtime.WithTimeout(waitLimit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(reply.Body()) != "done at last" {
+			t.Fatalf("reply %q", reply.Body())
+		}
+	}
+}

@@ -111,7 +111,16 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 	expireAt, deadAt := now.Add(k.Expiry), now.Add(deadline)
 	for {
 		// Checks in the reference's order: an answer, then a missing pickup
-		// past the expiry, then the deadline.
+		// past the expiry, then the deadline. The answer is looked at first
+		// every time, so one that raced a timer still wins.
+		res.Consumed = w.consumed.Load()
+		if m := w.answered(); m != nil {
+			res.Reply, res.Outcome = m, Completed
+			if remoteError(m) != nil {
+				res.Outcome = Failed
+			}
+			return res, nil
+		}
 		now := c.opts.Clock.Now()
 		if k.Expiry > 0 && !res.Consumed && !now.Before(expireAt) {
 			res.Outcome = NotConsumed
@@ -126,23 +135,10 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 			next = expireAt
 		}
 		select {
-		case m := <-w.ch:
-			if m.Envelope != nil && m.Envelope.Kind == wire.KindStatus {
-				if m.Envelope.Operation != nil && *m.Envelope.Operation == wire.OperationTask &&
-					m.Envelope.TaskState != nil && *m.Envelope.TaskState == wire.TaskWorking {
-					res.Consumed = true
-				}
-				continue
-			}
-			if !isTerminalReply(m) {
-				continue
-			}
-			res.Reply = m
-			res.Outcome = Completed
-			if remoteError(m) != nil {
-				res.Outcome = Failed
-			}
-			return res, nil
+		case m := <-w.final:
+			// Put it back for the top of the loop, which judges it.
+			w.final <- m
+		case <-w.progress:
 		case <-c.opts.Clock.After(next.Sub(now)):
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lasergo/laser/wire"
@@ -25,11 +26,15 @@ type replyHub struct {
 	done    chan struct{}
 }
 
-// replyWaiter receives every record that carries its correlation.
+// replyWaiter receives what carries its correlation: the first answer (a
+// response, an error or a plain reply), which is never dropped however much
+// else the responder sends, and whether a Working task status was seen.
 type replyWaiter struct {
-	corr   string
-	expect string // principal a verified reply must come from, or ""
-	ch     chan *Message
+	corr     string
+	expect   string        // principal a verified reply must come from, or ""
+	final    chan *Message // capacity 1: the first answer
+	progress chan struct{} // capacity 1: signalled when consumed turns true
+	consumed atomic.Bool
 }
 
 func newReplyHub(c *Client, topic string) *replyHub {
@@ -54,7 +59,7 @@ func (h *replyHub) register(ctx context.Context, corr, expect string) (*replyWai
 		h.done = make(chan struct{})
 		go h.loop(h.done)
 	}
-	w := &replyWaiter{corr: corr, expect: expect, ch: make(chan *Message, 16)}
+	w := &replyWaiter{corr: corr, expect: expect, final: make(chan *Message, 1), progress: make(chan struct{}, 1)}
 	h.waiters[corr] = w
 	return w, nil
 }
@@ -187,10 +192,36 @@ func (h *replyHub) deliver(rec *Incoming) {
 		}
 		m.VerifiedPrincipal = verified.Principal
 	}
+	switch {
+	case isTerminalReply(m):
+		select {
+		case w.final <- m:
+		default: // a second answer to one request: the first one stands
+		}
+	case isWorkingAck(m):
+		w.consumed.Store(true)
+		select {
+		case w.progress <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// isWorkingAck reports whether m is an ack-on-pickup: a task status Working.
+func isWorkingAck(m *Message) bool {
+	env := m.Envelope
+	return env != nil && env.Kind == wire.KindStatus && env.Operation != nil && *env.Operation == wire.OperationTask &&
+		env.TaskState != nil && *env.TaskState == wire.TaskWorking
+}
+
+// answered returns the waiter's answer if it has one, without waiting; it
+// lets an answer that raced a timer win.
+func (w *replyWaiter) answered() *Message {
 	select {
-	case w.ch <- m:
+	case m := <-w.final:
+		return m
 	default:
-		h.c.log.Warn("reply waiter is full, dropping a record", "correlation", w.corr)
+		return nil
 	}
 }
 

@@ -133,19 +133,16 @@ func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (
 	if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
 		return nil, err
 	}
-	timeout := c.opts.Clock.After(spec.wait())
-	for {
-		select {
-		case m := <-w.ch:
-			if !isTerminalReply(m) {
-				continue
-			}
+	select {
+	case m := <-w.final:
+		return m, remoteError(m)
+	case <-c.opts.Clock.After(spec.wait()):
+		if m := w.answered(); m != nil { // the answer and the timer raced
 			return m, remoteError(m)
-		case <-timeout:
-			return nil, &Error{Code: CodeTimeout, Msg: "reply", Err: fmt.Errorf("no reply to %s within %s", corr, spec.wait())}
-		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
+		return nil, &Error{Code: CodeTimeout, Msg: "reply", Err: fmt.Errorf("no reply to %s within %s", corr, spec.wait())}
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
