@@ -77,3 +77,76 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A second replica joining takes partitions from the first; the first must
+// carry on with what it keeps (its refused commits are dropped, the new
+// owner resumes from the stored offsets) and together they handle all.
+func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
+	s := iggytest.Start(t)
+	ctx := testContext(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	progress := make(chan struct{}, 400)
+	start := func() (chan struct{}, chan error) {
+		tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		if err := tr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
+			t.Fatal(err)
+		}
+		c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{Topic: "in", Group: "worker", Logger: quiet, PollBatch: 5,
+			Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+				mu.Lock()
+				seen[string(c.Message().Body())] = true
+				mu.Unlock()
+				progress <- struct{}{}
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, done := make(chan struct{}), make(chan error, 1)
+		go func() { done <- c.Run(ctx, nil, stop) }()
+		return stop, done
+	}
+	prodTr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	if err := prodTr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
+		t.Fatal(err)
+	}
+	prod := runtime.NewProducer(prodTr, runtime.ProducerOptions{Logger: quiet})
+	for i := range 120 {
+		prov := wire.Provenance{Conversation: wire.IDFromUint128(2, uint64(i))}
+		headers, _ := prov.Headers()
+		if _, err := prod.Publish(ctx, "in", runtime.Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: fmt.Appendf(nil, "m%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopA, doneA := start()
+	for range 10 {
+		<-progress
+	}
+	stopB, doneB := start()
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 120 {
+			break
+		}
+		select {
+		case <-progress:
+		case err := <-doneA:
+			t.Fatalf("the first replica stopped when the second joined: %v", err)
+		case err := <-doneB:
+			t.Fatalf("the second replica stopped: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("handled %d of 120", n)
+		}
+	}
+	close(stopA)
+	close(stopB)
+	for _, done := range []chan error{doneA, doneB} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

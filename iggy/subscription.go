@@ -262,17 +262,46 @@ func (s *Subscription) maybeRefresh(ctx context.Context, op string) {
 }
 
 // Commit stores offset as the group's position on partition. Iggy refuses
-// a partition this member does not own (an error the SDK reports as its
-// generic code 1, so it counts as transient) and an offset past the last
-// record.
+// a partition this member no longer owns (NotResolvedConsumer, which the SDK
+// reports as its catch-all code 1); the subscription then checks ownership
+// with a one-record poll and, when the partition is another member's,
+// returns runtime.ErrPartitionLost so the consumer drops the commit instead
+// of retrying it. An offset past the last record is refused as well.
 func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint64) error {
 	op := s.opCommit
 	if err := s.usable(op); err != nil {
 		return err
 	}
-	return s.sess.call(ctx, op, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
 		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
 	})
+	var ie ierror.IggyError
+	if err == nil || !errors.As(err, &ie) || ie.Code() != ierror.ErrorCode || s.owns(ctx, partition, offset) {
+		return err
+	}
+	return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group)}
+}
+
+// owns reports whether this member still owns partition, judged by a
+// one-record group poll of it: Iggy answers a poll of another member's
+// partition with an empty (0, 0) reply. For partition 0 that reply is also
+// what an owned partition holding at most one record gives, so it counts
+// as lost only when offset (a record this member read) proves the
+// partition holds more. When in doubt, it owns.
+func (s *Subscription) owns(ctx context.Context, partition uint32, offset uint64) bool {
+	var pm *iggcon.PolledMessage
+	err := s.sess.call(ctx, s.opPoll, func(c iggcon.Client) error {
+		var err error
+		pm, err = c.PollMessages(s.t.stream, s.topicID, s.consumer, iggcon.OffsetPollingStrategy(offset), 1, false, &partition)
+		return err
+	})
+	if err != nil || pm == nil || len(pm.Messages) > 0 {
+		return true
+	}
+	if partition != 0 {
+		return pm.PartitionId == partition
+	}
+	return !(pm.CurrentOffset == 0 && offset >= 1)
 }
 
 // Leave removes the member from its group and closes its connection. When

@@ -580,3 +580,40 @@ func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
 func lost(err error) bool {
 	return errors.Is(err, iggy.ErrConnectionLost) && runtime.IsTransient(err) && !runtime.IsDisconnected(err)
 }
+
+func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
+	s := iggytest.Start(t)
+	tr := ready(t, s, 2)
+	ctx := testContext(t)
+	spread := records("r", 8)
+	for i := range spread {
+		spread[i].Key = "" // balanced over both partitions
+	}
+	if _, err := tr.Publish(ctx, "t", spread...); err != nil {
+		t.Fatal(err)
+	}
+	a := joinSub(t, tr, "g")
+	got := transporttest.PollUntil(t, a, 8)
+	last := map[uint32]uint64{}
+	for _, r := range got {
+		last[r.Partition] = r.Offset
+	}
+	if len(last) != 2 {
+		t.Fatalf("member a read partitions %v, want both", last)
+	}
+	joinSub(t, tr, "g") // b takes one of the two partitions
+	lost := 0
+	for p, off := range last {
+		err := a.Commit(ctx, p, off)
+		switch {
+		case err == nil:
+		case errors.Is(err, runtime.ErrPartitionLost) && !runtime.IsTransient(err):
+			lost++
+		default:
+			t.Fatalf("commit %d:%d = %v", p, off, err)
+		}
+	}
+	if lost != 1 {
+		t.Fatalf("%d commits reported a lost partition, want 1", lost)
+	}
+}

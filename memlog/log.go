@@ -35,7 +35,7 @@ var (
 	ErrNoGroup       = errors.New("memlog: no such consumer group")
 	ErrGroupExists   = errors.New("memlog: consumer group already exists")
 	ErrNotMember     = errors.New("memlog: not a member of the consumer group")
-	ErrNotOwner      = errors.New("memlog: member does not own the partition")
+	ErrNotOwner      = fmt.Errorf("memlog: member does not own the partition: %w", runtime.ErrPartitionLost)
 	ErrInvalidOffset = errors.New("memlog: invalid offset")
 	ErrNoOffset      = errors.New("memlog: no stored offset")
 	ErrBadName       = errors.New("memlog: invalid name")

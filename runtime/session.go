@@ -100,6 +100,12 @@ func (s *session) commit(partition uint32, offset uint64) error {
 		if err == nil {
 			return nil
 		}
+		if errors.Is(err, ErrPartitionLost) {
+			// Its new owner starts from the stored offset and sees these
+			// records again: at-least-once, nothing lost.
+			s.c.log.Info("partition moved to another member; its uncommitted records will be handled there", "partition", partition, "offset", offset)
+			return nil
+		}
 		if !IsTransient(err) || IsDisconnected(err) || attempt >= maxPollErrors || s.workCtx.Err() != nil {
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}

@@ -56,6 +56,7 @@ type Subscription interface {
 	Poll(ctx context.Context, max int) ([]Incoming, error)
 
 	// Commit stores offset as the group's consumed position for partition.
+	// A partition the member no longer owns fails with ErrPartitionLost.
 	Commit(ctx context.Context, partition uint32, offset uint64) error
 
 	// Leave removes the member from its group so the remaining members take
@@ -104,6 +105,12 @@ var ErrTransient = errors.New("transient transport error")
 // ErrDisconnected reports a lost connection: the consumer stops at once on it
 // instead of backing off, because its group membership is gone.
 var ErrDisconnected = fmt.Errorf("disconnected: %w", ErrTransient)
+
+// ErrPartitionLost reports a commit refused because the partition now
+// belongs to another member of the group (a rebalance). Nothing is lost:
+// the new owner resumes from the group's stored offset, so the consumer
+// drops the commit and carries on.
+var ErrPartitionLost = errors.New("partition moved to another group member")
 
 // TransportError is a failed transport operation.
 type TransportError struct {
