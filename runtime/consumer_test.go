@@ -976,3 +976,27 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 		})
 	}
 }
+
+func TestWarmDedupSkipsKeysOfRecordsTheGatesRefused(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	c := conv()
+	// On the log and consumed by the group: a record for another agent that
+	// reuses the sender's key "k"; the live path skipped it, so "k" was
+	// never marked for this agent.
+	foreign := plain(t, log, wire.Provenance{Conversation: c, Agent: sender, Target: "someone-else", IdempotencyKey: "k"}, "not mine")
+	sub, err := log.Join(context.Background(), topic, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Commit(context.Background(), foreign.Partition, foreign.Offset); err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.Leave(context.Background())
+	got := make(chan string, 2)
+	start(t, log, runtime.ConsumerConfig{Agent: agent, WarmDedup: true,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, Target: agent, IdempotencyKey: "k"}, "mine")
+	if b := recv(t, got, "the message with the reused key"); b != "mine" {
+		t.Fatalf("handled %q", b)
+	}
+}

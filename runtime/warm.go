@@ -11,7 +11,11 @@ import (
 // would mark unhandled messages as seen and lose them.
 //
 // Unlike the reference, which reads only plain provenance headers here, AGDX
-// records are decoded too, so their idempotency keys are warmed as well.
+// records are decoded too, so their idempotency keys are warmed as well, and
+// a record is replayed through the same gates the live path applied to it:
+// one addressed to another agent, refused by the signature gate or fenced
+// out never marked its key then, so it does not mark it now (the replay and
+// fence windows are warmed on the way).
 func (c *Consumer) warmDedup(ctx context.Context) error {
 	partitions, err := c.t.Partitions(ctx, c.cfg.Topic)
 	if err != nil {
@@ -39,7 +43,7 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 				continue
 			}
 			m, err := DecodeRecord(c.cfg.Topic, &records[i], c.cfg.UnderstoodFeatures)
-			if err != nil || m.Provenance.IdempotencyKey == "" {
+			if err != nil || !c.passedGates(m) || m.Provenance.IdempotencyKey == "" {
 				continue
 			}
 			if _, err := c.dedup.Observe(ctx, DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)); err != nil {
@@ -50,4 +54,32 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 	}
 	c.log.Debug("warmed dedup window", "keys", warmed)
 	return nil
+}
+
+// passedGates replays the target filter, the signature gate and replay
+// window, and the fence gate for a record read back by the warm-up.
+func (c *Consumer) passedGates(m *Message) bool {
+	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
+		return false
+	}
+	if c.cfg.Verifier != nil {
+		if m.Envelope == nil {
+			return false
+		}
+		if _, err := c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp); err != nil {
+			return false
+		}
+		if rec := m.Envelope.Record; rec != nil {
+			c.replayMu.Lock()
+			first := c.replay.insert(string(rec[:]))
+			c.replayMu.Unlock()
+			if !first {
+				return false
+			}
+		}
+	}
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+		return false
+	}
+	return true
 }
