@@ -84,8 +84,9 @@ func (c *Client) Bootstrap(ctx context.Context, partitions uint32, extra ...stri
 	return Bootstrap(ctx, c.t, partitions, extra...)
 }
 
-// Close stops the client's reply readers; pending waits end with ErrTimeout.
-// Agents built from the client keep running until they are shut down.
+// Close stops the client's reply readers: pending waits receive nothing
+// more and end at their own timeout (or their context). Agents built from
+// the client keep running until they are shut down.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	hubs := c.hubs

@@ -48,12 +48,27 @@ func (s *session) runLanes(ctx context.Context) error {
 	}
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
-		// Drain: closing the lanes lets each finish its queue and exit; the
-		// supervisor bounds this by the shutdown grace.
+		// Drain: closing the lanes lets each finish its queue and exit. A
+		// graceful stop is bounded by the supervisor's grace; a failure
+		// gets the same bound here, after which handlers are cancelled and
+		// what is left stays uncommitted.
 		for _, ch := range ls.lanes {
 			close(ch)
 		}
-		ls.wg.Wait()
+		if loopErr != nil {
+			drained := make(chan struct{})
+			go func() {
+				select {
+				case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
+					s.cancelWork()
+				case <-drained:
+				}
+			}()
+			ls.wg.Wait()
+			close(drained)
+		} else {
+			ls.wg.Wait()
+		}
 		return errors.Join(loopErr, ls.commit())
 	})
 }

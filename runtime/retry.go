@@ -9,8 +9,8 @@ import (
 // with retryable errors, and how long it waits in between.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts before the message is
-	// dead-lettered as retry_exhausted; 0 still runs the handler once.
-	// Default 5.
+	// dead-lettered as retry_exhausted; 1 runs the handler once. In a
+	// ConsumerConfig, 0 means the default, 5.
 	MaxAttempts int
 	// BaseDelay is the wait after the first failure, doubled after each
 	// further one with no cap and no jitter. Default 200 ms.
