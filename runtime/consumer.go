@@ -236,10 +236,13 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 // lanes, queued) messages finish within ShutdownGrace, their offsets are
 // committed, the member leaves its group and Run returns nil; if the grace
 // runs out Run returns an ErrTimeout error and does not leave, so no offset
-// moves past unhandled work. Cancelling ctx is the hard stop: no drain, no
-// commit of unfinished work, no leave. A nil stop never fires.
+// moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
+// once, no further record is handled (a handler already running sees its
+// context cancelled), nothing unfinished is committed, and the group is not
+// left. A nil stop never fires.
 //
-// Run may be called again once it returned, and each call starts like a
+// Run may be called again once it returned and its last handler finished
+// (until then it fails with ErrConfig), and each call starts like a
 // restarted process: the in-memory dedup and replay windows begin empty
 // (a Deduplicator from the config is kept).
 func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {
