@@ -386,7 +386,6 @@ func (r *reader) str(m byte) ([]byte, error) {
 	if !indef {
 		return r.take(n)
 	}
-	r.spanStart = -1
 	var out []byte
 	for !r.atBreak() {
 		cm, cn, cindef, err := r.head()
@@ -402,6 +401,9 @@ func (r *reader) str(m byte) ([]byte, error) {
 		}
 		out = append(out, chunk...)
 	}
+	// The joined text is not one span of the source: intern must copy it
+	// rather than slice out the last chunk take recorded.
+	r.spanStart = -1
 	if out == nil {
 		out = []byte{}
 	}

@@ -254,7 +254,7 @@ func (v *Value) decode(r *reader) error {
 		}
 		var list []Value
 		if !indef {
-			list = make([]Value, 0, n)
+			list = make([]Value, 0, min(n, 16)) // n is claimed, not proven: grow as items arrive
 		}
 		for i := uint64(0); r.next(i, n, indef); i++ {
 			var item Value
