@@ -144,9 +144,14 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 	if n > 0 {
 		hdrs = make(wire.Headers, 0, n)
 	}
+	size := 0
+	for _, pk := range picks {
+		size += arenaSize(pk.recs)
+	}
+	data := make(byteArena, 0, size)
 	out := make([]runtime.Incoming, 0, total)
 	for _, pk := range picks {
-		out, hdrs = appendIncoming(out, hdrs, pk.p, pk.recs)
+		out, hdrs = appendIncoming(out, hdrs, &data, pk.p, pk.recs)
 		c := s.cursors[pk.p]
 		c.next += uint64(len(pk.recs))
 		s.cursors[pk.p] = c

@@ -310,11 +310,43 @@ func copyRecords(src []Record) []Record {
 	}
 	out := make([]Record, len(src))
 	hdrs := headerBacking(src)
+	data := newByteArena(src)
 	for i, r := range src {
-		r.Headers, hdrs = carveHeaders(hdrs, r.Headers)
+		r.Headers, hdrs = carveHeaders(hdrs, r.Headers, &data)
+		r.Payload = data.copy(r.Payload)
 		out[i] = r
 	}
 	return out
+}
+
+// byteArena hands out copies of byte slices from one allocation, so a batch
+// of records read from the log costs one copy and never aliases the log: a
+// handler that edits its body in place changes nothing for anyone else.
+type byteArena []byte
+
+// newByteArena sizes an arena for the payloads and header values of recs.
+func newByteArena(recs []Record) byteArena { return make(byteArena, 0, arenaSize(recs)) }
+
+// arenaSize is the bytes of recs' payloads and header values.
+func arenaSize(recs []Record) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Payload)
+		for _, h := range recs[i].Headers {
+			n += len(h.Value.Data)
+		}
+	}
+	return n
+}
+
+// copy returns a copy of b, capped so an append cannot spill over the next.
+func (a *byteArena) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	start := len(*a)
+	*a = append(*a, b...)
+	return (*a)[start:len(*a):len(*a)]
 }
 
 func headerBacking(src []Record) wire.Headers {
@@ -328,15 +360,20 @@ func headerBacking(src []Record) wire.Headers {
 	return make(wire.Headers, 0, n)
 }
 
-// carveHeaders copies h into the free tail of backing, capping the result so
-// an append by the caller cannot spill into the next record's headers.
-func carveHeaders(backing, h wire.Headers) (wire.Headers, wire.Headers) {
+// carveHeaders copies h into the free tail of backing (and its values into
+// data), capping the result so an append by the caller cannot spill into
+// the next record's headers.
+func carveHeaders(backing, h wire.Headers, data *byteArena) (wire.Headers, wire.Headers) {
 	if len(h) == 0 {
 		return nil, backing
 	}
 	start := len(backing)
 	backing = append(backing, h...)
-	return backing[start:len(backing):len(backing)], backing
+	out := backing[start:len(backing):len(backing)]
+	for i := range out {
+		out[i].Value.Data = data.copy(out[i].Value.Data)
+	}
+	return out, backing
 }
 
 // PartitionInfo describes a partition.

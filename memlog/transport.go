@@ -148,7 +148,8 @@ func (l *Log) ReadRange(ctx context.Context, topic string, partition uint32, off
 		return nil, nil
 	}
 	out := make([]runtime.Incoming, 0, len(w))
-	out, _ = appendIncoming(out, headerBacking(w), partition, w)
+	data := newByteArena(w)
+	out, _ = appendIncoming(out, headerBacking(w), &data, partition, w)
 	return out, nil
 }
 
@@ -197,16 +198,16 @@ func (l *Log) TopicIDs(ctx context.Context, topic string) (uint32, uint32, error
 
 // appendIncoming converts records of one partition, carving each record's
 // header list from hdrs.
-func appendIncoming(out []runtime.Incoming, hdrs wire.Headers, partition uint32, recs []Record) ([]runtime.Incoming, wire.Headers) {
+func appendIncoming(out []runtime.Incoming, hdrs wire.Headers, data *byteArena, partition uint32, recs []Record) ([]runtime.Incoming, wire.Headers) {
 	for i := range recs {
 		r := &recs[i]
 		var h wire.Headers
-		h, hdrs = carveHeaders(hdrs, r.Headers)
+		h, hdrs = carveHeaders(hdrs, r.Headers, data)
 		out = append(out, runtime.Incoming{
 			Position:  runtime.Position{Partition: partition, Offset: r.Offset},
 			Timestamp: r.Timestamp,
 			Headers:   h,
-			Payload:   r.Payload,
+			Payload:   data.copy(r.Payload),
 		})
 	}
 	return out, hdrs

@@ -11,6 +11,7 @@ import (
 	"github.com/lasergo/laser/internal/xxh32"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -604,5 +605,39 @@ func TestConcurrentChurnDeliversAtLeastOnce(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+func TestReadRecordsDoNotAliasTheLog(t *testing.T) {
+	l := memlog.New("laser")
+	ctx := context.Background()
+	if err := l.EnsureTopics(ctx, 1, "t"); err != nil {
+		t.Fatal(err)
+	}
+	h := wire.Headers{{Key: "k", Value: wire.StringValue("abc")}}
+	if _, err := l.Publish(ctx, "t", runtime.Outgoing{Headers: h, Payload: []byte("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := l.Join(ctx, "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	polled, err := sub.Poll(ctx, 1)
+	if err != nil || len(polled) != 1 {
+		t.Fatalf("poll %v %v", polled, err)
+	}
+	polled[0].Payload[0] = 'J'
+	polled[0].Headers[0].Value.Data[0] = 'X'
+	read, err := l.ReadRange(ctx, "t", 0, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read[0].Payload[1] = 'E'
+	again, err := l.ReadRange(ctx, "t", 0, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again[0].Payload) != "hello" || string(again[0].Headers[0].Value.Data) != "abc" {
+		t.Fatalf("the log changed under its readers: %q %q", again[0].Payload, again[0].Headers[0].Value.Data)
 	}
 }
