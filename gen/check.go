@@ -333,13 +333,23 @@ type encWalker struct {
 	qual types.Qualifier
 }
 
-// marshalMethods make a type encode itself; the walk trusts them.
-var marshalMethods = []string{"MarshalJSON", "UnmarshalJSON", "MarshalCBOR", "UnmarshalCBOR", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary"}
+// marshalMethods are the methods through which a type encodes itself in
+// each content type, as the runtime's codecs use them (fxamacker/cbor with
+// its defaults, encoding/json); the walk trusts them. jsonKeyMethods are
+// the ones encoding/json uses for a map key.
+var (
+	marshalMethods = map[ContentType][]string{
+		CBOR: {"MarshalCBOR", "UnmarshalCBOR", "MarshalBinary", "UnmarshalBinary"},
+		JSON: {"MarshalJSON", "UnmarshalJSON", "MarshalText", "UnmarshalText"},
+	}
+	jsonKeyMethods = []string{"MarshalText", "UnmarshalText"}
+)
 
-func hasMarshaller(t types.Type) bool {
+// hasMarshaller reports whether t (or *t) has one of methods.
+func hasMarshaller(t types.Type, methods []string) bool {
 	for _, recv := range []types.Type{t, types.NewPointer(t)} {
 		ms := types.NewMethodSet(recv)
-		for _, name := range marshalMethods {
+		for _, name := range methods {
 			if ms.Lookup(nil, name) != nil {
 				return true
 			}
@@ -356,7 +366,7 @@ func (w *encWalker) walk(t types.Type, path string) string {
 	switch types.Unalias(t).(type) {
 	case *types.Named:
 		w.seen[t] = true
-		if hasMarshaller(t) {
+		if hasMarshaller(t, marshalMethods[w.ct]) {
 			return ""
 		}
 	}
@@ -424,7 +434,7 @@ func (w *encWalker) skipped(tag string) bool {
 // CBOR takes any key that encodes.
 func (w *encWalker) mapKey(k types.Type, path string) string {
 	if w.ct == JSON {
-		if hasMarshaller(k) {
+		if hasMarshaller(k, jsonKeyMethods) {
 			return ""
 		}
 		if b, ok := k.Underlying().(*types.Basic); ok && b.Info()&(types.IsString|types.IsInteger) != 0 {

@@ -72,7 +72,9 @@ func (e *emitter) nameImports() {
 	for _, p := range paths {
 		name := pkgs[p]
 		alias := name
-		for i := 1; taken[alias] || e.scope.Lookup(alias) != nil || jen.IsReservedWord(alias); i++ {
+		// Generated bodies declare locals (c, m, in, opts, ...) that would
+		// shadow an import of the same name.
+		for i := 1; taken[alias] || localNames[alias] || e.scope.Lookup(alias) != nil || jen.IsReservedWord(alias); i++ {
 			alias = name + strconv.Itoa(i)
 		}
 		taken[alias] = true
@@ -188,7 +190,7 @@ func (e *emitter) agent(a *Agent) {
 	id := jen.Lit(a.ID)
 
 	// Constructor.
-	e.doc("New%sAgent returns agent %q serving impl. It listens on %s%s; consumer holds every other consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client are set from the agent).",
+	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; consumer holds every other consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client are set from the agent).",
 		x, a.ID, a.Listen, respondPhrase(a))
 	f.Func().Id("New"+x+"Agent").Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
@@ -268,7 +270,7 @@ func respondPhrase(a *Agent) string {
 	if a.Respond == "" {
 		return ""
 	}
-	return " and answers on " + a.Respond
+	return " and answers on " + strconv.Quote(a.Respond)
 }
 
 // opFunc names the dispatcher method of an operation. The method name is
@@ -286,10 +288,16 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 		decl = jen.Var().Id("in").Add(e.typ(op.In))
 		arg = jen.Op("&").Id("in")
 	}
+	// A request whose body does not decode is answered too, so its caller
+	// gets a *RemoteError now instead of waiting for its timeout.
+	decodeFailed := jen.Return(jen.Err())
+	if op.Kind == OpRequest {
+		decodeFailed = jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))
+	}
 	body := []jen.Code{
 		decl,
 		jen.If(jen.Err().Op(":=").Add(rt("DecodeInput")).Call(jen.Id("m"), jen.Lit(op.Op), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Err()),
+			decodeFailed,
 		),
 	}
 	call := jen.Id("h").Dot("impl").Dot(op.Method).Call(jen.Id("c"), jen.Id("in"))
@@ -328,7 +336,7 @@ func (e *emitter) client(a *Agent, x string) {
 	)
 	f.Line()
 	if a.Respond != "" {
-		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %s unless they say otherwise.", name, a.Respond)
+		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %q unless they say otherwise.", name, a.Respond)
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
@@ -375,7 +383,7 @@ func (e *emitter) client(a *Agent, x string) {
 					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
 			)
 		case OpEvent:
-			e.doc("%s publishes event %q on %s from the client's agent.", op.Method, op.Op, a.Listen)
+			e.doc("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
 			f.Func().Params(recv).Id(op.Method).Params(params...).Error().Block(
 				jen.Return(rt("Publish").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Lit(a.Listen), jen.Id("c").Dot("from"),
 					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),

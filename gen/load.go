@@ -100,9 +100,11 @@ func (l *loaded) hideOutput() (map[string][]byte, []Diagnostic) {
 		return nil, []Diagnostic{{Pos: pos, Problem: ErrNotGenerated,
 			Detail: fmt.Sprintf("%s exists and does not start with %q", filepath.Base(l.out), GeneratedHeader)}}
 	}
-	name := packageName(l.out, prev)
+	// The package the sources declare now wins over the old file's clause,
+	// so renaming a package does not leave a stale file blocking the load.
+	name := l.siblingPackageName()
 	if name == "" {
-		name = l.siblingPackageName()
+		name = packageName(l.out, prev)
 	}
 	if name == "" {
 		// No package to attach the blank file to: leave the file as it is and

@@ -300,8 +300,10 @@ func (c *collector) funcDecl(fd *ast.FuncDecl) {
 		switch {
 		case d.Name == "agent":
 			c.report(d.pos(d.NameOff), ErrMisplaced, "//laser:agent is on func %s; put it on a struct type", fd.Name.Name)
-		case fd.Recv == nil:
+		case fd.Recv == nil || len(fd.Recv.List) != 1:
 			c.report(d.pos(d.NameOff), ErrMisplaced, "//laser:%s is on func %s, which is not a method", d.Name, fd.Name.Name)
+		case fd.Name.Name == "_":
+			c.report(d.pos(d.NameOff), ErrMisplaced, "//laser:%s is on a blank method, which cannot be called; give it a name", d.Name)
 		case opDir != nil:
 			c.report(d.pos(d.NameOff), ErrRepeatedDirective, "method %s already has a //laser:%s", fd.Name.Name, opDir.Name)
 		default:
@@ -321,6 +323,9 @@ func (c *collector) funcDecl(fd *ast.FuncDecl) {
 // method attaches an annotated method to its agent; its shape is checked later.
 func (c *collector) method(p pendingOp) {
 	sig := p.fn.Type().(*types.Signature)
+	if sig.Recv() == nil {
+		return // no receiver; funcDecl reported it
+	}
 	recv := sig.Recv().Type()
 	ptr := false
 	if pt, ok := recv.(*types.Pointer); ok {

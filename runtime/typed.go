@@ -106,9 +106,14 @@ func Publish(ctx context.Context, client *Client, topic, from, op string, ct wir
 	return err
 }
 
-// UnknownOperation is the permanent error a generated dispatcher returns
-// for an operation (or kind) it has no handler for.
+// UnknownOperation is what a generated dispatcher returns for a message it
+// has no handler for. An event is a broadcast that agents sharing a topic
+// may not all subscribe to, so an unknown event is ignored (nil); an unknown
+// command, or any other kind, is a permanent error naming the operation.
 func UnknownOperation(agent string, kind wire.Kind, op string) error {
+	if kind == wire.KindEvent {
+		return nil
+	}
 	if op == "" {
 		return Rejectf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind))
 	}

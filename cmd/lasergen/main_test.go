@@ -175,3 +175,26 @@ func TestRunRejectsBadArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestRunRegeneratesAfterThePackageIsRenamed(t *testing.T) {
+	dir := module(t, agentSource)
+	if code, stderr := lasergen(t, "-dir", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The old generated file still says package app; the sources now say
+	// package counter. The stale file must not block the load.
+	renamed := bytes.Replace([]byte(agentSource), []byte("package app"), []byte("package counter"), 1)
+	if err := os.WriteFile(filepath.Join(dir, "app.go"), renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := lasergen(t, "-dir", dir); code != 0 {
+		t.Fatalf("exit %d after a rename: %s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "laser_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte("\npackage counter\n")) {
+		t.Fatalf("generated file is not in the renamed package:\n%s", got)
+	}
+}

@@ -14,9 +14,9 @@ import (
 const _ = runtime.IsAtLeastVersion0_1
 
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
-// triage.intake and answers on agent.responses; consumer holds every other
-// consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client
-// are set from the agent).
+// "triage.intake" and answers on "agent.responses"; consumer holds every
+// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
+// Client are set from the agent).
 func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
@@ -74,8 +74,8 @@ type IntakeClient struct {
 }
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
-// every call, before the call's own, and replies are read on agent.responses
-// unless they say otherwise.
+// every call, before the call's own, and replies are read on
+// "agent.responses" unless they say otherwise.
 func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOption) *IntakeClient {
 	return &IntakeClient{
 		client: client,
@@ -111,9 +111,9 @@ var (
 )
 
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
-// triage.classify and answers on agent.responses; consumer holds every other
-// consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client
-// are set from the agent).
+// "triage.classify" and answers on "agent.responses"; consumer holds every
+// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
+// Client are set from the agent).
 func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
@@ -158,7 +158,7 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
 	if err := runtime.DecodeInput(m, "classify", &in, wire.ContentJSON); err != nil {
-		return err
+		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Classify(c, in)
 	if err != nil {
@@ -176,7 +176,7 @@ type ClassifierClient struct {
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
-// agent.responses unless they say otherwise.
+// "agent.responses" unless they say otherwise.
 func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.SendOption) *ClassifierClient {
 	return &ClassifierClient{
 		client: client,
@@ -214,7 +214,7 @@ var (
 )
 
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
-// triage.resolve; consumer holds every other consumer option (its Topic,
+// "triage.resolve"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
 func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
 	if impl == nil {
@@ -308,7 +308,7 @@ var (
 )
 
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
-// triage.audit; consumer holds every other consumer option (its Topic,
+// "triage.audit"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
 func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
 	if impl == nil {
@@ -376,7 +376,7 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendO
 	}
 }
 
-// TicketTriaged publishes event "ticket_triaged" on triage.audit from the
+// TicketTriaged publishes event "ticket_triaged" on "triage.audit" from the
 // client's agent.
 func (c *AuditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
 	return runtime.Publish(ctx, c.client, "triage.audit", c.from, "ticket_triaged", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)

@@ -297,3 +297,39 @@ func TestGeneratedFileIsUpToDate(t *testing.T) {
 		t.Fatalf("%s is stale; run go generate ./gen/internal/e2eagent", gen.DefaultOutput)
 	}
 }
+
+// An event nobody on the agent subscribes to is someone else's broadcast:
+// it is ignored (and committed), not dead-lettered.
+func TestUnknownEventIsIgnored(t *testing.T) {
+	ctx, h := start(t)
+	if err := runtime.Publish(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
+		t.Fatal(err)
+	}
+	// A known event published after it is handled, so the unknown one was
+	// processed by then; it must not have produced a dead letter.
+	if err := NewBillingClient(h.client, caller).CardExpired(ctx, billingapi.CardExpired{Card: "1", Month: 1}); err != nil {
+		t.Fatal(err)
+	}
+	receive(ctx, t, h.impl.Expired, "the known event")
+	select {
+	case dl := <-h.dead:
+		t.Fatalf("an unknown event was dead-lettered: %s", detail(dl))
+	default:
+	}
+}
+
+// A request whose body does not decode is answered, so the typed client
+// fails at once with an invalid-request remote error.
+func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
+	ctx, h := start(t)
+	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
+	_, err := h.client.Request(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR),
+		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
+	var re *runtime.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.ErrorInvalidRequest || !strings.Contains(re.Message, "decode cbor body") {
+		t.Fatalf("err = %v, want an invalid-request remote error naming the decode failure", err)
+	}
+	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
+		t.Fatalf("dead letter %s", dl.Capsule.Reason)
+	}
+}

@@ -15,9 +15,9 @@ import (
 const _ = runtime.IsAtLeastVersion0_1
 
 // NewBillingAgent returns agent "billing" serving impl. It listens on
-// billing.commands and answers on billing.responses; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent).
+// "billing.commands" and answers on "billing.responses"; consumer holds
+// every other consumer option (its Topic, Group, Agent, Handler,
+// RespondTopic and Client are set from the agent).
 func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
@@ -79,7 +79,7 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) error {
 	var in ChargeCard
 	if err := runtime.DecodeInput(m, "charge", &in, wire.ContentCBOR); err != nil {
-		return err
+		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Charge(c, in)
 	if err != nil {
@@ -92,7 +92,7 @@ func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) erro
 func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(QuoteRequest)
 	if err := runtime.DecodeInput(m, "quote", in, wire.ContentJSON); err != nil {
-		return err
+		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Quote(c, in)
 	if err != nil {
@@ -164,7 +164,7 @@ type BillingClient struct {
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// billing.responses unless they say otherwise.
+// "billing.responses" unless they say otherwise.
 func NewBillingClient(client *runtime.Client, from string, opts ...runtime.SendOption) *BillingClient {
 	return &BillingClient{
 		client: client,
@@ -202,7 +202,7 @@ func (c *BillingClient) Refund(ctx context.Context, in *billingapi.Refund, opts 
 	}, "refund", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
-// CardExpired publishes event "card.expired" on billing.commands from the
+// CardExpired publishes event "card.expired" on "billing.commands" from the
 // client's agent.
 func (c *BillingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error {
 	return runtime.Publish(ctx, c.client, "billing.commands", c.from, "card.expired", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
