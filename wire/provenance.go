@@ -193,15 +193,20 @@ func checkProvenanceValue(v string) error {
 
 // DecodeProvenance reads the generic provenance headers, failing closed: a
 // known key with a non-String value, an unparsable id or number, or a
-// missing conversation id is an error. Unknown keys and typed headers under
+// missing conversation id is an error, and so is a known key that appears
+// twice. Unknown keys and typed headers under
 // other names (agdx.ct, agdx.av) are ignored.
 func DecodeProvenance(h Headers) (Provenance, error) {
 	var p Provenance
 	var haveConv bool
 	seen := make(map[string]bool, 4)
 	for _, e := range h {
-		if !isProvenanceKey(e.Key) || seen[e.Key] {
+		if !isProvenanceKey(e.Key) {
 			continue
+		}
+		if seen[e.Key] {
+			// Which copy would the reference (a map) keep? Refuse rather than guess.
+			return Provenance{}, fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, e.Key)
 		}
 		seen[e.Key] = true
 		s, err := e.Value.AsString()

@@ -225,3 +225,19 @@ func TestParseMessageIDStrict(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeProvenanceRefusesARepeatedKnownKey(t *testing.T) {
+	conv := wire.IDFromUint128(0, 9).String()
+	h := wire.Headers{
+		{Key: wire.HeaderConversationID, Value: wire.StringValue(conv)},
+		{Key: wire.HeaderIdempotencyKey, Value: wire.StringValue("a")},
+		{Key: wire.HeaderIdempotencyKey, Value: wire.StringValue("b")},
+	}
+	if _, err := wire.DecodeProvenance(h); !errors.Is(err, wire.ErrProvenanceValue) {
+		t.Fatalf("err = %v, want a provenance error for the repeated key", err)
+	}
+	h = wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue(conv)}, {Key: "x-other", Value: wire.StringValue("1")}, {Key: "x-other", Value: wire.StringValue("2")}}
+	if _, err := wire.DecodeProvenance(h); err != nil {
+		t.Fatalf("repeated unknown keys are none of provenance's business: %v", err)
+	}
+}

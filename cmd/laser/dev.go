@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/lasergo/laser/iggytest"
 )
@@ -16,11 +17,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	user := fs.String("user", "iggy", "root user name")
 	password := fs.String("password", "iggy", "root password")
 	verbose := fs.Bool("v", false, "log every connection")
+	public := fs.Bool("public", false, "allow a non-loopback address (the server has well-known credentials and no persistence)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usagef("dev takes no arguments (see --help)")
+	}
+	if !*public {
+		if err := requireLoopback(*addr); err != nil {
+			return err
+		}
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -44,4 +51,20 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "laser dev: stopped")
 	return nil
+}
+
+// requireLoopback refuses an address that is reachable from other machines:
+// a development server with default credentials belongs on loopback.
+func requireLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("dev --addr %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usagef("dev --addr %q is not a loopback address; laser dev is a development server with well-known credentials (pass --public to listen there anyway)", addr)
 }

@@ -272,3 +272,11 @@ func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
 		t.Fatalf("dev must say it is not for production:\n%s", out.String())
 	}
 }
+
+func TestDevRefusesANonLoopbackAddress(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:8090"} {
+		if code, _, errOut := laser(t, "dev", "--addr", addr); code != exitUsage || !strings.Contains(errOut, "not a loopback address") {
+			t.Errorf("dev --addr %s: exit %d %s", addr, code, errOut)
+		}
+	}
+}
