@@ -52,6 +52,14 @@ var (
 		Title: "misplaced directive",
 		Help:  "Put //laser:agent in the doc comment of a struct type declaration and //laser:handle or //laser:event in the doc comment of one of its methods.",
 	}
+	ErrConstrainedFile = &Problem{
+		Title: "directive in a file with build constraints",
+		Help:  "Declare agents and their annotated methods in files without //go:build lines or _GOOS/_GOARCH name suffixes: the generated file has no constraints and must build wherever the package does.",
+	}
+	ErrUnreadFile = &Problem{
+		Title: "directive in a file lasergen does not read",
+		Help:  "lasergen reads the package's non-test files for the current build; move the directive to one of them.",
+	}
 	ErrRepeatedDirective = &Problem{
 		Title: "repeated directive",
 		Help:  "Give a type one //laser:agent and a method one //laser:handle or //laser:event.",

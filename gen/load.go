@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -181,4 +184,51 @@ func cutLastNumber(s string) (string, int, bool) {
 		return s, 0, false
 	}
 	return s[:i], n, true
+}
+
+// constrained says why a compiled file of the package only builds under
+// some conditions (a //go:build line, or a _GOOS or _GOARCH name suffix),
+// or returns "".
+func (l *loaded) constrained(f *ast.File) string {
+	name := filepath.Base(l.fset.Position(f.Pos()).Filename)
+	for _, g := range f.Comments {
+		if g.Pos() > f.Package {
+			break
+		}
+		for _, cm := range g.List {
+			if strings.HasPrefix(cm.Text, "//go:build") {
+				return name + ", which has the build constraint " + strings.TrimSpace(strings.TrimPrefix(cm.Text, "//go:build"))
+			}
+		}
+	}
+	parts := strings.Split(strings.TrimSuffix(name, ".go"), "_")
+	for _, p := range parts[1:] {
+		if p == goruntime.GOOS || p == goruntime.GOARCH {
+			return name + ", whose name limits it to " + p
+		}
+	}
+	return ""
+}
+
+// unread parses, for their comments only, the files of the directory that
+// the load left out: test files and files excluded by build constraints.
+func (l *loaded) unread() []*ast.File {
+	paths := append([]string(nil), l.pkg.IgnoredFiles...)
+	tests, _ := filepath.Glob(filepath.Join(l.dir, "*_test.go"))
+	paths = append(paths, tests...)
+	sort.Strings(paths)
+	var out []*ast.File
+	seen := make(map[string]bool)
+	for _, p := range paths {
+		if seen[p] || !strings.HasSuffix(p, ".go") {
+			continue
+		}
+		seen[p] = true
+		// Partial syntax is fine: only the comments are wanted.
+		f, _ := parser.ParseFile(l.fset, p, nil, parser.ParseComments)
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"sort"
 )
 
@@ -156,6 +157,16 @@ func (c *collector) collect() {
 	})
 	for _, f := range files {
 		c.file(f)
+		if why := c.l.constrained(f); why != "" {
+			c.eachDirective(f, func(pos token.Pos, name string) {
+				c.report(pos, ErrConstrainedFile, "//laser:%s is in %s", name, why)
+			})
+		}
+	}
+	for _, f := range c.l.unread() {
+		c.eachDirective(f, func(pos token.Pos, name string) {
+			c.report(pos, ErrUnreadFile, "//laser:%s is in %s, a test file or one excluded from this build", name, filepath.Base(c.l.fset.Position(pos).Filename))
+		})
 	}
 	for _, p := range c.pending {
 		c.method(p)
@@ -164,6 +175,17 @@ func (c *collector) collect() {
 		sort.SliceStable(a.Ops, func(i, j int) bool { return c.less(a.Ops[i].Pos, a.Ops[j].Pos) })
 	}
 	sort.SliceStable(c.model.Agents, func(i, j int) bool { return c.less(c.model.Agents[i].Pos, c.model.Agents[j].Pos) })
+}
+
+// eachDirective calls fn for every //laser: comment of f.
+func (c *collector) eachDirective(f *ast.File, fn func(pos token.Pos, name string)) {
+	for _, g := range f.Comments {
+		for _, cm := range g.List {
+			if d, _, ok := ParseDirective(cm.Text); ok {
+				fn(cm.Slash, d.Name)
+			}
+		}
+	}
 }
 
 // less orders positions by file name, then offset, so output does not depend
