@@ -17,7 +17,7 @@ type config struct {
 	backoffMax       time.Duration
 	logger           *slog.Logger
 	clock            runtime.Clock
-	partitionRefresh time.Duration // how often a subscription re-reads the partition count
+	partitionRefresh time.Duration // how often subscriptions and Publish re-read the partition count
 }
 
 func defaultConfig() config {

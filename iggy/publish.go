@@ -50,6 +50,14 @@ func (t *Transport) Publish(ctx context.Context, topic string, records ...runtim
 	if err != nil {
 		return nil, err
 	}
+	// Keys are placed client-side with the partition count, so re-read it
+	// now and then: partitions added to the topic would otherwise split a
+	// conversation between the old and the new modulus for good.
+	if t.cfg.clock.Now().UnixNano() >= ti.refreshAt.Load() {
+		if ti, err = t.topic(ctx, op, topic, true); err != nil {
+			return nil, err
+		}
+	}
 	batches, err := t.batches(ti, records)
 	if err != nil {
 		return nil, &runtime.TransportError{Op: op, Err: err}

@@ -64,6 +64,7 @@ type Transport struct {
 type topicInfo struct {
 	id         uint32
 	partitions atomic.Uint32 // refreshed by any caller while others publish
+	refreshAt  atomic.Int64  // Unix ns after which Publish re-reads the count
 	ident      iggcon.Identifier
 	balanced   atomic.Uint32 // round robin of unkeyed records
 }
@@ -192,6 +193,7 @@ func (t *Transport) remember(name string, ident iggcon.Identifier, td *iggcon.To
 		t.topics[name] = ti
 	}
 	ti.partitions.Store(td.PartitionsCount)
+	ti.refreshAt.Store(t.cfg.clock.Now().Add(t.cfg.partitionRefresh).UnixNano())
 	return ti
 }
 

@@ -617,3 +617,31 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 		t.Fatalf("%d commits reported a lost partition, want 1", lost)
 	}
 }
+
+func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
+	s := iggytest.Start(t)
+	clock := runtime.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	tr := ready(t, s, 1, iggy.WithClock(clock))
+	ctx := testContext(t)
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprintf("conv-%d", i); xxh32.Sum32([]byte(k), 0)%4 != 0 {
+			key = k
+		}
+	}
+	if _, err := tr.Publish(ctx, "t", runtime.Outgoing{Key: key, Payload: []byte("before")}); err != nil {
+		t.Fatal(err)
+	}
+	// Another client grows the topic to four partitions.
+	if err := sdk(t, s).CreatePartitions(ident(t, "laser_test"), ident(t, "t"), 3); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	pos, err := tr.Publish(ctx, "t", runtime.Outgoing{Key: key, Payload: []byte("after")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := xxh32.Sum32([]byte(key), 0) % 4; pos[0].Partition != want {
+		t.Fatalf("published to partition %d, want %d (the key's place among 4 partitions)", pos[0].Partition, want)
+	}
+}
