@@ -280,3 +280,17 @@ func TestDevRefusesANonLoopbackAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestDLQRedriveShowsProgressForPeople(t *testing.T) {
+	addr, _ := poisoned(t)
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "redriving [") || !strings.Contains(errOut, "2/2") {
+		t.Fatalf("no progress bar on stderr: %q", errOut)
+	}
+	if strings.Count(out, "republished at agent.commands:") != 2 {
+		t.Fatalf("stdout:\n%s", out)
+	}
+}
