@@ -145,11 +145,13 @@ func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.
 	if err == nil {
 		return nil
 	}
+	if ctx.Err() != nil && !abandoned {
+		// This caller gave up, but the call may still complete: the link is
+		// shared, so it is dropped only if the call outlives the timeout.
+		return &runtime.TransportError{Op: op, Err: err}
+	}
 	if abandoned || class == classLost || class == classDisconnected || class == classSession {
 		s.drop(l, err)
-	}
-	if ctx.Err() != nil && abandoned {
-		return &runtime.TransportError{Op: op, Err: err}
 	}
 	return wrap(op, class, err)
 }
@@ -178,8 +180,9 @@ func (s *session) close() {
 }
 
 // bounded runs fn on l within the call timeout and ctx, recovering an SDK
-// panic. abandoned is true when fn did not return in time; the call then
-// keeps running aside until the link is closed.
+// panic. abandoned is true when fn did not return within the call timeout;
+// the call then keeps running aside until the link is closed. A cancelled
+// ctx returns at once without abandoning the link.
 func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Client) error) (err error, class errClass, abandoned bool) {
 	if err := ctx.Err(); err != nil {
 		return err, classPermanent, false
@@ -207,7 +210,17 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Clien
 	case <-t.cfg.clock.After(t.cfg.callTimeout):
 		return fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout), classTransient, true
 	case <-ctx.Done():
-		return ctx.Err(), classPermanent, true
+		// Only this caller gives up. The call keeps running on the link; if
+		// it does not finish within the call timeout the link is closed, which
+		// ends it, as a timed-out call's would be.
+		go func() {
+			select {
+			case <-done:
+			case <-t.cfg.clock.After(t.cfg.callTimeout):
+				l.close()
+			}
+		}()
+		return ctx.Err(), classPermanent, false
 	}
 }
 

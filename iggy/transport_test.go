@@ -645,3 +645,32 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 		t.Fatalf("published to partition %d, want %d (the key's place among 4 partitions)", pos[0].Partition, want)
 	}
 }
+
+func TestACancelledCallDoesNotBreakTheSharedConnection(t *testing.T) {
+	s := iggytest.Start(t)
+	tr := ready(t, s, 1)
+	ctx := testContext(t)
+	logins := s.Requests(iggytest.CmdLogin)
+	s.Hang(iggytest.CmdGetTopic)
+	callCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.Partitions(callCtx, "t")
+		done <- err
+	}()
+	if err := s.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call = %v", err)
+	}
+	s.Unhang()
+	// Everyone else keeps using the same connection: no new login.
+	if n, err := tr.Partitions(ctx, "t"); err != nil || n != 1 {
+		t.Fatalf("partitions after the cancellation = %d, %v", n, err)
+	}
+	if got := s.Requests(iggytest.CmdLogin); got != logins {
+		t.Fatalf("%d logins after the cancellation, want %d (the connection was dropped)", got, logins)
+	}
+}
