@@ -90,23 +90,11 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 	if deadline <= 0 {
 		deadline = DefaultRequestTimeout
 	}
-	corr := c.opts.IDs.NewID()
-	env, err := c.command(k.Command, &spec, corr)
+	env, w, done, err := c.sendAwaited(ctx, k.Command, &spec)
 	if err != nil {
 		return nil, err
 	}
-	hub, err := c.hub(spec.reply())
-	if err != nil {
-		return nil, err
-	}
-	w, err := hub.register(ctx, corr.String(), k.Target)
-	if err != nil {
-		return nil, err
-	}
-	defer hub.unregister(w)
-	if _, err := c.prod.SendEnvelope(ctx, topicOr(k.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
-		return nil, err
-	}
+	defer done()
 	res := &ContractResult{Envelope: env}
 	expireAt, deadAt := now.Add(k.Expiry), now.Add(deadline)
 	for {

@@ -109,6 +109,31 @@ func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...SendOptio
 	return env, nil
 }
 
+// sendAwaited publishes cmd as an AGDX command with a fresh correlation,
+// after registering the waiter for its answer on the reply topic, so even
+// an instant answer is seen. The target is the principal a verified answer
+// must come from. done unregisters the waiter.
+func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
+	env, err := c.command(cmd, spec, c.opts.IDs.NewID())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hub, err := c.hub(spec.reply())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := hub.register(ctx, env.Correlation.String(), cmd.Target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done := func() { hub.unregister(w) }
+	if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return env, w, done, nil
+}
+
 // Request publishes an AGDX command and waits for its correlated reply on
 // the reply topic (WithReplyTopic, default agent.responses). The reply
 // reader is registered before the command is published, so even an instant
@@ -116,23 +141,12 @@ func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...SendOptio
 // no reply within the timeout returns an error matching ErrTimeout.
 func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (*Message, error) {
 	spec := buildSpec(opts)
-	corr := c.opts.IDs.NewID()
-	env, err := c.command(cmd, &spec, corr)
+	env, w, done, err := c.sendAwaited(ctx, cmd, &spec)
 	if err != nil {
 		return nil, err
 	}
-	hub, err := c.hub(spec.reply())
-	if err != nil {
-		return nil, err
-	}
-	w, err := hub.register(ctx, corr.String(), cmd.Target)
-	if err != nil {
-		return nil, err
-	}
-	defer hub.unregister(w)
-	if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
-		return nil, err
-	}
+	defer done()
+	corr := *env.Correlation
 	select {
 	case m := <-w.final:
 		return m, remoteError(m)
