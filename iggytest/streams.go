@@ -113,15 +113,7 @@ func (s *Server) createStream(p []byte) ([]byte, error) {
 
 // deleteStream (code 203) removes a stream with its topics.
 func (s *Server) deleteStream(p []byte) ([]byte, error) {
-	r := reader{b: p}
-	id := r.ident()
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	if err := checkIdents(id); err != nil {
-		return nil, err
-	}
-	st, err := s.resolveStreamLocked(id)
+	st, err := s.streamRequest(p)
 	if err != nil {
 		return nil, err
 	}
@@ -148,4 +140,18 @@ func (st *stream) appendHeader(b []byte, topics []*memlog.Topic) []byte {
 	b = putU64(b, size)
 	b = putU64(b, msgs)
 	return putName(b, st.name)
+}
+
+// streamRequest reads a request that is only a stream identifier, and
+// resolves it.
+func (s *Server) streamRequest(p []byte) (*stream, error) {
+	r := reader{b: p}
+	id := r.ident()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkIdents(id); err != nil {
+		return nil, err
+	}
+	return s.resolveStreamLocked(id)
 }

@@ -71,15 +71,7 @@ func (s *Server) getTopic(p []byte) ([]byte, error) {
 
 // getTopics (code 301): every topic header of a stream in id order.
 func (s *Server) getTopics(p []byte) ([]byte, error) {
-	r := reader{b: p}
-	sid := r.ident()
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	if err := checkIdents(sid); err != nil {
-		return nil, err
-	}
-	st, err := s.resolveStreamLocked(sid)
+	st, err := s.streamRequest(p)
 	if err != nil {
 		return nil, err
 	}
