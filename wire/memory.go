@@ -1,0 +1,175 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MemoryOp says what a memory record does.
+type MemoryOp uint8
+
+// Memory record operations, the reference's enum variants in order.
+const (
+	// MemoryItem remembers a body under an id.
+	MemoryItem MemoryOp = iota + 1
+	// MemoryForget tombstones an id.
+	MemoryForget
+	// MemoryFeedback reweights an id's recall rank.
+	MemoryFeedback
+)
+
+// String returns the variant name as it rides the wire.
+func (op MemoryOp) String() string {
+	switch op {
+	case MemoryItem:
+		return "Item"
+	case MemoryForget:
+		return "Forget"
+	case MemoryFeedback:
+		return "Feedback"
+	}
+	return fmt.Sprintf("MemoryOp(%d)", uint8(op))
+}
+
+// ErrInvalidMemoryRecord reports a memory record that cannot be encoded.
+var ErrInvalidMemoryRecord = errors.New("wire: invalid memory record")
+
+// MemoryRecord is one entry of log-backed memory as it rides the memory topic
+// (agent.audit by default), byte-identical to the reference's record: an
+// externally tagged enum, {"Item": {"id", "kind", "body"}}, {"Forget":
+// {"target"}} or {"Feedback": {"target", "weight"}}, the body a CBOR array of
+// byte values (the reference serializes it as a plain sequence).
+type MemoryRecord struct {
+	Op MemoryOp
+	// ID is the item's id (Item) or the id it targets (Forget, Feedback):
+	// a ULID's text for a recalled item, "<namespace>/<key>" for a named one.
+	ID string
+	// Kind is the item's kind word, such as "fact" or "message" (Item only).
+	Kind string
+	// Body is the remembered bytes (Item only).
+	Body []byte
+	// Weight promotes (positive) or demotes (negative) the target (Feedback only).
+	Weight float32
+}
+
+// Marshal returns the record's canonical CBOR.
+func (m *MemoryRecord) Marshal() ([]byte, error) {
+	b := make([]byte, 0, 48+len(m.ID)+len(m.Kind)+2*len(m.Body))
+	b = append(b, majorMap|1)
+	b = appendText(b, m.Op.String())
+	switch m.Op {
+	case MemoryItem:
+		b = append(b, majorMap|3)
+		b = appendText(appendText(b, "id"), m.ID)
+		b = appendText(appendText(b, "kind"), m.Kind)
+		b = appendHead(appendText(b, "body"), majorArray, uint64(len(m.Body)))
+		for _, c := range m.Body {
+			b = appendHead(b, majorUint, uint64(c))
+		}
+	case MemoryForget:
+		b = append(b, majorMap|1)
+		b = appendText(appendText(b, "target"), m.ID)
+	case MemoryFeedback:
+		b = append(b, majorMap|2)
+		b = appendText(appendText(b, "target"), m.ID)
+		b = appendFloat(appendText(b, "weight"), float64(m.Weight))
+	default:
+		return nil, fmt.Errorf("%w: unknown operation %d", ErrInvalidMemoryRecord, m.Op)
+	}
+	return b, nil
+}
+
+// DecodeMemoryRecord decodes one memory record, rejecting trailing bytes.
+func DecodeMemoryRecord(b []byte) (*MemoryRecord, error) {
+	return decodeAs[MemoryRecord](b, "memory record")
+}
+
+func (m *MemoryRecord) decode(r *reader) error {
+	n, indef, err := r.container(majorMap)
+	if err != nil {
+		return err
+	}
+	if indef || n != 1 {
+		return r.errf("want a map of one variant")
+	}
+	variant, err := r.string()
+	if err != nil {
+		return err
+	}
+	switch variant {
+	case "Item":
+		m.Op = MemoryItem
+	case "Forget":
+		m.Op = MemoryForget
+	case "Feedback":
+		m.Op = MemoryFeedback
+	default:
+		return r.errf("unknown memory record variant %q", variant)
+	}
+	var seen fieldSet
+	err = r.structMap(func(key []byte) error {
+		var idx int
+		switch string(key) {
+		case "id":
+			idx = 0
+		case "target":
+			idx = 1
+		case "kind":
+			idx = 2
+		case "body":
+			idx = 3
+		case "weight":
+			idx = 4
+		default:
+			return r.skip()
+		}
+		if !m.Op.hasField(idx) {
+			return r.skip() // another variant's field: unknown here
+		}
+		if err := seen.mark(idx, key); err != nil {
+			return err
+		}
+		var err error
+		switch idx {
+		case 0, 1:
+			m.ID, err = r.string()
+		case 2:
+			m.Kind, err = r.string()
+		case 3:
+			m.Body, err = r.binBytes()
+		case 4:
+			var f float64
+			f, err = r.float()
+			if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+				err = r.errf("weight %g overflows an f32", f)
+			}
+			m.Weight = float32(f)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.leave()
+	switch m.Op {
+	case MemoryItem:
+		return seen.require(0, "id", 2, "kind", 3, "body")
+	case MemoryForget:
+		return seen.require(1, "target")
+	default:
+		return seen.require(1, "target", 4, "weight")
+	}
+}
+
+// hasField reports whether the variant has the field of index idx in the
+// decoder's numbering (id, target, kind, body, weight).
+func (op MemoryOp) hasField(idx int) bool {
+	switch op {
+	case MemoryItem:
+		return idx == 0 || idx == 2 || idx == 3
+	case MemoryForget:
+		return idx == 1
+	}
+	return idx == 1 || idx == 4
+}
