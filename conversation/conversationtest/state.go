@@ -1,0 +1,163 @@
+package conversationtest
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// tally is a folded state: the sum of the numeric bodies and how many
+// records went into it.
+type tally struct {
+	Sum   int `json:"sum"`
+	Count int `json:"count"`
+}
+
+// tallyFold folds numeric bodies; steps counts the Step calls.
+func tallyFold(topic string, steps *int) conversation.Fold[tally] {
+	return conversation.Fold[tally]{
+		Topics: []string{topic},
+		Step: func(s tally, m *runtime.Message) tally {
+			*steps++
+			n, _ := strconv.Atoi(string(m.Body()))
+			return tally{Sum: s.Sum + n, Count: s.Count + 1}
+		},
+	}
+}
+
+// events publishes the bodies from..to of conv and returns their positions.
+func (w *world) events(topic string, conv wire.ID, from, to int) []runtime.Position {
+	var pos []runtime.Position
+	for i := from; i <= to; i++ {
+		pos = append(pos, w.say(topic, conv, "ledger", fmt.Sprint(i)))
+	}
+	return pos
+}
+
+func scenarioFoldFull(w *world) {
+	topic := w.topic("full", 2)
+	conv := w.conv()
+	w.events(topic, conv, 1, 5)
+	w.say(topic, w.conv(), "ledger", "100")
+	var steps int
+	f := tallyFold(topic, &steps)
+	for range 2 { // replay commits nothing: the second load folds the same five
+		s, err := f.Load(w.ctx, w.tr, conv, conversation.Full())
+		if err != nil || s != (tally{Sum: 15, Count: 5}) {
+			w.t.Fatalf("full replay %+v, %v", s, err)
+		}
+	}
+}
+
+func scenarioFoldLast(w *world) {
+	topic := w.topic("last", 2)
+	conv := w.conv()
+	w.events(topic, conv, 1, 5)
+	var steps int
+	s, err := tallyFold(topic, &steps).Load(w.ctx, w.tr, conv, conversation.Last(2))
+	if err != nil || s != (tally{Sum: 9, Count: 2}) {
+		w.t.Fatalf("last 2: %+v, %v", s, err)
+	}
+}
+
+func scenarioFoldFromOffsets(w *world) {
+	topic := w.topic("fromoff", 1)
+	conv := w.conv()
+	pos := w.events(topic, conv, 1, 5)
+	var steps int
+	s, err := tallyFold(topic, &steps).Load(w.ctx, w.tr, conv, conversation.FromOffsets(map[uint32]uint64{pos[2].Partition: pos[2].Offset}))
+	if err != nil || s != (tally{Sum: 12, Count: 3}) {
+		w.t.Fatalf("from offset %d: %+v, %v", pos[2].Offset, s, err)
+	}
+}
+
+func scenarioFoldNoBound(w *world) {
+	topic := w.topic("nobound", 1)
+	var steps int
+	if _, err := tallyFold(topic, &steps).Load(w.ctx, w.tr, w.conv(), conversation.ReplayBound{}); !errors.Is(err, conversation.ErrNoReplayBound) {
+		w.t.Fatalf("load without a bound: %v", err)
+	}
+}
+
+// snapshotScenario checkpoints five events, appends three, and loads with
+// the store: the state includes all eight but only three are folded.
+func snapshotScenario(w *world, topic string, store func() conversation.SnapshotStore) {
+	conv := w.conv()
+	w.events(topic, conv, 1, 5)
+	var steps int
+	f := tallyFold(topic, &steps)
+	if s, err := f.LoadWith(w.ctx, w.tr, store(), conv); err != nil || s != (tally{15, 5}) || steps != 5 {
+		w.t.Fatalf("first load without a snapshot: %+v after %d steps, %v", s, steps, err)
+	}
+	steps = 0
+	if s, err := f.Checkpoint(w.ctx, w.tr, store(), conv); err != nil || s != (tally{15, 5}) {
+		w.t.Fatalf("checkpoint: %+v, %v", s, err)
+	}
+	snap, err := store().Latest(w.ctx, conv)
+	if err != nil || snap == nil || snap.Conversation != conv || string(snap.State) != `{"sum":15,"count":5}` {
+		w.t.Fatalf("saved snapshot %+v, %v", snap, err)
+	}
+	w.events(topic, conv, 6, 8)
+	steps = 0
+	s, err := f.LoadWith(w.ctx, w.tr, store(), conv)
+	if err != nil || s != (tally{Sum: 36, Count: 8}) || steps != 3 {
+		w.t.Fatalf("load from the snapshot: %+v after %d steps (want 3), %v", s, steps, err)
+	}
+	// A second checkpoint with nothing new keeps the partition's position.
+	steps = 0
+	if _, err := f.Checkpoint(w.ctx, w.tr, store(), conv); err != nil {
+		w.t.Fatal(err)
+	}
+	steps = 0
+	if s, err := f.LoadWith(w.ctx, w.tr, store(), conv); err != nil || s != (tally{36, 8}) || steps != 0 {
+		w.t.Fatalf("load after the second checkpoint: %+v after %d steps, %v", s, steps, err)
+	}
+}
+
+func scenarioSnapshotMemory(w *world) {
+	store := conversation.NewMemorySnapshots()
+	snapshotScenario(w, w.topic("snap", 2), func() conversation.SnapshotStore { return store })
+}
+
+func scenarioSnapshotTopic(w *world) {
+	snaps := w.topic("snaps", 2)
+	// Another conversation's snapshot on the same topic is passed over.
+	var steps int
+	other := w.conv()
+	w.say(snaps, other, "x", "not a snapshot")
+	topic := w.topic("snapsrc", 2)
+	w.events(topic, other, 1, 2)
+	if _, err := tallyFold(topic, &steps).Checkpoint(w.ctx, w.tr, conversation.NewTopicSnapshots(w.tr, snaps), other); err != nil {
+		w.t.Fatal(err)
+	}
+	// Every call builds a fresh store: what it knows is on the log.
+	snapshotScenario(w, topic, func() conversation.SnapshotStore { return conversation.NewTopicSnapshots(w.tr, snaps) })
+}
+
+// scenarioSession writes a per-user conversation through one client and
+// reads it through another, as a restarted process would.
+func scenarioSession(w *world) {
+	topic := w.topic("session", 4)
+	user := fmt.Sprintf("user-%x", w.salt)
+	conv := conversation.PerUser.ConversationFor(user, nil)
+	w.say(topic, conv, user, "hello")
+	w.say(topic, conversation.PerUser.ConversationFor(user+"-other", nil), "someone", "not yours")
+	second := runtime.NewClient(w.tr, runtime.ClientOptions{})
+	defer second.Close()
+	again := conversation.PerUser.ConversationFor(user, second.IDs())
+	if again != conv {
+		w.t.Fatalf("the user mapped to %s, then %s", conv, again)
+	}
+	prov := wire.Provenance{Conversation: again, Agent: user}
+	if _, err := second.Producer().SendPlain(w.ctx, topic, &prov, []byte("hello again")); err != nil {
+		w.t.Fatal(err)
+	}
+	got := bodies(w.assemble(again, conversation.Options{Topics: []string{topic}}))
+	if !sameStrings(got, []string{"hello", "hello again"}) {
+		w.t.Fatalf("session history %q", got)
+	}
+}
