@@ -27,6 +27,7 @@ const (
 var localNames = map[string]bool{
 	"c": true, "m": true, "h": true, "in": true, "out": true, "err": true, "ctx": true,
 	"opts": true, "client": true, "impl": true, "consumer": true, "from": true,
+	historyLocal: true,
 }
 
 // clientFields are the fields of a generated client; a client method of the
@@ -162,6 +163,7 @@ func (c *collector) checkOps(a *Agent) {
 		if !c.checkShape(a, op) {
 			continue
 		}
+		c.checkContext(op)
 		if op.Kind != OpEvent {
 			handles++
 			if handles == maxCardOps+1 {
@@ -210,12 +212,16 @@ func (c *collector) checkShape(a *Agent, op *Operation) bool {
 		return false
 	}
 	params, results := sig.Params(), sig.Results()
+	nparams := params.Len()
+	if nparams == 3 && isHistory(params.At(2).Type()) {
+		op.Context, nparams = true, 2 // the conversation's context (context.go)
+	}
 	switch {
 	case sig.TypeParams().Len() > 0:
 		return bad("type parameters are not supported")
 	case sig.Variadic():
 		return bad("variadic parameters are not supported")
-	case params.Len() != 2:
+	case nparams != 2:
 		return bad(fmt.Sprintf("%s takes 2 parameters, not %d", shape, params.Len()))
 	case !isRuntimeCtx(params.At(0).Type()):
 		return bad("the first parameter must be *runtime.Ctx")

@@ -54,6 +54,9 @@ func emit(m *Model, scope *types.Scope) ([]byte, error) {
 // generated file never shadows the user's identifiers.
 func (e *emitter) nameImports() {
 	pkgs := map[string]string{runtimePath: "runtime", wirePath: "wire", contextPath: "context"}
+	if wantsContext(e.m) {
+		pkgs[conversationPath] = "conversation"
+	}
 	for _, a := range e.m.Agents {
 		for _, op := range a.Ops {
 			collectPackages(op.In, pkgs)
@@ -300,7 +303,12 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 			decodeFailed,
 		),
 	}
-	call := jen.Id("h").Dot("impl").Dot(op.Method).Call(jen.Id("c"), jen.Id("in"))
+	body = append(body, assembleContext(op)...)
+	args := []jen.Code{jen.Id("c"), jen.Id("in")}
+	if op.Context {
+		args = append(args, jen.Id(historyLocal))
+	}
+	call := jen.Id("h").Dot("impl").Dot(op.Method).Call(args...)
 	switch op.Kind {
 	case OpRequest:
 		body = append(body,
@@ -429,7 +437,8 @@ func (e *emitter) assertions(a *Agent) {
 			if op.Out != nil {
 				results = jen.Params(e.typ(op.Out), jen.Error())
 			}
-			g.Id("_").Func().Params(recv.Clone(), jen.Op("*").Add(rt("Ctx")), e.typ(op.In)).Add(results).
+			params := append([]jen.Code{recv.Clone(), jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...)
+			g.Id("_").Func().Params(params...).Add(results).
 				Op("=").Parens(recv.Clone()).Dot(op.Method)
 		}
 	})

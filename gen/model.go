@@ -90,6 +90,13 @@ type Operation struct {
 
 	ctPos token.Pos // the ct value, when the directive has one
 
+	// Context is set when the method takes a conversation.History, which
+	// the dispatch assembles under ContextPolicy (see context.go).
+	Context       bool
+	ContextPolicy ContextPolicy
+	contextValue  string
+	contextPos    token.Pos // the context value, when the directive has one
+
 	sig  *types.Signature
 	decl *ast.FuncDecl
 	name string // directive name: handle or event
@@ -386,6 +393,9 @@ func (c *collector) method(p pendingOp) {
 	}
 	if f, ok := p.d.fields["ct"]; ok {
 		op.CT, op.ctPos = ContentType(f.Value), f.ValuePos
+	}
+	if f, ok := p.d.fields["context"]; ok {
+		op.contextValue, op.contextPos = f.Value, f.ValuePos
 	}
 	a.Ops = append(a.Ops, op)
 }
