@@ -182,29 +182,40 @@ func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire
 		return nil, 0, false, fmt.Errorf("conversation: tail of %s/%d: %w", s.name, s.partition, err)
 	}
 	from := max(opts.FromOffsets[s.partition], end-min(end, Window))
-	for off := from; off < end; {
-		recs, err := t.ReadRange(ctx, s.name, s.partition, off, int(min(end-off, readBatch)))
+	_, err = Scan(ctx, t, s.name, s.partition, from, end, func(r *runtime.Incoming) {
+		last, ok = r.Offset, true
+		m, err := runtime.DecodeRecord(s.name, r, opts.UnderstoodFeatures)
+		if err != nil || !matches(&m.Provenance, conv, opts.AcrossSubconversations) {
+			return
+		}
+		got = append(got, entry{topic: s.topic, m: m})
+	})
+	return got, last, ok, err
+}
+
+// Scan reads the records of one partition from offset from up to, not
+// including, offset end, in batches, calling fn with each; it joins no group
+// and commits nothing. It returns the offset to resume from: one past the
+// last record read, or from when there was none.
+func Scan(ctx context.Context, t runtime.Transport, topic string, partition uint32, from, end uint64, fn func(*runtime.Incoming)) (next uint64, err error) {
+	next = from
+	for next < end {
+		recs, err := t.ReadRange(ctx, topic, partition, next, int(min(end-next, readBatch)))
 		if err != nil {
-			return nil, 0, false, fmt.Errorf("conversation: read %s/%d from %d: %w", s.name, s.partition, off, err)
+			return next, fmt.Errorf("conversation: read %s/%d from %d: %w", topic, partition, next, err)
 		}
 		if len(recs) == 0 {
 			break
 		}
 		for i := range recs {
-			r := &recs[i]
-			if r.Offset >= end {
-				break
+			if recs[i].Offset >= end {
+				return end, nil
 			}
-			last, ok = r.Offset, true
-			m, err := runtime.DecodeRecord(s.name, r, opts.UnderstoodFeatures)
-			if err != nil || !matches(&m.Provenance, conv, opts.AcrossSubconversations) {
-				continue
-			}
-			got = append(got, entry{topic: s.topic, m: m})
+			fn(&recs[i])
 		}
-		off = recs[len(recs)-1].Offset + 1
+		next = recs[len(recs)-1].Offset + 1
 	}
-	return got, last, ok, nil
+	return next, nil
 }
 
 // matches reports whether a record belongs to the conversation: its own, or

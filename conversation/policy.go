@@ -1,6 +1,10 @@
 package conversation
 
-import "github.com/lasergo/laser/runtime"
+import (
+	"slices"
+
+	"github.com/lasergo/laser/runtime"
+)
 
 // Policy narrows an ordered history to what feeds a model call. Select must
 // not modify its argument's elements; it may return a subslice of it.
@@ -34,20 +38,11 @@ type ByAgent []string
 func (a ByAgent) Select(h History) History {
 	out := History{}
 	for _, m := range h {
-		if s := m.Provenance.Agent; s != "" && contains(a, s) {
+		if s := m.Provenance.Agent; s != "" && slices.Contains(a, s) {
 			out = append(out, m)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TokenBudget keeps the most recent records whose estimated tokens fit in

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -19,9 +20,6 @@ const (
 	HeaderUser      = "agdx.mem.user"
 	HeaderApp       = "agdx.mem.app"
 )
-
-// readBatch is how many records one catch-up read asks for.
-const readBatch = 1000
 
 // maxPartitions caps a topic's partition count, as the reference clamps it.
 const maxPartitions = 1024
@@ -269,22 +267,10 @@ func (l *Log) catchUp(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("memory: tail of %s/%d: %w", l.topic, p, err)
 		}
-		for off := l.proj.offsets[p]; off < end; {
-			recs, err := t.ReadRange(ctx, l.topic, p, off, int(min(end-off, readBatch)))
-			if err != nil {
-				return fmt.Errorf("memory: read %s/%d from %d: %w", l.topic, p, off, err)
-			}
-			if len(recs) == 0 {
-				break
-			}
-			for i := range recs {
-				if recs[i].Offset >= end {
-					break
-				}
-				l.proj.absorb(&recs[i])
-			}
-			off = recs[len(recs)-1].Offset + 1
-			l.proj.offsets[p] = off
+		next, err := conversation.Scan(ctx, t, l.topic, p, l.proj.offsets[p], end, l.proj.absorb)
+		l.proj.offsets[p] = next // what was folded stays folded, even on an error
+		if err != nil {
+			return fmt.Errorf("memory: %w", err)
 		}
 	}
 	return nil
