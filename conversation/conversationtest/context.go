@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -224,6 +225,25 @@ func scenarioNoGroup(w *world) {
 	// The group still has nothing left to deliver.
 	if recs, err := sub.Poll(w.ctx, 10); err != nil || len(recs) != 0 {
 		w.t.Fatalf("group polled %d records (%v) after the reads", len(recs), err)
+	}
+
+	// Memory too reads from offset 0 past a group's committed offset.
+	mem := memory.New(w.client, memory.Options{Topic: w.topic("nogroupmem", 1)})
+	w.remember(mem, memory.Scope{Conversation: conv}, "one")
+	w.remember(mem, memory.Scope{Conversation: conv}, "two")
+	msub, err := w.tr.Join(w.ctx, mem.Topic(), group)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer func() { _ = msub.Leave(w.ctx) }()
+	if err := msub.Commit(w.ctx, 0, 1); err != nil {
+		w.t.Fatal(err)
+	}
+	if got := w.recall(mem, memory.Scope{Conversation: conv}, memory.Query{}); len(got) != 2 {
+		w.t.Fatalf("memory recalled %d items after the group committed past them, want 2", len(got))
+	}
+	if off, ok, err := w.tr.StoredOffset(w.ctx, mem.Topic(), group, 0); err != nil || !ok || off != 1 {
+		w.t.Fatalf("memory topic's group offset %d (stored %v, %v), want 1", off, ok, err)
 	}
 }
 
