@@ -28,11 +28,13 @@ type replyHub struct {
 
 // replyWaiter receives what carries its correlation: the first answer (a
 // response, an error or a plain reply), which is never dropped however much
-// else the responder sends, and whether a Working task status was seen.
+// else the responder sends and never replaced by a later one, and whether a
+// Working task status was seen.
 type replyWaiter struct {
 	corr     string
-	expect   string        // principal a verified reply must come from, or ""
-	final    chan *Message // capacity 1: the first answer
+	expect   string // principal a verified reply must come from, or ""
+	answer   atomic.Pointer[Message]
+	final    chan struct{} // closed once answer is set
 	progress chan struct{} // capacity 1: signalled when consumed turns true
 	consumed atomic.Bool
 }
@@ -59,7 +61,7 @@ func (h *replyHub) register(ctx context.Context, corr, expect string) (*replyWai
 		h.done = make(chan struct{})
 		go h.loop(h.done)
 	}
-	w := &replyWaiter{corr: corr, expect: expect, final: make(chan *Message, 1), progress: make(chan struct{}, 1)}
+	w := &replyWaiter{corr: corr, expect: expect, final: make(chan struct{}), progress: make(chan struct{}, 1)}
 	h.waiters[corr] = w
 	return w, nil
 }
@@ -194,10 +196,7 @@ func (h *replyHub) deliver(rec *Incoming) {
 	}
 	switch {
 	case isTerminalReply(m):
-		select {
-		case w.final <- m:
-		default: // a second answer to one request: the first one stands
-		}
+		w.offer(m)
 	case isWorkingAck(m):
 		w.consumed.Store(true)
 		select {
@@ -214,16 +213,18 @@ func isWorkingAck(m *Message) bool {
 		env.TaskState != nil && *env.TaskState == wire.TaskWorking
 }
 
-// answered returns the waiter's answer if it has one, without waiting; it
-// lets an answer that raced a timer win.
-func (w *replyWaiter) answered() *Message {
-	select {
-	case m := <-w.final:
-		return m
-	default:
-		return nil
+// offer records m as the answer unless one arrived before it: the first
+// answer wins, and offering never blocks, however many answers arrive (an
+// agent answering twice, a redelivered duplicate, several answerers).
+func (w *replyWaiter) offer(m *Message) {
+	if w.answer.CompareAndSwap(nil, m) {
+		close(w.final)
 	}
 }
+
+// answered returns the waiter's answer if it has one, without waiting; it
+// lets an answer that raced a timer win.
+func (w *replyWaiter) answered() *Message { return w.answer.Load() }
 
 // isTerminalReply reports whether m answers a request: a response, an
 // error, or a plain reply; task statuses (acks) are progress, not answers.

@@ -148,7 +148,8 @@ func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (
 	defer done()
 	corr := *env.Correlation
 	select {
-	case m := <-w.final:
+	case <-w.final:
+		m := w.answered()
 		return m, remoteError(m)
 	case <-c.opts.Clock.After(spec.wait()):
 		if m := w.answered(); m != nil { // the answer and the timer raced
