@@ -371,7 +371,7 @@ func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 	hctx := &m.hctx
 	for _, mw := range c.cfg.Middleware {
 		if err := mw.BeforeHandle(hctx, m); err != nil {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, err.Error(), err)
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, classify(err).detail, err)
 		}
 	}
 	return c.handle(ctx, hctx, m)
@@ -462,11 +462,12 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		if !IsRetryable(err) {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, err.Error(), err)
+		f := classify(err)
+		if !f.retryable {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, f.detail, err)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, err.Error(), err)
+			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, f.detail, err)
 		}
 		c.log.Warn("handler failed, retrying", "source", m.Position.String(), "attempt", attempt, "error", err)
 		select {

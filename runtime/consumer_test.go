@@ -472,7 +472,7 @@ func TestNonRetryableHandlerErrorIsRejectedAtOnce(t *testing.T) {
 		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("invalid amount") })})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "rejection")
-	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 || *dl.Capsule.Detail != "invalid amount" {
+	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 || *dl.Capsule.Detail != "rejected: invalid amount" {
 		t.Fatalf("capsule %+v", dl.Capsule)
 	}
 	if calls.Load() != 1 {

@@ -29,6 +29,7 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"LanesHandleEveryMessageOnceInConversationOrder", scenarioLanes},
 		{"RestartResumesAfterTheCommittedOffset", scenarioRestartResumes},
 		{"WarmDedupSkipsAPreRestartDuplicate", scenarioWarmDedup},
+		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })
