@@ -241,6 +241,13 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 // context cancelled), nothing unfinished is committed, and the group is not
 // left. A nil stop never fires.
 //
+// On both a hard stop and an expired grace, records handled before it are
+// committed (within a bound of 5 s of their own), and the membership is
+// dropped only once the last handler returned: a handler that ignores its
+// cancellation keeps its partition, so no other member handles the same
+// record at the same time. Should it finish after all, its record is
+// committed too. Run waits a second for such a handler, then returns.
+//
 // Run may be called again once it returned and its last handler finished
 // (until then it fails with ErrConfig), and each call starts like a
 // restarted process: the in-memory dedup and replay windows begin empty

@@ -30,6 +30,8 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"RestartResumesAfterTheCommittedOffset", scenarioRestartResumes},
 		{"WarmDedupSkipsAPreRestartDuplicate", scenarioWarmDedup},
 		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
+		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
+		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })
