@@ -169,9 +169,12 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a handler"}
 	}
 	if cfg.Agent != "" {
-		if _, err := wire.ParseAgentID(cfg.Agent); err != nil {
+		if _, err := parseAgentID(cfg.Agent); err != nil {
 			return nil, &Error{Code: CodeConfig, Msg: "consumer agent id", Err: err}
 		}
+	}
+	if _, err := parseAgentID(cfg.Group); err != nil { // a group name follows the agent id rules
+		return nil, &Error{Code: CodeConfig, Msg: "consumer group name", Err: err}
 	}
 	if cfg.DeadLetterTopic == "" {
 		cfg.DeadLetterTopic = DefaultDeadLetterTopic
