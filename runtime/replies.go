@@ -227,7 +227,9 @@ func (w *replyWaiter) offer(m *Message) {
 func (w *replyWaiter) answered() *Message { return w.answer.Load() }
 
 // isTerminalReply reports whether m answers a request: a response, an
-// error, or a plain reply; task statuses (acks) are progress, not answers.
+// error, or a plain reply. Events, chunks and statuses carrying the
+// correlation are progress, not answers (the reference takes any correlated
+// record; see the README's decisions).
 func isTerminalReply(m *Message) bool {
 	if m.Envelope == nil {
 		return true

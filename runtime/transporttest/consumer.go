@@ -29,6 +29,7 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"LanesHandleEveryMessageOnceInConversationOrder", scenarioLanes},
 		{"RestartResumesAfterTheCommittedOffset", scenarioRestartResumes},
 		{"WarmDedupSkipsAPreRestartDuplicate", scenarioWarmDedup},
+		{"WarmDedupRestoresTheFenceHighWater", scenarioWarmDedupRestoresTheFence},
 		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
