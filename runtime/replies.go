@@ -44,7 +44,9 @@ func newReplyHub(c *Client, topic string) *replyHub {
 }
 
 // register adds a waiter for corr; call it before publishing the request.
-// It seeds the reader at the topic's tail when the reader is idle.
+// It seeds the reader at the topic's tail when the reader is idle; a reply
+// topic that does not exist yet is seeded empty and read from its start
+// once it appears (a fan-out reply topic is created by its first reply).
 func (h *replyHub) register(ctx context.Context, corr, expect string) (*replyWaiter, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -89,11 +91,14 @@ func (h *replyHub) close() {
 	}
 }
 
-// tail returns the next offset of every partition.
+// tail returns the next offset of every partition; none when the topic's
+// partitions cannot be listed (it does not exist yet), so that everything
+// on it counts as new once it appears.
 func (h *replyHub) tail(ctx context.Context) (map[uint32]uint64, error) {
 	n, err := h.c.t.Partitions(ctx, h.topic)
 	if err != nil {
-		return nil, err
+		h.c.log.Debug("reply topic not readable yet; reading it from its start once it is", "topic", h.topic, "error", err)
+		return map[uint32]uint64{}, nil
 	}
 	cursors := make(map[uint32]uint64, n)
 	for p := uint32(0); p < n; p++ {
@@ -134,7 +139,8 @@ func (h *replyHub) loop(done chan struct{}) {
 func (h *replyHub) pass(ctx context.Context) bool {
 	n, err := h.c.t.Partitions(ctx, h.topic)
 	if err != nil {
-		h.c.log.Warn("reply reader cannot list partitions", "topic", h.topic, "error", err)
+		// Most often a reply topic its first reply has yet to create.
+		h.c.log.Debug("reply reader cannot list partitions", "topic", h.topic, "error", err)
 		return false
 	}
 	found := false

@@ -31,6 +31,7 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"WarmDedupSkipsAPreRestartDuplicate", scenarioWarmDedup},
 		{"WarmDedupRestoresTheFenceHighWater", scenarioWarmDedupRestoresTheFence},
 		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
+		{"RequestPicksUpAReplyTopicCreatedByItsReply", scenarioRequestPicksUpALateReplyTopic},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
 	}
