@@ -32,6 +32,7 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"WarmDedupRestoresTheFenceHighWater", scenarioWarmDedupRestoresTheFence},
 		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
 		{"RequestPicksUpAReplyTopicCreatedByItsReply", scenarioRequestPicksUpALateReplyTopic},
+		{"RedriveRepublishesOnceAndConsumedReportsIt", scenarioRedrive},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
 	}
