@@ -88,6 +88,14 @@ func (w *world) send(prov wire.Provenance, body string) runtime.Position {
 	return pos[0]
 }
 
+// client returns a quiet client over the world's transport, closed at the
+// end of the test.
+func (w *world) client() *runtime.Client {
+	c := runtime.NewClient(w.tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // consumer is a running consumer of the world.
 type consumer struct {
 	stop chan struct{}

@@ -2,8 +2,6 @@ package transporttest
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -16,8 +14,7 @@ import (
 // its own position, the second copy of the same capsule is a duplicate.
 func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 	w := newWorld(t, tr, 1)
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { _ = client.Close() })
+	client := w.client()
 	k := w.start(tr, nil)
 	c := w.conv()
 	poison := w.send(wire.Provenance{Conversation: c, Agent: "shop", IdempotencyKey: "k"}, "poison")

@@ -1,8 +1,6 @@
 package transporttest
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -15,8 +13,7 @@ import (
 func scenarioRequestPicksUpALateReplyTopic(t *testing.T, tr runtime.Transport) {
 	w := newWorld(t, tr, 1)
 	replies := freshName(t, "late-replies")
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { _ = client.Close() })
+	client := w.client()
 	k := w.start(tr, func(c *runtime.ConsumerConfig) {
 		c.Client = client
 		c.Handler = runtime.HandlerFunc(func(ctx *runtime.Ctx) error {
