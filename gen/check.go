@@ -82,7 +82,7 @@ func unexportedName(s string) string {
 
 func (c *collector) checkAgentValues(a *Agent) {
 	if f, ok := a.fields["id"]; ok {
-		if _, err := wire.ParseAgentID(f.Value); err != nil {
+		if err := wire.CheckSDKAgentID(f.Value); err != nil {
 			c.report(f.ValuePos, ErrBadValue, "id %q is not an agent id: %v", f.Value, err)
 		}
 	}

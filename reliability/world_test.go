@@ -34,6 +34,9 @@ type world struct {
 	bodies  map[runtime.Position]int // body length seen by the handler
 	sunk    []runtime.DeadLetter
 	changed chan struct{}
+	// fail, when set, gives the handler's error for a message (nil: the
+	// usual handling).
+	fail func(m *runtime.Message) error
 }
 
 // brokerEpoch is where the broker's clock stands: every record's timestamp.
@@ -83,6 +86,11 @@ func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime
 			close(w.changed)
 			w.changed = make(chan struct{})
 			w.mu.Unlock()
+			if w.fail != nil {
+				if err := w.fail(m); err != nil {
+					return err
+				}
+			}
 			if strings.HasPrefix(string(m.Body()), "reject:") {
 				return runtime.Rejectf("refused %s", m.Position)
 			}

@@ -169,9 +169,12 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a handler"}
 	}
 	if cfg.Agent != "" {
-		if _, err := wire.ParseAgentID(cfg.Agent); err != nil {
+		if _, err := parseAgentID(cfg.Agent); err != nil {
 			return nil, &Error{Code: CodeConfig, Msg: "consumer agent id", Err: err}
 		}
+	}
+	if _, err := parseAgentID(cfg.Group); err != nil { // a group name follows the agent id rules
+		return nil, &Error{Code: CodeConfig, Msg: "consumer group name", Err: err}
 	}
 	if cfg.DeadLetterTopic == "" {
 		cfg.DeadLetterTopic = DefaultDeadLetterTopic
@@ -240,6 +243,13 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 // once, no further record is handled (a handler already running sees its
 // context cancelled), nothing unfinished is committed, and the group is not
 // left. A nil stop never fires.
+//
+// On both a hard stop and an expired grace, records handled before it are
+// committed (within a bound of 5 s of their own), and the membership is
+// dropped only once the last handler returned: a handler that ignores its
+// cancellation keeps its partition, so no other member handles the same
+// record at the same time. Should it finish after all, its record is
+// committed too. Run waits a second for such a handler, then returns.
 //
 // Run may be called again once it returned and its last handler finished
 // (until then it fails with ErrConfig), and each call starts like a
@@ -371,7 +381,7 @@ func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 	hctx := &m.hctx
 	for _, mw := range c.cfg.Middleware {
 		if err := mw.BeforeHandle(hctx, m); err != nil {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, err.Error(), err)
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, classify(err).detail, err)
 		}
 	}
 	return c.handle(ctx, hctx, m)
@@ -462,11 +472,12 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		if !IsRetryable(err) {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, err.Error(), err)
+		f := classify(err)
+		if !f.retryable {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, f.detail, err)
 		}
 		if attempt >= c.cfg.Retry.MaxAttempts {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, err.Error(), err)
+			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, f.detail, err)
 		}
 		c.log.Warn("handler failed, retrying", "source", m.Position.String(), "attempt", attempt, "error", err)
 		select {

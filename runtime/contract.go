@@ -81,6 +81,9 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 	if k.Target == "" {
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs exactly one target"}
 	}
+	if k.From == "" {
+		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs a sender"}
+	}
 	spec := buildSpec(opts)
 	now := c.opts.Clock.Now()
 	if k.Expiry > 0 {
@@ -123,9 +126,7 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOptio
 			next = expireAt
 		}
 		select {
-		case m := <-w.final:
-			// Put it back for the top of the loop, which judges it.
-			w.final <- m
+		case <-w.final: // the top of the loop judges the answer
 		case <-w.progress:
 		case <-c.opts.Clock.After(next.Sub(now)):
 		case <-ctx.Done():

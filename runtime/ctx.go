@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -88,6 +89,8 @@ func (c *Ctx) Fail(code wire.ErrorCode, message string, retryable bool) error {
 	}
 	eb := &wire.ErrorBody{Code: code, Retryable: retryable}
 	if message != "" {
+		// An error text quoting a binary body must still reach the caller.
+		message = strings.ToValidUTF8(message, "\uFFFD")
 		eb.Message = &message
 	}
 	body, err := eb.Marshal()

@@ -43,12 +43,14 @@ var errDeadLetterPublish = errors.New("dead-letter publish failed")
 // deadLetter parks a decoded message: its provenance travels on, pointed at
 // the poison record, with the deadline cleared so a deadline-aware DLQ reader
 // does not drop the capsule for the very deadline that killed the original.
-// The capsule's detail is the reference's short text; cause, when set, is
-// the full error and goes to the log and the sink.
+// The capsule's detail is the reference's short text, made encodable (see
+// capsuleDetail); cause, when set, is the full error and goes to the log and
+// the sink.
 func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason wire.DeadLetterReason, attempts int, detail string, cause error) error {
 	if cause == nil {
 		cause = errors.New(detail)
 	}
+	detail = capsuleDetail(detail)
 	capsule := &wire.DeadLetter{
 		Source:   c.logPosition(m.Position),
 		Reason:   reason,

@@ -84,5 +84,5 @@ func ExampleDeadLetterSink() {
 	}
 	dl := <-parked
 	fmt.Println(dl.Capsule.Reason, dl.Capsule.Attempts, *dl.Capsule.Detail, errors.Is(dl.Cause, runtime.ErrRejected))
-	// Output: rejected 1 amount "ten" is not a number true
+	// Output: rejected 1 rejected: amount "ten" is not a number true
 }

@@ -19,6 +19,8 @@ type laneSet struct {
 	lanes map[uint32]chan queued // owned by the poller
 	wg    sync.WaitGroup
 
+	commitMu sync.Mutex // serializes commit, so an older offset never lands after a newer one
+
 	mu     sync.Mutex
 	done   map[uint32]uint64 // latest handled offset per partition, uncommitted
 	failed error             // first lane failure
@@ -46,6 +48,7 @@ func (s *session) runLanes(ctx context.Context) error {
 		done:    make(map[uint32]uint64),
 		wake:    make(chan struct{}, 1),
 	}
+	s.flushHandled = ls.commitDone
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
 		// Drain: closing the lanes lets each finish its queue and exit. A
@@ -101,7 +104,7 @@ func (ls *laneSet) poll() error {
 				if _, err := s.c.process(s.workCtx, &rec); err != nil {
 					return err
 				}
-				if err := s.commit(rec.Partition, rec.Offset); err != nil {
+				if err := s.commitNow(rec.Partition, rec.Offset); err != nil {
 					return err
 				}
 				continue
@@ -179,17 +182,40 @@ func (ls *laneSet) failure() error {
 // surfaces the first lane failure, so handled work is committed even when
 // another lane failed.
 func (ls *laneSet) commit() error {
+	if err := ls.commitDone(); err != nil {
+		return err
+	}
+	return ls.failure()
+}
+
+// commitDone stores every offset the lanes finished since the last call;
+// an offset whose commit failed stays for the next call.
+func (ls *laneSet) commitDone() error {
+	ls.commitMu.Lock()
+	defer ls.commitMu.Unlock()
 	ls.mu.Lock()
 	var done map[uint32]uint64
 	if len(ls.done) > 0 {
 		done, ls.done = ls.done, make(map[uint32]uint64)
 	}
-	failed := ls.failed
 	ls.mu.Unlock()
+	if len(done) == 0 {
+		return nil
+	}
+	ctx, cancel := ls.s.commitCtx()
+	defer cancel()
 	for partition, offset := range done {
-		if err := ls.s.commit(partition, offset); err != nil {
+		if err := ls.s.commit(ctx, partition, offset); err != nil {
+			ls.mu.Lock()
+			for p, off := range done {
+				if _, newer := ls.done[p]; !newer {
+					ls.done[p] = off
+				}
+			}
+			ls.mu.Unlock()
 			return err
 		}
+		delete(done, partition)
 	}
-	return failed
+	return nil
 }

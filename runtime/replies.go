@@ -28,11 +28,13 @@ type replyHub struct {
 
 // replyWaiter receives what carries its correlation: the first answer (a
 // response, an error or a plain reply), which is never dropped however much
-// else the responder sends, and whether a Working task status was seen.
+// else the responder sends and never replaced by a later one, and whether a
+// Working task status was seen.
 type replyWaiter struct {
 	corr     string
-	expect   string        // principal a verified reply must come from, or ""
-	final    chan *Message // capacity 1: the first answer
+	expect   string // principal a verified reply must come from, or ""
+	answer   atomic.Pointer[Message]
+	final    chan struct{} // closed once answer is set
 	progress chan struct{} // capacity 1: signalled when consumed turns true
 	consumed atomic.Bool
 }
@@ -42,7 +44,9 @@ func newReplyHub(c *Client, topic string) *replyHub {
 }
 
 // register adds a waiter for corr; call it before publishing the request.
-// It seeds the reader at the topic's tail when the reader is idle.
+// It seeds the reader at the topic's tail when the reader is idle; a reply
+// topic that does not exist yet is seeded empty and read from its start
+// once it appears (a fan-out reply topic is created by its first reply).
 func (h *replyHub) register(ctx context.Context, corr, expect string) (*replyWaiter, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -59,7 +63,7 @@ func (h *replyHub) register(ctx context.Context, corr, expect string) (*replyWai
 		h.done = make(chan struct{})
 		go h.loop(h.done)
 	}
-	w := &replyWaiter{corr: corr, expect: expect, final: make(chan *Message, 1), progress: make(chan struct{}, 1)}
+	w := &replyWaiter{corr: corr, expect: expect, final: make(chan struct{}), progress: make(chan struct{}, 1)}
 	h.waiters[corr] = w
 	return w, nil
 }
@@ -87,11 +91,14 @@ func (h *replyHub) close() {
 	}
 }
 
-// tail returns the next offset of every partition.
+// tail returns the next offset of every partition; none when the topic's
+// partitions cannot be listed (it does not exist yet), so that everything
+// on it counts as new once it appears.
 func (h *replyHub) tail(ctx context.Context) (map[uint32]uint64, error) {
 	n, err := h.c.t.Partitions(ctx, h.topic)
 	if err != nil {
-		return nil, err
+		h.c.log.Debug("reply topic not readable yet; reading it from its start once it is", "topic", h.topic, "error", err)
+		return map[uint32]uint64{}, nil
 	}
 	cursors := make(map[uint32]uint64, n)
 	for p := uint32(0); p < n; p++ {
@@ -132,7 +139,8 @@ func (h *replyHub) loop(done chan struct{}) {
 func (h *replyHub) pass(ctx context.Context) bool {
 	n, err := h.c.t.Partitions(ctx, h.topic)
 	if err != nil {
-		h.c.log.Warn("reply reader cannot list partitions", "topic", h.topic, "error", err)
+		// Most often a reply topic its first reply has yet to create.
+		h.c.log.Debug("reply reader cannot list partitions", "topic", h.topic, "error", err)
 		return false
 	}
 	found := false
@@ -194,10 +202,7 @@ func (h *replyHub) deliver(rec *Incoming) {
 	}
 	switch {
 	case isTerminalReply(m):
-		select {
-		case w.final <- m:
-		default: // a second answer to one request: the first one stands
-		}
+		w.offer(m)
 	case isWorkingAck(m):
 		w.consumed.Store(true)
 		select {
@@ -214,19 +219,23 @@ func isWorkingAck(m *Message) bool {
 		env.TaskState != nil && *env.TaskState == wire.TaskWorking
 }
 
-// answered returns the waiter's answer if it has one, without waiting; it
-// lets an answer that raced a timer win.
-func (w *replyWaiter) answered() *Message {
-	select {
-	case m := <-w.final:
-		return m
-	default:
-		return nil
+// offer records m as the answer unless one arrived before it: the first
+// answer wins, and offering never blocks, however many answers arrive (an
+// agent answering twice, a redelivered duplicate, several answerers).
+func (w *replyWaiter) offer(m *Message) {
+	if w.answer.CompareAndSwap(nil, m) {
+		close(w.final)
 	}
 }
 
+// answered returns the waiter's answer if it has one, without waiting; it
+// lets an answer that raced a timer win.
+func (w *replyWaiter) answered() *Message { return w.answer.Load() }
+
 // isTerminalReply reports whether m answers a request: a response, an
-// error, or a plain reply; task statuses (acks) are progress, not answers.
+// error, or a plain reply. Events, chunks and statuses carrying the
+// correlation are progress, not answers (the reference takes any correlated
+// record; see the README's decisions).
 func isTerminalReply(m *Message) bool {
 	if m.Envelope == nil {
 		return true

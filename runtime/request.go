@@ -54,7 +54,7 @@ type Command struct {
 
 // command builds the envelope of cmd under spec.
 func (c *Client) command(cmd Command, spec *sendSpec, corr wire.ID) (*wire.Envelope, error) {
-	from, err := wire.ParseAgentID(cmd.From)
+	from, err := parseAgentID(cmd.From)
 	if err != nil {
 		return nil, &Error{Code: CodeConfig, Msg: "command sender", Err: err}
 	}
@@ -65,7 +65,7 @@ func (c *Client) command(cmd Command, spec *sendSpec, corr wire.ID) (*wire.Envel
 		env.Conversation = c.opts.IDs.NewID()
 	}
 	if cmd.Target != "" {
-		target, err := wire.ParseAgentID(cmd.Target)
+		target, err := parseAgentID(cmd.Target)
 		if err != nil {
 			return nil, &Error{Code: CodeConfig, Msg: "command target", Err: err}
 		}
@@ -148,7 +148,8 @@ func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (
 	defer done()
 	corr := *env.Correlation
 	select {
-	case m := <-w.final:
+	case <-w.final:
+		m := w.answered()
 		return m, remoteError(m)
 	case <-c.opts.Clock.After(spec.wait()):
 		if m := w.answered(); m != nil { // the answer and the timer raced
@@ -171,7 +172,7 @@ func topicOr(topic, def string) string {
 // WithConversation says otherwise.
 func (c *Client) Emit(ctx context.Context, topic, from string, body []byte, opts ...SendOption) (*wire.Envelope, error) {
 	spec := buildSpec(opts)
-	source, err := wire.ParseAgentID(from)
+	source, err := parseAgentID(from)
 	if err != nil {
 		return nil, &Error{Code: CodeConfig, Msg: "event source", Err: err}
 	}

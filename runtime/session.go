@@ -5,8 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 )
+
+// finalCommitBound bounds the commit of handled records once the session
+// was cut off (a hard stop, an expired grace), when the work context no
+// longer allows it.
+const finalCommitBound = 5 * time.Second
+
+// loopExitWait is how long a session that gives up waits for its loop to
+// notice the cancellation before it returns and leaves the membership to
+// the loop's end.
+const loopExitWait = time.Second
 
 // session is one Run of a consumer: its membership, the stop signal and the
 // context that handlers run under (cancelled on a hard stop or when the
@@ -18,6 +29,14 @@ type session struct {
 	workCtx    context.Context
 	cancelWork context.CancelFunc
 	pollErrors int
+
+	// flushHandled commits what the scheduler handled and has not yet
+	// committed; the supervisor calls it when it gives up on the loop.
+	flushHandled func() error
+
+	mu        sync.Mutex
+	loopEnded bool // the loop returned
+	abandoned bool // the supervisor returned first; the loop closes the membership
 }
 
 // stopping reports whether a graceful stop was requested.
@@ -69,21 +88,32 @@ func (s *session) wait(d time.Duration, wake <-chan struct{}) {
 }
 
 // committer accumulates handled offsets per partition and stores them in
-// one call per partition, never past a record that was not handled.
+// one call per partition, never past a record that was not handled. The
+// loop and, when it gives up, the supervisor flush it.
 type committer struct {
+	mu      sync.Mutex
 	pending map[uint32]uint64
 }
 
 func (k *committer) mark(p Position) {
+	k.mu.Lock()
 	if k.pending == nil {
 		k.pending = make(map[uint32]uint64)
 	}
 	k.pending[p.Partition] = p.Offset
+	k.mu.Unlock()
 }
 
 func (k *committer) flush(s *session) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.pending) == 0 {
+		return nil
+	}
+	ctx, cancel := s.commitCtx()
+	defer cancel()
 	for partition, offset := range k.pending {
-		if err := s.commit(partition, offset); err != nil {
+		if err := s.commit(ctx, partition, offset); err != nil {
 			return err
 		}
 		delete(k.pending, partition)
@@ -91,12 +121,30 @@ func (k *committer) flush(s *session) error {
 	return nil
 }
 
+// commitCtx is what commits run under: the work context while the session
+// runs, and once that is cancelled a context of their own bounded by
+// finalCommitBound, so records handled before a hard stop or an expired
+// grace (or by a handler that finished after it) are still committed.
+func (s *session) commitCtx() (context.Context, context.CancelFunc) {
+	if s.workCtx.Err() == nil {
+		return s.workCtx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(s.workCtx), finalCommitBound)
+}
+
+// commitNow commits one handled offset under commitCtx.
+func (s *session) commitNow(partition uint32, offset uint64) error {
+	ctx, cancel := s.commitCtx()
+	defer cancel()
+	return s.commit(ctx, partition, offset)
+}
+
 // commit stores a handled offset. A transient failure (a connection being
 // rebuilt) is retried on the poll backoff, ten times at most; anything else
 // stops the consumer, leaving the record to be redelivered.
-func (s *session) commit(partition uint32, offset uint64) error {
+func (s *session) commit(ctx context.Context, partition uint32, offset uint64) error {
 	for attempt := 1; ; attempt++ {
-		err := s.sub.Commit(s.workCtx, partition, offset)
+		err := s.sub.Commit(ctx, partition, offset)
 		if err == nil {
 			return nil
 		}
@@ -106,16 +154,16 @@ func (s *session) commit(partition uint32, offset uint64) error {
 			s.c.log.Info("partition moved to another member; its uncommitted records will be handled there", "partition", partition, "offset", offset)
 			return nil
 		}
-		if !IsTransient(err) || IsDisconnected(err) || attempt >= maxPollErrors || s.workCtx.Err() != nil {
+		if !IsTransient(err) || IsDisconnected(err) || attempt >= maxPollErrors || ctx.Err() != nil {
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 		s.c.log.Warn("commit failed, retrying", "partition", partition, "offset", offset, "attempt", attempt, "error", err)
 		t := time.NewTimer(pollBackoff(attempt))
 		select {
 		case <-t.C:
-		case <-s.workCtx.Done():
+		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("commit %d:%d: %w", partition, offset, s.workCtx.Err())
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, ctx.Err())
 		}
 	}
 }
@@ -141,11 +189,21 @@ func (s *session) finish(ctx context.Context, loopErr error) error {
 
 // supervise runs loop in the background and applies the stop semantics
 // around it: a graceful stop waits for the loop within the grace, a hard
-// stop returns at once.
+// stop returns at once (see giveUp).
 func (s *session) supervise(ctx context.Context, loop func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		err := loop()
+		s.mu.Lock()
+		s.loopEnded = true
+		abandoned := s.abandoned
+		s.mu.Unlock()
+		if abandoned {
+			// The supervisor gave up while a handler still ran: the
+			// membership was kept until now, so no other member could take
+			// the partition and handle the same record at the same time.
+			_ = s.sub.Close()
+		}
 		s.c.running.Store(false)
 		done <- err
 	}()
@@ -156,21 +214,50 @@ func (s *session) supervise(ctx context.Context, loop func() error) error {
 		case err := <-done:
 			return s.finish(ctx, err)
 		case <-ctx.Done():
-			s.cancelWork()
-			_ = s.sub.Close()
-			return ctx.Err()
+			return s.giveUp(done, ctx.Err())
 		case <-stop:
 			stop = nil
 			grace = s.c.clock.After(s.c.cfg.ShutdownGrace)
 		case <-grace:
-			// Handlers still running past the grace are told to give up;
-			// their messages stay uncommitted and the membership is dropped,
-			// not left, so no offset moves past unhandled work.
-			s.cancelWork()
-			_ = s.sub.Close()
-			return &Error{Code: CodeTimeout, Msg: "agent shutdown drain", Err: errors.New("shutdown grace elapsed with messages in flight")}
+			return s.giveUp(done, &Error{Code: CodeTimeout, Msg: "agent shutdown drain", Err: errors.New("shutdown grace elapsed with messages in flight")})
 		}
 	}
+}
+
+// giveUp ends a session cut off by a hard stop or an expired grace. Handlers
+// still running are told to stop (their messages stay uncommitted), what
+// was handled before is committed within finalCommitBound, and the
+// membership is dropped, not left, so no offset moves past unhandled work.
+// The membership is dropped only once the loop has returned: while a
+// handler that ignores its cancellation still runs, no other member may
+// take its partition. If the loop does not return within loopExitWait, Run
+// returns anyway and the loop drops the membership when it ends.
+func (s *session) giveUp(done <-chan error, err error) error {
+	s.cancelWork()
+	if s.flushHandled != nil {
+		if ferr := s.flushHandled(); ferr != nil {
+			s.c.log.Warn("cannot commit the records handled before the stop; they will be redelivered", "error", ferr)
+		}
+	}
+	t := time.NewTimer(loopExitWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		_ = s.sub.Close()
+		return err
+	case <-t.C:
+	}
+	s.mu.Lock()
+	ended := s.loopEnded
+	s.abandoned = !ended
+	s.mu.Unlock()
+	if ended {
+		<-done
+		_ = s.sub.Close()
+	} else {
+		s.c.log.Warn("a handler ignores its cancellation; the group membership is kept until it returns")
+	}
+	return err
 }
 
 // serialCommitEvery bounds how long handled records wait for their commit
@@ -182,8 +269,9 @@ const serialCommitEvery = time.Second
 // each partition's handled run after every batch, and within a batch at
 // least once a second.
 func (s *session) runSerial(ctx context.Context) error {
+	var k committer
+	s.flushHandled = func() error { return k.flush(s) }
 	return s.supervise(ctx, func() error {
-		var k committer
 		lastFlush := s.c.clock.Now()
 		for {
 			if s.stopping() {

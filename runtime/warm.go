@@ -14,8 +14,9 @@ import (
 // records are decoded too, so their idempotency keys are warmed as well, and
 // a record is replayed through the same gates the live path applied to it:
 // one addressed to another agent, refused by the signature gate or fenced
-// out never marked its key then, so it does not mark it now (the replay and
-// fence windows are warmed on the way).
+// out never marked its key then, so it does not mark it now. The replay and
+// fence windows are warmed on the way, so after a warm restart a stale
+// fence is still dropped (a documented deviation: the README's decisions).
 func (c *Consumer) warmDedup(ctx context.Context) error {
 	partitions, err := c.t.Partitions(ctx, c.cfg.Topic)
 	if err != nil {

@@ -145,6 +145,14 @@ func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
 		}
 		cost = strconv.FormatFloat(*p.Cost, 'f', -1, 64)
 	}
+	for _, a := range [...]struct{ key, id string }{{HeaderAgentID, p.Agent}, {HeaderTarget, p.Target}} {
+		if a.id == "" {
+			continue
+		}
+		if err := checkSDKAgentID(a.id); err != nil {
+			return h[:start], fmt.Errorf("%w: %s: %w", ErrProvenanceValue, a.key, err)
+		}
+	}
 	var cause string
 	if p.CausalParent != nil {
 		cause = p.CausalParent.String()
@@ -241,10 +249,17 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 			} else {
 				p.RootConversation = &id
 			}
-		case HeaderAgentID:
-			p.Agent = s
-		case HeaderTarget:
-			p.Target = s
+		case HeaderAgentID, HeaderTarget:
+			// An agent id follows the SDK's rules, as the reference's decoder
+			// does: a record naming an impossible agent is undecodable.
+			if err := checkSDKAgentID(s); err != nil {
+				return bad(err)
+			}
+			if e.Key == HeaderAgentID {
+				p.Agent = s
+			} else {
+				p.Target = s
+			}
 		case HeaderIdempotencyKey:
 			p.IdempotencyKey = s
 		case HeaderCorrelationID:

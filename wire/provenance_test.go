@@ -241,3 +241,26 @@ func TestDecodeProvenanceRefusesARepeatedKnownKey(t *testing.T) {
 		t.Fatalf("repeated unknown keys are none of provenance's business: %v", err)
 	}
 }
+
+func TestProvenanceAgentIDsFollowTheSDKRules(t *testing.T) {
+	conv := wire.Header{Key: wire.HeaderConversationID, Value: wire.StringValue(wire.IDFromUint128(1, 2).String())}
+	for _, key := range []string{wire.HeaderAgentID, wire.HeaderTarget} {
+		for _, bad := range []string{"shop\x00", "shop\x1b[31m", "shop\u0085", "shop\x7f", strings.Repeat("a", 256)} {
+			if _, err := wire.DecodeProvenance(wire.Headers{conv, {Key: key, Value: wire.StringValue(bad)}}); !errors.Is(err, wire.ErrProvenanceValue) || !errors.Is(err, wire.ErrBadAgentID) {
+				t.Errorf("decode %s=%q: err %v, want a bad agent id", key, bad, err)
+			}
+			p := wire.Provenance{Conversation: wire.IDFromUint128(1, 2), Agent: bad}
+			if key == wire.HeaderTarget {
+				p = wire.Provenance{Conversation: wire.IDFromUint128(1, 2), Target: bad}
+			}
+			if _, err := p.Headers(); !errors.Is(err, wire.ErrProvenanceValue) {
+				t.Errorf("encode %s=%q: err %v, want a refusal", key, bad, err)
+			}
+		}
+		good := strings.Repeat("é", 127) // 254 bytes
+		p, err := wire.DecodeProvenance(wire.Headers{conv, {Key: key, Value: wire.StringValue(good)}})
+		if err != nil || (p.Agent != good && p.Target != good) {
+			t.Errorf("decode %s of 254 bytes: %+v %v", key, p, err)
+		}
+	}
+}

@@ -62,6 +62,23 @@ func kindOf(b []byte) (Kind, bool) {
 // MaxAgentIDBytes caps an agent id (source, target) on the wire.
 const MaxAgentIDBytes = 256
 
+// MaxSDKAgentIDBytes caps an agent id as the reference SDK's AgentId type
+// does, one byte under the wire's limit: agents, consumer groups and the
+// agent ids of provenance headers keep to it.
+const MaxSDKAgentIDBytes = 255
+
+// CheckSDKAgentID reports whether s is a valid agent id under the SDK's
+// limit (MaxSDKAgentIDBytes); the runtime checks agent ids and consumer
+// group names with it.
+func CheckSDKAgentID(s string) error { return checkSDKAgentID(s) }
+
+func checkSDKAgentID(s string) error {
+	if len(s) > MaxSDKAgentIDBytes {
+		return fmt.Errorf("%w: %d bytes, max %d", ErrBadAgentID, len(s), MaxSDKAgentIDBytes)
+	}
+	return checkAgentID(s)
+}
+
 // AgentID names an agent (an envelope's source or target): non-empty UTF-8 of
 // at most 256 bytes with no Unicode control characters (category Cc).
 type AgentID string

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -231,13 +230,6 @@ func dlqShow(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// redriveSuffix re-keys a redriven plain message's idempotency key by its
-// source position, as the reference does: the copy passes dedup, while a
-// second redrive of the same capsule is still a duplicate.
-func redriveSuffix(key string, src wire.LogPosition) string {
-	return key + "/redrive/" + strconv.FormatUint(uint64(src.PartitionID), 10) + "-" + strconv.FormatUint(src.Offset, 10)
-}
-
 // redriveResult is one line of 'dlq redrive' output.
 type redriveResult struct {
 	Capsule     string `json:"capsule"`
@@ -284,15 +276,15 @@ func dlqRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			caps = append(caps, capsule{Position: pos, Capsule: d, Err: err})
 		}
 	}
-	stream, topicID, err := t.TopicIDs(ctx, *source)
-	if err != nil {
+	if _, _, err := t.TopicIDs(ctx, *source); err != nil {
 		return fmt.Errorf("source topic %s: %w", *source, err)
 	}
+	client := runtime.NewClient(t, runtime.ClientOptions{})
 	bar := newProgress(stderr, len(caps), !*asJSON)
 	failed := 0
 	for i, c := range caps {
 		res := redriveResult{Capsule: c.Position.String()}
-		pos, err := redriveOne(ctx, t, *source, stream, topicID, c)
+		pos, err := redriveOne(ctx, client, *source, c)
 		if c.Capsule != nil {
 			res.Source = c.Capsule.Source.String()
 		}
@@ -320,41 +312,13 @@ func dlqRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// redriveOne republishes the original record a capsule points at, with its
-// headers and payload verbatim but for the re-keyed idempotency header.
-func redriveOne(ctx context.Context, t runtime.Transport, source string, stream, topicID uint32, c capsule) (runtime.Position, error) {
+// redriveOne republishes the original record a capsule points at (see
+// runtime.Client.RedriveDeadLetter).
+func redriveOne(ctx context.Context, client *runtime.Client, source string, c capsule) (runtime.Position, error) {
 	if c.Err != nil {
 		return runtime.Position{}, c.Err
 	}
-	src := c.Capsule.Source
-	// A capsule names its source by numeric ids; refuse to republish into a
-	// topic the capsule does not come from (a forged or foreign capsule).
-	if src.StreamID != stream || src.TopicID != topicID {
-		return runtime.Position{}, fmt.Errorf("capsule source %s is not topic %s (%d/%d); pass --source-topic", src, source, stream, topicID)
-	}
-	recs, err := t.ReadRange(ctx, source, src.PartitionID, src.Offset, 1)
-	if err != nil {
-		return runtime.Position{}, err
-	}
-	if len(recs) == 0 || recs[0].Offset != src.Offset {
-		return runtime.Position{}, fmt.Errorf("the original record %d:%d is no longer in %s", src.PartitionID, src.Offset, source)
-	}
-	orig := recs[0]
-	headers := orig.Headers.Clone()
-	if v, ok := headers.Get(wire.HeaderIdempotencyKey); ok {
-		if key, err := v.AsString(); err == nil {
-			headers.Set(wire.HeaderIdempotencyKey, wire.StringValue(redriveSuffix(key, src)))
-		}
-	}
-	key := ""
-	if m, err := runtime.DecodeRecord(source, &orig, ^uint64(0)); err == nil {
-		key = m.Provenance.PartitionKey()
-	}
-	pos, err := t.Publish(ctx, source, runtime.Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
-	if err != nil {
-		return runtime.Position{}, err
-	}
-	return pos[0], nil
+	return client.RedriveDeadLetter(ctx, source, c.Capsule)
 }
 
 // progress draws a bar on stderr for long redrives.

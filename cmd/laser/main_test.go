@@ -90,7 +90,7 @@ func TestDLQListShowsReasonAttemptsSourceAndDetail(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "CAPSULE") || strings.Count(out, "rejected") != 2 || !strings.Contains(out, `cannot book "bad amount"`) {
+	if !strings.Contains(out, "CAPSULE") || strings.Count(out, "rejected") != 4 || !strings.Contains(out, `rejected: cannot book "bad amount"`) {
 		t.Fatalf("list output:\n%s", out)
 	}
 	code, out, _ = laser(t, "dlq", "list", "--addr", addr, "--json")

@@ -29,6 +29,12 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"LanesHandleEveryMessageOnceInConversationOrder", scenarioLanes},
 		{"RestartResumesAfterTheCommittedOffset", scenarioRestartResumes},
 		{"WarmDedupSkipsAPreRestartDuplicate", scenarioWarmDedup},
+		{"WarmDedupRestoresTheFenceHighWater", scenarioWarmDedupRestoresTheFence},
+		{"HostileHandlerErrorsNeverStopTheConsumer", scenarioHostileErrorsNeverStopTheConsumer},
+		{"RequestPicksUpAReplyTopicCreatedByItsReply", scenarioRequestPicksUpALateReplyTopic},
+		{"RedriveRepublishesOnceAndConsumedReportsIt", scenarioRedrive},
+		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
+		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })
@@ -80,6 +86,14 @@ func (w *world) send(prov wire.Provenance, body string) runtime.Position {
 		w.t.Fatal(err)
 	}
 	return pos[0]
+}
+
+// client returns a quiet client over the world's transport, closed at the
+// end of the test.
+func (w *world) client() *runtime.Client {
+	c := runtime.NewClient(w.tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w.t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // consumer is a running consumer of the world.

@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// parkingLot is a transport that keeps what is published and refuses what
+// Iggy would refuse: a header key or value outside 1..255 bytes.
+type parkingLot struct {
+	Transport // nil: only Publish is used by the dead-letter path
+	published []Outgoing
+}
+
+func (p *parkingLot) Publish(_ context.Context, topic string, recs ...Outgoing) ([]Position, error) {
+	for _, r := range recs {
+		for _, h := range r.Headers {
+			if len(h.Key) == 0 || len(h.Key) > 255 || len(h.Value.Data) == 0 || len(h.Value.Data) > 255 {
+				return nil, fmt.Errorf("publish %s: header %q of %d bytes refused", topic, h.Key, len(h.Value.Data))
+			}
+		}
+	}
+	p.published = append(p.published, recs...)
+	pos := make([]Position, len(recs))
+	for i := range pos {
+		pos[i] = Position{Offset: uint64(len(p.published) - len(recs) + i)}
+	}
+	return pos, nil
+}
+
+// hostileError builds a handler error of one of the classes a handler can
+// return, carrying text.
+func hostileError(kind uint8, text string) error {
+	switch kind % 6 {
+	case 0:
+		return Rejectf("bad body %s", text)
+	case 1:
+		return errors.New(text)
+	case 2:
+		return &Failure{Code: wire.ErrorInvalidRequest, Err: errors.New(text)}
+	case 3:
+		return &Error{Code: CodeRejected, Msg: text, Err: errors.New(text)}
+	case 4:
+		panic(text)
+	}
+	var e *typedNil
+	return Reject(e)
+}
+
+type typedNil struct{ text string }
+
+func (e *typedNil) Error() string { return e.text }
+
+// FuzzDeadLetterPath drives arbitrary handler errors and header values
+// through the pipeline and the dead-letter path: whatever they are, the
+// record must end handled or parked (process returns no error, so the
+// consumer carries on and commits), and every capsule must decode.
+func FuzzDeadLetterPath(f *testing.F) {
+	f.Add(uint8(0), "\xff\xfe", "shop", "", "order-1", "", "x-extra", "v", []byte("body"))
+	f.Add(uint8(1), "plain failure", "a\x01b", "t\x7f", "", "corr", "", "", []byte{0xff})
+	f.Add(uint8(2), "", "", "", "", "", "", "", []byte(nil))
+	f.Add(uint8(3), "\x00\x80", string(make([]byte, 300)), "target", "\xc3\x28", "\xff", "\xff", "\xfe", []byte("\x00"))
+	f.Add(uint8(4), "panic \xff", "agent", "agent", "k", "c", "agdx.fence", "12x", []byte("p"))
+	f.Add(uint8(5), "typed nil", "", "", "", "", wire.HeaderDeadline, "1", []byte("d"))
+	f.Fuzz(func(t *testing.T, kind uint8, text, agent, target, idem, corr, extraKey, extraValue string, payload []byte) {
+		lot := &parkingLot{}
+		c, err := NewConsumer(lot, ConsumerConfig{
+			Topic: "in", Group: "g", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Retry:   RetryPolicy{MaxAttempts: 1},
+			Handler: HandlerFunc(func(*Ctx) error { return hostileError(kind, text) }),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers := wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue(wire.IDFromUint128(1, 2).String())}}
+		for _, kv := range [][2]string{{wire.HeaderAgentID, agent}, {wire.HeaderTarget, target}, {wire.HeaderIdempotencyKey, idem}, {wire.HeaderCorrelationID, corr}, {extraKey, extraValue}} {
+			if kv[0] != "" {
+				headers = append(headers, wire.Header{Key: kv[0], Value: wire.HeaderValue{Kind: wire.HeaderKindString, Data: []byte(kv[1])}})
+			}
+		}
+		rec := &Incoming{Position: Position{Partition: 0, Offset: 7}, Headers: headers, Payload: payload}
+		o, err := c.process(context.Background(), rec)
+		if err != nil {
+			t.Fatalf("the consumer would stop on this record: %v", err)
+		}
+		switch {
+		case o == parked && len(lot.published) != 1:
+			t.Fatalf("parked with %d capsules published", len(lot.published))
+		case o != parked && len(lot.published) != 0:
+			t.Fatalf("outcome %d published %d capsules", o, len(lot.published))
+		case o == handled:
+			t.Fatal("a failing handler cannot end handled")
+		}
+		for _, out := range lot.published {
+			d, err := wire.DecodeDeadLetter(out.Payload)
+			if err != nil {
+				t.Fatalf("capsule does not decode: %v", err)
+			}
+			if d.Source.Offset != 7 || string(d.Payload) != string(payload) {
+				t.Fatalf("capsule %+v", d)
+			}
+			if d.Detail != nil && len(*d.Detail) > MaxDeadLetterDetail {
+				t.Fatalf("detail of %d bytes", len(*d.Detail))
+			}
+			if _, err := wire.DecodeProvenance(out.Headers); err != nil {
+				t.Fatalf("capsule headers do not decode: %v", err)
+			}
+		}
+	})
+}

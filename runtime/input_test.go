@@ -1,0 +1,53 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
+	key := newKey(31)
+	reg := sign.NewRegistry()
+	if err := reg.Enroll("approver", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	log := memlog.New("laser")
+	c := newClient(t, log, runtime.SystemClock{}, reg)
+	if err := log.EnsureTopics(context.Background(), 1, "agent.human_input", "decisions"); err != nil {
+		t.Fatal(err)
+	}
+	runAgent(t, c, runtime.AgentConfig{ID: "approver", Listen: "agent.human_input",
+		Consumer: runtime.ConsumerConfig{SigningKey: key},
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			return ctx.RespondInput("decisions", []byte("approved: "+string(ctx.Message().Body())))
+		})})
+	reply, err := c.Request(context.Background(), runtime.Command{Topic: "agent.human_input", From: "gatekeeper", Target: "approver", Body: []byte("refund 40")},
+		runtime.WithReplyTopic("decisions"), runtime.WithTimeout(waitLimit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Envelope == nil || reply.Envelope.Kind != wire.KindResponse || string(reply.Body()) != "approved: refund 40" || reply.VerifiedPrincipal != "approver" {
+		t.Fatalf("reply %+v body %q principal %q", reply.Envelope, reply.Body(), reply.VerifiedPrincipal)
+	}
+}
+
+func TestRespondInputToAPlainMessageIsAHandlerConfigError(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	errs := make(chan error, 1)
+	start(t, log, runtime.ConsumerConfig{Agent: agent, Retry: runtime.RetryPolicy{MaxAttempts: 1},
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			err := c.RespondInput(resp, []byte("yes"))
+			errs <- err
+			return nil
+		})})
+	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c-1"}, "approve?")
+	if err := recv(t, errs, "RespondInput result"); !errors.Is(err, runtime.ErrHandlerConfig) {
+		t.Fatalf("err = %v, want ErrHandlerConfig", err)
+	}
+}

@@ -1,0 +1,50 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// TestHardStopCommitsTheRecordsHandledBeforeIt: a hard stop in the middle
+// of a batch still commits what was handled earlier in it, and nothing of
+// the record cut off.
+func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
+		t.Run(fmt.Sprintf("lanes=%d", conc.Lanes), func(t *testing.T) {
+			log := newLog(t, 1, runtime.SystemClock{})
+			c := conv()
+			plain(t, log, wire.Provenance{Conversation: c}, "m0")
+			m1 := plain(t, log, wire.Provenance{Conversation: c}, "m1")
+			plain(t, log, wire.Provenance{Conversation: c}, "cut off")
+			started := make(chan struct{})
+			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Concurrency: conc, Logger: quietLogger(),
+				Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+					if string(ctx.Message().Body()) == "cut off" {
+						close(started)
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					return nil
+				})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- consumer.Run(ctx, nil, nil) }()
+			recv(t, started, "the last handler")
+			cancel()
+			if err := recv(t, done, "Run after the hard stop"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run = %v", err)
+			}
+			if off, ok := stored(t, log, m1.Partition); !ok || off != m1.Offset {
+				t.Fatalf("stored %d (%v), want m1's offset %d", off, ok, m1.Offset)
+			}
+		})
+	}
+}
