@@ -219,7 +219,7 @@ func (e *emitter) agent(a *Agent) {
 	f.Line()
 
 	// Handler and dispatcher.
-	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected.", x, a.ID)
+	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected (and answered, when the caller waits for a reply).", x, a.ID)
 	f.Func().Id(x + "Handler").Params(jen.Id("impl").Op("*").Id(a.Name)).Add(rt("Handler")).Block(
 		jen.Return(jen.Id(dispatcher).Values(jen.Dict{jen.Id("impl"): jen.Id("impl")})),
 	)
@@ -252,7 +252,7 @@ func (e *emitter) agent(a *Agent) {
 				)
 			}
 		}),
-		jen.Return(rt("UnknownOperation").Call(id, jen.Id("m").Dot("Kind").Call(), jen.Id("m").Dot("Operation").Call())),
+		jen.Return(rt("RejectUnknownOperation").Call(jen.Id("c"), id)),
 	)
 	for _, op := range a.Ops {
 		f.Line()

@@ -35,7 +35,7 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.Consu
 
 // IntakeHandler routes the messages of agent "intake" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func IntakeHandler(impl *Intake) runtime.Handler {
 	return intakeDispatcher{impl: impl}
 }
@@ -54,7 +54,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleSubmit(c, m)
 		}
 	}
-	return runtime.UnknownOperation("intake", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "intake")
 }
 
 // handleSubmit handles operation "submit" with Intake.Submit.
@@ -132,7 +132,8 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runti
 
 // ClassifierHandler routes the messages of agent "classifier" to impl's
 // annotated methods by kind and operation; an unknown operation or an
-// undecodable body is rejected.
+// undecodable body is rejected (and answered, when the caller waits for a
+// reply).
 func ClassifierHandler(impl *Classifier) runtime.Handler {
 	return classifierDispatcher{impl: impl}
 }
@@ -151,7 +152,7 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleClassify(c, m)
 		}
 	}
-	return runtime.UnknownOperation("classifier", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "classifier")
 }
 
 // handleClassify handles operation "classify" with Classifier.Classify.
@@ -233,7 +234,8 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.C
 
 // ResolverHandler routes the messages of agent "resolver" to impl's
 // annotated methods by kind and operation; an unknown operation or an
-// undecodable body is rejected.
+// undecodable body is rejected (and answered, when the caller waits for a
+// reply).
 func ResolverHandler(impl *Resolver) runtime.Handler {
 	return resolverDispatcher{impl: impl}
 }
@@ -252,7 +254,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleResolve(c, m)
 		}
 	}
-	return runtime.UnknownOperation("resolver", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "resolver")
 }
 
 // handleResolve handles operation "resolve" with Resolver.Resolve.
@@ -327,7 +329,7 @@ func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.Con
 
 // AuditorHandler routes the messages of agent "auditor" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func AuditorHandler(impl *Auditor) runtime.Handler {
 	return auditorDispatcher{impl: impl}
 }
@@ -346,7 +348,7 @@ func (h auditorDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleTicketTriaged(c, m)
 		}
 	}
-	return runtime.UnknownOperation("auditor", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "auditor")
 }
 
 // handleTicketTriaged handles event "ticket_triaged" with

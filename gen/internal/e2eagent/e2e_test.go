@@ -333,3 +333,20 @@ func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 		t.Fatalf("dead letter %s", dl.Capsule.Reason)
 	}
 }
+
+// A request for an operation the agent does not handle is answered, so the
+// typed client fails at once with an unsupported remote error naming the
+// operation, instead of waiting for its timeout.
+func TestUnknownOperationRequestIsAnsweredWithARemoteError(t *testing.T) {
+	ctx, h := start(t)
+	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
+	_, err := runtime.Call[Charged](ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"},
+		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
+	var re *runtime.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.ErrorUnsupported || !strings.Contains(re.Message, `operation "teleport"`) {
+		t.Fatalf("err = %v, want an unsupported remote error naming operation \"teleport\"", err)
+	}
+	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
+		t.Fatalf("dead letter %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
+	}
+}

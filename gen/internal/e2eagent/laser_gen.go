@@ -36,7 +36,7 @@ func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.Con
 
 // BillingHandler routes the messages of agent "billing" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func BillingHandler(impl *Billing) runtime.Handler {
 	return billingDispatcher{impl: impl}
 }
@@ -72,7 +72,7 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleCardExpired(c, m)
 		}
 	}
-	return runtime.UnknownOperation("billing", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "billing")
 }
 
 // handleCharge handles operation "charge" with Billing.Charge.
