@@ -1,9 +1,15 @@
 // Command lasergen turns struct types and methods annotated with //laser:
 // directives into typed decode, routing, dispatch, clients and agent cards
-// (see package github.com/lasergo/laser/gen for the directives). Run it from
-// a go:generate line in the package:
+// (see package github.com/lasergo/laser/gen for the directives). Record it
+// as a tool of your module once, then run it from a go:generate line in the
+// package:
 //
-//	//go:generate go run github.com/lasergo/laser/cmd/lasergen
+//	go get -tool github.com/lasergo/laser/cmd/lasergen
+//
+//	//go:generate go tool lasergen
+//
+// The tool directive pins lasergen to the laser-go version in go.mod and
+// keeps its dependencies through go mod tidy (a "go run" line does not).
 //
 // It writes laser_gen.go only when its content changes. Problems are printed
 // as file:line:col: message on stderr, all at once, and nothing is written;
@@ -27,6 +33,17 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+const usage = `usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2]
+
+lasergen writes laser_gen.go for the //laser: directives of one package.
+Set it up once in your module, then run go generate:
+
+	go get -tool github.com/lasergo/laser/cmd/lasergen
+	//go:generate go tool lasergen        (in a file of the package)
+
+Flags:
+`
+
 // run is main without the process: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lasergen", flag.ContinueOnError)
@@ -36,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "write nothing; exit 1 when the generated file is missing or out of date")
 	tags := fs.String("tags", "", "comma-separated build tags to load the package with")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2]")
+		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -198,3 +198,16 @@ func TestRunRegeneratesAfterThePackageIsRenamed(t *testing.T) {
 		t.Fatalf("generated file is not in the renamed package:\n%s", got)
 	}
 }
+
+// The help says how to install lasergen in one's own module.
+func TestHelpShowsTheToolSetup(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("lasergen -h exited %d", code)
+	}
+	for _, want := range []string{"go get -tool github.com/lasergo/laser/cmd/lasergen", "//go:generate go tool lasergen", "-check"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("help does not mention %q:\n%s", want, stderr.String())
+		}
+	}
+}
