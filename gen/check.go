@@ -66,8 +66,13 @@ func (c *collector) check() {
 // generatedNames are the package-level identifiers emitted for an agent.
 func generatedNames(a *Agent) []string {
 	e := exportedName(a.Name)
-	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher"}
+	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher", staleName(a)}
 }
+
+// staleName names the interface of the handler signatures an agent was
+// generated for; the compiler prints it when the file is stale, so it says
+// what to do.
+func staleName(a *Agent) string { return "laserGenIsStale_RunGoGenerate_" + a.Name }
 
 func exportedName(s string) string {
 	r, n := utf8.DecodeRuneInString(s)

@@ -33,7 +33,14 @@ func emit(m *Model, scope *types.Scope) ([]byte, error) {
 	e.nameImports()
 	e.doc("This reference fails to compile when the laser runtime is older than the generator that wrote this file: upgrade github.com/lasergo/laser.")
 	e.f.Const().Id("_").Op("=").Qual(runtimePath, "IsAtLeastVersion0_1")
+	// The signature assertions come first: the compiler lists errors by
+	// line, so a stale file's first error is the one that says what to do.
 	for _, a := range m.Agents {
+		e.f.Line()
+		e.assertions(a)
+	}
+	for _, a := range m.Agents {
+		e.f.Line()
 		e.agent(a)
 	}
 	var buf bytes.Buffer
@@ -262,8 +269,6 @@ func (e *emitter) agent(a *Agent) {
 	e.client(a, x)
 	f.Line()
 	e.card(a, x)
-	f.Line()
-	e.assertions(a)
 }
 
 func respondPhrase(a *Agent) string {
@@ -418,19 +423,22 @@ func (e *emitter) card(a *Agent, x string) {
 	)
 }
 
-// assertions pin every handler's signature, so editing one without
-// regenerating fails the build here with both signatures in the message.
+// assertions pin every handler's signature in an interface the agent must
+// implement, so adding, removing or editing a handler without regenerating
+// fails the build at the top of the generated file with a message naming
+// the fix, the method, and the signature it has and the one generated for.
 func (e *emitter) assertions(a *Agent) {
-	recv := jen.Op("*").Id(a.Name)
-	e.doc("The signatures %s was generated for; regenerate when they change.", a.Name)
-	e.f.Var().DefsFunc(func(g *jen.Group) {
+	iface := staleName(a)
+	e.doc("%s lists the handler signatures this file was generated for. If *%s does not implement it, %s is stale: run go generate.", iface, a.Name, DefaultOutput)
+	e.f.Type().Id(iface).InterfaceFunc(func(g *jen.Group) {
 		for _, op := range a.Ops {
 			results := jen.Error()
 			if op.Out != nil {
 				results = jen.Params(e.typ(op.Out), jen.Error())
 			}
-			g.Id("_").Func().Params(recv.Clone(), jen.Op("*").Add(rt("Ctx")), e.typ(op.In)).Add(results).
-				Op("=").Parens(recv.Clone()).Dot(op.Method)
+			g.Id(op.Method).Params(jen.Op("*").Add(rt("Ctx")), e.typ(op.In)).Add(results)
 		}
 	})
+	e.f.Line()
+	e.f.Var().Id("_").Id(iface).Op("=").Parens(jen.Op("*").Id(a.Name)).Parens(jen.Nil())
 }

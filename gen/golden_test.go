@@ -259,6 +259,13 @@ func TestChangedSignatureWithoutRegeneratingFailsTheBuild(t *testing.T) {
 	if err == nil || !bytes.Contains(out, []byte(gen.DefaultOutput)) {
 		t.Fatalf("go build after the edit: err %v, output:\n%s\nwant a failure in %s", err, out, gen.DefaultOutput)
 	}
+	// The first error names the fix, the method and both signatures.
+	first := firstBuildError(out)
+	for _, want := range []string{"laserGenIsStale_RunGoGenerate_Billing", "wrong type for method Charge", "have Charge(", ".Ctx, *ChargeCard)", "want Charge(", ".Ctx, ChargeCard)"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first build error does not say %q:\n%s", want, first)
+		}
+	}
 	// Regenerating picks the new signature up.
 	res, err = gen.Generate(dir, gen.Options{Env: goEnv()})
 	if err != nil || res.Err() != nil {
@@ -272,4 +279,49 @@ func TestChangedSignatureWithoutRegeneratingFailsTheBuild(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build after regenerating: %v\n%s", err, out)
 	}
+}
+
+// TestRemovedHandlerWithoutRegeneratingFailsTheBuild renames a handler after
+// generating: the first build error says the file is stale.
+func TestRemovedHandlerWithoutRegeneratingFailsTheBuild(t *testing.T) {
+	dir, res := loadCase(t, "request")
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "billing.go")
+	old, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(old, []byte(") Charge(ctx"), []byte(") ChargeCard(ctx"), 1)
+	if bytes.Equal(edited, old) {
+		t.Fatal("the request case no longer has the method this test renames")
+	}
+	if err := os.WriteFile(src, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir, cmd.Env = dir, goEnv()
+	out, err := cmd.CombinedOutput()
+	first := firstBuildError(out)
+	if err == nil || !strings.Contains(first, "laserGenIsStale_RunGoGenerate_Billing") || !strings.Contains(first, "missing method Charge") {
+		t.Fatalf("go build after the rename: err %v, output:\n%s\nwant a first error naming laserGenIsStale_RunGoGenerate_Billing and the missing method", err, out)
+	}
+}
+
+// firstBuildError returns the first error of go build's output with its
+// indented continuation lines.
+func firstBuildError(out []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#"):
+			continue
+		case b.Len() == 0 || strings.HasPrefix(line, "\t"):
+			b.WriteString(line + "\n")
+			continue
+		}
+		break
+	}
+	return b.String()
 }

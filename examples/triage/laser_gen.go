@@ -13,6 +13,42 @@ import (
 // generator that wrote this file: upgrade github.com/lasergo/laser.
 const _ = runtime.IsAtLeastVersion0_1
 
+// laserGenIsStale_RunGoGenerate_Intake lists the handler signatures this
+// file was generated for. If *Intake does not implement it, laser_gen.go is
+// stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Intake interface {
+	Submit(*runtime.Ctx, Ticket) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Intake = (*Intake)(nil)
+
+// laserGenIsStale_RunGoGenerate_Classifier lists the handler signatures this
+// file was generated for. If *Classifier does not implement it, laser_gen.go
+// is stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Classifier interface {
+	Classify(*runtime.Ctx, Ticket) (Classification, error)
+}
+
+var _ laserGenIsStale_RunGoGenerate_Classifier = (*Classifier)(nil)
+
+// laserGenIsStale_RunGoGenerate_Resolver lists the handler signatures this
+// file was generated for. If *Resolver does not implement it, laser_gen.go
+// is stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Resolver interface {
+	Resolve(*runtime.Ctx, Resolution) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Resolver = (*Resolver)(nil)
+
+// laserGenIsStale_RunGoGenerate_Auditor lists the handler signatures this
+// file was generated for. If *Auditor does not implement it, laser_gen.go is
+// stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Auditor interface {
+	TicketTriaged(*runtime.Ctx, Triaged) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Auditor = (*Auditor)(nil)
+
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
 // "triage.intake" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
@@ -104,11 +140,6 @@ func IntakeCard() *wire.AgentCard {
 		Name: "intake",
 	}
 }
-
-// The signatures Intake was generated for; regenerate when they change.
-var (
-	_ func(*Intake, *runtime.Ctx, Ticket) error = (*Intake).Submit
-)
 
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
 // "triage.classify" and answers on "agent.responses"; consumer holds every
@@ -209,11 +240,6 @@ func ClassifierCard() *wire.AgentCard {
 	}
 }
 
-// The signatures Classifier was generated for; regenerate when they change.
-var (
-	_ func(*Classifier, *runtime.Ctx, Ticket) (Classification, error) = (*Classifier).Classify
-)
-
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
 // "triage.resolve"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
@@ -304,11 +330,6 @@ func ResolverCard() *wire.AgentCard {
 	}
 }
 
-// The signatures Resolver was generated for; regenerate when they change.
-var (
-	_ func(*Resolver, *runtime.Ctx, Resolution) error = (*Resolver).Resolve
-)
-
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
 // "triage.audit"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
@@ -392,8 +413,3 @@ func AuditorCard() *wire.AgentCard {
 		Name:         "auditor",
 	}
 }
-
-// The signatures Auditor was generated for; regenerate when they change.
-var (
-	_ func(*Auditor, *runtime.Ctx, Triaged) error = (*Auditor).TicketTriaged
-)
