@@ -40,6 +40,10 @@
 // (the wire.AgentCard listing the //laser:handle operations) and
 // compile-time assertions of every handler signature.
 //
+// Beside the generated file (laser_gen.go) goes a generated test
+// (laser_gen_test.go) that fails go test when the generated file is stale:
+// see CheckUpToDate.
+//
 // A request method that returns a non-retryable error makes the dispatcher
 // answer the caller with an AGDX error (see runtime.FailRequest) before the
 // message is dead-lettered, so the typed client returns a
@@ -132,7 +136,11 @@ func Generate(dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Files = []File{{Path: l.out, Content: src}}
+	test, err := emitTest(model, opts)
+	if err != nil {
+		return nil, fmt.Errorf("lasergen: format the generated test: %w", err)
+	}
+	res.Files = []File{{Path: l.out, Content: src}, {Path: filepath.Join(l.dir, TestOutput(filepath.Base(l.out))), Content: test}}
 	return res, nil
 }
 

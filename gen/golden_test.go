@@ -70,8 +70,9 @@ func runGolden(t *testing.T, root, path string) {
 		}
 		got = []byte(b.String())
 	} else {
-		if len(res.Files) != 1 || res.Files[0].Path != filepath.Join(dir, gen.DefaultOutput) {
-			t.Fatalf("Generate returned files %v, want only %s", filePaths(res.Files), gen.DefaultOutput)
+		wantFiles := []string{filepath.Join(dir, gen.DefaultOutput), filepath.Join(dir, gen.TestOutput(gen.DefaultOutput))}
+		if diff := cmp.Diff(wantFiles, filePaths(res.Files)); diff != "" {
+			t.Fatalf("Generate returned other files (-want +got):\n%s", diff)
 		}
 		section, got = wantOutput, res.Files[0].Content
 	}
@@ -87,7 +88,8 @@ func runGolden(t *testing.T, root, path string) {
 		t.Errorf("%s mismatch (-want +got):\n%s", section, diff)
 	}
 	if section == wantOutput {
-		if err := os.WriteFile(res.Files[0].Path, got, 0o644); err != nil {
+		// go vet compiles the package and the generated test beside it.
+		if _, err := res.Write(); err != nil {
 			t.Fatal(err)
 		}
 		goVet(t, dir, env)

@@ -21,9 +21,11 @@ var tourFileRE = regexp.MustCompile("(?s)<!-- tour file: (\\S+) -->\n```go\n(.*?
 // documented //go:generate go tool lasergen line survives go mod tidy and
 // that the tour's snippets are complete programs.
 //
-// It needs no network: requirements come from the module cache (GOFLAGS=-mod=mod),
-// and go.sum is seeded from this checkout's, whose sums cover every module the
-// scratch module can need.
+// The scratch module works offline (GOPROXY=off, GOFLAGS=-mod=mod): its
+// requirements come from the module cache, which go mod download in this
+// checkout fills (a no-op when .ci/run already did), and go.sum is seeded
+// from this checkout's, whose sums cover every module the scratch module
+// can need.
 func TestReadmeTourInOwnModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scratch module with the go command")
@@ -36,6 +38,11 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	files := tourFileRE.FindAllStringSubmatch(string(readme), -1)
 	if len(files) < 2 {
 		t.Fatalf("README.md has %d tour files, want the agent and the program", len(files))
+	}
+	download := exec.Command("go", "mod", "download")
+	download.Dir = root
+	if out, err := download.CombinedOutput(); err != nil {
+		t.Logf("go mod download in the checkout: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
 	env := scratchEnv()
@@ -71,10 +78,11 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 }
 
 // scratchEnv is the go command's environment for a module outside this
-// repository: no workspace, requirements completed from the module cache.
+// repository: no workspace, no network, requirements completed from the
+// module cache.
 func scratchEnv() []string {
 	flags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod")
-	return append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off")
+	return append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off", "GOPROXY=off")
 }
 
 // goIn runs the go command in dir and returns its combined output; a failure
