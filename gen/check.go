@@ -264,14 +264,66 @@ func (c *collector) checkType(op *Operation, t types.Type, pos token.Pos, role s
 		pos = op.Pos
 	}
 	ts := c.typeString(t)
-	if why := c.unnameable(t); why != "" {
+	switch why := c.unnameable(t); why {
+	case "":
+	case unresolved:
+		return // the type checker's error says why, once
+	default:
 		c.report(pos, ErrUnnameable, "%s %s of method %s: %s", role, ts, op.Method, why)
 		return
 	}
 	w := encWalker{ct: op.CT, seen: make(map[types.Type]bool), qual: c.qualifier}
 	if why := w.walk(t, ts); why != "" {
-		c.report(pos, ErrUnencodable, "%s %s of method %s: %s", role, ts, op.Method, why)
+		p := ErrUnencodable
+		if w.noFields {
+			p = ErrNoExportedFields
+		}
+		c.report(pos, p, "%s %s of method %s: %s", role, ts, op.Method, why)
+		return
 	}
+	if role == "input" && token.IsExported(op.Method) {
+		if name := c.unexportedOwn(t); name != "" {
+			c.report(pos, ErrUnexportedInput, "%s %s of method %s: the generated client method %s is exported, but type %s is not",
+				role, ts, op.Method, op.Method, name)
+		}
+	}
+}
+
+// unresolved is unnameable's answer for a type that does not type-check.
+const unresolved = "the type does not resolve"
+
+// unexportedOwn returns the name of an unexported type of this package that
+// spelling t needs, or "".
+func (c *collector) unexportedOwn(t types.Type) string {
+	named := func(obj *types.TypeName, args *types.TypeList) string {
+		if obj.Pkg() == c.l.pkg.Types && !obj.Exported() {
+			return obj.Name()
+		}
+		for i := 0; i < args.Len(); i++ {
+			if n := c.unexportedOwn(args.At(i)); n != "" {
+				return n
+			}
+		}
+		return ""
+	}
+	switch t := t.(type) {
+	case *types.Alias:
+		return named(t.Obj(), t.TypeArgs())
+	case *types.Named:
+		return named(t.Obj(), t.TypeArgs())
+	case *types.Pointer:
+		return c.unexportedOwn(t.Elem())
+	case *types.Slice:
+		return c.unexportedOwn(t.Elem())
+	case *types.Array:
+		return c.unexportedOwn(t.Elem())
+	case *types.Map:
+		if n := c.unexportedOwn(t.Key()); n != "" {
+			return n
+		}
+		return c.unexportedOwn(t.Elem())
+	}
+	return ""
 }
 
 // unnameable says why generated code in this package cannot write t, or "".
@@ -313,7 +365,7 @@ func (c *collector) unnameable(t types.Type) string {
 		return c.unnameable(t.Elem())
 	case *types.Basic:
 		if t.Kind() == types.Invalid {
-			return "the type does not resolve"
+			return unresolved
 		}
 		return ""
 	case *types.Interface:
@@ -336,6 +388,9 @@ type encWalker struct {
 	ct   ContentType
 	seen map[types.Type]bool
 	qual types.Qualifier
+	// noFields is set when the walk stopped at a struct without exported
+	// fields: it encodes, but as nothing.
+	noFields bool
 }
 
 // marshalMethods are the methods through which a type encodes itself in
@@ -396,6 +451,13 @@ func (w *encWalker) walk(t types.Type, path string) string {
 		}
 		return w.walk(u.Elem(), path+"[]")
 	case *types.Struct:
+		if u.NumFields() > 0 && !hasExportedField(u) {
+			w.noFields = true
+			if name := types.TypeString(t, w.qual); name != path {
+				return fmt.Sprintf("%s is struct %s, whose fields are all unexported, so its data is never sent", path, name)
+			}
+			return fmt.Sprintf("the fields of struct %s are all unexported, so its data is never sent", path)
+		}
 		for i := 0; i < u.NumFields(); i++ {
 			f := u.Field(i)
 			if !f.Exported() && !f.Embedded() || w.skipped(u.Tag(i)) {
@@ -419,6 +481,17 @@ func (w *encWalker) walk(t types.Type, path string) string {
 		return fmt.Sprintf("%s is a type parameter", path)
 	}
 	return ""
+}
+
+// hasExportedField reports whether s has a field an encoder writes: an
+// exported or an embedded one (whose exported fields are promoted).
+func hasExportedField(s *types.Struct) bool {
+	for i := 0; i < s.NumFields(); i++ {
+		if f := s.Field(i); f.Exported() || f.Embedded() {
+			return true
+		}
+	}
+	return false
 }
 
 // skipped reports whether a struct tag leaves the field out in w.ct. CBOR

@@ -160,7 +160,7 @@ func (c *collector) typeErrors() {
 		if m := undefinedRE.FindStringSubmatch(e.Msg); m != nil && generated[m[1]] {
 			continue
 		}
-		c.diags = append(c.diags, Diagnostic{Pos: parsePosition(e.Pos, c.l.dir), Problem: ErrLoad, Detail: e.Msg})
+		c.diags = append(c.diags, Diagnostic{Pos: parsePosition(e.Pos, c.l.dir), Problem: ErrTypeCheck, Detail: e.Msg})
 	}
 }
 

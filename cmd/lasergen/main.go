@@ -81,8 +81,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(res.Diagnostics) > 0 {
+		base := positionBase()
 		for _, d := range res.Diagnostics {
-			d.Pos.Filename = fromDir(*dir, d.Pos.Filename)
+			d.Pos.Filename = fromDir(*dir, d.Pos.Filename, base)
 			fmt.Fprintln(stderr, d.String())
 		}
 		return 1
@@ -104,17 +105,47 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// positionBase is the directory diagnostics are relative to: the working
+// directory, as go vet prints positions. Under go generate the working
+// directory is the package's, while the user ran go generate ./... from the
+// module root (the go command does not pass its own directory on), so there
+// positions are relative to the module root: billing/agent.go:12:3, as
+// go vet ./... prints them from the root.
+func positionBase() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if os.Getenv("GOPACKAGE") == "" {
+		return wd
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return wd
+		}
+		dir = parent
+	}
+}
+
 // fromDir rewrites a diagnostic's file name, relative to the package
-// directory, to be relative to the working directory.
-func fromDir(dir, name string) string {
-	if name == "" || name == "." || filepath.IsAbs(name) || dir == "." {
+// directory dir, to be relative to base when it lies inside it, else
+// absolute.
+func fromDir(dir, name, base string) string {
+	if name == "" || filepath.IsAbs(name) || base == "" {
 		return name
 	}
 	abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
 		return name
 	}
-	return rel(abs)
+	if r, err := filepath.Rel(base, abs); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return abs
 }
 
 // rel shortens a path to be relative to the working directory when it can.

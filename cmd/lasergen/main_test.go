@@ -211,3 +211,29 @@ func TestHelpShowsTheToolSetup(t *testing.T) {
 		}
 	}
 }
+
+// Positions are relative to where the command runs, as go vet prints them:
+// from the module root with -dir, and under go generate (which runs lasergen
+// in the package directory) relative to the module root too, where
+// go generate ./... is run.
+func TestDiagnosticPositionsAreRelativeToWhereTheCommandRuns(t *testing.T) {
+	dir := module(t, agentSource)
+	if err := os.Mkdir(filepath.Join(dir, "billing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "billing", "b.go"), []byte(brokenSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "billing/b.go:9:48: unknown key: "
+
+	t.Chdir(dir)
+	if code, stderr := lasergen(t, "-dir", "billing"); code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Fatalf("lasergen -dir billing from the module root: exit %d, stderr:\n%s\nwant lines starting %q", code, stderr, want)
+	}
+
+	t.Chdir(filepath.Join(dir, "billing"))
+	t.Setenv("GOPACKAGE", "billing")
+	if code, stderr := lasergen(t); code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Fatalf("lasergen under go generate: exit %d, stderr:\n%s\nwant lines starting %q", code, stderr, want)
+	}
+}
