@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // tourFileRE finds the README tour's files: a "<!-- tour file: path -->"
@@ -68,11 +75,53 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	goIn(t, dir, env, "generate", "./...")
 	goIn(t, dir, env, "build", "./...")
 	goIn(t, dir, env, "vet", "./...")
-	runEnv := append(env[:len(env):len(env)], "LASER_IGGY_ADDR=")
-	out := goIn(t, dir, runEnv, "run", ".")
+	goIn(t, dir, env, "build", "-o", "shop", ".")
+	shop := filepath.Join(dir, "shop")
+
+	// Step 4: on the embedded log.
+	runShop(t, shop, append(env[:len(env):len(env)], "LASER_IGGY_ADDR="))
+
+	// Step 5: on an Iggy server (laser dev serves this same test server);
+	// the refused charge is parked in agent.dlq.
+	srv := iggytest.Start(t)
+	addr := "iggy://iggy:iggy@" + srv.Addr() + "/shop"
+	runShop(t, shop, append(env[:len(env):len(env)], "LASER_IGGY_ADDR="+addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr, err := iggy.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var capsules []string
+	for p := uint32(0); p < 4; p++ {
+		recs, err := tr.ReadRange(ctx, runtime.TopicDLQ, p, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if d, err := wire.DecodeDeadLetter(r.Payload); err == nil && d.Detail != nil {
+				capsules = append(capsules, *d.Detail)
+			}
+		}
+	}
+	if len(capsules) != 1 || capsules[0] != "cannot charge 0 cents" {
+		t.Fatalf("agent.dlq holds %q, want the refused charge", capsules)
+	}
+}
+
+// runShop runs the tour's program and checks what it printed.
+func runShop(t *testing.T, shop string, env []string) {
+	t.Helper()
+	cmd := exec.Command(shop)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the tour's program: %v\n%s", err, out)
+	}
 	for _, want := range []string{"charged 999 cents: ch-1\n", "billing refused: cannot charge 0 cents\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("go run . printed:\n%s\nwant a line %q", out, strings.TrimSpace(want))
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the tour's program printed:\n%s\nwant a line %q", out, strings.TrimSpace(want))
 		}
 	}
 }
