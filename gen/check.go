@@ -295,41 +295,53 @@ const unresolved = "the type does not resolve"
 // unexportedOwn returns the name of an unexported type of this package that
 // spelling t needs, or "".
 func (c *collector) unexportedOwn(t types.Type) string {
-	named := func(obj *types.TypeName, args *types.TypeList) string {
+	return eachNamed(t, func(obj *types.TypeName) string {
 		if obj.Pkg() == c.l.pkg.Types && !obj.Exported() {
 			return obj.Name()
 		}
+		return ""
+	}, func(types.Type) string { return "" })
+}
+
+// eachNamed walks the types spelling t needs: through pointers, slices,
+// arrays, maps and type arguments, it calls named for every named type (or
+// alias) and leaf for every other type. It returns the first non-empty answer.
+func eachNamed(t types.Type, named func(*types.TypeName) string, leaf func(types.Type) string) string {
+	walkNamed := func(obj *types.TypeName, args *types.TypeList) string {
+		if s := named(obj); s != "" {
+			return s
+		}
 		for i := 0; i < args.Len(); i++ {
-			if n := c.unexportedOwn(args.At(i)); n != "" {
-				return n
+			if s := eachNamed(args.At(i), named, leaf); s != "" {
+				return s
 			}
 		}
 		return ""
 	}
 	switch t := t.(type) {
 	case *types.Alias:
-		return named(t.Obj(), t.TypeArgs())
+		return walkNamed(t.Obj(), t.TypeArgs())
 	case *types.Named:
-		return named(t.Obj(), t.TypeArgs())
+		return walkNamed(t.Obj(), t.TypeArgs())
 	case *types.Pointer:
-		return c.unexportedOwn(t.Elem())
+		return eachNamed(t.Elem(), named, leaf)
 	case *types.Slice:
-		return c.unexportedOwn(t.Elem())
+		return eachNamed(t.Elem(), named, leaf)
 	case *types.Array:
-		return c.unexportedOwn(t.Elem())
+		return eachNamed(t.Elem(), named, leaf)
 	case *types.Map:
-		if n := c.unexportedOwn(t.Key()); n != "" {
-			return n
+		if s := eachNamed(t.Key(), named, leaf); s != "" {
+			return s
 		}
-		return c.unexportedOwn(t.Elem())
+		return eachNamed(t.Elem(), named, leaf)
 	}
-	return ""
+	return leaf(t)
 }
 
 // unnameable says why generated code in this package cannot write t, or "".
 func (c *collector) unnameable(t types.Type) string {
 	own := c.l.pkg.Types
-	named := func(obj *types.TypeName, args *types.TypeList) string {
+	return eachNamed(t, func(obj *types.TypeName) string {
 		switch {
 		case obj.Pkg() == nil:
 			return "" // error, comparable
@@ -340,47 +352,28 @@ func (c *collector) unnameable(t types.Type) string {
 		case obj.Pkg() == own && localNames[obj.Name()]:
 			return fmt.Sprintf("type name %s is also a local name in generated code; rename the type", obj.Name())
 		}
-		for i := 0; i < args.Len(); i++ {
-			if why := c.unnameable(args.At(i)); why != "" {
-				return why
+		return ""
+	}, func(t types.Type) string {
+		switch t := t.(type) {
+		case *types.Basic:
+			if t.Kind() == types.Invalid {
+				return unresolved
 			}
-		}
-		return ""
-	}
-	switch t := t.(type) {
-	case *types.Alias:
-		return named(t.Obj(), t.TypeArgs())
-	case *types.Named:
-		return named(t.Obj(), t.TypeArgs())
-	case *types.Pointer:
-		return c.unnameable(t.Elem())
-	case *types.Slice:
-		return c.unnameable(t.Elem())
-	case *types.Array:
-		return c.unnameable(t.Elem())
-	case *types.Map:
-		if why := c.unnameable(t.Key()); why != "" {
-			return why
-		}
-		return c.unnameable(t.Elem())
-	case *types.Basic:
-		if t.Kind() == types.Invalid {
-			return unresolved
-		}
-		return ""
-	case *types.Interface:
-		if t.Empty() {
 			return ""
+		case *types.Interface:
+			if t.Empty() {
+				return ""
+			}
+			return "an interface literal; declare a named type"
+		case *types.Struct:
+			return "an anonymous struct; declare a named type"
+		case *types.TypeParam:
+			return "a type parameter"
+		case *types.Chan, *types.Signature:
+			return "" // named fine, but not encodable: reported by the encoding check
 		}
-		return "an interface literal; declare a named type"
-	case *types.Struct:
-		return "an anonymous struct; declare a named type"
-	case *types.TypeParam:
-		return "a type parameter"
-	case *types.Chan, *types.Signature:
-		return "" // named fine, but not encodable: reported by the encoding check
-	}
-	return fmt.Sprintf("%T types are not supported", t)
+		return fmt.Sprintf("%T types are not supported", t)
+	})
 }
 
 // encWalker checks that a type encodes and decodes in a content type.

@@ -95,29 +95,12 @@ func (e *emitter) nameImports() {
 
 // collectPackages records the packages whose names spelling t needs.
 func collectPackages(t types.Type, into map[string]string) {
-	named := func(obj *types.TypeName, args *types.TypeList) {
+	eachNamed(t, func(obj *types.TypeName) string {
 		if obj.Pkg() != nil {
 			into[obj.Pkg().Path()] = obj.Pkg().Name()
 		}
-		for i := 0; i < args.Len(); i++ {
-			collectPackages(args.At(i), into)
-		}
-	}
-	switch t := t.(type) {
-	case *types.Alias:
-		named(t.Obj(), t.TypeArgs())
-	case *types.Named:
-		named(t.Obj(), t.TypeArgs())
-	case *types.Pointer:
-		collectPackages(t.Elem(), into)
-	case *types.Slice:
-		collectPackages(t.Elem(), into)
-	case *types.Array:
-		collectPackages(t.Elem(), into)
-	case *types.Map:
-		collectPackages(t.Key(), into)
-		collectPackages(t.Elem(), into)
-	}
+		return ""
+	}, func(types.Type) string { return "" })
 }
 
 // typ spells t; check has made sure it can be spelled.

@@ -72,6 +72,31 @@ func (c capsule) view(src *sources) capsuleView {
 	return v
 }
 
+// viewer renders capsules with what the server knows beside them: the
+// names of their source topics and the redrives recorded for them.
+type viewer struct {
+	src      *sources
+	redriven map[string]string
+}
+
+func newViewer(ctx context.Context, t *iggy.Transport, dlq string) (*viewer, error) {
+	src, err := loadSources(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	redriven, err := readRedrives(ctx, t, dlq)
+	if err != nil {
+		return nil, err
+	}
+	return &viewer{src: src, redriven: redriven}, nil
+}
+
+func (vw *viewer) view(c capsule) capsuleView {
+	v := c.view(vw.src)
+	v.Redriven = vw.redriven[v.Capsule]
+	return v
+}
+
 // readCapsules returns every record of the dead-letter topic, decoded. A
 // topic none of whose records is a capsule is refused: it is not a
 // dead-letter topic.
@@ -126,18 +151,13 @@ func (a *app) dlqListCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		src, err := loadSources(ctx, t)
-		if err != nil {
-			return err
-		}
-		redriven, err := readRedrives(ctx, t, *topic)
+		vw, err := newViewer(ctx, t, *topic)
 		if err != nil {
 			return err
 		}
 		views := make([]capsuleView, len(caps))
 		for i, c := range caps {
-			views[i] = c.view(src)
-			views[i].Redriven = redriven[views[i].Capsule]
+			views[i] = vw.view(c)
 		}
 		if a.json {
 			return a.printJSON(views)
@@ -219,11 +239,7 @@ func (a *app) dlqShowCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		src, err := loadSources(ctx, t)
-		if err != nil {
-			return err
-		}
-		redriven, err := readRedrives(ctx, t, *topic)
+		vw, err := newViewer(ctx, t, *topic)
 		if err != nil {
 			return err
 		}
@@ -235,8 +251,7 @@ func (a *app) dlqShowCommand() *cobra.Command {
 			original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
 			original.Headers.Del(wire.HeaderContentType)
 		}
-		out := shownCapsule{capsuleView: c.view(src), Payload: describe("source", &original)}
-		out.Redriven = redriven[out.Capsule]
+		out := shownCapsule{capsuleView: vw.view(c), Payload: describe("source", &original)}
 		if a.json {
 			return a.printJSON(out)
 		}
