@@ -2,21 +2,44 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/iggytest"
 )
+
+// realServer is LASER_IGGY_ADDR as the test process started with it (tests
+// change the variable to exercise the command's default).
+var realServer = os.Getenv("LASER_IGGY_ADDR")
 
 func TestMain(m *testing.M) {
 	// The Iggy SDK logs every login to the standard logger, as in main.
 	log.SetOutput(io.Discard)
 	os.Exit(m.Run())
+}
+
+var streams atomic.Int32
+
+// serverAddr returns the connection string of an empty stream: on the real
+// server when LASER_IGGY_ADDR names one, else on an in-process test server.
+func serverAddr(t *testing.T) string {
+	t.Helper()
+	if realServer == "" {
+		return "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/laser"
+	}
+	i := strings.LastIndexByte(realServer, '/')
+	if i < 0 {
+		t.Fatalf("LASER_IGGY_ADDR %q names no stream", redactAddr(realServer))
+	}
+	return fmt.Sprintf("%s_cli_%d_%d", realServer, time.Now().UnixNano(), streams.Add(1))
 }
 
 // Flags may come before or after positional arguments and the subcommand.
@@ -160,7 +183,7 @@ func TestDLQShowExplainsAPositionTheTopicDoesNotHold(t *testing.T) {
 		t.Fatalf("offset 999: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = laser(t, "dlq", "list", "--topic", "nope", "--addr", addr)
-	if code != exitFailed || !strings.Contains(errOut, "topic nope does not exist in stream laser") {
+	if code != exitFailed || !strings.Contains(errOut, "topic nope does not exist in stream ") {
 		t.Fatalf("missing topic: exit %d, stderr %q", code, errOut)
 	}
 }

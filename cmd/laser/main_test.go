@@ -27,12 +27,13 @@ func laser(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// poisoned starts a test server, parks two plain messages and one AGDX
-// command in agent.dlq through a real consumer, and returns the address.
+// poisoned parks two plain messages and one AGDX command in agent.dlq
+// through a real consumer and returns the server's address: a stream of its
+// own on the real server LASER_IGGY_ADDR names when it is set, else the
+// in-process test server.
 func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 	t.Helper()
-	srv := iggytest.Start(t)
-	addr = "iggy://iggy:iggy@" + srv.Addr() + "/laser"
+	addr = serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tr, err := iggy.Dial(ctx, addr)
