@@ -53,6 +53,7 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/token"
 	"os"
@@ -73,6 +74,10 @@ type Options struct {
 	Env []string
 	// BuildFlags are passed to the go command, such as "-tags=integration".
 	BuildFlags []string
+	// NoTest leaves out the generated test (see TestOutput), for builds whose
+	// tests cannot run the go command; Write then removes one lasergen wrote
+	// before.
+	NoTest bool
 }
 
 func (o Options) output() string {
@@ -92,7 +97,10 @@ type File struct {
 // Result is the outcome of a run: the files to write, or the diagnostics
 // that prevented them (never both).
 type Result struct {
-	Files       []File
+	Files []File
+	// Obsolete are generated files this run no longer produces (a generated
+	// test under Options.NoTest); Write removes them.
+	Obsolete    []string
 	Diagnostics []Diagnostic
 	// Model is what the generator understood; nil when loading failed.
 	Model *Model
@@ -136,11 +144,18 @@ func Generate(dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	test, err := emitTest(model, opts)
-	if err != nil {
-		return nil, fmt.Errorf("lasergen: format the generated test: %w", err)
+	res.Files = []File{{Path: l.out, Content: src}}
+	testPath := filepath.Join(l.dir, TestOutput(filepath.Base(l.out)))
+	switch {
+	case !opts.NoTest:
+		test, err := emitTest(model, opts)
+		if err != nil {
+			return nil, fmt.Errorf("lasergen: format the generated test: %w", err)
+		}
+		res.Files = append(res.Files, File{Path: testPath, Content: test})
+	case fileIsGenerated(testPath):
+		res.Obsolete = []string{testPath}
 	}
-	res.Files = []File{{Path: l.out, Content: src}, {Path: filepath.Join(l.dir, TestOutput(filepath.Base(l.out))), Content: test}}
 	return res, nil
 }
 
@@ -178,6 +193,11 @@ func (r *Result) Write() ([]string, error) {
 		}
 		wrote = append(wrote, f.Path)
 	}
+	for _, p := range r.Obsolete {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return wrote, fmt.Errorf("lasergen: %w", err)
+		}
+	}
 	return wrote, nil
 }
 
@@ -187,6 +207,11 @@ func (r *Result) Stale() []string {
 	for _, f := range r.Files {
 		if old, err := os.ReadFile(f.Path); err != nil || !bytes.Equal(old, f.Content) {
 			stale = append(stale, f.Path)
+		}
+	}
+	for _, p := range r.Obsolete {
+		if _, err := os.Stat(p); err == nil {
+			stale = append(stale, p)
 		}
 	}
 	return stale

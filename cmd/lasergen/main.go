@@ -33,7 +33,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2]
+const usage = `usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2] [-test=false]
 
 lasergen writes laser_gen.go for the //laser: directives of one package.
 Set it up once in your module, then run go generate:
@@ -52,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", gen.DefaultOutput, "name of the generated file inside -dir")
 	check := fs.Bool("check", false, "write nothing; exit 1 when the generated file is missing or out of date")
 	tags := fs.String("tags", "", "comma-separated build tags to load the package with")
+	test := fs.Bool("test", true, "also write laser_gen_test.go, whose test fails go test when laser_gen.go is stale (-test=false removes it)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -71,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lasergen: -out %q must be a .go file name without a directory\n", *out)
 		return 2
 	}
-	opts := gen.Options{Output: *out}
+	opts := gen.Options{Output: *out, NoTest: !*test}
 	if *tags != "" {
 		opts.BuildFlags = []string{"-tags=" + *tags}
 	}

@@ -237,3 +237,32 @@ func TestDiagnosticPositionsAreRelativeToWhereTheCommandRuns(t *testing.T) {
 		t.Fatalf("lasergen under go generate: exit %d, stderr:\n%s\nwant lines starting %q", code, stderr, want)
 	}
 }
+
+// lasergen writes the generated test by default; -test=false leaves it out
+// and removes the one it wrote before.
+func TestRunWritesTheGeneratedTestUnlessToldNotTo(t *testing.T) {
+	dir := module(t, agentSource)
+	test := filepath.Join(dir, "laser_gen_test.go")
+	if code, stderr := lasergen(t, "-dir", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	src, err := os.ReadFile(test)
+	if err != nil || !strings.Contains(string(src), "func TestLaserGenIsUpToDate(t *testing.T)") {
+		t.Fatalf("generated test: %v\n%s", err, src)
+	}
+	if code, _ := lasergen(t, "-dir", dir, "-check", "-test=false"); code != 1 {
+		t.Fatalf("-check -test=false with a generated test on disk: exit %d, want 1", code)
+	}
+	if code, stderr := lasergen(t, "-dir", dir, "-test=false"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(test); !os.IsNotExist(err) {
+		t.Fatalf("-test=false left %s (stat: %v)", test, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "laser_gen.go")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := lasergen(t, "-dir", dir, "-check", "-test=false"); code != 0 {
+		t.Fatalf("-check -test=false: exit %d: %s", code, stderr)
+	}
+}
