@@ -53,5 +53,5 @@ generate: ## run go generate on every package (lasergen writes laser_gen.go file
 .PHONY: checkgenerate
 checkgenerate: generate ## fail when go generate changed a tracked file or left a new generated one
 	@git diff --exit-code
-	@new=$$(git ls-files --others --exclude-standard -- '*laser_gen.go'); \
+	@new=$$(git ls-files --others --exclude-standard -- '*laser_gen.go' '*laser_gen_test.go'); \
 	if [ -n "$$new" ]; then echo "go generate created untracked files:"; echo "$$new"; exit 1; fi

@@ -67,8 +67,13 @@ func (c *collector) check() {
 // generatedNames are the package-level identifiers emitted for an agent.
 func generatedNames(a *Agent) []string {
 	e := exportedName(a.Name)
-	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher"}
+	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher", staleName(a)}
 }
+
+// staleName names the interface of the handler signatures an agent was
+// generated for; the compiler prints it when the file is stale, so it says
+// what to do.
+func staleName(a *Agent) string { return "laserGenIsStale_RunGoGenerate_" + a.Name }
 
 func exportedName(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
@@ -265,20 +270,84 @@ func (c *collector) checkType(op *Operation, t types.Type, pos token.Pos, role s
 		pos = op.Pos
 	}
 	ts := c.typeString(t)
-	if why := c.unnameable(t); why != "" {
+	switch why := c.unnameable(t); why {
+	case "":
+	case unresolved:
+		return // the type checker's error says why, once
+	default:
 		c.report(pos, ErrUnnameable, "%s %s of method %s: %s", role, ts, op.Method, why)
 		return
 	}
 	w := encWalker{ct: op.CT, seen: make(map[types.Type]bool), qual: c.qualifier}
 	if why := w.walk(t, ts); why != "" {
-		c.report(pos, ErrUnencodable, "%s %s of method %s: %s", role, ts, op.Method, why)
+		p := ErrUnencodable
+		if w.noFields {
+			p = ErrNoExportedFields
+		}
+		c.report(pos, p, "%s %s of method %s: %s", role, ts, op.Method, why)
+		return
 	}
+	if role == "input" && token.IsExported(op.Method) {
+		if name := c.unexportedOwn(t); name != "" {
+			c.report(pos, ErrUnexportedInput, "%s %s of method %s: the generated client method %s is exported, but type %s is not",
+				role, ts, op.Method, op.Method, name)
+		}
+	}
+}
+
+// unresolved is unnameable's answer for a type that does not type-check.
+const unresolved = "the type does not resolve"
+
+// unexportedOwn returns the name of an unexported type of this package that
+// spelling t needs, or "".
+func (c *collector) unexportedOwn(t types.Type) string {
+	return eachNamed(t, func(obj *types.TypeName) string {
+		if obj.Pkg() == c.l.pkg.Types && !obj.Exported() {
+			return obj.Name()
+		}
+		return ""
+	}, func(types.Type) string { return "" })
+}
+
+// eachNamed walks the types spelling t needs: through pointers, slices,
+// arrays, maps and type arguments, it calls named for every named type (or
+// alias) and leaf for every other type. It returns the first non-empty answer.
+func eachNamed(t types.Type, named func(*types.TypeName) string, leaf func(types.Type) string) string {
+	walkNamed := func(obj *types.TypeName, args *types.TypeList) string {
+		if s := named(obj); s != "" {
+			return s
+		}
+		for i := 0; i < args.Len(); i++ {
+			if s := eachNamed(args.At(i), named, leaf); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	switch t := t.(type) {
+	case *types.Alias:
+		return walkNamed(t.Obj(), t.TypeArgs())
+	case *types.Named:
+		return walkNamed(t.Obj(), t.TypeArgs())
+	case *types.Pointer:
+		return eachNamed(t.Elem(), named, leaf)
+	case *types.Slice:
+		return eachNamed(t.Elem(), named, leaf)
+	case *types.Array:
+		return eachNamed(t.Elem(), named, leaf)
+	case *types.Map:
+		if s := eachNamed(t.Key(), named, leaf); s != "" {
+			return s
+		}
+		return eachNamed(t.Elem(), named, leaf)
+	}
+	return leaf(t)
 }
 
 // unnameable says why generated code in this package cannot write t, or "".
 func (c *collector) unnameable(t types.Type) string {
 	own := c.l.pkg.Types
-	named := func(obj *types.TypeName, args *types.TypeList) string {
+	return eachNamed(t, func(obj *types.TypeName) string {
 		switch {
 		case obj.Pkg() == nil:
 			return "" // error, comparable
@@ -289,47 +358,28 @@ func (c *collector) unnameable(t types.Type) string {
 		case obj.Pkg() == own && localNames[obj.Name()]:
 			return fmt.Sprintf("type name %s is also a local name in generated code; rename the type", obj.Name())
 		}
-		for i := 0; i < args.Len(); i++ {
-			if why := c.unnameable(args.At(i)); why != "" {
-				return why
+		return ""
+	}, func(t types.Type) string {
+		switch t := t.(type) {
+		case *types.Basic:
+			if t.Kind() == types.Invalid {
+				return unresolved
 			}
-		}
-		return ""
-	}
-	switch t := t.(type) {
-	case *types.Alias:
-		return named(t.Obj(), t.TypeArgs())
-	case *types.Named:
-		return named(t.Obj(), t.TypeArgs())
-	case *types.Pointer:
-		return c.unnameable(t.Elem())
-	case *types.Slice:
-		return c.unnameable(t.Elem())
-	case *types.Array:
-		return c.unnameable(t.Elem())
-	case *types.Map:
-		if why := c.unnameable(t.Key()); why != "" {
-			return why
-		}
-		return c.unnameable(t.Elem())
-	case *types.Basic:
-		if t.Kind() == types.Invalid {
-			return "the type does not resolve"
-		}
-		return ""
-	case *types.Interface:
-		if t.Empty() {
 			return ""
+		case *types.Interface:
+			if t.Empty() {
+				return ""
+			}
+			return "an interface literal; declare a named type"
+		case *types.Struct:
+			return "an anonymous struct; declare a named type"
+		case *types.TypeParam:
+			return "a type parameter"
+		case *types.Chan, *types.Signature:
+			return "" // named fine, but not encodable: reported by the encoding check
 		}
-		return "an interface literal; declare a named type"
-	case *types.Struct:
-		return "an anonymous struct; declare a named type"
-	case *types.TypeParam:
-		return "a type parameter"
-	case *types.Chan, *types.Signature:
-		return "" // named fine, but not encodable: reported by the encoding check
-	}
-	return fmt.Sprintf("%T types are not supported", t)
+		return fmt.Sprintf("%T types are not supported", t)
+	})
 }
 
 // encWalker checks that a type encodes and decodes in a content type.
@@ -337,6 +387,9 @@ type encWalker struct {
 	ct   ContentType
 	seen map[types.Type]bool
 	qual types.Qualifier
+	// noFields is set when the walk stopped at a struct without exported
+	// fields: it encodes, but as nothing.
+	noFields bool
 }
 
 // marshalMethods are the methods through which a type encodes itself in
@@ -397,6 +450,13 @@ func (w *encWalker) walk(t types.Type, path string) string {
 		}
 		return w.walk(u.Elem(), path+"[]")
 	case *types.Struct:
+		if u.NumFields() > 0 && !hasExportedField(u) {
+			w.noFields = true
+			if name := types.TypeString(t, w.qual); name != path {
+				return fmt.Sprintf("%s is struct %s, whose fields are all unexported, so its data is never sent", path, name)
+			}
+			return fmt.Sprintf("the fields of struct %s are all unexported, so its data is never sent", path)
+		}
 		for i := 0; i < u.NumFields(); i++ {
 			f := u.Field(i)
 			if !f.Exported() && !f.Embedded() || w.skipped(u.Tag(i)) {
@@ -420,6 +480,17 @@ func (w *encWalker) walk(t types.Type, path string) string {
 		return fmt.Sprintf("%s is a type parameter", path)
 	}
 	return ""
+}
+
+// hasExportedField reports whether s has a field an encoder writes: an
+// exported or an embedded one (whose exported fields are promoted).
+func hasExportedField(s *types.Struct) bool {
+	for i := 0; i < s.NumFields(); i++ {
+		if f := s.Field(i); f.Exported() || f.Embedded() {
+			return true
+		}
+	}
+	return false
 }
 
 // skipped reports whether a struct tag leaves the field out in w.ct. CBOR

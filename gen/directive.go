@@ -216,16 +216,33 @@ func checkSchema(d *Directive, broken map[string]bool) []DirectiveError {
 	}
 	s, ok := directiveSchemas[d.Name]
 	if !ok {
-		return []DirectiveError{{Off: d.NameOff, Problem: ErrUnknownDirective, Detail: fmt.Sprintf("//laser:%s is not a directive", d.Name)}}
+		names := make([]string, 0, len(directiveSchemas))
+		for n := range directiveSchemas {
+			names = append(names, n)
+		}
+		hint := ""
+		if meant := closest(d.Name, names); meant != "" {
+			hint = "; did you mean //laser:" + meant + "?"
+		}
+		return []DirectiveError{{Off: d.NameOff, Problem: ErrUnknownDirective,
+			Detail: fmt.Sprintf("//laser:%s is not a directive%s", d.Name, hint)}}
 	}
 	var errs []DirectiveError
 	seen := make(map[string]bool, len(d.Fields))
+	meantKeys := make(map[string]bool)
 	kept := d.Fields[:0]
 	for _, f := range d.Fields {
 		switch {
 		case !contains(s.keys, f.Key):
+			hint := ""
+			if meant := closest(f.Key, s.keys); meant != "" {
+				hint = "; did you mean " + meant + "?"
+				// The misspelt key stands for the one meant: it is not
+				// also reported as missing.
+				meantKeys[meant] = true
+			}
 			errs = append(errs, DirectiveError{Off: f.KeyOff, Problem: ErrUnknownKey,
-				Detail: fmt.Sprintf("//laser:%s has no key %q", d.Name, f.Key)})
+				Detail: fmt.Sprintf("//laser:%s has no key %q%s", d.Name, f.Key, hint)})
 		case seen[f.Key]:
 			errs = append(errs, DirectiveError{Off: f.KeyOff, Problem: ErrDuplicateKey,
 				Detail: fmt.Sprintf("key %q is given twice", f.Key)})
@@ -236,7 +253,7 @@ func checkSchema(d *Directive, broken map[string]bool) []DirectiveError {
 	}
 	d.Fields = kept
 	for _, k := range s.required {
-		if !seen[k] && !broken[k] {
+		if !seen[k] && !broken[k] && !meantKeys[k] {
 			errs = append(errs, DirectiveError{Off: d.NameOff, Problem: ErrMissingKey,
 				Detail: fmt.Sprintf("//laser:%s needs %s=", d.Name, k)})
 		}

@@ -33,7 +33,14 @@ func emit(m *Model, scope *types.Scope) ([]byte, error) {
 	e.nameImports()
 	e.doc("This reference fails to compile when the laser runtime is older than the generator that wrote this file: upgrade github.com/lasergo/laser.")
 	e.f.Const().Id("_").Op("=").Qual(runtimePath, "IsAtLeastVersion0_1")
+	// The signature assertions come first: the compiler lists errors by
+	// line, so a stale file's first error is the one that says what to do.
 	for _, a := range m.Agents {
+		e.f.Line()
+		e.assertions(a)
+	}
+	for _, a := range m.Agents {
+		e.f.Line()
 		e.agent(a)
 	}
 	var buf bytes.Buffer
@@ -91,29 +98,12 @@ func (e *emitter) nameImports() {
 
 // collectPackages records the packages whose names spelling t needs.
 func collectPackages(t types.Type, into map[string]string) {
-	named := func(obj *types.TypeName, args *types.TypeList) {
+	eachNamed(t, func(obj *types.TypeName) string {
 		if obj.Pkg() != nil {
 			into[obj.Pkg().Path()] = obj.Pkg().Name()
 		}
-		for i := 0; i < args.Len(); i++ {
-			collectPackages(args.At(i), into)
-		}
-	}
-	switch t := t.(type) {
-	case *types.Alias:
-		named(t.Obj(), t.TypeArgs())
-	case *types.Named:
-		named(t.Obj(), t.TypeArgs())
-	case *types.Pointer:
-		collectPackages(t.Elem(), into)
-	case *types.Slice:
-		collectPackages(t.Elem(), into)
-	case *types.Array:
-		collectPackages(t.Elem(), into)
-	case *types.Map:
-		collectPackages(t.Key(), into)
-		collectPackages(t.Elem(), into)
-	}
+		return ""
+	}, func(types.Type) string { return "" })
 }
 
 // typ spells t; check has made sure it can be spelled.
@@ -222,7 +212,7 @@ func (e *emitter) agent(a *Agent) {
 	f.Line()
 
 	// Handler and dispatcher.
-	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected.", x, a.ID)
+	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected (and answered, when the caller waits for a reply).", x, a.ID)
 	f.Func().Id(x + "Handler").Params(jen.Id("impl").Op("*").Id(a.Name)).Add(rt("Handler")).Block(
 		jen.Return(jen.Id(dispatcher).Values(jen.Dict{jen.Id("impl"): jen.Id("impl")})),
 	)
@@ -255,7 +245,7 @@ func (e *emitter) agent(a *Agent) {
 				)
 			}
 		}),
-		jen.Return(rt("UnknownOperation").Call(id, jen.Id("m").Dot("Kind").Call(), jen.Id("m").Dot("Operation").Call())),
+		jen.Return(rt("RejectUnknownOperation").Call(jen.Id("c"), id)),
 	)
 	for _, op := range a.Ops {
 		f.Line()
@@ -265,8 +255,6 @@ func (e *emitter) agent(a *Agent) {
 	e.client(a, x)
 	f.Line()
 	e.card(a, x)
-	f.Line()
-	e.assertions(a)
 }
 
 func respondPhrase(a *Agent) string {
@@ -426,20 +414,23 @@ func (e *emitter) card(a *Agent, x string) {
 	)
 }
 
-// assertions pin every handler's signature, so editing one without
-// regenerating fails the build here with both signatures in the message.
+// assertions pin every handler's signature in an interface the agent must
+// implement, so adding, removing or editing a handler without regenerating
+// fails the build at the top of the generated file with a message naming
+// the fix, the method, and the signature it has and the one generated for.
 func (e *emitter) assertions(a *Agent) {
-	recv := jen.Op("*").Id(a.Name)
-	e.doc("The signatures %s was generated for; regenerate when they change.", a.Name)
-	e.f.Var().DefsFunc(func(g *jen.Group) {
+	iface := staleName(a)
+	e.doc("%s lists the handler signatures this file was generated for. If *%s does not implement it, %s is stale: run go generate.", iface, a.Name, DefaultOutput)
+	e.f.Type().Id(iface).InterfaceFunc(func(g *jen.Group) {
 		for _, op := range a.Ops {
 			results := jen.Error()
 			if op.Out != nil {
 				results = jen.Params(e.typ(op.Out), jen.Error())
 			}
-			params := append([]jen.Code{recv.Clone(), jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...)
-			g.Id("_").Func().Params(params...).Add(results).
-				Op("=").Parens(recv.Clone()).Dot(op.Method)
+			params := append([]jen.Code{jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...)
+			g.Id(op.Method).Params(params...).Add(results)
 		}
 	})
+	e.f.Line()
+	e.f.Var().Id("_").Id(iface).Op("=").Parens(jen.Op("*").Id(a.Name)).Parens(jen.Nil())
 }

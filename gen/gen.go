@@ -40,6 +40,10 @@
 // (the wire.AgentCard listing the //laser:handle operations) and
 // compile-time assertions of every handler signature.
 //
+// Beside the generated file (laser_gen.go) goes a generated test
+// (laser_gen_test.go) that fails go test when the generated file is stale:
+// see CheckUpToDate.
+//
 // A request method that returns a non-retryable error makes the dispatcher
 // answer the caller with an AGDX error (see runtime.FailRequest) before the
 // message is dead-lettered, so the typed client returns a
@@ -49,6 +53,7 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/token"
 	"os"
@@ -69,6 +74,10 @@ type Options struct {
 	Env []string
 	// BuildFlags are passed to the go command, such as "-tags=integration".
 	BuildFlags []string
+	// NoTest leaves out the generated test (see TestOutput), for builds whose
+	// tests cannot run the go command; Write then removes one lasergen wrote
+	// before.
+	NoTest bool
 }
 
 func (o Options) output() string {
@@ -88,7 +97,10 @@ type File struct {
 // Result is the outcome of a run: the files to write, or the diagnostics
 // that prevented them (never both).
 type Result struct {
-	Files       []File
+	Files []File
+	// Obsolete are generated files this run no longer produces (a generated
+	// test under Options.NoTest); Write removes them.
+	Obsolete    []string
 	Diagnostics []Diagnostic
 	// Model is what the generator understood; nil when loading failed.
 	Model *Model
@@ -133,6 +145,17 @@ func Generate(dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Files = []File{{Path: l.out, Content: src}}
+	testPath := filepath.Join(l.dir, TestOutput(filepath.Base(l.out)))
+	switch {
+	case !opts.NoTest:
+		test, err := emitTest(model, opts)
+		if err != nil {
+			return nil, fmt.Errorf("lasergen: format the generated test: %w", err)
+		}
+		res.Files = append(res.Files, File{Path: testPath, Content: test})
+	case fileIsGenerated(testPath):
+		res.Obsolete = []string{testPath}
+	}
 	return res, nil
 }
 
@@ -152,7 +175,7 @@ func (c *collector) typeErrors() {
 		if m := undefinedRE.FindStringSubmatch(e.Msg); m != nil && generated[m[1]] {
 			continue
 		}
-		c.diags = append(c.diags, Diagnostic{Pos: parsePosition(e.Pos, c.l.dir), Problem: ErrLoad, Detail: e.Msg})
+		c.diags = append(c.diags, Diagnostic{Pos: parsePosition(e.Pos, c.l.dir), Problem: ErrTypeCheck, Detail: e.Msg})
 	}
 }
 
@@ -170,6 +193,11 @@ func (r *Result) Write() ([]string, error) {
 		}
 		wrote = append(wrote, f.Path)
 	}
+	for _, p := range r.Obsolete {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return wrote, fmt.Errorf("lasergen: %w", err)
+		}
+	}
 	return wrote, nil
 }
 
@@ -179,6 +207,11 @@ func (r *Result) Stale() []string {
 	for _, f := range r.Files {
 		if old, err := os.ReadFile(f.Path); err != nil || !bytes.Equal(old, f.Content) {
 			stale = append(stale, f.Path)
+		}
+	}
+	for _, p := range r.Obsolete {
+		if _, err := os.Stat(p); err == nil {
+			stale = append(stale, p)
 		}
 	}
 	return stale

@@ -70,8 +70,9 @@ func runGolden(t *testing.T, root, path string) {
 		}
 		got = []byte(b.String())
 	} else {
-		if len(res.Files) != 1 || res.Files[0].Path != filepath.Join(dir, gen.DefaultOutput) {
-			t.Fatalf("Generate returned files %v, want only %s", filePaths(res.Files), gen.DefaultOutput)
+		wantFiles := []string{filepath.Join(dir, gen.DefaultOutput), filepath.Join(dir, gen.TestOutput(gen.DefaultOutput))}
+		if diff := cmp.Diff(wantFiles, filePaths(res.Files)); diff != "" {
+			t.Fatalf("Generate returned other files (-want +got):\n%s", diff)
 		}
 		section, got = wantOutput, res.Files[0].Content
 	}
@@ -87,7 +88,8 @@ func runGolden(t *testing.T, root, path string) {
 		t.Errorf("%s mismatch (-want +got):\n%s", section, diff)
 	}
 	if section == wantOutput {
-		if err := os.WriteFile(res.Files[0].Path, got, 0o644); err != nil {
+		// go vet compiles the package and the generated test beside it.
+		if _, err := res.Write(); err != nil {
 			t.Fatal(err)
 		}
 		goVet(t, dir, env)
@@ -235,41 +237,63 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 // TestChangedSignatureWithoutRegeneratingFailsTheBuild edits a handler's
-// input after generating: the build must fail in the generated file.
+// input after generating: the build must fail in the generated file, and
+// its first error names the fix, the method and both signatures.
 func TestChangedSignatureWithoutRegeneratingFailsTheBuild(t *testing.T) {
-	dir, res := loadCase(t, "request")
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, "billing.go")
-	old, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := bytes.Replace(old, []byte("in ChargeCard) (Charged, error)"), []byte("in *ChargeCard) (Charged, error)"), 1)
-	if bytes.Equal(edited, old) {
-		t.Fatal("the request case no longer has the signature this test edits")
-	}
-	if err := os.WriteFile(src, edited, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "./...")
-	cmd.Dir, cmd.Env = dir, goEnv()
-	out, err := cmd.CombinedOutput()
+	dir := editedCase(t, "in ChargeCard) (Charged, error)", "in *ChargeCard) (Charged, error)")
+	out, err := goBuild(dir)
 	if err == nil || !bytes.Contains(out, []byte(gen.DefaultOutput)) {
 		t.Fatalf("go build after the edit: err %v, output:\n%s\nwant a failure in %s", err, out, gen.DefaultOutput)
 	}
+	first := firstBuildError(out)
+	for _, want := range []string{"laserGenIsStale_RunGoGenerate_Billing", "wrong type for method Charge", "have Charge(", ".Ctx, *ChargeCard)", "want Charge(", ".Ctx, ChargeCard)"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first build error does not say %q:\n%s", want, first)
+		}
+	}
 	// Regenerating picks the new signature up.
-	res, err = gen.Generate(dir, gen.Options{Env: goEnv()})
+	res, err := gen.Generate(dir, gen.Options{Env: goEnv()})
 	if err != nil || res.Err() != nil {
 		t.Fatalf("regenerate: %v %v", err, res.Err())
 	}
 	if _, err := res.Write(); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.Command("go", "build", "./...")
-	cmd.Dir, cmd.Env = dir, goEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := goBuild(dir); err != nil {
 		t.Fatalf("go build after regenerating: %v\n%s", err, out)
 	}
+}
+
+// TestRemovedHandlerWithoutRegeneratingFailsTheBuild renames a handler after
+// generating: the first build error says the file is stale.
+func TestRemovedHandlerWithoutRegeneratingFailsTheBuild(t *testing.T) {
+	dir := editedCase(t, ") Charge(ctx", ") ChargeCard(ctx")
+	out, err := goBuild(dir)
+	first := firstBuildError(out)
+	if err == nil || !strings.Contains(first, "laserGenIsStale_RunGoGenerate_Billing") || !strings.Contains(first, "missing method Charge") {
+		t.Fatalf("go build after the rename: err %v, output:\n%s\nwant a first error naming laserGenIsStale_RunGoGenerate_Billing and the missing method", err, out)
+	}
+}
+
+func goBuild(dir string) ([]byte, error) {
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir, cmd.Env = dir, goEnv()
+	return cmd.CombinedOutput()
+}
+
+// firstBuildError returns the first error of go build's output with its
+// indented continuation lines.
+func firstBuildError(out []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#"):
+			continue
+		case b.Len() == 0 || strings.HasPrefix(line, "\t"):
+			b.WriteString(line + "\n")
+			continue
+		}
+		break
+	}
+	return b.String()
 }

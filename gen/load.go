@@ -45,6 +45,7 @@ func load(dir string, opts Options) (*loaded, []Diagnostic, error) {
 	}
 	l := &loaded{dir: abs, out: filepath.Join(abs, opts.output()), fset: token.NewFileSet()}
 	overlay, diags := l.hideOutput()
+	diags = append(diags, l.checkTestOutput()...)
 	if len(diags) > 0 {
 		return nil, diags, nil
 	}
@@ -114,7 +115,18 @@ func (l *loaded) hideOutput() (map[string][]byte, []Diagnostic) {
 		// let the load report what is wrong with it.
 		return nil, nil
 	}
-	return map[string][]byte{l.out: []byte("package " + name + "\n")}, nil
+	overlay := map[string][]byte{l.out: []byte("package " + name + "\n")}
+	// The generated test may name the old package too; blank it as well.
+	if test := filepath.Join(l.dir, TestOutput(filepath.Base(l.out))); fileIsGenerated(test) {
+		overlay[test] = []byte("package " + name + "_test\n")
+	}
+	return overlay, nil
+}
+
+// fileIsGenerated reports whether path exists and starts with lasergen's header.
+func fileIsGenerated(path string) bool {
+	src, err := os.ReadFile(path)
+	return err == nil && isGenerated(src)
 }
 
 // isGenerated reports whether src starts with lasergen's header line.

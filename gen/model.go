@@ -7,6 +7,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // OpKind is how an operation is called.
@@ -245,7 +246,26 @@ func (c *collector) file(f *ast.File) {
 		if !used[g] {
 			c.misplaced(g, "a comment that documents no declaration")
 		}
+		for _, cm := range g.List {
+			if name := spacedDirective(cm.Text); name != "" {
+				c.report(cm.Slash, ErrSpacedDirective, "%q is an ordinary comment, so it generates nothing; did you mean //laser:%s?",
+					strings.Fields(cm.Text)[0]+" "+strings.Fields(cm.Text)[1], name)
+			}
+		}
 	}
+}
+
+// hasSpacedDirective reports whether doc holds a near miss of //laser:name.
+func hasSpacedDirective(doc *ast.CommentGroup, name string) bool {
+	if doc == nil {
+		return false
+	}
+	for _, cm := range doc.List {
+		if spacedDirective(cm.Text) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // directives parses the laser directives of a doc comment.
@@ -293,10 +313,15 @@ func (c *collector) typeSpec(ts *ast.TypeSpec, doc *ast.CommentGroup) {
 			c.report(d.pos(d.NameOff), ErrMisplaced, "//laser:%s is on type %s; put it on a method of an agent type", d.Name, ts.Name.Name)
 		}
 	}
+	obj, _ := c.l.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
 	if agentDir == nil {
+		if obj != nil && hasSpacedDirective(doc, "agent") {
+			// Reported as a near miss; its methods' directives are not
+			// reported again as belonging to no agent.
+			c.rejected[obj] = true
+		}
 		return
 	}
-	obj, _ := c.l.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
 	if obj == nil {
 		return
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -69,8 +70,17 @@ func (a *Agent) ID() string { return a.cfg.ID }
 // Start runs the agent in the background and returns its handle. ctx bounds
 // the agent's whole life: cancelling it is a hard stop. Dropping the handle
 // does not stop the agent.
+//
+// A client runs one agent per id: while an agent is running, starting
+// another with its id fails at once (Ready and Wait return an ErrConfig
+// error naming the id). Two agents with one id would share a consumer group
+// and each receive part of the other's messages; replicas of one agent run
+// on clients of their own, as they do in separate processes.
 func (a *Agent) Start(ctx context.Context) *AgentHandle {
 	c, err := NewConsumer(a.client.t, a.cfg.Consumer)
+	if err == nil {
+		err = a.client.claim(a.cfg.ID)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &AgentHandle{id: a.cfg.ID, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
 	go func() {
@@ -80,9 +90,34 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 			h.err = err
 			return
 		}
+		defer a.client.release(a.cfg.ID)
 		h.err = c.Run(runCtx, func() { close(h.ready) }, h.stop)
 	}()
 	return h
+}
+
+// claim records that an agent with id runs on the client, or says why it
+// cannot.
+func (c *Client) claim(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[id] {
+		return &Error{Code: CodeConfig, Msg: fmt.Sprintf("agent %q is already running on this client: two agents with one id share "+
+			"a consumer group and each gets part of the other's messages; give each agent its own id "+
+			"(check the id= of every //laser:agent), or run replicas on clients of their own", id)}
+	}
+	if c.running == nil {
+		c.running = make(map[string]bool)
+	}
+	c.running[id] = true
+	return nil
+}
+
+// release forgets a stopped agent's id.
+func (c *Client) release(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.running, id)
 }
 
 // AgentHandle controls a running agent.

@@ -229,7 +229,9 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 	// signed reply may complete the contract.
 	answered := make(chan struct{}, 2)
 	for i, k := range []*sign.Key{nil, forger} {
-		runAgent(t, c, runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
+		// Each impostor runs on a client of its own: one client runs one
+		// agent per id.
+		runAgent(t, newClient(t, log, runtime.SystemClock{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
 			Consumer: runtime.ConsumerConfig{SigningKey: k},
 			Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 				err := ctx.Respond([]byte("forged"))
@@ -266,7 +268,9 @@ func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T)
 	perReplica := [2]atomic.Int32{}
 	all := make(chan struct{}, n)
 	for i := range 2 {
-		runAgent(t, c, runtime.AgentConfig{ID: "worker", Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+		// Replicas run on clients of their own, as in separate processes.
+		replica := newClient(t, log, runtime.SystemClock{}, nil)
+		runAgent(t, replica, runtime.AgentConfig{ID: "worker", Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			mu.Lock()
 			seen[string(ctx.Message().Body())]++
 			mu.Unlock()

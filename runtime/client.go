@@ -38,6 +38,9 @@ type Client struct {
 	mu     sync.Mutex
 	hubs   map[string]*replyHub
 	closed bool
+	// running holds the ids of the agents started on this client and not
+	// yet stopped: one agent per id (see Agent.Start).
+	running map[string]bool
 }
 
 // NewClient returns a client over t.

@@ -93,6 +93,24 @@ func errorCode(err error) wire.ErrorCode {
 	return wire.ErrorInternal
 }
 
+// RejectUnknownOperation is what a generated dispatcher returns for a
+// message none of agent's methods handles (see UnknownOperation). An unknown
+// command that a caller may be waiting on (it carries a correlation and the
+// agent has a respond topic) is also answered with an AGDX unsupported
+// error naming the operation, so the caller's typed client returns a
+// *RemoteError at once instead of waiting for its timeout.
+func RejectUnknownOperation(c *Ctx, agent string) error {
+	m := c.Message()
+	err := UnknownOperation(agent, m.Kind(), m.Operation())
+	if err == nil || m.Kind() != wire.KindCommand || c.c.cfg.RespondTopic == "" {
+		return err
+	}
+	if _, ok := c.correlation(); !ok {
+		return err
+	}
+	return FailRequest(c, &Failure{Code: wire.ErrorUnsupported, Err: err})
+}
+
 // MergeSendOptions returns base followed by opts, without writing into
 // base's backing array (which a generated client shares between calls).
 func MergeSendOptions(base, opts []SendOption) []SendOption {

@@ -1,56 +1,90 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lasergo/laser/iggytest"
 )
 
-// runDev serves the in-process Iggy-protocol test server until interrupted.
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("dev", "laser dev [flags]", stdout)
-	addr := fs.String("addr", "127.0.0.1:8090", "loopback address to listen on")
-	user := fs.String("user", "iggy", "root user name")
-	password := fs.String("password", "iggy", "root password")
-	verbose := fs.Bool("v", false, "log every connection")
-	public := fs.Bool("public", false, "allow a non-loopback address (the server has well-known credentials and no persistence)")
-	if err := parse(fs, args); err != nil {
-		return err
+// devCommand serves the in-process Iggy-protocol test server until interrupted.
+func (a *app) devCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "run an in-memory Iggy-protocol server for development",
+		Long: `Run an in-memory Iggy-protocol server for development on a loopback address.
+It keeps every message in memory and loses it all on exit: a test tool, not a
+production broker.`,
+		Args: noArgs,
 	}
-	if fs.NArg() != 0 {
-		return usagef("dev takes no arguments (see --help)")
-	}
-	if !*public {
-		if err := requireLoopback(*addr); err != nil {
-			return err
+	addr := cmd.Flags().String("addr", "127.0.0.1:8090", "loopback address to listen on")
+	user := cmd.Flags().String("user", "iggy", "root user name")
+	password := cmd.Flags().String("password", "iggy", "root password")
+	verbose := cmd.Flags().BoolP("verbose", "v", false, "log every connection")
+	public := cmd.Flags().Bool("public", false, "allow a non-loopback address (the server has well-known credentials and no persistence)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *password != "iggy" {
+			a.secrets = append(a.secrets, *password)
 		}
-	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := iggytest.Listen(*addr, iggytest.WithCredentials(*user, *password), iggytest.WithLogger(logger))
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
-	}
-	defer srv.Close()
-	shown := "<password>"
-	if *password == "iggy" {
-		shown = *password // the well-known development default
-	}
-	fmt.Fprintf(stdout, `laser dev: an in-memory Iggy-protocol server for development is listening on %s
+		if !*public {
+			if err := requireLoopback(*addr); err != nil {
+				return err
+			}
+		}
+		level := slog.LevelWarn
+		if *verbose {
+			level = slog.LevelDebug
+		}
+		logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+		srv, err := iggytest.Listen(*addr, iggytest.WithCredentials(*user, *password), iggytest.WithLogger(logger))
+		if err != nil {
+			return listenError(*addr, err)
+		}
+		defer srv.Close()
+		shown := "xxxxx"
+		if *password == "iggy" {
+			shown = *password // the well-known development default
+		}
+		connect := fmt.Sprintf("iggy://%s:%s@%s/laser", *user, shown, srv.Addr())
+		if a.json {
+			if err := a.printJSON(map[string]string{"addr": srv.Addr(), "connect": connect}); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(a.stdout, `laser dev: an in-memory Iggy-protocol server for development is listening on %s
   It keeps every message in memory and loses it all on exit. It is a test tool, not a production broker.
-  Connect with: LASER_IGGY_ADDR=iggy://%s:%s@%s/laser
+  Connect with: LASER_IGGY_ADDR=%s
   Stop with Ctrl-C.
-`, srv.Addr(), *user, shown, srv.Addr())
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "laser dev: stopped")
-	return nil
+`, srv.Addr(), connect)
+		}
+		<-cmd.Context().Done()
+		if !a.json {
+			fmt.Fprintln(a.stdout, "laser dev: stopped")
+		}
+		return nil
+	}
+	return cmd
+}
+
+// listenError explains a port that cannot be listened on; a busy one gets
+// the flag that picks another.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		next := "127.0.0.1:8091"
+		if host, port, splitErr := net.SplitHostPort(addr); splitErr == nil {
+			if n, convErr := strconv.Atoi(port); convErr == nil && n > 0 && n < 65535 {
+				next = net.JoinHostPort(host, strconv.Itoa(n+1))
+			}
+		}
+		return fmt.Errorf("cannot listen on %s: the port is in use (another laser dev or Iggy server?); stop it, or pick another port with --addr %s", addr, next)
+	}
+	return fmt.Errorf("cannot listen on %s: %w", addr, err)
 }
 
 // requireLoopback refuses an address that is reachable from other machines:

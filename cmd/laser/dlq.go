@@ -4,166 +4,209 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
-const dlqUsage = `Usage:
-  laser dlq list [flags]
-  laser dlq show [flags] CAPSULE
-  laser dlq redrive [flags] CAPSULE... | --all
+func (a *app) dlqCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "list, show and redrive dead-letter capsules",
+		Long: `List, show and redrive dead-letter capsules.
 
 CAPSULE is the capsule's position in the dead-letter topic, partition:offset,
-as 'laser dlq list' prints it. Run 'laser dlq SUBCOMMAND --help' for flags.
-`
-
-// runDLQ dispatches the dlq subcommands.
-func runDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("dlq needs a subcommand\n\n%s", dlqUsage)
+as the first column of 'laser dlq list' prints it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("dlq needs a subcommand: list, show or redrive (see laser dlq --help)")
+		},
 	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, dlqUsage)
-		return nil
-	case "list":
-		return dlqList(ctx, args[1:], stdout)
-	case "show":
-		return dlqShow(ctx, args[1:], stdout)
-	case "redrive":
-		return dlqRedrive(ctx, args[1:], stdout, stderr)
-	}
-	return usagef("unknown dlq subcommand %q\n\n%s", args[0], dlqUsage)
+	cmd.AddCommand(a.dlqListCommand(), a.dlqShowCommand(), a.dlqRedriveCommand())
+	return cmd
 }
 
-// capsule is one dead letter as read from the dead-letter topic.
+// capsule is one record of the dead-letter topic, decoded.
 type capsule struct {
 	Position runtime.Position
-	Capsule  *wire.DeadLetter
-	Err      error // set when the record is not a capsule
+	// Timestamp is when the capsule was written (the record's, in µs).
+	Timestamp uint64
+	Capsule   *wire.DeadLetter
+	Err       error // set when the record is not a capsule
 }
 
 // capsuleView is a capsule for people and --json.
 type capsuleView struct {
-	Capsule  string `json:"capsule"`
-	Reason   string `json:"reason"`
-	Attempts uint32 `json:"attempts"`
-	Source   string `json:"source"` // stream/topic/partition@offset
-	Detail   string `json:"detail,omitempty"`
+	Capsule  string    `json:"capsule"`
+	Time     time.Time `json:"time"`
+	Reason   string    `json:"reason"`
+	Attempts uint32    `json:"attempts"`
+	// Source is "topic partition:offset" when the topic can be named, else
+	// stream/topic/partition@offset by ids.
+	Source    string `json:"source"`
+	SourceIDs string `json:"source_ids"`
+	Detail    string `json:"detail,omitempty"`
+	// Redriven is where the original was republished, when it was.
+	Redriven string `json:"redriven,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 
-func (c capsule) view() capsuleView {
-	v := capsuleView{Capsule: c.Position.String()}
+func (c capsule) view(src *sources) capsuleView {
+	v := capsuleView{Capsule: c.Position.String(), Time: time.UnixMicro(int64(c.Timestamp)).UTC()}
 	if c.Err != nil {
 		v.Error = c.Err.Error()
 		return v
 	}
 	d := c.Capsule
-	v.Reason, v.Attempts, v.Source = d.Reason.String(), d.Attempts, d.Source.String()
+	v.Reason, v.Attempts, v.SourceIDs = d.Reason.String(), d.Attempts, d.Source.String()
+	v.Source = src.name(d.Source)
 	if d.Detail != nil {
 		v.Detail = *d.Detail
 	}
 	return v
 }
 
-// readCapsules returns every record of the dead-letter topic, decoded.
-func readCapsules(ctx context.Context, t runtime.Transport, topic string) ([]capsule, error) {
-	n, err := t.Partitions(ctx, topic)
+// viewer renders capsules with what the server knows beside them: the
+// names of their source topics and the redrives recorded for them.
+type viewer struct {
+	src      *sources
+	redriven map[string]string
+}
+
+func newViewer(ctx context.Context, t *iggy.Transport, dlq string) (*viewer, error) {
+	src, err := loadSources(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("dead-letter topic %s: %w", topic, err)
+		return nil, err
+	}
+	redriven, err := readRedrives(ctx, t, dlq)
+	if err != nil {
+		return nil, err
+	}
+	return &viewer{src: src, redriven: redriven}, nil
+}
+
+func (vw *viewer) view(c capsule) capsuleView {
+	v := c.view(vw.src)
+	v.Redriven = vw.redriven[v.Capsule]
+	return v
+}
+
+// readCapsules returns every record of the dead-letter topic, decoded. A
+// topic none of whose records is a capsule is refused: it is not a
+// dead-letter topic.
+func readCapsules(ctx context.Context, t *iggy.Transport, topic string) ([]capsule, error) {
+	n, err := partitions(ctx, t, topic)
+	if err != nil {
+		return nil, err
 	}
 	var out []capsule
+	good := 0
 	for p := uint32(0); p < n; p++ {
 		for from := uint64(0); ; {
 			recs, err := t.ReadRange(ctx, topic, p, from, 500)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("read %s partition %d: %w", topic, p, err)
 			}
 			if len(recs) == 0 {
 				break
 			}
 			for i := range recs {
 				d, err := wire.DecodeDeadLetter(recs[i].Payload)
-				out = append(out, capsule{Position: recs[i].Position, Capsule: d, Err: err})
+				if err == nil {
+					good++
+				}
+				out = append(out, capsule{Position: recs[i].Position, Timestamp: recs[i].Timestamp, Capsule: d, Err: err})
 			}
 			from = recs[len(recs)-1].Offset + 1
 		}
 	}
+	if len(out) > 0 && good == 0 {
+		return nil, fmt.Errorf("topic %s holds %d records and none is a dead-letter capsule: is it a dead-letter topic? (--topic names one; default %s)", topic, len(out), runtime.TopicDLQ)
+	}
 	return out, nil
 }
 
-func dlqList(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlags("dlq list", "laser dlq list [flags]", stdout)
-	var sf serverFlags
-	sf.register(fs)
-	topic := fs.String("topic", runtime.TopicDLQ, "dead-letter topic")
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) dlqListCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list dead-letter capsules: position, time, reason, attempts, source, redrive, detail",
+		Args:  noArgs,
 	}
-	if fs.NArg() != 0 {
-		return usagef("dlq list takes no arguments (see --help)")
-	}
-	t, err := sf.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	caps, err := readCapsules(ctx, t, *topic)
-	if err != nil {
-		return err
-	}
-	views := make([]capsuleView, len(caps))
-	for i, c := range caps {
-		views[i] = c.view()
-	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(views)
-	}
-	if len(views) == 0 {
-		fmt.Fprintf(stdout, "no dead letters in %s\n", *topic)
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CAPSULE\tREASON\tATTEMPTS\tSOURCE\tDETAIL")
-	for _, v := range views {
-		if v.Error != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\tnot a capsule: %s\n", v.Capsule, v.Error)
-			continue
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Capsule, v.Reason, v.Attempts, v.Source, truncate(v.Detail, 80))
+		defer t.Close()
+		caps, err := readCapsules(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
+		vw, err := newViewer(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
+		views := make([]capsuleView, len(caps))
+		for i, c := range caps {
+			views[i] = vw.view(c)
+		}
+		if a.json {
+			return a.printJSON(views)
+		}
+		if len(views) == 0 {
+			fmt.Fprintf(a.stdout, "no dead letters in %s\n", *topic)
+			return nil
+		}
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CAPSULE\tTIME (UTC)\tREASON\tATTEMPTS\tSOURCE\tREDRIVEN\tDETAIL")
+		for _, v := range views {
+			when := v.Time.Format(time.DateTime)
+			if v.Error != "" {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tnot a capsule: %s\n", v.Capsule, when, v.Error)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.Capsule, when, v.Reason, v.Attempts, v.Source, orDash(v.Redriven), truncate(v.Detail, 80))
+		}
+		return tw.Flush()
 	}
-	return tw.Flush()
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "yes, to " + s
 }
 
 // parsePosition reads "partition:offset".
 func parsePosition(s string) (runtime.Position, error) {
 	id, err := wire.ParseMessageID(s)
 	if err != nil {
-		return runtime.Position{}, usagef("capsule %q: want partition:offset, e.g. 0:12", s)
+		return runtime.Position{}, usagef("capsule %q: want partition:offset as the first column of laser dlq list prints it, e.g. 0:12", s)
 	}
 	return runtime.Position{Partition: id.Partition, Offset: id.Offset}, nil
 }
 
 // findCapsule reads the capsule at pos.
-func findCapsule(ctx context.Context, t runtime.Transport, topic string, pos runtime.Position) (*wire.DeadLetter, error) {
-	recs, err := t.ReadRange(ctx, topic, pos.Partition, pos.Offset, 1)
+func findCapsule(ctx context.Context, t *iggy.Transport, topic string, pos runtime.Position) (capsule, error) {
+	rec, err := readAt(ctx, t, topic, pos)
 	if err != nil {
-		return nil, err
+		return capsule{}, err
 	}
-	if len(recs) == 0 || recs[0].Offset != pos.Offset {
-		return nil, fmt.Errorf("no record at %s in %s", pos, topic)
-	}
-	d, err := wire.DecodeDeadLetter(recs[0].Payload)
+	d, err := wire.DecodeDeadLetter(rec.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("record %s in %s is not a dead-letter capsule: %w", pos, topic, err)
+		return capsule{}, fmt.Errorf("record %s in %s is not a dead-letter capsule: %w", pos, topic, err)
 	}
-	return d, nil
+	return capsule{Position: pos, Timestamp: rec.Timestamp, Capsule: d}, nil
 }
 
 // shownCapsule is 'dlq show' output.
@@ -172,62 +215,71 @@ type shownCapsule struct {
 	Payload recordView `json:"payload"`
 }
 
-func dlqShow(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlags("dlq show", "laser dlq show [flags] CAPSULE", stdout)
-	var sf serverFlags
-	sf.register(fs)
-	topic := fs.String("topic", runtime.TopicDLQ, "dead-letter topic")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) dlqShowCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show CAPSULE",
+		Short: "show one capsule decoded: envelope, body as text or hex",
+		Args:  exactArgs(1, "one CAPSULE position, partition:offset"),
 	}
-	if fs.NArg() != 1 {
-		return usagef("dlq show takes one CAPSULE position (see --help)")
-	}
-	pos, err := parsePosition(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	t, err := sf.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	d, err := findCapsule(ctx, t, *topic, pos)
-	if err != nil {
-		return err
-	}
-	// The payload is shown as the consumer saw it: AGDX when it decodes as an
-	// envelope (the capsule does not keep the original headers), else raw.
-	original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
-	if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
-		original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
-		original.Headers.Del(wire.HeaderContentType)
-	}
-	out := shownCapsule{capsuleView: capsule{Position: pos, Capsule: d}.view(), Payload: describe("source", &original)}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(out)
-	}
-	fmt.Fprintf(stdout, "capsule   %s in %s\nreason    %s\nattempts  %d\nsource    %s\n", out.Capsule, *topic, out.Reason, out.Attempts, out.Source)
-	if out.Detail != "" {
-		fmt.Fprintf(stdout, "detail    %s\n", out.Detail)
-	}
-	p := out.Payload
-	if p.Shape == "agdx" {
-		fmt.Fprintf(stdout, "envelope  %s", p.Kind)
-		if p.Operation != "" {
-			fmt.Fprintf(stdout, " %s", p.Operation)
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		pos, err := parsePosition(args[0])
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "\n  from          %s\n  to            %s\n  conversation  %s\n", p.From, orAny(p.To), p.Conversation)
-		if p.Correlation != "" {
-			fmt.Fprintf(stdout, "  correlation   %s\n", p.Correlation)
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
+		if err != nil {
+			return err
 		}
-		if p.Idempotency != "" {
-			fmt.Fprintf(stdout, "  idempotency   %s\n", p.Idempotency)
+		defer t.Close()
+		c, err := findCapsule(ctx, t, *topic, pos)
+		if err != nil {
+			return err
 		}
+		vw, err := newViewer(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
+		d := c.Capsule
+		// The payload is shown as the consumer saw it: AGDX when it decodes as
+		// an envelope (the capsule does not keep the original headers), else raw.
+		original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
+		if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
+			original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
+			original.Headers.Del(wire.HeaderContentType)
+		}
+		out := shownCapsule{capsuleView: vw.view(c), Payload: describe("source", &original)}
+		if a.json {
+			return a.printJSON(out)
+		}
+		w := a.stdout
+		fmt.Fprintf(w, "capsule   %s in %s\ntime      %s UTC\nreason    %s\nattempts  %d\nsource    %s\n", out.Capsule, *topic, out.Time.Format(time.DateTime), out.Reason, out.Attempts, out.Source)
+		if out.Detail != "" {
+			fmt.Fprintf(w, "detail    %s\n", out.Detail)
+		}
+		if out.Redriven != "" {
+			fmt.Fprintf(w, "redriven  to %s\n", out.Redriven)
+		}
+		p := out.Payload
+		if p.Shape == "agdx" {
+			fmt.Fprintf(w, "envelope  %s", p.Kind)
+			if p.Operation != "" {
+				fmt.Fprintf(w, " %s", p.Operation)
+			}
+			fmt.Fprintf(w, "\n  from          %s\n  to            %s\n  conversation  %s\n", p.From, orAny(p.To), p.Conversation)
+			if p.Correlation != "" {
+				fmt.Fprintf(w, "  correlation   %s\n", p.Correlation)
+			}
+			if p.Idempotency != "" {
+				fmt.Fprintf(w, "  idempotency   %s\n", p.Idempotency)
+			}
+		}
+		fmt.Fprintf(w, "payload   %d bytes\nbody (%s)\n%s\n", len(d.Payload), p.BodyEncoding, p.Body)
+		return nil
 	}
-	fmt.Fprintf(stdout, "payload   %d bytes\nbody (%s)\n%s\n", len(d.Payload), p.BodyEncoding, p.Body)
-	return nil
+	return cmd
 }
 
 // redriveResult is one line of 'dlq redrive' output.
@@ -238,111 +290,163 @@ type redriveResult struct {
 	Error       string `json:"error,omitempty"`
 }
 
-func dlqRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("dlq redrive", "laser dlq redrive [flags] CAPSULE... | --all", stdout)
-	var sf serverFlags
-	sf.register(fs)
-	topic := fs.String("topic", runtime.TopicDLQ, "dead-letter topic")
-	source := fs.String("source-topic", runtime.TopicCommands, "topic the dead-lettered messages were read from (checked against the capsules)")
-	all := fs.Bool("all", false, "redrive every capsule in the dead-letter topic")
-	asJSON := fs.Bool("json", false, "print one JSON object per capsule")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) dlqRedriveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "redrive CAPSULE... | --all",
+		Short: "republish the original messages to the topics they came from",
+		Long: `Republish the original messages of capsules to the topics they came from
+(named from the capsule's source ids), with their headers and payload
+verbatim, except that a plain message's idempotency key is re-keyed so the
+copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
+'laser dlq list' reads to mark redriven capsules.`,
 	}
-	if *all == (fs.NArg() > 0) {
-		return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
+	all := cmd.Flags().Bool("all", false, "redrive every capsule in the dead-letter topic")
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if *all == (len(args) > 0) {
+			return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
+		}
+		return nil
 	}
-	var positions []runtime.Position
-	for _, a := range fs.Args() {
-		pos, err := parsePosition(a)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		var positions []runtime.Position
+		for _, s := range args {
+			pos, err := parsePosition(s)
+			if err != nil {
+				return err
+			}
+			positions = append(positions, pos)
+		}
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
 		if err != nil {
 			return err
 		}
-		positions = append(positions, pos)
+		defer t.Close()
+		var caps []capsule
+		if *all {
+			if caps, err = readCapsules(ctx, t, *topic); err != nil {
+				return err
+			}
+		} else {
+			for _, pos := range positions {
+				c, err := findCapsule(ctx, t, *topic, pos)
+				if err != nil {
+					c = capsule{Position: pos, Err: err}
+				}
+				caps = append(caps, c)
+			}
+		}
+		src, err := loadSources(ctx, t)
+		if err != nil {
+			return err
+		}
+		bar := a.newProgress(len(caps))
+		failed := 0
+		for _, c := range caps {
+			res := redriveResult{Capsule: c.Position.String()}
+			if c.Capsule != nil {
+				res.Source = src.name(c.Capsule.Source)
+			}
+			republished, err := redriveOne(ctx, t, src, c)
+			if err == nil {
+				res.Republished = republished
+				err = recordRedrive(ctx, t, *topic, redrive{Capsule: res.Capsule, Republished: republished})
+			}
+			if err != nil {
+				failed++
+				res.Error = err.Error()
+			}
+			bar.add()
+			switch {
+			case a.json:
+				if err := a.printJSON(res); err != nil {
+					return err
+				}
+			case res.Error != "":
+				fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, res.Error)
+			default:
+				fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, res.Source, res.Republished)
+			}
+		}
+		bar.done()
+		if failed > 0 {
+			return fmt.Errorf("%d of %d capsules were not redriven", failed, len(caps))
+		}
+		return nil
 	}
-	t, err := sf.dial(ctx)
+	return cmd
+}
+
+// redriveOne republishes the original record a capsule points at to the
+// topic the capsule's source ids name (runtime.Client.RedriveDeadLetter: its
+// headers and payload verbatim but for the re-keyed idempotency header). It
+// returns "topic partition:offset" of the copy.
+func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule) (string, error) {
+	if c.Err != nil {
+		return "", c.Err
+	}
+	source, err := src.topic(c.Capsule.Source)
+	if err != nil {
+		return "", err
+	}
+	pos, err := runtime.NewClient(t, runtime.ClientOptions{}).RedriveDeadLetter(ctx, source, c.Capsule)
+	if err != nil {
+		return "", fmt.Errorf("republish to %s: %w", source, err)
+	}
+	return fmt.Sprintf("%s %s", source, pos), nil
+}
+
+// redrive is one record of the redrive ledger, TOPIC.redriven.
+type redrive struct {
+	Capsule     string `json:"capsule"`
+	Republished string `json:"republished"`
+}
+
+func ledgerTopic(dlq string) string { return dlq + ".redriven" }
+
+// recordRedrive appends r to the dead-letter topic's redrive ledger,
+// creating it on first use.
+func recordRedrive(ctx context.Context, t *iggy.Transport, dlq string, r redrive) error {
+	body, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	var caps []capsule
-	if *all {
-		if caps, err = readCapsules(ctx, t, *topic); err != nil {
-			return err
-		}
-	} else {
-		for _, pos := range positions {
-			d, err := findCapsule(ctx, t, *topic, pos)
-			caps = append(caps, capsule{Position: pos, Capsule: d, Err: err})
-		}
+	if err := t.EnsureTopics(ctx, 1, ledgerTopic(dlq)); err != nil {
+		return fmt.Errorf("republished, but recording it in %s failed: %w", ledgerTopic(dlq), err)
 	}
-	if _, _, err := t.TopicIDs(ctx, *source); err != nil {
-		return fmt.Errorf("source topic %s: %w", *source, err)
-	}
-	client := runtime.NewClient(t, runtime.ClientOptions{})
-	bar := newProgress(stderr, len(caps), !*asJSON)
-	failed := 0
-	for i, c := range caps {
-		res := redriveResult{Capsule: c.Position.String()}
-		pos, err := redriveOne(ctx, client, *source, c)
-		if c.Capsule != nil {
-			res.Source = c.Capsule.Source.String()
-		}
-		if err != nil {
-			failed++
-			res.Error = err.Error()
-		} else {
-			res.Republished = pos.String()
-		}
-		bar.set(i + 1)
-		if *asJSON {
-			if err := json.NewEncoder(stdout).Encode(res); err != nil {
-				return err
-			}
-		} else if res.Error != "" {
-			fmt.Fprintf(stdout, "%s  FAILED: %s\n", res.Capsule, res.Error)
-		} else {
-			fmt.Fprintf(stdout, "%s  source %s  republished at %s:%s\n", res.Capsule, res.Source, *source, res.Republished)
-		}
-	}
-	bar.done()
-	if failed > 0 {
-		return fmt.Errorf("%d of %d capsules were not redriven", failed, len(caps))
+	if _, err := t.Publish(ctx, ledgerTopic(dlq), runtime.Outgoing{Payload: body}); err != nil {
+		return fmt.Errorf("republished, but recording it in %s failed: %w", ledgerTopic(dlq), err)
 	}
 	return nil
 }
 
-// redriveOne republishes the original record a capsule points at (see
-// runtime.Client.RedriveDeadLetter).
-func redriveOne(ctx context.Context, client *runtime.Client, source string, c capsule) (runtime.Position, error) {
-	if c.Err != nil {
-		return runtime.Position{}, c.Err
+// readRedrives returns, by capsule position, where each redriven capsule's
+// original was republished (the latest redrive wins).
+func readRedrives(ctx context.Context, t *iggy.Transport, dlq string) (map[string]string, error) {
+	out := make(map[string]string)
+	n, err := t.Partitions(ctx, ledgerTopic(dlq))
+	if err != nil {
+		return out, nil // no ledger: nothing was redriven
 	}
-	return client.RedriveDeadLetter(ctx, source, c.Capsule)
-}
-
-// progress draws a bar on stderr for long redrives.
-type progress struct {
-	w       io.Writer
-	total   int
-	enabled bool
-}
-
-func newProgress(w io.Writer, total int, enabled bool) *progress {
-	return &progress{w: w, total: total, enabled: enabled && total > 1}
-}
-
-func (p *progress) set(n int) {
-	if !p.enabled {
-		return
+	for p := uint32(0); p < n; p++ {
+		for from := uint64(0); ; {
+			recs, err := t.ReadRange(ctx, ledgerTopic(dlq), p, from, 500)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", ledgerTopic(dlq), err)
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for _, rec := range recs {
+				var r redrive
+				if json.Unmarshal(rec.Payload, &r) == nil && r.Capsule != "" {
+					out[r.Capsule] = r.Republished
+				}
+			}
+			from = recs[len(recs)-1].Offset + 1
+		}
 	}
-	const width = 30
-	filled := width * n / p.total
-	fmt.Fprintf(p.w, "\rredriving [%s%s] %d/%d", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), n, p.total)
-}
-
-func (p *progress) done() {
-	if p.enabled {
-		fmt.Fprintln(p.w)
-	}
+	return out, nil
 }

@@ -3,66 +3,134 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
+	"net"
 	"os"
+	"strings"
 	"time"
+
+	ierror "github.com/apache/iggy/foreign/go/errors"
+	"github.com/spf13/cobra"
 
 	"github.com/lasergo/laser/iggy"
 )
 
-// errHelp ends a command that printed its --help.
-var errHelp = errors.New("help requested")
-
-// newFlags returns a flag set that prints its usage to stdout on --help and
-// reports bad flags as usage errors.
-func newFlags(name, synopsis string, stdout io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n", synopsis)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return fs
-}
-
-// parse parses args, turning --help into errHelp and bad flags into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return errHelp
-		}
-		return usagef("%s: %v (see --help)", fs.Name(), err)
-	}
-	return nil
-}
-
 // serverFlags are the flags of every command that talks to a server.
 type serverFlags struct {
-	addr    string
+	addr    addrValue
 	timeout time.Duration
 }
 
-func (s *serverFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.addr, "addr", os.Getenv("LASER_IGGY_ADDR"), "server connection string, iggy://user:password@host:port/stream (default $LASER_IGGY_ADDR)")
-	fs.DurationVar(&s.timeout, "timeout", 5*time.Second, "bound on connecting and on each server call")
+// addrValue is --addr: a connection string that prints without its password
+// or token, so --help (whose default comes from LASER_IGGY_ADDR) and error
+// messages never show them.
+type addrValue struct {
+	s string
+	a *app
 }
 
-// dial connects to the server the flags name.
+func (v *addrValue) String() string { return redactAddr(v.s) }
+func (v *addrValue) Type() string   { return "string" }
+func (v *addrValue) Set(s string) error {
+	v.s = s
+	v.a.secrets = append(v.a.secrets, addrSecret(s))
+	return nil
+}
+
+func (a *app) serverFlags(cmd *cobra.Command) *serverFlags {
+	env := os.Getenv("LASER_IGGY_ADDR")
+	a.secrets = append(a.secrets, addrSecret(env))
+	sf := &serverFlags{addr: addrValue{s: env, a: a}}
+	cmd.Flags().Var(&sf.addr, "addr", "server connection string, iggy://user:password@host:port/stream (default $LASER_IGGY_ADDR)")
+	cmd.Flags().DurationVar(&sf.timeout, "timeout", 5*time.Second, "bound on connecting and on each server call")
+	return sf
+}
+
+// addrSecret returns the password (or token) of a connection string, or "".
+func addrSecret(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return ""
+	}
+	userinfo := rest[:at]
+	if _, pass, ok := strings.Cut(userinfo, ":"); ok {
+		return pass
+	}
+	if strings.HasPrefix(s, "iggy+pat") {
+		return userinfo // the token
+	}
+	return ""
+}
+
+// redactAddr returns a connection string with its password or token
+// replaced by xxxxx.
+func redactAddr(s string) string {
+	secret := addrSecret(s)
+	if secret == "" {
+		return s
+	}
+	scheme, rest, _ := strings.Cut(s, "://")
+	at := strings.LastIndexByte(rest, '@')
+	userinfo := rest[:at]
+	if user, _, ok := strings.Cut(userinfo, ":"); ok {
+		userinfo = user + ":xxxxx"
+	} else {
+		userinfo = "xxxxx"
+	}
+	return scheme + "://" + userinfo + rest[at:]
+}
+
+// dial connects to the server the flags name. Its errors are in our words:
+// the SDK's texts name the wrong ids or say only "error".
 func (s *serverFlags) dial(ctx context.Context) (*iggy.Transport, error) {
-	if s.addr == "" {
+	if s.addr.s == "" {
 		return nil, usagef("no server named: pass --addr iggy://user:password@host:port/stream or set LASER_IGGY_ADDR")
 	}
-	t, err := iggy.Dial(ctx, s.addr, iggy.WithDialTimeout(s.timeout), iggy.WithCallTimeout(s.timeout))
+	t, err := iggy.Dial(ctx, s.addr.s, iggy.WithDialTimeout(s.timeout), iggy.WithCallTimeout(s.timeout))
 	if err != nil {
-		if errors.Is(err, iggy.ErrConnString) {
-			return nil, usagef("%v", err)
-		}
-		return nil, &connectError{err: err}
+		return nil, dialError(s.addr.String(), err)
 	}
 	return t, nil
+}
+
+// dialError explains why a server could not be used.
+func dialError(addr string, err error) error {
+	var netErr net.Error
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, iggy.ErrConnString):
+		return usagef("--addr %s is not a connection string: want iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream", addr)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return &connectError{err: fmt.Errorf("cannot reach %s: nothing accepts connections there (is the server running? laser dev starts one)", addr)}
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return &connectError{err: fmt.Errorf("cannot reach %s: no answer within --timeout", addr)}
+	case refusedLogin(err):
+		return &connectError{err: fmt.Errorf("%s refused the credentials: check the user and password (or token)", addr)}
+	}
+	return &connectError{err: fmt.Errorf("cannot use %s: it did not answer as an Iggy 0.8 server (%s)", addr, sdkText(err))}
+}
+
+// refusedLogin reports an SDK error saying the login was refused.
+func refusedLogin(err error) bool {
+	var ie ierror.IggyError
+	if !errors.As(err, &ie) {
+		return false
+	}
+	switch ie.Code() {
+	case ierror.UnauthenticatedCode, ierror.UnauthorizedCode, ierror.InvalidCredentialsCode, ierror.InvalidPersonalAccessTokenCode:
+		return true
+	}
+	return false
+}
+
+// sdkText is an SDK error's text when it says something, else a hint.
+func sdkText(err error) string {
+	if msg := strings.TrimSpace(err.Error()); msg != "" && msg != "error" && !strings.HasSuffix(msg, ": error") {
+		return msg
+	}
+	return "an unexplained protocol error; is this the server's TCP port?"
 }

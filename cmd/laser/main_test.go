@@ -27,12 +27,13 @@ func laser(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// poisoned starts a test server, parks two plain messages and one AGDX
-// command in agent.dlq through a real consumer, and returns the address.
+// poisoned parks two plain messages and one AGDX command in agent.dlq
+// through a real consumer and returns the server's address: a stream of its
+// own on the real server LASER_IGGY_ADDR names when it is set, else the
+// in-process test server.
 func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 	t.Helper()
-	srv := iggytest.Start(t)
-	addr = "iggy://iggy:iggy@" + srv.Addr() + "/laser"
+	addr = serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tr, err := iggy.Dial(ctx, addr)
@@ -281,16 +282,30 @@ func TestDevRefusesANonLoopbackAddress(t *testing.T) {
 	}
 }
 
-func TestDLQRedriveShowsProgressForPeople(t *testing.T) {
+// The progress bar is for people: it is drawn on a terminal and nowhere
+// else (a file or a pipe gets no frames).
+func TestDLQRedriveDrawsProgressOnlyOnATerminal(t *testing.T) {
 	addr, _ := poisoned(t)
 	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "redriving [") || !strings.Contains(errOut, "2/2") {
-		t.Fatalf("no progress bar on stderr: %q", errOut)
+	if errOut != "" {
+		t.Fatalf("stderr is not a terminal, yet it got %q", errOut)
 	}
-	if strings.Count(out, "republished at agent.commands:") != 2 {
+	if strings.Count(out, "republished at agent.commands ") != 2 {
 		t.Fatalf("stdout:\n%s", out)
+	}
+
+	addr, _ = poisoned(t)
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, terminal: func(io.Writer) bool { return true }}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if code := a.run(ctx, []string{"dlq", "redrive", "--addr", addr, "--all"}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "redriving") || !strings.Contains(stderr.String(), "/2)") {
+		t.Fatalf("no progress bar on a terminal: %q", stderr.String())
 	}
 }

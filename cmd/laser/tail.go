@@ -2,43 +2,52 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lasergo/laser/runtime"
 )
 
-// runTail follows a topic and prints every new record decoded.
-func runTail(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlags("tail", "laser tail [flags] TOPIC", stdout)
-	var sf serverFlags
-	sf.register(fs)
-	fromStart := fs.Bool("from-beginning", false, "print the records already on the topic first")
-	asJSON := fs.Bool("json", false, "print one JSON object per record")
-	count := fs.Int("n", 0, "stop after this many records (0 follows until interrupted)")
-	interval := fs.Duration("interval", 100*time.Millisecond, "how long to wait when nothing is new")
-	if err := parse(fs, args); err != nil {
-		return err
+// tailCommand follows a topic and prints every new record decoded.
+func (a *app) tailCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tail TOPIC",
+		Short: "follow a topic, decoding AGDX envelopes and provenance",
+		Args:  exactArgs(1, "one TOPIC"),
 	}
-	if fs.NArg() != 1 {
-		return usagef("tail takes one TOPIC (see --help)")
-	}
-	topic := fs.Arg(0)
-	t, err := sf.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	return follow(ctx, t, topic, *fromStart, *count, *interval, func(rec *runtime.Incoming) error {
-		v := describe(topic, rec)
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(v)
+	sf := a.serverFlags(cmd)
+	fromStart := cmd.Flags().Bool("from-beginning", false, "print the records already on the topic first")
+	count := cmd.Flags().IntP("count", "n", 0, "stop after this many records (0 follows until interrupted)")
+	interval := cmd.Flags().Duration("interval", 100*time.Millisecond, "how long to wait when nothing is new")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if *count < 0 {
+			return usagef("tail -n %d: the count is a number of records, 0 or more", *count)
 		}
-		printRecord(stdout, topic, v)
-		return nil
-	})
+		if *interval <= 0 {
+			return usagef("tail --interval %s: want a positive duration", *interval)
+		}
+		topic := args[0]
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		if err := checkTopic(ctx, t, topic); err != nil {
+			return err
+		}
+		return follow(ctx, t, topic, *fromStart, *count, *interval, func(rec *runtime.Incoming) error {
+			v := describe(topic, rec)
+			if a.json {
+				return a.printJSON(v)
+			}
+			printRecord(a.stdout, topic, v)
+			return nil
+		})
+	}
+	return cmd
 }
 
 // follow reads every partition of topic from its tail (or its start) and

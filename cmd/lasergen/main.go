@@ -1,9 +1,15 @@
 // Command lasergen turns struct types and methods annotated with //laser:
 // directives into typed decode, routing, dispatch, clients and agent cards
-// (see package github.com/lasergo/laser/gen for the directives). Run it from
-// a go:generate line in the package:
+// (see package github.com/lasergo/laser/gen for the directives). Record it
+// as a tool of your module once, then run it from a go:generate line in the
+// package:
 //
-//	//go:generate go run github.com/lasergo/laser/cmd/lasergen
+//	go get -tool github.com/lasergo/laser/cmd/lasergen
+//
+//	//go:generate go tool lasergen
+//
+// The tool directive pins lasergen to the laser-go version in go.mod and
+// keeps its dependencies through go mod tidy (a "go run" line does not).
 //
 // It writes laser_gen.go only when its content changes. Problems are printed
 // as file:line:col: message on stderr, all at once, and nothing is written;
@@ -27,6 +33,17 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+const usage = `usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2] [-test=false]
+
+lasergen writes laser_gen.go for the //laser: directives of one package.
+Set it up once in your module, then run go generate:
+
+	go get -tool github.com/lasergo/laser/cmd/lasergen
+	//go:generate go tool lasergen        (in a file of the package)
+
+Flags:
+`
+
 // run is main without the process: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lasergen", flag.ContinueOnError)
@@ -35,8 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", gen.DefaultOutput, "name of the generated file inside -dir")
 	check := fs.Bool("check", false, "write nothing; exit 1 when the generated file is missing or out of date")
 	tags := fs.String("tags", "", "comma-separated build tags to load the package with")
+	test := fs.Bool("test", true, "also write laser_gen_test.go, whose test fails go test when laser_gen.go is stale (-test=false removes it)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lasergen [-dir dir] [-out file] [-check] [-tags t1,t2]")
+		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -54,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lasergen: -out %q must be a .go file name without a directory\n", *out)
 		return 2
 	}
-	opts := gen.Options{Output: *out}
+	opts := gen.Options{Output: *out, NoTest: !*test}
 	if *tags != "" {
 		opts.BuildFlags = []string{"-tags=" + *tags}
 	}
@@ -64,8 +82,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(res.Diagnostics) > 0 {
+		base := positionBase()
 		for _, d := range res.Diagnostics {
-			d.Pos.Filename = fromDir(*dir, d.Pos.Filename)
+			d.Pos.Filename = fromDir(*dir, d.Pos.Filename, base)
 			fmt.Fprintln(stderr, d.String())
 		}
 		return 1
@@ -87,17 +106,47 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// positionBase is the directory diagnostics are relative to: the working
+// directory, as go vet prints positions. Under go generate the working
+// directory is the package's, while the user ran go generate ./... from the
+// module root (the go command does not pass its own directory on), so there
+// positions are relative to the module root: billing/agent.go:12:3, as
+// go vet ./... prints them from the root.
+func positionBase() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if os.Getenv("GOPACKAGE") == "" {
+		return wd
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return wd
+		}
+		dir = parent
+	}
+}
+
 // fromDir rewrites a diagnostic's file name, relative to the package
-// directory, to be relative to the working directory.
-func fromDir(dir, name string) string {
-	if name == "" || name == "." || filepath.IsAbs(name) || dir == "." {
+// directory dir, to be relative to base when it lies inside it, else
+// absolute.
+func fromDir(dir, name, base string) string {
+	if name == "" || filepath.IsAbs(name) || base == "" {
 		return name
 	}
 	abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
 		return name
 	}
-	return rel(abs)
+	if r, err := filepath.Rel(base, abs); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return abs
 }
 
 // rel shortens a path to be relative to the working directory when it can.

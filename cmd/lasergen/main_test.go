@@ -198,3 +198,71 @@ func TestRunRegeneratesAfterThePackageIsRenamed(t *testing.T) {
 		t.Fatalf("generated file is not in the renamed package:\n%s", got)
 	}
 }
+
+// The help says how to install lasergen in one's own module.
+func TestHelpShowsTheToolSetup(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("lasergen -h exited %d", code)
+	}
+	for _, want := range []string{"go get -tool github.com/lasergo/laser/cmd/lasergen", "//go:generate go tool lasergen", "-check"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("help does not mention %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// Positions are relative to where the command runs, as go vet prints them:
+// from the module root with -dir, and under go generate (which runs lasergen
+// in the package directory) relative to the module root too, where
+// go generate ./... is run.
+func TestDiagnosticPositionsAreRelativeToWhereTheCommandRuns(t *testing.T) {
+	dir := module(t, agentSource)
+	if err := os.Mkdir(filepath.Join(dir, "billing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "billing", "b.go"), []byte(brokenSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "billing/b.go:9:48: unknown key: "
+
+	t.Chdir(dir)
+	if code, stderr := lasergen(t, "-dir", "billing"); code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Fatalf("lasergen -dir billing from the module root: exit %d, stderr:\n%s\nwant lines starting %q", code, stderr, want)
+	}
+
+	t.Chdir(filepath.Join(dir, "billing"))
+	t.Setenv("GOPACKAGE", "billing")
+	if code, stderr := lasergen(t); code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Fatalf("lasergen under go generate: exit %d, stderr:\n%s\nwant lines starting %q", code, stderr, want)
+	}
+}
+
+// lasergen writes the generated test by default; -test=false leaves it out
+// and removes the one it wrote before.
+func TestRunWritesTheGeneratedTestUnlessToldNotTo(t *testing.T) {
+	dir := module(t, agentSource)
+	test := filepath.Join(dir, "laser_gen_test.go")
+	if code, stderr := lasergen(t, "-dir", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	src, err := os.ReadFile(test)
+	if err != nil || !strings.Contains(string(src), "func TestLaserGenIsUpToDate(t *testing.T)") {
+		t.Fatalf("generated test: %v\n%s", err, src)
+	}
+	if code, _ := lasergen(t, "-dir", dir, "-check", "-test=false"); code != 1 {
+		t.Fatalf("-check -test=false with a generated test on disk: exit %d, want 1", code)
+	}
+	if code, stderr := lasergen(t, "-dir", dir, "-test=false"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(test); !os.IsNotExist(err) {
+		t.Fatalf("-test=false left %s (stat: %v)", test, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "laser_gen.go")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := lasergen(t, "-dir", dir, "-check", "-test=false"); code != 0 {
+		t.Fatalf("-check -test=false: exit %d: %s", code, stderr)
+	}
+}

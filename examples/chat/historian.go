@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/lasergo/laser/cmd/lasergen
+//go:generate go tool lasergen
 
 import (
 	"fmt"

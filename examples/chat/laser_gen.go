@@ -14,6 +14,15 @@ import (
 // generator that wrote this file: upgrade github.com/lasergo/laser.
 const _ = runtime.IsAtLeastVersion0_1
 
+// laserGenIsStale_RunGoGenerate_Historian lists the handler signatures this
+// file was generated for. If *Historian does not implement it, laser_gen.go
+// is stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Historian interface {
+	Ask(*runtime.Ctx, Question, conversation.History) (Answer, error)
+}
+
+var _ laserGenIsStale_RunGoGenerate_Historian = (*Historian)(nil)
+
 // NewHistorianAgent returns agent "historian" serving impl. It listens on
 // "agent.commands" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
@@ -36,7 +45,8 @@ func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime
 
 // HistorianHandler routes the messages of agent "historian" to impl's
 // annotated methods by kind and operation; an unknown operation or an
-// undecodable body is rejected.
+// undecodable body is rejected (and answered, when the caller waits for a
+// reply).
 func HistorianHandler(impl *Historian) runtime.Handler {
 	return historianDispatcher{impl: impl}
 }
@@ -55,7 +65,7 @@ func (h historianDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleAsk(c, m)
 		}
 	}
-	return runtime.UnknownOperation("historian", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "historian")
 }
 
 // handleAsk handles operation "ask" with Historian.Ask.
@@ -115,8 +125,3 @@ func HistorianCard() *wire.AgentCard {
 		Name: "historian",
 	}
 }
-
-// The signatures Historian was generated for; regenerate when they change.
-var (
-	_ func(*Historian, *runtime.Ctx, Question, conversation.History) (Answer, error) = (*Historian).Ask
-)

@@ -13,6 +13,42 @@ import (
 // generator that wrote this file: upgrade github.com/lasergo/laser.
 const _ = runtime.IsAtLeastVersion0_1
 
+// laserGenIsStale_RunGoGenerate_Intake lists the handler signatures this
+// file was generated for. If *Intake does not implement it, laser_gen.go is
+// stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Intake interface {
+	Submit(*runtime.Ctx, Ticket) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Intake = (*Intake)(nil)
+
+// laserGenIsStale_RunGoGenerate_Classifier lists the handler signatures this
+// file was generated for. If *Classifier does not implement it, laser_gen.go
+// is stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Classifier interface {
+	Classify(*runtime.Ctx, Ticket) (Classification, error)
+}
+
+var _ laserGenIsStale_RunGoGenerate_Classifier = (*Classifier)(nil)
+
+// laserGenIsStale_RunGoGenerate_Resolver lists the handler signatures this
+// file was generated for. If *Resolver does not implement it, laser_gen.go
+// is stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Resolver interface {
+	Resolve(*runtime.Ctx, Resolution) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Resolver = (*Resolver)(nil)
+
+// laserGenIsStale_RunGoGenerate_Auditor lists the handler signatures this
+// file was generated for. If *Auditor does not implement it, laser_gen.go is
+// stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Auditor interface {
+	TicketTriaged(*runtime.Ctx, Triaged) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Auditor = (*Auditor)(nil)
+
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
 // "triage.intake" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
@@ -35,7 +71,7 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.Consu
 
 // IntakeHandler routes the messages of agent "intake" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func IntakeHandler(impl *Intake) runtime.Handler {
 	return intakeDispatcher{impl: impl}
 }
@@ -54,7 +90,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleSubmit(c, m)
 		}
 	}
-	return runtime.UnknownOperation("intake", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "intake")
 }
 
 // handleSubmit handles operation "submit" with Intake.Submit.
@@ -105,11 +141,6 @@ func IntakeCard() *wire.AgentCard {
 	}
 }
 
-// The signatures Intake was generated for; regenerate when they change.
-var (
-	_ func(*Intake, *runtime.Ctx, Ticket) error = (*Intake).Submit
-)
-
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
 // "triage.classify" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
@@ -132,7 +163,8 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runti
 
 // ClassifierHandler routes the messages of agent "classifier" to impl's
 // annotated methods by kind and operation; an unknown operation or an
-// undecodable body is rejected.
+// undecodable body is rejected (and answered, when the caller waits for a
+// reply).
 func ClassifierHandler(impl *Classifier) runtime.Handler {
 	return classifierDispatcher{impl: impl}
 }
@@ -151,7 +183,7 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleClassify(c, m)
 		}
 	}
-	return runtime.UnknownOperation("classifier", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "classifier")
 }
 
 // handleClassify handles operation "classify" with Classifier.Classify.
@@ -208,11 +240,6 @@ func ClassifierCard() *wire.AgentCard {
 	}
 }
 
-// The signatures Classifier was generated for; regenerate when they change.
-var (
-	_ func(*Classifier, *runtime.Ctx, Ticket) (Classification, error) = (*Classifier).Classify
-)
-
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
 // "triage.resolve"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
@@ -233,7 +260,8 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.C
 
 // ResolverHandler routes the messages of agent "resolver" to impl's
 // annotated methods by kind and operation; an unknown operation or an
-// undecodable body is rejected.
+// undecodable body is rejected (and answered, when the caller waits for a
+// reply).
 func ResolverHandler(impl *Resolver) runtime.Handler {
 	return resolverDispatcher{impl: impl}
 }
@@ -252,7 +280,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleResolve(c, m)
 		}
 	}
-	return runtime.UnknownOperation("resolver", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "resolver")
 }
 
 // handleResolve handles operation "resolve" with Resolver.Resolve.
@@ -302,11 +330,6 @@ func ResolverCard() *wire.AgentCard {
 	}
 }
 
-// The signatures Resolver was generated for; regenerate when they change.
-var (
-	_ func(*Resolver, *runtime.Ctx, Resolution) error = (*Resolver).Resolve
-)
-
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
 // "triage.audit"; consumer holds every other consumer option (its Topic,
 // Group, Agent, Handler, RespondTopic and Client are set from the agent).
@@ -327,7 +350,7 @@ func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.Con
 
 // AuditorHandler routes the messages of agent "auditor" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func AuditorHandler(impl *Auditor) runtime.Handler {
 	return auditorDispatcher{impl: impl}
 }
@@ -346,7 +369,7 @@ func (h auditorDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleTicketTriaged(c, m)
 		}
 	}
-	return runtime.UnknownOperation("auditor", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "auditor")
 }
 
 // handleTicketTriaged handles event "ticket_triaged" with
@@ -390,8 +413,3 @@ func AuditorCard() *wire.AgentCard {
 		Name:         "auditor",
 	}
 }
-
-// The signatures Auditor was generated for; regenerate when they change.
-var (
-	_ func(*Auditor, *runtime.Ctx, Triaged) error = (*Auditor).TicketTriaged
-)

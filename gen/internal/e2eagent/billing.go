@@ -3,7 +3,7 @@
 // the embedded log by the tests beside it.
 package e2eagent
 
-//go:generate go run github.com/lasergo/laser/cmd/lasergen
+//go:generate go tool lasergen
 
 import (
 	"errors"

@@ -1,18 +1,14 @@
 package e2eagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/gen"
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
@@ -272,32 +268,6 @@ func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 	}
 }
 
-// TestGeneratedFileIsUpToDate is what go generate would write: the
-// committed file must be byte for byte the generator's output.
-func TestGeneratedFileIsUpToDate(t *testing.T) {
-	res, err := gen.Generate(".", gen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Files) != 1 {
-		t.Fatalf("%d files generated", len(res.Files))
-	}
-	abs, err := filepath.Abs(gen.DefaultOutput)
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := os.ReadFile(abs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Files[0].Path != abs || !bytes.Equal(committed, res.Files[0].Content) {
-		t.Fatalf("%s is stale; run go generate ./gen/internal/e2eagent", gen.DefaultOutput)
-	}
-}
-
 // An event nobody on the agent subscribes to is someone else's broadcast:
 // it is ignored (and committed), not dead-lettered.
 func TestUnknownEventIsIgnored(t *testing.T) {
@@ -331,5 +301,22 @@ func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 	}
 	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
 		t.Fatalf("dead letter %s", dl.Capsule.Reason)
+	}
+}
+
+// A request for an operation the agent does not handle is answered, so the
+// typed client fails at once with an unsupported remote error naming the
+// operation, instead of waiting for its timeout.
+func TestUnknownOperationRequestIsAnsweredWithARemoteError(t *testing.T) {
+	ctx, h := start(t)
+	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
+	_, err := runtime.Call[Charged](ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"},
+		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
+	var re *runtime.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.ErrorUnsupported || !strings.Contains(re.Message, `operation "teleport"`) {
+		t.Fatalf("err = %v, want an unsupported remote error naming operation \"teleport\"", err)
+	}
+	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
+		t.Fatalf("dead letter %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
 	}
 }

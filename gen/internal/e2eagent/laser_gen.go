@@ -14,6 +14,22 @@ import (
 // generator that wrote this file: upgrade github.com/lasergo/laser.
 const _ = runtime.IsAtLeastVersion0_1
 
+// laserGenIsStale_RunGoGenerate_Billing lists the handler signatures this
+// file was generated for. If *Billing does not implement it, laser_gen.go is
+// stale: run go generate.
+type laserGenIsStale_RunGoGenerate_Billing interface {
+	Charge(*runtime.Ctx, ChargeCard) (Charged, error)
+	Quote(*runtime.Ctx, *QuoteRequest) (*Quote, error)
+	Refund(*runtime.Ctx, *billingapi.Refund) error
+	CardExpired(*runtime.Ctx, billingapi.CardExpired) error
+	Settle(*runtime.Ctx, Settle) error
+	Void(*runtime.Ctx, Void) error
+	Note(*runtime.Ctx, *billingapi.Refund) error
+	Flake(*runtime.Ctx, Void) error
+}
+
+var _ laserGenIsStale_RunGoGenerate_Billing = (*Billing)(nil)
+
 // NewBillingAgent returns agent "billing" serving impl. It listens on
 // "billing.commands" and answers on "billing.responses"; consumer holds
 // every other consumer option (its Topic, Group, Agent, Handler,
@@ -36,7 +52,7 @@ func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.Con
 
 // BillingHandler routes the messages of agent "billing" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected.
+// is rejected (and answered, when the caller waits for a reply).
 func BillingHandler(impl *Billing) runtime.Handler {
 	return billingDispatcher{impl: impl}
 }
@@ -72,7 +88,7 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleCardExpired(c, m)
 		}
 	}
-	return runtime.UnknownOperation("billing", m.Kind(), m.Operation())
+	return runtime.RejectUnknownOperation(c, "billing")
 }
 
 // handleCharge handles operation "charge" with Billing.Charge.
@@ -275,15 +291,3 @@ func BillingCard() *wire.AgentCard {
 		Name: "billing",
 	}
 }
-
-// The signatures Billing was generated for; regenerate when they change.
-var (
-	_ func(*Billing, *runtime.Ctx, ChargeCard) (Charged, error)   = (*Billing).Charge
-	_ func(*Billing, *runtime.Ctx, *QuoteRequest) (*Quote, error) = (*Billing).Quote
-	_ func(*Billing, *runtime.Ctx, *billingapi.Refund) error      = (*Billing).Refund
-	_ func(*Billing, *runtime.Ctx, billingapi.CardExpired) error  = (*Billing).CardExpired
-	_ func(*Billing, *runtime.Ctx, Settle) error                  = (*Billing).Settle
-	_ func(*Billing, *runtime.Ctx, Void) error                    = (*Billing).Void
-	_ func(*Billing, *runtime.Ctx, *billingapi.Refund) error      = (*Billing).Note
-	_ func(*Billing, *runtime.Ctx, Void) error                    = (*Billing).Flake
-)
