@@ -46,6 +46,7 @@ func (s *session) runLanes(ctx context.Context) error {
 		done:    make(map[uint32]uint64),
 		wake:    make(chan struct{}, 1),
 	}
+	s.c.hooks.lanes.Store(ls)
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
 		// Drain: closing the lanes lets each finish its queue and exit. A

@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+)
+
+// SendInterceptor wraps a publish: InterceptSend may add headers to the
+// records (trace context, say) and must call next exactly once, which
+// publishes them, retries included. It sees every publish of a Producer:
+// sends, requests, replies, acks and dead letters. A Middleware in
+// ClientOptions.Middleware that implements it wraps the client's publishes.
+type SendInterceptor interface {
+	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
+}
+
+// Send is one publish as a SendInterceptor sees it.
+type Send struct {
+	Topic string
+	// Records are about to be published; an interceptor may replace their
+	// Headers (copy before appending: the slices are the caller's).
+	Records []Outgoing
+	// Positions are where the records landed, once next returned nil.
+	Positions []Position
+}
+
+// sendInterceptors adds the middleware that intercept sends to list.
+func sendInterceptors(list []SendInterceptor, mws []Middleware) []SendInterceptor {
+	list = slices.Clone(list)
+	for _, mw := range mws {
+		if si, ok := mw.(SendInterceptor); ok {
+			list = append(list, si)
+		}
+	}
+	return list
+}
+
+// intercepted publishes records through the send interceptors.
+func (p *Producer) intercepted(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
+	s := &Send{Topic: topic, Records: slices.Clone(records)}
+	next := func(ctx context.Context) error {
+		pos, err := p.publish(ctx, topic, s.Records)
+		s.Positions = pos
+		return err
+	}
+	for i := len(p.opts.Interceptors) - 1; i >= 0; i-- {
+		si, inner := p.opts.Interceptors[i], next
+		next = func(ctx context.Context) error { return si.InterceptSend(ctx, s, inner) }
+	}
+	if err := next(ctx); err != nil {
+		return nil, err
+	}
+	return s.Positions, nil
+}
