@@ -128,6 +128,12 @@ type crashRun struct {
 }
 
 func (c *crashRun) run(n int) {
+	c.setUp(n)
+	c.crashSerially()
+}
+
+// setUp connects, creates the topics, draws the plan and opens the store.
+func (c *crashRun) setUp(n int) {
 	t := c.t
 	tr, err := iggy.Dial(c.ctx, c.addr)
 	if err != nil {
@@ -145,6 +151,11 @@ func (c *crashRun) run(n int) {
 	if c.store, err = reliability.OpenEffectStore(filepath.Join(c.dir, "effects")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// crashSerially runs one worker at a time, killing it at random points.
+func (c *crashRun) crashSerially() {
+	t := c.t
 
 	// The producer publishes while the worker runs and is killed.
 	published := make(chan error, 1)
@@ -214,13 +225,14 @@ func (c *crashRun) publish() error {
 	return nil
 }
 
-func (c *crashRun) startWorker() *proc {
+func (c *crashRun) startWorker(extra ...string) *proc {
 	c.t.Helper()
 	args := []string{
 		"-addr", c.addr, "-topic", c.topic, "-dlq", c.dlq,
 		"-effects", c.store.Dir(), "-events", filepath.Join(c.dir, "events.log"),
 		"-lanes", strconv.Itoa(c.lanes),
 	}
+	args = append(args, extra...)
 	p := startProc(c.t, fmt.Sprintf("crashworker #%d", len(c.procs)+1), c.worker, args...)
 	c.procs = append(c.procs, p)
 	return p
