@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"weak"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -62,7 +63,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Telemetry is the middleware: a runtime.RecordObserver (consumer spans
+// Telemetry is the middleware (install it once: on the client, or in a
+// consumer's Middleware, not both, or every span is made twice): a runtime.RecordObserver (consumer spans
 // and outcome metrics), a runtime.Interceptor (attempt events, handler
 // duration, retries), a runtime.SendInterceptor (producer spans, trace
 // context injection) and a runtime.ConsumerObserver (queue and lag gauges).
@@ -76,8 +78,10 @@ type Telemetry struct {
 	handled, deadLettered, dropped, skipped, retries metric.Int64Counter
 	duration, latency                                metric.Float64Histogram
 
-	mu        sync.Mutex
-	consumers []*runtime.Consumer
+	mu sync.Mutex
+	// consumers are held weakly: agents build a consumer per start (and
+	// one to validate their config), and the ones dropped must not pile up.
+	consumers []weak.Pointer[runtime.Consumer]
 }
 
 var (
@@ -259,13 +263,22 @@ func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next fun
 // queue and lag are sampled whenever metrics are collected while it runs.
 func (t *Telemetry) ObserveConsumer(c *runtime.Consumer) {
 	t.mu.Lock()
-	t.consumers = append(t.consumers, c)
+	t.consumers = append(t.consumers, weak.Make(c))
 	t.mu.Unlock()
 }
 
 func (t *Telemetry) observeGauges(ctx context.Context, o metric.Observer, queued, queuedBytes, lag metric.Int64ObservableGauge) error {
 	t.mu.Lock()
-	consumers := append([]*runtime.Consumer(nil), t.consumers...)
+	var consumers []*runtime.Consumer
+	live := t.consumers[:0]
+	for _, w := range t.consumers {
+		if c := w.Value(); c != nil {
+			consumers = append(consumers, c)
+			live = append(live, w)
+		}
+	}
+	clear(t.consumers[len(live):])
+	t.consumers = live
 	t.mu.Unlock()
 	var errs []error
 	for _, c := range consumers {
