@@ -85,27 +85,14 @@ func (c *crashRun) runReplicas(n int, redisAddr string) {
 		procs[victim] = replica(victim)
 	}
 
-	var producerErr error
-	producerDone := false
-	c.await(procs[0], "every record to be handled and committed", func() (bool, error) {
+	c.await(procs[0], "every record to be handled and committed", c.finished(published, func() error {
 		for _, p := range procs {
 			if p.exited() {
-				return false, fmt.Errorf("%s exited on its own: %v\n%s", p.name, p.err, p.stderr)
+				return fmt.Errorf("%s exited on its own: %v\n%s", p.name, p.err, p.stderr)
 			}
 		}
-		if !producerDone {
-			select {
-			case producerErr = <-published:
-				producerDone = true
-			default:
-				return false, nil
-			}
-			if producerErr != nil {
-				return false, producerErr
-			}
-		}
-		return c.allCommitted()
-	})
+		return nil
+	}))
 	for _, p := range procs {
 		if err := p.terminate(30 * time.Second); err != nil {
 			t.Fatalf("final replica: %v", err)

@@ -181,22 +181,7 @@ func (c *crashRun) crashSerially() {
 	// The last incarnation finishes the work: every partition committed to
 	// its end once the producer is done.
 	final := c.startWorker()
-	var producerErr error
-	producerDone := false
-	c.await(final, "every record to be handled and committed", func() (bool, error) {
-		if !producerDone {
-			select {
-			case producerErr = <-published:
-				producerDone = true
-			default:
-				return false, nil
-			}
-			if producerErr != nil {
-				return false, producerErr
-			}
-		}
-		return c.allCommitted()
-	})
+	c.await(final, "every record to be handled and committed", c.finished(published, nil))
 	if err := final.terminate(30 * time.Second); err != nil {
 		t.Fatalf("final worker: %v", err)
 	}
@@ -259,6 +244,32 @@ func (c *crashRun) effects() int {
 		c.t.Fatal(err)
 	}
 	return n
+}
+
+// finished returns the condition of the end of a run: the producer is done
+// (published delivered its result) and every partition is committed to its
+// end. alive, when set, fails the wait if a worker has died meanwhile.
+func (c *crashRun) finished(published <-chan error, alive func() error) func() (bool, error) {
+	producerDone := false
+	return func() (bool, error) {
+		if alive != nil {
+			if err := alive(); err != nil {
+				return false, err
+			}
+		}
+		if !producerDone {
+			select {
+			case err := <-published:
+				if err != nil {
+					return false, err
+				}
+				producerDone = true
+			default:
+				return false, nil
+			}
+		}
+		return c.allCommitted()
+	}
 }
 
 // allCommitted reports whether the group's stored offset is at the end of
