@@ -3,8 +3,10 @@ package otellaser_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +20,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
@@ -29,7 +33,7 @@ import (
 // each "process" gets its own client and Telemetry exporting there.
 type rig struct {
 	t      *testing.T
-	log    *memlog.Log
+	log    runtime.Transport
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
 	reader *sdkmetric.ManualReader
@@ -38,7 +42,12 @@ type rig struct {
 
 func newRig(t *testing.T, topics ...string) *rig {
 	t.Helper()
-	r := &rig{t: t, log: memlog.New("laser"), spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	return newRigOn(t, memlog.New("laser"), topics...)
+}
+
+func newRigOn(t *testing.T, tr runtime.Transport, topics ...string) *rig {
+	t.Helper()
+	r := &rig{t: t, log: tr, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
 	if err := r.log.EnsureTopics(context.Background(), 2, append(topics, runtime.TopicResponses, runtime.DefaultDeadLetterTopic)...); err != nil {
@@ -195,8 +204,41 @@ func has(set attribute.Set, want []attribute.KeyValue) bool {
 	return true
 }
 
+// transports are the logs the request/reply trace is checked on: the
+// embedded log, the Iggy transport over the in-process test server, and a
+// real Iggy server when LASER_IGGY_ADDR names one (a fresh stream per run).
+func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
+	dial := func(t *testing.T, addr string) runtime.Transport {
+		tr, err := iggy.Dial(context.Background(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tr.Close() })
+		return tr
+	}
+	return map[string]func(t *testing.T) runtime.Transport{
+		"memlog": func(*testing.T) runtime.Transport { return memlog.New("laser") },
+		"iggytest": func(t *testing.T) runtime.Transport {
+			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/otel")
+		},
+		"iggy": func(t *testing.T) runtime.Transport {
+			addr := os.Getenv("LASER_IGGY_ADDR")
+			if addr == "" {
+				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to trace over a real Iggy 0.8 server")
+			}
+			return dial(t, fmt.Sprintf("%s_otel_%d", addr, time.Now().UnixNano()))
+		},
+	}
+}
+
 func TestRequestReplyAcrossTwoAgentsIsOneTrace(t *testing.T) {
-	r := newRig(t, "billing.commands", "ledger.commands")
+	for name, tr := range transports(t) {
+		t.Run(name, func(t *testing.T) { requestReplyIsOneTrace(t, tr(t)) })
+	}
+}
+
+func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
+	r := newRigOn(t, tr, "billing.commands", "ledger.commands")
 	key := sign.NewKey([32]byte{7})
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("billing", key.Public()); err != nil {
