@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,31 +26,49 @@ const crashReplicas = 3
 // redelivered command reached a handler again only when its handler was
 // cut off by a kill: every other redelivery (handled by the dead
 // incarnation, or by a replica that lost the partition in a rebalance) was
-// dropped by Redis. It runs over the laser dev server, Serial and with
-// lanes.
+// dropped by Redis. It runs over the laser dev server and, when
+// LASER_IGGY_ADDR is set, over that real Iggy; Serial and with lanes.
 func TestCrashRecoveryRedis(t *testing.T) {
 	laser, worker := buildBinaries(t)
 	n, kills, limit := crashScale()
 	kills *= 2
 	seed := crashSeed(t)
 	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills, %d replicas", seed, envSeed, seed, n, kills, crashReplicas)
-	for _, v := range []struct {
-		name  string
-		lanes int
-	}{{"serial", 0}, {"lanes", crashPartitions}} {
-		t.Run("devserver/"+v.name, func(t *testing.T) {
-			srv := redistest.Start(t)
-			ctx, cancel := context.WithTimeout(context.Background(), limit)
-			defer cancel()
+	backends := []struct {
+		name string
+		addr func(t *testing.T, ctx context.Context) string
+	}{
+		{"devserver", func(t *testing.T, ctx context.Context) string {
 			addr, _ := startDevServer(t, ctx, laser, "reliability")
-			c := &crashRun{
-				t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills, seed: seed,
-				name:  "redis/" + v.name,
-				topic: fmt.Sprintf("rel-rcmd-%d-%s-%d", seed, v.name, time.Now().UnixNano()),
+			return addr
+		}},
+		{"iggy", func(t *testing.T, ctx context.Context) string {
+			addr := os.Getenv(realServerEnv)
+			if addr == "" {
+				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
 			}
-			c.dlq = strings.Replace(c.topic, "rel-rcmd-", "rel-rdlq-", 1)
-			c.runReplicas(n, srv.Addr())
-		})
+			return addr
+		}},
+	}
+	for _, b := range backends {
+		for _, v := range []struct {
+			name  string
+			lanes int
+		}{{"serial", 0}, {"lanes", crashPartitions}} {
+			t.Run(b.name+"/"+v.name, func(t *testing.T) {
+				srv := redistest.Start(t)
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				defer cancel()
+				addr := b.addr(t, ctx)
+				c := &crashRun{
+					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills, seed: seed,
+					name:  "redis/" + b.name + "/" + v.name,
+					topic: fmt.Sprintf("rel-rcmd-%d-%s-%d", seed, v.name, time.Now().UnixNano()),
+				}
+				c.dlq = strings.Replace(c.topic, "rel-rcmd-", "rel-rdlq-", 1)
+				c.runReplicas(n, srv.Addr())
+			})
+		}
 	}
 }
 
