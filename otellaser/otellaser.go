@@ -3,7 +3,8 @@
 //
 //	client := runtime.NewClient(tr, runtime.ClientOptions{Middleware: []runtime.Middleware{otellaser.New(otellaser.Options{})}})
 //
-// Every publish then gets a producer span ("send <topic>") whose W3C trace
+// Every publish, and every request from the publish of its command to its
+// answer, then gets a producer span ("send <topic>") whose W3C trace
 // context travels in the record's headers (traceparent, tracestate: record
 // headers beside the AGDX ones, so envelope bytes and signatures are
 // untouched), and every record a consumer takes gets a consumer span
@@ -85,10 +86,11 @@ type Telemetry struct {
 }
 
 var (
-	_ runtime.RecordObserver   = (*Telemetry)(nil)
-	_ runtime.Interceptor      = (*Telemetry)(nil)
-	_ runtime.SendInterceptor  = (*Telemetry)(nil)
-	_ runtime.ConsumerObserver = (*Telemetry)(nil)
+	_ runtime.RecordObserver     = (*Telemetry)(nil)
+	_ runtime.Interceptor        = (*Telemetry)(nil)
+	_ runtime.SendInterceptor    = (*Telemetry)(nil)
+	_ runtime.RequestInterceptor = (*Telemetry)(nil)
+	_ runtime.ConsumerObserver   = (*Telemetry)(nil)
 )
 
 // New returns the middleware. Instruments that the meter provider refuses
@@ -221,8 +223,40 @@ func (t *Telemetry) Intercept(c *runtime.Ctx, next func(*runtime.Ctx) error) err
 	return err
 }
 
+// requestSpanKey marks a context whose span is a request's: the publish of
+// the request's command uses that span instead of making its own.
+type requestSpanKey struct{}
+
+// InterceptRequest implements runtime.RequestInterceptor: a request is one
+// producer span, from the publish of its command to its answer, which is
+// recorded as a "laser.reply" event (or the error, as the status).
+func (t *Telemetry) InterceptRequest(ctx context.Context, r *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
+	ctx, span := t.tracer.Start(ctx, "send "+r.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		semconv.MessagingSystemKey.String(System),
+		semconv.MessagingOperationName("request"),
+		semconv.MessagingOperationTypeSend,
+		semconv.MessagingDestinationName(r.Topic),
+	))
+	defer span.End()
+	m, err := next(context.WithValue(ctx, requestSpanKey{}, span))
+	if m != nil {
+		span.AddEvent("laser.reply", trace.WithAttributes(
+			KindKey.String(string(m.Kind())),
+			AgentKey.String(m.Provenance.Agent),
+			semconv.MessagingDestinationName(m.Topic),
+			OffsetKey.Int64(int64(m.Position.Offset)),
+		))
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return m, err
+}
+
 // InterceptSend implements runtime.SendInterceptor: one producer span per
-// publish, its context injected into every record's headers.
+// publish (a request's own, for the command of a request), its context
+// injected into every record's headers.
 func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next func(context.Context) error) error {
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
@@ -236,8 +270,16 @@ func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next fun
 	if len(s.Records) == 1 && s.Records[0].Key != "" {
 		attrs = append(attrs, semconv.MessagingMessageConversationID(s.Records[0].Key))
 	}
-	ctx, span := t.tracer.Start(ctx, "send "+s.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
-	defer span.End()
+	span, ok := ctx.Value(requestSpanKey{}).(trace.Span)
+	if ok && span == trace.SpanFromContext(ctx) {
+		span.SetAttributes(attrs[4:]...) // keep the request's operation name
+		// Publishes made further down (by whoever handles this context
+		// next) get spans of their own.
+		ctx = context.WithValue(ctx, requestSpanKey{}, nil)
+	} else {
+		ctx, span = t.tracer.Start(ctx, "send "+s.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+		defer span.End()
+	}
 	for i := range s.Records {
 		rec := &s.Records[i]
 		// The caller owns the header slice: inject into a copy.

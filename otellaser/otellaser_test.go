@@ -276,7 +276,18 @@ func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
 	ask := childOf(t, spans, billing.SpanContext(), "send ledger.commands")
 	ledger := childOf(t, spans, ask.SpanContext(), "process ledger.commands")
 	childOf(t, spans, ledger.SpanContext(), "send agent.responses")
-	childOf(t, spans, billing.SpanContext(), "send agent.responses")
+	answer := childOf(t, spans, billing.SpanContext(), "send agent.responses")
+
+	// A request is one producer span, from its command to its answer.
+	if attr(send, "messaging.operation.name") != "request" || attr(ask, "messaging.operation.name") != "request" {
+		t.Errorf("request spans' operations %q %q", attr(send, "messaging.operation.name"), attr(ask, "messaging.operation.name"))
+	}
+	if ev := event(t, send, "laser.reply"); len(ev) != 1 || eventAttr(ev[0], otellaser.KindKey) != "response" || eventAttr(ev[0], otellaser.AgentKey) != "billing" {
+		t.Errorf("reply events %+v", ev)
+	}
+	if send.EndTime().Before(answer.StartTime()) {
+		t.Error("the request span ended before its answer was sent")
+	}
 
 	if send.SpanKind() != trace.SpanKindProducer || billing.SpanKind() != trace.SpanKindConsumer {
 		t.Fatalf("kinds %v %v", send.SpanKind(), billing.SpanKind())

@@ -309,3 +309,42 @@ func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *tes
 		t.Fatalf("completed %q forgotten %q; want completed %q", dd.completed, dd.forgotten, want)
 	}
 }
+
+// requestTrail wraps requests and records what it saw.
+type requestTrail struct {
+	runtime.MiddlewareDefaults
+	seen chan string
+}
+
+func (r *requestTrail) InterceptRequest(ctx context.Context, call *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
+	m, err := next(ctx)
+	body := ""
+	if m != nil {
+		body = string(m.Body())
+	}
+	r.seen <- fmt.Sprintf("%s %s -> %s %v", call.Topic, call.Command.Body, body, err)
+	return m, err
+}
+
+func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	rt := &requestTrail{seen: make(chan string, 2)}
+	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
+	a, err := client.NewAgent(runtime.AgentConfig{ID: agent, Listen: topic, Respond: resp,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("pong")) }),
+		Consumer: runtime.ConsumerConfig{Logger: quietLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(context.Background())
+	defer h.Stop()
+	if err := h.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, rt.seen, "request"); got != topic+" ping -> pong <nil>" {
+		t.Fatalf("interceptor saw %q", got)
+	}
+}

@@ -52,3 +52,39 @@ func (p *Producer) intercepted(ctx context.Context, topic string, records []Outg
 	}
 	return s.Positions, nil
 }
+
+// RequestInterceptor wraps a request/reply call of a Client (Client.Request,
+// and Ctx.Request in a handler): the publish of the command and the wait
+// for its answer. next returns what Request returns. A Middleware in
+// ClientOptions.Middleware that implements it wraps the client's requests;
+// the publish inside still passes the SendInterceptors.
+type RequestInterceptor interface {
+	InterceptRequest(ctx context.Context, r *RequestCall, next func(context.Context) (*Message, error)) (*Message, error)
+}
+
+// RequestCall is one request as a RequestInterceptor sees it.
+type RequestCall struct {
+	Topic   string // where the command goes
+	Command Command
+}
+
+// requestInterceptors returns the client middleware that wraps requests.
+func (c *Client) requestInterceptors() []RequestInterceptor {
+	var list []RequestInterceptor
+	for _, mw := range c.opts.Middleware {
+		if ri, ok := mw.(RequestInterceptor); ok {
+			list = append(list, ri)
+		}
+	}
+	return list
+}
+
+func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, cmd Command, opts []SendOption) (*Message, error) {
+	call := &RequestCall{Topic: topicOr(cmd.Topic, TopicCommands), Command: cmd}
+	next := func(ctx context.Context) (*Message, error) { return c.request(ctx, cmd, opts) }
+	for i := len(ris) - 1; i >= 0; i-- {
+		ri, inner := ris[i], next
+		next = func(ctx context.Context) (*Message, error) { return ri.InterceptRequest(ctx, call, inner) }
+	}
+	return next(ctx)
+}
