@@ -431,7 +431,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 	}
 }
 
-func TestAMessageWithoutTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *testing.T) {
+func TestAMessageWithoutOrWithBadTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *testing.T) {
 	r := newRig(t, "work.commands")
 	handled := make(chan trace.SpanContext, 4)
 	r.agent(r.process(nil), "worker", "work.commands", runtime.ConsumerConfig{}, func(c *runtime.Ctx) error {
@@ -446,6 +446,18 @@ func TestAMessageWithoutTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *
 			t.Fatal(err)
 		}
 	}
+	// Trace context that is garbage, or not a string header, is ignored.
+	for i, bad := range []wire.HeaderValue{wire.StringValue("00-not-a-trace-01"), {Kind: wire.HeaderKindRaw, Data: []byte("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")}} {
+		p := wire.Provenance{Conversation: wire.IDFromUint128(1, 2)}
+		headers, err := p.Headers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers = append(headers, wire.Header{Key: "traceparent", Value: bad})
+		if _, err := r.log.Publish(context.Background(), "work.commands", runtime.Outgoing{Key: p.PartitionKey(), Headers: headers, Payload: []byte{byte(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var sc trace.SpanContext
 	select {
 	case sc = <-handled:
@@ -455,7 +467,14 @@ func TestAMessageWithoutTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *
 	if !sc.IsValid() {
 		t.Fatal("the handler's context carries no span")
 	}
-	spans := r.ended("process work.commands", 2)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-handled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a record with bad trace context was not handled")
+		}
+	}
+	spans := r.ended("process work.commands", 4)
 	for _, s := range named(spans, "process work.commands") {
 		if s.Parent().IsValid() {
 			t.Fatalf("a record without trace context must start a trace; parent %v", s.Parent())
