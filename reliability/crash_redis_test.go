@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,27 +33,8 @@ func TestCrashRecoveryRedis(t *testing.T) {
 	kills *= 2
 	seed := crashSeed(t)
 	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills, %d replicas", seed, envSeed, seed, n, kills, crashReplicas)
-	backends := []struct {
-		name string
-		addr func(t *testing.T, ctx context.Context) string
-	}{
-		{"devserver", func(t *testing.T, ctx context.Context) string {
-			addr, _ := startDevServer(t, ctx, laser, "reliability")
-			return addr
-		}},
-		{"iggy", func(t *testing.T, ctx context.Context) string {
-			addr := os.Getenv(realServerEnv)
-			if addr == "" {
-				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
-			}
-			return addr
-		}},
-	}
-	for _, b := range backends {
-		for _, v := range []struct {
-			name  string
-			lanes int
-		}{{"serial", 0}, {"lanes", crashPartitions}} {
+	for _, b := range crashBackends(laser) {
+		for _, v := range crashVariants {
 			t.Run(b.name+"/"+v.name, func(t *testing.T) {
 				srv := redistest.Start(t)
 				ctx, cancel := context.WithTimeout(context.Background(), limit)

@@ -66,28 +66,8 @@ func TestCrashRecovery(t *testing.T) {
 	seed := crashSeed(t)
 	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills", seed, envSeed, seed, n, kills)
 
-	backends := []struct {
-		name string
-		addr func(t *testing.T, ctx context.Context) string
-	}{
-		{"devserver", func(t *testing.T, ctx context.Context) string {
-			addr, _ := startDevServer(t, ctx, laser, "reliability")
-			return addr
-		}},
-		{"iggy", func(t *testing.T, ctx context.Context) string {
-			addr := os.Getenv(realServerEnv)
-			if addr == "" {
-				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
-			}
-			return addr
-		}},
-	}
-	variants := []struct {
-		name  string
-		lanes int
-	}{{"serial", 0}, {"lanes", crashPartitions}}
-	for _, b := range backends {
-		for _, v := range variants {
+	for _, b := range crashBackends(laser) {
+		for _, v := range crashVariants {
 			t.Run(b.name+"/"+v.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), limit)
 				defer cancel()
@@ -106,6 +86,37 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 }
+
+// crashBackend is a broker a crash run can use: addr starts it (or names
+// it) and returns its connection string.
+type crashBackend struct {
+	name string
+	addr func(t *testing.T, ctx context.Context) string
+}
+
+// crashBackends are the laser dev server in its own process and, when
+// LASER_IGGY_ADDR is set, that real Iggy (skipped otherwise).
+func crashBackends(laser string) []crashBackend {
+	return []crashBackend{
+		{"devserver", func(t *testing.T, ctx context.Context) string {
+			addr, _ := startDevServer(t, ctx, laser, "reliability")
+			return addr
+		}},
+		{"iggy", func(t *testing.T, ctx context.Context) string {
+			addr := os.Getenv(realServerEnv)
+			if addr == "" {
+				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
+			}
+			return addr
+		}},
+	}
+}
+
+// crashVariants are the consumer shapes a crash run uses.
+var crashVariants = []struct {
+	name  string
+	lanes int
+}{{"serial", 0}, {"lanes", crashPartitions}}
 
 // crashRun is one crash test: a backend, a consumer variant, a plan.
 type crashRun struct {
