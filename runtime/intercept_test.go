@@ -197,17 +197,7 @@ func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) 
 	log := newLog(t, 1, runtime.SystemClock{})
 	stamp := &headerStamp{sends: make(chan runtime.Send, 8)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
-	a, err := client.NewAgent(runtime.AgentConfig{ID: agent, Listen: topic, Respond: resp,
-		Handler:  handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("pong")) }),
-		Consumer: runtime.ConsumerConfig{Logger: quietLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := a.Start(context.Background())
-	defer h.Stop()
-	if err := h.Ready(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	startPonger(t, client)
 	reply, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")})
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +320,18 @@ func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	rt := &requestTrail{seen: make(chan string, 2)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
+	startPonger(t, client)
+	if _, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, rt.seen, "request"); got != topic+" ping -> pong <nil>" {
+		t.Fatalf("interceptor saw %q", got)
+	}
+}
+
+// startPonger runs an agent on client that answers every request "pong".
+func startPonger(t *testing.T, client *runtime.Client) {
+	t.Helper()
 	a, err := client.NewAgent(runtime.AgentConfig{ID: agent, Listen: topic, Respond: resp,
 		Handler:  handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("pong")) }),
 		Consumer: runtime.ConsumerConfig{Logger: quietLogger()}})
@@ -337,14 +339,8 @@ func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := a.Start(context.Background())
-	defer h.Stop()
+	t.Cleanup(func() { _ = h.Stop() })
 	if err := h.Ready(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
-		t.Fatal(err)
-	}
-	if got := recv(t, rt.seen, "request"); got != topic+" ping -> pong <nil>" {
-		t.Fatalf("interceptor saw %q", got)
 	}
 }
