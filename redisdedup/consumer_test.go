@@ -122,3 +122,48 @@ func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 		t.Fatalf("stored offset %d, %v", off, ok)
 	}
 }
+
+func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	log := memlog.New("laser")
+	ctx := context.Background()
+	if err := log.EnsureTopics(ctx, 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+		t.Fatal(err)
+	}
+	conv := wire.IDFromUint128(1, 3)
+	send(t, log, conv, "order-1", "handled before")
+	// A previous process handled it and committed, but left no mark.
+	sub, err := log.Join(ctx, topic, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Commit(ctx, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := redisdedup.New(rdb, "billing")
+	handled := make(chan string, 4)
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: "billing", Deduplicator: d, WarmDedup: true,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil, stop) }()
+	send(t, log, conv, "order-1", "retry of the handled one")
+	send(t, log, conv, "order-2", "new")
+	if got := next(t, handled); got != "new" {
+		t.Fatalf("handled %q; the warmed key must be a duplicate at once, not a claim to wait for", got)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rdb.Get(ctx, d.Key(runtime.DedupKey("shop", "order-1"))).Result(); err != nil || v != "d" {
+		t.Fatalf("warmed key holds %q, %v; want it remembered", v, err)
+	}
+}
