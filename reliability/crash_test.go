@@ -66,28 +66,8 @@ func TestCrashRecovery(t *testing.T) {
 	seed := crashSeed(t)
 	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills", seed, envSeed, seed, n, kills)
 
-	backends := []struct {
-		name string
-		addr func(t *testing.T, ctx context.Context) string
-	}{
-		{"devserver", func(t *testing.T, ctx context.Context) string {
-			addr, _ := startDevServer(t, ctx, laser, "reliability")
-			return addr
-		}},
-		{"iggy", func(t *testing.T, ctx context.Context) string {
-			addr := os.Getenv(realServerEnv)
-			if addr == "" {
-				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
-			}
-			return addr
-		}},
-	}
-	variants := []struct {
-		name  string
-		lanes int
-	}{{"serial", 0}, {"lanes", crashPartitions}}
-	for _, b := range backends {
-		for _, v := range variants {
+	for _, b := range crashBackends(laser) {
+		for _, v := range crashVariants {
 			t.Run(b.name+"/"+v.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), limit)
 				defer cancel()
@@ -106,6 +86,37 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 }
+
+// crashBackend is a broker a crash run can use: addr starts it (or names
+// it) and returns its connection string.
+type crashBackend struct {
+	name string
+	addr func(t *testing.T, ctx context.Context) string
+}
+
+// crashBackends are the laser dev server in its own process and, when
+// LASER_IGGY_ADDR is set, that real Iggy (skipped otherwise).
+func crashBackends(laser string) []crashBackend {
+	return []crashBackend{
+		{"devserver", func(t *testing.T, ctx context.Context) string {
+			addr, _ := startDevServer(t, ctx, laser, "reliability")
+			return addr
+		}},
+		{"iggy", func(t *testing.T, ctx context.Context) string {
+			addr := os.Getenv(realServerEnv)
+			if addr == "" {
+				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
+			}
+			return addr
+		}},
+	}
+}
+
+// crashVariants are the consumer shapes a crash run uses.
+var crashVariants = []struct {
+	name  string
+	lanes int
+}{{"serial", 0}, {"lanes", crashPartitions}}
 
 // crashRun is one crash test: a backend, a consumer variant, a plan.
 type crashRun struct {
@@ -128,6 +139,12 @@ type crashRun struct {
 }
 
 func (c *crashRun) run(n int) {
+	c.setUp(n)
+	c.crashSerially()
+}
+
+// setUp connects, creates the topics, draws the plan and opens the store.
+func (c *crashRun) setUp(n int) {
 	t := c.t
 	tr, err := iggy.Dial(c.ctx, c.addr)
 	if err != nil {
@@ -145,6 +162,11 @@ func (c *crashRun) run(n int) {
 	if c.store, err = reliability.OpenEffectStore(filepath.Join(c.dir, "effects")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// crashSerially runs one worker at a time, killing it at random points.
+func (c *crashRun) crashSerially() {
+	t := c.t
 
 	// The producer publishes while the worker runs and is killed.
 	published := make(chan error, 1)
@@ -170,22 +192,7 @@ func (c *crashRun) run(n int) {
 	// The last incarnation finishes the work: every partition committed to
 	// its end once the producer is done.
 	final := c.startWorker()
-	var producerErr error
-	producerDone := false
-	c.await(final, "every record to be handled and committed", func() (bool, error) {
-		if !producerDone {
-			select {
-			case producerErr = <-published:
-				producerDone = true
-			default:
-				return false, nil
-			}
-			if producerErr != nil {
-				return false, producerErr
-			}
-		}
-		return c.allCommitted()
-	})
+	c.await(final, "every record to be handled and committed", c.finished(published, nil))
 	if err := final.terminate(30 * time.Second); err != nil {
 		t.Fatalf("final worker: %v", err)
 	}
@@ -214,13 +221,14 @@ func (c *crashRun) publish() error {
 	return nil
 }
 
-func (c *crashRun) startWorker() *proc {
+func (c *crashRun) startWorker(extra ...string) *proc {
 	c.t.Helper()
 	args := []string{
 		"-addr", c.addr, "-topic", c.topic, "-dlq", c.dlq,
 		"-effects", c.store.Dir(), "-events", filepath.Join(c.dir, "events.log"),
 		"-lanes", strconv.Itoa(c.lanes),
 	}
+	args = append(args, extra...)
 	p := startProc(c.t, fmt.Sprintf("crashworker #%d", len(c.procs)+1), c.worker, args...)
 	c.procs = append(c.procs, p)
 	return p
@@ -247,6 +255,32 @@ func (c *crashRun) effects() int {
 		c.t.Fatal(err)
 	}
 	return n
+}
+
+// finished returns the condition of the end of a run: the producer is done
+// (published delivered its result) and every partition is committed to its
+// end. alive, when set, fails the wait if a worker has died meanwhile.
+func (c *crashRun) finished(published <-chan error, alive func() error) func() (bool, error) {
+	producerDone := false
+	return func() (bool, error) {
+		if alive != nil {
+			if err := alive(); err != nil {
+				return false, err
+			}
+		}
+		if !producerDone {
+			select {
+			case err := <-published:
+				if err != nil {
+					return false, err
+				}
+				producerDone = true
+			default:
+				return false, nil
+			}
+		}
+		return c.allCommitted()
+	}
 }
 
 // allCommitted reports whether the group's stored offset is at the end of

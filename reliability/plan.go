@@ -215,3 +215,20 @@ func (d *CountingDedup) Observe(ctx context.Context, key string) (bool, error) {
 	}
 	return fresh, err
 }
+
+// Forget implements runtime.Forgetter when the inner deduplicator does, so
+// wrapping it does not change what the consumer can take back.
+func (d *CountingDedup) Forget(ctx context.Context, key string) error {
+	if f, ok := d.Inner.(runtime.Forgetter); ok {
+		return f.Forget(ctx, key)
+	}
+	return nil
+}
+
+// Complete implements runtime.Completer when the inner deduplicator does.
+func (d *CountingDedup) Complete(ctx context.Context, key string) error {
+	if k, ok := d.Inner.(runtime.Completer); ok {
+		return k.Complete(ctx, key)
+	}
+	return nil
+}

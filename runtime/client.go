@@ -24,6 +24,11 @@ type ClientOptions struct {
 	// ReplyPollInterval is how long a reply reader waits after a pass that
 	// found nothing. Default 5 ms.
 	ReplyPollInterval time.Duration
+	// Middleware is installed process-wide: every consumer running on this
+	// client (agents included) runs it before its own ConsumerConfig
+	// Middleware, and the ones implementing SendInterceptor wrap every
+	// publish of the client. Tracing goes here. Default none.
+	Middleware []Middleware
 }
 
 // Client is a process's handle on a transport: it publishes, owns the reply
@@ -67,6 +72,7 @@ func NewClient(t Transport, opts ClientOptions) *Client {
 	if po.Logger == nil {
 		po.Logger = opts.Logger
 	}
+	po.Interceptors = sendInterceptors(po.Interceptors, opts.Middleware)
 	return &Client{t: t, prod: NewProducer(t, po), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
 }
 

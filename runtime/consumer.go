@@ -152,6 +152,9 @@ type Consumer struct {
 	running atomic.Bool
 
 	streamID, topicID uint32
+
+	// hooks holds the middleware chain and observers (see observe.go).
+	hooks consumerHooks
 }
 
 // NewConsumer validates cfg, fills in its defaults and returns a consumer
@@ -219,7 +222,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if dedup == nil {
 		dedup = NewSlidingWindow(cfg.DedupWindow)
 	}
-	return &Consumer{
+	c := &Consumer{
 		cfg:    cfg,
 		t:      t,
 		prod:   cfg.Client.Producer(),
@@ -229,7 +232,9 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		ids:    cfg.IDs,
 		log:    cfg.Logger.With("group", cfg.Group, "topic", cfg.Topic),
 		replay: newFIFOSet(replayWindow),
-	}, nil
+	}
+	c.installHooks()
+	return c, nil
 }
 
 // Run joins the group, warms dedup when asked, calls ready (may be nil) and
@@ -312,10 +317,11 @@ const (
 	parked
 )
 
-// process runs one record through the pipeline. A nil error means the
-// record's offset may be committed; an error stops the consumer with the
-// offset uncommitted (a failed dead-letter publish, a cancelled context).
-func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) {
+// pipeline runs one record through the gates and the handler. A nil error
+// means the record's offset may be committed; an error stops the consumer
+// with the offset uncommitted (a failed dead-letter publish, a cancelled
+// context). d, when observers watch, hears what became of the record.
+func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, d *Delivery) (outcome, error) {
 	// After a hard stop or an expired grace nothing more is handled: the
 	// record stays uncommitted for whoever owns the partition next.
 	if err := ctx.Err(); err != nil {
@@ -325,6 +331,7 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 	if err != nil {
 		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
 	}
+	d.decoded(m)
 
 	// Target filter: a message addressed to another agent is not ours.
 	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
@@ -334,6 +341,9 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 
 	if c.cfg.Verifier != nil {
 		if o, err := c.verify(ctx, m); err != nil || o != handled {
+			if o == dropped {
+				d.droppedBy(GateReplay)
+			}
 			return o, err
 		}
 	}
@@ -342,6 +352,7 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 	// idempotency slot that the current holder's retry needs.
 	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
 		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
+		d.droppedBy(GateFence)
 		return dropped, nil
 	}
 
@@ -350,18 +361,21 @@ func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) 
 	var marked string
 	if key := m.Provenance.IdempotencyKey; key != "" {
 		marked = DedupKey(m.Provenance.Agent, key)
-		fresh, err := c.dedup.Observe(ctx, marked)
+		fresh, err := c.observeKey(ctx, marked)
 		if err != nil {
 			return 0, fmt.Errorf("dedup: %w", err)
 		}
 		if !fresh {
 			c.log.Debug("dropping duplicate message", "idempotency_key", key, "source", m.Position.String())
+			d.droppedBy(GateDuplicate)
 			return dropped, nil
 		}
 	}
 	o, err := c.settle(ctx, m)
 	if err != nil {
 		c.unmark(ctx, m, marked)
+	} else {
+		c.completeKey(ctx, marked)
 	}
 	return o, err
 }
@@ -378,13 +392,7 @@ func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 	}
 
 	m.hctx = Ctx{Context: ctx, msg: m, c: c}
-	hctx := &m.hctx
-	for _, mw := range c.cfg.Middleware {
-		if err := mw.BeforeHandle(hctx, m); err != nil {
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, classify(err).detail, err)
-		}
-	}
-	return c.handle(ctx, hctx, m)
+	return c.handle(ctx, &m.hctx, m)
 }
 
 // unmark takes back what the gates recorded for a message that ended
@@ -460,12 +468,14 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
+		hctx.attempt = attempt
 		err := c.call(hctx)
-		for _, mw := range c.cfg.Middleware {
-			mw.AfterHandle(hctx, m, err, attempt)
-		}
 		if err == nil {
 			return handled, nil
+		}
+		// A BeforeHandle refusal: the handler never ran, no attempt counted.
+		if refused, ok := errors.AsType[*beforeHandleError](err); ok {
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, classify(refused.err).detail, refused.err)
 		}
 		// A hard stop cancels the handler; that is not the message's fault,
 		// so it is neither retried nor dead-lettered, and stays uncommitted.
@@ -488,8 +498,9 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 	}
 }
 
-// call runs the handler once, turning a panic into a retryable error so a
-// bad message never crashes the process.
+// call runs one attempt through the middleware chain and the handler,
+// turning a panic into a retryable error so a bad message never crashes
+// the process.
 func (c *Consumer) call(hctx *Ctx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -498,5 +509,5 @@ func (c *Consumer) call(hctx *Ctx) (err error) {
 			err = &Error{Code: CodeHandler, Msg: "handler panicked", Err: fmt.Errorf("%v", r)}
 		}
 	}()
-	return c.cfg.Handler.Handle(hctx)
+	return c.hooks.chain(hctx)
 }

@@ -15,6 +15,20 @@ type Ctx struct {
 	context.Context
 	msg *Message
 	c   *Consumer
+	// attempt is the one-based number of the handler attempt under way.
+	attempt int
+}
+
+// Attempt returns the one-based number of the handler attempt under way (0
+// outside a consumer's dispatch).
+func (c *Ctx) Attempt() int { return c.attempt }
+
+// WithContext returns a copy of c running under ctx, for an Interceptor
+// that hands the handler a derived context (a span, a deadline, values).
+func (c *Ctx) WithContext(ctx context.Context) *Ctx {
+	cp := *c
+	cp.Context = ctx
+	return &cp
 }
 
 // NewTestCtx returns a Ctx for unit-testing a handler without a consumer:

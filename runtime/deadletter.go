@@ -90,6 +90,9 @@ func (c *Consumer) publishDeadLetter(ctx context.Context, m *Message, prov wire.
 		c.log.Warn("dead-lettered message", "source", source.String(),
 			"reason", capsule.Reason.String(), "attempts", capsule.Attempts, "cause", cause)
 	}
+	if m != nil {
+		m.parked, m.parkCause = capsule, cause
+	}
 	if c.cfg.DeadLetterSink != nil {
 		c.cfg.DeadLetterSink.OnDeadLetter(ctx, DeadLetter{Message: m, Capsule: capsule, Cause: cause, PublishErr: err, Position: pos})
 	}

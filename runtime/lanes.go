@@ -49,6 +49,7 @@ func (s *session) runLanes(ctx context.Context) error {
 		wake:    make(chan struct{}, 1),
 	}
 	s.flushHandled = ls.commitDone
+	s.c.hooks.lanes.Store(ls)
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
 		// Drain: closing the lanes lets each finish its queue and exit. A

@@ -39,6 +39,11 @@ type Message struct {
 	avCode uint32
 	fence  uint64
 	hctx   Ctx
+
+	// parked and parkCause are the capsule and cause when the message was
+	// dead-lettered, for record observers.
+	parked    *wire.DeadLetter
+	parkCause error
 }
 
 // Body returns the task body: the envelope's body for an AGDX message,

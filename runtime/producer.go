@@ -24,6 +24,9 @@ type ProducerOptions struct {
 	IDs IDSource
 	// Logger receives retry warnings. Default slog.Default().
 	Logger *slog.Logger
+	// Interceptors wrap every Publish, the first outermost (see
+	// SendInterceptor). Default none.
+	Interceptors []SendInterceptor
 }
 
 // Producer publishes records, plain provenance messages and AGDX envelopes,
@@ -58,6 +61,13 @@ func (p *Producer) Transport() Transport { return p.t }
 
 // Publish appends records to topic, retrying transient transport errors.
 func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
+	if len(p.opts.Interceptors) > 0 {
+		return p.intercepted(ctx, topic, records)
+	}
+	return p.publish(ctx, topic, records)
+}
+
+func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
 	delay := p.opts.Backoff
 	for attempt := 1; ; attempt++ {
 		pos, err := p.t.Publish(ctx, topic, records...)

@@ -140,6 +140,13 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 // reply is seen. An AGDX error reply returns the message and a *RemoteError;
 // no reply within the timeout returns an error matching ErrTimeout.
 func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (*Message, error) {
+	if ris := c.requestInterceptors(); len(ris) > 0 {
+		return c.interceptedRequest(ctx, ris, cmd, opts)
+	}
+	return c.request(ctx, cmd, opts)
+}
+
+func (c *Client) request(ctx context.Context, cmd Command, opts []SendOption) (*Message, error) {
 	spec := buildSpec(opts)
 	env, w, done, err := c.sendAwaited(ctx, cmd, &spec)
 	if err != nil {

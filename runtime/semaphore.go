@@ -7,11 +7,12 @@ import "sync"
 // bound, and a stop signal must be able to interrupt a stalled intake.
 type weighted struct {
 	mu    sync.Mutex
+	limit int64
 	avail int64
 	wake  chan struct{} // closed and replaced whenever capacity is released
 }
 
-func newWeighted(n int64) *weighted { return &weighted{avail: n} }
+func newWeighted(n int64) *weighted { return &weighted{limit: n, avail: n} }
 
 // acquire takes n units, waiting until they are free; it gives up and
 // returns false as soon as any of cancel is closed.
@@ -64,4 +65,11 @@ func waitAny(wake <-chan struct{}, cancel []<-chan struct{}) bool {
 	case <-c1:
 		return false
 	}
+}
+
+// used returns how many units are taken.
+func (s *weighted) used() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit - s.avail
 }

@@ -47,8 +47,15 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 			if err != nil || !c.passedGates(m) || m.Provenance.IdempotencyKey == "" {
 				continue
 			}
-			if _, err := c.dedup.Observe(ctx, DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)); err != nil {
+			key := DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)
+			fresh, err := c.observeKey(ctx, key)
+			if err != nil {
 				return fmt.Errorf("dedup: %w", err)
+			}
+			if fresh {
+				// Committed, so handled or parked: a two-step store
+				// remembers it rather than holding a claim.
+				c.completeKey(ctx, key)
 			}
 			warmed++
 		}

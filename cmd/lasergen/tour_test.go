@@ -31,8 +31,13 @@ var tourFileRE = regexp.MustCompile("(?s)<!-- tour file: (\\S+) -->\n```go\n(.*?
 // The scratch module works offline (GOPROXY=off, GOFLAGS=-mod=mod): its
 // requirements come from the module cache, which go mod download in this
 // checkout fills (a no-op when .ci/run already did), and go.sum is seeded
-// from this checkout's, whose sums cover every module the scratch module
-// can need.
+// from this checkout's. Two concessions to being offline: GOSUMDB=off, so
+// sums missing from the seed are taken from the cache (which verified them
+// when it downloaded them), and go mod tidy -e, because tidy also resolves
+// the test imports of dependencies whose modules predate graph pruning
+// (the Iggy SDK's tests import testify), which no build here needs and a
+// fresh cache does not hold. A missing dependency of the tour's own code or
+// of lasergen still fails go generate or go build below.
 func TestReadmeTourInOwnModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scratch module with the go command")
@@ -64,14 +69,14 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	for _, f := range files {
 		writeFile(t, filepath.Join(dir, filepath.FromSlash(f[1])), []byte(f[2]))
 	}
-	goIn(t, dir, env, "mod", "tidy")
+	goIn(t, dir, env, "mod", "tidy", "-e")
 	goIn(t, dir, env, "generate", "./...")
 	if _, err := os.Stat(filepath.Join(dir, "billing", "laser_gen.go")); err != nil {
 		t.Fatalf("go generate wrote no billing/laser_gen.go: %v", err)
 	}
 	// Tidy again with the generated code present, as a user would after
 	// generating: the tool must keep working.
-	goIn(t, dir, env, "mod", "tidy")
+	goIn(t, dir, env, "mod", "tidy", "-e")
 	goIn(t, dir, env, "generate", "./...")
 	goIn(t, dir, env, "build", "./...")
 	goIn(t, dir, env, "vet", "./...")
@@ -131,7 +136,7 @@ func runShop(t *testing.T, shop string, env []string) {
 // module cache.
 func scratchEnv() []string {
 	flags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod")
-	return append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off", "GOPROXY=off")
+	return append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off", "GOPROXY=off", "GOSUMDB=off")
 }
 
 // goIn runs the go command in dir and returns its combined output; a failure

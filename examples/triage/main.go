@@ -6,6 +6,7 @@
 //
 //	go run ./examples/triage                       # on the embedded log
 //	go run ./examples/triage -iggy iggy://iggy:iggy@127.0.0.1:8090/triage
+//	go run ./examples/triage -trace                # and print the trace tree (OpenTelemetry)
 //
 // With LASER_IGGY_ADDR set, the program runs on that Iggy server instead.
 package main
@@ -22,8 +23,12 @@ import (
 	"strings"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -33,6 +38,7 @@ func main() {
 	// reports what matters itself.
 	log.SetOutput(io.Discard)
 	addr := flag.String("iggy", os.Getenv("LASER_IGGY_ADDR"), "run on this Iggy server (iggy://user:password@host:port/stream) instead of the embedded log")
+	traced := flag.Bool("trace", false, "trace the agents with OpenTelemetry (package otellaser) and print each trace as a tree at the end")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -49,9 +55,21 @@ func main() {
 		tr, where = t, "Iggy stream "+t.Stream()
 	}
 	fmt.Printf("triage: four agents on %s\n\n", where)
-	if _, err := run(ctx, tr, os.Stdout); err != nil {
+	var (
+		spans      *tracetest.SpanRecorder
+		middleware []runtime.Middleware
+	)
+	if *traced {
+		spans = tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		middleware = append(middleware, otellaser.New(otellaser.Options{TracerProvider: tp}))
+	}
+	if _, err := run(ctx, tr, os.Stdout, middleware...); err != nil {
 		fmt.Fprintln(os.Stderr, "triage:", err)
 		os.Exit(1)
+	}
+	if spans != nil {
+		printTraceTree(os.Stdout, spans.Ended())
 	}
 }
 
@@ -66,10 +84,11 @@ var tickets = []Ticket{
 const malformed = `{"id": "T-5", "text": "this ticket is cut off`
 
 // run starts the agents on tr, submits the tickets, waits until every one
-// is settled, shuts the agents down and prints the summary.
-func run(ctx context.Context, tr runtime.Transport, w io.Writer) (Figures, error) {
+// is settled, shuts the agents down and prints the summary. middleware
+// (tracing, say) is installed on the client every agent runs on.
+func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...runtime.Middleware) (Figures, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger, Middleware: middleware})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2, "triage.intake", "triage.classify", "triage.resolve", "triage.audit"); err != nil {
 		return Figures{}, err

@@ -6,8 +6,11 @@
 // at random points and restarts it; SIGTERM or SIGINT stop it gracefully.
 //
 //	crashworker -addr iggy://iggy:iggy@127.0.0.1:8090/laser -topic t -dlq d \
-//	    -effects DIR -events FILE [-lanes N]
+//	    -effects DIR -events FILE [-lanes N] [-redis 127.0.0.1:6379 -owner NAME -lease 1s]
 //
+// With -redis the agent deduplicates on that Redis (package redisdedup)
+// instead of in memory, under the owner name given (stable across the
+// restarts of one replica).
 // It prints "ready" once the agent joined its group. Exit codes: 0 after a
 // graceful stop, 1 when the agent stopped on its own or failed to start,
 // 2 for bad flags.
@@ -26,7 +29,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/redisdedup"
 	"github.com/lasergo/laser/reliability"
 	"github.com/lasergo/laser/runtime"
 )
@@ -42,6 +48,8 @@ type options struct {
 	effects, events         string
 	lanes                   int
 	grace                   time.Duration
+	redis, owner            string
+	lease                   time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -56,6 +64,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.events, "events", "", "event log file (required)")
 	fs.IntVar(&o.lanes, "lanes", 0, "per-partition lanes; 0 runs the default Serial consumer")
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "shutdown grace")
+	fs.StringVar(&o.redis, "redis", "", "deduplicate on the Redis at host:port instead of in memory")
+	fs.StringVar(&o.owner, "owner", "", "the replica's stable owner name for the Redis deduplicator")
+	fs.DurationVar(&o.lease, "lease", redisdedup.DefaultLease, "how long a dead replica's claim holds up the others (Redis)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -93,6 +104,12 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	defer tr.Close()
 
+	var dedup runtime.Deduplicator = runtime.NewSlidingWindow(runtime.DefaultDedupWindow)
+	if o.redis != "" {
+		rdb := redis.NewClient(&redis.Options{Addr: o.redis})
+		defer rdb.Close()
+		dedup = redisdedup.New(rdb, o.group, redisdedup.Options{Owner: o.owner, Lease: o.lease})
+	}
 	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
 	concurrency := runtime.Serial
 	if o.lanes > 0 {
@@ -108,7 +125,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			Concurrency:     concurrency,
 			// Failing commands are retried three times without waiting long.
 			Retry:         runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond},
-			Deduplicator:  &reliability.CountingDedup{Inner: runtime.NewSlidingWindow(runtime.DefaultDedupWindow), Events: events},
+			Deduplicator:  &reliability.CountingDedup{Inner: dedup, Events: events},
 			ShutdownGrace: o.grace,
 		},
 	})

@@ -1,0 +1,260 @@
+// Package redisdedup is a durable deduplicator on Redis for the reliable
+// consumer: replicas of an agent share it, and it survives their restarts,
+// so a redelivered message is not handled twice however it came back.
+//
+//	cfg.Deduplicator = redisdedup.New(rdb, "billing") // rdb is a *redis.Client
+//
+// It marks keys in two steps (runtime.Completer): Observe claims a key for
+// the message about to be handled and Complete, called by the consumer
+// once the message was handled or parked, turns the claim into a
+// remembered key. A remembered key is a duplicate; a claim is not, so a
+// process killed between claiming and handling does not lose the message:
+// the claim lapses after its lease (or at once, when the same owner comes
+// back), and the redelivery is handled. Each Observe is one round trip (a
+// Lua script run with EVALSHA).
+//
+// When Redis cannot be reached, or another replica's claim is still within
+// its lease, Observe fails with an error matching runtime.ErrTransient: the
+// consumer waits and asks again, the record stays uncommitted, and nothing
+// is let through as a silent duplicate.
+package redisdedup
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// Defaults of Options.
+const (
+	DefaultWindow = 1_000_000
+	DefaultTTL    = 7 * 24 * time.Hour
+	DefaultLease  = 30 * time.Second
+	DefaultPrefix = "laser:dedup:"
+)
+
+// ErrClaimed reports a key claimed by a message still in flight: on
+// another replica (until the claim's lease ends) or in this process. It
+// matches runtime.ErrTransient, so the consumer asks again later.
+var ErrClaimed = fmt.Errorf("redisdedup: key is claimed by a message in flight: %w", runtime.ErrTransient)
+
+// Options tunes a Deduplicator; zero fields take the defaults.
+type Options struct {
+	// Window is the most keys remembered per scope; past it the oldest
+	// are forgotten. Default 1,000,000.
+	Window int
+	// TTL is how long a handled key is remembered. Default 7 days.
+	TTL time.Duration
+	// Lease is how long a claim keeps other replicas waiting when its
+	// owner neither completes nor forgets it (the owner was killed); make
+	// it longer than your slowest handler. Default 30 s.
+	Lease time.Duration
+	// Owner names this replica, stably across its restarts (a pod or host
+	// name): a restarted owner takes its dead incarnation's claims back at
+	// once instead of waiting for their lease. Two live processes must
+	// never share an owner. Default: a random name per Deduplicator.
+	Owner string
+	// Prefix starts every Redis key. Default "laser:dedup:".
+	Prefix string
+}
+
+// Deduplicator implements runtime.Deduplicator, runtime.Forgetter and
+// runtime.Completer on Redis. Safe for concurrent use.
+type Deduplicator struct {
+	rdb   redis.UniversalClient
+	opts  Options
+	base  string // prefix and hash-tagged scope: every key of a scope shares a cluster slot
+	owner string // "c|<owner>|": the part of a claim naming its owner
+	claim string // owner part and this incarnation
+	lease string // milliseconds, as the scripts take them
+	ttl   string
+	win   string
+}
+
+var (
+	_ runtime.Deduplicator = (*Deduplicator)(nil)
+	_ runtime.Forgetter    = (*Deduplicator)(nil)
+	_ runtime.Completer    = (*Deduplicator)(nil)
+)
+
+// New returns a deduplicator keeping the keys of scope (name it after the
+// consumer group: replicas of one group share a scope, other groups must
+// not) in the Redis behind rdb.
+func New(rdb redis.UniversalClient, scope string, opts ...Options) *Deduplicator {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Owner == "" {
+		o.Owner = nonce()
+	}
+	owner := "c|" + o.Owner + "|"
+	return &Deduplicator{
+		rdb:   rdb,
+		opts:  o,
+		base:  o.Prefix + "{" + scope + "}:",
+		owner: owner,
+		claim: owner + nonce(),
+		lease: strconv.FormatInt(max(o.Lease.Milliseconds(), 1), 10),
+		ttl:   strconv.FormatInt(max(o.TTL.Milliseconds(), 1), 10),
+		win:   strconv.Itoa(o.Window),
+	}
+}
+
+// Key returns the Redis key holding the mark of a scoped dedup key.
+func (d *Deduplicator) Key(key string) string { return d.base + "k:" + key }
+
+// windowKey is the sorted set of remembered keys, scored by when they were
+// completed, that bounds the window by count.
+func (d *Deduplicator) windowKey() string { return d.base + "w" }
+
+// observeScript claims KEYS[1] unless it is remembered (0: a duplicate) or
+// claimed by someone else's live incarnation (2: busy). A claim of a dead
+// incarnation of this owner (same owner prefix, other incarnation) is taken.
+var observeScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v == 'd' then return 0 end
+if v then
+  if v == ARGV[1] then return 2 end
+  if string.sub(v, 1, string.len(ARGV[2])) ~= ARGV[2] then return 2 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1
+`)
+
+// completeScript remembers KEYS[1] for ARGV[1] ms and bounds the window
+// KEYS[2] to ARGV[2] keys, forgetting the oldest first.
+var completeScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('SET', KEYS[1], 'd', 'PX', ARGV[1])
+redis.call('ZADD', KEYS[2], now, KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[1]))
+local n = redis.call('ZCARD', KEYS[2])
+local limit = tonumber(ARGV[2])
+if n > limit then
+  local old = redis.call('ZPOPMIN', KEYS[2], n - limit)
+  for i = 1, #old, 2 do
+    if redis.call('GET', old[i]) == 'd' then redis.call('DEL', old[i]) end
+  end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 1
+`)
+
+// forgetScript drops KEYS[1] when it is this incarnation's claim or a
+// remembered key; another replica's claim is left alone.
+var forgetScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] or v == 'd' then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], KEYS[1])
+  return 1
+end
+return 0
+`)
+
+// Observe implements runtime.Deduplicator: it claims key and reports
+// whether it is new. A remembered key is not new; a key claimed by a
+// message in flight fails with ErrClaimed; an unreachable Redis fails with
+// an error matching runtime.ErrTransient.
+func (d *Deduplicator) Observe(ctx context.Context, key string) (bool, error) {
+	n, err := observeScript.Run(ctx, d.rdb, []string{d.Key(key)}, d.claim, d.owner, d.lease).Int()
+	if err != nil {
+		return false, d.fail("observe", err)
+	}
+	switch n {
+	case 1:
+		return true, nil
+	case 0:
+		return false, nil
+	default:
+		return false, ErrClaimed
+	}
+}
+
+// Complete implements runtime.Completer: key is remembered for the TTL.
+func (d *Deduplicator) Complete(ctx context.Context, key string) error {
+	if err := completeScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.ttl, d.win).Err(); err != nil {
+		return d.fail("complete", err)
+	}
+	return nil
+}
+
+// Forget implements runtime.Forgetter: this process's claim on key (or the
+// remembered key) is taken back, so a redelivery is handled.
+func (d *Deduplicator) Forget(ctx context.Context, key string) error {
+	if err := forgetScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.claim).Err(); err != nil {
+		return d.fail("forget", err)
+	}
+	return nil
+}
+
+// Error is a failed call to Redis.
+type Error struct {
+	Op        string // observe, complete or forget
+	Transient bool   // Redis was unreachable or busy; asking again may help
+	Err       error
+}
+
+func (e *Error) Error() string {
+	kind := "redis refused"
+	if e.Transient {
+		kind = "redis unavailable"
+	}
+	return "redisdedup: " + e.Op + ": " + kind + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, runtime.ErrTransient) see a transient failure.
+func (e *Error) Is(target error) bool { return target == runtime.ErrTransient && e.Transient }
+
+func (d *Deduplicator) fail(op string, err error) error {
+	return &Error{Op: op, Transient: transient(err), Err: err}
+}
+
+// transient tells an unreachable or momentarily unable Redis (network
+// errors, timeouts, a server loading or failing over) from a refusal that
+// asking again will not cure (a wrong type under the key, a script error).
+func transient(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return true // network, timeout, closed pool: the server did not answer
+	}
+	msg := reply.Error()
+	for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "MOVED", "ASK"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

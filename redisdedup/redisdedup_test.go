@@ -1,0 +1,270 @@
+package redisdedup_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lasergo/laser/internal/redistest"
+	"github.com/lasergo/laser/redisdedup"
+	"github.com/lasergo/laser/runtime"
+)
+
+// client returns a client of a fresh server; it fails fast when the server
+// is gone, as the tests of an outage want.
+func client(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func observe(t *testing.T, d *redisdedup.Deduplicator, key string) bool {
+	t.Helper()
+	fresh, err := d.Observe(context.Background(), key)
+	if err != nil {
+		t.Fatalf("observe %q: %v", key, err)
+	}
+	return fresh
+}
+
+func complete(t *testing.T, d *redisdedup.Deduplicator, key string) {
+	t.Helper()
+	if err := d.Complete(context.Background(), key); err != nil {
+		t.Fatalf("complete %q: %v", key, err)
+	}
+}
+
+func TestObserveClaimsOnceAcrossReplicasAndCompletedKeysAreDuplicates(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	replicas := []*redisdedup.Deduplicator{redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "billing")}
+	key := runtime.DedupKey("shop", "order-1")
+
+	var fresh, busy atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go func(d *redisdedup.Deduplicator) {
+			defer wg.Done()
+			ok, err := d.Observe(context.Background(), key)
+			switch {
+			case ok && err == nil:
+				fresh.Add(1)
+			case errors.Is(err, redisdedup.ErrClaimed) && runtime.IsTransient(err):
+				busy.Add(1)
+			default:
+				t.Errorf("observe = %v, %v; want a claim or ErrClaimed", ok, err)
+			}
+		}(replicas[i%len(replicas)])
+	}
+	wg.Wait()
+	if fresh.Load() != 1 || busy.Load() != 23 {
+		t.Fatalf("%d claims and %d busy answers; want exactly one claim", fresh.Load(), busy.Load())
+	}
+	// Whoever claimed completes; from then on every replica sees a duplicate.
+	for _, d := range replicas {
+		_ = d.Complete(context.Background(), key)
+	}
+	for i, d := range replicas {
+		if observe(t, d, key) {
+			t.Fatalf("replica %d: a completed key must be a duplicate", i)
+		}
+	}
+}
+
+func TestForgetTakesBackOnlyThisIncarnationsClaim(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	mine, other := redisdedup.New(rdb, "g"), redisdedup.New(rdb, "g")
+	if !observe(t, mine, "k") {
+		t.Fatal("first observe must claim")
+	}
+	if err := other.Forget(context.Background(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Observe(context.Background(), "k"); !errors.Is(err, redisdedup.ErrClaimed) {
+		t.Fatalf("another replica's Forget must leave the claim; observe = %v", err)
+	}
+	if err := mine.Forget(context.Background(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	if !observe(t, other, "k") {
+		t.Fatal("a forgotten claim must be claimable again")
+	}
+}
+
+func TestWindowIsBoundedByCountOldestForgottenFirst(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g", redisdedup.Options{Window: 3})
+	for i := 1; i <= 5; i++ {
+		k := fmt.Sprintf("k%d", i)
+		if !observe(t, d, k) {
+			t.Fatalf("%s must be new", k)
+		}
+		complete(t, d, k)
+	}
+	n, err := rdb.DBSize(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // three marks and the window's sorted set
+		t.Fatalf("redis holds %d keys, want 3 marks and the window", n)
+	}
+	for i, want := range []bool{true, true, false, false, false} {
+		k := fmt.Sprintf("k%d", i+1)
+		if got := observe(t, d, k); got != want {
+			t.Fatalf("%s fresh = %v, want %v (window of 3 keeps k3..k5)", k, got, want)
+		}
+	}
+}
+
+func TestMarksExpireAfterTheTTLAndClaimsAfterTheLease(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	ttl, lease := time.Hour, 5*time.Minute
+	d := redisdedup.New(rdb, "g", redisdedup.Options{TTL: ttl, Lease: lease})
+	ctx := context.Background()
+	observe(t, d, "claimed")
+	observe(t, d, "done")
+	complete(t, d, "done")
+	for key, limit := range map[string]time.Duration{"claimed": lease, "done": ttl} {
+		left, err := rdb.PTTL(ctx, d.Key(key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left <= 0 || left > limit || left < limit-time.Minute {
+			t.Fatalf("%s expires in %v, want just under %v", key, left, limit)
+		}
+	}
+	// An expired mark is new again: let Redis expire it now.
+	if err := rdb.PExpire(ctx, d.Key("done"), time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !observe(t, d, "done") {
+		if time.Now().After(deadline) {
+			t.Fatal("an expired mark was not new again")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAnotherOwnersClaimWaitsForItsLeaseButTheSameOwnerTakesItBackAtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	lease := 300 * time.Millisecond
+	dead := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	observe(t, dead, "a")
+	observe(t, dead, "b")
+	// replica-1 was killed: its next incarnation takes "a" back at once ...
+	reborn := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	if !observe(t, reborn, "a") {
+		t.Fatal("the same owner's next incarnation must take its claim back")
+	}
+	// ... while replica-2 must wait for the lease of "b".
+	other := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-2", Lease: lease})
+	if _, err := other.Observe(context.Background(), "b"); !errors.Is(err, redisdedup.ErrClaimed) {
+		t.Fatalf("observe within the lease = %v, want ErrClaimed", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fresh, err := other.Observe(context.Background(), "b")
+		if fresh {
+			break
+		}
+		if !errors.Is(err, redisdedup.ErrClaimed) || time.Now().After(deadline) {
+			t.Fatalf("after the lease: %v, %v", fresh, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestScopesAndSendersDoNotShareKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	billing, shipping := redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "shipping")
+	for _, d := range []*redisdedup.Deduplicator{billing, shipping} {
+		for _, key := range []string{runtime.DedupKey("shop", "1"), runtime.DedupKey("till", "1"), "1"} {
+			if !observe(t, d, key) {
+				t.Fatalf("%q must be new in its own scope", key)
+			}
+			complete(t, d, key)
+		}
+	}
+	if observe(t, billing, runtime.DedupKey("shop", "1")) {
+		t.Fatal("a completed key must be a duplicate within its scope")
+	}
+}
+
+func TestRedisDownIsATransientErrorNeverAFreshMark(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g")
+	observe(t, d, "before")
+	complete(t, d, "before")
+	srv.Stop()
+	fresh, err := d.Observe(context.Background(), "during")
+	if fresh || err == nil {
+		t.Fatalf("observe with Redis down = %v, %v; want an error", fresh, err)
+	}
+	if !runtime.IsTransient(err) || !strings.Contains(err.Error(), "redis unavailable") {
+		t.Fatalf("error %q must be transient and say Redis is unavailable", err)
+	}
+	if err := d.Complete(context.Background(), "during"); !runtime.IsTransient(err) {
+		t.Fatalf("complete with Redis down = %v", err)
+	}
+	srv.Restart()
+	if !observe(t, d, "during") {
+		t.Fatal("once Redis is back the key is new")
+	}
+}
+
+func TestAWrongTypeUnderTheKeyIsAPermanentError(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g")
+	if err := rdb.LPush(context.Background(), d.Key("k"), "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Observe(context.Background(), "k"); err == nil || runtime.IsTransient(err) {
+		t.Fatalf("observe over a list = %v; want a permanent error", err)
+	}
+}
+
+// commandCounter counts the commands a client sends.
+type commandCounter struct{ n atomic.Int32 }
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func TestObserveIsOneRoundTrip(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g")
+	observe(t, d, "warm-up") // loads the script (EVALSHA, then EVAL once)
+	counter := &commandCounter{}
+	rdb.AddHook(counter)
+	for i := 0; i < 10; i++ {
+		observe(t, d, fmt.Sprintf("k%d", i))
+	}
+	if n := counter.n.Load(); n != 10 {
+		t.Fatalf("%d commands for 10 observes, want one each", n)
+	}
+}

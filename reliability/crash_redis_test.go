@@ -1,0 +1,117 @@
+package reliability_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/internal/redistest"
+	"github.com/lasergo/laser/reliability"
+	"github.com/lasergo/laser/reliability/figures"
+)
+
+// crashReplicas is how many crash workers share the group in the Redis run.
+const crashReplicas = 3
+
+// TestCrashRecoveryRedis is the crash test with the durable deduplicator:
+// three replicas of the worker share one group and one redis-server, and
+// replicas are SIGKILLed at random points and restarted (under the same
+// owner name), without warm dedup. At the end every command's effect is in
+// the store exactly once or the command is parked, nothing is lost, and a
+// redelivered command reached a handler again only when its handler was
+// cut off by a kill: every other redelivery (handled by the dead
+// incarnation, or by a replica that lost the partition in a rebalance) was
+// dropped by Redis. It runs over the laser dev server and, when
+// LASER_IGGY_ADDR is set, over that real Iggy; Serial and with lanes.
+func TestCrashRecoveryRedis(t *testing.T) {
+	laser, worker := buildBinaries(t)
+	n, kills, limit := crashScale()
+	kills *= 2
+	seed := crashSeed(t)
+	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills, %d replicas", seed, envSeed, seed, n, kills, crashReplicas)
+	for _, b := range crashBackends(laser) {
+		for _, v := range crashVariants {
+			t.Run(b.name+"/"+v.name, func(t *testing.T) {
+				srv := redistest.Start(t)
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				defer cancel()
+				addr := b.addr(t, ctx)
+				c := &crashRun{
+					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills, seed: seed,
+					name:  "redis/" + b.name + "/" + v.name,
+					topic: fmt.Sprintf("rel-rcmd-%d-%s-%d", seed, v.name, time.Now().UnixNano()),
+				}
+				c.dlq = strings.Replace(c.topic, "rel-rcmd-", "rel-rdlq-", 1)
+				c.runReplicas(n, srv.Addr())
+			})
+		}
+	}
+}
+
+// runReplicas is run with several replicas deduplicating on Redis.
+func (c *crashRun) runReplicas(n int, redisAddr string) {
+	t := c.t
+	c.setUp(n)
+	replica := func(i int) *proc {
+		// A short lease: a replica killed mid-message holds up the one that
+		// takes its partition for at most this long.
+		return c.startWorker("-redis", redisAddr, "-owner", fmt.Sprintf("replica-%d", i), "-lease", "1s")
+	}
+	procs := make([]*proc, crashReplicas)
+	for i := range procs {
+		procs[i] = replica(i)
+	}
+	published := make(chan error, 1)
+	go func() { published <- c.publish() }()
+
+	rng := rand.New(rand.NewPCG(c.seed, 0x7ed15))
+	expected := c.plan.Count(reliability.Normal)
+	var killedAt []int
+	for k := 0; k < c.kills; k++ {
+		victim := rng.IntN(crashReplicas)
+		cur := c.effects()
+		span := max(1, (expected-cur)/(c.kills-k+1))
+		threshold := min(cur+1+rng.IntN(2*span), expected)
+		c.await(procs[victim], fmt.Sprintf("effect count to reach %d", threshold), func() (bool, error) {
+			return c.effects() >= threshold, nil
+		})
+		procs[victim].kill()
+		killedAt = append(killedAt, c.effects())
+		procs[victim] = replica(victim)
+	}
+
+	c.await(procs[0], "every record to be handled and committed", c.finished(published, func() error {
+		for _, p := range procs {
+			if p.exited() {
+				return fmt.Errorf("%s exited on its own: %v\n%s", p.name, p.err, p.stderr)
+			}
+		}
+		return nil
+	}))
+	for _, p := range procs {
+		if err := p.terminate(30 * time.Second); err != nil {
+			t.Fatalf("final replica: %v", err)
+		}
+	}
+	c.verify(killedAt)
+
+	// Only a handler cut off by a kill (one per lane of the victim) can see
+	// its command again; Redis dropped every other redelivery.
+	ev, err := reliability.ReadEvents(filepath.Join(c.dir, "events.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFlight := max(1, c.lanes)
+	if got, bound := ev.Total[reliability.EventDuplicate], len(killedAt)*inFlight; got > bound {
+		t.Errorf("%d redeliveries reached a handler; at most %d can (one per lane per kill)", got, bound)
+	}
+	figures.Record(t, figures.Row{Section: "crash", Case: c.name + "/replicas", Values: []figures.Value{
+		figures.V("replicas", crashReplicas),
+		figures.V("redis_dedup_drops", ev.Total[reliability.EventDedup]),
+		figures.V("handler_saw_again", ev.Total[reliability.EventDuplicate]),
+	}})
+}

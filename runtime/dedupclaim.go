@@ -1,0 +1,56 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// Completer is implemented by a Deduplicator that marks keys in two steps,
+// as a durable one shared by replicas should: Observe claims a key for the
+// message about to be handled, and the consumer calls Complete once the
+// message was handled or parked. A claim that is never completed (the
+// process was killed in between) is not a duplicate: whoever holds the
+// partition next may claim it again, so a crash between marking and
+// handling cannot lose the message, and the claim's owner decides how long
+// another replica must wait (see package redisdedup).
+type Completer interface {
+	Complete(ctx context.Context, key string) error
+}
+
+// observeKey asks the Deduplicator about key. A transient failure (the
+// store is unreachable, or the key is claimed by a message still in flight
+// elsewhere) is retried on the poll backoff, 50 ms doubling to 1 s, until
+// the store answers or the consumer is stopped hard: the record waits,
+// uncommitted, and is never let through as a silent duplicate. Any other
+// error stops the consumer with the offset uncommitted.
+func (c *Consumer) observeKey(ctx context.Context, key string) (bool, error) {
+	for attempt := 1; ; attempt++ {
+		fresh, err := c.dedup.Observe(ctx, key)
+		if err == nil || !IsTransient(err) {
+			return fresh, err
+		}
+		c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "error", err)
+		t := time.NewTimer(pollBackoff(attempt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, err
+		}
+	}
+}
+
+// completeKey tells a two-step Deduplicator that the message of key was
+// handled or parked. A failure is only logged: the offset commits anyway,
+// and the claim lapses after its lease, after which a redelivery (there is
+// none unless the process dies first) would run again rather than be lost.
+func (c *Consumer) completeKey(ctx context.Context, key string) {
+	if key == "" {
+		return
+	}
+	if k, ok := c.dedup.(Completer); ok {
+		if err := k.Complete(context.WithoutCancel(ctx), key); err != nil {
+			c.log.Warn("cannot complete an idempotency key; it stays claimed until its lease ends", "key", key, "error", err)
+		}
+	}
+}

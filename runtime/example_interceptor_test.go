@@ -1,0 +1,67 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+type requestIDKey struct{}
+
+// An Interceptor wraps each attempt of the handler: it can hand the handler
+// a derived context (here a value; a span in package otellaser) and sees
+// the attempt's result, so it can time, log or translate errors.
+func ExampleInterceptor() {
+	ctx := context.Background()
+	log := memlog.New("laser")
+	if err := runtime.Bootstrap(ctx, log, 1, "orders"); err != nil {
+		panic(err)
+	}
+	stamp := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
+		err := next(c.WithContext(context.WithValue(c, requestIDKey{}, "req-"+c.Message().Provenance.IdempotencyKey)))
+		fmt.Printf("attempt %d: %v\n", c.Attempt(), err)
+		return err
+	})
+	done := make(chan struct{})
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic:      "orders",
+		Group:      "packer",
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Retry:      runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
+		Middleware: []runtime.Middleware{stamp},
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			if c.Attempt() == 1 {
+				return errors.New("printer jammed")
+			}
+			fmt.Println("packing under", c.Value(requestIDKey{}))
+			close(done)
+			return nil
+		}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	stop := make(chan struct{})
+	result := make(chan error, 1)
+	go func() { result <- c.Run(ctx, nil, stop) }()
+	prov := wire.Provenance{Conversation: wire.IDFromUint128(0, 1), IdempotencyKey: "order-7"}
+	if _, err := runtime.NewProducer(log, runtime.ProducerOptions{}).SendPlain(ctx, "orders", &prov, []byte("order 7")); err != nil {
+		panic(err)
+	}
+	<-done
+	close(stop)
+	if err := <-result; err != nil {
+		panic(err)
+	}
+	// Output:
+	// attempt 1: printer jammed
+	// packing under req-order-7
+	// attempt 2: <nil>
+}

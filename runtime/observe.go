@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// RecordObserver is implemented by middleware that wants to see every
+// record a consumer takes, whatever becomes of it: tracing and metrics
+// need the records that gates drop or the decoder parks, which never reach
+// a handler. ObserveRecord wraps the processing of one record: it must call
+// next exactly once, with the context the gates, the middleware and the
+// handler should run under, and once next returns d says how the record
+// ended. A Middleware in ConsumerConfig.Middleware (or
+// ClientOptions.Middleware) that implements it is used; observers nest in
+// list order, the first outermost.
+type RecordObserver interface {
+	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
+}
+
+// ConsumerObserver is implemented by middleware that samples a consumer's
+// state (queue depth, lag): the consumer hands itself over once, when it
+// is built.
+type ConsumerObserver interface {
+	ObserveConsumer(c *Consumer)
+}
+
+// Result is how the consumer finished with a record.
+type Result uint8
+
+// Results of a Delivery.
+const (
+	// ResultFailed: the consumer stopped with the record uncommitted (a
+	// failed dead-letter publish, a hard stop, a deduplicator error); it is
+	// delivered again.
+	ResultFailed Result = iota
+	// ResultHandled: an attempt of the handler succeeded.
+	ResultHandled
+	// ResultSkipped: the record was targeted at another agent.
+	ResultSkipped
+	// ResultDropped: a gate dropped it (see Gate).
+	ResultDropped
+	// ResultParked: it was dead-lettered (see Reason).
+	ResultParked
+)
+
+var resultNames = [...]string{"failed", "handled", "skipped", "dropped", "dead_lettered"}
+
+// String returns the result's name as metrics label it.
+func (r Result) String() string { return resultNames[r] }
+
+// Gate names the gate that dropped a record.
+type Gate string
+
+// The gates that drop records.
+const (
+	GateDuplicate Gate = "duplicate" // its idempotency key was seen
+	GateFence     Gate = "fence"     // its fence token was superseded
+	GateReplay    Gate = "replay"    // its signed record id was seen
+)
+
+// Delivery is one record as a RecordObserver sees it: the fields above the
+// line are set before next runs, the rest once it returned.
+type Delivery struct {
+	Topic, Group, Agent string
+	Record              *Incoming
+
+	// Message is the decoded record, nil when it did not decode.
+	Message *Message
+	// Result is how the record ended.
+	Result Result
+	// Gate is the gate that dropped it, for ResultDropped.
+	Gate Gate
+	// Reason is the dead-letter reason, for ResultParked.
+	Reason wire.DeadLetterReason
+	// Attempts is how many handler attempts ran.
+	Attempts int
+	// Err is the failure: the handler's last error or the decode error for
+	// a parked record, the stop cause for a failed one; nil otherwise.
+	Err error
+}
+
+// decoded and droppedBy are called by the pipeline; a nil Delivery (no
+// observer) ignores them.
+func (d *Delivery) decoded(m *Message) {
+	if d != nil {
+		d.Message = m
+	}
+}
+
+func (d *Delivery) droppedBy(g Gate) {
+	if d != nil {
+		d.Gate = g
+	}
+}
+
+// finish fills in the result once the pipeline returned.
+func (d *Delivery) finish(o outcome, err error) {
+	if err != nil {
+		d.Result, d.Err = ResultFailed, err
+		return
+	}
+	switch o {
+	case handled:
+		d.Result = ResultHandled
+	case skipped:
+		d.Result = ResultSkipped
+	case dropped:
+		d.Result = ResultDropped
+	case parked:
+		d.Result = ResultParked
+	}
+	if m := d.Message; m != nil {
+		d.Attempts = m.hctx.attempt
+		if dl := m.parked; dl != nil {
+			d.Reason, d.Attempts, d.Err = dl.Reason, int(dl.Attempts), m.parkCause
+		}
+	} else if o == parked {
+		d.Reason = wire.ReasonDecodeFailed
+	}
+}
+
+// consumerHooks is what the consumer's middleware adds to it: the chain an
+// attempt runs, the record observers, and what observers sample.
+type consumerHooks struct {
+	chain     func(*Ctx) error
+	observers []RecordObserver
+	lanes     atomic.Pointer[laneSet] // the running lane scheduler, if any
+
+	mu      sync.Mutex
+	handled map[uint32]uint64 // next offset to handle per partition, when observed
+}
+
+// middleware returns the client's middleware followed by the consumer's.
+func (c *Consumer) middleware() []Middleware {
+	var client []Middleware
+	if c.cfg.Client != nil {
+		client = c.cfg.Client.opts.Middleware
+	}
+	return slices.Concat(client, c.cfg.Middleware)
+}
+
+// installHooks builds the attempt chain and finds the observers.
+func (c *Consumer) installHooks() {
+	mws := c.middleware()
+	c.hooks.chain = attemptChain(mws, c.cfg.Handler.Handle)
+	for _, mw := range mws {
+		if o, ok := mw.(RecordObserver); ok {
+			c.hooks.observers = append(c.hooks.observers, o)
+		}
+	}
+	for _, mw := range mws {
+		if o, ok := mw.(ConsumerObserver); ok {
+			o.ObserveConsumer(c)
+		}
+	}
+}
+
+// process runs one record through the pipeline, inside the observers when
+// there are any.
+func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) {
+	if len(c.hooks.observers) == 0 {
+		return c.pipeline(ctx, rec, nil)
+	}
+	d := &Delivery{Topic: c.cfg.Topic, Group: c.cfg.Group, Agent: c.cfg.Agent, Record: rec}
+	var (
+		o   outcome
+		err error
+		ran bool
+	)
+	run := func(ctx context.Context) {
+		if ran {
+			return
+		}
+		ran = true
+		o, err = c.pipeline(ctx, rec, d)
+		d.finish(o, err)
+	}
+	for i := len(c.hooks.observers) - 1; i >= 0; i-- {
+		obs, inner := c.hooks.observers[i], run
+		run = func(ctx context.Context) { obs.ObserveRecord(ctx, d, inner) }
+	}
+	run(ctx)
+	if !ran { // an observer that forgot to call next must not lose the record
+		o, err = c.pipeline(ctx, rec, d)
+		d.finish(o, err)
+	}
+	if err == nil {
+		c.hooks.mu.Lock()
+		if c.hooks.handled == nil {
+			c.hooks.handled = make(map[uint32]uint64)
+		}
+		c.hooks.handled[rec.Partition] = rec.Offset + 1
+		c.hooks.mu.Unlock()
+	}
+	return o, err
+}
+
+// Group returns the consumer's group.
+func (c *Consumer) Group() string { return c.cfg.Group }
+
+// Topic returns the topic the consumer reads.
+func (c *Consumer) Topic() string { return c.cfg.Topic }
+
+// Running reports whether a Run of the consumer is under way.
+func (c *Consumer) Running() bool { return c.running.Load() }
+
+// Queued returns how many records, and how many of their bytes, wait in
+// the lanes' queues now (both 0 for a Serial consumer or one not running).
+func (c *Consumer) Queued() (records, bytes int64) {
+	ls := c.hooks.lanes.Load()
+	if ls == nil {
+		return 0, 0
+	}
+	return ls.records.used(), ls.bytes.used()
+}
+
+// Lag returns, per partition this consumer has finished records of (while
+// a RecordObserver watches it), how many records the partition holds past
+// the last one it finished: the consumer lag.
+func (c *Consumer) Lag(ctx context.Context) (map[uint32]uint64, error) {
+	c.hooks.mu.Lock()
+	next := make(map[uint32]uint64, len(c.hooks.handled))
+	for p, o := range c.hooks.handled {
+		next[p] = o
+	}
+	c.hooks.mu.Unlock()
+	lag := make(map[uint32]uint64, len(next))
+	for p, o := range next {
+		end, err := c.t.NextOffset(ctx, c.cfg.Topic, p)
+		if err != nil {
+			return lag, err
+		}
+		lag[p] = end - min(o, end)
+	}
+	return lag, nil
+}
