@@ -35,6 +35,7 @@ type replyWaiter struct {
 	final    chan *Message // capacity 1: the first answer
 	progress chan struct{} // capacity 1: signalled when consumed turns true
 	consumed atomic.Bool
+	stream   *streamInbox // set for a chunk stream (stream_read.go), else nil
 }
 
 func newReplyHub(c *Client, topic string) *replyHub {
@@ -193,6 +194,8 @@ func (h *replyHub) deliver(rec *Incoming) {
 		m.VerifiedPrincipal = verified.Principal
 	}
 	switch {
+	case w.stream != nil && isStreamRecord(m):
+		w.stream.offer(m)
 	case isTerminalReply(m):
 		select {
 		case w.final <- m:
