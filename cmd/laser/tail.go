@@ -31,7 +31,11 @@ func runTail(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer t.Close()
+	chunks := newChunkPrinter()
 	return follow(ctx, t, topic, *fromStart, *count, *interval, func(rec *runtime.Incoming) error {
+		if !*asJSON && chunks.print(stdout, topic, rec) {
+			return nil
+		}
 		v := describe(topic, rec)
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(v)
