@@ -1,7 +1,10 @@
 // Command stream runs a writer agent that answers a prompt piece by piece as
 // an AGDX chunk stream, and a caller that prints each piece as it arrives.
-// The second prompt makes the writer fail halfway: the caller prints the
-// pieces it got, then the writer's error.
+// The writer is a generated agent (writer.go, laser_gen.go): its method
+// sends tokens to a *runtime.Stream[Token] and the generated client's Draft
+// returns an iter.Seq2[Token, error]. The second prompt makes the writer
+// fail halfway: the caller prints the pieces it got, then the writer's
+// error.
 //
 //	go run ./examples/stream
 //	LASER_IGGY_ADDR=iggy://iggy:iggy@127.0.0.1:8090/stream go run ./examples/stream
@@ -17,13 +20,11 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
-	"github.com/lasergo/laser/wire"
 )
 
 func main() {
@@ -46,27 +47,6 @@ func main() {
 	}
 }
 
-// story is what the writer streams, one word per chunk.
-const story = "once upon a time a log kept every word"
-
-// write is the writer's handler: it streams the story word by word, and
-// fails after three words when the prompt asks it to.
-func write(c *runtime.Ctx) error {
-	s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
-	if err != nil {
-		return err
-	}
-	for i, word := range strings.Fields(story) {
-		if i == 3 && string(c.Message().Body()) == "fail halfway" {
-			return s.Fail(wire.ErrorInternal, "the model went away", true)
-		}
-		if err := s.Send([]byte(word)); err != nil {
-			return err
-		}
-	}
-	return s.Close()
-}
-
 // run starts the writer, streams two answers and prints them.
 func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -75,10 +55,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		return err
 	}
-	writer, err := client.NewAgent(runtime.AgentConfig{
-		ID: "writer", Listen: runtime.TopicCommands, Respond: runtime.TopicResponses,
-		Handler: runtime.HandlerFunc(write),
-	})
+	writer, err := NewWriterAgent(client, &Writer{}, runtime.ConsumerConfig{})
 	if err != nil {
 		return err
 	}
@@ -86,18 +63,22 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	if err := h.Ready(ctx); err != nil {
 		return err
 	}
-	for _, prompt := range []string{"tell a story", "fail halfway"} {
-		fmt.Fprintf(out, "caller: %q\n", prompt)
-		cmd := runtime.Command{From: "caller", Target: "writer", Body: []byte(prompt)}
-		for piece, err := range client.RequestStream(ctx, cmd, runtime.WithTimeout(5*time.Second)) {
+	writers := NewWriterClient(client, "caller", runtime.WithTimeout(5*time.Second))
+	for _, prompt := range []Prompt{{Topic: "a log"}, {Topic: "a log", FailAfter: 3}} {
+		fmt.Fprintf(out, "caller: a story about %s", prompt.Topic)
+		if prompt.FailAfter > 0 {
+			fmt.Fprintf(out, ", failing after %d words", prompt.FailAfter)
+		}
+		fmt.Fprintln(out)
+		for tok, err := range writers.Draft(ctx, prompt) {
 			var remote *runtime.RemoteError
 			switch {
 			case errors.As(err, &remote):
-				fmt.Fprintf(out, "\n  writer failed: %s\n", remote.Message)
+				fmt.Fprintf(out, "\n  writer failed: %s", remote.Message)
 			case err != nil:
 				return err
 			default:
-				fmt.Fprintf(out, "  %s", piece)
+				fmt.Fprintf(out, "  %s", tok.Text)
 			}
 		}
 		fmt.Fprintln(out)

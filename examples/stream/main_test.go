@@ -13,12 +13,11 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-const want = `caller: "tell a story"
+const want = `caller: a story about a log
   once  upon  a  time  a  log  kept  every  word
-caller: "fail halfway"
+caller: a story about a log, failing after 3 words
   once  upon  a
   writer failed: the model went away
-
 `
 
 func runOn(t *testing.T, tr runtime.Transport) {
