@@ -70,15 +70,24 @@ func (w *ChunkWriter) Close() error { return w.publish(wire.KindChunk, nil, true
 // Fail ends the stream with an AGDX error on its channel, which the caller
 // reads as a *RemoteError; after Close or Fail it is a no-op.
 func (w *ChunkWriter) Fail(code wire.ErrorCode, message string, retryable bool) error {
+	body, err := errorBody(code, message, retryable)
+	if err != nil {
+		return err
+	}
+	return w.publish(wire.KindError, body, true)
+}
+
+// errorBody encodes the body of an AGDX error.
+func errorBody(code wire.ErrorCode, message string, retryable bool) ([]byte, error) {
 	eb := &wire.ErrorBody{Code: code, Retryable: retryable}
 	if message != "" {
 		eb.Message = &message
 	}
 	body, err := eb.Marshal()
 	if err != nil {
-		return &Error{Code: CodeCodec, Msg: "encode error body", Err: err}
+		return nil, &Error{Code: CodeCodec, Msg: "encode error body", Err: err}
 	}
-	return w.publish(wire.KindError, body, true)
+	return body, nil
 }
 
 // publish sends the next record of the stream; last marks it as the end.
