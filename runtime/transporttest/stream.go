@@ -33,6 +33,7 @@ func RunStream(t *testing.T, newTransport func(t *testing.T) runtime.Transport) 
 		{"ResponderFailsHalfway", streamResponderFails},
 		{"ResponderCrashesMidStream", streamResponderCrashes},
 		{"CallerDeadline", streamCallerDeadline},
+		{"RequestDeadline", streamRequestDeadline},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })
@@ -265,10 +266,11 @@ func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
 	expectPieces(t, got, "half")
 }
 
-func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
+// stalling streams one piece, then waits until the test ends.
+func stalling(t *testing.T) responder {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	w := newStreamWorld(t, tr, func(c *runtime.Ctx, _ string) error {
+	return func(c *runtime.Ctx, _ string) error {
 		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
@@ -281,10 +283,23 @@ func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
 		case <-c.Done():
 		}
 		return s.Close()
-	})
+	}
+}
+
+func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, stalling(t))
 	ctx, cancel := context.WithTimeout(w.ctx, 500*time.Millisecond)
 	defer cancel()
 	got, err := w.read(ctx, nil)
 	expectIs(t, err, context.DeadlineExceeded)
+	expectPieces(t, got, "slow")
+}
+
+// The request's deadline bounds the whole stream, however recently the
+// last chunk came.
+func streamRequestDeadline(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, stalling(t))
+	got, err := w.read(w.ctx, nil, runtime.WithDeadline(time.Now().Add(500*time.Millisecond)), runtime.WithTimeout(time.Minute))
+	expectIs(t, err, runtime.ErrStreamTimeout)
 	expectPieces(t, got, "slow")
 }
