@@ -178,8 +178,13 @@ func (c *collector) checkOps(a *Agent) {
 		if op.Kind == OpRequest && a.Respond == "" {
 			c.report(op.Pos, ErrNoRespond, "method %s returns %s but agent %s has no respond= topic to answer on", op.Method, c.typeString(op.Out), a.Name)
 		}
+		if op.Kind == OpStream && a.Respond == "" {
+			c.report(op.Pos, ErrStreamNoRespond, "method %s streams %s but agent %s has no respond= topic to stream on", op.Method, c.typeString(op.Out), a.Name)
+		}
 		c.checkType(op, op.In, op.InPos, "input")
-		if op.Out != nil {
+		if op.Kind == OpStream {
+			c.checkType(op, op.Out, op.OutPos, "stream item")
+		} else if op.Out != nil {
 			c.checkType(op, op.Out, op.OutPos, "output")
 		}
 	}
@@ -218,6 +223,11 @@ func (c *collector) checkShape(a *Agent, op *Operation) bool {
 	}
 	params, results := sig.Params(), sig.Results()
 	nparams := params.Len()
+	if nparams == 3 {
+		if item, ok, pointer := streamParam(params.At(2).Type()); ok {
+			return c.streamShape(op, item, pointer)
+		}
+	}
 	if nparams == 3 && isHistory(params.At(2).Type()) {
 		op.Context, nparams = true, 2 // the conversation's context (context.go)
 	}

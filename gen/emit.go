@@ -64,6 +64,9 @@ func (e *emitter) nameImports() {
 	if wantsContext(e.m) {
 		pkgs[conversationPath] = "conversation"
 	}
+	if wantsIter(e.m) {
+		pkgs["iter"] = "iter"
+	}
 	for _, a := range e.m.Agents {
 		for _, op := range a.Ops {
 			collectPackages(op.In, pkgs)
@@ -282,7 +285,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	// A request whose body does not decode is answered too, so its caller
 	// gets a *RemoteError now instead of waiting for its timeout.
 	decodeFailed := jen.Return(jen.Err())
-	if op.Kind == OpRequest {
+	if op.Kind == OpRequest || op.Kind == OpStream {
 		decodeFailed = jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))
 	}
 	body := []jen.Code{
@@ -298,6 +301,8 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	}
 	call := jen.Id("h").Dot("impl").Dot(op.Method).Call(args...)
 	switch op.Kind {
+	case OpStream:
+		body = append(body, e.streamBody(op, args)...)
 	case OpRequest:
 		body = append(body,
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(call),
@@ -378,6 +383,8 @@ func (e *emitter) client(a *Agent, x string) {
 				jen.Return(rt("Tell").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
 					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
 			)
+		case OpStream:
+			e.streamClientMethod(recv, op, params, command, merged)
 		case OpEvent:
 			e.doc("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
 			f.Func().Params(recv).Id(op.Method).Params(params...).Error().Block(
@@ -424,10 +431,13 @@ func (e *emitter) assertions(a *Agent) {
 	e.f.Type().Id(iface).InterfaceFunc(func(g *jen.Group) {
 		for _, op := range a.Ops {
 			results := jen.Error()
-			if op.Out != nil {
+			if op.Out != nil && op.Kind != OpStream {
 				results = jen.Params(e.typ(op.Out), jen.Error())
 			}
 			params := append([]jen.Code{jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...)
+			if op.Kind == OpStream {
+				params = append(params, e.streamParamType(op))
+			}
 			g.Id(op.Method).Params(params...).Add(results)
 		}
 	})

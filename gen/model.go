@@ -22,6 +22,9 @@ const (
 	OpCommand
 	// OpEvent is a //laser:event method: it handles AGDX events.
 	OpEvent
+	// OpStream is a //laser:handle method with a *runtime.Stream parameter:
+	// it answers with a chunk stream the caller ranges over (stream.go).
+	OpStream
 )
 
 func (k OpKind) String() string {
@@ -32,6 +35,8 @@ func (k OpKind) String() string {
 		return "command"
 	case OpEvent:
 		return "event"
+	case OpStream:
+		return "stream"
 	}
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }
@@ -79,7 +84,8 @@ type Operation struct {
 	Method string
 	// In is the input parameter's type as written (possibly a pointer).
 	In types.Type
-	// Out is the output type of a request; nil otherwise.
+	// Out is the output type of a request, or the item type of a stream;
+	// nil otherwise.
 	Out types.Type
 	// PointerRecv is set when the method has a pointer receiver.
 	PointerRecv bool

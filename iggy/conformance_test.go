@@ -62,3 +62,18 @@ func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
 	}
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
 }
+
+func TestStreamScenariosOverTestServer(t *testing.T) {
+	s := iggytest.Start(t)
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport {
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	})
+}
+
+func TestStreamScenariosOverRealServer(t *testing.T) {
+	addr := os.Getenv(realServerEnv)
+	if addr == "" {
+		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
+	}
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+}

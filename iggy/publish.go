@@ -122,7 +122,12 @@ func (t *Transport) locate(ctx context.Context, op string, ti *topicInfo, partit
 			pm, err = c.PollMessages(t.stream, ti.ident, iggcon.DefaultConsumer(), strategy, count, false, &partition)
 			return err
 		})
-		return pm, err
+		if err != nil {
+			// A cancelled caller returns while the call still runs aside and
+			// may yet write pm: only a completed call's pm may be read.
+			return nil, err
+		}
+		return pm, nil
 	}
 	pm, err := poll(iggcon.LastPollingStrategy(), 1)
 	if err != nil {

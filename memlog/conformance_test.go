@@ -15,3 +15,7 @@ func TestTransportConformance(t *testing.T) {
 func TestReliableConsumerScenarios(t *testing.T) {
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
 }
+
+func TestStreamScenarios(t *testing.T) {
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
+}

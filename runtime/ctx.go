@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -101,15 +100,9 @@ func (c *Ctx) Fail(code wire.ErrorCode, message string, retryable bool) error {
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
 	}
-	eb := &wire.ErrorBody{Code: code, Retryable: retryable}
-	if message != "" {
-		// An error text quoting a binary body must still reach the caller.
-		message = strings.ToValidUTF8(message, "\uFFFD")
-		eb.Message = &message
-	}
-	body, err := eb.Marshal()
+	body, err := errorBody(code, message, retryable)
 	if err != nil {
-		return &Error{Code: CodeCodec, Msg: "encode error body", Err: err}
+		return err
 	}
 	env, err := c.answer(wire.KindError, body)
 	if err != nil {

@@ -37,6 +37,7 @@ type replyWaiter struct {
 	final    chan struct{} // closed once answer is set
 	progress chan struct{} // capacity 1: signalled when consumed turns true
 	consumed atomic.Bool
+	stream   *streamInbox // set for a chunk stream (stream_read.go), else nil
 }
 
 func newReplyHub(c *Client, topic string) *replyHub {
@@ -201,6 +202,8 @@ func (h *replyHub) deliver(rec *Incoming) {
 		m.VerifiedPrincipal = verified.Principal
 	}
 	switch {
+	case w.stream != nil && isStreamRecord(m):
+		w.stream.offer(m)
 	case isTerminalReply(m):
 		w.offer(m)
 	case isWorkingAck(m):

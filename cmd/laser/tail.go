@@ -38,7 +38,11 @@ func (a *app) tailCommand() *cobra.Command {
 		if err := checkTopic(ctx, t, topic); err != nil {
 			return err
 		}
+		chunks := newChunkPrinter()
 		return follow(ctx, t, topic, *fromStart, *count, *interval, func(rec *runtime.Incoming) error {
+			if !a.json && chunks.print(a.stdout, topic, rec) {
+				return nil
+			}
 			v := describe(topic, rec)
 			if a.json {
 				return a.printJSON(v)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// chunkRecord returns a chunk of a channel as a record at offset: "T" makes
+// it the terminal, "E" an error on the channel.
+func chunkRecord(t *testing.T, channel wire.ID, seq uint64, body, mark string) *runtime.Incoming {
+	t.Helper()
+	corr := wire.IDFromUint128(0, 9)
+	source, _ := wire.ParseAgentID("writer")
+	env := &wire.Envelope{Kind: wire.KindChunk, Conversation: wire.IDFromUint128(0, 1), Source: source,
+		Correlation: &corr, Channel: &channel, Sequence: &seq, Body: []byte(body)}
+	switch mark {
+	case "T":
+		env.Last, env.Body = true, nil
+		stop := "stop"
+		env.FinishReason = &stop
+	case "E":
+		msg := "model went away"
+		b, err := (&wire.ErrorBody{Code: wire.ErrorInternal, Message: &msg}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := wire.IDFromUint128(0, 77)
+		env.Kind, env.Body, env.Record = wire.KindError, b, &rec
+	}
+	if seq == 0 {
+		op := wire.OperationChat
+		env.Operation = &op
+	}
+	payload, err := env.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runtime.Incoming{Position: runtime.Position{Offset: seq}, Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload}
+}
+
+func TestTailPrintsChunksOfAChannelInSequenceOrder(t *testing.T) {
+	a, b := wire.IDFromUint128(0, 0xa), wire.IDFromUint128(0, 0xb)
+	p := newChunkPrinter()
+	var out bytes.Buffer
+	for _, rec := range []*runtime.Incoming{
+		chunkRecord(t, a, 2, "time", ""),
+		chunkRecord(t, a, 0, "once", ""),
+		chunkRecord(t, b, 0, "half", ""),
+		chunkRecord(t, a, 3, "", "T"),
+		chunkRecord(t, b, 1, "", "E"),
+		chunkRecord(t, a, 1, "upon", ""),
+	} {
+		if !p.print(&out, "agent.responses", rec) {
+			t.Fatal("a chunk was not taken as one")
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		lines = append(lines, l[strings.Index(l, "chunk"):])
+	}
+	want := []string{
+		"chunk " + a.String() + " #0  open chat  writer -> *  text: \"once\"",
+		"chunk " + b.String() + " #0  open chat  writer -> *  text: \"half\"",
+		"chunk " + b.String() + " #1  error internal: model went away  writer -> *",
+		"chunk " + a.String() + " #1  data  writer -> *  text: \"upon\"",
+		"chunk " + a.String() + " #2  data  writer -> *  text: \"time\"",
+		"chunk " + a.String() + " #3  end (stop)  writer -> *",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("tail printed:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if len(p.channels) != 0 {
+		t.Fatalf("%d channels still held after both ended", len(p.channels))
+	}
+}
+
+func TestTailLeavesOtherRecordsAlone(t *testing.T) {
+	var out bytes.Buffer
+	if newChunkPrinter().print(&out, "t", &runtime.Incoming{Payload: []byte("plain")}) || out.Len() != 0 {
+		t.Fatal("a plain record was printed as a chunk")
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+)
+
+const want = `caller: a story about a log
+  once  upon  a  time  a  log  kept  every  word
+caller: a story about a log, failing after 3 words
+  once  upon  a
+  writer failed: the model went away
+`
+
+func runOn(t *testing.T, tr runtime.Transport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, tr, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
+	runOn(t, memlog.New("stream"))
+}
+
+func TestStreamExampleOverTheTestServer(t *testing.T) {
+	s := iggytest.Start(t)
+	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	runOn(t, tr)
+}
+
+func TestStreamExampleOverRealServer(t *testing.T) {
+	addr := os.Getenv("LASER_IGGY_ADDR")
+	if addr == "" {
+		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
+	}
+	tr, err := iggy.Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	runOn(t, tr)
+}

@@ -1,0 +1,157 @@
+package runtime
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// FinishStop is the finish reason of a stream that ended normally.
+const FinishStop = "stop"
+
+// ChunkWriter streams the answer to the handled request as AGDX chunks on
+// the agent's respond topic: one channel per stream, the request's
+// correlation echoed, sequence numbers from 0. The opening chunk (sequence
+// 0) carries the purpose and the request's deadline and is sent with the
+// first piece, so a stream is never an empty open followed by data. It ends
+// with Close (a terminal chunk) or Fail (an AGDX error on the channel). A
+// signing agent signs every chunk. Safe for one goroutine at a time.
+type ChunkWriter struct {
+	ctx     *Ctx
+	topic   string
+	purpose string
+	channel wire.ID
+	base    wire.Envelope
+	ct      wire.ContentType
+
+	mu   sync.Mutex
+	seq  uint64
+	done bool
+}
+
+// OpenStream starts a chunk stream answering the handled request; purpose
+// is the AGDX chunk purpose (wire.OperationChat, Reasoning or ToolArgs) and
+// ct the content type of every piece. It fails with ErrNoRespondTopic when
+// the agent has no respond topic and with ErrHandlerConfig when the handled
+// message carries no correlation.
+func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, error) {
+	topic := c.c.cfg.RespondTopic
+	if topic == "" {
+		return nil, &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
+	}
+	if !wire.IsChunkPurpose(purpose) {
+		return nil, errorf(CodeInvalid, "%q is not a chunk purpose (chat|reasoning|tool_args)", purpose)
+	}
+	base, err := c.answer(wire.KindChunk, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &ChunkWriter{ctx: c, topic: topic, purpose: purpose, channel: c.c.ids.NewID(), base: *base, ct: ct}, nil
+}
+
+// Channel returns the stream's channel id.
+func (w *ChunkWriter) Channel() wire.ID { return w.channel }
+
+// Send publishes one piece as the next data chunk. Bodies above
+// wire.MaxChunkBodyBytes and empty bodies are refused.
+func (w *ChunkWriter) Send(body []byte) error {
+	if len(body) == 0 {
+		return errorf(CodeInvalid, "empty chunk body")
+	}
+	if len(body) > wire.MaxChunkBodyBytes {
+		return errorf(CodeInvalid, "chunk body of %d bytes exceeds %d", len(body), wire.MaxChunkBodyBytes)
+	}
+	return w.publish(wire.KindChunk, body, false)
+}
+
+// Close ends the stream with a terminal chunk; closing twice is a no-op.
+func (w *ChunkWriter) Close() error { return w.publish(wire.KindChunk, nil, true) }
+
+// Fail ends the stream with an AGDX error on its channel, which the caller
+// reads as a *RemoteError; after Close or Fail it is a no-op.
+func (w *ChunkWriter) Fail(code wire.ErrorCode, message string, retryable bool) error {
+	body, err := errorBody(code, message, retryable)
+	if err != nil {
+		return err
+	}
+	return w.publish(wire.KindError, body, true)
+}
+
+// errorBody encodes the body of an AGDX error.
+func errorBody(code wire.ErrorCode, message string, retryable bool) ([]byte, error) {
+	eb := &wire.ErrorBody{Code: code, Retryable: retryable}
+	if message != "" {
+		// An error text quoting a binary body must still reach the caller.
+		message = strings.ToValidUTF8(message, "\uFFFD")
+		eb.Message = &message
+	}
+	body, err := eb.Marshal()
+	if err != nil {
+		return nil, &Error{Code: CodeCodec, Msg: "encode error body", Err: err}
+	}
+	return body, nil
+}
+
+// publish sends the next record of the stream; last marks it as the end.
+func (w *ChunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		if last {
+			return nil
+		}
+		return errorf(CodeInvalid, "send on a finished stream")
+	}
+	env := w.base // a copy; the pointers in it are never written through
+	env.Kind, env.Body = kind, body
+	ch, seq := w.channel, w.seq
+	env.Channel, env.Sequence = &ch, &seq
+	ct := w.ct
+	switch kind {
+	case wire.KindChunk:
+		if last {
+			env.Last = true
+			finish := FinishStop
+			env.FinishReason = &finish
+		}
+		if seq == 0 {
+			purpose := w.purpose
+			env.Operation = &purpose
+			env.DeadlineMicros = w.ctx.msg.Provenance.Deadline
+		}
+	case wire.KindError:
+		ct = wire.ContentCBOR
+		env.Record = nil // minted by the producer: an error is a record of its own
+	}
+	if _, err := w.ctx.c.prod.SendEnvelope(w.ctx, w.topic, &env, ct, w.ctx.c.cfg.SigningKey); err != nil {
+		return err
+	}
+	w.seq++
+	w.done = last
+	return nil
+}
+
+// Stream is a typed chunk stream: each item is encoded with the stream's
+// encoder and sent as one data chunk. Generated handlers receive one.
+type Stream[T any] struct {
+	w   *ChunkWriter
+	enc func(T) ([]byte, error)
+}
+
+// NewStream wraps w so that items of type T are encoded by enc.
+func NewStream[T any](w *ChunkWriter, enc func(T) ([]byte, error)) *Stream[T] {
+	return &Stream[T]{w: w, enc: enc}
+}
+
+// Send encodes v and publishes it as the next chunk.
+func (s *Stream[T]) Send(v T) error {
+	b, err := s.enc(v)
+	if err != nil {
+		return &Error{Code: CodeCodec, Msg: "encode stream item", Err: err}
+	}
+	return s.w.Send(b)
+}
+
+// Writer returns the untyped writer underneath, for Close and Fail.
+func (s *Stream[T]) Writer() *ChunkWriter { return s.w }

@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// chunkMsg is a chunk of channel ch: body "" with last makes the terminal.
+func chunkMsg(ch wire.ID, seq uint64, body string, last bool) *Message {
+	env := &wire.Envelope{Kind: wire.KindChunk, Channel: &ch, Sequence: &seq, Last: last}
+	if body != "" {
+		env.Body = []byte(body)
+	}
+	return &Message{Envelope: env}
+}
+
+// feed adds msgs in order and returns the pieces yielded, whether the
+// stream finished and the first error.
+func feed(a *chunkAssembler, msgs ...*Message) (string, bool, error) {
+	var got []string
+	for _, m := range msgs {
+		ready, finished, err := a.add(m)
+		for _, b := range ready {
+			got = append(got, string(b))
+		}
+		if err != nil || finished {
+			return strings.Join(got, ","), finished, err
+		}
+	}
+	return strings.Join(got, ","), false, nil
+}
+
+func TestChunkAssemblerYieldsInSequenceOrder(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	got, finished, err := feed(newChunkAssembler(8),
+		chunkMsg(ch, 3, "d", false), chunkMsg(ch, 1, "b", false), chunkMsg(ch, 4, "e", true),
+		chunkMsg(ch, 0, "a", false), chunkMsg(ch, 2, "c", false))
+	if err != nil || !finished || got != "a,b,c,d,e" {
+		t.Fatalf("got %q finished %v err %v", got, finished, err)
+	}
+}
+
+func TestChunkAssemblerIgnoresAnotherChannel(t *testing.T) {
+	ch, other := wire.IDFromUint128(0, 1), wire.IDFromUint128(0, 2)
+	got, finished, err := feed(newChunkAssembler(8),
+		chunkMsg(ch, 0, "a", false), chunkMsg(other, 0, "x", false), chunkMsg(other, 1, "", true), chunkMsg(ch, 1, "", true))
+	if err != nil || !finished || got != "a" {
+		t.Fatalf("got %q finished %v err %v", got, finished, err)
+	}
+}
+
+func TestChunkAssemblerBreaches(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	cases := []struct {
+		name string
+		msgs []*Message
+		want error
+		seq  uint64
+	}{
+		{"duplicate of a yielded chunk", []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "a", false)}, ErrStreamDuplicate, 0},
+		{"duplicate of a held chunk", []*Message{chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "c", false)}, ErrStreamDuplicate, 2},
+		{"second terminal", []*Message{chunkMsg(ch, 2, "", true), chunkMsg(ch, 2, "", true)}, ErrStreamDuplicate, 2},
+		{"chunk past the terminal", []*Message{chunkMsg(ch, 1, "", true), chunkMsg(ch, 2, "c", false)}, ErrStreamAfterTerminal, 2},
+		{"terminal before a held chunk", []*Message{chunkMsg(ch, 3, "d", false), chunkMsg(ch, 2, "", true)}, ErrStreamAfterTerminal, 3},
+		{"chunk after the stream ended", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 0, "a", false)}, ErrStreamAfterTerminal, 0},
+		{"too far ahead", []*Message{chunkMsg(ch, 1, "b", false), chunkMsg(ch, 2, "c", false), chunkMsg(ch, 3, "d", false)}, ErrStreamOverflow, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := newChunkAssembler(2)
+			var err error
+			for _, m := range c.msgs {
+				if _, _, err = a.add(m); err != nil {
+					break
+				}
+			}
+			var se *StreamError
+			if !errors.Is(err, c.want) || !errors.As(err, &se) || se.Sequence != c.seq || se.Channel != ch {
+				t.Fatalf("error %v, want %v at sequence %d", err, c.want, c.seq)
+			}
+		})
+	}
+}
+
+func TestChunkAssemblerTimeoutIsAGapOnceTheTerminalIsKnown(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	a := newChunkAssembler(8)
+	if _, _, err := feed(a, chunkMsg(ch, 0, "a", false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.timeout(); !errors.Is(err, ErrStreamTimeout) || !errors.Is(err, ErrTimeout) {
+		t.Fatalf("quiet stream without terminal: %v", err)
+	}
+	if _, _, err := feed(a, chunkMsg(ch, 2, "", true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.timeout(); !errors.Is(err, ErrStreamGap) || errors.Is(err, ErrStreamTimeout) {
+		t.Fatalf("quiet stream with a known terminal: %v", err)
+	}
+}
+
+func TestChunkAssemblerEndsWithTheRespondersError(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	msg := "model went away"
+	body, err := (&wire.ErrorBody{Code: wire.ErrorInternal, Message: &msg, Retryable: true}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := uint64(1)
+	fail := &Message{Envelope: &wire.Envelope{Kind: wire.KindError, Channel: &ch, Sequence: &seq, Body: body}}
+	got, finished, err := feed(newChunkAssembler(8), fail, chunkMsg(ch, 0, "a", false))
+	var re *RemoteError
+	if got != "a" || !finished || !errors.As(err, &re) || re.Message != msg || !re.Retryable {
+		t.Fatalf("got %q finished %v err %v", got, finished, err)
+	}
+}

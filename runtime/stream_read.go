@@ -1,0 +1,235 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync/atomic"
+	"time"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// Stream errors: each ends a read stream, wrapped in a *StreamError that
+// names the channel and sequence; branch on them with errors.Is. The
+// responder's own error is a *RemoteError (errors.As).
+var (
+	// ErrStreamGap: the terminal chunk arrived but a chunk before it never
+	// did within the stream's timeout.
+	ErrStreamGap = errors.New("stream chunk missing")
+	// ErrStreamDuplicate: a sequence number arrived twice.
+	ErrStreamDuplicate = errors.New("stream chunk duplicated")
+	// ErrStreamAfterTerminal: a chunk arrived past the terminal one.
+	ErrStreamAfterTerminal = errors.New("stream chunk after the terminal")
+	// ErrStreamTimeout: the stream stopped without a terminal chunk; it also
+	// matches ErrTimeout.
+	ErrStreamTimeout = errors.New("stream ended without a terminal chunk")
+	// ErrStreamOverflow: the sender ran further ahead of the reader than the
+	// reorder buffer holds.
+	ErrStreamOverflow = errors.New("stream reorder buffer full")
+)
+
+// StreamError is a failed read stream: Err is one of the ErrStream
+// sentinels.
+type StreamError struct {
+	Channel  wire.ID // zero when no chunk arrived
+	Sequence uint64  // the sequence concerned
+	Err      error
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("stream %s at sequence %d: %v", e.Channel, e.Sequence, e.Err)
+}
+
+// Unwrap returns the sentinel.
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// Is lets a stream timeout match ErrTimeout too.
+func (e *StreamError) Is(target error) bool {
+	return e.Err == ErrStreamTimeout && target == ErrTimeout
+}
+
+// DefaultStreamBuffer is the default number of chunks a read stream holds
+// ahead of its reader: out of order, or read but not yet consumed.
+const DefaultStreamBuffer = 256
+
+// StreamOption tunes a read stream.
+type StreamOption func(*streamSpec)
+
+type streamSpec struct{ buffer int }
+
+// WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
+// (default DefaultStreamBuffer); a sender further ahead ends the stream with
+// ErrStreamOverflow instead of making the client's reply reader buffer.
+func WithStreamBuffer(n int) StreamOption { return func(s *streamSpec) { s.buffer = n } }
+
+// streamInbox is where the reply reader drops the chunks of one stream. It
+// never blocks the reader: a full inbox marks the stream overflowed, so a
+// slow consumer of one stream costs the other callers of the client nothing.
+type streamInbox struct {
+	ch       chan *Message
+	overflow atomic.Bool
+}
+
+// offer hands m to the stream without waiting.
+func (in *streamInbox) offer(m *Message) {
+	select {
+	case in.ch <- m:
+	default:
+		in.overflow.Store(true)
+	}
+}
+
+// isStreamRecord reports whether m belongs to a chunk stream: a chunk, or
+// an error on a channel.
+func isStreamRecord(m *Message) bool {
+	return m.Envelope != nil && m.Envelope.Channel != nil
+}
+
+// registerStream registers a waiter whose stream records go to in.
+func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *streamInbox) (*replyWaiter, error) {
+	w, err := h.register(ctx, corr, expect)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	w.stream = in
+	h.mu.Unlock()
+	return w, nil
+}
+
+// RequestStream publishes an AGDX command and reads its answer as a chunk
+// stream, yielding the bodies in sequence order whatever order they arrive
+// in. The stream's timeout (WithTimeout, default DefaultRequestTimeout) is
+// how long it may go without a new chunk. Iteration ends after the terminal
+// chunk, or with one error: a *StreamError (ErrStreamGap,
+// ErrStreamDuplicate, ErrStreamAfterTerminal, ErrStreamTimeout,
+// ErrStreamOverflow), a *RemoteError when the responder failed, or the
+// context's error. Breaking out of the loop unregisters the stream; it
+// starts no goroutine of its own. The command is published when iteration
+// starts, once per iteration.
+func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...SendOption) iter.Seq2[[]byte, error] {
+	return c.RequestStreamWith(ctx, cmd, nil, opts...)
+}
+
+// RequestStreamWith is RequestStream with stream options.
+func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []StreamOption, opts ...SendOption) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		sspec := streamSpec{buffer: DefaultStreamBuffer}
+		for _, o := range sopts {
+			o(&sspec)
+		}
+		if sspec.buffer < 1 {
+			sspec.buffer = 1
+		}
+		spec := buildSpec(opts)
+		env, err := c.command(cmd, &spec, c.opts.IDs.NewID())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		hub, err := c.hub(spec.reply())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		in := &streamInbox{ch: make(chan *Message, sspec.buffer)}
+		w, err := hub.registerStream(ctx, env.Correlation.String(), cmd.Target, in)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer hub.unregister(w)
+		if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
+			yield(nil, err)
+			return
+		}
+		asm := newChunkAssembler(sspec.buffer)
+		var deadline <-chan time.Time
+		if !spec.deadline.IsZero() {
+			deadline = c.opts.Clock.After(spec.deadline.Sub(c.opts.Clock.Now()))
+		}
+		for {
+			idle := c.opts.Clock.After(spec.wait())
+			var m *Message
+			select {
+			case m = <-in.ch:
+			case <-w.final:
+				// An answer without a channel: the responder failed before
+				// streaming, or answered in one piece.
+				m = w.answered()
+				if err := remoteError(m); err != nil {
+					yield(nil, err)
+					return
+				}
+				body := m.Payload
+				if m.Envelope != nil {
+					body = m.Envelope.Body
+				}
+				yield(body, nil)
+				return
+			case <-idle:
+				yield(nil, asm.timeout())
+				return
+			case <-deadline:
+				yield(nil, asm.timeout())
+				return
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			}
+			if in.overflow.Load() {
+				yield(nil, asm.fail(ErrStreamOverflow, asm.next))
+				return
+			}
+			ready, finished, err := asm.add(m)
+			for _, b := range ready {
+				if !yield(b, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if finished {
+				// Whatever already arrived behind the terminal is a protocol
+				// breach the caller should hear about.
+				for {
+					select {
+					case m := <-in.ch:
+						if _, _, err := asm.add(m); err != nil {
+							yield(nil, err)
+							return
+						}
+					default:
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// StreamOf decodes each body of seq with dec: the typed view of a stream
+// that generated clients return. A decode failure ends the iteration.
+func StreamOf[T any](seq iter.Seq2[[]byte, error], dec func([]byte) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for b, err := range seq {
+			var v T
+			if err != nil {
+				yield(v, err)
+				return
+			}
+			v, err = dec(b)
+			if err != nil {
+				yield(v, &Error{Code: CodeCodec, Msg: "decode stream item", Err: err})
+				return
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}

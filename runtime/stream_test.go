@@ -1,0 +1,197 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// streamer is a handler streaming each of pieces as one chunk, then Close.
+func streamer(pieces ...string) runtime.Handler {
+	return handlerFunc(func(ctx *runtime.Ctx) error {
+		s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
+		if err != nil {
+			return err
+		}
+		for _, p := range pieces {
+			if err := s.Send([]byte(p)); err != nil {
+				return err
+			}
+		}
+		return s.Close()
+	})
+}
+
+// readStream reads a whole stream.
+func readStream(seq func(func([]byte, error) bool)) ([]string, error) {
+	var got []string
+	for b, err := range seq {
+		if err != nil {
+			return got, err
+		}
+		got = append(got, string(b))
+	}
+	return got, nil
+}
+
+func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
+	log := memlog.New("laser")
+	c := newClient(t, log, runtime.SystemClock{}, nil)
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("a", "b")})
+	deadline := time.Now().Add(time.Minute).Truncate(time.Microsecond)
+	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}, runtime.WithDeadline(deadline)))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	var chunks []*wire.Envelope
+	for p := range uint32(4) {
+		recs, err := log.ReadRange(context.Background(), runtime.TopicResponses, p, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			env, err := wire.DecodeEnvelope(r.Payload)
+			if err == nil && env.Kind == wire.KindChunk {
+				chunks = append(chunks, env)
+			}
+		}
+	}
+	if len(chunks) != 3 {
+		t.Fatalf("%d chunks on the respond topic, want 3", len(chunks))
+	}
+	for i, ch := range chunks {
+		if *ch.Sequence != uint64(i) || ch.Record != nil || ch.Correlation == nil || *ch.Channel != *chunks[0].Channel {
+			t.Fatalf("chunk %d: sequence %v record %v correlation %v channel %v", i, *ch.Sequence, ch.Record, ch.Correlation, ch.Channel)
+		}
+	}
+	open, terminal := chunks[0], chunks[2]
+	if open.Operation == nil || *open.Operation != wire.OperationChat || open.DeadlineMicros == nil || *open.DeadlineMicros != uint64(deadline.UnixMicro()) {
+		t.Fatalf("opening chunk operation %v deadline %v", open.Operation, open.DeadlineMicros)
+	}
+	if chunks[1].Operation != nil || chunks[1].DeadlineMicros != nil {
+		t.Fatal("a data chunk carries the opening chunk's fields")
+	}
+	if !terminal.Last || terminal.FinishReason == nil || *terminal.FinishReason != runtime.FinishStop || len(terminal.Body) != 0 {
+		t.Fatalf("terminal chunk %+v", terminal)
+	}
+}
+
+func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
+	log := memlog.New("laser")
+	key := newKey(7)
+	reg := sign.NewRegistry()
+	if err := reg.Enroll("writer", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, log, runtime.SystemClock{}, reg)
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
+		Consumer: runtime.ConsumerConfig{SigningKey: key}, Handler: streamer("signed", "tokens")})
+	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}))
+	if err != nil || len(got) != 2 || got[0] != "signed" {
+		t.Fatalf("signed stream: %q, %v", got, err)
+	}
+
+	// The same stream unsigned is ignored by a verifying client: it never
+	// sees a chunk, so the stream times out.
+	runAgent(t, c, runtime.AgentConfig{ID: "impostor", Respond: runtime.TopicResponses, Handler: streamer("forged")})
+	got, err = readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "impostor", Body: []byte("go")},
+		runtime.WithTimeout(200*time.Millisecond)))
+	if !errors.Is(err, runtime.ErrStreamTimeout) || len(got) != 0 {
+		t.Fatalf("unsigned stream through a verifier: %q, %v", got, err)
+	}
+}
+
+type token struct {
+	Text string `json:"text"`
+}
+
+func TestStreamTypedItemsRoundTrip(t *testing.T) {
+	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+		w, err := ctx.OpenStream(wire.OperationChat, wire.ContentJSON)
+		if err != nil {
+			return err
+		}
+		s := runtime.NewStream(w, func(v token) ([]byte, error) { return json.Marshal(v) })
+		for _, p := range []string{"x", "y"} {
+			if err := s.Send(token{Text: p}); err != nil {
+				return err
+			}
+		}
+		return s.Writer().Close()
+	})})
+	seq := c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")})
+	var got []string
+	for tok, err := range runtime.StreamOf(seq, func(b []byte) (v token, err error) { return v, json.Unmarshal(b, &v) }) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tok.Text)
+	}
+	if len(got) != 2 || got[0] != "x" || got[1] != "y" {
+		t.Fatalf("typed items %q", got)
+	}
+}
+
+// A reader that stops reading must not hold up the client's reply reader:
+// the stream overflows its own bounded buffer while a request on the same
+// reply topic, answered after all the chunks, still completes.
+func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
+	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	const n = 50
+	var many []string
+	for range n {
+		many = append(many, "tok")
+	}
+	stream := streamer(many...)
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+		if string(ctx.Message().Body()) == "ping" {
+			return ctx.Respond([]byte("pong"))
+		}
+		return stream.Handle(ctx)
+	})})
+	conv := c.IDs().NewID()
+	first := true
+	var err error
+	for _, err = range c.RequestStreamWith(context.Background(), runtime.Command{From: "caller", Body: []byte("go")},
+		[]runtime.StreamOption{runtime.WithStreamBuffer(2)}, runtime.WithConversation(conv)) {
+		if err != nil || !first {
+			break
+		}
+		first = false
+		// Same conversation, so same partition: the pong lands behind every chunk.
+		m, rerr := c.Request(context.Background(), runtime.Command{From: "caller", Body: []byte("ping")}, runtime.WithConversation(conv))
+		if rerr != nil || string(m.Body()) != "pong" {
+			t.Fatalf("request behind a stalled stream: %v", rerr)
+		}
+	}
+	if !errors.Is(err, runtime.ErrStreamOverflow) {
+		t.Fatalf("stalled stream ended with %v, want ErrStreamOverflow", err)
+	}
+}
+
+func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
+	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
+	before := goruntime.NumGoroutine()
+	for range 3 {
+		for _, err := range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	transporttest.Eventually(t, waitLimit, "the goroutine count back to its level before the streams", func() bool {
+		return goruntime.NumGoroutine() <= before
+	})
+}

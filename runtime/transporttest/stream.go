@@ -1,0 +1,305 @@
+package transporttest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// RunStream runs the chunk-streaming scenarios over a transport: an agent
+// answers a command with a chunk stream and a client reads it back with
+// Client.RequestStream. Scripted responders publish chunks out of order,
+// twice or not at all, to check every failure surfaces as its own error.
+func RunStream(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(*testing.T, runtime.Transport)
+	}{
+		{"InOrder", streamInOrder},
+		{"ShuffledIsReassembled", streamShuffled},
+		{"LostChunkIsAGap", streamLostChunk},
+		{"DuplicateSequence", streamDuplicate},
+		{"ChunkAfterTerminal", streamAfterTerminal},
+		{"SenderTooFarAheadOverflows", streamOverflow},
+		{"AbandonedReaderReleasesTheStream", streamAbandoned},
+		{"ResponderFailsHalfway", streamResponderFails},
+		{"ResponderCrashesMidStream", streamResponderCrashes},
+		{"CallerDeadline", streamCallerDeadline},
+		{"RequestDeadline", streamRequestDeadline},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })
+	}
+}
+
+// responder answers one command; resps is the respond topic.
+type responder func(c *runtime.Ctx, resps string) error
+
+// streamWorld is an agent answering on its own topics and a client.
+type streamWorld struct {
+	t      *testing.T
+	ctx    context.Context
+	client *runtime.Client
+	cmds   string
+	resps  string
+}
+
+// newStreamWorld starts an agent whose handler is h.
+func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorld {
+	t.Helper()
+	ctx := testContext(t)
+	w := &streamWorld{t: t, ctx: ctx, cmds: freshName(t, "cmd"), resps: freshName(t, "resp")}
+	dlq := freshName(t, "dlq")
+	if err := tr.EnsureTopics(ctx, 1, w.cmds, w.resps, dlq); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w.client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet})
+	t.Cleanup(func() { _ = w.client.Close() })
+	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
+		Topic: w.cmds, Group: freshName(t, "g"), Agent: "writer", RespondTopic: w.resps, DeadLetterTopic: dlq,
+		Logger: quiet, Client: w.client, Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return h(c, w.resps) }),
+		Retry: runtime.RetryPolicy{MaxAttempts: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() { done <- c.Run(runCtx, func() { close(ready) }, nil) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("agent stopped before ready: %v", err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// read runs one stream to its end and returns the pieces and the error.
+func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.SendOption) ([]string, error) {
+	opts = append([]runtime.SendOption{runtime.WithReplyTopic(w.resps)}, opts...)
+	var got []string
+	for b, err := range w.client.RequestStreamWith(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, sopts, opts...) {
+		if err != nil {
+			return got, err
+		}
+		got = append(got, string(b))
+	}
+	return got, nil
+}
+
+// script answers with raw chunks in the given order: a number is a data
+// chunk of that sequence with body "c<n>", "T<n>" the terminal at n.
+func script(steps ...string) responder {
+	return func(c *runtime.Ctx, resps string) error {
+		env := c.Message().Envelope
+		source, _ := wire.ParseAgentID(c.Agent())
+		channel := c.Client().IDs().NewID()
+		for _, s := range steps {
+			var seq uint64
+			last := strings.HasPrefix(s, "T")
+			for _, r := range strings.TrimPrefix(s, "T") {
+				seq = seq*10 + uint64(r-'0')
+			}
+			ch := channel
+			chunk := &wire.Envelope{Kind: wire.KindChunk, Conversation: env.Conversation, Source: source,
+				Correlation: env.Correlation, Channel: &ch, Sequence: &seq, Last: last}
+			if !last {
+				chunk.Body = []byte("c" + strings.TrimPrefix(s, "T"))
+			}
+			if seq == 0 {
+				op := wire.OperationChat
+				chunk.Operation = &op
+			}
+			if _, err := c.Client().Producer().SendEnvelope(c, resps, chunk, wire.ContentRaw, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func expectPieces(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("pieces %q, want %q", got, want)
+	}
+}
+
+func expectIs(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error %v, want %v", err, target)
+	}
+}
+
+func streamInOrder(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, func(c *runtime.Ctx, _ string) error {
+		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		if err != nil {
+			return err
+		}
+		for _, p := range []string{"once", "upon", "a time"} {
+			if err := s.Send([]byte(p)); err != nil {
+				return err
+			}
+		}
+		return s.Close()
+	})
+	got, err := w.read(w.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectPieces(t, got, "once", "upon", "a time")
+}
+
+// pieces is a responder streaming ps through a ChunkWriter, then ending
+// with end (nil: Close).
+func pieces(end func(*runtime.ChunkWriter) error, ps ...string) responder {
+	return func(c *runtime.Ctx, _ string) error {
+		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if err := s.Send([]byte(p)); err != nil {
+				return err
+			}
+		}
+		if end == nil {
+			return s.Close()
+		}
+		return end(s)
+	}
+}
+
+func streamShuffled(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("2", "0", "T4", "3", "1"))
+	got, err := w.read(w.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectPieces(t, got, "c0", "c1", "c2", "c3")
+}
+
+func streamLostChunk(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("0", "2", "T3"))
+	got, err := w.read(w.ctx, nil, runtime.WithTimeout(300*time.Millisecond))
+	expectIs(t, err, runtime.ErrStreamGap)
+	var se *runtime.StreamError
+	if !errors.As(err, &se) || se.Sequence != 1 {
+		t.Fatalf("gap reported as %v, want sequence 1", err)
+	}
+	expectPieces(t, got, "c0")
+}
+
+func streamDuplicate(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("0", "1", "1", "T2"))
+	got, err := w.read(w.ctx, nil)
+	expectIs(t, err, runtime.ErrStreamDuplicate)
+	expectPieces(t, got, "c0", "c1")
+}
+
+func streamAfterTerminal(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("0", "2", "T1"))
+	got, err := w.read(w.ctx, nil)
+	expectIs(t, err, runtime.ErrStreamAfterTerminal)
+	expectPieces(t, got, "c0")
+}
+
+func streamOverflow(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("1", "2", "3", "4", "0", "T5"))
+	got, err := w.read(w.ctx, []runtime.StreamOption{runtime.WithStreamBuffer(2)})
+	expectIs(t, err, runtime.ErrStreamOverflow)
+	expectPieces(t, got)
+}
+
+func streamAbandoned(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, pieces(nil, "first", "second", "third"))
+	for b, err := range w.client.RequestStream(w.ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, runtime.WithReplyTopic(w.resps)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != "first" {
+			t.Fatalf("first piece %q", b)
+		}
+		break
+	}
+	// The abandoned stream left the client in working order.
+	got, err := w.read(w.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectPieces(t, got, "first", "second", "third")
+}
+
+func streamResponderFails(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, pieces(func(s *runtime.ChunkWriter) error {
+		return s.Fail(wire.ErrorInternal, "model went away", true)
+	}, "half", "way"))
+	got, err := w.read(w.ctx, nil)
+	var re *runtime.RemoteError
+	if !errors.As(err, &re) || re.Message != "model went away" || !re.Retryable {
+		t.Fatalf("error %v, want the responder's RemoteError", err)
+	}
+	expectPieces(t, got, "half", "way")
+}
+
+func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, pieces(func(*runtime.ChunkWriter) error {
+		return runtime.Rejectf("crashed")
+	}, "half"))
+	got, err := w.read(w.ctx, nil, runtime.WithTimeout(300*time.Millisecond))
+	expectIs(t, err, runtime.ErrStreamTimeout)
+	expectIs(t, err, runtime.ErrTimeout)
+	expectPieces(t, got, "half")
+}
+
+// stalling streams one piece, then waits until the test ends.
+func stalling(t *testing.T) responder {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func(c *runtime.Ctx, _ string) error {
+		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		if err != nil {
+			return err
+		}
+		if err := s.Send([]byte("slow")); err != nil {
+			return err
+		}
+		select {
+		case <-release:
+		case <-c.Done():
+		}
+		return s.Close()
+	}
+}
+
+func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, stalling(t))
+	ctx, cancel := context.WithTimeout(w.ctx, 500*time.Millisecond)
+	defer cancel()
+	got, err := w.read(ctx, nil)
+	expectIs(t, err, context.DeadlineExceeded)
+	expectPieces(t, got, "slow")
+}
+
+// The request's deadline bounds the whole stream, however recently the
+// last chunk came.
+func streamRequestDeadline(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, stalling(t))
+	got, err := w.read(w.ctx, nil, runtime.WithDeadline(time.Now().Add(500*time.Millisecond)), runtime.WithTimeout(time.Minute))
+	expectIs(t, err, runtime.ErrStreamTimeout)
+	expectPieces(t, got, "slow")
+}
