@@ -9,12 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iggy/foreign/go/client"
-	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -25,21 +22,21 @@ const (
 	benchPayload  = 256
 )
 
-// BenchmarkPollAndStore reads the same pre-published messages from the
-// test server three times per iteration, each time as a fresh consumer
-// group: with a bare SDK loop (group poll with "next", then store the last
-// offset), through the transport (Subscription.Poll, then Commit), and
-// through the full reliable consumer with a no-op handler. It reports the
-// rates and the share of the bare loop's throughput the transport and the
-// consumer keep (transport/sdk, consumer/sdk).
+// BenchmarkPollAndStore reads the same pre-published messages several times
+// per iteration, each time as a fresh consumer group, interleaved so all of
+// them see the same machine load: with a bare SDK loop (group poll with
+// "next", then store the last offset), through the transport
+// (Subscription.Poll, then Commit), and through the full reliable consumer
+// with a no-op handler, Serial and with lanes. It reports the rates and the
+// share of the bare loop's throughput the others keep (transport/sdk,
+// serial/sdk, lanes/sdk). It runs against LASER_IGGY_ADDR when set (a fresh
+// stream per run) and the in-process test server otherwise; only the real
+// server gives meaningful ratios, the test server being far slower than
+// what is measured.
 func BenchmarkPollAndStore(b *testing.B) {
-	s, err := iggytest.Listen("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	target := newBenchTarget(b)
 	ctx := context.Background()
-	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/bench")
+	tr, err := iggy.Dial(ctx, target.conn)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,8 +44,8 @@ func BenchmarkPollAndStore(b *testing.B) {
 	if err := tr.EnsureTopics(ctx, 1, "t"); err != nil {
 		b.Fatal(err)
 	}
-	c := benchClient(b, s)
-	stream, topic := benchIdent(b, "bench"), benchIdent(b, "t")
+	c := target.sdk(b)
+	stream, topic := benchIdent(b, target.stream), benchIdent(b, "t")
 	// Plain messages with provenance headers: what the bare loop skims and
 	// what the consumer fully decodes, dedups and dispatches.
 	payload := make([]byte, benchPayload)
@@ -62,42 +59,44 @@ func BenchmarkPollAndStore(b *testing.B) {
 			}
 			recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
 		}
-		if _, err := tr.Publish(ctx, "t", recs...); err != nil {
+		if err := tr.Append(ctx, "t", recs...); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.Logf("%d messages of %d bytes on the %s", benchMessages, benchPayload, target.label())
 
-	var sdkTime, trTime, consumerTime time.Duration
+	var sdkTime, trTime, serialTime, lanesTime time.Duration
 	round := 0
+	timed := func(total *time.Duration, fn func()) {
+		start := time.Now()
+		fn()
+		*total += time.Since(start)
+	}
 	for b.Loop() {
 		round++
-		start := time.Now()
-		sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round))
-		mid := time.Now()
-		transportLoop(b, tr, fmt.Sprintf("tr-%d", round))
-		late := time.Now()
-		consumerLoop(b, tr, fmt.Sprintf("consumer-%d", round))
-		sdkTime += mid.Sub(start)
-		trTime += late.Sub(mid)
-		consumerTime += time.Since(late)
+		timed(&sdkTime, func() { sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
+		timed(&trTime, func() { transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
+		timed(&serialTime, func() { consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
+		timed(&lanesTime, func() { consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
 	}
-	sdkRate := float64(benchMessages*round) / sdkTime.Seconds()
-	trRate := float64(benchMessages*round) / trTime.Seconds()
-	consumerRate := float64(benchMessages*round) / consumerTime.Seconds()
+	rate := func(d time.Duration) float64 { return float64(benchMessages*round) / d.Seconds() }
+	sdkRate := rate(sdkTime)
 	b.ReportMetric(sdkRate, "sdk-msgs/s")
-	b.ReportMetric(trRate, "transport-msgs/s")
-	b.ReportMetric(consumerRate, "consumer-msgs/s")
-	b.ReportMetric(trRate/sdkRate, "transport/sdk")
-	b.ReportMetric(consumerRate/sdkRate, "consumer/sdk")
+	b.ReportMetric(rate(trTime), "transport-msgs/s")
+	b.ReportMetric(rate(serialTime), "serial-msgs/s")
+	b.ReportMetric(rate(lanesTime), "lanes-msgs/s")
+	b.ReportMetric(rate(trTime)/sdkRate, "transport/sdk")
+	b.ReportMetric(rate(serialTime)/sdkRate, "serial/sdk")
+	b.ReportMetric(rate(lanesTime)/sdkRate, "lanes/sdk")
 }
 
 // consumerLoop runs the full reliable consumer (decode, dedup, dispatch to
 // a no-op handler, commit after success) over the same messages.
-func consumerLoop(b *testing.B, tr *iggy.Transport, group string) {
+func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.Concurrency) {
 	done := make(chan struct{})
 	var n atomic.Int64
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: "t", Group: group, Agent: "worker", PollBatch: benchBatch,
+		Topic: "t", Group: group, Agent: "worker", PollBatch: benchBatch, Concurrency: conc,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 			if n.Add(1) == benchMessages {
@@ -174,18 +173,6 @@ func transportLoop(b *testing.B, tr *iggy.Transport, group string) {
 	if err := sub.Leave(ctx); err != nil {
 		b.Fatal(err)
 	}
-}
-
-func benchClient(b *testing.B, s *iggytest.Server) iggcon.Client {
-	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(s.Addr())))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
-	if _, err := c.LoginUser("iggy", "iggy"); err != nil {
-		b.Fatal(err)
-	}
-	return c
 }
 
 func benchIdent(b *testing.B, name string) iggcon.Identifier {

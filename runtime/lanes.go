@@ -77,21 +77,20 @@ func (s *session) runLanes(ctx context.Context) error {
 // lane failed.
 func (ls *laneSet) poll() error {
 	s := ls.s
+	pf := s.startPrefetch()
+	defer pf.close()
 	for {
 		if err := ls.commit(); err != nil {
 			return err
 		}
-		if s.stopping() || s.workCtx.Err() != nil {
+		next, ok := pf.nextOrWake(ls.wake)
+		if !ok {
 			return nil
 		}
-		batch, err := s.poll()
-		if err != nil {
-			return err
+		if next.err != nil {
+			return next.err
 		}
-		if len(batch) == 0 {
-			s.wait(s.c.cfg.PollInterval, ls.wake)
-			continue
-		}
+		batch := next.batch
 		for i := range batch {
 			rec := batch[i]
 			lane, ok := ls.lanes[rec.Partition]

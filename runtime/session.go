@@ -183,20 +183,19 @@ const serialCommitEvery = time.Second
 // least once a second.
 func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
+		pf := s.startPrefetch()
+		defer pf.close()
 		var k committer
 		lastFlush := s.c.clock.Now()
 		for {
-			if s.stopping() {
+			next, ok := pf.next()
+			if !ok {
 				return k.flush(s)
 			}
-			batch, err := s.poll()
-			if err != nil {
-				return errors.Join(err, k.flush(s))
+			if next.err != nil {
+				return errors.Join(next.err, k.flush(s))
 			}
-			if len(batch) == 0 {
-				s.wait(s.c.cfg.PollInterval, nil)
-				continue
-			}
+			batch := next.batch
 			for i := range batch {
 				if s.stopping() {
 					break

@@ -1,0 +1,97 @@
+package iggy_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// publishBatch is how many records each publish of BenchmarkPublish sends.
+const publishBatch = 100
+
+// BenchmarkPublish sends the same batches of plain 256-byte messages with
+// provenance headers three ways per iteration, interleaved: the bare SDK's
+// SendMessages (messages built from the headers each time, as a caller
+// would), the transport's Append (no positions) and its Publish (positions
+// found by reading the partition back). It reports each one's rate and its
+// share of the SDK's (append/sdk, publish/sdk). Like BenchmarkPollAndStore
+// it runs against LASER_IGGY_ADDR when set.
+func BenchmarkPublish(b *testing.B) {
+	target := newBenchTarget(b)
+	ctx := context.Background()
+	tr, err := iggy.Dial(ctx, target.conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.EnsureTopics(ctx, 1, "pub"); err != nil {
+		b.Fatal(err)
+	}
+	c := target.sdk(b)
+	stream, topic := benchIdent(b, target.stream), benchIdent(b, "pub")
+	payload := make([]byte, benchPayload)
+	recs := make([]runtime.Outgoing, publishBatch)
+	for i := range recs {
+		prov := wire.Provenance{Conversation: wire.IDFromUint128(7, uint64(i)), Agent: "bench", IdempotencyKey: fmt.Sprintf("k-%d", i)}
+		headers, err := prov.Headers()
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
+	}
+	b.Logf("batches of %d messages of %d bytes on the %s", publishBatch, benchPayload, target.label())
+	sdkSend := func() {
+		msgs := make([]iggcon.IggyMessage, len(recs))
+		for i, r := range recs {
+			entries := make([]iggcon.HeaderEntry, len(r.Headers))
+			for j, h := range r.Headers {
+				entries[j] = iggcon.HeaderEntry{
+					Key:   iggcon.HeaderKey{Kind: iggcon.String, Value: []byte(h.Key)},
+					Value: iggcon.HeaderValue{Kind: iggcon.HeaderKind(h.Value.Kind), Value: h.Value.Data},
+				}
+			}
+			m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithUserHeaders(entries))
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs[i] = m
+		}
+		if err := c.SendMessages(stream, topic, iggcon.PartitionId(0), msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var sdkTime, appendTime, publishTime time.Duration
+	rounds := 0
+	timed := func(total *time.Duration, fn func()) {
+		start := time.Now()
+		fn()
+		*total += time.Since(start)
+	}
+	for b.Loop() {
+		rounds++
+		timed(&sdkTime, sdkSend)
+		timed(&appendTime, func() {
+			if err := tr.Append(ctx, "pub", recs...); err != nil {
+				b.Fatal(err)
+			}
+		})
+		timed(&publishTime, func() {
+			if _, err := tr.Publish(ctx, "pub", recs...); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	rate := func(d time.Duration) float64 { return float64(publishBatch*rounds) / d.Seconds() }
+	b.ReportMetric(rate(sdkTime), "sdk-msgs/s")
+	b.ReportMetric(rate(appendTime), "append-msgs/s")
+	b.ReportMetric(rate(publishTime), "publish-msgs/s")
+	b.ReportMetric(rate(appendTime)/rate(sdkTime), "append/sdk")
+	b.ReportMetric(rate(publishTime)/rate(sdkTime), "publish/sdk")
+}
