@@ -10,6 +10,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -94,4 +95,22 @@ func BenchmarkPublish(b *testing.B) {
 	b.ReportMetric(rate(publishTime), "publish-msgs/s")
 	b.ReportMetric(rate(appendTime)/rate(sdkTime), "append/sdk")
 	b.ReportMetric(rate(publishTime)/rate(sdkTime), "publish/sdk")
+}
+
+// BenchmarkLatency times publish-to-handler delivery to an idle consumer
+// (see transporttest.Latency), against LASER_IGGY_ADDR when set. Publisher
+// and consumer have transports (connections) of their own, as two
+// processes would.
+func BenchmarkLatency(b *testing.B) {
+	target := newBenchTarget(b)
+	dial := func() *iggy.Transport {
+		tr, err := iggy.Dial(context.Background(), target.conn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = tr.Close() })
+		return tr
+	}
+	b.Logf("on the %s", target.label())
+	transporttest.Latency(b, dial(), dial())
 }

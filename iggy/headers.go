@@ -93,7 +93,7 @@ func appendHeaders(dst wire.Headers, b []byte) (wire.Headers, error) {
 		if err != nil {
 			return dst, fmt.Errorf("%w: value of %q: %w", ErrBadHeader, key.Data, err)
 		}
-		dst = append(dst, wire.Header{Key: string(key.Data), Value: val})
+		dst = append(dst, wire.Header{Key: wire.HeaderKey(key.Data), Value: val})
 		b = rest
 	}
 	return dst, nil
