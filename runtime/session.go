@@ -68,29 +68,6 @@ func (s *session) wait(d time.Duration, wake <-chan struct{}) {
 	}
 }
 
-// committer accumulates handled offsets per partition and stores them in
-// one call per partition, never past a record that was not handled.
-type committer struct {
-	pending map[uint32]uint64
-}
-
-func (k *committer) mark(p Position) {
-	if k.pending == nil {
-		k.pending = make(map[uint32]uint64)
-	}
-	k.pending[p.Partition] = p.Offset
-}
-
-func (k *committer) flush(s *session) error {
-	for partition, offset := range k.pending {
-		if err := s.commit(partition, offset); err != nil {
-			return err
-		}
-		delete(k.pending, partition)
-	}
-	return nil
-}
-
 // commit stores a handled offset. A transient failure (a connection being
 // rebuilt) is retried on the poll backoff, ten times at most; anything else
 // stops the consumer, leaving the record to be redelivered.
@@ -180,20 +157,21 @@ const serialCommitEvery = time.Second
 
 // runSerial handles one record at a time across every partition, committing
 // each partition's handled run after every batch, and within a batch at
-// least once a second.
+// least once a second; the commits run behind the handling (commitBehind)
+// and the next batch is polled while this one is handled (prefetcher).
 func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		pf := s.startPrefetch()
 		defer pf.close()
-		var k committer
+		k := s.startCommitBehind()
 		lastFlush := s.c.clock.Now()
 		for {
-			next, ok := pf.next()
+			next, ok := pf.nextOrWake(k.failed)
 			if !ok {
-				return k.flush(s)
+				return k.flush()
 			}
 			if next.err != nil {
-				return errors.Join(next.err, k.flush(s))
+				return errors.Join(next.err, k.flush())
 			}
 			batch := next.batch
 			for i := range batch {
@@ -201,17 +179,17 @@ func (s *session) runSerial(ctx context.Context) error {
 					break
 				}
 				if _, err := s.c.process(s.workCtx, &batch[i]); err != nil {
-					return errors.Join(err, k.flush(s))
+					return errors.Join(err, k.flush())
 				}
 				k.mark(batch[i].Position)
 				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
-					if err := k.flush(s); err != nil {
+					if err := k.kick(); err != nil {
 						return err
 					}
 					lastFlush = s.c.clock.Now()
 				}
 			}
-			if err := k.flush(s); err != nil {
+			if err := k.kick(); err != nil {
 				return err
 			}
 			lastFlush = s.c.clock.Now()
