@@ -48,12 +48,12 @@ func (s *session) startPrefetch() *prefetcher {
 // next waits for the next batch; ok is false once the consumer is
 // stopping (gracefully or not) and no batch is to be handled any more.
 func (p *prefetcher) next() (polled, bool) {
-	return p.nextOrWake(nil)
+	return p.nextOrWake(nil, nil)
 }
 
 // nextOrWake is next that also returns early, with an empty batch, when
-// wake fires (a lane reporting handled offsets to commit).
-func (p *prefetcher) nextOrWake(wake <-chan struct{}) (polled, bool) {
+// wake or wake2 fires (a lane or a commit failed).
+func (p *prefetcher) nextOrWake(wake, wake2 <-chan struct{}) (polled, bool) {
 	s := p.s
 	if s.stopping() || s.workCtx.Err() != nil {
 		return polled{}, false
@@ -62,6 +62,8 @@ func (p *prefetcher) nextOrWake(wake <-chan struct{}) (polled, bool) {
 	case b, ok := <-p.out:
 		return b, ok
 	case <-wake:
+		return polled{}, true
+	case <-wake2:
 		return polled{}, true
 	case <-s.stop:
 	case <-s.workCtx.Done():

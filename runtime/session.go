@@ -166,7 +166,7 @@ func (s *session) runSerial(ctx context.Context) error {
 		k := s.startCommitBehind()
 		lastFlush := s.c.clock.Now()
 		for {
-			next, ok := pf.nextOrWake(k.failed)
+			next, ok := pf.nextOrWake(k.failed, nil)
 			if !ok {
 				return k.flush()
 			}
