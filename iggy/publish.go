@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/runtime"
 )
@@ -124,21 +125,40 @@ func (t *Transport) send(ctx context.Context, op string, ti *topicInfo, b *publi
 func (t *Transport) batches(ti *topicInfo, records []runtime.Outgoing) ([]*publishBatch, error) {
 	var out []*publishBatch
 	byPart := make(map[uint32]*publishBatch, 1)
+	// Every record's user headers go into one buffer.
+	size := 0
+	for i := range records {
+		size += headerBytesLen(records[i].Headers)
+	}
+	hbuf := make([]byte, 0, size)
 	for i := range records {
 		r := &records[i]
-		entries, err := headerEntries(r.Headers)
-		if err != nil {
+		start := len(hbuf)
+		var err error
+		if hbuf, err = appendHeaderBytes(hbuf, r.Headers); err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
 		id := iggcon.MessageID(t.newMessageID())
-		m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithID(id), iggcon.WithUserHeaders(entries))
+		m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithID(id))
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		if n := len(hbuf) - start; n > 0 {
+			if n > iggcon.MaxUserHeadersSize {
+				return nil, fmt.Errorf("record %d: %w", i, ierror.ErrTooBigUserHeaders)
+			}
+			m.UserHeaders = hbuf[start:len(hbuf):len(hbuf)]
+			m.Header.UserHeaderLength = uint32(n)
 		}
 		p := partitionFor(ti, r.Key)
 		b, ok := byPart[p]
 		if !ok {
-			b = &publishBatch{partition: p}
+			// The first partition's batch usually takes every record.
+			b = &publishBatch{partition: p, index: make([]int, 0, len(records)),
+				msgs: make([]iggcon.IggyMessage, 0, len(records)), ids: make([]iggcon.MessageID, 0, len(records))}
+			if len(out) > 0 {
+				b = &publishBatch{partition: p}
+			}
 			byPart[p] = b
 			out = append(out, b)
 		}
