@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,10 +30,15 @@ const (
 // (Subscription.Poll, then Commit), and through the full reliable consumer
 // with a no-op handler, Serial and with lanes. It reports the rates and the
 // share of the bare loop's throughput the others keep (transport/sdk,
-// serial/sdk, lanes/sdk). It runs against LASER_IGGY_ADDR when set (a fresh
-// stream per run) and the in-process test server otherwise; only the real
-// server gives meaningful ratios, the test server being far slower than
-// what is measured.
+// serial/sdk, lanes/sdk). Rates are steady-state: each loop is timed from
+// the moment it is a member of its group (the bare loop reuses a logged-in
+// client, while a subscription opens and logs in a connection of its own;
+// consumer-join-ms reports what that costs a consumer) to the end of its
+// run, final commit and leave included, and each starts from a collected
+// heap. It runs against LASER_IGGY_ADDR when set (a fresh stream per run)
+// and the in-process test server otherwise; only the real server gives
+// meaningful ratios, the test server being far slower than what is
+// measured.
 func BenchmarkPollAndStore(b *testing.B) {
 	target := newBenchTarget(b)
 	ctx := context.Background()
@@ -65,19 +71,25 @@ func BenchmarkPollAndStore(b *testing.B) {
 	}
 	b.Logf("%d messages of %d bytes on the %s", benchMessages, benchPayload, target.label())
 
-	var sdkTime, trTime, serialTime, lanesTime time.Duration
+	var sdkTime, trTime, serialTime, lanesTime, joinTime time.Duration
 	round := 0
-	timed := func(total *time.Duration, fn func()) {
+	timed := func(total *time.Duration, fn func() (joined time.Time)) {
+		// Each loop starts from a collected heap, so none pays for the
+		// garbage of the one before it.
+		goruntime.GC()
 		start := time.Now()
-		fn()
-		*total += time.Since(start)
+		joined := fn()
+		*total += time.Since(joined)
+		if total == &serialTime {
+			joinTime += joined.Sub(start)
+		}
 	}
 	for b.Loop() {
 		round++
-		timed(&sdkTime, func() { sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
-		timed(&trTime, func() { transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
-		timed(&serialTime, func() { consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
-		timed(&lanesTime, func() { consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
+		timed(&sdkTime, func() time.Time { return sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
+		timed(&trTime, func() time.Time { return transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
+		timed(&serialTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
+		timed(&lanesTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
 	}
 	rate := func(d time.Duration) float64 { return float64(benchMessages*round) / d.Seconds() }
 	sdkRate := rate(sdkTime)
@@ -88,11 +100,16 @@ func BenchmarkPollAndStore(b *testing.B) {
 	b.ReportMetric(rate(trTime)/sdkRate, "transport/sdk")
 	b.ReportMetric(rate(serialTime)/sdkRate, "serial/sdk")
 	b.ReportMetric(rate(lanesTime)/sdkRate, "lanes/sdk")
+	b.ReportMetric(float64(joinTime.Milliseconds())/float64(round), "consumer-join-ms")
 }
 
 // consumerLoop runs the full reliable consumer (decode, dedup, dispatch to
-// a no-op handler, commit after success) over the same messages.
-func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.Concurrency) {
+// a no-op handler, commit after success) over the same messages, until
+// every one was handled and the consumer stopped gracefully (final commit
+// and leave included). It returns when the consumer was ready: joining a
+// group costs the consumer a connection and a login of its own, which the
+// bare loop does not pay, and a long-lived consumer pays once.
+func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.Concurrency) (ready time.Time) {
 	done := make(chan struct{})
 	var n atomic.Int64
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
@@ -110,7 +127,7 @@ func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.C
 	}
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() { errc <- c.Run(context.Background(), nil, stop) }()
+	go func() { errc <- c.Run(context.Background(), func() { ready = time.Now() }, stop) }()
 	select {
 	case <-done:
 	case err := <-errc:
@@ -120,9 +137,11 @@ func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.C
 	if err := <-errc; err != nil {
 		b.Fatal(err)
 	}
+	return ready
 }
 
-func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) {
+// sdkLoop is the bare SDK loop; it returns when it had joined its group.
+func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) (joined time.Time) {
 	if _, err := c.CreateConsumerGroup(stream, topic, group); err != nil {
 		b.Fatal(err)
 	}
@@ -131,6 +150,7 @@ func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, gro
 		b.Fatal(err)
 	}
 	consumer := iggcon.NewGroupConsumer(gid)
+	joined = time.Now()
 	for got := 0; got < benchMessages; {
 		pm, err := c.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), benchBatch, false, nil)
 		if err != nil {
@@ -148,14 +168,18 @@ func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, gro
 	if err := c.LeaveConsumerGroup(stream, topic, gid); err != nil {
 		b.Fatal(err)
 	}
+	return joined
 }
 
-func transportLoop(b *testing.B, tr *iggy.Transport, group string) {
+// transportLoop polls and commits through a Subscription; it returns when
+// it had joined its group.
+func transportLoop(b *testing.B, tr *iggy.Transport, group string) (joined time.Time) {
 	ctx := context.Background()
 	sub, err := tr.Join(ctx, "t", group)
 	if err != nil {
 		b.Fatal(err)
 	}
+	joined = time.Now()
 	for got := 0; got < benchMessages; {
 		recs, err := sub.Poll(ctx, benchBatch)
 		if err != nil {
@@ -173,6 +197,7 @@ func transportLoop(b *testing.B, tr *iggy.Transport, group string) {
 	if err := sub.Leave(ctx); err != nil {
 		b.Fatal(err)
 	}
+	return joined
 }
 
 func benchIdent(b *testing.B, name string) iggcon.Identifier {
