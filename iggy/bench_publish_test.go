@@ -2,16 +2,13 @@ package iggy_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
-	"github.com/lasergo/laser/wire"
 )
 
 // publishBatch is how many records each publish of BenchmarkPublish sends.
@@ -25,28 +22,10 @@ const publishBatch = 100
 // share of the SDK's (append/sdk, publish/sdk). Like BenchmarkPollAndStore
 // it runs against LASER_IGGY_ADDR when set.
 func BenchmarkPublish(b *testing.B) {
-	target := newBenchTarget(b)
+	rig := newBenchRig(b, "pub")
 	ctx := context.Background()
-	tr, err := iggy.Dial(ctx, target.conn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tr.Close()
-	if err := tr.EnsureTopics(ctx, 1, "pub"); err != nil {
-		b.Fatal(err)
-	}
-	c := target.sdk(b)
-	stream, topic := benchIdent(b, target.stream), benchIdent(b, "pub")
-	payload := make([]byte, benchPayload)
-	recs := make([]runtime.Outgoing, publishBatch)
-	for i := range recs {
-		prov := wire.Provenance{Conversation: wire.IDFromUint128(7, uint64(i)), Agent: "bench", IdempotencyKey: fmt.Sprintf("k-%d", i)}
-		headers, err := prov.Headers()
-		if err != nil {
-			b.Fatal(err)
-		}
-		recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
-	}
+	tr, c, stream, topic, target := rig.tr, rig.sdk, rig.stream, rig.topic, rig.target
+	recs := benchRecords(b, 0, publishBatch)
 	b.Logf("batches of %d messages of %d bytes on the %s", publishBatch, benchPayload, target.label())
 	sdkSend := func() {
 		msgs := make([]iggcon.IggyMessage, len(recs))

@@ -14,7 +14,6 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
-	"github.com/lasergo/laser/wire"
 )
 
 const (
@@ -40,32 +39,11 @@ const (
 // meaningful ratios, the test server being far slower than what is
 // measured.
 func BenchmarkPollAndStore(b *testing.B) {
-	target := newBenchTarget(b)
+	rig := newBenchRig(b, "t")
 	ctx := context.Background()
-	tr, err := iggy.Dial(ctx, target.conn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tr.Close()
-	if err := tr.EnsureTopics(ctx, 1, "t"); err != nil {
-		b.Fatal(err)
-	}
-	c := target.sdk(b)
-	stream, topic := benchIdent(b, target.stream), benchIdent(b, "t")
-	// Plain messages with provenance headers: what the bare loop skims and
-	// what the consumer fully decodes, dedups and dispatches.
-	payload := make([]byte, benchPayload)
+	tr, c, stream, topic, target := rig.tr, rig.sdk, rig.stream, rig.topic, rig.target
 	for sent := 0; sent < benchMessages; sent += benchBatch {
-		recs := make([]runtime.Outgoing, benchBatch)
-		for i := range recs {
-			prov := wire.Provenance{Conversation: wire.IDFromUint128(7, uint64(sent+i)), Agent: "bench", IdempotencyKey: fmt.Sprintf("k-%d", sent+i)}
-			headers, err := prov.Headers()
-			if err != nil {
-				b.Fatal(err)
-			}
-			recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
-		}
-		if err := tr.Append(ctx, "t", recs...); err != nil {
+		if err := tr.Append(ctx, "t", benchRecords(b, sent, benchBatch)...); err != nil {
 			b.Fatal(err)
 		}
 	}

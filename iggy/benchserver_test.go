@@ -1,6 +1,7 @@
 package iggy_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,7 +12,10 @@ import (
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // benchTarget is the server a benchmark runs against: the real one named by
@@ -98,4 +102,47 @@ func (t benchTarget) label() string {
 		return "real Iggy server at " + t.addr
 	}
 	return "in-process test server"
+}
+
+// benchRig is what the Iggy benchmarks share: a transport and a bare SDK
+// client on one server, and a one-partition topic in its stream.
+type benchRig struct {
+	target        benchTarget
+	tr            *iggy.Transport
+	sdk           iggcon.Client
+	stream, topic iggcon.Identifier
+}
+
+func newBenchRig(b *testing.B, topic string) benchRig {
+	b.Helper()
+	target := newBenchTarget(b)
+	tr, err := iggy.Dial(context.Background(), target.conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tr.Close() })
+	if err := tr.EnsureTopics(context.Background(), 1, topic); err != nil {
+		b.Fatal(err)
+	}
+	return benchRig{target: target, tr: tr, sdk: target.sdk(b), stream: benchIdent(b, target.stream), topic: benchIdent(b, topic)}
+}
+
+// benchRecords returns n plain messages of benchPayload bytes with
+// provenance headers (conversation, sender, idempotency key), numbered from
+// first: what the bare loops skim and the consumer fully decodes, dedups
+// and dispatches.
+func benchRecords(b *testing.B, first, n int) []runtime.Outgoing {
+	b.Helper()
+	payload := make([]byte, benchPayload)
+	recs := make([]runtime.Outgoing, n)
+	for i := range recs {
+		k := first + i
+		prov := wire.Provenance{Conversation: wire.IDFromUint128(7, uint64(k)), Agent: "bench", IdempotencyKey: fmt.Sprintf("k-%d", k)}
+		headers, err := prov.Headers()
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i] = runtime.Outgoing{Headers: headers, Payload: payload}
+	}
+	return recs
 }
