@@ -34,7 +34,7 @@ bench-iggy: ## the README's performance figures: Iggy benchmarks (against LASER_
 	$(GO) test -run '^$$' -bench '^BenchmarkPollAndStore$$' -benchtime 5x ./iggy/
 	$(GO) test -run '^$$' -bench '^BenchmarkPublish$$' -benchtime 2000x ./iggy/
 	$(GO) test -run '^$$' -bench '^BenchmarkLatency$$' ./iggy/ ./memlog/
-	$(GO) test -run '^$$' -bench '^BenchmarkPipeline' -benchmem ./runtime/
+	$(GO) test -run '^$$' -bench '^Benchmark(Pipeline|InFlightMemory)' -benchmem ./runtime/
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
