@@ -39,15 +39,21 @@ func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon
 	l.inlineMu.Lock()
 	defer l.inlineMu.Unlock()
 	_ = l.socket.SetDeadline(time.Now().Add(t.cfg.callTimeout))
-	stop := context.AfterFunc(ctx, func() { _ = l.socket.SetDeadline(pastDeadline) })
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = l.socket.SetDeadline(pastDeadline)
+		close(fired)
+	})
 	err = callRecovered(l.client, fn)
 	cancelled := !stop()
+	if cancelled {
+		// Clear the deadline only after the cancellation has set its own.
+		<-fired
+	}
 	_ = l.socket.SetDeadline(time.Time{})
 	switch {
-	case err == nil && !cancelled:
-		return nil, 0, false
 	case err == nil:
-		// Finished before the cancellation reached the socket.
+		// Done, perhaps just before the cancellation reached the socket.
 		return nil, 0, false
 	case cancelled:
 		return ctx.Err(), classPermanent, true
