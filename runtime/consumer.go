@@ -306,12 +306,21 @@ const (
 // record's offset may be committed; an error stops the consumer with the
 // offset uncommitted (a failed dead-letter publish, a cancelled context).
 func (c *Consumer) process(ctx context.Context, rec *Incoming) (outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	m, err := DecodeRecord(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
+	return c.processDecoded(ctx, rec, m, err)
+}
+
+// processDecoded is process for a record already decoded (decoding has no
+// state, so the poller may do it ahead; see prefetcher).
+func (c *Consumer) processDecoded(ctx context.Context, rec *Incoming, m *Message, err error) (outcome, error) {
 	// After a hard stop or an expired grace nothing more is handled: the
 	// record stays uncommitted for whoever owns the partition next.
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	m, err := DecodeRecord(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
 	if err != nil {
 		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
 	}

@@ -85,7 +85,7 @@ func (s *session) runLanes(ctx context.Context) error {
 // lane failed.
 func (ls *laneSet) poll() error {
 	s := ls.s
-	pf := s.startPrefetch()
+	pf := s.startPrefetch(false)
 	defer pf.close()
 	for {
 		if err := ls.failure(); err != nil {

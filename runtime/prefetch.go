@@ -22,7 +22,15 @@ const minIdleWait = time.Millisecond
 // the poll failure that ended the prefetcher.
 type polled struct {
 	batch []Incoming
-	err   error
+	// decoded holds batch[i] decoded, when the prefetcher decodes ahead.
+	decoded []decodedRecord
+	err     error
+}
+
+// decodedRecord is DecodeRecord's result for one record.
+type decodedRecord struct {
+	m   *Message
+	err error
 }
 
 // prefetcher polls on a goroutine of its own, so the next batch is on its
@@ -31,7 +39,10 @@ type polled struct {
 // bounded by one PollBatch. The poll-error policy of session.poll applies
 // unchanged; the prefetcher stops on the first error it passes on.
 type prefetcher struct {
-	s    *session
+	s *session
+	// decode makes the prefetcher decode each batch before handing it
+	// over, so decoding runs beside the handling of the previous batch.
+	decode bool
 	out  chan polled   // unbuffered: a batch is handed over, never queued
 	quit chan struct{} // closed by the handling loop when it returns
 	done chan struct{} // closed when the goroutine has returned
@@ -39,8 +50,8 @@ type prefetcher struct {
 
 // startPrefetch starts polling for s; the caller must call close when its
 // loop returns, whatever the reason.
-func (s *session) startPrefetch() *prefetcher {
-	p := &prefetcher{s: s, out: make(chan polled), quit: make(chan struct{}), done: make(chan struct{})}
+func (s *session) startPrefetch(decode bool) *prefetcher {
+	p := &prefetcher{s: s, decode: decode, out: make(chan polled), quit: make(chan struct{}), done: make(chan struct{})}
 	go p.run()
 	return p
 }
@@ -117,8 +128,16 @@ func (p *prefetcher) run() {
 			continue
 		}
 		idle = minIdleWait
+		next := polled{batch: batch}
+		if p.decode {
+			c := s.c
+			next.decoded = make([]decodedRecord, len(batch))
+			for i := range batch {
+				next.decoded[i].m, next.decoded[i].err = DecodeRecord(c.cfg.Topic, &batch[i], c.cfg.UnderstoodFeatures)
+			}
+		}
 		select {
-		case p.out <- polled{batch: batch}:
+		case p.out <- next:
 		case <-p.quit:
 			return
 		case <-s.stop:

@@ -161,7 +161,7 @@ const serialCommitEvery = time.Second
 // and the next batch is polled while this one is handled (prefetcher).
 func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
-		pf := s.startPrefetch()
+		pf := s.startPrefetch(true)
 		defer pf.close()
 		k := s.startCommitBehind()
 		lastFlush := s.c.clock.Now()
@@ -178,7 +178,8 @@ func (s *session) runSerial(ctx context.Context) error {
 				if s.stopping() {
 					break
 				}
-				if _, err := s.c.process(s.workCtx, &batch[i]); err != nil {
+				d := next.decoded[i]
+				if _, err := s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err); err != nil {
 					return errors.Join(err, k.flush())
 				}
 				k.mark(batch[i].Position)
