@@ -43,9 +43,9 @@ type prefetcher struct {
 	// decode makes the prefetcher decode each batch before handing it
 	// over, so decoding runs beside the handling of the previous batch.
 	decode bool
-	out  chan polled   // unbuffered: a batch is handed over, never queued
-	quit chan struct{} // closed by the handling loop when it returns
-	done chan struct{} // closed when the goroutine has returned
+	out    chan polled   // unbuffered: a batch is handed over, never queued
+	quit   chan struct{} // closed by the handling loop when it returns
+	done   chan struct{} // closed when the goroutine has returned
 }
 
 // startPrefetch starts polling for s; the caller must call close when its
