@@ -94,7 +94,16 @@ func skipField(b []byte) ([]byte, bool) {
 // for the key, then the same for the value) onto dst. Keys of any kind
 // become strings of their bytes; values keep their kind and alias b.
 func appendHeaders(dst wire.Headers, b []byte) (wire.Headers, error) {
-	for len(b) > 0 {
+	return appendHeadersLike(dst, b, nil)
+}
+
+// appendHeadersLike is appendHeaders that takes each key string from like,
+// the previous record's headers, when the key at the same place is the
+// same: the records of a batch usually carry the same keys in the same
+// order, and so no key of theirs is copied, not even one this package does
+// not know.
+func appendHeadersLike(dst wire.Headers, b []byte, like wire.Headers) (wire.Headers, error) {
+	for i := 0; len(b) > 0; i++ {
 		key, rest, err := headerField(b)
 		if err != nil {
 			return dst, fmt.Errorf("%w: key: %w", ErrBadHeader, err)
@@ -103,7 +112,13 @@ func appendHeaders(dst wire.Headers, b []byte) (wire.Headers, error) {
 		if err != nil {
 			return dst, fmt.Errorf("%w: value of %q: %w", ErrBadHeader, key.Data, err)
 		}
-		dst = append(dst, wire.Header{Key: wire.HeaderKey(key.Data), Value: val})
+		var k string
+		if i < len(like) && like[i].Key == string(key.Data) {
+			k = like[i].Key
+		} else {
+			k = wire.HeaderKey(key.Data)
+		}
+		dst = append(dst, wire.Header{Key: k, Value: val})
 		b = rest
 	}
 	return dst, nil
