@@ -205,9 +205,7 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 	var arena strings.Builder
 	size := 0
 	for _, e := range h {
-		if provenanceKeyBit(e.Key) != 0 {
-			size += len(e.Value.Data)
-		}
+		size += len(e.Value.Data) // a few bytes too many for other headers
 	}
 	arena.Grow(size)
 	var seen uint16
