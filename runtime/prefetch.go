@@ -22,7 +22,8 @@ const minIdleWait = time.Millisecond
 // the poll failure that ended the prefetcher.
 type polled struct {
 	batch []Incoming
-	// decoded holds batch[i] decoded, when the prefetcher decodes ahead.
+	// decoded holds batch[i] decoded when the prefetcher decoded ahead;
+	// nil otherwise.
 	decoded []decodedRecord
 	err     error
 }
@@ -40,8 +41,8 @@ type decodedRecord struct {
 // unchanged; the prefetcher stops on the first error it passes on.
 type prefetcher struct {
 	s *session
-	// decode makes the prefetcher decode each batch before handing it
-	// over, so decoding runs beside the handling of the previous batch.
+	// decode makes the prefetcher decode a batch the handler is not yet
+	// waiting for, so decoding runs beside the handling of the previous one.
 	decode bool
 	out    chan polled   // unbuffered: a batch is handed over, never queued
 	quit   chan struct{} // closed by the handling loop when it returns
@@ -130,6 +131,14 @@ func (p *prefetcher) run() {
 		idle = minIdleWait
 		next := polled{batch: batch}
 		if p.decode {
+			// A handler waiting for this batch takes it at once and decodes
+			// it itself, so the next poll is not held up; a busy one gets it
+			// decoded here while it works.
+			select {
+			case p.out <- next:
+				continue
+			default:
+			}
 			c := s.c
 			next.decoded = make([]decodedRecord, len(batch))
 			for i := range batch {

@@ -178,8 +178,14 @@ func (s *session) runSerial(ctx context.Context) error {
 				if s.stopping() {
 					break
 				}
-				d := next.decoded[i]
-				if _, err := s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err); err != nil {
+				var err error
+				if next.decoded != nil {
+					d := next.decoded[i]
+					_, err = s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err)
+				} else {
+					_, err = s.c.process(s.workCtx, &batch[i])
+				}
+				if err != nil {
 					return errors.Join(err, k.flush())
 				}
 				k.mark(batch[i].Position)
