@@ -29,6 +29,13 @@ checkfmt: ## fail when a file is not gofmt'd
 bench: ## run the benchmarks (ns/op, allocs/op, msgs/s)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
 
+.PHONY: bench-iggy
+bench-iggy: ## the README's performance figures: Iggy benchmarks (against LASER_IGGY_ADDR when set, else the in-process test server), latency, pipeline
+	$(GO) test -run '^$$' -bench '^BenchmarkPollAndStore$$' -benchtime 5x ./iggy/
+	$(GO) test -run '^$$' -bench '^BenchmarkPublish$$' -benchtime 2000x ./iggy/
+	$(GO) test -run '^$$' -bench '^BenchmarkLatency$$' ./iggy/ ./memlog/
+	$(GO) test -run '^$$' -bench '^Benchmark(Pipeline|InFlightMemory)' -benchmem ./runtime/
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
 	@for pkg in $$($(GO) list $(PKGS)); do \

@@ -70,7 +70,14 @@ func FuzzDecodeHeaders(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded headers do not encode: %v", err)
 		}
-		back, err := appendHeaders(nil, iggcon.GetHeadersBytes(entries))
+		ours, err := appendHeaderBytes(nil, h)
+		if err != nil {
+			t.Fatalf("decoded headers do not encode: %v", err)
+		}
+		if sdkBytes := iggcon.GetHeadersBytes(entries); !bytes.Equal(ours, sdkBytes) || len(ours) != headerBytesLen(h) {
+			t.Fatalf("we encode %x, the SDK %x", ours, sdkBytes)
+		}
+		back, err := appendHeaders(nil, ours)
 		if err != nil {
 			t.Fatalf("re-encoded headers do not decode: %v", err)
 		}

@@ -15,24 +15,34 @@ import (
 // wrong size.
 var ErrBadHeader = errors.New("iggy: invalid user header")
 
-// headerEntries converts headers into the SDK's entries as the AGDX Iggy
-// binding lays them out: String-kind keys, values of their own kind with
-// their little-endian bytes as they are.
-func headerEntries(h wire.Headers) ([]iggcon.HeaderEntry, error) {
-	if len(h) == 0 {
-		return nil, nil
+// headerBytesLen is how many bytes appendHeaderBytes writes for h.
+func headerBytesLen(h wire.Headers) int {
+	n := 0
+	for _, e := range h {
+		n += 10 + len(e.Key) + len(e.Value.Data)
 	}
-	out := make([]iggcon.HeaderEntry, len(h))
-	for i, e := range h {
+	return n
+}
+
+// appendHeaderBytes encodes headers the way the SDK's entries encode (the
+// layout headerEntries describes: u8 kind, u32 length, bytes, for the key
+// and then the value; keys String-kind, values of their own kind with their
+// little-endian bytes as they are, as the AGDX Iggy binding lays them out),
+// straight onto dst: one buffer can serve a whole
+// batch, where the SDK allocates per header.
+func appendHeaderBytes(dst []byte, h wire.Headers) ([]byte, error) {
+	for _, e := range h {
 		if err := checkHeader(e); err != nil {
-			return nil, err
+			return dst, err
 		}
-		out[i] = iggcon.HeaderEntry{
-			Key:   iggcon.HeaderKey{Kind: iggcon.String, Value: []byte(e.Key)},
-			Value: iggcon.HeaderValue{Kind: iggcon.HeaderKind(e.Value.Kind), Value: e.Value.Data},
-		}
+		dst = append(dst, byte(iggcon.String))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(e.Key)))
+		dst = append(dst, e.Key...)
+		dst = append(dst, byte(e.Value.Kind))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(e.Value.Data)))
+		dst = append(dst, e.Value.Data...)
 	}
-	return out, nil
+	return dst, nil
 }
 
 func checkHeader(e wire.Header) error {
@@ -84,7 +94,16 @@ func skipField(b []byte) ([]byte, bool) {
 // for the key, then the same for the value) onto dst. Keys of any kind
 // become strings of their bytes; values keep their kind and alias b.
 func appendHeaders(dst wire.Headers, b []byte) (wire.Headers, error) {
-	for len(b) > 0 {
+	return appendHeadersLike(dst, b, nil)
+}
+
+// appendHeadersLike is appendHeaders that takes each key string from like,
+// the previous record's headers, when the key at the same place is the
+// same: the records of a batch usually carry the same keys in the same
+// order, and so no key of theirs is copied, not even one this package does
+// not know.
+func appendHeadersLike(dst wire.Headers, b []byte, like wire.Headers) (wire.Headers, error) {
+	for i := 0; len(b) > 0; i++ {
 		key, rest, err := headerField(b)
 		if err != nil {
 			return dst, fmt.Errorf("%w: key: %w", ErrBadHeader, err)
@@ -93,7 +112,13 @@ func appendHeaders(dst wire.Headers, b []byte) (wire.Headers, error) {
 		if err != nil {
 			return dst, fmt.Errorf("%w: value of %q: %w", ErrBadHeader, key.Data, err)
 		}
-		dst = append(dst, wire.Header{Key: string(key.Data), Value: val})
+		var k string
+		if i < len(like) && like[i].Key == string(key.Data) {
+			k = like[i].Key
+		} else {
+			k = wire.HeaderKey(key.Data)
+		}
+		dst = append(dst, wire.Header{Key: k, Value: val})
 		b = rest
 	}
 	return dst, nil

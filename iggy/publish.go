@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/runtime"
 )
@@ -39,37 +40,24 @@ type publishBatch struct {
 // Iggy 0.8 does not report the offsets it assigned, so each message gets an
 // id unique to this transport and Publish reads back the tail of the
 // partition to find them: one small read when no one else appended in
-// between, a backward search otherwise. A call spanning several partitions
+// between, a backward search otherwise. That read costs a round trip per
+// partition and publishes are serialized per transport; Append skips both
+// when the positions are not needed. A call spanning several partitions
 // is not atomic: when a later batch fails, earlier ones stay published.
 func (t *Transport) Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error) {
 	op := "publish " + topic
 	if len(records) == 0 {
 		return nil, nil
 	}
-	ti, err := t.topic(ctx, op, topic, false)
+	ti, batches, err := t.prepare(ctx, op, topic, records)
 	if err != nil {
 		return nil, err
-	}
-	// Keys are placed client-side with the partition count, so re-read it
-	// now and then: partitions added to the topic would otherwise split a
-	// conversation between the old and the new modulus for good.
-	if t.cfg.clock.Now().UnixNano() >= ti.refreshAt.Load() {
-		if ti, err = t.topic(ctx, op, topic, true); err != nil {
-			return nil, err
-		}
-	}
-	batches, err := t.batches(ti, records)
-	if err != nil {
-		return nil, &runtime.TransportError{Op: op, Err: err}
 	}
 	t.pubMu.Lock()
 	defer t.pubMu.Unlock()
 	pos := make([]runtime.Position, len(records))
 	for _, b := range batches {
-		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
-			return c.SendMessages(t.stream, ti.ident, iggcon.PartitionId(b.partition), b.msgs)
-		})
-		if err != nil {
+		if err := t.send(ctx, op, ti, b); err != nil {
 			return nil, err
 		}
 		first, err := t.locate(ctx, op, ti, b.partition, b.ids)
@@ -83,26 +71,94 @@ func (t *Transport) Publish(ctx context.Context, topic string, records ...runtim
 	return pos, nil
 }
 
+// Append publishes records like Publish but does not find out where they
+// landed, which saves Publish's read-back of each partition's tail: one
+// send per partition the records go to, and no lock shared with other
+// publishers. Callers that need positions use Publish.
+func (t *Transport) Append(ctx context.Context, topic string, records ...runtime.Outgoing) error {
+	op := "publish " + topic
+	if len(records) == 0 {
+		return nil
+	}
+	ti, batches, err := t.prepare(ctx, op, topic, records)
+	if err != nil {
+		return err
+	}
+	for _, b := range batches {
+		if err := t.send(ctx, op, ti, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare resolves the topic and groups records into per-partition batches.
+func (t *Transport) prepare(ctx context.Context, op, topic string, records []runtime.Outgoing) (*topicInfo, []*publishBatch, error) {
+	ti, err := t.topic(ctx, op, topic, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Keys are placed client-side with the partition count, so re-read it
+	// now and then: partitions added to the topic would otherwise split a
+	// conversation between the old and the new modulus for good.
+	if t.cfg.clock.Now().UnixNano() >= ti.refreshAt.Load() {
+		if ti, err = t.topic(ctx, op, topic, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	batches, err := t.batches(ti, records)
+	if err != nil {
+		return nil, nil, &runtime.TransportError{Op: op, Err: err}
+	}
+	return ti, batches, nil
+}
+
+// send sends one partition's batch.
+func (t *Transport) send(ctx context.Context, op string, ti *topicInfo, b *publishBatch) error {
+	return t.ctl.call(ctx, op, func(c iggcon.Client) error {
+		return c.SendMessages(t.stream, ti.ident, iggcon.PartitionId(b.partition), b.msgs)
+	})
+}
+
 // batches groups records by partition in first-seen order, building the
 // SDK messages.
 func (t *Transport) batches(ti *topicInfo, records []runtime.Outgoing) ([]*publishBatch, error) {
 	var out []*publishBatch
 	byPart := make(map[uint32]*publishBatch, 1)
+	// Every record's user headers go into one buffer.
+	size := 0
+	for i := range records {
+		size += headerBytesLen(records[i].Headers)
+	}
+	hbuf := make([]byte, 0, size)
 	for i := range records {
 		r := &records[i]
-		entries, err := headerEntries(r.Headers)
-		if err != nil {
+		start := len(hbuf)
+		var err error
+		if hbuf, err = appendHeaderBytes(hbuf, r.Headers); err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
 		id := iggcon.MessageID(t.newMessageID())
-		m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithID(id), iggcon.WithUserHeaders(entries))
+		m, err := iggcon.NewIggyMessage(r.Payload, iggcon.WithID(id))
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		if n := len(hbuf) - start; n > 0 {
+			if n > iggcon.MaxUserHeadersSize {
+				return nil, fmt.Errorf("record %d: %w", i, ierror.ErrTooBigUserHeaders)
+			}
+			m.UserHeaders = hbuf[start:len(hbuf):len(hbuf)]
+			m.Header.UserHeaderLength = uint32(n)
 		}
 		p := partitionFor(ti, r.Key)
 		b, ok := byPart[p]
 		if !ok {
-			b = &publishBatch{partition: p}
+			// The first partition's batch usually takes every record.
+			b = &publishBatch{partition: p, index: make([]int, 0, len(records)),
+				msgs: make([]iggcon.IggyMessage, 0, len(records)), ids: make([]iggcon.MessageID, 0, len(records))}
+			if len(out) > 0 {
+				b = &publishBatch{partition: p}
+			}
 			byPart[p] = b
 			out = append(out, b)
 		}

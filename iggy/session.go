@@ -17,9 +17,10 @@ import (
 
 // link is one SDK client: one TCP connection and one Iggy session.
 type link struct {
-	client iggcon.Client
-	socket net.Conn // nil when the SDK layout was not recognised
-	once   sync.Once
+	client   iggcon.Client
+	socket   net.Conn // nil when the SDK layout was not recognised
+	once     sync.Once
+	inlineMu sync.Mutex // serializes boundedInline's use of the socket deadline
 }
 
 // close ends the link without waiting: closing the socket fails a call in
@@ -43,6 +44,9 @@ type session struct {
 	tr    *Transport
 	name  string
 	setup func(ctx context.Context, l *link) error
+	// owned marks a connection whose calls all come from one owner (a
+	// subscription): they run inline, see boundedInline.
+	owned bool
 
 	dialMu sync.Mutex // one rebuild at a time
 
@@ -141,7 +145,14 @@ func (s *session) current(op string) (*link, error) {
 // that failed, timed out or lost its session is dropped, to be rebuilt on
 // the next call.
 func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.Client) error) error {
-	err, class, abandoned := s.tr.bounded(ctx, l, fn)
+	var err error
+	var class errClass
+	var abandoned bool
+	if s.owned && s.tr.inlineOK(l) {
+		err, class, abandoned = s.tr.boundedInline(ctx, l, fn)
+	} else {
+		err, class, abandoned = s.tr.bounded(ctx, l, fn)
+	}
 	if err == nil {
 		return nil
 	}

@@ -106,6 +106,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 	}
 	s.partitions.Store(ti.partitions.Load())
 	s.sess = newSession(t, "subscription "+topic+"/"+group, s.rejoin)
+	s.sess.owned = true
 	if _, err := s.sess.link(ctx, op); err != nil {
 		s.sess.close()
 		return nil, err

@@ -388,6 +388,7 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 		n += countHeaders(msgs[i].UserHeaders)
 	}
 	hdrs := make(wire.Headers, 0, n)
+	var prev wire.Headers // the last record's headers, whose keys the next may share
 	if out == nil {
 		out = make([]runtime.Incoming, 0, min(len(msgs), max))
 	}
@@ -401,7 +402,7 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 		}
 		start := len(hdrs)
 		var err error
-		hdrs, err = appendHeaders(hdrs, m.UserHeaders)
+		hdrs, err = appendHeadersLike(hdrs, m.UserHeaders, prev)
 		h := hdrs[start:len(hdrs):len(hdrs)]
 		if err != nil {
 			// Iggy validates headers on send, so this is a broken producer
@@ -413,6 +414,8 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 		}
 		if len(h) == 0 {
 			h = nil
+		} else {
+			prev = h
 		}
 		out = append(out, runtime.Incoming{
 			Position:  runtime.Position{Partition: partition, Offset: m.Header.Offset},

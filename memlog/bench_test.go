@@ -6,6 +6,7 @@ import (
 
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -62,4 +63,11 @@ func BenchmarkPollCommit(b *testing.B) {
 			n += len(got)
 		}
 	}
+}
+
+// BenchmarkLatency times publish-to-handler delivery to an idle consumer on
+// the embedded log (see transporttest.Latency).
+func BenchmarkLatency(b *testing.B) {
+	l := memlog.New("laser")
+	transporttest.Latency(b, l, l)
 }

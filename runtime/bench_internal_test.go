@@ -18,10 +18,13 @@ func (nopTransport) Publish(_ context.Context, _ string, recs ...Outgoing) ([]Po
 	return make([]Position, len(recs)), nil
 }
 
-// BenchmarkPipelineAGDXCommand measures one AGDX command through the whole
-// pipeline (decode, validate, target filter, fence, dedup, deadline,
-// middleware-free dispatch) to a no-op handler.
-func BenchmarkPipelineAGDXCommand(b *testing.B) {
+// pipelineDistinct is how many distinct records a pipeline benchmark cycles
+// through: more than the dedup window holds, so every record is fresh.
+const pipelineDistinct = 1 << 14
+
+// benchPipeline runs records through the whole pipeline of a consumer with
+// a no-op handler and default options, each iteration one record.
+func benchPipeline(b *testing.B, recs []Incoming) {
 	c, err := NewConsumer(nopTransport{}, ConsumerConfig{
 		Topic: "agent.commands", Group: "worker", Agent: "worker",
 		Handler: HandlerFunc(func(*Ctx) error { return nil }),
@@ -30,10 +33,27 @@ func BenchmarkPipelineAGDXCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		// By the time a record comes round again the 10,000-key dedup window
+		// has forgotten it, and its equal fence is accepted, so every
+		// iteration takes the full path to the handler.
+		rec := &recs[i%len(recs)]
+		if o, err := c.process(ctx, rec); err != nil || o != handled {
+			b.Fatalf("outcome %v err %v", o, err)
+		}
+	}
+}
+
+// BenchmarkPipelineAGDXCommand measures one AGDX command through the whole
+// pipeline (decode, validate, target filter, fence, dedup, deadline,
+// middleware-free dispatch) to a no-op handler.
+func BenchmarkPipelineAGDXCommand(b *testing.B) {
 	// Distinct idempotency keys so every message passes dedup, which keeps
 	// the window churning at its full size like a busy consumer's.
-	const distinct = 1 << 14
-	recs := make([]Incoming, distinct)
+	recs := make([]Incoming, pipelineDistinct)
 	for i := range recs {
 		rec, corr := wire.IDFromUint128(1, uint64(i)), wire.IDFromUint128(2, uint64(i))
 		key := wire.IdempotencyKey(fmt.Sprintf("order-%d", i))
@@ -49,18 +69,25 @@ func BenchmarkPipelineAGDXCommand(b *testing.B) {
 		}
 		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload}
 	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		// By the time a record comes round again the 10,000-key dedup window
-		// has forgotten it, and its equal fence is accepted, so every
-		// iteration takes the full path to the handler.
-		rec := &recs[i%distinct]
-		if o, err := c.process(ctx, rec); err != nil || o != handled {
-			b.Fatalf("outcome %v err %v", o, err)
+	benchPipeline(b, recs)
+}
+
+// BenchmarkPipelinePlainMessage measures one plain message (provenance
+// headers: conversation, sender, target, idempotency key and fence)
+// through the same pipeline.
+func BenchmarkPipelinePlainMessage(b *testing.B) {
+	recs := make([]Incoming, pipelineDistinct)
+	for i := range recs {
+		fence := uint64(1)
+		prov := wire.Provenance{Conversation: wire.IDFromUint128(3, uint64(i)), Agent: "planner", Target: "worker",
+			IdempotencyKey: fmt.Sprintf("order-%d", i), Fence: &fence}
+		headers, err := prov.Headers()
+		if err != nil {
+			b.Fatal(err)
 		}
+		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: headers, Payload: []byte(`{"amount":"9.99","currency":"EUR"}`)}
 	}
+	benchPipeline(b, recs)
 }
 
 func ptr[T any](v T) *T { return &v }

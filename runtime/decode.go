@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -15,7 +16,16 @@ const maxSDKAgentID = 255
 // must-understand bits checked), otherwise plain provenance headers. Any
 // failure is a decode failure, which the consumer dead-letters verbatim.
 func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, error) {
-	m := &Message{
+	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
+	var m *Message
+	var am *agdxMessage
+	if agdx {
+		am = new(agdxMessage)
+		m = &am.m
+	} else {
+		m = new(Message)
+	}
+	*m = Message{
 		Topic:     topic,
 		Position:  rec.Position,
 		Timestamp: rec.Timestamp,
@@ -31,7 +41,6 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 		m.ctCode = code
 		m.observed.ContentType = &m.ctCode
 	}
-	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
 	if !agdx {
 		prov, err := wire.DecodeProvenance(rec.Headers)
 		if err != nil {
@@ -50,7 +59,7 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	}
 	m.avCode = version
 	m.observed.AgentVersion = &m.avCode
-	env, err := wire.DecodeEnvelope(rec.Payload)
+	env, err := am.envBuf.Decode(rec.Payload)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +71,11 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	}
 	m.Envelope = env
 	m.Provenance = provenanceOf(env)
+	if env.Correlation != nil {
+		// The text lives in the message: one allocation less per record.
+		text, _ := env.Correlation.AppendText(am.corrText[:0])
+		m.Provenance.Correlation = unsafe.String(unsafe.SliceData(text), len(text))
+	}
 	if f, ok := env.Fence(); ok {
 		m.fence = f
 		m.Provenance.Fence = &m.fence
@@ -84,9 +98,8 @@ func provenanceOf(env *wire.Envelope) wire.Provenance {
 	if env.IdempotencyKey != nil {
 		p.IdempotencyKey = string(*env.IdempotencyKey)
 	}
-	if env.Correlation != nil {
-		p.Correlation = env.Correlation.String()
-	}
+	// The correlation text is filled in by DecodeRecord, which owns storage
+	// for it.
 	// Shared with the envelope: provenance is copied, never written through.
 	p.Deadline = env.DeadlineMicros
 	return p

@@ -86,6 +86,9 @@ type fifoSet struct {
 	head  int // index of the oldest slot once the ring is full
 	limit int
 	seq   uint64
+	// removed counts ring slots whose key was removed from seen and that
+	// the ring has not dropped yet.
+	removed int
 }
 
 type fifoSlot struct {
@@ -110,8 +113,15 @@ func (f *fifoSet) insert(key string) bool {
 	if len(f.ring) < f.limit {
 		f.ring = append(f.ring, slot)
 	} else {
-		if old := f.ring[f.head]; f.seen[old.key] == old.seq {
+		// A slot whose key was removed (and maybe inserted again since)
+		// must not delete the live entry; with no removed key in the
+		// ring, every slot is its key's live entry.
+		if old := f.ring[f.head]; f.removed == 0 {
 			delete(f.seen, old.key)
+		} else if seq, ok := f.seen[old.key]; ok && seq == old.seq {
+			delete(f.seen, old.key)
+		} else {
+			f.removed--
 		}
 		f.ring[f.head] = slot
 		f.head = (f.head + 1) % f.limit
@@ -121,4 +131,9 @@ func (f *fifoSet) insert(key string) bool {
 }
 
 // remove forgets key; its slot ages out of the ring unnoticed.
-func (f *fifoSet) remove(key string) { delete(f.seen, key) }
+func (f *fifoSet) remove(key string) {
+	if _, ok := f.seen[key]; ok {
+		delete(f.seen, key)
+		f.removed++
+	}
+}

@@ -7,36 +7,35 @@ import (
 )
 
 // laneSet is the per-partition scheduler's shared state: the lanes, the
-// global queue bound, and the offsets lanes finished and the poller has yet
-// to commit. Lanes report through a map rather than a channel so a lane
-// never blocks on the poller while the poller waits for queue capacity.
+// global queue bound, the committer lanes mark handled offsets with, and
+// the first lane failure. Lanes never block on the intake loop, so a lane
+// can finish while intake waits for queue capacity.
 type laneSet struct {
 	s       *session
 	records *weighted
 	bytes   *weighted
 	maxB    int64
+	k       *commitBehind
 
-	lanes map[uint32]chan queued // owned by the poller
+	lanes map[uint32]chan queued // owned by the intake loop
 	wg    sync.WaitGroup
 
-	commitMu sync.Mutex // serializes commit, so an older offset never lands after a newer one
-
 	mu     sync.Mutex
-	done   map[uint32]uint64 // latest handled offset per partition, uncommitted
-	failed error             // first lane failure
-	wake   chan struct{}     // signalled (capacity 1) when done or failed changes
+	failed error         // first lane failure
+	wake   chan struct{} // closed at the first lane failure
 }
 
-// queued is one record waiting in a lane, holding its share of the bound.
+// queued is a run of one partition's records waiting in its lane, in
+// order, holding their share of the bound.
 type queued struct {
-	rec   Incoming
-	bytes int64
+	recs []Incoming
 }
 
-// runLanes polls on this goroutine and hands each partition's records to
-// its own lane, in order; at most Lanes lanes exist and records of further
-// partitions are handled inline. Offsets are committed by the poller as
-// lanes report them.
+// runLanes takes polled batches on this goroutine and hands each
+// partition's records to its own lane, in order; at most Lanes lanes exist
+// and records of further partitions are handled inline. Handled offsets are
+// committed behind the lanes, after each run a lane finishes and at least
+// once a second within one.
 func (s *session) runLanes(ctx context.Context) error {
 	cfg := s.c.cfg
 	ls := &laneSet{
@@ -44,11 +43,11 @@ func (s *session) runLanes(ctx context.Context) error {
 		records: newWeighted(int64(cfg.MaxQueuedRecords)),
 		bytes:   newWeighted(int64(cfg.MaxQueuedBytes)),
 		maxB:    int64(cfg.MaxQueuedBytes),
+		k:       s.startCommitBehind(),
 		lanes:   make(map[uint32]chan queued),
-		done:    make(map[uint32]uint64),
-		wake:    make(chan struct{}, 1),
+		wake:    make(chan struct{}),
 	}
-	s.flushHandled = ls.commitDone
+	s.flushHandled = ls.k.flush
 	s.c.hooks.lanes.Store(ls)
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
@@ -73,7 +72,14 @@ func (s *session) runLanes(ctx context.Context) error {
 		} else {
 			ls.wg.Wait()
 		}
-		return errors.Join(loopErr, ls.commit())
+		// Handled work is committed even when a lane failed.
+		errs := []error{loopErr}
+		for _, err := range []error{ls.k.flush(), ls.failure()} {
+			if err != nil && !errors.Is(loopErr, err) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
 	})
 }
 
@@ -81,95 +87,153 @@ func (s *session) runLanes(ctx context.Context) error {
 // lane failed.
 func (ls *laneSet) poll() error {
 	s := ls.s
+	pf := s.startPrefetch(false)
+	defer pf.close()
 	for {
-		if err := ls.commit(); err != nil {
+		if err := ls.failure(); err != nil {
 			return err
 		}
-		if s.stopping() || s.workCtx.Err() != nil {
+		next, ok := pf.nextOrWake(ls.wake, ls.k.failed)
+		if !ok {
 			return nil
 		}
-		batch, err := s.poll()
-		if err != nil {
+		if next.err != nil {
+			return next.err
+		}
+		if err := ls.k.kick(); err != nil {
 			return err
 		}
-		if len(batch) == 0 {
-			s.wait(s.c.cfg.PollInterval, ls.wake)
-			continue
-		}
-		for i := range batch {
-			rec := batch[i]
-			lane, ok := ls.lanes[rec.Partition]
+		batch := next.batch
+		for len(batch) > 0 {
+			// A run of consecutive records of one partition goes to its lane
+			// in as few handoffs as the bound allows.
+			p := batch[0].Partition
+			n := 1
+			for n < len(batch) && batch[n].Partition == p {
+				n++
+			}
+			run := batch[:n:n]
+			batch = batch[n:]
+			lane, ok := ls.lanes[p]
 			if !ok && len(ls.lanes) >= s.c.cfg.Concurrency.Lanes {
 				// Over the lane cap: handle it here rather than drop it or
 				// spawn lanes without bound.
-				if _, err := s.c.process(s.workCtx, &rec); err != nil {
-					return err
+				for i := range run {
+					if _, err := s.c.process(s.workCtx, &run[i]); err != nil {
+						return err
+					}
+					ls.k.mark(run[i].Position)
 				}
-				if err := s.commitNow(rec.Partition, rec.Offset); err != nil {
+				if err := ls.k.kick(); err != nil {
 					return err
 				}
 				continue
 			}
 			if !ok {
-				lane = ls.start(rec.Partition)
+				lane = ls.start(p)
 			}
-			// Take the record's share of the global bound; a full bound
-			// stalls intake for every partition until lanes catch up.
-			size := min(max(int64(rec.Size()), 1), ls.maxB)
-			if !ls.records.acquire(1, s.stop, s.workCtx.Done()) {
-				return nil
-			}
-			if !ls.bytes.acquire(size, s.stop, s.workCtx.Done()) {
-				ls.records.release(1)
-				return nil
-			}
-			lane <- queued{rec: rec, bytes: size}
-			if err := ls.failure(); err != nil {
-				return err
+			for len(run) > 0 {
+				// Take the chunk's share of the global bound; a full bound
+				// stalls intake for every partition until lanes catch up.
+				k, size := ls.chunk(run)
+				if !ls.records.acquire(int64(k), s.stop, s.workCtx.Done()) {
+					return nil
+				}
+				if !ls.bytes.acquire(size, s.stop, s.workCtx.Done()) {
+					ls.records.release(int64(k))
+					return nil
+				}
+				lane <- queued{recs: run[:k:k]}
+				run = run[k:]
+				if err := ls.failure(); err != nil {
+					return err
+				}
 			}
 		}
 	}
 }
 
-// start creates the lane of a partition. Its channel holds as many records
-// as the global bound admits, so a send after acquiring never blocks.
+// size is what a record charges the bytes bound: never 0, never more than
+// the whole bound.
+func (ls *laneSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), ls.maxB) }
+
+// chunk returns how many leading records of run fit the global bound in
+// one handoff (at least one), and their bytes.
+func (ls *laneSet) chunk(run []Incoming) (n int, bytes int64) {
+	maxRecords := ls.s.c.cfg.MaxQueuedRecords
+	for n < len(run) && n < maxRecords {
+		b := ls.size(&run[n])
+		if n > 0 && bytes+b > ls.maxB {
+			break
+		}
+		bytes += b
+		n++
+	}
+	return n, bytes
+}
+
+// start creates the lane of a partition. Its channel holds as many runs as
+// the global bound admits records, so a send after acquiring never blocks.
 func (ls *laneSet) start(partition uint32) chan queued {
 	ch := make(chan queued, ls.s.c.cfg.MaxQueuedRecords)
 	ls.lanes[partition] = ch
 	ls.wg.Add(1)
 	go func() {
 		defer ls.wg.Done()
+		clock := ls.s.c.clock
+		lastKick := clock.Now()
 		for q := range ch {
-			_, err := ls.s.c.process(ls.s.workCtx, &q.rec)
-			ls.records.release(1)
-			ls.bytes.release(q.bytes)
-			ls.report(q.rec.Position, err)
-			if err != nil {
-				// The rest of this lane's queue stays unhandled and uncommitted.
-				for rest := range ch {
-					ls.records.release(1)
-					ls.bytes.release(rest.bytes)
+			for i := range q.recs {
+				rec := &q.recs[i]
+				_, err := ls.s.c.process(ls.s.workCtx, rec)
+				ls.records.release(1)
+				ls.bytes.release(ls.size(rec))
+				ls.report(rec.Position, err)
+				// Slow handlers do not hold their predecessors' commits
+				// back for longer than a second.
+				if err == nil && i < len(q.recs)-1 && clock.Now().Sub(lastKick) >= serialCommitEvery {
+					_ = ls.k.kick()
+					lastKick = clock.Now()
 				}
-				return
+				if err != nil {
+					// The rest of this lane's queue stays unhandled and
+					// uncommitted.
+					ls.releaseAll(q.recs[i+1:])
+					for rest := range ch {
+						ls.releaseAll(rest.recs)
+					}
+					return
+				}
 			}
+			// A failed commit surfaces in the intake loop, which watches
+			// the committer.
+			_ = ls.k.kick()
+			lastKick = clock.Now()
 		}
 	}()
 	return ch
 }
 
-func (ls *laneSet) report(p Position, err error) {
-	ls.mu.Lock()
-	if err != nil {
-		if ls.failed == nil {
-			ls.failed = err
-		}
-	} else {
-		ls.done[p.Partition] = p.Offset
+// releaseAll gives back the bound held by records that will not be handled.
+func (ls *laneSet) releaseAll(recs []Incoming) {
+	for i := range recs {
+		ls.records.release(1)
+		ls.bytes.release(ls.size(&recs[i]))
 	}
-	ls.mu.Unlock()
-	select {
-	case ls.wake <- struct{}{}:
-	default:
+}
+
+// report records a lane's result for one record: a handled offset is
+// marked for commit, the first failure stops intake.
+func (ls *laneSet) report(p Position, err error) {
+	if err == nil {
+		ls.k.mark(p)
+		return
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.failed == nil {
+		ls.failed = err
+		close(ls.wake)
 	}
 }
 
@@ -177,46 +241,4 @@ func (ls *laneSet) failure() error {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return ls.failed
-}
-
-// commit stores every offset the lanes finished since the last call, then
-// surfaces the first lane failure, so handled work is committed even when
-// another lane failed.
-func (ls *laneSet) commit() error {
-	if err := ls.commitDone(); err != nil {
-		return err
-	}
-	return ls.failure()
-}
-
-// commitDone stores every offset the lanes finished since the last call;
-// an offset whose commit failed stays for the next call.
-func (ls *laneSet) commitDone() error {
-	ls.commitMu.Lock()
-	defer ls.commitMu.Unlock()
-	ls.mu.Lock()
-	var done map[uint32]uint64
-	if len(ls.done) > 0 {
-		done, ls.done = ls.done, make(map[uint32]uint64)
-	}
-	ls.mu.Unlock()
-	if len(done) == 0 {
-		return nil
-	}
-	ctx, cancel := ls.s.commitCtx()
-	defer cancel()
-	for partition, offset := range done {
-		if err := ls.s.commit(ctx, partition, offset); err != nil {
-			ls.mu.Lock()
-			for p, off := range done {
-				if _, newer := ls.done[p]; !newer {
-					ls.done[p] = off
-				}
-			}
-			ls.mu.Unlock()
-			return err
-		}
-		delete(done, partition)
-	}
-	return nil
 }

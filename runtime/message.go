@@ -46,6 +46,17 @@ type Message struct {
 	parkCause error
 }
 
+// agdxMessage is a Message with room for its envelope, so decoding an AGDX
+// record allocates one object rather than three; plain messages do not
+// carry the room.
+type agdxMessage struct {
+	m      Message
+	envBuf wire.EnvelopeBuffer
+	// corrText holds the text of the envelope's correlation id, which
+	// Provenance.Correlation views (written once, never changed).
+	corrText [wire.IDTextLen]byte
+}
+
 // Body returns the task body: the envelope's body for an AGDX message,
 // otherwise the payload, so a handler need not care how it was reached.
 func (m *Message) Body() []byte {

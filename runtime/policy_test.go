@@ -217,3 +217,31 @@ func TestSlidingWindowForgetMakesAKeyNewWithoutDisturbingEviction(t *testing.T) 
 		t.Fatal("b, the oldest live key, should have been evicted")
 	}
 }
+
+func TestSlidingWindowStaysExactUnderManyForgets(t *testing.T) {
+	w := NewSlidingWindow(3)
+	ctx := context.Background()
+	for i := range 200 {
+		k := fmt.Sprint("k", i)
+		if fresh, _ := w.Observe(ctx, k); !fresh {
+			t.Fatalf("%s is new", k)
+		}
+		if i%3 == 0 {
+			_ = w.Forget(ctx, k)
+			if fresh, _ := w.Observe(ctx, k); !fresh {
+				t.Fatalf("forgotten %s is new again", k)
+			}
+		}
+		if n := w.Len(); n > 3 {
+			t.Fatalf("window holds %d keys, capacity 3", n)
+		}
+	}
+	// The ring holds the last three insertions: k199, then k198 twice (its
+	// stale slot and its live one).
+	if fresh, _ := w.Observe(ctx, "k198"); fresh {
+		t.Fatal("k198 is still in the window")
+	}
+	if fresh, _ := w.Observe(ctx, "k197"); !fresh {
+		t.Fatal("k197 should have been evicted")
+	}
+}

@@ -56,14 +56,15 @@ func TestLanesByteBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 	for i := range 3 {
 		plain(t, log, wire.Provenance{Conversation: convs[2]}, fmt.Sprintf("p2-%d", i))
 	}
-	// The poller waits for byte capacity: it neither polls again nor lets
-	// anything through while the blocker holds 40 of the 64 KiB.
+	// The intake waits for byte capacity: it lets nothing through while the
+	// blocker holds 40 of the 64 KiB, and the poller reads at most one
+	// further batch ahead (here one record), never more.
 	time.Sleep(100 * time.Millisecond)
 	mu.Lock()
 	stalled := len(counts)
 	mu.Unlock()
-	if stalled != 0 || tr.records() != 2 {
-		t.Fatalf("%d handled and %d polled while the byte bound was full, want 0 and 2", stalled, tr.records())
+	if polled := tr.records(); stalled != 0 || polled < 2 || polled > 3 {
+		t.Fatalf("%d handled and %d polled while the byte bound was full, want 0 and 2 (3 with the batch read ahead)", stalled, polled)
 	}
 	close(release)
 	for range 5 {

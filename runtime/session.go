@@ -87,40 +87,6 @@ func (s *session) wait(d time.Duration, wake <-chan struct{}) {
 	}
 }
 
-// committer accumulates handled offsets per partition and stores them in
-// one call per partition, never past a record that was not handled. The
-// loop and, when it gives up, the supervisor flush it.
-type committer struct {
-	mu      sync.Mutex
-	pending map[uint32]uint64
-}
-
-func (k *committer) mark(p Position) {
-	k.mu.Lock()
-	if k.pending == nil {
-		k.pending = make(map[uint32]uint64)
-	}
-	k.pending[p.Partition] = p.Offset
-	k.mu.Unlock()
-}
-
-func (k *committer) flush(s *session) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if len(k.pending) == 0 {
-		return nil
-	}
-	ctx, cancel := s.commitCtx()
-	defer cancel()
-	for partition, offset := range k.pending {
-		if err := s.commit(ctx, partition, offset); err != nil {
-			return err
-		}
-		delete(k.pending, partition)
-	}
-	return nil
-}
-
 // commitCtx is what commits run under: the work context while the session
 // runs, and once that is cancelled a context of their own bounded by
 // finalCommitBound, so records handled before a hard stop or an expired
@@ -130,13 +96,6 @@ func (s *session) commitCtx() (context.Context, context.CancelFunc) {
 		return s.workCtx, func() {}
 	}
 	return context.WithTimeout(context.WithoutCancel(s.workCtx), finalCommitBound)
-}
-
-// commitNow commits one handled offset under commitCtx.
-func (s *session) commitNow(partition uint32, offset uint64) error {
-	ctx, cancel := s.commitCtx()
-	defer cancel()
-	return s.commit(ctx, partition, offset)
 }
 
 // commit stores a handled offset. A transient failure (a connection being
@@ -267,40 +226,47 @@ const serialCommitEvery = time.Second
 
 // runSerial handles one record at a time across every partition, committing
 // each partition's handled run after every batch, and within a batch at
-// least once a second.
+// least once a second; the commits run behind the handling (commitBehind)
+// and the next batch is polled while this one is handled (prefetcher).
 func (s *session) runSerial(ctx context.Context) error {
-	var k committer
-	s.flushHandled = func() error { return k.flush(s) }
+	k := s.startCommitBehind()
+	s.flushHandled = k.flush
 	return s.supervise(ctx, func() error {
+		pf := s.startPrefetch(true)
+		defer pf.close()
 		lastFlush := s.c.clock.Now()
 		for {
-			if s.stopping() {
-				return k.flush(s)
+			next, ok := pf.nextOrWake(k.failed, nil)
+			if !ok {
+				return k.flush()
 			}
-			batch, err := s.poll()
-			if err != nil {
-				return errors.Join(err, k.flush(s))
+			if next.err != nil {
+				return errors.Join(next.err, k.flush())
 			}
-			if len(batch) == 0 {
-				s.wait(s.c.cfg.PollInterval, nil)
-				continue
-			}
+			batch := next.batch
 			for i := range batch {
 				if s.stopping() {
 					break
 				}
-				if _, err := s.c.process(s.workCtx, &batch[i]); err != nil {
-					return errors.Join(err, k.flush(s))
+				var err error
+				if next.decoded != nil {
+					d := next.decoded[i]
+					_, err = s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err)
+				} else {
+					_, err = s.c.process(s.workCtx, &batch[i])
+				}
+				if err != nil {
+					return errors.Join(err, k.flush())
 				}
 				k.mark(batch[i].Position)
 				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
-					if err := k.flush(s); err != nil {
+					if err := k.kick(); err != nil {
 						return err
 					}
 					lastFlush = s.c.clock.Now()
 				}
 			}
-			if err := k.flush(s); err != nil {
+			if err := k.kick(); err != nil {
 				return err
 			}
 			lastFlush = s.c.clock.Now()

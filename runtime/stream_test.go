@@ -182,6 +182,13 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
+	// One stream read to its end first, so the agent's poller and committer
+	// run before the count is taken (Ready may come before they start).
+	for _, err := range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	before := goruntime.NumGoroutine()
 	for range 3 {
 		for _, err := range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}) {

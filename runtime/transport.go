@@ -20,7 +20,8 @@ type Transport interface {
 	EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error
 
 	// Publish appends records to topic, each placed by its partition key, and
-	// returns where each landed, in order.
+	// returns where each landed, in order. Finding the positions may cost
+	// extra (on Iggy a read-back per partition); Append skips it.
 	Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error)
 
 	// Join makes the caller a member of group on topic; the group is created

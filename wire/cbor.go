@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The AGDX codec is hand-written rather than reflection-driven: the envelope
@@ -224,9 +225,11 @@ type reader struct {
 	depth int
 	// fieldKey names the struct field being decoded, for error messages.
 	fieldKey []byte
-	// src, when set, is string(b): decoded text becomes substrings of it, one
-	// allocation instead of one per field. span is the input range of the
-	// last definite string read (start -1 after an indefinite one).
+	// copied, when set, is a copy of b, and src the same bytes as a string:
+	// decoded text becomes substrings of src and byte strings subslices of
+	// copied, so one allocation serves every field. span is the input range
+	// of the last definite string read (start -1 after an indefinite one).
+	copied    []byte
 	src       string
 	spanStart int
 	spanEnd   int
@@ -237,12 +240,19 @@ type reader struct {
 // and copied, for the sake of a few short strings.
 const maxSharedSource = 4 << 10
 
-// newReader returns a reader over b; shareText enables the one-copy string
-// arena for small inputs.
+// newReader returns a reader over b; shareText enables the one-copy arena
+// for small inputs.
+//
+// The arena is one copy of the input that text fields are substrings of and
+// byte-string fields subslices of. A decoded byte string (an envelope body)
+// may be edited by its owner: it is cut with its capacity at its end, and
+// no text field lies within its bytes (CBOR items do not overlap), so no
+// string ever sees the edit.
 func newReader(b []byte, shareText bool) reader {
 	r := reader{b: b}
-	if shareText && len(b) <= maxSharedSource {
-		r.src = string(b)
+	if shareText && len(b) <= maxSharedSource && len(b) > 0 {
+		r.copied = append(make([]byte, 0, len(b)), b...)
+		r.src = unsafe.String(unsafe.SliceData(r.copied), len(r.copied))
 	}
 	return r
 }
@@ -450,7 +460,8 @@ func (r *reader) intern(p []byte) string {
 }
 
 // binBytes reads a bin_bytes field: a byte string, or an array of u8 as the
-// JSON view writes it. The result is a fresh copy; empty input yields nil so
+// JSON view writes it. The result is a fresh copy (or the arena's, see
+// newReader), never aliasing the input; empty input yields nil so
 // that decode and re-encode agree on "absent".
 func (r *reader) binBytes() ([]byte, error) {
 	if err := r.skipTags(); err != nil {
@@ -483,6 +494,9 @@ func (r *reader) binBytes() ([]byte, error) {
 	p, err := r.str(majorBytes)
 	if err != nil || len(p) == 0 {
 		return nil, err
+	}
+	if r.copied != nil && r.spanStart >= 0 {
+		return r.copied[r.spanStart:r.spanEnd:r.spanEnd], nil
 	}
 	return append([]byte(nil), p...), nil
 }

@@ -314,12 +314,24 @@ func (e *Envelope) checkEncodable() error {
 // error). Agent ids and the idempotency key are validated here; the per-kind
 // rules are Validate's job. The result does not alias b.
 func DecodeEnvelope(b []byte) (*Envelope, error) {
-	st := new(envelopeStorage)
+	return new(EnvelopeBuffer).Decode(b)
+}
+
+// EnvelopeBuffer is room for one decoded envelope and the targets of its
+// optional fields. Embedded in a larger struct (the runtime's message), it
+// decodes an envelope without allocating it on its own. The zero value is
+// ready to use.
+type EnvelopeBuffer struct{ st envelopeStorage }
+
+// Decode decodes b as DecodeEnvelope does, into the buffer: the envelope
+// returned lives in the buffer and is overwritten by the next Decode.
+func (eb *EnvelopeBuffer) Decode(b []byte) (*Envelope, error) {
+	eb.st = envelopeStorage{}
 	r := newReader(b, true)
-	if err := r.finish("envelope", st.decode(&r)); err != nil {
+	if err := r.finish("envelope", eb.st.decode(&r)); err != nil {
 		return nil, err
 	}
-	return &st.env, nil
+	return &eb.st.env, nil
 }
 
 // UnmarshalCBOR implements cbor.Unmarshaler.
@@ -520,7 +532,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 		if p, err = r.text(); err != nil {
 			return err
 		}
-		st.operation = internOperation(p)
+		st.operation = r.internOperation(p)
 		e.Operation = &st.operation
 	case fTool:
 		st.tool, err = r.string()
@@ -543,7 +555,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 
 // internOperation returns the vocabulary constant for well-known operations,
 // sparing an allocation on the hot path.
-func internOperation(p []byte) string {
+func (r *reader) internOperation(p []byte) string {
 	switch string(p) {
 	case OperationTask:
 		return OperationTask
@@ -558,7 +570,7 @@ func internOperation(p []byte) string {
 	case OperationToolArgs:
 		return OperationToolArgs
 	}
-	return string(p)
+	return r.intern(p)
 }
 
 func (r *reader) agentID() (AgentID, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -207,20 +208,32 @@ func checkProvenanceValue(v string) error {
 func DecodeProvenance(h Headers) (Provenance, error) {
 	var p Provenance
 	var haveConv bool
-	seen := make(map[string]bool, 4)
+	// The values become substrings of one copy of them all: one allocation
+	// per record rather than one per header.
+	var arena strings.Builder
+	size := 0
 	for _, e := range h {
-		if !isProvenanceKey(e.Key) {
+		size += len(e.Value.Data) // a few bytes too many for other headers
+	}
+	arena.Grow(size)
+	var seen uint16
+	for _, e := range h {
+		bit := provenanceKeyBit(e.Key)
+		if bit == 0 {
 			continue
 		}
-		if seen[e.Key] {
+		if seen&bit != 0 {
 			// Which copy would the reference (a map) keep? Refuse rather than guess.
 			return Provenance{}, fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, e.Key)
 		}
-		seen[e.Key] = true
-		s, err := e.Value.AsString()
-		if err != nil {
+		seen |= bit
+		if err := e.Value.want(HeaderKindString); err != nil {
 			return Provenance{}, fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
 		}
+		start := arena.Len()
+		arena.Write(e.Value.Data)
+		s := arena.String()[start:]
+		var err error
 		if !utf8.ValidString(s) {
 			return Provenance{}, fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
 		}
@@ -229,7 +242,7 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 		}
 		switch e.Key {
 		case HeaderConversationID:
-			if p.Conversation, err = ParseID(s); err != nil {
+			if p.Conversation, err = parseID(e.Value.Data); err != nil {
 				return bad(err)
 			}
 			haveConv = true
@@ -293,14 +306,38 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 	return p, nil
 }
 
-func isProvenanceKey(k string) bool {
+// provenanceKeyBit returns a distinct bit for each provenance header key,
+// and 0 for any other key.
+func provenanceKeyBit(k string) uint16 {
 	switch k {
-	case HeaderConversationID, HeaderCausalParent, HeaderParentConversation, HeaderRootConversation,
-		HeaderAgentID, HeaderTarget, HeaderIdempotencyKey, HeaderCorrelationID, HeaderFence,
-		HeaderDeadline, HeaderUsageInputTokens, HeaderUsageOutputTokens, HeaderCost:
-		return true
+	case HeaderConversationID:
+		return 1 << 0
+	case HeaderCausalParent:
+		return 1 << 1
+	case HeaderParentConversation:
+		return 1 << 2
+	case HeaderRootConversation:
+		return 1 << 3
+	case HeaderAgentID:
+		return 1 << 4
+	case HeaderTarget:
+		return 1 << 5
+	case HeaderIdempotencyKey:
+		return 1 << 6
+	case HeaderCorrelationID:
+		return 1 << 7
+	case HeaderFence:
+		return 1 << 8
+	case HeaderDeadline:
+		return 1 << 9
+	case HeaderUsageInputTokens:
+		return 1 << 10
+	case HeaderUsageOutputTokens:
+		return 1 << 11
+	case HeaderCost:
+		return 1 << 12
 	}
-	return false
+	return 0
 }
 
 // parseDecimal reads a u64 the way the reference's integer parser does: an

@@ -1,0 +1,78 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// pastDeadline fails a socket's pending and future reads and writes at once.
+var pastDeadline = time.Unix(1, 0)
+
+// inlineOK reports whether calls on l can run on the caller's goroutine,
+// bounded by socket deadlines: the socket must be known and timeouts must
+// follow the real clock (an injected clock drives the watcher of bounded).
+func (t *Transport) inlineOK(l *link) bool {
+	_, real := t.cfg.clock.(runtime.SystemClock)
+	return real && l.socket != nil
+}
+
+// boundedInline is bounded without the watcher goroutine: the call runs on
+// the caller's goroutine under a socket deadline of the call timeout, and a
+// cancelled ctx moves the deadline to the past so the call fails at once.
+// That spares two goroutine handoffs per call, which on a busy machine cost
+// more than the call itself. Either way the link is abandoned (the reply may
+// be half read); so this path serves only connections whose calls all come
+// from one owner, a subscription's, where a cancelled call means the owner is
+// stopping.
+func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon.Client) error) (err error, class errClass, abandoned bool) {
+	if err := ctx.Err(); err != nil {
+		return err, classPermanent, false
+	}
+	// Calls of one link set and clear the socket's deadline one at a time.
+	l.inlineMu.Lock()
+	defer l.inlineMu.Unlock()
+	_ = l.socket.SetDeadline(time.Now().Add(t.cfg.callTimeout))
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = l.socket.SetDeadline(pastDeadline)
+		close(fired)
+	})
+	err = callRecovered(l.client, fn)
+	cancelled := !stop()
+	if cancelled {
+		// Clear the deadline only after the cancellation has set its own.
+		<-fired
+	}
+	_ = l.socket.SetDeadline(time.Time{})
+	switch {
+	case err == nil:
+		// Done, perhaps just before the cancellation reached the socket.
+		return nil, 0, false
+	case cancelled:
+		return ctx.Err(), classPermanent, true
+	case errors.Is(err, ErrSDKPanic):
+		return err, classPermanent, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout), classTransient, true
+	}
+	return err, classify(err), false
+}
+
+// callRecovered runs fn, turning an SDK panic into an error.
+func callRecovered(c iggcon.Client, fn func(c iggcon.Client) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %v", ErrSDKPanic, v)
+		}
+	}()
+	return fn(c)
+}

@@ -1,0 +1,111 @@
+package runtime
+
+import (
+	"sync"
+)
+
+// commitBehind stores handled offsets on a goroutine of its own, so the
+// handling loop does not wait for a commit's round trip between batches.
+// It commits only offsets the loop marked handled (coalesced per partition:
+// the latest one wins), and a final flush, synchronous, stores whatever is
+// left before the member leaves its group. A failed commit stops it and is
+// reported by the next kick or flush, and at once through failed.
+type commitBehind struct {
+	s *session
+
+	mu      sync.Mutex
+	pending map[uint32]uint64 // marked, not yet committed
+	spare   map[uint32]uint64 // the previous round's map, empty, for reuse
+	err     error
+
+	kickc    chan struct{} // capacity 1: a commit is wanted
+	failed   chan struct{} // closed when a commit failed
+	quit     chan struct{}
+	quitOnce sync.Once // flush runs from the loop and, on a cut-off, the supervisor
+	done     chan struct{}
+}
+
+func (s *session) startCommitBehind() *commitBehind {
+	k := &commitBehind{
+		s: s, pending: make(map[uint32]uint64), spare: make(map[uint32]uint64),
+		kickc: make(chan struct{}, 1), failed: make(chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{}),
+	}
+	go k.run()
+	return k
+}
+
+// mark records p as handled; nothing is committed until kick or flush.
+func (k *commitBehind) mark(p Position) {
+	k.mu.Lock()
+	k.pending[p.Partition] = p.Offset
+	k.mu.Unlock()
+}
+
+// kick asks for the marked offsets to be committed in the background and
+// returns the failure of an earlier commit, if any.
+func (k *commitBehind) kick() error {
+	select {
+	case k.kickc <- struct{}{}:
+	default:
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+// flush stops the background goroutine and commits what is left on the
+// caller's goroutine; it returns the first commit failure.
+func (k *commitBehind) flush() error {
+	k.quitOnce.Do(func() { close(k.quit) })
+	<-k.done
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		return k.err
+	}
+	k.err = k.commitAll(k.pending)
+	return k.err
+}
+
+func (k *commitBehind) run() {
+	defer close(k.done)
+	for {
+		select {
+		case <-k.kickc:
+		case <-k.quit:
+			return
+		}
+		// Swap the maps so mark goes on while this round commits.
+		k.mu.Lock()
+		round := k.pending
+		k.pending, k.spare = k.spare, k.pending
+		k.mu.Unlock()
+		err := k.commitAll(round)
+		if err != nil {
+			k.mu.Lock()
+			k.err = err
+			k.mu.Unlock()
+			close(k.failed)
+			return
+		}
+	}
+}
+
+// commitAll commits and removes every offset of m, stopping at the first
+// failure. It runs under the session's commitCtx, so what was handled before
+// a hard stop or an expired grace is still committed, within its own bound.
+func (k *commitBehind) commitAll(m map[uint32]uint64) error {
+	if len(m) == 0 {
+		return nil
+	}
+	ctx, cancel := k.s.commitCtx()
+	defer cancel()
+	for partition, offset := range m {
+		if err := k.s.commit(ctx, partition, offset); err != nil {
+			return err
+		}
+		delete(m, partition)
+	}
+	return nil
+}
