@@ -125,6 +125,9 @@ func AllCapable(skill string) Route { return Route{kind: routeAllCapable, skill:
 // IsBroadcast reports whether the route has no target.
 func (r Route) IsBroadcast() bool { return r.kind == routeBroadcast }
 
+// IsAll reports whether the route goes to every capable agent.
+func (r Route) IsAll() bool { return r.kind == routeAllCapable }
+
 // String names the route for errors and logs.
 func (r Route) String() string {
 	switch r.kind {
