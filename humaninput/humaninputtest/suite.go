@@ -122,12 +122,14 @@ func scenarioGate(w *world) {
 	defer h.Stop()
 	done := make(chan struct{})
 	defer func() { <-done }()
+	asked := make(chan *runtime.Message, 1)
 	go func() {
 		defer close(done)
 		for w.Ctx.Err() == nil {
 			pending, _ := humaninput.Pending(w.Ctx, w.Tr, runtime.TopicHumanInput)
 			for _, m := range pending {
 				if string(m.Body()) == inbox {
+					asked <- m
 					_ = humaninput.Answer(w.Ctx, w.Client, "", "alice", m, false, []byte("ok"), nil)
 					return
 				}
@@ -141,7 +143,9 @@ func scenarioGate(w *world) {
 	if err != nil || string(reply.Body()) != "resumed after ok" {
 		w.T.Fatalf("gatekeeper: %v, %v", reply, err)
 	}
-	// The approval request was asked within the handled conversation.
+	if m := <-asked; m.Envelope.Conversation != conv || string(m.Envelope.Source) != "gatekeeper" {
+		w.T.Fatalf("the approval request came from %s in conversation %s, want gatekeeper in the handled %s", m.Envelope.Source, m.Envelope.Conversation, conv)
+	}
 	pending, err := humaninput.Pending(w.Ctx, w.Tr, runtime.TopicHumanInput)
 	if err != nil {
 		w.T.Fatal(err)
