@@ -316,44 +316,30 @@ var ErrNoCapableAgent = errors.New("registry: no capable agent")
 
 // PublishCard publishes agent's card on topic (default agent.registry) as
 // a status/card envelope, creating the topic when missing. key, when set,
-// signs it.
+// signs it. Agents can publish their own as they start (see
+// runtime.WithCardPublished).
 func PublishCard(ctx context.Context, c *runtime.Client, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
-	if err := card.Validate(); err != nil {
-		return fmt.Errorf("registry: publish card of %s: %w", agent, err)
+	if err := c.PublishCard(ctx, topic, agent, card, key); err != nil {
+		return fmt.Errorf("registry: %w", err)
 	}
-	body, err := card.Marshal()
-	if err != nil {
-		return fmt.Errorf("registry: publish card of %s: %w", agent, err)
-	}
-	return publishStatus(ctx, c, topic, agent, wire.OperationCard, body, key)
+	return nil
 }
 
 // Quarantine publishes a fact putting agent in the quarantine set, from
 // operator (an agent id); key signs it, which a registry with a verifier
 // requires (an operator key).
 func Quarantine(ctx context.Context, c *runtime.Client, topic, operator, agent string, key *sign.Key) error {
-	return publishStatus(ctx, c, topic, operator, wire.OperationQuarantine, []byte(agent), key)
+	return publishFact(ctx, c, topic, operator, wire.OperationQuarantine, agent, key)
 }
 
 // Unquarantine publishes a fact taking agent out of the quarantine set.
 func Unquarantine(ctx context.Context, c *runtime.Client, topic, operator, agent string, key *sign.Key) error {
-	return publishStatus(ctx, c, topic, operator, wire.OperationUnquarantine, []byte(agent), key)
+	return publishFact(ctx, c, topic, operator, wire.OperationUnquarantine, agent, key)
 }
 
-func publishStatus(ctx context.Context, c *runtime.Client, topic, source, op string, body []byte, key *sign.Key) error {
-	if topic == "" {
-		topic = runtime.TopicRegistry
-	}
-	src, err := wire.ParseAgentID(source)
-	if err != nil {
-		return fmt.Errorf("registry: %s: %w", op, err)
-	}
-	if err := c.Transport().EnsureTopics(ctx, 1, topic); err != nil {
+func publishFact(ctx context.Context, c *runtime.Client, topic, operator, op, agent string, key *sign.Key) error {
+	if err := c.PublishStatus(ctx, topic, operator, op, []byte(agent), key); err != nil {
 		return fmt.Errorf("registry: %w", err)
-	}
-	env := &wire.Envelope{Kind: wire.KindStatus, Source: src, Conversation: c.IDs().NewID(), Operation: &op, Body: body}
-	if _, err := c.Producer().SendEnvelope(ctx, topic, env, wire.ContentCBOR, key); err != nil {
-		return fmt.Errorf("registry: publish %s: %w", op, err)
 	}
 	return nil
 }

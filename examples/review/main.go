@@ -69,8 +69,15 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 			_ = h.Shutdown(context.WithoutCancel(ctx))
 		}
 	}()
-	start := func(id string, fn func(*runtime.Ctx) error) error {
-		a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: inbox, Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(fn)})
+	// start runs an agent on the inbox; one with a card publishes it on
+	// agent.registry as it starts.
+	start := func(id string, card *wire.AgentCard, fn func(*runtime.Ctx) error) error {
+		var opts []runtime.AgentOption
+		if card != nil {
+			opts = append(opts, runtime.WithCardPublished(""))
+		}
+		a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: inbox, Respond: runtime.TopicResponses, Card: card,
+			Handler: runtime.HandlerFunc(fn)}, opts...)
 		if err != nil {
 			return err
 		}
@@ -91,10 +98,7 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	}{{"rev-ana", &healthy}, {"rev-bo", &healthy}, {"rev-cy", &down}, {"rev-dee", &healthy}} {
 		id := r.id
 		card := &wire.AgentCard{Name: id, Version: "1", Capabilities: []wire.CapabilityDescriptor{{SkillID: "review", Health: r.health}}}
-		if err := registry.PublishCard(ctx, client, "", id, card, nil); err != nil {
-			return err
-		}
-		if err := start(id, func(c *runtime.Ctx) error {
+		if err := start(id, card, func(c *runtime.Ctx) error {
 			return c.Respond([]byte("lgtm from " + id))
 		}); err != nil {
 			return err
@@ -104,13 +108,13 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	// announcer's first command is lost in a simulated crash.
 	var published, announced atomic.Int32
 	crash := make(chan struct{})
-	if err := start("publisher", func(c *runtime.Ctx) error {
+	if err := start("publisher", nil, func(c *runtime.Ctx) error {
 		published.Add(1)
 		return c.Respond([]byte("published " + string(c.Message().Body())))
 	}); err != nil {
 		return err
 	}
-	if err := start("announcer", func(c *runtime.Ctx) error {
+	if err := start("announcer", nil, func(c *runtime.Ctx) error {
 		if announced.Add(1) == 1 {
 			close(crash)
 			return nil

@@ -38,6 +38,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", scenarioPolicies},
 		{"NoCandidateIsADistinctError", scenarioNoCandidate},
 		{"ToAndBroadcastNeedNoCard", scenarioDirect},
+		{"AgentPublishesItsCardOnStart", scenarioCardOnStart},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(NewWorld(t, newTransport(t))) })
@@ -350,5 +351,32 @@ func scenarioDirect(w *World) {
 	}
 	if got := w.resolve(r, registry.Broadcast()); len(got) != 0 {
 		w.T.Fatalf("broadcast resolved to %v, want no target", got)
+	}
+}
+
+func scenarioCardOnStart(w *World) {
+	inbox := Name("inbox")
+	if err := w.Tr.EnsureTopics(w.Ctx, 1, inbox); err != nil {
+		w.T.Fatal(err)
+	}
+	card := &wire.AgentCard{Name: "starter", Capabilities: []wire.CapabilityDescriptor{Skill("s")}}
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "starter", Listen: inbox, Card: card,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished(w.Topic))
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+	defer h.Stop()
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	if got := w.resolve(r, registry.ToCapable("s", registry.Any)); !slices.Equal(got, []string{"starter"}) {
+		w.T.Fatalf("after Ready the registry routes s to %v, want the started agent", got)
+	}
+	if _, err := w.Client.NewAgent(runtime.AgentConfig{ID: "cardless", Listen: inbox,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished("")); !errors.Is(err, runtime.ErrConfig) {
+		w.T.Fatalf("publishing a missing card: %v, want ErrConfig", err)
 	}
 }
