@@ -6,6 +6,8 @@
 //	laser dlq show 0:12                show one capsule, decoded
 //	laser dlq redrive 0:12 | --all     republish the original messages
 //	laser tail agent.commands          follow a topic, decoded for people
+//	laser approvals                    list pending requests for human input
+//	laser approvals answer CORR approve  answer one
 //
 // Every command that talks to a server takes --addr or LASER_IGGY_ADDR, a
 // connection string such as iggy://iggy:iggy@127.0.0.1:8090/laser.
@@ -63,6 +65,9 @@ Usage:
   laser dlq show [flags] CAPSULE        show one capsule (CAPSULE is partition:offset in agent.dlq)
   laser dlq redrive [flags] CAPSULE...  republish the original messages (or --all)
   laser tail [flags] TOPIC              follow a topic, decoding AGDX envelopes and provenance
+  laser approvals [list] [flags]        list requests for human input nobody answered
+  laser approvals answer [flags] CORRELATION approve|refuse [TEXT]
+                                        answer one
 
 Run 'laser COMMAND --help' for a command's flags.
 Servers are named by --addr or LASER_IGGY_ADDR: iggy://user:password@host:port/stream
@@ -88,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDLQ(ctx, args[1:], stdout, stderr)
 	case "tail":
 		err = runTail(ctx, args[1:], stdout, stderr)
+	case "approvals":
+		err = runApprovals(ctx, args[1:], stdout, stderr)
 	default:
 		err = usagef("unknown command %q\n\n%s", args[0], topUsage)
 	}
