@@ -13,6 +13,7 @@ import (
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
 )
 
@@ -30,6 +31,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"ResumedRunSkipsJournaledSteps", scenarioResume},
 		{"InvocationsBudgetBreachCompensatesInReverse", scenarioInvocations},
 		{"WallClockBudgetBelowTheFloorIsExceeded", scenarioWallClock},
+		{"TokensBudgetCountsReplyUsage", scenarioTokens},
 		{"FailedVerificationFailsTheStepAndCompensates", scenarioVerify},
 		{"IndependentStepsRunConcurrently", scenarioConcurrent},
 	}
@@ -260,5 +262,39 @@ func scenarioConcurrent(w *World) {
 	}
 	if string(out.Outputs["l"]) != "done" || string(out.Outputs["r"]) != "done" {
 		w.T.Fatalf("outputs %q: independent steps did not run concurrently", out.Outputs)
+	}
+}
+
+func scenarioTokens(w *World) {
+	// The counter answers with token usage, as an LLM-backed agent would.
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "counter", Listen: w.Inbox,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			in := c.Message().Envelope
+			env := &wire.Envelope{Kind: wire.KindResponse, Source: "counter", Conversation: in.Conversation, Correlation: in.Correlation,
+				Body: []byte("counted"), Usage: &wire.TokenUsage{InputTokens: 60, OutputTokens: 50}}
+			_, err := c.Client().Producer().SendEnvelope(c, w.Replies, env, wire.ContentRaw, nil)
+			return err
+		})})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+	defer h.Stop()
+	w.Worker("editor", "", nil)
+	wf := w.Workflow(
+		workflow.Step{Label: "count", Route: registry.To("counter")},
+		workflow.Step{Label: "edit", After: []string{"count"}, Route: registry.To("editor")},
+	)
+	wf.Budget.Tokens = 100
+	_, err = wf.Run(w.Ctx, w.Client)
+	var be *workflow.BudgetExceeded
+	if !errors.As(err, &be) || be.Ceiling != "tokens" || be.Spent != 110 || be.Limit != 100 {
+		w.T.Fatalf("run: %v, want a tokens BudgetExceeded spending 110 of 100", err)
+	}
+	if len(w.Handled("editor")) != 0 {
+		w.T.Fatal("a step ran after the token budget was spent")
 	}
 }
