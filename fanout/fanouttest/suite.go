@@ -32,6 +32,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"QuorumAboveTheTargetsWaitsForAll", scenarioQuorumAbove},
 		{"BestEffortCancelsStragglersAtTheDeadline", scenarioBestEffort},
 		{"NoCapableAgentIsAnError", scenarioNoCapable},
+		{"TypedCallEncodesTheInputAndDecodesEachReply", scenarioTyped},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(newWorld(registrytest.NewWorld(t, newTransport(t)))) })
@@ -200,5 +201,33 @@ func scenarioNoCapable(w *world) {
 	_, err := fanout.Send(w.Ctx, w.Client, w.reg, fanout.Request{Skill: "review", Topic: w.inbox, From: "planner"}, fanout.RequireAll())
 	if !errors.Is(err, registry.ErrNoCapableAgent) {
 		w.T.Fatalf("fan-out with no capable agent: %v, want ErrNoCapableAgent", err)
+	}
+}
+
+type verdict struct {
+	Approve bool   `json:"approve"`
+	Note    string `json:"note"`
+}
+
+func scenarioTyped(w *world) {
+	w.agent("rev-a", `{"approve":true,"note":"a"}`)
+	w.agent("rev-b", `not json`)
+	g, err := fanout.Call[verdict](w.Ctx, w.Client, w.reg, fanout.Request{Skill: "review", Topic: w.inbox, From: "planner"},
+		"review", wire.ContentJSON, map[string]string{"draft": "d"}, fanout.RequireAll(), runtime.WithReplyTopic(w.replies), runtime.WithTimeout(time.Minute))
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if len(g.OK) != 1 || g.OK[0].Agent != "rev-a" || !g.OK[0].Value.Approve || g.OK[0].Value.Note != "a" {
+		w.T.Fatalf("typed successes %+v, want rev-a's decoded verdict", g.OK)
+	}
+	if len(g.Failures) != 1 || g.Failures[0].Agent != "rev-b" {
+		w.T.Fatalf("typed failures %+v, want rev-b's undecodable reply", g.Failures)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range w.seen {
+		if m.Operation() != "review" || string(m.Body()) != `{"draft":"d"}` {
+			w.T.Fatalf("a branch got operation %q body %s", m.Operation(), m.Body())
+		}
 	}
 }
