@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -133,39 +134,22 @@ func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *run
 // have no answer yet, oldest first per partition.
 func Pending(ctx context.Context, t runtime.Transport, topic string) ([]*runtime.Message, error) {
 	topic = or(topic, runtime.TopicHumanInput)
-	parts, err := t.Partitions(ctx, topic)
-	if err != nil {
-		return nil, fmt.Errorf("humaninput: %w", err)
-	}
 	var asks []*runtime.Message
 	answered := map[wire.ID]bool{}
-	for p := uint32(0); p < parts; p++ {
-		end, err := t.NextOffset(ctx, topic, p)
-		if err != nil {
-			return nil, fmt.Errorf("humaninput: %w", err)
+	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+		m, err := runtime.DecodeRecord(topic, rec, 0)
+		if err != nil || m.Envelope == nil || m.Envelope.Correlation == nil {
+			return
 		}
-		for off := uint64(0); off < end; {
-			recs, err := t.ReadRange(ctx, topic, p, off, int(min(end-off, 256)))
-			if err != nil {
-				return nil, fmt.Errorf("humaninput: %w", err)
-			}
-			if len(recs) == 0 {
-				break
-			}
-			for i := range recs {
-				off = recs[i].Offset + 1
-				m, err := runtime.DecodeRecord(topic, &recs[i], 0)
-				if err != nil || m.Envelope == nil || m.Envelope.Correlation == nil {
-					continue
-				}
-				switch m.Envelope.Kind {
-				case wire.KindCommand:
-					asks = append(asks, m)
-				case wire.KindResponse, wire.KindError:
-					answered[*m.Envelope.Correlation] = true
-				}
-			}
+		switch m.Envelope.Kind {
+		case wire.KindCommand:
+			asks = append(asks, m)
+		case wire.KindResponse, wire.KindError:
+			answered[*m.Envelope.Correlation] = true
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("humaninput: %w", err)
 	}
 	var out []*runtime.Message
 	for _, m := range asks {

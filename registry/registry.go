@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -139,33 +140,16 @@ func (r *Registry) Refresh(ctx context.Context) error {
 	if err := r.t.EnsureTopics(ctx, r.opts.Partitions, r.opts.Topic); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	parts, err := r.t.Partitions(ctx, r.opts.Topic)
+	var batch []*runtime.Message
+	next, err := conversation.ScanTopic(ctx, r.t, r.opts.Topic, r.next, func(rec *runtime.Incoming) {
+		if m, err := runtime.DecodeRecord(r.opts.Topic, rec, 0); err == nil && m.Envelope != nil {
+			batch = append(batch, m)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	var batch []*runtime.Message
-	for p := uint32(0); p < parts; p++ {
-		end, err := r.t.NextOffset(ctx, r.opts.Topic, p)
-		if err != nil {
-			return fmt.Errorf("registry: %w", err)
-		}
-		for off := r.next[p]; off < end; {
-			recs, err := r.t.ReadRange(ctx, r.opts.Topic, p, off, int(min(end-off, 256)))
-			if err != nil {
-				return fmt.Errorf("registry: read %s/%d: %w", r.opts.Topic, p, err)
-			}
-			if len(recs) == 0 {
-				break
-			}
-			for i := range recs {
-				off = recs[i].Offset + 1
-				if m, err := runtime.DecodeRecord(r.opts.Topic, &recs[i], 0); err == nil && m.Envelope != nil {
-					batch = append(batch, m)
-				}
-			}
-		}
-		r.next[p] = end
-	}
+	r.next = next
 	sort.SliceStable(batch, func(i, j int) bool {
 		a, b := batch[i], batch[j]
 		if a.Timestamp != b.Timestamp {

@@ -50,7 +50,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	topics := strings.Split(os.Getenv(envCrashTops), ",")
-	client := runtime.NewClient(dial(t, addr), runtime.ClientOptions{})
+	client := runtime.NewClient(registrytest.Dial(t, addr), runtime.ClientOptions{})
 	defer client.Close()
 	wf := &workflow.Workflow{Name: "planner", Steps: crashSteps(), RunID: run, Inbox: topics[0], ReplyTopic: topics[1], Journal: topics[2]}
 	out, err := wf.Run(context.Background(), client)
@@ -69,7 +69,7 @@ func TestCrashResumesEachStepOnce(t *testing.T) {
 	if addr == "" {
 		addr = "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/workflow_crash"
 	}
-	w := workflowtest.NewWorld(registrytest.NewWorld(t, dial(t, addr)))
+	w := workflowtest.NewWorld(registrytest.NewWorld(t, registrytest.Dial(t, addr)))
 	var (
 		once    sync.Once
 		inEdit  = make(chan struct{})

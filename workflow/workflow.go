@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
@@ -230,35 +231,18 @@ func (r *run) replay(ctx context.Context) error {
 	if err := t.EnsureTopics(ctx, 1, topic); err != nil {
 		return fmt.Errorf("workflow: journal: %w", err)
 	}
-	parts, err := t.Partitions(ctx, topic)
+	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+		m, err := runtime.DecodeRecord(topic, rec, 0)
+		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.w.RunID || m.Operation() != OperationStepCompleted {
+			return
+		}
+		var e journalEntry
+		if cbor.Unmarshal(m.Envelope.Body, &e) == nil {
+			r.outputs[e.Label] = e.Output
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("workflow: journal: %w", err)
-	}
-	for p := uint32(0); p < parts; p++ {
-		end, err := t.NextOffset(ctx, topic, p)
-		if err != nil {
-			return fmt.Errorf("workflow: journal: %w", err)
-		}
-		for off := uint64(0); off < end; {
-			recs, err := t.ReadRange(ctx, topic, p, off, int(min(end-off, 256)))
-			if err != nil {
-				return fmt.Errorf("workflow: journal: %w", err)
-			}
-			if len(recs) == 0 {
-				break
-			}
-			for i := range recs {
-				off = recs[i].Offset + 1
-				m, err := runtime.DecodeRecord(topic, &recs[i], 0)
-				if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.w.RunID || m.Operation() != OperationStepCompleted {
-					continue
-				}
-				var e journalEntry
-				if cbor.Unmarshal(m.Envelope.Body, &e) == nil {
-					r.outputs[e.Label] = e.Output
-				}
-			}
-		}
 	}
 	return nil
 }
