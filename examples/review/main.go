@@ -5,8 +5,9 @@
 //
 //	go run ./examples/review
 //
-// The human is simulated unless -human is given: then the planner waits for
-// an answer given with `laser approvals` (list) and
+// The human is simulated unless -human is given (with a server, since the
+// `laser` command talks to one): then the planner waits for an answer given
+// with `laser approvals` (list) and
 // `laser approvals answer <correlation> approve|refuse [reason]`.
 // With LASER_IGGY_ADDR set, the program runs on that Iggy server instead of
 // the embedded log.
@@ -40,6 +41,10 @@ func main() {
 	addr := flag.String("iggy", os.Getenv("LASER_IGGY_ADDR"), "run on this Iggy server (iggy://user:password@host:port/stream) instead of the embedded log")
 	human := flag.Bool("human", false, "wait for a real human's answer (given with `laser approvals`) instead of simulating one")
 	flag.Parse()
+	if *human && *addr == "" {
+		fmt.Fprintln(os.Stderr, "review: -human needs a server (-iggy or LASER_IGGY_ADDR): `laser approvals` cannot reach the embedded log")
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var tr runtime.Transport = memlog.New("review")

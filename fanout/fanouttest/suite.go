@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"BestEffortCancelsStragglersAtTheDeadline", scenarioBestEffort},
 		{"NoCapableAgentIsAnError", scenarioNoCapable},
 		{"TypedCallEncodesTheInputAndDecodesEachReply", scenarioTyped},
+		{"FromAHandlerBranchesAreSubconversationsOfTheHandledOne", scenarioFromHandler},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(newWorld(registrytest.NewWorld(t, newTransport(t)))) })
@@ -84,7 +86,7 @@ func (w *world) agent(id, answer string) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = h.Stop() })
+	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
 }
 
 func (w *world) send(policy fanout.Policy, within *runtime.Message, timeout time.Duration) *fanout.Gather {
@@ -228,6 +230,48 @@ func scenarioTyped(w *world) {
 	for _, m := range w.seen {
 		if m.Operation() != "review" || string(m.Body()) != `{"draft":"d"}` {
 			w.T.Fatalf("a branch got operation %q body %s", m.Operation(), m.Body())
+		}
+	}
+}
+
+func scenarioFromHandler(w *world) {
+	w.agent("rev-a", "ok")
+	w.agent("rev-b", "ok")
+	front := registrytest.Name("front")
+	if err := w.Tr.EnsureTopics(w.Ctx, 1, front); err != nil {
+		w.T.Fatal(err)
+	}
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "planner", Listen: front, Respond: w.replies,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			g, err := fanout.FromHandler(c, w.reg, "review", w.inbox, []byte("draft"), fanout.Quorum(2),
+				runtime.WithReplyTopic(w.replies), runtime.WithTimeout(time.Minute))
+			if err != nil {
+				return err
+			}
+			return c.Respond([]byte(strings.Repeat("+", len(g.OK))))
+		})})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+	defer h.Shutdown(w.Ctx)
+	conv := w.Client.IDs().NewID()
+	reply, err := w.Client.Request(w.Ctx, runtime.Command{Topic: front, From: "user", Target: "planner", Body: []byte("go")},
+		runtime.WithReplyTopic(w.replies), runtime.WithConversation(conv), runtime.WithTimeout(time.Minute))
+	if err != nil || string(reply.Body()) != "++" {
+		w.T.Fatalf("planner: %v %v, want two reviews", reply, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range w.seen {
+		if string(m.Envelope.Source) != "planner" || m.Provenance.Conversation == conv {
+			w.T.Fatalf("a branch came from %s in conversation %s", m.Envelope.Source, m.Provenance.Conversation)
+		}
+		if s, _ := m.Envelope.Metadata[wire.HeaderParentConversation].AsStr(); s != conv.String() {
+			w.T.Fatalf("a branch records parent %q, want the handled conversation %s", s, conv)
 		}
 	}
 }

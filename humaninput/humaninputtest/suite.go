@@ -119,7 +119,7 @@ func scenarioGate(w *world) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	defer h.Stop()
+	defer h.Shutdown(w.Ctx)
 	done := make(chan struct{})
 	defer func() { <-done }()
 	asked := make(chan *runtime.Message, 1)

@@ -369,7 +369,7 @@ func scenarioCardOnStart(w *World) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	defer h.Stop()
+	defer h.Shutdown(w.Ctx)
 	r := w.Registry(registry.Options{})
 	w.Refresh(r)
 	if got := w.resolve(r, registry.ToCapable("s", registry.Any)); !slices.Equal(got, []string{"starter"}) {

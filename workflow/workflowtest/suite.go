@@ -92,7 +92,7 @@ func (w *World) Worker(id, skill string, hook func(body string) (string, bool)) 
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = h.Stop() })
+	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
 }
 
 // Handled returns the bodies agent handled.
@@ -282,7 +282,7 @@ func scenarioTokens(w *World) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	defer h.Stop()
+	defer h.Shutdown(w.Ctx)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
 		workflow.Step{Label: "count", Route: registry.To("counter")},
