@@ -33,6 +33,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"KeepsAtMostMaxCardsEvictingTheOldest", scenarioBound},
 		{"QuarantineAndUnquarantineToggleTheSet", scenarioQuarantine},
 		{"ReplayedQuarantineFactIsDropped", scenarioReplay},
+		{"FactIDsAreKeptWithinCountAndRetention", scenarioFactBounds},
 		{"UnderAVerifierOnlyOperatorSignedFactsFold", scenarioOperatorSigned},
 		{"RoutesAroundUnavailableAndQuarantinedAgents", scenarioRouteAround},
 		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", scenarioPolicies},
@@ -221,35 +222,65 @@ func scenarioReplay(w *World) {
 	w.quarantine("ops", "a", nil)
 	w.unquarantine("ops", "a", nil)
 	w.Refresh(r)
-	// Replay the quarantine fact byte for byte, as someone able to write the
-	// topic could.
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r)
+	if r.Quarantined("a") {
+		w.T.Fatal("a verbatim replay of an applied quarantine fact quarantined the agent again")
+	}
+}
+
+// replay republishes the first fact with operation op byte for byte, as
+// anyone able to write the topic could.
+func (w *World) replay(op string) {
+	w.T.Helper()
 	parts, err := w.Tr.Partitions(w.Ctx, w.Topic)
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	var fact *runtime.Incoming
-	for p := uint32(0); p < parts && fact == nil; p++ {
+	for p := uint32(0); p < parts; p++ {
 		recs, err := w.Tr.ReadRange(w.Ctx, w.Topic, p, 0, 10)
 		if err != nil {
 			w.T.Fatal(err)
 		}
 		for i := range recs {
-			m, err := runtime.DecodeRecord(w.Topic, &recs[i], 0)
-			if err == nil && m.Operation() == wire.OperationQuarantine {
-				fact = &recs[i]
-				break
+			if m, err := runtime.DecodeRecord(w.Topic, &recs[i], 0); err == nil && m.Operation() == op {
+				if _, err := w.Tr.Publish(w.Ctx, w.Topic, runtime.Outgoing{Headers: recs[i].Headers, Payload: recs[i].Payload}); err != nil {
+					w.T.Fatal(err)
+				}
+				return
 			}
 		}
 	}
-	if fact == nil {
-		w.T.Fatal("the quarantine fact is not on the topic")
-	}
-	if _, err := w.Tr.Publish(w.Ctx, w.Topic, runtime.Outgoing{Headers: fact.Headers, Payload: fact.Payload}); err != nil {
-		w.T.Fatal(err)
-	}
+	w.T.Fatalf("no %s fact on the topic", op)
+}
+
+func scenarioFactBounds(w *World) {
+	// Only the newest fact id is kept, so replaying an older one applies.
+	r := w.Registry(registry.Options{MaxFacts: 1})
+	w.quarantine("ops", "a", nil)
+	w.unquarantine("ops", "a", nil)
 	w.Refresh(r)
-	if r.Quarantined("a") {
-		w.T.Fatal("a verbatim replay of an applied quarantine fact quarantined the agent again")
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r)
+	if !r.Quarantined("a") {
+		w.T.Fatal("with MaxFacts 1 the evicted fact id still dropped its replay")
+	}
+	// Fact ids older than the retention are forgotten at a refresh.
+	clock := runtime.NewManualClock(time.Now())
+	r2 := w.Registry(registry.Options{Clock: clock})
+	w.Refresh(r2)
+	clock.Advance(registry.DefaultFactRetention + time.Hour)
+	w.Refresh(r2)
+	w.unquarantine("ops", "a", nil)
+	w.replay(wire.OperationUnquarantine)
+	w.Refresh(r2)
+	if r2.Quarantined("a") {
+		w.T.Fatal("the last fact should leave a released")
+	}
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r2)
+	if !r2.Quarantined("a") {
+		w.T.Fatal("a fact id past the 24 h retention still dropped its replay")
 	}
 }
 
