@@ -22,23 +22,17 @@ import (
 // with topics of its own.
 func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*world)
-	}{
-		{"RequireAllGathersSuccessesAndPerBranchFailures", scenarioRequireAll},
-		{"EachBranchIsASubconversationWithAFreshCorrelation", scenarioBranches},
-		{"QuorumReturnsAtNAndCancelsStragglers", scenarioQuorum},
-		{"QuorumZeroReturnsNothing", scenarioQuorumZero},
-		{"QuorumAboveTheTargetsWaitsForAll", scenarioQuorumAbove},
-		{"BestEffortCancelsStragglersAtTheDeadline", scenarioBestEffort},
-		{"NoCapableAgentIsAnError", scenarioNoCapable},
-		{"TypedCallEncodesTheInputAndDecodesEachReply", scenarioTyped},
-		{"FromAHandlerBranchesAreSubconversationsOfTheHandledOne", scenarioFromHandler},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(newWorld(registrytest.NewWorld(t, newTransport(t)))) })
-	}
+	registrytest.RunScenarios(t, newTransport, newWorld, []registrytest.Scenario[*world]{
+		{Name: "RequireAllGathersSuccessesAndPerBranchFailures", Fn: scenarioRequireAll},
+		{Name: "EachBranchIsASubconversationWithAFreshCorrelation", Fn: scenarioBranches},
+		{Name: "QuorumReturnsAtNAndCancelsStragglers", Fn: scenarioQuorum},
+		{Name: "QuorumZeroReturnsNothing", Fn: scenarioQuorumZero},
+		{Name: "QuorumAboveTheTargetsWaitsForAll", Fn: scenarioQuorumAbove},
+		{Name: "BestEffortCancelsStragglersAtTheDeadline", Fn: scenarioBestEffort},
+		{Name: "NoCapableAgentIsAnError", Fn: scenarioNoCapable},
+		{Name: "TypedCallEncodesTheInputAndDecodesEachReply", Fn: scenarioTyped},
+		{Name: "FromAHandlerBranchesAreSubconversationsOfTheHandledOne", Fn: scenarioFromHandler},
+	})
 }
 
 type world struct {

@@ -17,27 +17,22 @@ import (
 // with a topic of its own.
 func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*world)
-	}{
-		{"ApprovalResumesWithTheAnswer", scenarioApprove},
-		{"RefusalIsADistinctError", scenarioRefuse},
-		{"NoAnswerTimesOutCleanly", scenarioTimeout},
-		{"GateAsksWithinTheHandledConversation", scenarioGate},
-		{"UnderAVerifierOnlyVerifiedAnswersCount", scenarioVerified},
-		{"PendingListsOnlyUnansweredRequests", scenarioPending},
+	registrytest.RunScenarios(t, newTransport, newWorld, []registrytest.Scenario[*world]{
+		{Name: "ApprovalResumesWithTheAnswer", Fn: scenarioApprove},
+		{Name: "RefusalIsADistinctError", Fn: scenarioRefuse},
+		{Name: "NoAnswerTimesOutCleanly", Fn: scenarioTimeout},
+		{Name: "GateAsksWithinTheHandledConversation", Fn: scenarioGate},
+		{Name: "UnderAVerifierOnlyVerifiedAnswersCount", Fn: scenarioVerified},
+		{Name: "PendingListsOnlyUnansweredRequests", Fn: scenarioPending},
+	})
+}
+
+func newWorld(w *registrytest.World) *world {
+	x := &world{World: w, topic: registrytest.Name("human")}
+	if err := w.Tr.EnsureTopics(w.Ctx, 2, x.topic); err != nil {
+		w.T.Fatal(err)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			w := registrytest.NewWorld(t, newTransport(t))
-			x := &world{World: w, topic: registrytest.Name("human")}
-			if err := w.Tr.EnsureTopics(w.Ctx, 2, x.topic); err != nil {
-				t.Fatal(err)
-			}
-			c.fn(x)
-		})
-	}
+	return x
 }
 
 type world struct {

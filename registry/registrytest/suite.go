@@ -23,10 +23,7 @@ import (
 // with a registry topic of its own.
 func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*World)
-	}{
+	RunScenarios(t, newTransport, NewWorldOf, []Scenario[*World]{
 		{"FoldsTheLatestCardPerAgent", scenarioLatestCard},
 		{"RefreshResumesWhereTheLastOneEnded", scenarioIncremental},
 		{"EvictsCardsPastTheirTTL", scenarioTTL},
@@ -40,11 +37,26 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"NoCandidateIsADistinctError", scenarioNoCandidate},
 		{"ToAndBroadcastNeedNoCard", scenarioDirect},
 		{"AgentPublishesItsCardOnStart", scenarioCardOnStart},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(NewWorld(t, newTransport(t))) })
+	})
+}
+
+// Scenario is one named rule of a suite, run on a world of type W.
+type Scenario[W any] struct {
+	Name string
+	Fn   func(W)
+}
+
+// RunScenarios runs each scenario as a subtest on a fresh transport from
+// newTransport, with the world newWorld builds around the base World.
+func RunScenarios[W any](t *testing.T, newTransport func(t *testing.T) runtime.Transport, newWorld func(*World) W, scenarios []Scenario[W]) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) { sc.Fn(newWorld(NewWorld(t, newTransport(t)))) })
 	}
 }
+
+// NewWorldOf returns w itself: the registry suite's world is the base one.
+func NewWorldOf(w *World) *World { return w }
 
 // World is one scenario's transport, client and registry topic; other
 // coordination suites reuse it.

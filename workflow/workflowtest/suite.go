@@ -21,23 +21,17 @@ import (
 // with topics of its own.
 func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*World)
-	}{
-		{"DependenciesRunInOrderAndThreadOutputs", scenarioOrder},
-		{"CyclesUnknownStepsAndBroadcastsAreRefused", scenarioInvalid},
-		{"AllCapableStepJoinsEveryReply", scenarioAllCapable},
-		{"ResumedRunSkipsJournaledSteps", scenarioResume},
-		{"InvocationsBudgetBreachCompensatesInReverse", scenarioInvocations},
-		{"WallClockBudgetBelowTheFloorIsExceeded", scenarioWallClock},
-		{"TokensBudgetCountsReplyUsage", scenarioTokens},
-		{"FailedVerificationFailsTheStepAndCompensates", scenarioVerify},
-		{"IndependentStepsRunConcurrently", scenarioConcurrent},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(NewWorld(registrytest.NewWorld(t, newTransport(t)))) })
-	}
+	registrytest.RunScenarios(t, newTransport, NewWorld, []registrytest.Scenario[*World]{
+		{Name: "DependenciesRunInOrderAndThreadOutputs", Fn: scenarioOrder},
+		{Name: "CyclesUnknownStepsAndBroadcastsAreRefused", Fn: scenarioInvalid},
+		{Name: "AllCapableStepJoinsEveryReply", Fn: scenarioAllCapable},
+		{Name: "ResumedRunSkipsJournaledSteps", Fn: scenarioResume},
+		{Name: "InvocationsBudgetBreachCompensatesInReverse", Fn: scenarioInvocations},
+		{Name: "WallClockBudgetBelowTheFloorIsExceeded", Fn: scenarioWallClock},
+		{Name: "TokensBudgetCountsReplyUsage", Fn: scenarioTokens},
+		{Name: "FailedVerificationFailsTheStepAndCompensates", Fn: scenarioVerify},
+		{Name: "IndependentStepsRunConcurrently", Fn: scenarioConcurrent},
+	})
 }
 
 // World is a scenario's topics and worker agents; the crash test reuses it.
