@@ -152,14 +152,8 @@ func scenarioGate(w *world) {
 	}
 }
 
-func seeded(b byte) *sign.Key {
-	var seed [32]byte
-	seed[0] = b
-	return sign.NewKey(seed)
-}
-
 func scenarioVerified(w *world) {
-	alice := seeded(3)
+	alice := registrytest.SeededKey(3)
 	keys := sign.NewRegistry()
 	if err := keys.Enroll("alice", alice.Public()); err != nil {
 		w.T.Fatal(err)

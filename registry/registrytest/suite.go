@@ -296,14 +296,15 @@ func scenarioFactBounds(w *World) {
 	}
 }
 
-func seededKey(b byte) *sign.Key {
+// SeededKey returns a deterministic test key whose seed starts with b.
+func SeededKey(b byte) *sign.Key {
 	var seed [32]byte
 	seed[0] = b
 	return sign.NewKey(seed)
 }
 
 func scenarioOperatorSigned(w *World) {
-	operator, agentKey := seededKey(1), seededKey(2)
+	operator, agentKey := SeededKey(1), SeededKey(2)
 	keys := sign.NewRegistry()
 	if err := keys.EnrollOperator("ops", operator.Public()); err != nil {
 		w.T.Fatal(err)
