@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/lasergo/laser/wire"
 )
 
 // AgentConfig describes an agent: an identity that listens on a topic and
@@ -23,6 +25,11 @@ type AgentConfig struct {
 	// Consumer holds every other consumer option; its Topic, Group, Agent,
 	// Handler, RespondTopic and Client are taken from this config.
 	Consumer ConsumerConfig
+	// Card is what the agent advertises; lasergen fills it in.
+	Card *wire.AgentCard
+	// CardTopic, when set, is where the agent publishes Card as it starts
+	// (see WithCardPublished).
+	CardTopic string
 }
 
 // Agent is a configured agent, ready to Start.
@@ -32,7 +39,13 @@ type Agent struct {
 }
 
 // NewAgent validates cfg and returns an agent running on the client.
-func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
+func (c *Client) NewAgent(cfg AgentConfig, opts ...AgentOption) (*Agent, error) {
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.CardTopic != "" && cfg.Card == nil {
+		return nil, &Error{Code: CodeConfig, Msg: "agent " + cfg.ID + " publishes its card but has none"}
+	}
 	if cfg.ID == "" {
 		return nil, &Error{Code: CodeConfig, Msg: "agent needs an id"}
 	}
@@ -91,6 +104,12 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 			return
 		}
 		defer a.client.release(a.cfg.ID)
+		if a.cfg.CardTopic != "" {
+			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.Consumer.SigningKey); err != nil {
+				h.err = err
+				return
+			}
+		}
 		h.err = c.Run(runCtx, func() { close(h.ready) }, h.stop)
 	}()
 	return h

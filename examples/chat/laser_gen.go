@@ -26,8 +26,9 @@ var _ laserGenIsStale_RunGoGenerate_Historian = (*Historian)(nil)
 // NewHistorianAgent returns agent "historian" serving impl. It listens on
 // "agent.commands" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent).
-func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Client are set from the agent); opts such as runtime.WithCardPublished
+// adjust the agent.
+func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -35,12 +36,13 @@ func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     HistorianCard(),
 		Consumer: consumer,
 		Handler:  HistorianHandler(impl),
 		ID:       "historian",
 		Listen:   "agent.commands",
 		Respond:  "agent.responses",
-	})
+	}, opts...)
 }
 
 // HistorianHandler routes the messages of agent "historian" to impl's

@@ -26,8 +26,9 @@ var _ laserGenIsStale_RunGoGenerate_Writer = (*Writer)(nil)
 // NewWriterAgent returns agent "writer" serving impl. It listens on
 // "agent.commands" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent).
-func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Client are set from the agent); opts such as runtime.WithCardPublished
+// adjust the agent.
+func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -35,12 +36,13 @@ func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     WriterCard(),
 		Consumer: consumer,
 		Handler:  WriterHandler(impl),
 		ID:       "writer",
 		Listen:   "agent.commands",
 		Respond:  "agent.responses",
-	})
+	}, opts...)
 }
 
 // WriterHandler routes the messages of agent "writer" to impl's annotated

@@ -52,8 +52,9 @@ var _ laserGenIsStale_RunGoGenerate_Auditor = (*Auditor)(nil)
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
 // "triage.intake" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent).
-func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Client are set from the agent); opts such as runtime.WithCardPublished
+// adjust the agent.
+func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -61,12 +62,13 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     IntakeCard(),
 		Consumer: consumer,
 		Handler:  IntakeHandler(impl),
 		ID:       "intake",
 		Listen:   "triage.intake",
 		Respond:  "agent.responses",
-	})
+	}, opts...)
 }
 
 // IntakeHandler routes the messages of agent "intake" to impl's annotated
@@ -144,8 +146,9 @@ func IntakeCard() *wire.AgentCard {
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
 // "triage.classify" and answers on "agent.responses"; consumer holds every
 // other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent).
-func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Client are set from the agent); opts such as runtime.WithCardPublished
+// adjust the agent.
+func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -153,12 +156,13 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runti
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     ClassifierCard(),
 		Consumer: consumer,
 		Handler:  ClassifierHandler(impl),
 		ID:       "classifier",
 		Listen:   "triage.classify",
 		Respond:  "agent.responses",
-	})
+	}, opts...)
 }
 
 // ClassifierHandler routes the messages of agent "classifier" to impl's
@@ -242,8 +246,9 @@ func ClassifierCard() *wire.AgentCard {
 
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
 // "triage.resolve"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent).
-func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Group, Agent, Handler, RespondTopic and Client are set from the agent);
+// opts such as runtime.WithCardPublished adjust the agent.
+func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -251,11 +256,12 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.C
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     ResolverCard(),
 		Consumer: consumer,
 		Handler:  ResolverHandler(impl),
 		ID:       "resolver",
 		Listen:   "triage.resolve",
-	})
+	}, opts...)
 }
 
 // ResolverHandler routes the messages of agent "resolver" to impl's
@@ -332,8 +338,9 @@ func ResolverCard() *wire.AgentCard {
 
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
 // "triage.audit"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent).
-func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.ConsumerConfig) (*runtime.Agent, error) {
+// Group, Agent, Handler, RespondTopic and Client are set from the agent);
+// opts such as runtime.WithCardPublished adjust the agent.
+func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -341,11 +348,12 @@ func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.Con
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
+		Card:     AuditorCard(),
 		Consumer: consumer,
 		Handler:  AuditorHandler(impl),
 		ID:       "auditor",
 		Listen:   "triage.audit",
-	})
+	}, opts...)
 }
 
 // AuditorHandler routes the messages of agent "auditor" to impl's annotated

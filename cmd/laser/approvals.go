@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+)
+
+// approvalsCommand lists the requests for human input nobody answered yet
+// (with no subcommand, or list), or answers one.
+func (a *app) approvalsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "approvals",
+		Short: "list pending requests for human input, or answer one",
+		Args:  noArgs,
+	}
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return a.approvalsList(cmd.Context(), sf, *topic)
+	}
+	cmd.AddCommand(a.approvalsListCommand(), a.approvalsAnswerCommand())
+	return cmd
+}
+
+func (a *app) approvalsListCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list requests for human input nobody answered",
+		Args:  noArgs,
+	}
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return a.approvalsList(cmd.Context(), sf, *topic)
+	}
+	return cmd
+}
+
+// approvalView is one pending request as `approvals list --json` prints it.
+type approvalView struct {
+	Correlation  string `json:"correlation"`
+	From         string `json:"from"`
+	Conversation string `json:"conversation"`
+	Position     string `json:"position"`
+	Prompt       string `json:"prompt"`
+}
+
+func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) error {
+	t, err := sf.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	pending, err := humaninput.Pending(ctx, t, topic)
+	if err != nil {
+		return err
+	}
+	views := make([]approvalView, len(pending))
+	for i, m := range pending {
+		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
+			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body())}
+	}
+	if a.json {
+		return a.printJSON(views)
+	}
+	if len(views) == 0 {
+		fmt.Fprintf(a.stdout, "no pending requests in %s\n", topic)
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CORRELATION\tFROM\tCONVERSATION\tPROMPT")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Correlation, v.From, v.Conversation, truncate(v.Prompt, 80))
+	}
+	return tw.Flush()
+}
+
+// approvalAnswer is what `approvals answer --json` prints.
+type approvalAnswer struct {
+	Correlation string `json:"correlation"`
+	Verdict     string `json:"verdict"`
+	From        string `json:"from"`
+}
+
+func (a *app) approvalsAnswerCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "answer CORRELATION approve|refuse [TEXT]",
+		Short: "answer one pending request for human input",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 || len(args) > 3 || (args[1] != "approve" && args[1] != "refuse") {
+				return usagef("approvals answer takes CORRELATION approve|refuse [TEXT] (see --help)")
+			}
+			return nil
+		},
+	}
+	sf := a.serverFlags(cmd)
+	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
+	as := cmd.Flags().String("as", "operator", "the answering agent id")
+	keyFile := cmd.Flags().String("key", "", "file holding the hex Ed25519 seed that signs the answer (needed when the asker verifies)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		corr, refuse := args[0], args[1] == "refuse"
+		text := ""
+		if len(args) == 3 {
+			text = args[2]
+		}
+		if text == "" && !refuse {
+			text = "approved"
+		}
+		var key *sign.Key
+		if *keyFile != "" {
+			raw, err := os.ReadFile(*keyFile)
+			if err != nil {
+				return err
+			}
+			seed, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+			if err != nil {
+				return usagef("--key: %v", err)
+			}
+			if key, err = sign.KeyFromSeed(seed); err != nil {
+				return usagef("--key: %v", err)
+			}
+		}
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		pending, err := humaninput.Pending(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			if m.Envelope.Correlation.String() != corr {
+				continue
+			}
+			client := runtime.NewClient(t, runtime.ClientOptions{})
+			defer client.Close()
+			if err := humaninput.Answer(ctx, client, *topic, *as, m, refuse, []byte(text), key); err != nil {
+				return err
+			}
+			verdict := "approved"
+			if refuse {
+				verdict = "refused"
+			}
+			if a.json {
+				return a.printJSON(approvalAnswer{Correlation: corr, Verdict: verdict, From: string(m.Envelope.Source)})
+			}
+			fmt.Fprintf(a.stdout, "%s %s from %s\n", verdict, corr, m.Envelope.Source)
+			return nil
+		}
+		return fmt.Errorf("no pending request with correlation %s in %s", corr, *topic)
+	}
+	return cmd
+}

@@ -1,0 +1,179 @@
+// Package fanout sends one request to every agent capable of a skill and
+// gathers the replies by a policy: all of them, the first n, or whatever
+// arrived by a deadline.
+//
+// Each branch is its own sub-conversation of the caller's conversation with
+// a fresh correlation, targeted at one agent on a fixed inbox topic (the
+// routing plain Iggy supports). Stragglers are cancelled when the policy is
+// satisfied, and Send returns only after every branch has stopped, so
+// nothing is left running.
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lasergo/laser/registry"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// Policy says when gathering stops.
+type Policy struct {
+	quorum int // < 0: all
+	within time.Duration
+}
+
+// RequireAll waits for every branch, each bounded by its own request timeout.
+func RequireAll() Policy { return Policy{quorum: -1} }
+
+// Quorum stops once n branches succeeded and cancels the rest. Quorum(0)
+// returns at once with nothing; n above the number of targets waits for all.
+func Quorum(n int) Policy { return Policy{quorum: max(n, 0)} }
+
+// BestEffort gathers what arrives within d and cancels the stragglers.
+func BestEffort(d time.Duration) Policy { return Policy{quorum: -1, within: d} }
+
+// Reply is one branch's answer.
+type Reply struct {
+	Agent   string
+	Message *runtime.Message
+}
+
+// Failure is one branch's error: a remote error reply, a timeout, a publish
+// failure.
+type Failure struct {
+	Agent string
+	Err   error
+}
+
+// Gather is the outcome of a fan-out. A branch appears in exactly one of
+// OK, Failures and Cancelled.
+type Gather struct {
+	OK       []Reply
+	Failures []Failure
+	// Cancelled lists the stragglers stopped once the policy was satisfied.
+	Cancelled []string
+}
+
+// Request is what to fan out.
+type Request struct {
+	// Skill selects the targets: every capable agent in the registry.
+	Skill string
+	// Topic is the inbox the targets listen on. Default agent.commands.
+	Topic string
+	// From is the sending agent's id.
+	From string
+	Body []byte
+	// Within is the handled message whose conversation the branches are
+	// sub-conversations of; nil makes each branch a fresh conversation.
+	Within *runtime.Message
+}
+
+// Send refreshes reg, resolves every agent capable of req.Skill and sends
+// each its own request, gathering by policy. opts apply to every branch
+// (WithTimeout bounds each branch, WithReplyTopic says where replies come).
+// The error is only for what stops the fan-out itself: no capable agent
+// (registry.ErrNoCapableAgent) or a registry read failure; per-branch
+// errors are in Gather.Failures.
+func Send(ctx context.Context, c *runtime.Client, reg *registry.Registry, req Request, policy Policy, opts ...runtime.SendOption) (*Gather, error) {
+	if err := reg.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("fanout: %w", err)
+	}
+	targets, err := reg.Resolve(registry.AllCapable(req.Skill))
+	if err != nil {
+		return nil, fmt.Errorf("fanout: %w", err)
+	}
+	return SendTo(ctx, c, targets, req, policy, opts...)
+}
+
+// FromHandler fans out from a handler: the branches are sub-conversations
+// of the handled one and come from the handling agent.
+func FromHandler(hc *runtime.Ctx, reg *registry.Registry, skill, topic string, body []byte, policy Policy, opts ...runtime.SendOption) (*Gather, error) {
+	return Send(hc, hc.Client(), reg, Request{Skill: skill, Topic: topic, From: hc.Agent(), Body: body, Within: hc.Message()}, policy, opts...)
+}
+
+type outcome struct {
+	i   int
+	msg *runtime.Message
+	err error
+}
+
+// SendTo fans req out to the given agents (already resolved) and gathers by
+// policy; see Send.
+func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Request, policy Policy, opts ...runtime.SendOption) (*Gather, error) {
+	g := &Gather{}
+	if policy.quorum == 0 || len(targets) == 0 {
+		return g, nil
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan outcome, len(targets))
+	var wg sync.WaitGroup
+	for i, agent := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := c.Request(bctx, runtime.Command{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
+				runtime.MergeSendOptions(opts, branchOptions(c, req.Within))...)
+			results <- outcome{i: i, msg: m, err: err}
+		}()
+	}
+	var deadline <-chan time.Time
+	if policy.within > 0 {
+		deadline = c.Clock().After(policy.within)
+	}
+	done := make([]bool, len(targets))
+	pending := len(targets)
+gather:
+	for pending > 0 {
+		select {
+		case o := <-results:
+			pending--
+			done[o.i] = true
+			if o.err != nil {
+				g.Failures = append(g.Failures, Failure{Agent: targets[o.i], Err: o.err})
+				continue
+			}
+			g.OK = append(g.OK, Reply{Agent: targets[o.i], Message: o.msg})
+			if policy.quorum > 0 && len(g.OK) >= policy.quorum {
+				break gather
+			}
+		case <-deadline:
+			break gather
+		case <-ctx.Done():
+			break gather
+		}
+	}
+	cancel()
+	wg.Wait()
+	for i, agent := range targets {
+		if !done[i] {
+			g.Cancelled = append(g.Cancelled, agent)
+		}
+	}
+	if err := ctx.Err(); err != nil && pending > 0 {
+		return g, fmt.Errorf("fanout: %w", err)
+	}
+	return g, nil
+}
+
+// branchOptions puts a branch in a conversation of its own, recording the
+// parent and root conversations when there is a handled one.
+func branchOptions(c *runtime.Client, within *runtime.Message) []runtime.SendOption {
+	conv := c.IDs().NewID()
+	opts := []runtime.SendOption{runtime.WithConversation(conv)}
+	if within == nil {
+		return opts
+	}
+	parent := within.Provenance.Conversation
+	root := parent
+	if within.Provenance.RootConversation != nil {
+		root = *within.Provenance.RootConversation
+	}
+	return append(opts,
+		runtime.WithMetadata(wire.HeaderParentConversation, wire.StrValue(parent.String())),
+		runtime.WithMetadata(wire.HeaderRootConversation, wire.StrValue(root.String())))
+}

@@ -1,0 +1,18 @@
+package humaninput_test
+
+import (
+	"testing"
+
+	"github.com/lasergo/laser/humaninput/humaninputtest"
+	"github.com/lasergo/laser/registry/registrytest"
+)
+
+func TestRulesOverTheEmbeddedLog(t *testing.T) { humaninputtest.Run(t, registrytest.EmbeddedLog) }
+
+func TestRulesOverTheTestServer(t *testing.T) {
+	humaninputtest.Run(t, registrytest.TestServer(t, "humaninput_test"))
+}
+
+// TestRulesOverARealServer runs the rules against the Iggy server named by
+// LASER_IGGY_ADDR, for example iggy://iggy:iggy@127.0.0.1:8090/laser_test.
+func TestRulesOverARealServer(t *testing.T) { humaninputtest.Run(t, registrytest.RealServer(t)) }

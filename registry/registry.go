@@ -1,0 +1,329 @@
+// Package registry holds the agent card registry and the router that picks
+// agents by capability from it.
+//
+// Agents advertise what they can do by publishing a capability card (a
+// status/card envelope) on agent.registry. A Registry folds that topic into
+// the latest card per agent, evicts cards past their ttl, and keeps the set
+// of quarantined agents from quarantine/unquarantine facts (operator-signed
+// when a verifier is configured; a replayed fact is dropped). A Route then
+// resolves to agents: one by name, every listener, the one capable agent a
+// Policy picks, or all capable agents, skipping unavailable and quarantined
+// ones.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// The spec's bounds on the fold.
+const (
+	// DefaultMaxCards is the most cards kept; past it the oldest observed is evicted.
+	DefaultMaxCards = 4096
+	// DefaultMaxFacts is how many applied quarantine-fact record ids are kept to drop replays.
+	DefaultMaxFacts = 16384
+	// DefaultFactRetention is how long an applied fact id is kept to drop replays.
+	DefaultFactRetention = 24 * time.Hour
+)
+
+// Options configure a Registry. The zero value is usable.
+type Options struct {
+	// Topic is the registry topic. Default agent.registry.
+	Topic string
+	// Verifier, when set, makes a quarantine fact fold only when it is
+	// signed by an operator key valid at the record's time. Without it the
+	// topic's ACLs are the gate. Cards are folded either way.
+	Verifier runtime.Verifier
+	// Clock decides card freshness. Default the system clock.
+	Clock runtime.Clock
+	// MaxCards bounds the cards kept. Default DefaultMaxCards.
+	MaxCards int
+	// MaxFacts bounds the applied fact ids kept. Default DefaultMaxFacts.
+	MaxFacts int
+	// FactRetention bounds how long a fact id is kept. Default DefaultFactRetention.
+	FactRetention time.Duration
+	// Partitions is the partition count the topic is created with when
+	// missing. Default 1.
+	Partitions uint32
+}
+
+// Entry is the latest card of one agent.
+type Entry struct {
+	Agent string
+	Card  *wire.AgentCard
+	// ObservedAt is the broker time of the card's record.
+	ObservedAt time.Time
+}
+
+// Fresh reports whether the card is within its ttl at now; a card without a
+// ttl never goes stale.
+func (e *Entry) Fresh(now time.Time) bool {
+	if e.Card.TTLMicros == nil {
+		return true
+	}
+	return !e.ObservedAt.Add(time.Duration(*e.Card.TTLMicros) * time.Microsecond).Before(now)
+}
+
+// Capability returns the card's descriptor for skill, or nil.
+func (e *Entry) Capability(skill string) *wire.CapabilityDescriptor {
+	for i := range e.Card.Capabilities {
+		if e.Card.Capabilities[i].SkillID == skill {
+			return &e.Card.Capabilities[i]
+		}
+	}
+	return nil
+}
+
+// Registry is the folded state of the registry topic. Refresh reads what
+// was appended since the last refresh; the other methods read the fold. It
+// is safe for concurrent use.
+type Registry struct {
+	t    runtime.Transport
+	opts Options
+
+	refreshMu  sync.Mutex // one fold at a time
+	mu         sync.Mutex
+	next       map[uint32]uint64
+	cards      map[string]*Entry
+	quarantine map[string]bool
+	facts      map[string]time.Time // applied fact record id → record time
+	factOrder  []string
+}
+
+// New returns an empty registry over t; call Refresh to fold the topic.
+func New(t runtime.Transport, opts Options) *Registry {
+	if opts.Topic == "" {
+		opts.Topic = runtime.TopicRegistry
+	}
+	if opts.Clock == nil {
+		opts.Clock = runtime.SystemClock{}
+	}
+	if opts.MaxCards <= 0 {
+		opts.MaxCards = DefaultMaxCards
+	}
+	if opts.MaxFacts <= 0 {
+		opts.MaxFacts = DefaultMaxFacts
+	}
+	if opts.FactRetention <= 0 {
+		opts.FactRetention = DefaultFactRetention
+	}
+	if opts.Partitions == 0 {
+		opts.Partitions = 1
+	}
+	return &Registry{
+		t: t, opts: opts,
+		next:       map[uint32]uint64{},
+		cards:      map[string]*Entry{},
+		quarantine: map[string]bool{},
+		facts:      map[string]time.Time{},
+	}
+}
+
+// Topic returns the registry topic.
+func (r *Registry) Topic() string { return r.opts.Topic }
+
+// Refresh folds the records appended since the previous refresh, then
+// evicts cards past their ttl. Records of all partitions are applied in
+// broker-time order (ties by partition, offset).
+func (r *Registry) Refresh(ctx context.Context) error {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	if err := r.t.EnsureTopics(ctx, r.opts.Partitions, r.opts.Topic); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	var batch []*runtime.Message
+	next, err := conversation.ScanTopic(ctx, r.t, r.opts.Topic, r.next, func(rec *runtime.Incoming) {
+		if m, err := runtime.DecodeRecord(r.opts.Topic, rec, 0); err == nil && m.Envelope != nil {
+			batch = append(batch, m)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	r.next = next
+	sort.SliceStable(batch, func(i, j int) bool {
+		a, b := batch[i], batch[j]
+		if a.Timestamp != b.Timestamp {
+			return a.Timestamp < b.Timestamp
+		}
+		if a.Position.Partition != b.Position.Partition {
+			return a.Position.Partition < b.Position.Partition
+		}
+		return a.Position.Offset < b.Position.Offset
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range batch {
+		r.apply(m)
+	}
+	now := r.opts.Clock.Now()
+	for id, e := range r.cards {
+		if !e.Fresh(now) {
+			delete(r.cards, id)
+		}
+	}
+	r.expireFacts(now)
+	return nil
+}
+
+// apply folds one record; the caller holds r.mu.
+func (r *Registry) apply(m *runtime.Message) {
+	env := m.Envelope
+	if env.Kind != wire.KindStatus || env.Operation == nil {
+		return
+	}
+	at := time.UnixMicro(int64(m.Timestamp))
+	switch *env.Operation {
+	case wire.OperationCard:
+		card, err := wire.DecodeAgentCard(env.Body)
+		if err != nil || card.Validate() != nil {
+			return
+		}
+		agent := string(env.Source)
+		if old, ok := r.cards[agent]; ok && old.ObservedAt.After(at) {
+			return
+		}
+		r.cards[agent] = &Entry{Agent: agent, Card: card, ObservedAt: at}
+		r.boundCards()
+	case wire.OperationQuarantine, wire.OperationUnquarantine:
+		if r.opts.Verifier != nil {
+			v, err := m.Verify(r.opts.Verifier)
+			if err != nil || v.Kind != sign.KindOperator {
+				return
+			}
+		}
+		if env.Record != nil {
+			id := env.Record.String()
+			if _, seen := r.facts[id]; seen {
+				return // a verbatim replay of an applied fact
+			}
+			r.facts[id] = at
+			r.factOrder = append(r.factOrder, id)
+			for len(r.factOrder) > r.opts.MaxFacts {
+				delete(r.facts, r.factOrder[0])
+				r.factOrder = r.factOrder[1:]
+			}
+		}
+		agent := string(env.Body)
+		if *env.Operation == wire.OperationQuarantine {
+			r.quarantine[agent] = true
+		} else {
+			delete(r.quarantine, agent)
+		}
+	}
+}
+
+// boundCards evicts the oldest observed cards past MaxCards.
+func (r *Registry) boundCards() {
+	for len(r.cards) > r.opts.MaxCards {
+		var oldest *Entry
+		for _, e := range r.cards {
+			if oldest == nil || e.ObservedAt.Before(oldest.ObservedAt) || (e.ObservedAt.Equal(oldest.ObservedAt) && e.Agent < oldest.Agent) {
+				oldest = e
+			}
+		}
+		delete(r.cards, oldest.Agent)
+	}
+}
+
+func (r *Registry) expireFacts(now time.Time) {
+	for len(r.factOrder) > 0 {
+		id := r.factOrder[0]
+		if now.Sub(r.facts[id]) <= r.opts.FactRetention {
+			return
+		}
+		delete(r.facts, id)
+		r.factOrder = r.factOrder[1:]
+	}
+}
+
+// Cards returns the folded cards sorted by agent id.
+func (r *Registry) Cards() []Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Entry, 0, len(r.cards))
+	for _, e := range r.cards {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}
+
+// Card returns agent's latest card.
+func (r *Registry) Card(agent string) (Entry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.cards[agent]
+	if !ok {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+// Quarantined reports whether agent is in the quarantine set.
+func (r *Registry) Quarantined(agent string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quarantine[agent]
+}
+
+// Candidates returns the agents that can serve skill now, sorted by agent
+// id: a fresh card advertising the skill with a health other than
+// unavailable, and not quarantined.
+func (r *Registry) Candidates(skill string) []Entry {
+	now := r.opts.Clock.Now()
+	var out []Entry
+	for _, e := range r.Cards() {
+		c := e.Capability(skill)
+		if c == nil || !e.Fresh(now) || r.Quarantined(e.Agent) {
+			continue
+		}
+		if c.Health != nil && *c.Health == wire.HealthUnavailable {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// ErrNoCapableAgent reports a capability route that matched no agent.
+var ErrNoCapableAgent = errors.New("registry: no capable agent")
+
+// PublishCard publishes agent's card on topic (default agent.registry) as
+// a status/card envelope, creating the topic when missing. key, when set,
+// signs it. Agents can publish their own as they start (see
+// runtime.WithCardPublished).
+func PublishCard(ctx context.Context, c *runtime.Client, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
+	if err := c.PublishCard(ctx, topic, agent, card, key); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return nil
+}
+
+// Quarantine publishes a fact putting agent in the quarantine set, from
+// operator (an agent id); key signs it, which a registry with a verifier
+// requires (an operator key).
+func Quarantine(ctx context.Context, c *runtime.Client, topic, operator, agent string, key *sign.Key) error {
+	return publishFact(ctx, c, topic, operator, wire.OperationQuarantine, agent, key)
+}
+
+// Unquarantine publishes a fact taking agent out of the quarantine set.
+func Unquarantine(ctx context.Context, c *runtime.Client, topic, operator, agent string, key *sign.Key) error {
+	return publishFact(ctx, c, topic, operator, wire.OperationUnquarantine, agent, key)
+}
+
+func publishFact(ctx context.Context, c *runtime.Client, topic, operator, op, agent string, key *sign.Key) error {
+	if err := c.PublishStatus(ctx, topic, operator, op, []byte(agent), key); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,426 @@
+// Package registrytest runs the rules of the agent card registry and of
+// routing by capability (package registry) over a transport, so they hold
+// on the embedded log, Iggy over the in-process test server, and a real Iggy
+// server.
+package registrytest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/registry"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// Run runs every scenario, each on a fresh transport from newTransport and
+// with a registry topic of its own.
+func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+	t.Helper()
+	RunScenarios(t, newTransport, NewWorldOf, []Scenario[*World]{
+		{"FoldsTheLatestCardPerAgent", scenarioLatestCard},
+		{"RefreshResumesWhereTheLastOneEnded", scenarioIncremental},
+		{"EvictsCardsPastTheirTTL", scenarioTTL},
+		{"KeepsAtMostMaxCardsEvictingTheOldest", scenarioBound},
+		{"QuarantineAndUnquarantineToggleTheSet", scenarioQuarantine},
+		{"ReplayedQuarantineFactIsDropped", scenarioReplay},
+		{"FactIDsAreKeptWithinCountAndRetention", scenarioFactBounds},
+		{"UnderAVerifierOnlyOperatorSignedFactsFold", scenarioOperatorSigned},
+		{"RoutesAroundUnavailableAndQuarantinedAgents", scenarioRouteAround},
+		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", scenarioPolicies},
+		{"NoCandidateIsADistinctError", scenarioNoCandidate},
+		{"ToAndBroadcastNeedNoCard", scenarioDirect},
+		{"AgentPublishesItsCardOnStart", scenarioCardOnStart},
+	})
+}
+
+// Scenario is one named rule of a suite, run on a world of type W.
+type Scenario[W any] struct {
+	Name string
+	Fn   func(W)
+}
+
+// RunScenarios runs each scenario as a subtest on a fresh transport from
+// newTransport, with the world newWorld builds around the base World.
+func RunScenarios[W any](t *testing.T, newTransport func(t *testing.T) runtime.Transport, newWorld func(*World) W, scenarios []Scenario[W]) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) { sc.Fn(newWorld(NewWorld(t, newTransport(t)))) })
+	}
+}
+
+// NewWorldOf returns w itself: the registry suite's world is the base one.
+func NewWorldOf(w *World) *World { return w }
+
+// World is one scenario's transport, client and registry topic; other
+// coordination suites reuse it.
+type World struct {
+	T      *testing.T
+	Tr     runtime.Transport
+	Client *runtime.Client
+	Ctx    context.Context
+	Topic  string
+}
+
+// NewWorld returns a world with a fresh registry topic name.
+func NewWorld(t *testing.T, tr runtime.Transport) *World {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	client := runtime.NewClient(tr, runtime.ClientOptions{})
+	t.Cleanup(func() { _ = client.Close() })
+	return &World{T: t, Tr: tr, Client: client, Ctx: ctx, Topic: Name("registry")}
+}
+
+// Name returns what with a random suffix, so scenarios on a shared real
+// server never see each other's records.
+func Name(what string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return what + "-" + hex.EncodeToString(b[:])
+}
+
+// Registry returns a registry over the world's topic.
+func (w *World) Registry(opts registry.Options) *registry.Registry {
+	opts.Topic = w.Topic
+	return registry.New(w.Tr, opts)
+}
+
+// Publish publishes agent's card with one capability per skill.
+func (w *World) Publish(agent string, caps ...wire.CapabilityDescriptor) {
+	w.T.Helper()
+	w.PublishCard(agent, &wire.AgentCard{Name: agent, Version: "1", Capabilities: caps})
+}
+
+// PublishCard publishes a card.
+func (w *World) PublishCard(agent string, card *wire.AgentCard) {
+	w.T.Helper()
+	if err := registry.PublishCard(w.Ctx, w.Client, w.Topic, agent, card, nil); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+// Refresh refreshes r, failing the test on error.
+func (w *World) Refresh(r *registry.Registry) {
+	w.T.Helper()
+	if err := r.Refresh(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+// Skill returns a healthy capability descriptor.
+func Skill(id string) wire.CapabilityDescriptor {
+	h := wire.HealthHealthy
+	return wire.CapabilityDescriptor{SkillID: id, Health: &h}
+}
+
+func agents(es []registry.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Agent
+	}
+	return out
+}
+
+func (w *World) resolve(r *registry.Registry, route registry.Route) []string {
+	w.T.Helper()
+	got, err := r.Resolve(route)
+	if err != nil {
+		w.T.Fatalf("resolve %s: %v", route, err)
+	}
+	return got
+}
+
+func scenarioLatestCard(w *World) {
+	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
+	w.PublishCard("reviewer-b", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
+	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "2", Capabilities: []wire.CapabilityDescriptor{Skill("edit")}})
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	if got := agents(r.Cards()); !slices.Equal(got, []string{"reviewer-a", "reviewer-b"}) {
+		w.T.Fatalf("cards of %v, want reviewer-a and reviewer-b", got)
+	}
+	e, _ := r.Card("reviewer-a")
+	if e.Card.Version != "2" {
+		w.T.Fatalf("reviewer-a's card is version %q, want the latest, 2", e.Card.Version)
+	}
+	if got := agents(r.Candidates("review")); !slices.Equal(got, []string{"reviewer-b"}) {
+		w.T.Fatalf("review candidates %v, want only reviewer-b (reviewer-a's latest card dropped the skill)", got)
+	}
+}
+
+func scenarioIncremental(w *World) {
+	r := w.Registry(registry.Options{})
+	w.Publish("one", Skill("s"))
+	w.Refresh(r)
+	w.Publish("two", Skill("s"))
+	w.Refresh(r)
+	if got := agents(r.Cards()); !slices.Equal(got, []string{"one", "two"}) {
+		w.T.Fatalf("after two refreshes the cards are %v, want one and two", got)
+	}
+	w.Refresh(r)
+	if n := len(r.Cards()); n != 2 {
+		w.T.Fatalf("a refresh with nothing new changed the fold to %d cards", n)
+	}
+}
+
+func scenarioTTL(w *World) {
+	clock := runtime.NewManualClock(time.Now())
+	r := w.Registry(registry.Options{Clock: clock})
+	ttl := uint64(time.Minute / time.Microsecond)
+	w.PublishCard("short", &wire.AgentCard{Capabilities: []wire.CapabilityDescriptor{Skill("s")}, TTLMicros: &ttl})
+	w.Publish("forever", Skill("s"))
+	w.Refresh(r)
+	if got := agents(r.Candidates("s")); !slices.Equal(got, []string{"forever", "short"}) {
+		w.T.Fatalf("fresh candidates %v, want forever and short", got)
+	}
+	clock.Advance(2 * time.Minute)
+	if got := agents(r.Candidates("s")); !slices.Equal(got, []string{"forever"}) {
+		w.T.Fatalf("past the ttl the candidates are %v, want only forever", got)
+	}
+	w.Refresh(r)
+	if _, ok := r.Card("short"); ok {
+		w.T.Fatal("a refresh kept a card past its ttl")
+	}
+}
+
+func scenarioBound(w *World) {
+	r := w.Registry(registry.Options{MaxCards: 2})
+	w.Publish("a", Skill("s"))
+	w.Publish("b", Skill("s"))
+	w.Publish("c", Skill("s"))
+	w.Refresh(r)
+	if got := agents(r.Cards()); !slices.Equal(got, []string{"b", "c"}) {
+		w.T.Fatalf("with MaxCards 2 the cards are %v, want b and c (a, the oldest, evicted)", got)
+	}
+}
+
+func (w *World) quarantine(op, agent string, key *sign.Key) {
+	w.T.Helper()
+	if err := registry.Quarantine(w.Ctx, w.Client, w.Topic, op, agent, key); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+func (w *World) unquarantine(op, agent string, key *sign.Key) {
+	w.T.Helper()
+	if err := registry.Unquarantine(w.Ctx, w.Client, w.Topic, op, agent, key); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+func scenarioQuarantine(w *World) {
+	r := w.Registry(registry.Options{})
+	w.Publish("a", Skill("s"))
+	w.quarantine("ops", "a", nil)
+	w.Refresh(r)
+	if !r.Quarantined("a") {
+		w.T.Fatal("a quarantine fact did not quarantine the agent")
+	}
+	w.unquarantine("ops", "a", nil)
+	w.Refresh(r)
+	if r.Quarantined("a") {
+		w.T.Fatal("an unquarantine fact did not release the agent")
+	}
+}
+
+func scenarioReplay(w *World) {
+	r := w.Registry(registry.Options{})
+	w.quarantine("ops", "a", nil)
+	w.unquarantine("ops", "a", nil)
+	w.Refresh(r)
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r)
+	if r.Quarantined("a") {
+		w.T.Fatal("a verbatim replay of an applied quarantine fact quarantined the agent again")
+	}
+}
+
+// replay republishes the first fact with operation op byte for byte, as
+// anyone able to write the topic could.
+func (w *World) replay(op string) {
+	w.T.Helper()
+	parts, err := w.Tr.Partitions(w.Ctx, w.Topic)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	for p := uint32(0); p < parts; p++ {
+		recs, err := w.Tr.ReadRange(w.Ctx, w.Topic, p, 0, 10)
+		if err != nil {
+			w.T.Fatal(err)
+		}
+		for i := range recs {
+			if m, err := runtime.DecodeRecord(w.Topic, &recs[i], 0); err == nil && m.Operation() == op {
+				if _, err := w.Tr.Publish(w.Ctx, w.Topic, runtime.Outgoing{Headers: recs[i].Headers, Payload: recs[i].Payload}); err != nil {
+					w.T.Fatal(err)
+				}
+				return
+			}
+		}
+	}
+	w.T.Fatalf("no %s fact on the topic", op)
+}
+
+func scenarioFactBounds(w *World) {
+	// Only the newest fact id is kept, so replaying an older one applies.
+	r := w.Registry(registry.Options{MaxFacts: 1})
+	w.quarantine("ops", "a", nil)
+	w.unquarantine("ops", "a", nil)
+	w.Refresh(r)
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r)
+	if !r.Quarantined("a") {
+		w.T.Fatal("with MaxFacts 1 the evicted fact id still dropped its replay")
+	}
+	// Fact ids older than the retention are forgotten at a refresh.
+	clock := runtime.NewManualClock(time.Now())
+	r2 := w.Registry(registry.Options{Clock: clock})
+	w.Refresh(r2)
+	clock.Advance(registry.DefaultFactRetention + time.Hour)
+	w.Refresh(r2)
+	w.unquarantine("ops", "a", nil)
+	w.replay(wire.OperationUnquarantine)
+	w.Refresh(r2)
+	if r2.Quarantined("a") {
+		w.T.Fatal("the last fact should leave a released")
+	}
+	w.replay(wire.OperationQuarantine)
+	w.Refresh(r2)
+	if !r2.Quarantined("a") {
+		w.T.Fatal("a fact id past the 24 h retention still dropped its replay")
+	}
+}
+
+// SeededKey returns a deterministic test key whose seed starts with b.
+func SeededKey(b byte) *sign.Key {
+	var seed [32]byte
+	seed[0] = b
+	return sign.NewKey(seed)
+}
+
+func scenarioOperatorSigned(w *World) {
+	operator, agentKey := SeededKey(1), SeededKey(2)
+	keys := sign.NewRegistry()
+	if err := keys.EnrollOperator("ops", operator.Public()); err != nil {
+		w.T.Fatal(err)
+	}
+	if err := keys.Enroll("mallory", agentKey.Public()); err != nil {
+		w.T.Fatal(err)
+	}
+	r := w.Registry(registry.Options{Verifier: keys})
+	w.quarantine("ops", "unsigned", nil)
+	w.quarantine("mallory", "agent-signed", agentKey)
+	w.quarantine("ops", "operator-signed", operator)
+	w.Refresh(r)
+	if r.Quarantined("unsigned") || r.Quarantined("agent-signed") {
+		w.T.Fatal("under a verifier an unsigned or agent-signed quarantine fact folded")
+	}
+	if !r.Quarantined("operator-signed") {
+		w.T.Fatal("under a verifier an operator-signed quarantine fact did not fold")
+	}
+}
+
+func scenarioRouteAround(w *World) {
+	down := wire.HealthUnavailable
+	w.Publish("healthy", Skill("review"))
+	w.Publish("down", wire.CapabilityDescriptor{SkillID: "review", Health: &down})
+	w.Publish("bad", Skill("review"))
+	w.quarantine("ops", "bad", nil)
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	if got := w.resolve(r, registry.AllCapable("review")); !slices.Equal(got, []string{"healthy"}) {
+		w.T.Fatalf("all capable of review resolved to %v, want only healthy", got)
+	}
+	if got := w.resolve(r, registry.ToCapable("review", registry.Sticky("bad"))); !slices.Equal(got, []string{"healthy"}) {
+		w.T.Fatalf("sticky to a quarantined agent resolved to %v, want healthy", got)
+	}
+}
+
+func scenarioPolicies(w *World) {
+	u8 := func(v uint8) *uint8 { return &v }
+	u16 := func(v uint16) *uint16 { return &v }
+	w.Publish("a-plain", Skill("s"))
+	w.Publish("b-cheap", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(1), LatencyClass: u8(9), Load: u16(900)})
+	w.Publish("c-fast", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(5), LatencyClass: u8(1), Load: u16(500)})
+	w.Publish("d-idle", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(9), LatencyClass: u8(5), Load: u16(10)})
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	byName := func(want string) registry.Scorer {
+		return func(e *registry.Entry, _ *wire.CapabilityDescriptor) float64 {
+			if e.Agent == want {
+				return 1
+			}
+			return 0
+		}
+	}
+	for _, c := range []struct {
+		policy registry.Policy
+		want   string
+	}{
+		{registry.Any, "a-plain"},
+		{registry.Cheapest, "b-cheap"},
+		{registry.Fastest, "c-fast"},
+		{registry.LeastLoaded, "d-idle"},
+		{registry.Sticky("c-fast"), "c-fast"},
+		{registry.Sticky("gone"), "a-plain"},
+		{registry.Custom(byName("d-idle")), "d-idle"},
+	} {
+		if got := w.resolve(r, registry.ToCapable("s", c.policy)); !slices.Equal(got, []string{c.want}) {
+			w.T.Errorf("policy picked %v, want %s", got, c.want)
+		}
+	}
+}
+
+func scenarioNoCandidate(w *World) {
+	w.Publish("a", Skill("other"))
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	for _, route := range []registry.Route{registry.ToCapable("s", registry.Any), registry.AllCapable("s")} {
+		if _, err := r.Resolve(route); !errors.Is(err, registry.ErrNoCapableAgent) {
+			w.T.Fatalf("%s with no candidate: %v, want ErrNoCapableAgent", route, err)
+		}
+	}
+}
+
+func scenarioDirect(w *World) {
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	if got := w.resolve(r, registry.To("x")); !slices.Equal(got, []string{"x"}) {
+		w.T.Fatalf("To(x) resolved to %v", got)
+	}
+	if got := w.resolve(r, registry.Broadcast()); len(got) != 0 {
+		w.T.Fatalf("broadcast resolved to %v, want no target", got)
+	}
+}
+
+func scenarioCardOnStart(w *World) {
+	inbox := Name("inbox")
+	if err := w.Tr.EnsureTopics(w.Ctx, 1, inbox); err != nil {
+		w.T.Fatal(err)
+	}
+	card := &wire.AgentCard{Name: "starter", Capabilities: []wire.CapabilityDescriptor{Skill("s")}}
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "starter", Listen: inbox, Card: card,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished(w.Topic))
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+	defer h.Shutdown(w.Ctx)
+	r := w.Registry(registry.Options{})
+	w.Refresh(r)
+	if got := w.resolve(r, registry.ToCapable("s", registry.Any)); !slices.Equal(got, []string{"starter"}) {
+		w.T.Fatalf("after Ready the registry routes s to %v, want the started agent", got)
+	}
+	if _, err := w.Client.NewAgent(runtime.AgentConfig{ID: "cardless", Listen: inbox,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished("")); !errors.Is(err, runtime.ErrConfig) {
+		w.T.Fatalf("publishing a missing card: %v, want ErrConfig", err)
+	}
+}

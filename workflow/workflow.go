@@ -1,0 +1,465 @@
+// Package workflow runs multi-step workflows over agents: steps with
+// dependencies, each dispatched to one agent or to every capable agent, a
+// journal on agent.workflow_journal so a restarted run skips the steps it
+// already completed, budgets, output verification, and compensations run
+// in reverse when a step fails.
+//
+// Unlike the reference runtime, which runs steps strictly one after
+// another, independent steps run concurrently: a step starts as soon as
+// every step it depends on has completed.
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/fanout"
+	"github.com/lasergo/laser/registry"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// Spec numbers.
+const (
+	// MinWallClock is the least wall-clock budget a step needs to start.
+	MinWallClock = 100 * time.Millisecond
+	// MaxStepWait bounds one dispatch (and one compensation).
+	MaxStepWait = 30 * time.Second
+	// OperationStepCompleted is the journal record's operation.
+	OperationStepCompleted = "workflow.step_completed"
+)
+
+// ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
+// duplicate step, a broadcast step.
+var ErrInvalid = errors.New("workflow: invalid")
+
+// ErrStepFailed reports a step whose dispatch failed, completed nothing or
+// failed verification.
+var ErrStepFailed = errors.New("workflow: step failed")
+
+// BudgetExceeded reports a breached budget.
+type BudgetExceeded struct {
+	Ceiling string // "tokens", "wall clock" or "invocations"
+	Limit   uint64
+	Spent   uint64
+}
+
+func (e *BudgetExceeded) Error() string {
+	return fmt.Sprintf("workflow: %s budget exceeded: spent %d of %d", e.Ceiling, e.Spent, e.Limit)
+}
+
+// Budget caps a run; zero fields are unlimited.
+type Budget struct {
+	Tokens      uint64
+	WallClock   time.Duration
+	Invocations uint64
+}
+
+// Step is one unit of work.
+type Step struct {
+	Label string
+	// After lists the labels of the steps this one needs.
+	After []string
+	// Route is where the step goes: To one agent, ToCapable (the policy's
+	// pick) or AllCapable (every capable agent; their replies are joined by
+	// newlines). Broadcast is refused.
+	Route registry.Route
+	// Input builds the payload from the outputs of completed steps; nil
+	// sends the outputs of After joined by newlines, or the label for a
+	// step without dependencies (a command body cannot be empty).
+	Input func(outputs map[string][]byte) []byte
+	// Verify checks the output; false fails the step.
+	Verify func(output []byte) bool
+	// Compensate, when set, is the payload sent to the step's route to undo
+	// it when a later step fails.
+	Compensate func(output []byte) []byte
+}
+
+// Workflow is a set of steps run under one orchestrator id.
+type Workflow struct {
+	// Name is the orchestrator's agent id; commands come from it.
+	Name  string
+	Steps []Step
+	// RunID names the run: a run with the RunID of an earlier one resumes
+	// it, skipping the steps its journal records as completed. Zero mints
+	// one.
+	RunID  wire.ID
+	Budget Budget
+	// Inbox is the topic the agents listen on. Default agent.commands.
+	Inbox string
+	// Journal is the journal topic. Default agent.workflow_journal.
+	Journal string
+	// ReplyTopic is where replies come. Default agent.responses.
+	ReplyTopic string
+	// Registry resolves capability routes; required when a step uses one.
+	Registry *registry.Registry
+}
+
+// Outcome is a completed run.
+type Outcome struct {
+	RunID   wire.ID
+	Outputs map[string][]byte
+	// Skipped lists the steps the journal recorded as completed before this run.
+	Skipped []string
+}
+
+// Order returns the steps' labels in topological order, ties in authored
+// order; a cycle or an unknown dependency is ErrInvalid.
+func Order(steps []Step) ([]string, error) {
+	index := map[string]int{}
+	for i, s := range steps {
+		if s.Label == "" {
+			return nil, fmt.Errorf("%w: step %d has no label", ErrInvalid, i)
+		}
+		if _, dup := index[s.Label]; dup {
+			return nil, fmt.Errorf("%w: step %q is defined twice", ErrInvalid, s.Label)
+		}
+		index[s.Label] = i
+	}
+	indeg := make([]int, len(steps))
+	next := make([][]int, len(steps))
+	for i, s := range steps {
+		for _, d := range s.After {
+			j, ok := index[d]
+			if !ok {
+				return nil, fmt.Errorf("%w: step %q depends on unknown step %q", ErrInvalid, s.Label, d)
+			}
+			indeg[i]++
+			next[j] = append(next[j], i)
+		}
+	}
+	var order []string
+	var ready []int
+	for i := range steps {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		sort.Ints(ready)
+		i := ready[0]
+		ready = ready[1:]
+		order = append(order, steps[i].Label)
+		for _, j := range next[i] {
+			if indeg[j]--; indeg[j] == 0 {
+				ready = append(ready, j)
+			}
+		}
+	}
+	if len(order) != len(steps) {
+		return nil, fmt.Errorf("%w: the steps' dependencies form a cycle", ErrInvalid)
+	}
+	return order, nil
+}
+
+// journalEntry is the CBOR body of a step-completed record.
+type journalEntry struct {
+	Label  string `cbor:"label"`
+	Output []byte `cbor:"output"`
+}
+
+// run is one execution's state.
+type run struct {
+	w       *Workflow
+	c       *runtime.Client
+	start   time.Time
+	mu      sync.Mutex
+	outputs map[string][]byte
+	done    []string // completed this run, in completion order
+	tokens  uint64
+	calls   uint64
+}
+
+// Run runs the workflow: it replays the journal, then dispatches every
+// step not yet completed once its dependencies are, independent steps
+// concurrently. A failure stops new steps, waits for the running ones, and
+// sends the compensations of the steps completed in this run in reverse
+// order (best effort, errors ignored).
+func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error) {
+	if _, err := Order(w.Steps); err != nil {
+		return nil, err
+	}
+	if _, err := wire.ParseAgentID(w.Name); err != nil {
+		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
+	}
+	for _, s := range w.Steps {
+		if s.Route.IsBroadcast() {
+			return nil, fmt.Errorf("%w: step %q is a broadcast", ErrInvalid, s.Label)
+		}
+	}
+	if w.RunID == (wire.ID{}) {
+		w.RunID = c.IDs().NewID()
+	}
+	w.Inbox = or(w.Inbox, runtime.TopicCommands)
+	w.Journal = or(w.Journal, runtime.TopicWorkflowJournal)
+	w.ReplyTopic = or(w.ReplyTopic, runtime.TopicResponses)
+	r := &run{w: w, c: c, start: c.Clock().Now(), outputs: map[string][]byte{}}
+	if err := r.replay(ctx); err != nil {
+		return nil, err
+	}
+	out := &Outcome{RunID: w.RunID}
+	for _, s := range w.Steps {
+		if _, ok := r.outputs[s.Label]; ok {
+			out.Skipped = append(out.Skipped, s.Label)
+		}
+	}
+	if err := r.schedule(ctx); err != nil {
+		r.compensate(ctx)
+		return nil, err
+	}
+	out.Outputs = r.outputs
+	return out, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// replay reads the journal for the run's conversation.
+func (r *run) replay(ctx context.Context) error {
+	t := r.c.Transport()
+	topic := r.w.Journal
+	if err := t.EnsureTopics(ctx, 1, topic); err != nil {
+		return fmt.Errorf("workflow: journal: %w", err)
+	}
+	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+		m, err := runtime.DecodeRecord(topic, rec, 0)
+		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.w.RunID || m.Operation() != OperationStepCompleted {
+			return
+		}
+		var e journalEntry
+		if cbor.Unmarshal(m.Envelope.Body, &e) == nil {
+			r.outputs[e.Label] = e.Output
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("workflow: journal: %w", err)
+	}
+	return nil
+}
+
+type stepResult struct {
+	label string
+	err   error
+}
+
+// schedule dispatches ready steps until all completed or one failed.
+func (r *run) schedule(ctx context.Context) error {
+	steps := map[string]*Step{}
+	for i := range r.w.Steps {
+		steps[r.w.Steps[i].Label] = &r.w.Steps[i]
+	}
+	started := map[string]bool{}
+	for l := range r.outputs {
+		started[l] = true
+	}
+	results := make(chan stepResult)
+	running := 0
+	var firstErr error
+	for {
+		if firstErr == nil {
+			for _, s := range r.w.Steps {
+				if started[s.Label] || !r.ready(&s) {
+					continue
+				}
+				if err := r.admit(); err != nil {
+					firstErr = err
+					break
+				}
+				started[s.Label] = true
+				running++
+				input := r.input(steps[s.Label])
+				go func(s *Step) {
+					results <- stepResult{label: s.Label, err: r.dispatch(ctx, s, input)}
+				}(steps[s.Label])
+			}
+		}
+		if running == 0 {
+			if firstErr == nil && len(r.outputs) < len(r.w.Steps) {
+				firstErr = fmt.Errorf("%w: nothing left to run", ErrInvalid)
+			}
+			return firstErr
+		}
+		res := <-results
+		running--
+		if res.err != nil && firstErr == nil {
+			firstErr = res.err
+		}
+	}
+}
+
+func (r *run) ready(s *Step) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range s.After {
+		if _, ok := r.outputs[d]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// admit counts an invocation and checks the budget before a dispatch.
+func (r *run) admit() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.w.Budget
+	if b.WallClock > 0 {
+		if left := b.WallClock - r.c.Clock().Now().Sub(r.start); left < MinWallClock {
+			return &BudgetExceeded{Ceiling: "wall clock", Limit: uint64(b.WallClock.Milliseconds()), Spent: uint64(r.c.Clock().Now().Sub(r.start).Milliseconds())}
+		}
+	}
+	r.calls++
+	if b.Invocations > 0 && r.calls > b.Invocations {
+		return &BudgetExceeded{Ceiling: "invocations", Limit: b.Invocations, Spent: r.calls}
+	}
+	return r.checkTokens()
+}
+
+func (r *run) checkTokens() error {
+	if b := r.w.Budget; b.Tokens > 0 && r.tokens > b.Tokens {
+		return &BudgetExceeded{Ceiling: "tokens", Limit: b.Tokens, Spent: r.tokens}
+	}
+	return nil
+}
+
+func (r *run) input(s *Step) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.Input != nil {
+		return s.Input(r.outputs)
+	}
+	if len(s.After) == 0 {
+		return []byte(s.Label)
+	}
+	var b []byte
+	for i, d := range s.After {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, r.outputs[d]...)
+	}
+	return b
+}
+
+// wait is how long one dispatch may take: the remaining wall-clock budget,
+// at most MaxStepWait.
+func (r *run) wait() time.Duration {
+	d := MaxStepWait
+	if b := r.w.Budget.WallClock; b > 0 {
+		d = min(d, b-r.c.Clock().Now().Sub(r.start))
+	}
+	return d
+}
+
+// dispatch runs one step and journals its output.
+func (r *run) dispatch(ctx context.Context, s *Step, input []byte) error {
+	output, tokens, err := r.send(ctx, s.Route, input)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStepFailed, s.Label, err)
+	}
+	r.mu.Lock()
+	r.tokens += tokens
+	r.mu.Unlock()
+	if s.Verify != nil && !s.Verify(output) {
+		return fmt.Errorf("%w: %s failed verification", ErrStepFailed, s.Label)
+	}
+	if err := r.journal(ctx, s.Label, output); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outputs[s.Label] = output
+	r.done = append(r.done, s.Label)
+	return r.checkTokens()
+}
+
+// send delivers payload along route and returns the output and tokens spent.
+func (r *run) send(ctx context.Context, route registry.Route, payload []byte) ([]byte, uint64, error) {
+	var targets []string
+	if r.w.Registry != nil {
+		if err := r.w.Registry.Refresh(ctx); err != nil {
+			return nil, 0, err
+		}
+		var err error
+		if targets, err = r.w.Registry.Resolve(route); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		var err error
+		if targets, err = registry.New(r.c.Transport(), registry.Options{}).Resolve(route); err != nil {
+			return nil, 0, err
+		}
+	}
+	opts := []runtime.SendOption{runtime.WithReplyTopic(r.w.ReplyTopic), runtime.WithTimeout(r.wait())}
+	if route.IsAll() {
+		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.w.Inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(g.OK) == 0 {
+			return nil, 0, fmt.Errorf("no capable agent completed (%d failed)", len(g.Failures))
+		}
+		sort.Slice(g.OK, func(i, j int) bool { return g.OK[i].Agent < g.OK[j].Agent })
+		var out []byte
+		for i, rep := range g.OK {
+			if i > 0 {
+				out = append(out, '\n')
+			}
+			out = append(out, rep.Message.Body()...)
+		}
+		return out, 0, nil
+	}
+	m, err := r.c.Request(ctx, runtime.Command{Topic: r.w.Inbox, From: r.w.Name, Target: targets[0], Body: payload},
+		append(opts, runtime.WithConversation(r.w.RunID))...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var tokens uint64
+	if m.Envelope != nil && m.Envelope.Usage != nil {
+		tokens = m.Envelope.Usage.InputTokens + m.Envelope.Usage.OutputTokens
+	}
+	return m.Body(), tokens, nil
+}
+
+// journal appends the step-completed record for label.
+func (r *run) journal(ctx context.Context, label string, output []byte) error {
+	body, err := cbor.Marshal(journalEntry{Label: label, Output: output})
+	if err != nil {
+		return fmt.Errorf("workflow: journal %s: %w", label, err)
+	}
+	if _, err := r.c.Emit(ctx, r.w.Journal, r.w.Name, body, runtime.WithConversation(r.w.RunID),
+		runtime.WithOperation(OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+		return fmt.Errorf("workflow: journal %s: %w", label, err)
+	}
+	return nil
+}
+
+// compensate undoes the steps completed in this run, latest first.
+func (r *run) compensate(ctx context.Context) {
+	steps := map[string]*Step{}
+	for i := range r.w.Steps {
+		steps[r.w.Steps[i].Label] = &r.w.Steps[i]
+	}
+	r.mu.Lock()
+	done := append([]string(nil), r.done...)
+	r.mu.Unlock()
+	for i := len(done) - 1; i >= 0; i-- {
+		s := steps[done[i]]
+		if s.Compensate == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxStepWait)
+		_, _, _ = r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]))
+		cancel()
+	}
+}
