@@ -4,6 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 1m
 BENCHTIME ?= 1s
 RELIABILITY_FUZZTIME ?= 20s
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: help
 help: ## list the targets
@@ -14,11 +15,15 @@ test: vet ## vet and run every test with the race detector (the README's test co
 	$(GO) test -race -count=1 $(PKGS)
 
 .PHONY: ci
-ci: checkfmt checkgenerate test ## what .ci/run executes: formatting, generated code up to date, then make test
+ci: checkfmt checkgenerate lint test ## what .ci/run executes: formatting, generated code up to date, lint, then make test
 
 .PHONY: vet
 vet: ## go vet
 	$(GO) vet $(PKGS)
+
+.PHONY: lint
+lint: ## staticcheck (every check it enables by default); CI requires zero findings
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 .PHONY: checkfmt
 checkfmt: ## fail when a file is not gofmt'd

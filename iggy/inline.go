@@ -31,9 +31,9 @@ func (t *Transport) inlineOK(l *link) bool {
 // be half read); so this path serves only connections whose calls all come
 // from one owner, a subscription's, where a cancelled call means the owner is
 // stopping.
-func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon.Client) error) (err error, class errClass, abandoned bool) {
+func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon.Client) error) (class errClass, abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return err, classPermanent, false
+		return classPermanent, false, err
 	}
 	// Calls of one link set and clear the socket's deadline one at a time.
 	l.inlineMu.Lock()
@@ -54,17 +54,17 @@ func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon
 	switch {
 	case err == nil:
 		// Done, perhaps just before the cancellation reached the socket.
-		return nil, 0, false
+		return 0, false, nil
 	case cancelled:
-		return ctx.Err(), classPermanent, true
+		return classPermanent, true, ctx.Err()
 	case errors.Is(err, ErrSDKPanic):
-		return err, classPermanent, false
+		return classPermanent, false, err
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout), classTransient, true
+		return classTransient, true, fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout)
 	}
-	return err, classify(err), false
+	return classify(err), false, err
 }
 
 // callRecovered runs fn, turning an SDK panic into an error.

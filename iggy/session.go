@@ -149,9 +149,9 @@ func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.
 	var class errClass
 	var abandoned bool
 	if s.owned && s.tr.inlineOK(l) {
-		err, class, abandoned = s.tr.boundedInline(ctx, l, fn)
+		class, abandoned, err = s.tr.boundedInline(ctx, l, fn)
 	} else {
-		err, class, abandoned = s.tr.bounded(ctx, l, fn)
+		class, abandoned, err = s.tr.bounded(ctx, l, fn)
 	}
 	if err == nil {
 		return nil
@@ -194,9 +194,9 @@ func (s *session) close() {
 // panic. abandoned is true when fn did not return within the call timeout;
 // the call then keeps running aside until the link is closed. A cancelled
 // ctx returns at once without abandoning the link.
-func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Client) error) (err error, class errClass, abandoned bool) {
+func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Client) error) (class errClass, abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return err, classPermanent, false
+		return classPermanent, false, err
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -210,16 +210,16 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Clien
 	select {
 	case err := <-done:
 		if err == nil {
-			return nil, 0, false
+			return 0, false, nil
 		}
 		if errors.Is(err, ErrSDKPanic) {
 			// The SDK decodes after it has read the whole frame, so the
 			// connection is still in step; the answer itself was bad.
-			return err, classPermanent, false
+			return classPermanent, false, err
 		}
-		return err, classify(err), false
+		return classify(err), false, err
 	case <-t.cfg.clock.After(t.cfg.callTimeout):
-		return fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout), classTransient, true
+		return classTransient, true, fmt.Errorf("%w after %v", ErrTimeout, t.cfg.callTimeout)
 	case <-ctx.Done():
 		// Only this caller gives up. The call keeps running on the link; if
 		// it does not finish within the call timeout the link is closed, which
@@ -231,7 +231,7 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Clien
 				l.close()
 			}
 		}()
-		return ctx.Err(), classPermanent, false
+		return classPermanent, false, ctx.Err()
 	}
 }
 
@@ -266,7 +266,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
 	}
 	l := &link{client: b.c, socket: sdkSocket(b.c)}
-	err, class, _ := t.bounded(ctx, l, func(c iggcon.Client) error {
+	class, _, err := t.bounded(ctx, l, func(c iggcon.Client) error {
 		if t.cs.token != "" {
 			_, err := c.LoginWithPersonalAccessToken(t.cs.token)
 			return err

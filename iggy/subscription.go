@@ -119,7 +119,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 func (s *Subscription) rejoin(ctx context.Context, l *link) error {
 	op := "join " + s.topic + "/" + s.group
 	var td *iggcon.TopicDetails
-	err, class, _ := s.t.bounded(ctx, l, func(c iggcon.Client) error {
+	class, _, err := s.t.bounded(ctx, l, func(c iggcon.Client) error {
 		_, err := c.GetConsumerGroup(s.t.stream, s.topicID, s.groupID)
 		if errors.Is(err, ierror.ErrConsumerGroupIdNotFound) {
 			_, err = c.CreateConsumerGroup(s.t.stream, s.topicID, s.group)

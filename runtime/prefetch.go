@@ -57,14 +57,10 @@ func (s *session) startPrefetch(decode bool) *prefetcher {
 	return p
 }
 
-// next waits for the next batch; ok is false once the consumer is
-// stopping (gracefully or not) and no batch is to be handled any more.
-func (p *prefetcher) next() (polled, bool) {
-	return p.nextOrWake(nil, nil)
-}
-
-// nextOrWake is next that also returns early, with an empty batch, when
-// wake or wake2 fires (a lane or a commit failed).
+// nextOrWake waits for the next batch; ok is false once the consumer is
+// stopping (gracefully or not) and no batch is to be handled any more. It
+// returns early, with an empty batch, when wake or wake2 fires (a lane or a
+// commit failed).
 func (p *prefetcher) nextOrWake(wake, wake2 <-chan struct{}) (polled, bool) {
 	s := p.s
 	if s.stopping() || s.workCtx.Err() != nil {

@@ -70,7 +70,7 @@ func outcome(s sdktrace.ReadOnlySpan) string {
 func value(attrs []attribute.KeyValue, key attribute.Key) string {
 	for _, kv := range attrs {
 		if kv.Key == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

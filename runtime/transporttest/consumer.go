@@ -51,7 +51,6 @@ type world struct {
 	group    string
 	handled  chan string
 	parked   chan runtime.DeadLetter
-	convs    []wire.ID
 	nextConv uint64
 }
 
