@@ -8,8 +8,9 @@ import (
 // handling loop does not wait for a commit's round trip between batches.
 // It commits only offsets the loop marked handled (coalesced per partition:
 // the latest one wins), and a final flush, synchronous, stores whatever is
-// left before the member leaves its group. A failed commit stops it and is
-// reported by the next kick or flush, and at once through failed.
+// left before the member leaves its group. A failed commit stops the
+// background goroutine and is reported by the next kick or flush, and at
+// once through failed; the final flush still tries what is left.
 type commitBehind struct {
 	s *session
 
@@ -61,10 +62,12 @@ func (k *commitBehind) flush() error {
 	<-k.done
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.err != nil {
-		return k.err
+	// After a failed round, still try once more to store what was handled:
+	// the consumer stops with the first failure either way, but whatever
+	// this stores is not redelivered.
+	if err := k.commitAll(k.pending); k.err == nil {
+		k.err = err
 	}
-	k.err = k.commitAll(k.pending)
 	return k.err
 }
 
@@ -84,6 +87,14 @@ func (k *commitBehind) run() {
 		err := k.commitAll(round)
 		if err != nil {
 			k.mu.Lock()
+			// What this round did not store goes back to pending (a newer
+			// mark of the same partition wins), for the final flush.
+			for p, off := range round {
+				if _, newer := k.pending[p]; !newer {
+					k.pending[p] = off
+				}
+				delete(round, p)
+			}
 			k.err = err
 			k.mu.Unlock()
 			close(k.failed)

@@ -498,6 +498,11 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 			return 0, ctx.Err()
 		}
 		f := classify(err)
+		if f.retryable && m.streamed.Load() {
+			// Part of the answer is already streamed: a rerun would stream
+			// it again on a new channel that the caller does not read.
+			f.retryable = false
+		}
 		if !f.retryable {
 			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, attempt, f.detail, err)
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/lasergo/laser/wire"
+	"sync/atomic"
 )
 
 // Message is one record delivered to a handler, decoded.
@@ -39,6 +40,9 @@ type Message struct {
 	avCode uint32
 	fence  uint64
 	hctx   Ctx
+	// streamed is set once the handler published part of a streamed
+	// answer, after which a failure is not retried (see Consumer.handle).
+	streamed atomic.Bool
 
 	// parked and parkCause are the capsule and cause when the message was
 	// dead-lettered, for record observers.

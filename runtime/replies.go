@@ -93,10 +93,15 @@ func (h *replyHub) close() {
 }
 
 // tail returns the next offset of every partition; none when the topic's
-// partitions cannot be listed (it does not exist yet), so that everything
-// on it counts as new once it appears.
+// partitions cannot be listed for good (it does not exist yet), so that
+// everything on it counts as new once it appears. A transient failure or a
+// cancelled ctx is returned instead: reading a busy reply topic from its
+// start would hold every request up behind its whole history.
 func (h *replyHub) tail(ctx context.Context) (map[uint32]uint64, error) {
 	n, err := h.c.t.Partitions(ctx, h.topic)
+	if err != nil && (IsTransient(err) || ctx.Err() != nil) {
+		return nil, err
+	}
 	if err != nil {
 		h.c.log.Debug("reply topic not readable yet; reading it from its start once it is", "topic", h.topic, "error", err)
 		return map[uint32]uint64{}, nil

@@ -53,7 +53,13 @@ func (s *session) stopping() bool {
 // stops at once; other failures back off 50 ms doubling to 1 s and stop after
 // ten in a row.
 func (s *session) poll() ([]Incoming, error) {
-	batch, err := s.sub.Poll(s.workCtx, s.c.cfg.PollBatch)
+	// A hard stop does not cancel a poll in flight: on a transport whose
+	// connection holds the group membership (Iggy), cutting a call off
+	// abandons the connection and with it the membership, which must stay
+	// while a handler that ignores its cancellation still runs. Polls do
+	// not wait for data, so the call ends within the transport's own call
+	// timeout; no poll starts after the stop.
+	batch, err := s.sub.Poll(context.WithoutCancel(s.workCtx), s.c.cfg.PollBatch)
 	if err == nil {
 		s.pollErrors = 0
 		return batch, nil
@@ -87,15 +93,20 @@ func (s *session) wait(d time.Duration, wake <-chan struct{}) {
 	}
 }
 
-// commitCtx is what commits run under: the work context while the session
-// runs, and once that is cancelled a context of their own bounded by
-// finalCommitBound, so records handled before a hard stop or an expired
-// grace (or by a handler that finished after it) are still committed.
+// commitCtx is what commits run under. It is not the work context: a hard
+// stop or an expired grace must not cut off a commit in flight (that would
+// lose the commit of records already handled, and on Iggy the connection
+// and the membership with it). Commits may go on for finalCommitBound after
+// the work context ends, so records handled before a hard stop or an
+// expired grace (or by a handler that finished after it) are still
+// committed, and no longer.
 func (s *session) commitCtx() (context.Context, context.CancelFunc) {
-	if s.workCtx.Err() == nil {
-		return s.workCtx, func() {}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(s.workCtx))
+	stop := context.AfterFunc(s.workCtx, func() { time.AfterFunc(finalCommitBound, cancel) })
+	return ctx, func() {
+		stop()
+		cancel()
 	}
-	return context.WithTimeout(context.WithoutCancel(s.workCtx), finalCommitBound)
 }
 
 // commit stores a handled offset. A transient failure (a connection being

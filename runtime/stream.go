@@ -127,6 +127,9 @@ func (w *ChunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
 	if _, err := w.ctx.c.prod.SendEnvelope(w.ctx, w.topic, &env, ct, w.ctx.c.cfg.SigningKey); err != nil {
 		return err
 	}
+	if m := w.ctx.msg; m != nil {
+		m.streamed.Store(true)
+	}
 	w.seq++
 	w.done = last
 	return nil

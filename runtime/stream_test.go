@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	goruntime "runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,4 +202,40 @@ func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 	transporttest.Eventually(t, waitLimit, "the goroutine count back to its level before the streams", func() bool {
 		return goruntime.NumGoroutine() <= before
 	})
+}
+
+// A handler that fails after streaming part of its answer is not run again
+// (a rerun would stream the answer a second time, on a channel the caller
+// no longer reads): its request is dead-lettered at once, even for an error
+// that would otherwise be retried.
+func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
+	log := memlog.New("laser")
+	c := newClient(t, log, runtime.SystemClock{}, nil)
+	var runs atomic.Int32
+	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+		runs.Add(1)
+		s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
+		if err != nil {
+			return err
+		}
+		if err := s.Send([]byte("one")); err != nil {
+			return err
+		}
+		return errors.New("the model went away") // retryable on its own
+	})})
+	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}, runtime.WithTimeout(300*time.Millisecond)))
+	if err == nil || len(got) != 1 || got[0] != "one" {
+		t.Fatalf("stream read %q, %v; want the one piece, then an error", got, err)
+	}
+	transporttest.Eventually(t, waitLimit, "the request dead-lettered", func() bool {
+		var n uint64
+		for p := uint32(0); p < 4; p++ {
+			next, _ := log.NextOffset(context.Background(), runtime.TopicDLQ, p)
+			n += next
+		}
+		return n == 1
+	})
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times, want once", n)
+	}
 }
