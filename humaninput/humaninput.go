@@ -4,8 +4,9 @@
 // A request is an AGDX command on the topic under a fresh correlation; the
 // answer is a response (the human's input or approval) or an error (a
 // refusal) with that correlation, published on the same topic by default.
-// So the topic alone tells what is pending: commands without an answer,
-// which Pending lists and `laser approvals` shows. Under a client verifier
+// So the topic alone tells what is pending: commands without an answer
+// whose deadline (the end of the asker's wait) has not passed, which
+// Pending lists and `laser approvals` shows. Under a client verifier
 // only verified answers count; an unverified one is ignored.
 package humaninput
 
@@ -68,9 +69,13 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 	if req.Conversation != (wire.ID{}) {
 		opts = append(opts, runtime.WithConversation(req.Conversation))
 	}
-	if req.Timeout > 0 {
-		opts = append(opts, runtime.WithTimeout(req.Timeout))
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = runtime.DefaultRequestTimeout
 	}
+	// The request carries the end of the wait as its deadline, so Pending
+	// stops listing it once nobody waits for the answer.
+	opts = append(opts, runtime.WithTimeout(timeout), runtime.WithDeadline(c.Clock().Now().Add(timeout)))
 	m, err := c.Request(ctx, runtime.Command{Topic: topic, From: req.From, Target: req.Approver, Body: req.Prompt}, opts...)
 	var remote *runtime.RemoteError
 	if errors.As(err, &remote) {
@@ -131,9 +136,17 @@ func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *run
 }
 
 // Pending returns the requests on topic (default agent.human_input) that
-// have no answer yet, oldest first per partition.
+// have no answer yet and whose asker still waits (their deadline has not
+// passed), oldest first per partition.
 func Pending(ctx context.Context, t runtime.Transport, topic string) ([]*runtime.Message, error) {
+	return PendingAt(ctx, t, topic, time.Now())
+}
+
+// PendingAt is Pending judged at now: a request whose deadline is before
+// now is no longer pending, since its asker stopped waiting.
+func PendingAt(ctx context.Context, t runtime.Transport, topic string, now time.Time) ([]*runtime.Message, error) {
 	topic = or(topic, runtime.TopicHumanInput)
+	nowMicros := uint64(now.UnixMicro())
 	var asks []*runtime.Message
 	answered := map[wire.ID]bool{}
 	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
@@ -153,6 +166,9 @@ func Pending(ctx context.Context, t runtime.Transport, topic string) ([]*runtime
 	}
 	var out []*runtime.Message
 	for _, m := range asks {
+		if d := m.Envelope.DeadlineMicros; d != nil && *d < nowMicros {
+			continue
+		}
 		if !answered[*m.Envelope.Correlation] {
 			out = append(out, m)
 		}

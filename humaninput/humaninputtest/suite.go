@@ -23,7 +23,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{Name: "NoAnswerTimesOutCleanly", Fn: scenarioTimeout},
 		{Name: "GateAsksWithinTheHandledConversation", Fn: scenarioGate},
 		{Name: "UnderAVerifierOnlyVerifiedAnswersCount", Fn: scenarioVerified},
-		{Name: "PendingListsOnlyUnansweredRequests", Fn: scenarioPending},
+		{Name: "PendingListsOnlyUnansweredRequestsStillAwaited", Fn: scenarioPending},
 	})
 }
 
@@ -82,13 +82,18 @@ func scenarioRefuse(w *world) {
 }
 
 func scenarioTimeout(w *world) {
+	asked := w.Client.Clock().Now()
 	_, err := w.ask(w.Client, 200*time.Millisecond)
 	if !errors.Is(err, runtime.ErrTimeout) {
 		w.T.Fatalf("ask with no approver: %v, want ErrTimeout", err)
 	}
-	pending, err := humaninput.Pending(w.Ctx, w.Tr, w.topic)
-	if err != nil || len(pending) != 1 {
-		w.T.Fatalf("pending after the timeout: %d (%v), want the unanswered request", len(pending), err)
+	// The request stays on the topic, pending until its asker gave up, and
+	// is not offered to a human after that.
+	if pending, err := humaninput.PendingAt(w.Ctx, w.Tr, w.topic, asked); err != nil || len(pending) != 1 {
+		w.T.Fatalf("pending while the asker waited: %d (%v), want the unanswered request", len(pending), err)
+	}
+	if pending, err := humaninput.Pending(w.Ctx, w.Tr, w.topic); err != nil || len(pending) != 0 {
+		w.T.Fatalf("pending after the timeout: %d (%v), want none: nobody waits for the answer", len(pending), err)
 	}
 }
 
@@ -173,21 +178,27 @@ func scenarioVerified(w *world) {
 }
 
 func scenarioPending(w *world) {
+	asked := w.Client.Clock().Now()
 	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
 		w.T.Fatal(err)
 	}
 	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
 		w.T.Fatal(err)
 	}
-	pending, err := humaninput.Pending(w.Ctx, w.Tr, w.topic)
+	// Judged while both askers still waited, both are pending.
+	pending, err := humaninput.PendingAt(w.Ctx, w.Tr, w.topic, asked)
 	if err != nil || len(pending) != 2 {
 		w.T.Fatalf("pending %d (%v), want 2", len(pending), err)
 	}
 	if err := humaninput.Answer(w.Ctx, w.Client, w.topic, "alice", pending[0], false, []byte("late"), nil); err != nil {
 		w.T.Fatal(err)
 	}
-	after, err := humaninput.Pending(w.Ctx, w.Tr, w.topic)
+	after, err := humaninput.PendingAt(w.Ctx, w.Tr, w.topic, asked)
 	if err != nil || len(after) != 1 || *after[0].Envelope.Correlation != *pending[1].Envelope.Correlation {
 		w.T.Fatalf("after answering one, pending %d (%v), want the other", len(after), err)
+	}
+	// Now both askers have stopped waiting: nothing is pending any more.
+	if now, err := humaninput.Pending(w.Ctx, w.Tr, w.topic); err != nil || len(now) != 0 {
+		w.T.Fatalf("after the askers' deadlines, pending %d (%v), want none", len(now), err)
 	}
 }
