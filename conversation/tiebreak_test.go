@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -17,7 +18,7 @@ import (
 // publish order was.
 func TestEqualBrokerTimestampsOrderByTopicIndexOverTheLog(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.New("laser", memlog.WithClock(runtime.NewManualClock(time.Unix(1_700_000_000, 0))))
+	log := memlog.New("laser", memlog.WithClock(lasertest.NewManualClock(time.Unix(1_700_000_000, 0))))
 	if err := log.EnsureTopics(ctx, 1, "first", "second"); err != nil {
 		t.Fatal(err)
 	}

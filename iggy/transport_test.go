@@ -20,6 +20,7 @@ import (
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/internal/xxh32"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
@@ -192,7 +193,7 @@ func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 
 func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 	s := iggytest.Start(t)
-	clock := runtime.NewManualClock(time.Unix(1000, 0))
+	clock := lasertest.NewManualClock(time.Unix(1000, 0))
 	tr := ready(t, s, 1, iggy.WithClock(clock), iggy.WithReconnectBackoff(time.Second, 4*time.Second))
 	ctx := testContext(t)
 	s.StopAccepting()
@@ -620,7 +621,7 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 
 func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 	s := iggytest.Start(t)
-	clock := runtime.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	tr := ready(t, s, 1, iggy.WithClock(clock))
 	ctx := testContext(t)
 	key := ""

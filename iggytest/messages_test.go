@@ -11,7 +11,7 @@ import (
 
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/internal/xxh32"
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/lasertest"
 )
 
 func pollOffset(t *testing.T, c iggcon.Client, partition uint32, offset uint64, count uint32) *iggcon.PolledMessage {
@@ -24,7 +24,7 @@ func pollOffset(t *testing.T, c iggcon.Client, partition uint32, offset uint64, 
 }
 
 func TestSendAssignsConsecutiveOffsetsAndOneTimestampPerBatch(t *testing.T) {
-	clock := runtime.NewManualClock(time.UnixMicro(1_000_000))
+	clock := lasertest.NewManualClock(time.UnixMicro(1_000_000))
 	c := login(t, iggytest.Start(t, iggytest.WithClock(clock)))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "a", "b")
@@ -142,7 +142,7 @@ func TestPolledMessageWithoutHeadersHasNilUserHeaders(t *testing.T) {
 }
 
 func TestPollStrategies(t *testing.T) {
-	clock := runtime.NewManualClock(time.UnixMicro(100))
+	clock := lasertest.NewManualClock(time.UnixMicro(100))
 	c := login(t, iggytest.Start(t, iggytest.WithClock(clock)))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "m0", "m1")

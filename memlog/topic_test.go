@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -92,7 +92,7 @@ func TestAppendAssignsConsecutiveOffsets(t *testing.T) {
 }
 
 func TestAppendStampsBatchWithClock(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	tp := mustTopic(t, New("s", WithClock(clock)), "t", 1)
 	if _, err := tp.Append(0, recs("a", "b")); err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestReadWindow(t *testing.T) {
 }
 
 func TestReadFromTimestamp(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	tp := mustTopic(t, New("s", WithClock(clock)), "t", 1)
 	for _, batch := range [][]string{{"a", "b"}, {"c"}, {"d"}} {
 		if _, err := tp.Append(0, recs(batch...)); err != nil {

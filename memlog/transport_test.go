@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/internal/xxh32"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -90,7 +91,7 @@ func TestPublishToMissingTopicFails(t *testing.T) {
 }
 
 func TestPublishIsOneBatch(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	l := memlog.New("laser", memlog.WithClock(clock))
 	if err := l.EnsureTopics(context.Background(), 4, "t"); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/reliability"
 	"github.com/lasergo/laser/runtime"
 )
@@ -250,7 +251,7 @@ func TestFaultSlowHandlerDuringShutdown(t *testing.T) {
 				r := newRig(t, rigOptions{partitions: 1})
 				cmds := r.publish(normal(3)...)
 				slow := cmds[1].Key
-				clock := runtime.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+				clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 				started, release := make(chan struct{}), make(chan struct{})
 				var blocking atomic.Bool
 				blocking.Store(true)

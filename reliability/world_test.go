@@ -9,6 +9,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -24,7 +25,7 @@ type world struct {
 	ctx   context.Context
 	name  string // the transport
 	tr    runtime.Transport
-	clock *runtime.ManualClock // the broker's clock (record timestamps)
+	clock *lasertest.ManualClock // the broker's clock (record timestamps)
 	logs  *logCapture
 	topic string
 	dlq   string
@@ -47,7 +48,7 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 	for _, name := range []string{"memlog", "iggy"} {
 		t.Run(name, func(t *testing.T) {
 			w := &world{
-				t: t, ctx: testContext(t), name: name, clock: runtime.NewManualClock(brokerEpoch), logs: newLogCapture(),
+				t: t, ctx: testContext(t), name: name, clock: lasertest.NewManualClock(brokerEpoch), logs: newLogCapture(),
 				topic: "rel.hostile", dlq: "rel.hostile.dlq",
 				handled: map[runtime.Position]int{}, bodies: map[runtime.Position]int{}, changed: make(chan struct{}),
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -113,7 +114,7 @@ func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
 }
 
 func TestRequestTimeoutIsADistinctError(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := memlog.New("laser", memlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
@@ -149,7 +150,7 @@ func TestRemoteErrorReachesTheCaller(t *testing.T) {
 
 // advanceWhenTimer waits until a timer exactly d away is pending (proof that
 // the code under test reached the wait that arms it), then advances by d.
-func advanceWhenTimer(t *testing.T, clock *runtime.ManualClock, d time.Duration) {
+func advanceWhenTimer(t *testing.T, clock *lasertest.ManualClock, d time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -167,7 +168,7 @@ func advanceWhenTimer(t *testing.T, clock *runtime.ManualClock, d time.Duration)
 }
 
 func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := memlog.New("laser", memlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/sign"
@@ -387,7 +388,7 @@ func TestDedupMarksKeyBeforeHandlerSoDuplicateOfParkedMessageIsDropped(t *testin
 }
 
 func TestDeadlinePassedDeadLettersWithoutHandling(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	sink, dls := deadLetters()
 	got := make(chan string, 2)
@@ -481,7 +482,7 @@ func TestNonRetryableHandlerErrorIsRejectedAtOnce(t *testing.T) {
 }
 
 func TestRetryBackoffDoublesOnTheInjectedClock(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	sink, dls := deadLetters()
 	attempts := make(chan int, 8)
@@ -699,7 +700,7 @@ func TestGracefulShutdownWaitsForInFlightHandlerAndLeaves(t *testing.T) {
 }
 
 func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	started := make(chan struct{})
 	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, ShutdownGrace: time.Second,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lasergo/laser/internal/testhook"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -30,9 +31,15 @@ func (c *Ctx) WithContext(ctx context.Context) *Ctx {
 	return &cp
 }
 
-// NewTestCtx returns a Ctx for unit-testing a handler without a consumer:
-// Respond and friends publish through client as the given agent.
-func NewTestCtx(ctx context.Context, client *Client, m *Message, agent, respondTopic string) *Ctx {
+func init() {
+	testhook.NewCtx = func(ctx context.Context, client, msg any, agent, respondTopic string) any {
+		return detachedCtx(ctx, client.(*Client), msg.(*Message), agent, respondTopic)
+	}
+}
+
+// detachedCtx returns a Ctx outside any consumer (for lasertest): Respond and
+// friends publish through client as agent.
+func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respondTopic string) *Ctx {
 	c := &Consumer{cfg: ConsumerConfig{Agent: agent, RespondTopic: respondTopic, Client: client}, prod: client.Producer(), ids: client.IDs(), clock: client.Clock(), log: client.log}
 	return &Ctx{Context: ctx, msg: m, c: c}
 }

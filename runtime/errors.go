@@ -4,36 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/lasergo/laser/wire"
 )
 
-// Code classifies a runtime error; it decides whether the reliable consumer
-// retries a failed handler or dead-letters the message at once.
+// Code classifies a runtime error for the process that holds it; CodeOf
+// reads it from any error and IsRetryable decides from it whether the
+// reliable consumer retries a failed handler. It never crosses the wire: what
+// a waiting caller receives is a wire.ErrorCode (see Error.Answer).
 type Code uint8
 
-// Error codes. The retryable ones are Handler, Timeout, PolicyDeferred,
-// NoCapableAgent, NoInbox and Transport; every other code is permanent.
+// Error codes. Every code is produced by this module; the README's "Errors
+// and retries" table lists which are retried.
 const (
-	CodeHandler Code = iota + 1
-	CodeHandlerConfig
-	CodeRejected
-	CodeTimeout
-	CodeNoRespondTopic
-	CodeStateStore
-	CodeConfig
-	CodeCodec
-	CodeInvalid
-	CodeProtocol
-	CodeUnsupported
-	CodeSignature
-	CodePolicyBlocked
-	CodePolicyDeferred
-	CodeNoCapableAgent
-	CodeNoInbox
-	CodeFenceViolation
-	CodeBudgetExceeded
-	CodeCancelled
-	CodeTransport
-	CodeNotPickedUp
+	CodeHandler        Code = iota + 1 // a handler failed (a plain error, a panic, Retry); retried
+	CodeHandlerConfig                  // a handler was wired wrongly
+	CodeRejected                       // Reject, Rejectf, Failf: permanent, parked at once
+	CodeTimeout                        // a deadline passed; retried
+	CodeNoRespondTopic                 // a reply was asked of an agent without a respond topic
+	CodeConfig                         // a configuration error
+	CodeCodec                          // a body did not encode or decode
+	CodeInvalid                        // an argument or message is malformed
+	CodeUnsupported                    // a content type or operation is not supported
+	CodeSignature                      // a signature is missing or does not verify
+	CodeNoCapableAgent                 // no agent advertises the capability; retried
+	CodeCancelled                      // the context was cancelled
+	CodeTransport                      // a *TransportError; retried when Transient
+	CodeRemote                         // a *RemoteError; retried when the answer says so
+	CodeNotPickedUp                    // nobody acknowledged a request in time
 )
 
 var codeNames = map[Code]string{
@@ -42,21 +40,15 @@ var codeNames = map[Code]string{
 	CodeRejected:       "rejected",
 	CodeTimeout:        "timeout",
 	CodeNoRespondTopic: "no respond topic",
-	CodeStateStore:     "state store",
 	CodeConfig:         "config",
 	CodeCodec:          "codec",
 	CodeInvalid:        "invalid",
-	CodeProtocol:       "protocol",
 	CodeUnsupported:    "unsupported",
 	CodeSignature:      "signature",
-	CodePolicyBlocked:  "policy blocked",
-	CodePolicyDeferred: "policy deferred",
 	CodeNoCapableAgent: "no capable agent",
-	CodeNoInbox:        "no inbox",
-	CodeFenceViolation: "fence violation",
-	CodeBudgetExceeded: "budget exceeded",
 	CodeCancelled:      "cancelled",
 	CodeTransport:      "transport",
+	CodeRemote:         "remote",
 	CodeNotPickedUp:    "not picked up",
 }
 
@@ -68,22 +60,20 @@ func (c Code) String() string {
 	return fmt.Sprintf("code(%d)", uint8(c))
 }
 
-// Retryable reports whether an error of this code may succeed when retried;
-// the set is the reference runtime's.
-func (c Code) Retryable() bool {
-	switch c {
-	case CodeHandler, CodeTimeout, CodePolicyDeferred, CodeNoCapableAgent, CodeNoInbox, CodeTransport:
-		return true
-	}
-	return false
-}
-
-// Error is a classified runtime error. errors.Is matches it against the
-// sentinel of its code (ErrRejected, ErrTimeout, ...).
+// Error is the runtime's error: a Code, a message and a cause. errors.Is
+// matches it against the sentinel of its code (ErrRejected, ErrTimeout, ...).
 type Error struct {
 	Code Code
 	Msg  string
 	Err  error
+	// Answer is the AGDX error code a waiting caller receives when a request
+	// handler fails with this error (see Failf); zero derives it from Code.
+	Answer wire.ErrorCode
+}
+
+// NewError returns an *Error of code with a message and an optional cause.
+func NewError(code Code, msg string, cause error) *Error {
+	return &Error{Code: code, Msg: msg, Err: cause}
 }
 
 func (e *Error) Error() string {
@@ -101,13 +91,10 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Retryable reports whether the consumer should retry the failed handler.
-func (e *Error) Retryable() bool { return e.Code.Retryable() }
-
 // Is matches a sentinel (an *Error with only a Code) of the same code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Msg == "" && t.Err == nil && t.Code == e.Code
+	return ok && t.Msg == "" && t.Err == nil && t.Answer == 0 && t.Code == e.Code
 }
 
 // Sentinels for errors.Is; each matches every *Error of its code.
@@ -121,7 +108,6 @@ var (
 	ErrCodec          = &Error{Code: CodeCodec}
 	ErrInvalid        = &Error{Code: CodeInvalid}
 	ErrSignature      = &Error{Code: CodeSignature}
-	ErrCancelled      = &Error{Code: CodeCancelled}
 	ErrNotPickedUp    = &Error{Code: CodeNotPickedUp}
 )
 
@@ -139,6 +125,14 @@ func Rejectf(format string, args ...any) error {
 	return &Error{Code: CodeRejected, Err: fmt.Errorf(format, args...)}
 }
 
+// Failf is a permanent failure that tells a waiting caller why: a request
+// handler returning it answers with an AGDX error of code, which the caller's
+// typed client returns as a *RemoteError, and the message is parked as
+// rejected.
+func Failf(code wire.ErrorCode, format string, args ...any) error {
+	return &Error{Code: CodeRejected, Answer: code, Err: fmt.Errorf(format, args...)}
+}
+
 // Retry marks err as transient so the consumer retries it under its policy,
 // even when err wraps something permanent.
 func Retry(err error) error {
@@ -148,33 +142,71 @@ func Retry(err error) error {
 	return &Error{Code: CodeHandler, Err: err}
 }
 
-// classified is any error that states its own retryability.
-type classified interface{ Retryable() bool }
-
-// IsRetryable reports whether a failed handler should be retried. Errors
-// that carry a class (runtime.Error, a transient transport error) say so
-// themselves; a cancelled context is permanent; any other plain error counts
-// as a transient handler failure, like the reference's Handler error.
-func IsRetryable(err error) bool {
+// CodeOf returns the code of err: an *Error's own code (the outermost one in
+// the chain), CodeRemote for a *RemoteError, CodeCancelled and CodeTimeout
+// for the context's errors (also when a transport operation ended on them),
+// CodeTransport for any other *TransportError, and CodeHandler for any other
+// error. A nil err has code 0.
+func CodeOf(err error) Code {
 	if err == nil {
-		return false
+		return 0
 	}
-	var c classified
-	if errors.As(err, &c) {
-		return c.Retryable()
-	}
+	var e *Error
 	var re *RemoteError
-	if errors.As(err, &re) {
-		return re.Retryable
-	}
 	var te *TransportError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.As(err, &re):
+		return CodeRemote
+	case errors.Is(err, context.Canceled):
+		return CodeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout
+	case errors.As(err, &te):
+		return CodeTransport
+	}
+	return CodeHandler
+}
+
+// IsRetryable reports whether a failed handler should be retried; it is the
+// one place retryability is decided (the README's "Errors and retries"
+// table). Handler, timeout and no-capable-agent errors are retried, as is any
+// plain error; a *RemoteError and a *TransportError are retried when they say
+// so (Retryable, Transient); every other code is permanent.
+func IsRetryable(err error) bool {
+	switch CodeOf(err) {
+	case CodeHandler, CodeTimeout, CodeNoCapableAgent:
 		return true
+	case CodeRemote:
+		var re *RemoteError
+		errors.As(err, &re)
+		return re.Retryable
+	case CodeTransport:
+		return IsTransient(err)
 	}
-	if errors.Is(err, context.Canceled) {
-		return false
+	return false
+}
+
+// answerCode is the AGDX error code a waiting caller receives for a request
+// handler's permanent err: the err's Answer if it has one, otherwise one
+// derived from its code.
+func answerCode(err error) wire.ErrorCode {
+	var e *Error
+	if errors.As(err, &e) && e.Answer != 0 {
+		return e.Answer
 	}
-	return true
+	switch CodeOf(err) {
+	case CodeCancelled:
+		return wire.ErrorCancelled
+	case CodeTimeout:
+		return wire.ErrorDeadlineExceeded
+	case CodeUnsupported:
+		return wire.ErrorUnsupported
+	case CodeRejected, CodeInvalid:
+		return wire.ErrorInvalidRequest
+	}
+	return wire.ErrorInternal
 }
 
 func errorf(code Code, format string, args ...any) error {

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,74 +22,25 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 	return nil
 }
 
-// Failure is a permanent handler failure that tells a waiting caller why:
-// a request handler returning it answers with an AGDX error of Code, which
-// the caller's typed client returns as a *RemoteError.
-type Failure struct {
-	Code wire.ErrorCode
-	Err  error
-}
-
-// Failf returns a *Failure with code and a formatted message.
-func Failf(code wire.ErrorCode, format string, args ...any) error {
-	return &Failure{Code: code, Err: fmt.Errorf(format, args...)}
-}
-
-func (f *Failure) Error() string {
-	if f.Err == nil {
-		return f.Code.String()
-	}
-	return f.Err.Error()
-}
-
-// Unwrap returns the cause.
-func (f *Failure) Unwrap() error { return f.Err }
-
-// Retryable is false: a failure is an answer, not a transient condition.
-func (f *Failure) Retryable() bool { return false }
-
-// ErrorCode returns the AGDX error code the caller receives.
-func (f *Failure) ErrorCode() wire.ErrorCode { return f.Code }
-
 // FailRequest handles the error of a request/response handler. A retryable
 // error is returned as is, so the consumer retries the handler and no answer
 // is sent yet. A permanent one is answered with an AGDX error (ctx.Fail) so
 // the caller gets a *RemoteError instead of waiting for its timeout, and is
 // returned so the consumer dead-letters the message as rejected.
 //
-// The error code is the err's own (a *Failure, or anything with an
-// ErrorCode() wire.ErrorCode method); otherwise cancellation maps to
-// cancelled, a deadline to deadline exceeded, a rejection to invalid request
-// and anything else to internal.
+// The error code is the err's Answer (see Failf); otherwise cancellation
+// maps to cancelled, a deadline to deadline exceeded, a rejection to invalid
+// request and anything else to internal.
 func FailRequest(c *Ctx, err error) error {
 	if err == nil || IsRetryable(err) {
 		return err
 	}
-	if ferr := c.Fail(errorCode(err), err.Error(), false); ferr != nil {
+	if ferr := c.Fail(answerCode(err), err.Error(), false); ferr != nil {
 		// Permanent either way: a retry would run the handler again for an
 		// answer it already decided.
 		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("answering the caller failed: %w", ferr))}
 	}
 	return err
-}
-
-func errorCode(err error) wire.ErrorCode {
-	var coded interface{ ErrorCode() wire.ErrorCode }
-	if errors.As(err, &coded) {
-		return coded.ErrorCode()
-	}
-	var re *Error
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, ErrCancelled):
-		return wire.ErrorCancelled
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrTimeout):
-		return wire.ErrorDeadlineExceeded
-	case errors.As(err, &re) && re.Code == CodeUnsupported:
-		return wire.ErrorUnsupported
-	case errors.Is(err, ErrRejected), errors.Is(err, ErrInvalid):
-		return wire.ErrorInvalidRequest
-	}
-	return wire.ErrorInternal
 }
 
 // RejectUnknownOperation is what a generated dispatcher returns for a
@@ -108,7 +58,7 @@ func RejectUnknownOperation(c *Ctx, agent string) error {
 	if _, ok := c.correlation(); !ok {
 		return err
 	}
-	return FailRequest(c, &Failure{Code: wire.ErrorUnsupported, Err: err})
+	return FailRequest(c, &Error{Code: CodeRejected, Answer: wire.ErrorUnsupported, Err: err})
 }
 
 // MergeSendOptions returns base followed by opts, without writing into

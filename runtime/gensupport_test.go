@@ -9,7 +9,7 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-func TestGensupportErrorCodeMapsErrorClasses(t *testing.T) {
+func TestAnswerCodeMapsErrorClasses(t *testing.T) {
 	tests := []struct {
 		err  error
 		want wire.ErrorCode
@@ -23,17 +23,20 @@ func TestGensupportErrorCodeMapsErrorClasses(t *testing.T) {
 		{&Error{Code: CodeConfig, Msg: "x"}, wire.ErrorInternal},
 	}
 	for _, tt := range tests {
-		if got := errorCode(tt.err); got != tt.want {
-			t.Errorf("errorCode(%v) = %s, want %s", tt.err, got, tt.want)
+		if got := answerCode(tt.err); got != tt.want {
+			t.Errorf("answerCode(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
 }
 
-func TestGensupportFailureIsPermanentAndUnwraps(t *testing.T) {
+func TestFailfIsPermanentRejectedAndCarriesItsAnswer(t *testing.T) {
 	cause := errors.New("ledger closed")
-	err := error(&Failure{Code: wire.ErrorToolFailure, Err: cause})
+	err := error(&Error{Code: CodeRejected, Answer: wire.ErrorToolFailure, Err: cause})
 	if IsRetryable(err) || !errors.Is(err, cause) || err.Error() != "ledger closed" {
 		t.Fatalf("failure: retryable %v, is cause %v, text %q", IsRetryable(err), errors.Is(err, cause), err)
+	}
+	if !errors.Is(err, ErrRejected) || CodeOf(err) != CodeRejected || answerCode(err) != wire.ErrorToolFailure {
+		t.Fatalf("Failf: is rejected %v, code %s, answer %s", errors.Is(err, ErrRejected), CodeOf(err), answerCode(err))
 	}
 }
 

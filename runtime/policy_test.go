@@ -131,10 +131,10 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 		errors.New("plain handler failure"),
 		&Error{Code: CodeHandler},
 		&Error{Code: CodeTimeout},
-		&Error{Code: CodePolicyDeferred},
 		&Error{Code: CodeNoCapableAgent},
-		&Error{Code: CodeNoInbox},
-		&TransportError{Op: "poll", Err: errors.New("broken pipe")},
+		&TransportError{Op: "poll", Transient: true, Err: errors.New("broken pipe")},
+		fmt.Errorf("wrapped: %w", ErrTransient),
+		context.DeadlineExceeded,
 		fmt.Errorf("wrapped: %w", &Error{Code: CodeTimeout}),
 		Retry(Reject(errors.New("forced transient"))),
 		&RemoteError{Retryable: true},
@@ -146,8 +146,13 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 		&Error{Code: CodeInvalid},
 		&Error{Code: CodeCodec},
 		&Error{Code: CodeSignature},
-		&Error{Code: CodeFenceViolation},
 		&Error{Code: CodeNoRespondTopic},
+		&Error{Code: CodeUnsupported},
+		&Error{Code: CodeConfig},
+		&Error{Code: CodeNotPickedUp},
+		&TransportError{Op: "ensure topics", Err: errors.New("topic exists with 3 partitions")},
+		fmt.Errorf("wrapped: %w", &TransportError{Op: "publish", Err: errors.New("forbidden")}),
+		Failf(wire.ErrorUnauthorized, "no"),
 		&RemoteError{Retryable: false},
 		context.Canceled,
 	}
@@ -243,5 +248,38 @@ func TestSlidingWindowStaysExactUnderManyForgets(t *testing.T) {
 	}
 	if fresh, _ := w.Observe(ctx, "k197"); !fresh {
 		t.Fatal("k197 should have been evicted")
+	}
+}
+
+func TestCodeOfNamesEveryErrorClass(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Code
+	}{
+		{nil, 0},
+		{errors.New("plain"), CodeHandler},
+		{Rejectf("bad"), CodeRejected},
+		{Failf(wire.ErrorToolFailure, "declined"), CodeRejected},
+		{Retry(Rejectf("bad")), CodeHandler},
+		{fmt.Errorf("wrapped: %w", NewError(CodeConfig, "x", nil)), CodeConfig},
+		{&RemoteError{Code: wire.ErrorInternal}, CodeRemote},
+		{&TransportError{Op: "poll", Transient: true, Err: errors.New("reset")}, CodeTransport},
+		{&TransportError{Op: "publish", Err: fmt.Errorf("waiting: %w", context.DeadlineExceeded)}, CodeTimeout},
+		{&TransportError{Op: "publish", Err: fmt.Errorf("waiting: %w", context.Canceled)}, CodeCancelled},
+		{context.Canceled, CodeCancelled},
+		{context.DeadlineExceeded, CodeTimeout},
+	}
+	for _, tt := range tests {
+		if got := CodeOf(tt.err); got != tt.want {
+			t.Errorf("CodeOf(%v) = %s, want %s", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestIsRetryableFollowsATransportErrorsTransientField(t *testing.T) {
+	transient := &TransportError{Op: "poll", Transient: true, Err: errors.New("reset")}
+	permanent := &TransportError{Op: "ensure topics", Err: errors.New("3 partitions, want 1..2")}
+	if !IsRetryable(transient) || IsRetryable(permanent) {
+		t.Fatalf("IsRetryable: transient %v, permanent %v; want true, false", IsRetryable(transient), IsRetryable(permanent))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
@@ -388,7 +389,7 @@ func TestTransientCommitFailuresAreRetried(t *testing.T) {
 }
 
 func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	c := conv()
 	first := plain(t, log, wire.Provenance{Conversation: c}, "takes a second")

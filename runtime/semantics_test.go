@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -39,7 +40,7 @@ func TestStaleFenceRecordIsDroppedAndCommitted(t *testing.T) {
 }
 
 func TestExpiredDuplicateIsDroppedAndCommittedNotDeadLettered(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	sink, dls := deadLetters()
 	got := make(chan string, 4)
@@ -68,7 +69,7 @@ func TestExpiredDuplicateIsDroppedAndCommittedNotDeadLettered(t *testing.T) {
 }
 
 func TestPlainReplyDropsTheIdempotencyKeyTargetsTheSenderAndSetsTheCausalParent(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	start(t, log, runtime.ConsumerConfig{Agent: agent, RespondTopic: resp, Clock: clock,
 		Handler: handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("done")) })})
@@ -95,7 +96,7 @@ func TestPlainReplyDropsTheIdempotencyKeyTargetsTheSenderAndSetsTheCausalParent(
 }
 
 // waitForTimers waits until n timers exactly d away are pending.
-func waitForTimers(t *testing.T, clock *runtime.ManualClock, d time.Duration, n int) {
+func waitForTimers(t *testing.T, clock *lasertest.ManualClock, d time.Duration, n int) {
 	t.Helper()
 	eventually(t, "pending timers", func() bool {
 		return len(slices.DeleteFunc(clock.Timers(), func(p time.Duration) bool { return p != d })) >= n
@@ -103,7 +104,7 @@ func waitForTimers(t *testing.T, clock *runtime.ManualClock, d time.Duration, n 
 }
 
 func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	c := newClient(t, memlog.New("laser", memlog.WithClock(clock)), clock, nil)
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
@@ -132,7 +133,7 @@ func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 }
 
 func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
-	clock := runtime.NewManualClock(epoch)
+	clock := lasertest.NewManualClock(epoch)
 	key := newKey(21)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("worker", key.Public()); err != nil {

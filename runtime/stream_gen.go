@@ -30,7 +30,7 @@ func FinishStream[T any](s *Stream[T], err error) error {
 	if err == nil {
 		return s.w.Close()
 	}
-	if ferr := s.w.Fail(errorCode(err), err.Error(), IsRetryable(err)); ferr != nil {
+	if ferr := s.w.Fail(answerCode(err), err.Error(), IsRetryable(err)); ferr != nil {
 		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("ending the stream failed: %w", ferr))}
 	}
 	return Reject(err)

@@ -110,7 +110,7 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 			}
 		}
 	}
-	if len(capsules) != 1 || capsules[0] != "cannot charge 0 cents" {
+	if len(capsules) != 1 || capsules[0] != "rejected: cannot charge 0 cents" {
 		t.Fatalf("agent.dlq holds %q, want the refused charge", capsules)
 	}
 }

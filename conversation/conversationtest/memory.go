@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -305,7 +306,7 @@ func (w *world) handled(topic string, conv wire.ID) *runtime.Ctx {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return runtime.NewTestCtx(w.ctx, w.client, msg, "bot", "")
+	return lasertest.NewCtx(w.ctx, w.client, msg, "bot", "")
 }
 
 func scenarioRememberingSuccess(w *world) {

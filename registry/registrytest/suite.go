@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -170,7 +171,7 @@ func scenarioIncremental(w *World) {
 }
 
 func scenarioTTL(w *World) {
-	clock := runtime.NewManualClock(time.Now())
+	clock := lasertest.NewManualClock(time.Now())
 	r := w.Registry(registry.Options{Clock: clock})
 	ttl := uint64(time.Minute / time.Microsecond)
 	w.PublishCard("short", &wire.AgentCard{Capabilities: []wire.CapabilityDescriptor{Skill("s")}, TTLMicros: &ttl})
@@ -278,7 +279,7 @@ func scenarioFactBounds(w *World) {
 		w.T.Fatal("with MaxFacts 1 the evicted fact id still dropped its replay")
 	}
 	// Fact ids older than the retention are forgotten at a refresh.
-	clock := runtime.NewManualClock(time.Now())
+	clock := lasertest.NewManualClock(time.Now())
 	r2 := w.Registry(registry.Options{Clock: clock})
 	w.Refresh(r2)
 	clock.Advance(registry.DefaultFactRetention + time.Hour)

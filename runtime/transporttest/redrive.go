@@ -21,9 +21,9 @@ func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 	first := w.deadLetter()
 	w.send(wire.Provenance{Conversation: c}, "after")
 	w.expect(1)
-	// Commits run behind the handling, so the parked record reads as
-	// consumed once its commit has landed.
-	Eventually(t, Within, "the parked poison consumed", func() bool {
+	// Offsets are committed behind the handler, so the group's stored offset
+	// reaches the parked record a moment after "after" was handled.
+	Eventually(t, Within, "Consumed(parked poison)", func() bool {
 		ok, err := client.Consumed(w.ctx, w.topic, w.group, poison)
 		return err == nil && ok
 	})

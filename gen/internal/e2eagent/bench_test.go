@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -95,7 +96,7 @@ func benchCtx(b *testing.B, op string, ct wire.ContentType, body []byte) *runtim
 		HasContentType: true,
 		Provenance:     wire.Provenance{Conversation: conv, Agent: caller, Correlation: corr.String()},
 	}
-	return runtime.NewTestCtx(context.Background(), client, m, "billing", "billing.responses")
+	return lasertest.NewCtx(context.Background(), client, m, "billing", "billing.responses")
 }
 
 func runDispatch(b *testing.B, h runtime.Handler, c *runtime.Ctx) {
