@@ -35,10 +35,14 @@
 //
 // Per agent type T (with E = T with its first letter upper-cased):
 // NewEAgent (a *runtime.Agent from a *T), EHandler (the runtime.Handler
-// that routes by kind and operation), EClient and NewEClient (typed
-// request/reply, command and event methods named after T's methods), ECard
-// (the wire.AgentCard listing the //laser:handle operations) and
-// compile-time assertions of every handler signature.
+// that routes by kind and operation), the EClient interface (typed
+// request/reply, command and event methods named after T's methods) and
+// NewEClient returning its implementation, ECard (the wire.AgentCard
+// listing the //laser:handle operations), the constants EAgentID,
+// EListenTopic, ERespondTopic and EOp<Method> that the dispatcher, client
+// and card spell the agent's names with, and compile-time assertions of
+// every handler signature. The file's header names the annotated files
+// (// Source:).
 //
 // Beside the generated file (laser_gen.go) goes a generated test
 // (laser_gen_test.go) that fails go test when the generated file is stale:
