@@ -1,15 +1,15 @@
-package gen_test
+package generator_test
 
 import (
 	"fmt"
 
-	"github.com/lasergo/laser/gen"
+	"github.com/lasergo/laser/gen/internal/generator"
 )
 
 // A directive parses into a name and fields with byte offsets into the
 // comment, which is how diagnostics point at the exact field.
 func ExampleParseDirective() {
-	d, errs, ok := gen.ParseDirective(`//laser:agent id=billing listen=agent.commands respond="agent.responses" colour=red`)
+	d, errs, ok := generator.ParseDirective(`//laser:agent id=billing listen=agent.commands respond="agent.responses" colour=red`)
 	fmt.Println(ok, d.Name)
 	for _, f := range d.Fields {
 		fmt.Printf("%s=%s at %d\n", f.Key, f.Value, f.KeyOff)
