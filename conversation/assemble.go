@@ -16,9 +16,9 @@ import (
 // records before its tail, the reference's drain ceiling.
 const Window = 10_000
 
-// MaxPartitions caps a topic's partition count before it sizes a read, as
+// maxPartitions caps a topic's partition count before it sizes a read, as
 // the reference clamps a server-reported count.
-const MaxPartitions = 1024
+const maxPartitions = 1024
 
 // readers bounds how many partitions are read at once.
 const readers = 8
@@ -111,7 +111,7 @@ func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conversation: partitions of %s: %w", name, err)
 		}
-		for p := range min(n, MaxPartitions) {
+		for p := range min(n, maxPartitions) {
 			sources = append(sources, source{topic: i, name: name, partition: p})
 		}
 	}
