@@ -60,10 +60,6 @@ import "github.com/lasergo/laser/gen/internal/generator"
 // DefaultOutput is the name of the generated file.
 const DefaultOutput = generator.DefaultOutput
 
-// GeneratedHeader is the first line of every file lasergen writes; it is
-// how lasergen recognises a file it may overwrite.
-const GeneratedHeader = generator.GeneratedHeader
-
 // Options tunes a run: the generated file's name (default DefaultOutput),
 // the environment and build flags of the go command that lists the
 // package, and whether to leave out the generated test.
