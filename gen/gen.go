@@ -1,8 +1,10 @@
-// Package gen is lasergen's engine: it reads a Go package whose struct
-// types and methods carry //laser: directives and writes the typed decode,
-// routing, dispatch, clients and agent cards for them.
+// Package gen is the code generator's public entry, what cmd/lasergen and
+// the generated tests call: Generate reads a Go package whose struct types
+// and methods carry //laser: directives and returns the typed decode,
+// routing, dispatch, clients and agent cards for them; CheckUpToDate
+// compares them with the files on disk.
 //
-// The pipeline is load (golang.org/x/tools/go/packages, with full type
+// The engine lives in gen/internal/generator. Its pipeline is load (golang.org/x/tools/go/packages, with full type
 // information) → model (agents and operations from the directives) → check
 // (values, method shapes, encodable and nameable types, collisions) → emit
 // (github.com/dave/jennifer). Any problem stops the run before emit, and
