@@ -22,11 +22,11 @@ var (
 	ErrNoTopic       = logstore.ErrNoTopic       // the topic does not exist
 	ErrBadPartitions = logstore.ErrBadPartitions // a partition count outside 1..MaxPartitions
 	ErrNoPartition   = logstore.ErrNoPartition   // the partition does not exist
-	ErrNotMember     = logstore.ErrNotMember     // the subscription left its group or was closed
+	ErrNotMember     = logstore.ErrNotMember     // the subscription left its group or was removed from it
 	ErrNotOwner      = logstore.ErrNotOwner      // the member no longer owns the partition; matches runtime.ErrPartitionLost
-	ErrInvalidOffset = logstore.ErrInvalidOffset // an offset past the partition's end
+	ErrInvalidOffset = logstore.ErrInvalidOffset // a committed offset past the partition's last record
 	ErrBadName       = logstore.ErrBadName       // a stream, topic or group name outside 1..255 bytes
-	ErrBadCount      = logstore.ErrBadCount      // a record count below 1
+	ErrBadCount      = logstore.ErrBadCount      // a poll, read or publish of fewer than 1 record
 )
 
 // Option configures a Log.
