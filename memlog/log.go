@@ -26,7 +26,7 @@ var (
 	ErrNotOwner      = logstore.ErrNotOwner      // the member no longer owns the partition; matches runtime.ErrPartitionLost
 	ErrInvalidOffset = logstore.ErrInvalidOffset // a committed offset past the partition's last record
 	ErrBadName       = logstore.ErrBadName       // a stream, topic or group name outside 1..255 bytes
-	ErrBadCount      = logstore.ErrBadCount      // a poll, read or publish of fewer than 1 record
+	ErrBadCount      = logstore.ErrBadCount      // a poll or read of fewer than 1 record
 )
 
 // Option configures a Log.
