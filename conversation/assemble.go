@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -15,12 +16,9 @@ import (
 // records before its tail, the reference's drain ceiling.
 const Window = 10_000
 
-// MaxPartitions caps a topic's partition count before it sizes a read, as
+// maxPartitions caps a topic's partition count before it sizes a read, as
 // the reference clamps a server-reported count.
-const MaxPartitions = 1024
-
-// readBatch is how many records one ReadRange call asks for.
-const readBatch = 1000
+const maxPartitions = 1024
 
 // readers bounds how many partitions are read at once.
 const readers = 8
@@ -113,7 +111,7 @@ func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conversation: partitions of %s: %w", name, err)
 		}
-		for p := range min(n, MaxPartitions) {
+		for p := range min(n, maxPartitions) {
 			sources = append(sources, source{topic: i, name: name, partition: p})
 		}
 	}
@@ -182,7 +180,7 @@ func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire
 		return nil, 0, false, fmt.Errorf("conversation: tail of %s/%d: %w", s.name, s.partition, err)
 	}
 	from := max(opts.FromOffsets[s.partition], end-min(end, Window))
-	_, err = Scan(ctx, t, s.name, s.partition, from, end, func(r *runtime.Incoming) {
+	_, err = logscan.Partition(ctx, t, s.name, s.partition, from, end, func(r *runtime.Incoming) {
 		last, ok = r.Offset, true
 		m, err := runtime.DecodeRecord(s.name, r, opts.UnderstoodFeatures)
 		if err != nil || !matches(&m.Provenance, conv, opts.AcrossSubconversations) {
@@ -190,32 +188,10 @@ func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire
 		}
 		got = append(got, entry{topic: s.topic, m: m})
 	})
-	return got, last, ok, err
-}
-
-// Scan reads the records of one partition from offset from up to, not
-// including, offset end, in batches, calling fn with each; it joins no group
-// and commits nothing. It returns the offset to resume from: one past the
-// last record read, or from when there was none.
-func Scan(ctx context.Context, t runtime.Transport, topic string, partition uint32, from, end uint64, fn func(*runtime.Incoming)) (next uint64, err error) {
-	next = from
-	for next < end {
-		recs, err := t.ReadRange(ctx, topic, partition, next, int(min(end-next, readBatch)))
-		if err != nil {
-			return next, fmt.Errorf("conversation: read %s/%d from %d: %w", topic, partition, next, err)
-		}
-		if len(recs) == 0 {
-			break
-		}
-		for i := range recs {
-			if recs[i].Offset >= end {
-				return end, nil
-			}
-			fn(&recs[i])
-		}
-		next = recs[len(recs)-1].Offset + 1
+	if err != nil {
+		return got, last, ok, fmt.Errorf("conversation: %w", err)
 	}
-	return next, nil
+	return got, last, ok, nil
 }
 
 // matches reports whether a record belongs to the conversation: its own, or

@@ -44,7 +44,7 @@ func TestAPartitionCountIsClampedTo1024(t *testing.T) {
 	if err != nil || len(h) != 1 {
 		t.Fatalf("assembled %d records, %v", len(h), err)
 	}
-	if n := huge.tails.Load(); n != conversation.MaxPartitions {
-		t.Fatalf("read %d partitions, want %d", n, conversation.MaxPartitions)
+	if n := huge.tails.Load(); n != 1024 {
+		t.Fatalf("read %d partitions, want 1024, the clamp", n)
 	}
 }

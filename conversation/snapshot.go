@@ -92,7 +92,7 @@ func (s *TopicSnapshots) Latest(ctx context.Context, conv wire.ID) (*wire.FoldSn
 		newest *wire.FoldSnapshot
 		at     uint64
 	)
-	for p := range min(n, MaxPartitions) {
+	for p := range min(n, maxPartitions) {
 		end, err := s.t.NextOffset(ctx, s.topic, p)
 		if err != nil {
 			return nil, err

@@ -115,7 +115,7 @@ func (f Fold[S]) loadWith(ctx context.Context, t runtime.Transport, store Snapsh
 	if err := json.Unmarshal(snap.State, &seed); err != nil {
 		return f.Init, nil, fmt.Errorf("conversation: decode snapshot state: %w", err)
 	}
-	s, asOf, err := f.load(ctx, t, conv, FromOffsets(ResumeOffsets(snap)), seed)
+	s, asOf, err := f.load(ctx, t, conv, FromOffsets(resumeOffsets(snap)), seed)
 	if err != nil {
 		return s, nil, err
 	}
@@ -146,9 +146,9 @@ func (f Fold[S]) Checkpoint(ctx context.Context, t runtime.Transport, store Snap
 	return s, nil
 }
 
-// ResumeOffsets returns where a fold seeded from snap resumes: one past each
+// resumeOffsets returns where a fold seeded from snap resumes: one past each
 // partition's last folded offset.
-func ResumeOffsets(snap *wire.FoldSnapshot) map[uint32]uint64 {
+func resumeOffsets(snap *wire.FoldSnapshot) map[uint32]uint64 {
 	out := make(map[uint32]uint64, len(snap.AsOf))
 	for p := range snap.AsOf {
 		out[p] = snap.ResumeOffset(p)

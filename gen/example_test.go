@@ -2,25 +2,29 @@ package gen_test
 
 import (
 	"fmt"
+	"log"
+	"path/filepath"
 
 	"github.com/lasergo/laser/gen"
 )
 
-// A directive parses into a name and fields with byte offsets into the
-// comment, which is how diagnostics point at the exact field.
-func ExampleParseDirective() {
-	d, errs, ok := gen.ParseDirective(`//laser:agent id=billing listen=agent.commands respond="agent.responses" colour=red`)
-	fmt.Println(ok, d.Name)
-	for _, f := range d.Fields {
-		fmt.Printf("%s=%s at %d\n", f.Key, f.Value, f.KeyOff)
+// Generate returns the files for a package, or the diagnostics that stop
+// them; Stale tells which differ from the disk (go generate writes them
+// with Write).
+func ExampleGenerate() {
+	res, err := gen.Generate("../examples/triage", gen.Options{})
+	if err != nil {
+		log.Fatal(err)
 	}
-	for _, e := range errs {
-		fmt.Printf("%d: %s: %s\n", e.Off, e.Problem.Title, e.Detail)
+	for _, d := range res.Diagnostics {
+		fmt.Println(d)
 	}
+	for _, f := range res.Files {
+		fmt.Println(filepath.Base(f.Path))
+	}
+	fmt.Println(len(res.Stale()), "stale")
 	// Output:
-	// true agent
-	// id=billing at 14
-	// listen=agent.commands at 25
-	// respond=agent.responses at 47
-	// 73: unknown key: //laser:agent has no key "colour"
+	// laser_gen.go
+	// laser_gen_test.go
+	// 0 stale
 }

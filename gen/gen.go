@@ -1,8 +1,10 @@
-// Package gen is lasergen's engine: it reads a Go package whose struct
-// types and methods carry //laser: directives and writes the typed decode,
-// routing, dispatch, clients and agent cards for them.
+// Package gen is the code generator's public entry, what cmd/lasergen and
+// the generated tests call: Generate reads a Go package whose struct types
+// and methods carry //laser: directives and returns the typed decode,
+// routing, dispatch, clients and agent cards for them; CheckUpToDate
+// compares them with the files on disk.
 //
-// The pipeline is load (golang.org/x/tools/go/packages, with full type
+// The engine lives in gen/internal/generator. Its pipeline is load (golang.org/x/tools/go/packages, with full type
 // information) → model (agents and operations from the directives) → check
 // (values, method shapes, encodable and nameable types, collisions) → emit
 // (github.com/dave/jennifer). Any problem stops the run before emit, and
@@ -35,10 +37,14 @@
 //
 // Per agent type T (with E = T with its first letter upper-cased):
 // NewEAgent (a *runtime.Agent from a *T), EHandler (the runtime.Handler
-// that routes by kind and operation), EClient and NewEClient (typed
-// request/reply, command and event methods named after T's methods), ECard
-// (the wire.AgentCard listing the //laser:handle operations) and
-// compile-time assertions of every handler signature.
+// that routes by kind and operation), the EClient interface (typed
+// request/reply, command and event methods named after T's methods) and
+// NewEClient returning its implementation, ECard (the wire.AgentCard
+// listing the //laser:handle operations), the constants EAgentID,
+// EListenTopic, ERespondTopic and EOp<Method> that the dispatcher, client
+// and card spell the agent's names with, and compile-time assertions of
+// every handler signature. The file's header names the annotated files
+// (// Source:).
 //
 // Beside the generated file (laser_gen.go) goes a generated test
 // (laser_gen_test.go) that fails go test when the generated file is stale:
@@ -51,191 +57,57 @@
 // is retried by the consumer and does not answer.
 package gen
 
-import (
-	"bytes"
-	"errors"
-	"fmt"
-	"go/token"
-	"os"
-	"path/filepath"
-	"regexp"
-)
+import "github.com/lasergo/laser/gen/internal/generator"
 
 // DefaultOutput is the name of the generated file.
-const DefaultOutput = "laser_gen.go"
+const DefaultOutput = generator.DefaultOutput
 
-// Options tunes a run.
-type Options struct {
-	// Output is the generated file's name inside the package directory.
-	// Default DefaultOutput.
-	Output string
-	// Env is the environment of the go command that lists the package.
-	// Default: this process's environment.
-	Env []string
-	// BuildFlags are passed to the go command, such as "-tags=integration".
-	BuildFlags []string
-	// NoTest leaves out the generated test (see TestOutput), for builds whose
-	// tests cannot run the go command; Write then removes one lasergen wrote
-	// before.
-	NoTest bool
-}
-
-func (o Options) output() string {
-	if o.Output == "" {
-		return DefaultOutput
-	}
-	return o.Output
-}
-
-// File is one generated file.
-type File struct {
-	// Path is absolute.
-	Path    string
-	Content []byte
-}
+// Options tunes a run: the generated file's name (default DefaultOutput),
+// the environment and build flags of the go command that lists the
+// package, and whether to leave out the generated test.
+type Options = generator.Options
 
 // Result is the outcome of a run: the files to write, or the diagnostics
-// that prevented them (never both).
-type Result struct {
-	Files []File
-	// Obsolete are generated files this run no longer produces (a generated
-	// test under Options.NoTest); Write removes them.
-	Obsolete    []string
-	Diagnostics []Diagnostic
-	// Model is what the generator understood; nil when loading failed.
-	Model *Model
-}
+// that prevented them (never both). Write writes the files that changed,
+// Stale lists those that differ from the disk, and Err returns the
+// diagnostics as one *DiagnosticsError.
+type Result = generator.Result
 
-// Err returns a *DiagnosticsError when the run found problems, else nil.
-func (r *Result) Err() error {
-	if len(r.Diagnostics) == 0 {
-		return nil
-	}
-	return &DiagnosticsError{Diagnostics: r.Diagnostics}
-}
+// File is one generated file: its absolute path and content.
+type File = generator.File
 
-// Generate reads the package in dir and returns its generated file or the
-// problems found. The returned error is reserved for failures to run at all
-// (the go command missing, an unreadable directory); problems in the input
-// are diagnostics.
-func Generate(dir string, opts Options) (*Result, error) {
-	l, diags, err := load(dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	if len(diags) > 0 {
-		return &Result{Diagnostics: sortDiagnostics(diags)}, nil
-	}
-	c := newCollector(l)
-	c.collect()
-	c.check()
-	model := c.model
-	c.typeErrors()
-	if len(model.Agents) == 0 && len(c.diags) == 0 {
-		c.diags = append(c.diags, Diagnostic{Pos: token.Position{Filename: "."}, Problem: ErrNoAgents,
-			Detail: fmt.Sprintf("package %s has no //laser:agent type", model.PkgPath)})
-	}
-	res := &Result{Model: model}
-	if len(c.diags) > 0 {
-		res.Diagnostics = sortDiagnostics(c.diags)
-		return res, nil
-	}
-	src, err := emit(model, l.pkg.Types.Scope())
-	if err != nil {
-		return nil, err
-	}
-	res.Files = []File{{Path: l.out, Content: src}}
-	testPath := filepath.Join(l.dir, TestOutput(filepath.Base(l.out)))
-	switch {
-	case !opts.NoTest:
-		test, err := emitTest(model, opts)
-		if err != nil {
-			return nil, fmt.Errorf("lasergen: format the generated test: %w", err)
-		}
-		res.Files = append(res.Files, File{Path: testPath, Content: test})
-	case fileIsGenerated(testPath):
-		res.Obsolete = []string{testPath}
-	}
-	return res, nil
-}
+// Diagnostic is one problem at a position of the package: a Problem of the
+// generator's catalogue and the detail of this occurrence.
+type Diagnostic = generator.Diagnostic
 
-// undefinedRE matches go/types' message for an undefined identifier.
-var undefinedRE = regexp.MustCompile(`^undefined: ([\p{L}_][\p{L}\p{N}_]*)$`)
+// Problem is what went wrong, in one line (Title), and a sentence showing
+// the form the generator accepts (Help).
+type Problem = generator.Problem
 
-// typeErrors reports the package's type errors, except references to the
-// identifiers the generated file declares (hidden while loading).
-func (c *collector) typeErrors() {
-	generated := make(map[string]bool)
-	for _, a := range c.model.Agents {
-		for _, n := range generatedNames(a) {
-			generated[n] = true
-		}
-	}
-	for _, e := range c.l.typeErrors {
-		if m := undefinedRE.FindStringSubmatch(e.Msg); m != nil && generated[m[1]] {
-			continue
-		}
-		c.diags = append(c.diags, Diagnostic{Pos: parsePosition(e.Pos, c.l.dir), Problem: ErrTypeCheck, Detail: e.Msg})
-	}
-}
+// DiagnosticsError reports every problem the generator found; nothing was
+// generated.
+type DiagnosticsError = generator.DiagnosticsError
 
-// Write writes every file whose content differs from what is on disk and
-// returns the paths it wrote. It writes through a temporary file in the same
-// directory, so a reader never sees half a file.
-func (r *Result) Write() ([]string, error) {
-	var wrote []string
-	for _, f := range r.Files {
-		if old, err := os.ReadFile(f.Path); err == nil && bytes.Equal(old, f.Content) {
-			continue
-		}
-		if err := writeFile(f.Path, f.Content); err != nil {
-			return wrote, err
-		}
-		wrote = append(wrote, f.Path)
-	}
-	for _, p := range r.Obsolete {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return wrote, fmt.Errorf("lasergen: %w", err)
-		}
-	}
-	return wrote, nil
-}
+// StaleError names the generated files that differ from what lasergen would
+// write now, or carries the diagnostics that stop it from generating at all.
+type StaleError = generator.StaleError
 
-// Stale returns the paths whose content on disk differs from the result.
-func (r *Result) Stale() []string {
-	var stale []string
-	for _, f := range r.Files {
-		if old, err := os.ReadFile(f.Path); err != nil || !bytes.Equal(old, f.Content) {
-			stale = append(stale, f.Path)
-		}
-	}
-	for _, p := range r.Obsolete {
-		if _, err := os.Stat(p); err == nil {
-			stale = append(stale, p)
-		}
-	}
-	return stale
-}
+// ErrStale is matched (errors.Is) by the error CheckUpToDate returns when the
+// generated files are not what lasergen would write now.
+var ErrStale = generator.ErrStale
 
-func writeFile(path string, content []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".lasergen-*.tmp")
-	if err != nil {
-		return fmt.Errorf("lasergen: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return fmt.Errorf("lasergen: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("lasergen: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("lasergen: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("lasergen: %w", err)
-	}
-	return nil
-}
+// Generate loads the package in dir and returns the files to write, or the
+// diagnostics that prevented them. The error is for failures to run at all
+// (the go command missing, an unreadable directory); problems in the
+// package are diagnostics.
+func Generate(dir string, opts Options) (*Result, error) { return generator.Generate(dir, opts) }
+
+// CheckUpToDate generates the package in dir in memory and compares the
+// result with the files on disk. It returns nil when they are the same and a
+// *StaleError otherwise; other errors mean lasergen could not run. The
+// generated test file calls it, so go test fails on a stale laser_gen.go.
+func CheckUpToDate(dir string, opts Options) error { return generator.CheckUpToDate(dir, opts) }
+
+// TestOutput returns the name of the generated test file that goes with the
+// generated file out: laser_gen_test.go for laser_gen.go.
+func TestOutput(out string) string { return generator.TestOutput(out) }

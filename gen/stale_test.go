@@ -99,7 +99,7 @@ func TestHandWrittenTestOutputIsNotOverwritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Problem != gen.ErrNotGenerated || res.Diagnostics[0].Pos.Filename != "laser_gen_test.go" {
-		t.Fatalf("diagnostics %v, want one ErrNotGenerated for laser_gen_test.go", res.Diagnostics)
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Problem.Title != "output file is not generated" || res.Diagnostics[0].Pos.Filename != "laser_gen_test.go" {
+		t.Fatalf("diagnostics %v, want one \"output file is not generated\" for laser_gen_test.go", res.Diagnostics)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -149,7 +149,7 @@ func PendingAt(ctx context.Context, t runtime.Transport, topic string, now time.
 	nowMicros := uint64(now.UnixMicro())
 	var asks []*runtime.Message
 	answered := map[wire.ID]bool{}
-	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
 		m, err := runtime.DecodeRecord(topic, rec, 0)
 		if err != nil || m.Envelope == nil || m.Envelope.Correlation == nil {
 			return

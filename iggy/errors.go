@@ -17,7 +17,7 @@ var ErrTimeout = errors.New("iggy: call timed out")
 // meeting a short or malformed response; the transport recovers it.
 var ErrSDKPanic = errors.New("iggy: SDK panicked")
 
-// ErrClosed reports a call on a closed Transport or Subscription; it wraps
+// ErrClosed reports a call on a closed Transport or subscription; it wraps
 // runtime.ErrDisconnected, since nothing will bring the connection back.
 var ErrClosed = errors.New("iggy: closed")
 

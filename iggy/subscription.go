@@ -14,14 +14,14 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// ErrLeft reports a call on a Subscription that left its group.
+// ErrLeft reports a call on a subscription that left its group.
 var ErrLeft = errors.New("iggy: subscription left its consumer group")
 
 // closeLeaveTimeout bounds the leave Close sends before it drops the
 // connection.
 const closeLeaveTimeout = time.Second
 
-// Subscription is one member of an Iggy consumer group, on a connection of
+// subscription is one member of an Iggy consumer group, on a connection of
 // its own (Iggy ties membership to the connection). After the connection is
 // rebuilt it joins the group again and keeps its place.
 //
@@ -39,7 +39,7 @@ const closeLeaveTimeout = time.Second
 // reconnect, so a subscription that gets its partitions back neither skips
 // nor repeats records. The cost is one round trip per partition of the
 // topic per Poll when there is nothing to read.
-type Subscription struct {
+type subscription struct {
 	t        *Transport
 	topic    string
 	group    string
@@ -74,7 +74,7 @@ type cursor struct {
 	known bool
 }
 
-var _ runtime.Subscription = (*Subscription)(nil)
+var _ runtime.Subscription = (*subscription)(nil)
 
 // Join makes a new member of group (created when missing) on an existing
 // topic, over a connection of its own.
@@ -94,7 +94,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 	if err != nil {
 		return nil, &runtime.TransportError{Op: op, Err: err}
 	}
-	s := &Subscription{
+	s := &subscription{
 		t:        t,
 		topic:    topic,
 		group:    group,
@@ -116,7 +116,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 
 // rejoin runs after every login of the subscription's connection: it
 // creates the group when missing, joins it and re-reads the partition count.
-func (s *Subscription) rejoin(ctx context.Context, l *link) error {
+func (s *subscription) rejoin(ctx context.Context, l *link) error {
 	op := "join " + s.topic + "/" + s.group
 	var td *iggcon.TopicDetails
 	class, _, err := s.t.bounded(ctx, l, func(c iggcon.Client) error {
@@ -151,7 +151,7 @@ func (s *Subscription) rejoin(ctx context.Context, l *link) error {
 }
 
 // usable explains why the subscription cannot be used, if it cannot.
-func (s *Subscription) usable(op string) error {
+func (s *subscription) usable(op string) error {
 	switch s.state.Load() {
 	case subClosed:
 		return wrap(op, classDisconnected, fmt.Errorf("subscription to %s/%s: %w", s.topic, s.group, ErrClosed))
@@ -166,7 +166,7 @@ func (s *Subscription) usable(op string) error {
 // partition cannot starve the others. When a partition fails after others
 // returned records, Poll returns those records and the error comes back on
 // the next call.
-func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
+func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
 	op := s.opPoll
 	if err := s.usable(op); err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 // the cursor as a floor: when the partition comes back, records below it
 // (already delivered here) are not handed out again, and the "next" poll
 // starts above it anyway when another member moved the group further.
-func (s *Subscription) take(out []runtime.Incoming, p uint32, pm *iggcon.PolledMessage, limit int) []runtime.Incoming {
+func (s *subscription) take(out []runtime.Incoming, p uint32, pm *iggcon.PolledMessage, limit int) []runtime.Incoming {
 	c := &s.cursors[p]
 	if len(pm.Messages) == 0 {
 		notOwned := pm.PartitionId != p
@@ -246,7 +246,7 @@ func (s *Subscription) take(out []runtime.Incoming, p uint32, pm *iggcon.PolledM
 
 // maybeRefresh re-reads the partition count now and then, so partitions
 // added to the topic get polled.
-func (s *Subscription) maybeRefresh(ctx context.Context, op string) {
+func (s *subscription) maybeRefresh(ctx context.Context, op string) {
 	if s.t.cfg.clock.Now().UnixNano() < s.refreshAt.Load() {
 		return
 	}
@@ -268,7 +268,7 @@ func (s *Subscription) maybeRefresh(ctx context.Context, op string) {
 // with a one-record poll and, when the partition is another member's,
 // returns runtime.ErrPartitionLost so the consumer drops the commit instead
 // of retrying it. An offset past the last record is refused as well.
-func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint64) error {
+func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint64) error {
 	op := s.opCommit
 	if err := s.usable(op); err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint
 // what an owned partition holding at most one record gives, so it counts
 // as lost only when offset (a record this member read) proves the
 // partition holds more. When in doubt, it owns.
-func (s *Subscription) owns(ctx context.Context, partition uint32, offset uint64) bool {
+func (s *subscription) owns(ctx context.Context, partition uint32, offset uint64) bool {
 	var pm *iggcon.PolledMessage
 	err := s.sess.call(ctx, s.opPoll, func(c iggcon.Client) error {
 		var err error
@@ -308,7 +308,7 @@ func (s *Subscription) owns(ctx context.Context, partition uint32, offset uint64
 // Leave removes the member from its group and closes its connection. When
 // the connection is already gone (closed, lost or hung), so is the
 // membership, and Leave only closes.
-func (s *Subscription) Leave(ctx context.Context) error {
+func (s *subscription) Leave(ctx context.Context) error {
 	op := "leave " + s.topic + "/" + s.group
 	if err := s.usable(op); err != nil {
 		return err
@@ -329,7 +329,7 @@ func (s *Subscription) Leave(ctx context.Context) error {
 // connection, so the group rebalances at once rather than when the server
 // notices the closed socket. Later calls fail with an error wrapping
 // runtime.ErrDisconnected; closing twice is a no-op.
-func (s *Subscription) Close() error {
+func (s *subscription) Close() error {
 	if !s.state.CompareAndSwap(subActive, subClosed) {
 		s.state.Store(subClosed)
 		s.sess.close()

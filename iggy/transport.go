@@ -37,7 +37,7 @@ import (
 const maxPartitions = 1000
 
 // Transport is a runtime.Transport over one Iggy stream. Control calls
-// (topics, publishing, reads) share one connection; each Subscription has
+// (topics, publishing, reads) share one connection; each subscription (Join) has
 // its own, because Iggy ties group membership to the connection.
 type Transport struct {
 	cfg    config

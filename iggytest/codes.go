@@ -3,7 +3,7 @@ package iggytest
 import (
 	"errors"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
 // Command codes of the Iggy 0.8 binary protocol that the server answers.
@@ -106,7 +106,7 @@ func fail(status uint32, detail string) error { return &statusError{status: stat
 var errMalformed = fail(StatusInvalidCommand, "malformed request payload")
 
 // statusOf maps a handler error to the status code sent back: handler errors
-// carry their code, and memlog's sentinels map to Iggy's codes for the same
+// carry their code, and the log engine's sentinels (internal/logstore) map to Iggy's codes for the same
 // conditions.
 func statusOf(err error) uint32 {
 	var se *statusError
@@ -114,29 +114,29 @@ func statusOf(err error) uint32 {
 		return se.status
 	}
 	switch {
-	case errors.Is(err, memlog.ErrNoTopic):
+	case errors.Is(err, logstore.ErrNoTopic):
 		return StatusTopicIDNotFound
-	case errors.Is(err, memlog.ErrTopicExists):
+	case errors.Is(err, logstore.ErrTopicExists):
 		return StatusTopicNameAlreadyExists
-	case errors.Is(err, memlog.ErrBadPartitions):
+	case errors.Is(err, logstore.ErrBadPartitions):
 		return StatusInvalidPartitionsCount
-	case errors.Is(err, memlog.ErrNoPartition):
+	case errors.Is(err, logstore.ErrNoPartition):
 		return StatusPartitionNotFound
-	case errors.Is(err, memlog.ErrNoGroup):
+	case errors.Is(err, logstore.ErrNoGroup):
 		return StatusConsumerGroupIDNotFound
-	case errors.Is(err, memlog.ErrGroupExists):
+	case errors.Is(err, logstore.ErrGroupExists):
 		return StatusConsumerGroupNameExists
-	case errors.Is(err, memlog.ErrNotMember):
+	case errors.Is(err, logstore.ErrNotMember):
 		return StatusConsumerGroupMemberNotFound
-	case errors.Is(err, memlog.ErrNotOwner):
+	case errors.Is(err, logstore.ErrNotOwner):
 		return StatusNotResolvedConsumer
-	case errors.Is(err, memlog.ErrInvalidOffset):
+	case errors.Is(err, logstore.ErrInvalidOffset):
 		return StatusInvalidOffset
-	case errors.Is(err, memlog.ErrNoOffset):
+	case errors.Is(err, logstore.ErrNoOffset):
 		return StatusConsumerOffsetNotFound
-	case errors.Is(err, memlog.ErrBadName):
+	case errors.Is(err, logstore.ErrBadName):
 		return StatusInvalidTopicName
-	case errors.Is(err, memlog.ErrBadCount):
+	case errors.Is(err, logstore.ErrBadCount):
 		return StatusInvalidMessagesCount
 	}
 	return StatusError

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
 // conn is one client connection: an Iggy session with its own client id,
@@ -21,13 +21,13 @@ type conn struct {
 
 	// Guarded by s.mu.
 	authed bool
-	groups map[*memlog.Group]*membership
+	groups map[*logstore.Group]*membership
 }
 
 // membership is this connection's seat in a consumer group.
 type membership struct {
-	topic *memlog.Topic
-	group *memlog.Group
+	topic *logstore.Topic
+	group *logstore.Group
 	// next is the round-robin index of the next partition a group poll
 	// without a partition reads; current is the partition it read last,
 	// where a store without a partition goes.

@@ -3,11 +3,11 @@ package iggytest
 import (
 	"errors"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
-func lookupGroup(t *memlog.Topic, gid ident) *memlog.Group {
-	var g *memlog.Group
+func lookupGroup(t *logstore.Topic, gid ident) *logstore.Group {
+	var g *logstore.Group
 	if gid.numeric {
 		g, _ = t.GroupByID(gid.id)
 	} else {
@@ -18,7 +18,7 @@ func lookupGroup(t *memlog.Topic, gid ident) *memlog.Group {
 
 // resolveGroupLocked finds a topic's consumer group; a miss is
 // ConsumerGroupIdNotFound or ConsumerGroupNameNotFound.
-func (s *Server) resolveGroupLocked(sid, tid, gid ident) (*memlog.Topic, *memlog.Group, error) {
+func (s *Server) resolveGroupLocked(sid, tid, gid ident) (*logstore.Topic, *logstore.Group, error) {
 	if err := checkIdents(sid, tid, gid); err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Server) createGroup(p []byte) ([]byte, error) {
 		return nil, fail(StatusInvalidConsumerGroupName, "empty consumer group name")
 	}
 	g, err := t.CreateGroup(name)
-	if errors.Is(err, memlog.ErrBadName) {
+	if errors.Is(err, logstore.ErrBadName) {
 		return nil, fail(StatusInvalidConsumerGroupName, err.Error())
 	}
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Server) leaveGroup(c *conn, p []byte) ([]byte, error) {
 
 // appendGroupHeader appends u32 id, u32 partitions_count, u32 members_count,
 // u8 name.
-func appendGroupHeader(b []byte, t *memlog.Topic, g *memlog.Group, members int) []byte {
+func appendGroupHeader(b []byte, t *logstore.Topic, g *logstore.Group, members int) []byte {
 	b = putU32(b, g.ID())
 	b = putU32(b, t.Partitions())
 	b = putU32(b, uint32(members))
@@ -172,7 +172,7 @@ func appendGroupHeader(b []byte, t *memlog.Topic, g *memlog.Group, members int) 
 
 // membershipLocked returns the connection's seat in g, or
 // ConsumerGroupMemberNotFound.
-func (c *conn) membershipLocked(g *memlog.Group) (*membership, error) {
+func (c *conn) membershipLocked(g *logstore.Group) (*membership, error) {
 	m, ok := c.groups[g]
 	if !ok {
 		return nil, fail(StatusConsumerGroupMemberNotFound, "not a member of the consumer group")
@@ -187,7 +187,7 @@ func (c *conn) membershipLocked(g *memlog.Group) (*membership, error) {
 
 // groupRequest reads a request that is only stream, topic and group
 // identifiers, and resolves them.
-func (s *Server) groupRequest(p []byte) (*memlog.Topic, *memlog.Group, error) {
+func (s *Server) groupRequest(p []byte) (*logstore.Topic, *logstore.Group, error) {
 	r := reader{b: p}
 	sid, tid, gid := r.ident(), r.ident(), r.ident()
 	if err := r.done(); err != nil {

@@ -1,7 +1,7 @@
 package iggytest
 
 import (
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
 // offsetRequest is the common head of the offset commands: consumer,
@@ -48,7 +48,7 @@ func (s *Server) getOffset(p []byte) ([]byte, error) {
 		if g == nil {
 			return nil, nil
 		}
-		key = memlog.GroupConsumerKey(g.Name())
+		key = logstore.GroupConsumerKey(g.Name())
 	}
 	info, err := t.PartitionInfo(part)
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Server) deleteOffset(c *conn, p []byte) ([]byte, error) {
 }
 
 // resolveOffsetTarget resolves where a store or delete applies.
-func (s *Server) resolveOffsetTarget(c *conn, o offsetRequest) (*memlog.Topic, string, uint32, error) {
+func (s *Server) resolveOffsetTarget(c *conn, o offsetRequest) (*logstore.Topic, string, uint32, error) {
 	if err := o.consumer.check(); err != nil {
 		return nil, "", 0, err
 	}
@@ -136,5 +136,5 @@ func (s *Server) resolveOffsetTarget(c *conn, o offsetRequest) (*memlog.Topic, s
 	if !contains(owned, part) {
 		return nil, "", 0, notResolved
 	}
-	return t, memlog.GroupConsumerKey(g.Name()), part, nil
+	return t, logstore.GroupConsumerKey(g.Name()), part, nil
 }

@@ -3,8 +3,8 @@ package iggytest
 import (
 	"strconv"
 
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/internal/xxh32"
-	"github.com/lasergo/laser/memlog"
 )
 
 // Consumer kinds.
@@ -45,7 +45,7 @@ func singleKey(id ident) string {
 	if !id.numeric {
 		n = xxh32.Sum32([]byte(id.name), 0)
 	}
-	return memlog.SingleConsumerKey(strconv.FormatUint(uint64(n), 10))
+	return logstore.SingleConsumerKey(strconv.FormatUint(uint64(n), 10))
 }
 
 // target is where a consumer's poll or offset request applies.
@@ -61,7 +61,7 @@ type target struct {
 // resolvePollTarget resolves the partition a poll reads: the given one or
 // 0 for a single consumer; for a group member the given one if it owns it,
 // else the next of its partitions in round robin.
-func (c *conn) resolvePollTarget(t *memlog.Topic, cr consumerRef, part uint32, hasPart bool) (target, error) {
+func (c *conn) resolvePollTarget(t *logstore.Topic, cr consumerRef, part uint32, hasPart bool) (target, error) {
 	if cr.kind == consumerSingle {
 		if !hasPart {
 			part = 0
@@ -80,7 +80,7 @@ func (c *conn) resolvePollTarget(t *memlog.Topic, cr consumerRef, part uint32, h
 		return target{}, err
 	}
 	owned, _ := g.Assigned(c.member())
-	tg := target{key: memlog.GroupConsumerKey(g.Name()), seat: seat}
+	tg := target{key: logstore.GroupConsumerKey(g.Name()), seat: seat}
 	if hasPart {
 		if !contains(owned, part) {
 			return target{none: true}, nil
@@ -149,7 +149,7 @@ func (s *Server) poll(c *conn, p []byte) ([]byte, error) {
 	if count == 0 {
 		return pollHeader(nil, tg.partition, cur, 0), nil
 	}
-	var recs []memlog.Record
+	var recs []logstore.Record
 	switch kind {
 	case pollOffset:
 		if value > cur {
@@ -194,7 +194,7 @@ func pollHeader(b []byte, partition uint32, current uint64, count uint32) []byte
 // u128 id, u64 offset, u64 timestamp, u64 origin timestamp, u32 user
 // headers length, u32 payload length, u64 reserved, then the payload and
 // the user headers.
-func appendMessages(b []byte, recs []memlog.Record) []byte {
+func appendMessages(b []byte, recs []logstore.Record) []byte {
 	n := len(b)
 	for i := range recs {
 		n += messageHeaderSize + len(recs[i].Payload) + userHeadersLen(recs[i].Headers)

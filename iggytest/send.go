@@ -3,7 +3,7 @@ package iggytest
 import (
 	"encoding/binary"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -69,7 +69,7 @@ func (s *Server) send(p []byte) ([]byte, error) {
 
 // placeBatch picks the partition: the topic's round robin, an explicit id,
 // or xxHash32 of the messages key.
-func placeBatch(t *memlog.Topic, kind uint8, val []byte) (uint32, error) {
+func placeBatch(t *logstore.Topic, kind uint8, val []byte) (uint32, error) {
 	switch kind {
 	case partitionBalanced:
 		if len(val) != 0 {
@@ -95,9 +95,9 @@ func placeBatch(t *memlog.Topic, kind uint8, val []byte) (uint32, error) {
 }
 
 // parseBatch validates the index and the messages and returns them as
-// records; payloads and header values alias body, which memlog copies.
-func parseBatch(index, body []byte, count int) ([]memlog.Record, error) {
-	recs := make([]memlog.Record, count)
+// records; payloads and header values alias body, which the log engine copies.
+func parseBatch(index, body []byte, count int) ([]logstore.Record, error) {
+	recs := make([]logstore.Record, count)
 	pos := 0
 	for i := range recs {
 		if len(body)-pos < messageHeaderSize {
@@ -128,7 +128,7 @@ func parseBatch(index, body []byte, count int) ([]memlog.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		recs[i] = memlog.Record{
+		recs[i] = logstore.Record{
 			ID:              [16]byte(h[8:24]),
 			OriginTimestamp: binary.LittleEndian.Uint64(h[40:48]),
 			Headers:         headers,

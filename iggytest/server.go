@@ -9,8 +9,8 @@
 // layouts and rules: not-found lookups answer an empty OK, ids are 0-based,
 // every entity is addressed by id or name, commands other than ping and
 // login need a login on the same connection, group membership belongs to
-// the connection and ends with it. Each Iggy stream is backed by a
-// memlog.Log.
+// the connection and ends with it. Each Iggy stream is backed by the engine
+// of the embedded log (the one behind package memlog).
 //
 // It is a testing tool, not a production broker: everything lives in memory,
 // there is one root user and no permissions, consumer groups rebalance by a
@@ -38,7 +38,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -240,7 +240,7 @@ func (s *Server) accept(ln net.Listener) {
 // server's wait group; the caller starts c.serve.
 func (s *Server) attachLocked(nc net.Conn) *conn {
 	s.nextClient++
-	c := &conn{s: s, nc: nc, id: s.nextClient, done: make(chan struct{}), groups: make(map[*memlog.Group]*membership)}
+	c := &conn{s: s, nc: nc, id: s.nextClient, done: make(chan struct{}), groups: make(map[*logstore.Group]*membership)}
 	s.conns[c] = struct{}{}
 	s.notifyLocked()
 	s.wg.Add(1)

@@ -4,16 +4,16 @@ import (
 	"math"
 	"slices"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
-// stream is one Iggy stream, backed by a memlog.Log.
+// stream is one Iggy stream, backed by a logstore.Log.
 type stream struct {
 	id        uint32
 	name      string
 	createdAt uint64
-	log       *memlog.Log
-	// settings holds what CreateTopic was given that memlog does not keep,
+	log       *logstore.Log
+	// settings holds what CreateTopic was given that the log engine does not keep,
 	// by topic id.
 	settings map[uint32]topicSettings
 }
@@ -102,7 +102,7 @@ func (s *Server) createStream(p []byte) ([]byte, error) {
 		id:        s.nextStream,
 		name:      name,
 		createdAt: s.now(),
-		log:       memlog.New(name, memlog.WithStreamID(s.nextStream), memlog.WithClock(s.cfg.clock)),
+		log:       logstore.New(name, logstore.WithStreamID(s.nextStream), logstore.WithClock(s.cfg.clock)),
 		settings:  make(map[uint32]topicSettings),
 	}
 	s.nextStream++
@@ -127,7 +127,7 @@ func (s *Server) deleteStream(p []byte) ([]byte, error) {
 
 // appendHeader appends the stream header: u32 id, u64 created_at,
 // u32 topics_count, u64 size_bytes, u64 messages_count, u8 name.
-func (st *stream) appendHeader(b []byte, topics []*memlog.Topic) []byte {
+func (st *stream) appendHeader(b []byte, topics []*logstore.Topic) []byte {
 	var size, msgs uint64
 	for _, t := range topics {
 		ts, tm := topicTotals(t)

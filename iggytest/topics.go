@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 )
 
 // maxPartitions is Iggy's limit on a topic's partition count.
@@ -21,7 +21,7 @@ type topicSettings struct {
 
 // resolveTopicLocked finds a topic by stream and topic id or name; a miss
 // is the matching not-found status.
-func (s *Server) resolveTopicLocked(sid, tid ident) (*stream, *memlog.Topic, error) {
+func (s *Server) resolveTopicLocked(sid, tid ident) (*stream, *logstore.Topic, error) {
 	if err := checkIdents(sid, tid); err != nil {
 		return nil, nil, err
 	}
@@ -38,8 +38,8 @@ func (s *Server) resolveTopicLocked(sid, tid ident) (*stream, *memlog.Topic, err
 	return nil, nil, fail(StatusTopicNameNotFound, "topic "+tid.String()+" not found")
 }
 
-func lookupTopic(st *stream, tid ident) *memlog.Topic {
-	var t *memlog.Topic
+func lookupTopic(st *stream, tid ident) *logstore.Topic {
+	var t *logstore.Topic
 	if tid.numeric {
 		t, _ = st.log.TopicByID(tid.id)
 	} else {
@@ -120,7 +120,7 @@ func (s *Server) createTopic(p []byte) ([]byte, error) {
 		set.replication = 1
 	}
 	t, err := st.log.CreateTopic(name, partitions)
-	if errors.Is(err, memlog.ErrBadPartitions) {
+	if errors.Is(err, logstore.ErrBadPartitions) {
 		return nil, fail(StatusInvalidPartitionsCount, err.Error())
 	}
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Server) createPartitions(p []byte) ([]byte, error) {
 		return nil, err
 	}
 	if err := t.AddPartitions(n); err != nil {
-		if errors.Is(err, memlog.ErrBadPartitions) {
+		if errors.Is(err, logstore.ErrBadPartitions) {
 			return nil, fail(StatusTooManyPartitions, err.Error())
 		}
 		return nil, err
@@ -175,7 +175,7 @@ func (s *Server) createPartitions(p []byte) ([]byte, error) {
 // u32 partitions_count, u64 message_expiry, u8 compression,
 // u64 max_topic_size, u8 replication_factor, u64 size_bytes,
 // u64 messages_count, u8 name.
-func (st *stream) appendTopicHeader(b []byte, t *memlog.Topic) []byte {
+func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic) []byte {
 	set, ok := st.settings[t.ID()]
 	if !ok {
 		set = topicSettings{compression: 1, expiry: math.MaxUint64, maxSize: math.MaxUint64, replication: 1}
@@ -196,12 +196,12 @@ func (st *stream) appendTopicHeader(b []byte, t *memlog.Topic) []byte {
 // appendPartitions appends one 40-byte record per partition: u32 id,
 // u64 created_at, u32 segments_count, u64 current_offset, u64 size_bytes,
 // u64 messages_count.
-func appendPartitions(b []byte, t *memlog.Topic) []byte {
+func appendPartitions(b []byte, t *logstore.Topic) []byte {
 	n := t.Partitions()
 	for p := uint32(0); p < n; p++ {
 		info, err := t.PartitionInfo(p)
 		if err != nil {
-			break // deleted concurrently by a direct memlog user; stop at what exists
+			break // deleted concurrently by a direct user of the log engine; stop at what exists
 		}
 		b = putU32(b, info.ID)
 		b = putU64(b, info.CreatedAt)
@@ -214,7 +214,7 @@ func appendPartitions(b []byte, t *memlog.Topic) []byte {
 }
 
 // topicTotals sums the partitions' sizes and message counts.
-func topicTotals(t *memlog.Topic) (size, msgs uint64) {
+func topicTotals(t *logstore.Topic) (size, msgs uint64) {
 	n := t.Partitions()
 	for p := uint32(0); p < n; p++ {
 		info, err := t.PartitionInfo(p)

@@ -1,240 +1,116 @@
 // Package memlog is an embedded in-process log: one named stream of topics
 // and partitions with Iggy's placement rules, consumer groups and stored
-// offsets. It is the zero-setup runtime.Transport and the storage engine of
-// the in-process Iggy test server.
+// offsets. It is the zero-setup runtime.Transport.
 //
 // Everything lives in memory only: nothing is persisted, and a Log is not
 // shared across processes or replicas.
 package memlog
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"sort"
-	"sync"
-	"sync/atomic"
+	"context"
 
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 )
 
 // MaxPartitions is the most partitions a topic may have, Iggy's limit.
-const MaxPartitions = 1000
+const MaxPartitions = logstore.MaxPartitions
 
-// maxNameLen is Iggy's limit on stream, topic and group names.
-const maxNameLen = 255
-
-// Errors callers branch on. None of them is transient: each means the
-// request names something that does not exist or is not allowed.
+// Errors callers branch on (errors.Is). None of them is transient: each
+// means the request names something that does not exist or is not allowed.
 var (
-	ErrNoTopic       = errors.New("memlog: no such topic")
-	ErrTopicExists   = errors.New("memlog: topic already exists")
-	ErrBadPartitions = errors.New("memlog: partition count out of range")
-	ErrNoPartition   = errors.New("memlog: no such partition")
-	ErrNoGroup       = errors.New("memlog: no such consumer group")
-	ErrGroupExists   = errors.New("memlog: consumer group already exists")
-	ErrNotMember     = errors.New("memlog: not a member of the consumer group")
-	ErrNotOwner      = fmt.Errorf("memlog: member does not own the partition: %w", runtime.ErrPartitionLost)
-	ErrInvalidOffset = errors.New("memlog: invalid offset")
-	ErrNoOffset      = errors.New("memlog: no stored offset")
-	ErrBadName       = errors.New("memlog: invalid name")
-	ErrBadCount      = errors.New("memlog: invalid record count")
+	ErrNoTopic       = logstore.ErrNoTopic       // the topic does not exist
+	ErrBadPartitions = logstore.ErrBadPartitions // a partition count outside 1..MaxPartitions
+	ErrNoPartition   = logstore.ErrNoPartition   // the partition does not exist
+	ErrNotMember     = logstore.ErrNotMember     // the subscription left its group or was removed from it
+	ErrNotOwner      = logstore.ErrNotOwner      // the member no longer owns the partition; matches runtime.ErrPartitionLost
+	ErrInvalidOffset = logstore.ErrInvalidOffset // a committed offset past the partition's last record
+	ErrBadName       = logstore.ErrBadName       // a stream, topic or group name outside 1..255 bytes
+	ErrBadCount      = logstore.ErrBadCount      // a poll or read of fewer than 1 record
 )
 
-// entityError carries a precise message while matching its sentinel under
-// errors.Is, so messages read naturally instead of "sentinel: detail".
-type entityError struct {
-	msg  string
-	kind error
-}
-
-func (e *entityError) Error() string { return e.msg }
-func (e *entityError) Unwrap() error { return e.kind }
-
-func errorf(kind error, format string, args ...any) error {
-	return &entityError{msg: fmt.Sprintf(format, args...), kind: kind}
-}
-
 // Option configures a Log.
-type Option func(*config)
-
-type config struct {
-	clock             runtime.Clock
-	streamID          uint32
-	defaultPartitions uint32
-}
+type Option struct{ apply logstore.Option }
 
 // WithClock sets the clock that stamps appended batches (Unix µs); the
 // default is runtime.SystemClock.
-func WithClock(c runtime.Clock) Option {
-	return func(cfg *config) {
-		if c != nil {
-			cfg.clock = c
-		}
-	}
-}
+func WithClock(c runtime.Clock) Option { return Option{logstore.WithClock(c)} }
 
 // WithStreamID sets the numeric stream id that TopicIDs reports; the default
 // is 0, Iggy's first stream id.
-func WithStreamID(id uint32) Option { return func(cfg *config) { cfg.streamID = id } }
+func WithStreamID(id uint32) Option { return Option{logstore.WithStreamID(id)} }
 
 // WithDefaultPartitions sets the partition count EnsureTopics uses when it is
 // asked for 0 partitions; the default is 1 and values outside 1..1000 are
 // ignored.
-func WithDefaultPartitions(n uint32) Option {
-	return func(cfg *config) {
-		if n >= 1 && n <= MaxPartitions {
-			cfg.defaultPartitions = n
-		}
-	}
-}
+func WithDefaultPartitions(n uint32) Option { return Option{logstore.WithDefaultPartitions(n)} }
 
 // Log is one named stream of topics, safe for concurrent use.
 type Log struct {
-	stream string
-	cfg    config
-
-	// idPrefix and idSeq mint ids for records appended without one, as Iggy
-	// assigns a fresh u128 to a message whose id is zero.
-	idPrefix [8]byte
-	idSeq    atomic.Uint64
-	// memberSeq mints member ids for transport subscriptions.
-	memberSeq atomic.Uint64
-
-	mu          sync.RWMutex
-	topics      map[string]*Topic
-	byID        map[uint32]*Topic
-	nextTopicID uint32
+	l *logstore.Log
 }
 
 var _ runtime.Transport = (*Log)(nil)
 
 // New returns an empty log holding the stream named stream.
 func New(stream string, opts ...Option) *Log {
-	l := &Log{
-		stream: stream,
-		cfg:    config{clock: runtime.SystemClock{}, defaultPartitions: 1},
-		topics: make(map[string]*Topic),
-		byID:   make(map[uint32]*Topic),
+	engine := make([]logstore.Option, len(opts))
+	for i, o := range opts {
+		engine[i] = o.apply
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(&l.cfg)
-		}
-	}
-	_, _ = rand.Read(l.idPrefix[:]) // crypto/rand.Read never fails on supported platforms
-	return l
+	return &Log{l: logstore.New(stream, engine...)}
 }
 
 // Stream returns the stream name.
-func (l *Log) Stream() string { return l.stream }
+func (l *Log) Stream() string { return l.l.Stream() }
 
-// StreamID returns the numeric stream id.
-func (l *Log) StreamID() uint32 { return l.cfg.streamID }
-
-// CreateTopic creates a topic with 1..1000 partitions; topic ids count from 0
-// in creation order and are never reused.
-func (l *Log) CreateTopic(name string, partitions uint32) (*Topic, error) {
-	if err := checkName("topic", name); err != nil {
-		return nil, err
-	}
-	if partitions < 1 || partitions > MaxPartitions {
-		return nil, errorf(ErrBadPartitions, "memlog: topic %q: %d partitions, want 1..%d", name, partitions, MaxPartitions)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.topics[name]; ok {
-		return nil, errorf(ErrTopicExists, "memlog: topic %q already exists", name)
-	}
-	t := newTopic(l, l.nextTopicID, name, partitions)
-	l.nextTopicID++
-	l.topics[name] = t
-	l.byID[t.id] = t
-	return t, nil
+// EnsureTopics creates the missing topics with the given partition count (0
+// means the WithDefaultPartitions count); existing topics are left alone.
+func (l *Log) EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error {
+	return l.l.EnsureTopics(ctx, partitions, topics...)
 }
 
-// Topic returns the topic named name.
-func (l *Log) Topic(name string) (*Topic, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	t, ok := l.topics[name]
-	return t, ok
+// Publish appends records to an existing topic: a keyed record goes to
+// xxHash32(key) mod partitions, an unkeyed one to the next balanced
+// partition. One call is one batch: a single timestamp, and the records
+// sharing a partition get consecutive offsets.
+func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error) {
+	return l.l.Publish(ctx, topic, records...)
 }
 
-// TopicByID returns the topic with numeric id id.
-func (l *Log) TopicByID(id uint32) (*Topic, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	t, ok := l.byID[id]
-	return t, ok
+// Join makes a fresh member of group (created when missing) on an existing
+// topic.
+func (l *Log) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
+	return l.l.Join(ctx, topic, group)
 }
 
-// Topics returns every topic in id order.
-func (l *Log) Topics() []*Topic {
-	l.mu.RLock()
-	out := make([]*Topic, 0, len(l.byID))
-	for _, t := range l.byID {
-		out = append(out, t)
-	}
-	l.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+// StoredOffset returns the group's committed offset on a partition, and
+// whether it has one.
+func (l *Log) StoredOffset(ctx context.Context, topic, group string, partition uint32) (uint64, bool, error) {
+	return l.l.StoredOffset(ctx, topic, group, partition)
 }
 
-// DeleteTopic removes a topic with its records, groups and offsets; holders
-// of the old *Topic and its subscriptions get ErrNoTopic from then on.
-func (l *Log) DeleteTopic(name string) error {
-	l.mu.Lock()
-	t, ok := l.topics[name]
-	if ok {
-		delete(l.topics, name)
-		delete(l.byID, t.id)
-	}
-	l.mu.Unlock()
-	if !ok {
-		return noTopic(name)
-	}
-	t.markDeleted()
-	return nil
+// ReadRange reads up to count records of a partition from offset on.
+func (l *Log) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
+	return l.l.ReadRange(ctx, topic, partition, offset, count)
 }
 
-// topic returns the named topic or an ErrNoTopic error.
-func (l *Log) topic(name string) (*Topic, error) {
-	t, ok := l.Topic(name)
-	if !ok {
-		return nil, noTopic(name)
-	}
-	return t, nil
+// NextOffset returns the offset the next record appended to a partition
+// gets: the partition's record count.
+func (l *Log) NextOffset(ctx context.Context, topic string, partition uint32) (uint64, error) {
+	return l.l.NextOffset(ctx, topic, partition)
 }
 
-func noTopic(name string) error {
-	return errorf(ErrNoTopic, "memlog: topic %q does not exist", name)
+// Partitions returns the partition count of topic.
+func (l *Log) Partitions(ctx context.Context, topic string) (uint32, error) {
+	return l.l.Partitions(ctx, topic)
 }
 
-func checkName(what, name string) error {
-	if len(name) == 0 || len(name) > maxNameLen {
-		return errorf(ErrBadName, "memlog: %s name of %d bytes, want 1..%d", what, len(name), maxNameLen)
-	}
-	return nil
+// TopicIDs returns the stream id and the topic's id.
+func (l *Log) TopicIDs(ctx context.Context, topic string) (uint32, uint32, error) {
+	return l.l.TopicIDs(ctx, topic)
 }
 
-// newID mints an id unique within this log: a random per-log prefix and a
-// sequence number.
-func (l *Log) newID() [16]byte {
-	var id [16]byte
-	copy(id[:8], l.idPrefix[:])
-	binary.BigEndian.PutUint64(id[8:], l.idSeq.Add(1))
-	return id
-}
-
-// nowMicros is the log clock in Unix microseconds.
-func (l *Log) nowMicros() uint64 { return uint64(l.cfg.clock.Now().UnixMicro()) }
-
-// GroupConsumerKey is the offset-store key of a consumer group, shared by the
-// transport and the Iggy test server so both see the same group offsets.
-func GroupConsumerKey(group string) string { return "group\x00" + group }
-
-// SingleConsumerKey is the offset-store key of a single (non-group)
-// consumer; it never collides with a GroupConsumerKey.
-func SingleConsumerKey(consumer string) string { return "single\x00" + consumer }
+// DeleteTopic removes a topic with its records, groups and offsets; its
+// subscriptions get ErrNoTopic from then on.
+func (l *Log) DeleteTopic(name string) error { return l.l.DeleteTopic(name) }

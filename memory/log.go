@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -267,7 +267,7 @@ func (l *Log) catchUp(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("memory: tail of %s/%d: %w", l.topic, p, err)
 		}
-		next, err := conversation.Scan(ctx, t, l.topic, p, l.proj.offsets[p], end, l.proj.absorb)
+		next, err := logscan.Partition(ctx, t, l.topic, p, l.proj.offsets[p], end, l.proj.absorb)
 		l.proj.offsets[p] = next // what was folded stays folded, even on an error
 		if err != nil {
 			return fmt.Errorf("memory: %w", err)

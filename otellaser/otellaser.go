@@ -152,7 +152,7 @@ func New(opts Options) *Telemetry {
 // record, the child of the trace context its headers carry.
 func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next func(context.Context)) {
 	rec := d.Record
-	parent := t.prop.Extract(ctx, Carrier{Headers: &rec.Headers})
+	parent := t.prop.Extract(ctx, carrier{Headers: &rec.Headers})
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationName("process"),
@@ -285,7 +285,7 @@ func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next fun
 		// The caller owns the header slice: inject into a copy.
 		h := make(wire.Headers, len(rec.Headers), len(rec.Headers)+2)
 		copy(h, rec.Headers)
-		t.prop.Inject(ctx, Carrier{Headers: &h})
+		t.prop.Inject(ctx, carrier{Headers: &h})
 		rec.Headers = h
 	}
 	err := next(ctx)
@@ -381,12 +381,12 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
-// Carrier adapts record headers to propagation.TextMapCarrier: string
+// carrier adapts record headers to propagation.TextMapCarrier: string
 // headers only, so typed AGDX headers are never read or overwritten.
-type Carrier struct{ Headers *wire.Headers }
+type carrier struct{ Headers *wire.Headers }
 
 // Get returns the string header key, or "".
-func (c Carrier) Get(key string) string {
+func (c carrier) Get(key string) string {
 	v, ok := c.Headers.Get(key)
 	if !ok || v.Kind != wire.HeaderKindString {
 		return ""
@@ -395,10 +395,10 @@ func (c Carrier) Get(key string) string {
 }
 
 // Set sets the string header key.
-func (c Carrier) Set(key, value string) { c.Headers.Set(key, wire.StringValue(value)) }
+func (c carrier) Set(key, value string) { c.Headers.Set(key, wire.StringValue(value)) }
 
 // Keys lists the string headers.
-func (c Carrier) Keys() []string {
+func (c carrier) Keys() []string {
 	keys := make([]string, 0, len(*c.Headers))
 	for _, h := range *c.Headers {
 		if h.Value.Kind == wire.HeaderKindString {

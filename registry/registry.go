@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -141,7 +141,7 @@ func (r *Registry) Refresh(ctx context.Context) error {
 		return fmt.Errorf("registry: %w", err)
 	}
 	var batch []*runtime.Message
-	next, err := conversation.ScanTopic(ctx, r.t, r.opts.Topic, r.next, func(rec *runtime.Incoming) {
+	next, err := logscan.Topic(ctx, r.t, r.opts.Topic, r.next, func(rec *runtime.Incoming) {
 		if m, err := runtime.DecodeRecord(r.opts.Topic, rec, 0); err == nil && m.Envelope != nil {
 			batch = append(batch, m)
 		}

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -16,7 +16,7 @@ import (
 // trip still in flight when a hard stop arrives; a commit whose context was
 // cancelled meanwhile fails, as a cut-off call does.
 type heldCommitLog struct {
-	*memlog.Log
+	*logstore.Log
 	inFlight, release chan struct{}
 	n                 atomic.Int32
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -35,10 +35,11 @@ var epoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// newLog returns an embedded log with the agent topics created.
-func newLog(t *testing.T, partitions uint32, clock runtime.Clock) *memlog.Log {
+// newLog returns an embedded log with the agent topics created: memlog's
+// engine, whose groups a test can inspect.
+func newLog(t *testing.T, partitions uint32, clock runtime.Clock) *logstore.Log {
 	t.Helper()
-	l := memlog.New("laser", memlog.WithClock(clock), memlog.WithStreamID(7))
+	l := logstore.New("laser", logstore.WithClock(clock), logstore.WithStreamID(7))
 	if err := l.EnsureTopics(context.Background(), partitions, topic, dlq, resp); err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
-	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/fanout"
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -231,7 +231,7 @@ func (r *run) replay(ctx context.Context) error {
 	if err := t.EnsureTopics(ctx, 1, topic); err != nil {
 		return fmt.Errorf("workflow: journal: %w", err)
 	}
-	_, err := conversation.ScanTopic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
 		m, err := runtime.DecodeRecord(topic, rec, 0)
 		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.w.RunID || m.Operation() != OperationStepCompleted {
 			return

@@ -44,9 +44,9 @@ type Triaged struct {
 //
 //laser:agent id=intake listen=triage.intake respond=agent.responses ct=json
 type Intake struct {
-	Classifier *ClassifierClient
-	Resolver   *ResolverClient
-	Auditor    *AuditorClient
+	Classifier ClassifierClient
+	Resolver   ResolverClient
+	Auditor    AuditorClient
 	Report     *Report
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -12,9 +13,9 @@ import (
 
 var errInjected = errors.New("injected")
 
-func newFaulty(t *testing.T, topics ...string) (*transporttest.Faulty, *memlog.Log) {
+func newFaulty(t *testing.T, topics ...string) (*transporttest.Faulty, *logstore.Log) {
 	t.Helper()
-	l := memlog.New("laser")
+	l := logstore.New("laser")
 	if err := l.EnsureTopics(context.Background(), 1, topics...); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 type harness struct {
 	impl    *Billing
 	client  *runtime.Client
-	billing *BillingClient
+	billing BillingClient
 	dead    chan runtime.DeadLetter
 }
 

@@ -1,4 +1,4 @@
-package gen
+package generator
 
 import (
 	"bytes"
@@ -30,6 +30,7 @@ type emitter struct {
 func emit(m *Model, scope *types.Scope) ([]byte, error) {
 	e := &emitter{m: m, scope: scope, f: jen.NewFilePathName(m.PkgPath, m.PkgName)}
 	e.f.HeaderComment(GeneratedHeader)
+	e.f.HeaderComment("Source: " + strings.Join(m.Files, ", "))
 	e.nameImports()
 	e.doc("This reference fails to compile when the laser runtime is older than the generator that wrote this file: upgrade github.com/lasergo/laser.")
 	e.f.Const().Id("_").Op("=").Qual(runtimePath, "IsAtLeastVersion0_1")
@@ -153,10 +154,19 @@ const docWidth = 77
 
 // doc emits a comment, wrapped at docWidth columns between words.
 func (e *emitter) doc(format string, args ...any) {
+	for _, line := range wrap(docWidth, format, args...) {
+		e.f.Comment(line)
+	}
+}
+
+// wrap splits a comment into lines of at most width columns once indented
+// and prefixed with "// ", breaking between words.
+func wrap(width int, format string, args ...any) []string {
+	var lines []string
 	line := ""
 	for _, w := range strings.Fields(fmt.Sprintf(format, args...)) {
-		if line != "" && len(line)+1+len(w) > docWidth-3 {
-			e.f.Comment(line)
+		if line != "" && len(line)+1+len(w) > width-3 {
+			lines = append(lines, line)
 			line = ""
 		}
 		if line != "" {
@@ -165,8 +175,19 @@ func (e *emitter) doc(format string, args ...any) {
 		line += w
 	}
 	if line != "" {
-		e.f.Comment(line)
+		lines = append(lines, line)
 	}
+	return lines
+}
+
+// field is one element of a keyed composite literal.
+func field(name string, value jen.Code) jen.Code { return jen.Id(name).Op(":").Add(value) }
+
+// keyed spells the elements of a composite literal one per line, in the
+// order given: the struct's declaration order, which jen.Dict would replace
+// by the alphabetical one.
+func keyed(fields ...jen.Code) *jen.Statement {
+	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
 }
 
 func ctCode(ct ContentType) jen.Code {
@@ -183,7 +204,9 @@ func (e *emitter) agent(a *Agent) {
 	x := exportedName(a.Name)
 	dispatcher := unexportedName(a.Name) + "Dispatcher"
 	f := e.f
-	id := jen.Lit(a.ID)
+	id := jen.Id(agentIDConst(a))
+	e.constants(a)
+	f.Line()
 
 	// Constructor.
 	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; consumer holds every other consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client are set from the agent); opts such as runtime.WithCardPublished adjust the agent.",
@@ -244,7 +267,7 @@ func (e *emitter) agent(a *Agent) {
 				g.Case(jen.Qual(wirePath, kind.name)).Block(
 					jen.Switch(jen.Id("m").Dot("Operation").Call()).BlockFunc(func(g *jen.Group) {
 						for _, op := range ops {
-							g.Case(jen.Lit(op.Op)).Block(jen.Return(jen.Id("h").Dot(opFunc(op)).Call(jen.Id("c"), jen.Id("m"))))
+							g.Case(jen.Id(opConst(a, op))).Block(jen.Return(jen.Id("h").Dot(opFunc(op)).Call(jen.Id("c"), jen.Id("m"))))
 						}
 					}),
 				)
@@ -260,6 +283,28 @@ func (e *emitter) agent(a *Agent) {
 	e.client(a, x)
 	f.Line()
 	e.card(a, x)
+}
+
+// constants emits the names agent a is known by on the log, which the
+// dispatcher, the client and the card spell by these constants only.
+func (e *emitter) constants(a *Agent) {
+	e.doc("Names agent %q is known by on the log.", a.ID)
+	e.f.Const().DefsFunc(func(g *jen.Group) {
+		def := func(name, value, format string, args ...any) {
+			for _, line := range wrap(docWidth-1, format, args...) {
+				g.Comment(line)
+			}
+			g.Id(name).Op("=").Lit(value)
+		}
+		def(agentIDConst(a), a.ID, "%s is the id of agent %q.", agentIDConst(a), a.ID)
+		def(listenConst(a), a.Listen, "%s is the topic agent %q listens on.", listenConst(a), a.ID)
+		if a.Respond != "" {
+			def(respondConst(a), a.Respond, "%s is the topic agent %q answers on.", respondConst(a), a.ID)
+		}
+		for _, op := range a.Ops {
+			def(opConst(a, op), op.Op, "%s names %s %q, handled by %s.%s.", opConst(a, op), opNoun(op.Kind), op.Op, a.Name, op.Method)
+		}
+	})
 }
 
 func respondPhrase(a *Agent) string {
@@ -292,7 +337,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	}
 	body := []jen.Code{
 		decl,
-		jen.If(jen.Err().Op(":=").Add(rt("DecodeInput")).Call(jen.Id("m"), jen.Lit(op.Op), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Add(rt("DecodeInput")).Call(jen.Id("m"), jen.Id(opConst(a, op)), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
 			decodeFailed,
 		),
 	}
@@ -327,12 +372,40 @@ func opNoun(k OpKind) string {
 	return "operation"
 }
 
-// client emits the typed client.
+// client emits the typed client: an interface, so that code holding a
+// client can be given a fake in a test, and its unexported implementation,
+// which sends on the log.
 func (e *emitter) client(a *Agent, x string) {
 	f := e.f
-	name := x + "Client"
-	e.doc("%s calls agent %q with typed messages.", name, a.ID)
-	f.Type().Id(name).Struct(
+	name, impl := x+"Client", clientImpl(a)
+	params := func(op *Operation) []jen.Code {
+		return []jen.Code{
+			jen.Id("ctx").Qual(contextPath, "Context"),
+			jen.Id("in").Add(e.typ(op.In)),
+			jen.Id("opts").Op("...").Add(rt("SendOption")),
+		}
+	}
+	results := func(op *Operation) jen.Code {
+		switch op.Kind {
+		case OpRequest:
+			return jen.Params(e.typ(op.Out), jen.Error())
+		case OpStream:
+			return jen.Qual("iter", "Seq2").Types(e.typ(op.Out), jen.Error())
+		}
+		return jen.Error()
+	}
+	e.doc("%s calls agent %q with typed messages. New%s returns the implementation that sends them on the log; a test can give code that holds one a fake.", name, a.ID, name)
+	f.Type().Id(name).InterfaceFunc(func(g *jen.Group) {
+		for _, op := range a.Ops {
+			for _, line := range wrap(docWidth-1, "%s", clientMethodDoc(a, op)) {
+				g.Comment(line)
+			}
+			g.Id(op.Method).Params(params(op)...).Add(results(op))
+		}
+	})
+	f.Line()
+	e.doc("%s is the %s that sends on the log.", impl, name)
+	f.Type().Id(impl).Struct(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
 		jen.Id("opts").Index().Add(rt("SendOption")),
@@ -345,56 +418,60 @@ func (e *emitter) client(a *Agent, x string) {
 	}
 	var opts jen.Code = jen.Id("opts")
 	if a.Respond != "" {
-		opts = jen.Append(jen.Index().Add(rt("SendOption")).Values(rt("WithReplyTopic").Call(jen.Lit(a.Respond))), jen.Id("opts").Op("..."))
+		opts = jen.Append(jen.Index().Add(rt("SendOption")).Values(rt("WithReplyTopic").Call(jen.Id(respondConst(a)))), jen.Id("opts").Op("..."))
 	}
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
 		jen.Id("opts").Op("...").Add(rt("SendOption")),
-	).Op("*").Id(name).Block(
-		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{
-			jen.Id("client"): jen.Id("client"),
-			jen.Id("from"):   jen.Id("from"),
-			jen.Id("opts"):   opts,
-		})),
+	).Id(name).Block(
+		jen.Return(jen.Op("&").Id(impl).Add(keyed(
+			field("client", jen.Id("client")),
+			field("from", jen.Id("from")),
+			field("opts", opts),
+		))),
 	)
-	recv := jen.Id("c").Op("*").Id(name)
-	command := rt("Command").Values(jen.Dict{
-		jen.Id("Topic"):  jen.Lit(a.Listen),
-		jen.Id("From"):   jen.Id("c").Dot("from"),
-		jen.Id("Target"): jen.Lit(a.ID),
-	})
+	recv := jen.Id("c").Op("*").Id(impl)
+	command := rt("Command").Add(keyed(
+		field("Topic", jen.Id(listenConst(a))),
+		field("From", jen.Id("c").Dot("from")),
+		field("Target", jen.Id(agentIDConst(a))),
+	))
 	merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
 	for _, op := range a.Ops {
 		f.Line()
-		params := []jen.Code{
-			jen.Id("ctx").Qual(contextPath, "Context"),
-			jen.Id("in").Add(e.typ(op.In)),
-			jen.Id("opts").Op("...").Add(rt("SendOption")),
-		}
+		opName := jen.Id(opConst(a, op))
+		var body jen.Code
 		switch op.Kind {
 		case OpRequest:
-			e.doc("%s sends operation %q and waits for the typed reply; a failure the agent answers with comes back as a *runtime.RemoteError.", op.Method, op.Op)
-			f.Func().Params(recv).Id(op.Method).Params(params...).Params(e.typ(op.Out), jen.Error()).Block(
-				jen.Return(rt("Call").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
-					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
-			)
+			body = rt("Call").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
+				opName, ctCode(op.CT), jen.Id("in"), merged)
 		case OpCommand:
-			e.doc("%s sends operation %q without waiting for it to be handled.", op.Method, op.Op)
-			f.Func().Params(recv).Id(op.Method).Params(params...).Error().Block(
-				jen.Return(rt("Tell").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
-					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
-			)
+			body = rt("Tell").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
+				opName, ctCode(op.CT), jen.Id("in"), merged)
 		case OpStream:
-			e.streamClientMethod(recv, op, params, command, merged)
+			body = rt("CallStream").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
+				opName, ctCode(op.CT), jen.Id("in"), merged)
 		case OpEvent:
-			e.doc("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
-			f.Func().Params(recv).Id(op.Method).Params(params...).Error().Block(
-				jen.Return(rt("Publish").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Lit(a.Listen), jen.Id("c").Dot("from"),
-					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
-			)
+			body = rt("Publish").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Id(listenConst(a)), jen.Id("c").Dot("from"),
+				opName, ctCode(op.CT), jen.Id("in"), merged)
 		}
+		e.doc("%s implements %s.", op.Method, name)
+		f.Func().Params(recv).Id(op.Method).Params(params(op)...).Add(results(op)).Block(jen.Return(body))
 	}
+}
+
+// clientMethodDoc documents the client method of op.
+func clientMethodDoc(a *Agent, op *Operation) string {
+	switch op.Kind {
+	case OpRequest:
+		return fmt.Sprintf("%s sends operation %q and waits for the typed reply; a failure the agent answers with comes back as a *runtime.RemoteError.", op.Method, op.Op)
+	case OpStream:
+		return fmt.Sprintf("%s sends operation %q and yields the items of the streamed answer as they arrive, in order; a failure ends the iteration with its error (a *runtime.StreamError, a *runtime.RemoteError from the agent, or the context's).", op.Method, op.Op)
+	case OpEvent:
+		return fmt.Sprintf("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
+	}
+	return fmt.Sprintf("%s sends operation %q without waiting for it to be handled.", op.Method, op.Op)
 }
 
 // card emits the agent card: one capability per //laser:handle operation.
@@ -405,21 +482,22 @@ func (e *emitter) card(a *Agent, x string) {
 			if op.Kind == OpEvent {
 				continue
 			}
-			g.Values(jen.DictFunc(func(d jen.Dict) {
-				d[jen.Id("SkillID")] = jen.Lit(op.Op)
-				d[jen.Id("Input")] = jen.Qual(wirePath, "ContentByType").Call(ctCode(op.CT))
-				if op.Out != nil {
-					d[jen.Id("Output")] = jen.Qual(wirePath, "ContentByType").Call(ctCode(op.CT))
-				}
-			}))
+			fields := []jen.Code{
+				field("SkillID", jen.Id(opConst(a, op))),
+				field("Input", jen.Qual(wirePath, "ContentByType").Call(ctCode(op.CT))),
+			}
+			if op.Out != nil {
+				fields = append(fields, field("Output", jen.Qual(wirePath, "ContentByType").Call(ctCode(op.CT))))
+			}
+			g.Add(keyed(fields...))
 		}
 	})
 	e.doc("%sCard describes agent %q: one capability per operation it answers, with the content type of its input and output.", x, a.ID)
 	e.f.Func().Id(x+"Card").Params().Op("*").Qual(wirePath, "AgentCard").Block(
-		jen.Return(jen.Op("&").Qual(wirePath, "AgentCard").Values(jen.DictFunc(func(d jen.Dict) {
-			d[jen.Id("Name")] = jen.Lit(a.ID)
-			d[jen.Id("Capabilities")] = caps
-		}))),
+		jen.Return(jen.Op("&").Qual(wirePath, "AgentCard").Add(keyed(
+			field("Name", jen.Id(agentIDConst(a))),
+			field("Capabilities", caps),
+		))),
 	)
 }
 

@@ -1,10 +1,10 @@
-package memlog_test
+package logstore_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -12,7 +12,7 @@ import (
 // relies on: the channel taken before a poll is closed by the next append.
 func TestSubscriptionChangedClosesOnAppend(t *testing.T) {
 	ctx := context.Background()
-	l := memlog.New("laser")
+	l := logstore.New("laser")
 	if err := l.EnsureTopics(ctx, 1, "t"); err != nil {
 		t.Fatal(err)
 	}

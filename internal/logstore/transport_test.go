@@ -1,4 +1,4 @@
-package memlog_test
+package logstore_test
 
 import (
 	"context"
@@ -8,34 +8,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/internal/xxh32"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newLog(t *testing.T, partitions uint32, topics ...string) *memlog.Log {
+func newLog(t *testing.T, partitions uint32, topics ...string) *logstore.Log {
 	t.Helper()
-	l := memlog.New("laser")
+	l := logstore.New("laser")
 	if err := l.EnsureTopics(context.Background(), partitions, topics...); err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-func join(t *testing.T, l *memlog.Log, topic, group string) *memlog.Subscription {
+func join(t *testing.T, l *logstore.Log, topic, group string) *logstore.Subscription {
 	t.Helper()
 	s, err := l.Join(context.Background(), topic, group)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.(*memlog.Subscription)
+	return s.(*logstore.Subscription)
 }
 
-func pub(t *testing.T, l *memlog.Log, topic string, recs ...runtime.Outgoing) []runtime.Position {
+func pub(t *testing.T, l *logstore.Log, topic string, recs ...runtime.Outgoing) []runtime.Position {
 	t.Helper()
 	pos, err := l.Publish(context.Background(), topic, recs...)
 	if err != nil {
@@ -80,19 +80,19 @@ func positions(recs []runtime.Incoming) []string {
 }
 
 func TestPublishToMissingTopicFails(t *testing.T) {
-	l := memlog.New("laser")
+	l := logstore.New("laser")
 	_, err := l.Publish(context.Background(), "x", runtime.Outgoing{Payload: []byte("a")})
 	if err == nil || err.Error() != `memlog: topic "x" does not exist` {
 		t.Fatalf("error %v, want memlog: topic \"x\" does not exist", err)
 	}
-	if !errors.Is(err, memlog.ErrNoTopic) || runtime.IsTransient(err) {
-		t.Errorf("error %v: ErrNoTopic=%v transient=%v, want a permanent ErrNoTopic", err, errors.Is(err, memlog.ErrNoTopic), runtime.IsTransient(err))
+	if !errors.Is(err, logstore.ErrNoTopic) || runtime.IsTransient(err) {
+		t.Errorf("error %v: ErrNoTopic=%v transient=%v, want a permanent ErrNoTopic", err, errors.Is(err, logstore.ErrNoTopic), runtime.IsTransient(err))
 	}
 }
 
 func TestPublishIsOneBatch(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	l := memlog.New("laser", memlog.WithClock(clock))
+	l := logstore.New("laser", logstore.WithClock(clock))
 	if err := l.EnsureTopics(context.Background(), 4, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPublishKeyedFollowsPartitionForKey(t *testing.T) {
 }
 
 func TestEnsureTopicsUsesDefaultPartitions(t *testing.T) {
-	l := memlog.New("laser", memlog.WithDefaultPartitions(4))
+	l := logstore.New("laser", logstore.WithDefaultPartitions(4))
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 0, "a", "b"); err != nil {
 		t.Fatal(err)
@@ -157,14 +157,14 @@ func TestEnsureTopicsUsesDefaultPartitions(t *testing.T) {
 			t.Errorf("Partitions(%q) = %d, %v; want %d", name, n, err, want)
 		}
 	}
-	if err := l.EnsureTopics(ctx, memlog.MaxPartitions+1, "d"); !errors.Is(err, memlog.ErrBadPartitions) {
+	if err := l.EnsureTopics(ctx, logstore.MaxPartitions+1, "d"); !errors.Is(err, logstore.ErrBadPartitions) {
 		t.Errorf("EnsureTopics with too many partitions: %v, want ErrBadPartitions", err)
 	}
 }
 
 func TestJoinMissingTopicFails(t *testing.T) {
-	l := memlog.New("laser")
-	if _, err := l.Join(context.Background(), "nope", "g"); !errors.Is(err, memlog.ErrNoTopic) {
+	l := logstore.New("laser")
+	if _, err := l.Join(context.Background(), "nope", "g"); !errors.Is(err, logstore.ErrNoTopic) {
 		t.Fatalf("Join on a missing topic: %v, want ErrNoTopic", err)
 	}
 }
@@ -241,9 +241,9 @@ func TestCommitErrors(t *testing.T) {
 		offset    uint64
 		want      error
 	}{
-		{"past the end", 0, 2, memlog.ErrInvalidOffset},
-		{"not owned", 1, 0, memlog.ErrNotOwner},
-		{"no such partition", 5, 0, memlog.ErrNoPartition},
+		{"past the end", 0, 2, logstore.ErrInvalidOffset},
+		{"not owned", 1, 0, logstore.ErrNotOwner},
+		{"no such partition", 5, 0, logstore.ErrNoPartition},
 	}
 	for _, c := range cases {
 		err := a.Commit(ctx, c.partition, c.offset)
@@ -291,10 +291,10 @@ func TestLeftSubscriptionFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.Poll(ctx, 1)
-	if !errors.Is(err, memlog.ErrNotMember) || runtime.IsTransient(err) {
+	if !errors.Is(err, logstore.ErrNotMember) || runtime.IsTransient(err) {
 		t.Errorf("Poll after Leave: %v, want permanent ErrNotMember", err)
 	}
-	if err := s.Leave(ctx); !errors.Is(err, memlog.ErrNotMember) {
+	if err := s.Leave(ctx); !errors.Is(err, logstore.ErrNotMember) {
 		t.Errorf("second Leave: %v, want ErrNotMember", err)
 	}
 	if err := s.Close(); err != nil {
@@ -308,10 +308,10 @@ func TestSubscriptionFailsAfterTopicDeleted(t *testing.T) {
 	if err := l.DeleteTopic("t"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Poll(context.Background(), 1); !errors.Is(err, memlog.ErrNoTopic) {
+	if _, err := s.Poll(context.Background(), 1); !errors.Is(err, logstore.ErrNoTopic) {
 		t.Fatalf("Poll after DeleteTopic: %v, want ErrNoTopic", err)
 	}
-	if _, err := l.Publish(context.Background(), "t", keyed("k", 1)...); !errors.Is(err, memlog.ErrNoTopic) {
+	if _, err := l.Publish(context.Background(), "t", keyed("k", 1)...); !errors.Is(err, logstore.ErrNoTopic) {
 		t.Fatalf("Publish after DeleteTopic: %v, want ErrNoTopic", err)
 	}
 }
@@ -345,7 +345,7 @@ func TestPollValidatesMax(t *testing.T) {
 	if got := poll(t, s, 0); got != nil {
 		t.Errorf("Poll(0) returned %v", got)
 	}
-	if _, err := s.Poll(context.Background(), -1); !errors.Is(err, memlog.ErrBadCount) {
+	if _, err := s.Poll(context.Background(), -1); !errors.Is(err, logstore.ErrBadCount) {
 		t.Errorf("Poll(-1): %v, want ErrBadCount", err)
 	}
 }
@@ -401,16 +401,16 @@ func TestWaitEndsOnCloseAndCancel(t *testing.T) {
 
 func TestStoredOffsetChecksPartition(t *testing.T) {
 	l := newLog(t, 1, "t")
-	if _, _, err := l.StoredOffset(context.Background(), "t", "g", 3); !errors.Is(err, memlog.ErrNoPartition) {
+	if _, _, err := l.StoredOffset(context.Background(), "t", "g", 3); !errors.Is(err, logstore.ErrNoPartition) {
 		t.Errorf("StoredOffset of partition 3: %v, want ErrNoPartition", err)
 	}
-	if _, _, err := l.StoredOffset(context.Background(), "nope", "g", 0); !errors.Is(err, memlog.ErrNoTopic) {
+	if _, _, err := l.StoredOffset(context.Background(), "nope", "g", 0); !errors.Is(err, logstore.ErrNoTopic) {
 		t.Errorf("StoredOffset of a missing topic: %v, want ErrNoTopic", err)
 	}
 }
 
 func TestTopicIDsReportStreamAndTopic(t *testing.T) {
-	l := memlog.New("laser", memlog.WithStreamID(7))
+	l := logstore.New("laser", logstore.WithStreamID(7))
 	if err := l.EnsureTopics(context.Background(), 1, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestConcurrentPublishersAndConsumersLoseNothing(t *testing.T) {
 		total      = publishers * perPub
 	)
 	l := newLog(t, parts, "t")
-	subs := make([]*memlog.Subscription, consumers)
+	subs := make([]*logstore.Subscription, consumers)
 	for i := range subs {
 		subs[i] = join(t, l, "t", "g")
 	}
@@ -543,7 +543,7 @@ func TestConcurrentChurnDeliversAtLeastOnce(t *testing.T) {
 	}
 	// consume handles up to rounds non-empty polls then leaves; rounds < 0
 	// means until stop ends.
-	consume := func(stop context.Context, s *memlog.Subscription, rounds int) error {
+	consume := func(stop context.Context, s *logstore.Subscription, rounds int) error {
 		for rounds != 0 {
 			recs, err := s.Poll(stop, 8)
 			if err != nil {
@@ -558,7 +558,7 @@ func TestConcurrentChurnDeliversAtLeastOnce(t *testing.T) {
 			rounds--
 			for _, r := range recs {
 				record(r)
-				if err := s.Commit(stop, r.Partition, r.Offset); err != nil && !errors.Is(err, memlog.ErrNotOwner) {
+				if err := s.Commit(stop, r.Partition, r.Offset); err != nil && !errors.Is(err, logstore.ErrNotOwner) {
 					return err
 				}
 			}
@@ -591,7 +591,7 @@ func TestConcurrentChurnDeliversAtLeastOnce(t *testing.T) {
 				report(err)
 				return
 			}
-			report(consume(stop, s.(*memlog.Subscription), 3))
+			report(consume(stop, s.(*logstore.Subscription), 3))
 		}
 	})
 	select {
@@ -610,7 +610,7 @@ func TestConcurrentChurnDeliversAtLeastOnce(t *testing.T) {
 }
 
 func TestReadRecordsDoNotAliasTheLog(t *testing.T) {
-	l := memlog.New("laser")
+	l := logstore.New("laser")
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 1, "t"); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package memlog
+package logstore
 
 import (
 	"context"

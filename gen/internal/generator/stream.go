@@ -1,4 +1,4 @@
-package gen
+package generator
 
 import (
 	"go/types"
@@ -104,13 +104,4 @@ func (e *emitter) streamBody(op *Operation, args []jen.Code) []jen.Code {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
 		jen.Return(rt("FinishStream").Call(jen.Id("out"), jen.Id("h").Dot("impl").Dot(op.Method).Call(args...))),
 	}
-}
-
-// streamClientMethod emits the client method of a streaming operation.
-func (e *emitter) streamClientMethod(recv jen.Code, op *Operation, params []jen.Code, command, merged jen.Code) {
-	e.doc("%s sends operation %q and yields the items of the streamed answer as they arrive, in order; a failure ends the iteration with its error (a *runtime.StreamError, a *runtime.RemoteError from the agent, or the context's).", op.Method, op.Op)
-	e.f.Func().Params(recv).Id(op.Method).Params(params...).Qual("iter", "Seq2").Types(e.typ(op.Out), jen.Error()).Block(
-		jen.Return(rt("CallStream").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
-			jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
-	)
 }

@@ -1,4 +1,4 @@
-package gen
+package generator
 
 import (
 	"fmt"
@@ -67,8 +67,28 @@ func (c *collector) check() {
 // generatedNames are the package-level identifiers emitted for an agent.
 func generatedNames(a *Agent) []string {
 	e := exportedName(a.Name)
-	return []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", e + "Card", unexportedName(a.Name) + "Dispatcher", staleName(a)}
+	names := []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", clientImpl(a), e + "Card",
+		unexportedName(a.Name) + "Dispatcher", staleName(a), agentIDConst(a), listenConst(a)}
+	if a.Respond != "" {
+		names = append(names, respondConst(a))
+	}
+	for _, op := range a.Ops {
+		names = append(names, opConst(a, op))
+	}
+	return names
 }
+
+// clientImpl names the unexported implementation of an agent's client.
+func clientImpl(a *Agent) string { return unexportedName(a.Name) + "Client" }
+
+// agentIDConst, listenConst, respondConst and opConst name the constants
+// holding an agent's id, topics and operation names. An operation's
+// constant is named after its method, as written, so two methods differing
+// only in the case of their first letter get different constants.
+func agentIDConst(a *Agent) string           { return exportedName(a.Name) + "AgentID" }
+func listenConst(a *Agent) string            { return exportedName(a.Name) + "ListenTopic" }
+func respondConst(a *Agent) string           { return exportedName(a.Name) + "RespondTopic" }
+func opConst(a *Agent, op *Operation) string { return exportedName(a.Name) + "Op" + op.Method }
 
 // staleName names the interface of the handler signatures an agent was
 // generated for; the compiler prints it when the file is stale, so it says
@@ -163,7 +183,7 @@ func (c *collector) checkOps(a *Agent) {
 			}
 		}
 		if clientFields[op.Method] {
-			c.report(op.Pos, ErrNameCollision, "method %s would become a method of %sClient, whose field has that name", op.Method, exportedName(a.Name))
+			c.report(op.Pos, ErrNameCollision, "method %s would become a method of %s, whose field has that name", op.Method, clientImpl(a))
 		}
 		if !c.checkShape(a, op) {
 			continue

@@ -1,4 +1,4 @@
-package gen
+package generator
 
 import (
 	"fmt"
@@ -55,6 +55,9 @@ type Model struct {
 	PkgName string
 	PkgPath string
 	Agents  []*Agent
+	// Files are the names of the files holding the agents' directives,
+	// relative to the package directory, sorted.
+	Files []string
 }
 
 // Agent is a struct type annotated with //laser:agent.
@@ -189,6 +192,25 @@ func (c *collector) collect() {
 		sort.SliceStable(a.Ops, func(i, j int) bool { return c.less(a.Ops[i].Pos, a.Ops[j].Pos) })
 	}
 	sort.SliceStable(c.model.Agents, func(i, j int) bool { return c.less(c.model.Agents[i].Pos, c.model.Agents[j].Pos) })
+	c.model.Files = c.sourceFiles()
+}
+
+// sourceFiles lists the files holding the model's directives.
+func (c *collector) sourceFiles() []string {
+	seen := make(map[string]bool)
+	add := func(pos token.Pos) { seen[filepath.Base(c.l.fset.Position(pos).Filename)] = true }
+	for _, a := range c.model.Agents {
+		add(a.DirPos)
+		for _, op := range a.Ops {
+			add(op.DirPos)
+		}
+	}
+	files := make([]string, 0, len(seen))
+	for f := range seen {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
 }
 
 // eachDirective calls fn for every //laser: comment of f.
