@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/redisdedup"
@@ -51,6 +53,27 @@ func send(t *testing.T, log *memlog.Log, conv wire.ID, key, body string) {
 	prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: key}
 	if _, err := runtime.NewProducer(log, runtime.ProducerOptions{}).SendPlain(context.Background(), topic, &prov, []byte(body)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setup starts Redis and returns a client of it and an embedded log
+// holding topic.
+func setup(t *testing.T) (*redis.Client, *memlog.Log) {
+	t.Helper()
+	rdb := client(t, redistest.Start(t).Addr())
+	log := memlog.New("laser")
+	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, log
+}
+
+// remembered fails unless the Redis key holds a remembered (completed)
+// mark, not a claim.
+func remembered(t *testing.T, rdb *redis.Client, key string) {
+	t.Helper()
+	if v, err := rdb.Get(context.Background(), key).Result(); err != nil || v != "d" {
+		t.Fatalf("key holds %q, %v; want it remembered", v, err)
 	}
 }
 
@@ -126,13 +149,8 @@ func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 }
 
 func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
+	rdb, log := setup(t)
 	ctx := context.Background()
-	if err := log.EnsureTopics(ctx, 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
-		t.Fatal(err)
-	}
 	conv := wire.IDFromUint128(1, 3)
 	send(t, log, conv, "order-1", "handled before")
 	// A previous process handled it and committed, but left no mark.
@@ -165,9 +183,7 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if v, err := rdb.Get(ctx, d.Key(runtime.DedupKey("shop", "order-1"))).Result(); err != nil || v != "d" {
-		t.Fatalf("warmed key holds %q, %v; want it remembered", v, err)
-	}
+	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
 }
 
 // flakyComplete is the Redis deduplicator whose Complete fails (as an
@@ -186,13 +202,7 @@ func (f *flakyComplete) Complete(ctx context.Context, key string) error {
 }
 
 func TestConsumerRetriesAFailedCompleteSoTheKeyIsRememberedBeforeTheCommit(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
-	ctx := context.Background()
-	if err := log.EnsureTopics(ctx, 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
-		t.Fatal(err)
-	}
+	rdb, log := setup(t)
 	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Lease: 50 * time.Millisecond})}
 	d.fails.Store(2)
 	handled := make(chan string, 8)
@@ -215,19 +225,12 @@ func TestConsumerRetriesAFailedCompleteSoTheKeyIsRememberedBeforeTheCommit(t *te
 	if n := d.calls.Load(); n < 4 {
 		t.Fatalf("Complete called %d times; want the two failures retried", n)
 	}
-	if v, err := rdb.Get(ctx, d.Key(runtime.DedupKey("shop", "order-1"))).Result(); err != nil || v != "d" {
-		t.Fatalf("key holds %q, %v; want it remembered", v, err)
-	}
+	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
 }
 
 func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
+	rdb, log := setup(t)
 	ctx := context.Background()
-	if err := log.EnsureTopics(ctx, 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
-		t.Fatal(err)
-	}
 	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing")}
 	d.fails.Store(1 << 30)
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
