@@ -60,6 +60,11 @@ type Options struct {
 	// UnderstoodFeatures are the must-understand bits the reader implements;
 	// an envelope requiring others is skipped like an undecodable record.
 	UnderstoodFeatures uint64
+
+	// exactFrom makes a FromOffsets start older than the read window an
+	// error (ErrBeyondWindow) instead of a start at the window: a fold's
+	// FromOffsets bound must not skip records silently.
+	exactFrom bool
 }
 
 func (o *Options) topics() []string {
@@ -179,7 +184,12 @@ func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("conversation: tail of %s/%d: %w", s.name, s.partition, err)
 	}
-	from := max(opts.FromOffsets[s.partition], end-min(end, Window))
+	oldest := end - min(end, Window)
+	start, listed := opts.FromOffsets[s.partition]
+	if opts.exactFrom && listed && start < oldest {
+		return nil, 0, false, fmt.Errorf("%w: %s/%d from %d, but only offsets from %d are read", ErrBeyondWindow, s.name, s.partition, start, oldest)
+	}
+	from := max(start, oldest)
 	_, err = logscan.Partition(ctx, t, s.name, s.partition, from, end, func(r *runtime.Incoming) {
 		last, ok = r.Offset, true
 		m, err := runtime.DecodeRecord(s.name, r, opts.UnderstoodFeatures)

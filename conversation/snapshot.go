@@ -56,9 +56,11 @@ func (s *MemorySnapshots) Save(_ context.Context, snap *wire.FoldSnapshot) error
 // they survive restarts and work on plain Iggy. The topic must exist
 // (client.Bootstrap(ctx, n, conversation.SnapshotTopic) creates it).
 //
-// Latest walks each partition backward from its tail and stops at the
-// conversation's newest record; a conversation never snapshotted walks the
-// whole topic, so keep the topic on a retention policy.
+// Latest walks the partitions in turn, each backward from its tail, and
+// returns the conversation's newest record in the first partition holding
+// any: every snapshot of a conversation shares its key and so its
+// partition, which is authoritative. A conversation never snapshotted walks
+// the whole topic, so keep the topic on a retention policy.
 type TopicSnapshots struct {
 	t     runtime.Transport
 	topic string
@@ -88,10 +90,6 @@ func (s *TopicSnapshots) Latest(ctx context.Context, conv wire.ID) (*wire.FoldSn
 	if err != nil {
 		return nil, err
 	}
-	var (
-		newest *wire.FoldSnapshot
-		at     uint64
-	)
 	for p := range min(n, maxPartitions) {
 		end, err := s.t.NextOffset(ctx, s.topic, p)
 		if err != nil {
@@ -103,26 +101,17 @@ func (s *TopicSnapshots) Latest(ctx context.Context, conv wire.ID) (*wire.FoldSn
 			if err != nil {
 				return nil, err
 			}
-			found := false
 			for i := len(recs) - 1; i >= 0; i-- {
 				if recs[i].Offset >= end {
 					continue
 				}
 				snap, err := wire.DecodeFoldSnapshot(recs[i].Payload)
-				if err != nil || snap.Conversation != conv {
-					continue
+				if err == nil && snap.Conversation == conv {
+					return snap, nil
 				}
-				if newest == nil || recs[i].Timestamp > at {
-					newest, at = snap, recs[i].Timestamp
-				}
-				found = true
-				break
-			}
-			if found {
-				break
 			}
 			end = start
 		}
 	}
-	return newest, nil
+	return nil, nil
 }

@@ -33,7 +33,9 @@ const (
 // FromOffsets replays partition p from offsets[p] (0 for a partition not
 // listed), the incremental form: a persisted cursor, a snapshot's resume
 // offsets. Keyed by partition only and shared across topics, as in the
-// reference.
+// reference, so exact for a single topic. A listed offset older than the
+// partition's read window (Window records before its tail) fails the load
+// with ErrBeyondWindow rather than silently skipping the records between.
 func FromOffsets(offsets map[uint32]uint64) ReplayBound {
 	return ReplayBound{kind: boundFromOffsets, offsets: maps.Clone(offsets)}
 }
@@ -49,11 +51,22 @@ func Full() ReplayBound { return ReplayBound{kind: boundFull} }
 // ErrNoReplayBound reports a fold asked to load without a replay bound.
 var ErrNoReplayBound = errors.New("conversation: a replay bound is required (FromOffsets, Last or Full)")
 
+// ErrSnapshotTopics reports LoadWith or Checkpoint on a fold of other than
+// exactly one topic: a snapshot keys its offsets by partition only (as the
+// reference's does), so with two topics each would resume at the other's
+// offset and records would be skipped.
+var ErrSnapshotTopics = errors.New("conversation: snapshots need a fold of exactly one topic (set Fold.Topics)")
+
+// ErrBeyondWindow reports a FromOffsets start older than the partition's
+// read window: the records between it and the window cannot be read.
+var ErrBeyondWindow = errors.New("conversation: the replay start is older than the read window")
+
 // Fold rebuilds a typed state from a conversation's records (event
 // sourcing). Loading commits nothing, so loading twice folds the same
 // records twice from Init.
 type Fold[S any] struct {
-	// Topics to replay. Default DefaultTopics.
+	// Topics to replay. Default DefaultTopics. LoadWith and Checkpoint
+	// need exactly one.
 	Topics []string
 	// Init is the state before the first record.
 	Init S
@@ -74,7 +87,7 @@ func (f Fold[S]) load(ctx context.Context, t runtime.Transport, conv wire.ID, bo
 	var policy Policy = LastN(math.MaxInt)
 	switch bound.kind {
 	case boundFromOffsets:
-		opts.FromOffsets = bound.offsets
+		opts.FromOffsets, opts.exactFrom = bound.offsets, true
 	case boundLast:
 		policy = LastN(bound.n)
 	case boundFull:
@@ -95,12 +108,17 @@ func (f Fold[S]) load(ctx context.Context, t runtime.Transport, conv wire.ID, bo
 // LoadWith seeds the fold from the conversation's newest snapshot in store
 // (its State decoded as JSON into S) and replays from one past each
 // partition's snapshotted offset; with no snapshot it folds Full from Init.
+// The fold must list exactly one topic (ErrSnapshotTopics otherwise), and a
+// snapshot older than the read window fails with ErrBeyondWindow.
 func (f Fold[S]) LoadWith(ctx context.Context, t runtime.Transport, store SnapshotStore, conv wire.ID) (S, error) {
 	s, _, err := f.loadWith(ctx, t, store, conv)
 	return s, err
 }
 
 func (f Fold[S]) loadWith(ctx context.Context, t runtime.Transport, store SnapshotStore, conv wire.ID) (S, map[uint32]uint64, error) {
+	if topics := (&Options{Topics: f.Topics}).topics(); len(topics) != 1 {
+		return f.Init, nil, fmt.Errorf("%w: it lists %d", ErrSnapshotTopics, len(topics))
+	}
 	snap, err := store.Latest(ctx, conv)
 	if err != nil {
 		return f.Init, nil, fmt.Errorf("conversation: latest snapshot: %w", err)
@@ -130,7 +148,8 @@ func (f Fold[S]) loadWith(ctx context.Context, t runtime.Transport, store Snapsh
 
 // Checkpoint loads the state as LoadWith does and saves it to store as the
 // conversation's newest snapshot, as of the last offset read on each
-// partition, so the next LoadWith replays only what comes after.
+// partition, so the next LoadWith replays only what comes after. The fold
+// must list exactly one topic (ErrSnapshotTopics otherwise).
 func (f Fold[S]) Checkpoint(ctx context.Context, t runtime.Transport, store SnapshotStore, conv wire.ID) (S, error) {
 	s, asOf, err := f.loadWith(ctx, t, store, conv)
 	if err != nil {

@@ -75,11 +75,13 @@ type Item struct {
 type Options struct {
 	// Topic holds the memory records. Default runtime.TopicAudit.
 	Topic string
-	// Namespace prefixes named items' keys, so two namespaces on one topic
-	// never collide. Default the topic name.
+	// Namespace isolates memories sharing one topic: every record is
+	// stamped with it (agdx.mem.ns), and a Log recalls only its own
+	// namespace's items, feedback, tombstones and named state. Default the
+	// topic name.
 	Namespace string
-	// Logger receives memory write failures of Remembering. Default the
-	// client's logger.
+	// Logger receives memory write failures of Remembering. Default
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -105,7 +107,7 @@ func New(client *runtime.Client, opts Options) *Log {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Log{client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, proj: newProjection()}
+	return &Log{client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, proj: newProjection(opts.Namespace)}
 }
 
 // Topic returns the topic the memory lives on.
@@ -198,7 +200,10 @@ func (l *Log) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error) 
 	p := &l.proj
 	var items []Item
 	for i := range p.items {
-		it := p.items[i]
+		if p.items[i].gone {
+			continue
+		}
+		it := p.items[i].Item
 		if !scope.Conversation.IsZero() && it.Conversation != scope.Conversation {
 			continue
 		}

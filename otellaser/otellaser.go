@@ -23,6 +23,8 @@
 // laser.handler.duration and laser.consumer.latency (broker append to
 // done) in seconds, laser.handler.retries, laser.consumer.queue.records and
 // laser.consumer.queue.bytes (lanes), laser.consumer.lag (per partition).
+// The gauges are sampled by a callback registered with the meter provider;
+// Telemetry.Close unregisters it.
 package otellaser
 
 import (
@@ -80,6 +82,8 @@ type Telemetry struct {
 	duration, latency                                metric.Float64Histogram
 
 	mu sync.Mutex
+	// reg is the gauges' callback, unregistered by Close.
+	reg metric.Registration
 	// consumers are held weakly: agents build a consumer per start (and
 	// one to validate their config), and the ones dropped must not pile up.
 	consumers []weak.Pointer[runtime.Consumer]
@@ -138,7 +142,7 @@ func New(opts Options) *Telemetry {
 	errs = append(errs, err)
 	lag, err := m.Int64ObservableGauge("laser.consumer.lag", metric.WithDescription("Records a partition holds past the last one the consumer finished."), metric.WithUnit("{record}"))
 	errs = append(errs, err)
-	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+	t.reg, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		return t.observeGauges(ctx, o, queued, queuedBytes, lag)
 	}, queued, queuedBytes, lag)
 	errs = append(errs, err)
@@ -148,11 +152,32 @@ func New(opts Options) *Telemetry {
 	return t
 }
 
+// Close unregisters the queue and lag gauges' callback from the meter
+// provider and lets go of the consumers it sampled; spans and counters
+// keep working. Call it when the Telemetry is no longer used, before its
+// meter provider shuts down. Closing twice is harmless.
+func (t *Telemetry) Close() error {
+	t.mu.Lock()
+	reg := t.reg
+	t.reg = nil
+	clear(t.consumers)
+	t.consumers = nil
+	t.mu.Unlock()
+	if reg == nil {
+		return nil
+	}
+	return reg.Unregister()
+}
+
 // ObserveRecord implements runtime.RecordObserver: one consumer span per
-// record, the child of the trace context its headers carry.
+// record, the child of the trace context its headers carry, or the root of
+// a new trace when they carry none (never a child of whatever span the
+// consumer's run context holds).
 func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next func(context.Context)) {
 	rec := d.Record
-	parent := t.prop.Extract(ctx, carrier{Headers: &rec.Headers})
+	// Extract over an emptied span context, so that only the headers can
+	// make the parent valid; other context values stay.
+	parent := t.prop.Extract(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), carrier{Headers: &rec.Headers})
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationName("process"),
@@ -162,7 +187,11 @@ func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next
 		semconv.MessagingDestinationPartitionID(strconv.FormatUint(uint64(rec.Partition), 10)),
 		OffsetKey.Int64(int64(rec.Offset)),
 	}
-	ctx, span := t.tracer.Start(parent, "process "+d.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
+	if !trace.SpanContextFromContext(parent).IsValid() {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	ctx, span := t.tracer.Start(parent, "process "+d.Topic, opts...)
 	defer span.End()
 	next(ctx)
 
@@ -303,14 +332,22 @@ func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next fun
 
 // ObserveConsumer implements runtime.ConsumerObserver: the consumer's
 // queue and lag are sampled whenever metrics are collected while it runs.
+// A Telemetry that was closed samples nothing more.
 func (t *Telemetry) ObserveConsumer(c *runtime.Consumer) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reg == nil {
+		return
+	}
+	// Pruned here too, not only when metrics are collected: without a
+	// reader the list would grow with every consumer an agent builds.
+	t.pruneLocked()
 	t.consumers = append(t.consumers, weak.Make(c))
-	t.mu.Unlock()
 }
 
-func (t *Telemetry) observeGauges(ctx context.Context, o metric.Observer, queued, queuedBytes, lag metric.Int64ObservableGauge) error {
-	t.mu.Lock()
+// pruneLocked drops the consumers already collected and returns the live
+// ones; t.mu is held.
+func (t *Telemetry) pruneLocked() []*runtime.Consumer {
 	var consumers []*runtime.Consumer
 	live := t.consumers[:0]
 	for _, w := range t.consumers {
@@ -321,6 +358,12 @@ func (t *Telemetry) observeGauges(ctx context.Context, o metric.Observer, queued
 	}
 	clear(t.consumers[len(live):])
 	t.consumers = live
+	return consumers
+}
+
+func (t *Telemetry) observeGauges(ctx context.Context, o metric.Observer, queued, queuedBytes, lag metric.Int64ObservableGauge) error {
+	t.mu.Lock()
+	consumers := t.pruneLocked()
 	t.mu.Unlock()
 	var errs []error
 	for _, c := range consumers {

@@ -527,3 +527,75 @@ func TestQueueAndLagGaugesSampleARunningConsumer(t *testing.T) {
 		t.Fatalf("queued bytes %d", b)
 	}
 }
+
+func TestARecordWithoutTraceContextStartsANewTraceNotAChildOfTheRunContextsSpan(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	tel := otellaser.New(otellaser.Options{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
+	// The consumer's Run was started under a span of the application.
+	runCtx, run := tp.Tracer("app").Start(context.Background(), "app run")
+	defer run.End()
+	var inner trace.SpanContext
+	tel.ObserveRecord(runCtx, &runtime.Delivery{Topic: "work.commands", Group: "worker", Record: &runtime.Incoming{}, Result: runtime.ResultHandled}, func(ctx context.Context) {
+		inner = trace.SpanContextFromContext(ctx)
+	})
+	process := named(spans.Ended(), "process work.commands")
+	if len(process) != 1 {
+		t.Fatalf("spans %s", names(spans.Ended()))
+	}
+	s := process[0]
+	if s.Parent().IsValid() {
+		t.Fatalf("process span is the child of %v; a record without trace context must start a new trace", s.Parent())
+	}
+	if s.SpanContext().TraceID() == run.SpanContext().TraceID() {
+		t.Fatal("process span joined the run context's trace")
+	}
+	if !inner.Equal(s.SpanContext()) {
+		t.Fatalf("the pipeline runs under %v, want the process span %v", inner, s.SpanContext())
+	}
+}
+
+func TestCloseUnregistersTheGaugesSoARunningConsumerIsNoLongerSampled(t *testing.T) {
+	r := newRig(t, "work.commands")
+	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
+	proc := runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	r.agent(proc, "worker", "work.commands", runtime.ConsumerConfig{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
+		started <- struct{}{}
+		if string(c.Message().Body()) == "2" {
+			<-release
+		}
+		return nil
+	})
+	defer close(release)
+	conv := wire.IDFromUint128(1, 10)
+	for _, body := range []string{"1", "2", "3"} {
+		if _, err := proc.SendPlain(context.Background(), "work.commands", wire.Provenance{Conversation: conv}, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("handler did not start")
+		}
+	}
+	group := attribute.String("messaging.consumer.group.name", "worker")
+	deadline := time.Now().Add(10 * time.Second)
+	for r.sum("laser.consumer.lag", group) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("lag %d; want 2", r.sum("laser.consumer.lag", group))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tel.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if n, q := r.sum("laser.consumer.lag", group), r.sum("laser.consumer.queue.records", group); n != 0 || q != 0 {
+		t.Fatalf("after Close lag %d, queue %d sampled; want nothing", n, q)
+	}
+}

@@ -2,10 +2,14 @@ package redisdedup_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/memlog"
@@ -49,6 +53,27 @@ func send(t *testing.T, log *memlog.Log, conv wire.ID, key, body string) {
 	prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: key}
 	if _, err := runtime.NewProducer(log, runtime.ProducerOptions{}).SendPlain(context.Background(), topic, &prov, []byte(body)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setup starts Redis and returns a client of it and an embedded log
+// holding topic.
+func setup(t *testing.T) (*redis.Client, *memlog.Log) {
+	t.Helper()
+	rdb := client(t, redistest.Start(t).Addr())
+	log := memlog.New("laser")
+	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, log
+}
+
+// remembered fails unless the Redis key holds a remembered (completed)
+// mark, not a claim.
+func remembered(t *testing.T, rdb *redis.Client, key string) {
+	t.Helper()
+	if v, err := rdb.Get(context.Background(), key).Result(); err != nil || v != "d" {
+		t.Fatalf("key holds %q, %v; want it remembered", v, err)
 	}
 }
 
@@ -124,13 +149,8 @@ func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 }
 
 func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
+	rdb, log := setup(t)
 	ctx := context.Background()
-	if err := log.EnsureTopics(ctx, 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
-		t.Fatal(err)
-	}
 	conv := wire.IDFromUint128(1, 3)
 	send(t, log, conv, "order-1", "handled before")
 	// A previous process handled it and committed, but left no mark.
@@ -163,7 +183,79 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if v, err := rdb.Get(ctx, d.Key(runtime.DedupKey("shop", "order-1"))).Result(); err != nil || v != "d" {
-		t.Fatalf("warmed key holds %q, %v; want it remembered", v, err)
+	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
+}
+
+// flakyComplete is the Redis deduplicator whose Complete fails (as an
+// unreachable Redis does) while fails is positive, counting down.
+type flakyComplete struct {
+	*redisdedup.Deduplicator
+	fails, calls atomic.Int32
+}
+
+func (f *flakyComplete) Complete(ctx context.Context, key string) error {
+	f.calls.Add(1)
+	if f.fails.Add(-1) >= 0 {
+		return &redisdedup.Error{Op: "complete", Transient: true, Err: errors.New("connection refused")}
+	}
+	return f.Deduplicator.Complete(ctx, key)
+}
+
+func TestConsumerRetriesAFailedCompleteSoTheKeyIsRememberedBeforeTheCommit(t *testing.T) {
+	rdb, log := setup(t)
+	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Lease: 50 * time.Millisecond})}
+	d.fails.Store(2)
+	handled := make(chan string, 8)
+	stop := consumer(t, log, d, handled)
+	conv := wire.IDFromUint128(1, 4)
+	send(t, log, conv, "order-1", "first")
+	if got := next(t, handled); got != "first" {
+		t.Fatalf("handled %q", got)
+	}
+	// Past the claim's lease: a key left a claim would let this through.
+	time.Sleep(100 * time.Millisecond)
+	send(t, log, conv, "order-1", "duplicate of first")
+	send(t, log, conv, "order-2", "second")
+	if got := next(t, handled); got != "second" {
+		t.Fatalf("handled %q; the duplicate must be dropped", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.calls.Load(); n < 4 {
+		t.Fatalf("Complete called %d times; want the two failures retried", n)
+	}
+	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
+}
+
+func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(t *testing.T) {
+	rdb, log := setup(t)
+	ctx := context.Background()
+	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing")}
+	d.fails.Store(1 << 30)
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic: topic, Group: "billing", Deduplicator: d,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, log, wire.IDFromUint128(1, 5), "order-1", "first")
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil, make(chan struct{})) }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the consumer kept going although the key could not be completed")
+	}
+	if !runtime.IsTransient(err) {
+		t.Fatalf("Run returned %v; want a transient error", err)
+	}
+	if n := d.calls.Load(); n < 10 {
+		t.Fatalf("Complete called %d times; want it retried ten times", n)
+	}
+	if off, ok, _ := log.StoredOffset(ctx, topic, "billing", 0); ok {
+		t.Fatalf("offset %d committed although its key is still a claim", off)
 	}
 }

@@ -389,10 +389,12 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 	o, err := c.settle(ctx, m)
 	if err != nil {
 		c.unmark(ctx, m, marked)
-	} else {
-		c.completeKey(ctx, marked)
+		return o, err
 	}
-	return o, err
+	if err := c.completeKey(ctx, marked); err != nil {
+		return 0, fmt.Errorf("dedup: %w", err)
+	}
+	return o, nil
 }
 
 // settle takes a message that passed every gate through the deadline,

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -41,16 +43,39 @@ func (c *Consumer) observeKey(ctx context.Context, key string) (bool, error) {
 }
 
 // completeKey tells a two-step Deduplicator that the message of key was
-// handled or parked. A failure is only logged: the offset commits anyway,
-// and the claim lapses after its lease, after which a redelivery (there is
-// none unless the process dies first) would run again rather than be lost.
-func (c *Consumer) completeKey(ctx context.Context, key string) {
+// handled or parked. Complete is idempotent, so a failure is retried on the
+// poll backoff, as a commit is, ten times at most. Until it succeeds the
+// offset must not be committed: a committed record whose key stays a claim
+// lets a duplicate through once the claim's lease lapses. So a lasting
+// failure is returned as transient: the consumer stops with the record
+// uncommitted, and its redelivery is handled again (at least once, never a
+// silent duplicate).
+func (c *Consumer) completeKey(ctx context.Context, key string) error {
 	if key == "" {
-		return
+		return nil
 	}
-	if k, ok := c.dedup.(Completer); ok {
-		if err := k.Complete(context.WithoutCancel(ctx), key); err != nil {
-			c.log.Warn("cannot complete an idempotency key; it stays claimed until its lease ends", "key", key, "error", err)
+	k, ok := c.dedup.(Completer)
+	if !ok {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		// The record was handled: a hard stop must not cut a call in
+		// flight off, only the waiting between calls.
+		err := k.Complete(context.WithoutCancel(ctx), key)
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("complete idempotency key %q (attempt %d); the record stays uncommitted: %w", key, attempt, errors.Join(ErrTransient, err))
+		if attempt >= maxPollErrors {
+			return err
+		}
+		c.log.Warn("cannot complete an idempotency key, retrying", "key", key, "attempt", attempt, "error", err)
+		t := time.NewTimer(pollBackoff(attempt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
 		}
 	}
 }

@@ -55,7 +55,9 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 			if fresh {
 				// Committed, so handled or parked: a two-step store
 				// remembers it rather than holding a claim.
-				c.completeKey(ctx, key)
+				if err := c.completeKey(ctx, key); err != nil {
+					return fmt.Errorf("dedup: %w", err)
+				}
 			}
 			warmed++
 		}

@@ -118,6 +118,26 @@ func snapshotScenario(w *world, topic string, store func() conversation.Snapshot
 	}
 }
 
+func scenarioSnapshotSeveralTopics(w *world) {
+	a, b := w.topic("multia", 2), w.topic("multib", 2)
+	conv := w.conv()
+	w.events(a, conv, 1, 3)
+	w.events(b, conv, 4, 4)
+	var steps int
+	f := tallyFold(a, &steps)
+	f.Topics = []string{a, b}
+	store := conversation.NewMemorySnapshots()
+	if _, err := f.Checkpoint(w.ctx, w.tr, store, conv); !errors.Is(err, conversation.ErrSnapshotTopics) {
+		w.t.Fatalf("checkpoint of two topics: %v; want ErrSnapshotTopics", err)
+	}
+	if _, err := f.LoadWith(w.ctx, w.tr, store, conv); !errors.Is(err, conversation.ErrSnapshotTopics) {
+		w.t.Fatalf("load with a store over two topics: %v; want ErrSnapshotTopics", err)
+	}
+	if s, err := f.Load(w.ctx, w.tr, conv, conversation.Full()); err != nil || s != (tally{Sum: 10, Count: 4}) {
+		w.t.Fatalf("full replay of two topics: %+v, %v", s, err)
+	}
+}
+
 func scenarioSnapshotMemory(w *world) {
 	store := conversation.NewMemorySnapshots()
 	snapshotScenario(w, w.topic("snap", 2), func() conversation.SnapshotStore { return store })

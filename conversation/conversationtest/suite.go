@@ -39,6 +39,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"FoldWithoutABoundIsRefused", scenarioFoldNoBound},
 		{"SnapshotSeedsTheFoldAndReplaysOnlyAfterIt", scenarioSnapshotMemory},
 		{"TopicSnapshotsSurviveANewStore", scenarioSnapshotTopic},
+		{"SnapshotsRefuseAFoldOfSeveralTopics", scenarioSnapshotSeveralTopics},
 		{"PerUserSessionReadsOneConversationAcrossClients", scenarioSession},
 		{"MemoryRemembersAndRecalls", scenarioMemoryRecall},
 		{"MemoryForgetHidesAnItemEvenBeforeItArrives", scenarioMemoryForget},

@@ -1,0 +1,95 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/memory"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+func newClient(t *testing.T) *runtime.Client {
+	t.Helper()
+	client := runtime.NewClient(memlog.New("shop"), runtime.ClientOptions{})
+	if err := client.Bootstrap(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+func recall(t *testing.T, mem *memory.Log, scope memory.Scope) []memory.Item {
+	t.Helper()
+	items, err := mem.Recall(context.Background(), scope, memory.Query{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	a := memory.New(client, memory.Options{Namespace: "a"})
+	b := memory.New(client, memory.Options{Namespace: "b"})
+	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
+	id, err := a.Remember(ctx, scope, memory.Fact, []byte("prefers email"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items := recall(t, b, scope); len(items) != 0 {
+		t.Fatalf("namespace b recalls %d items of namespace a", len(items))
+	}
+	// b's feedback and tombstone for a's item stay in b.
+	if _, err := b.Feedback(ctx, scope, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Forget(ctx, scope, id); err != nil {
+		t.Fatal(err)
+	}
+	for name, mem := range map[string]*memory.Log{"the same Log": a, "a fresh Log": memory.New(client, memory.Options{Namespace: "a"})} {
+		items := recall(t, mem, scope)
+		if len(items) != 1 || items[0].ID != id {
+			t.Fatalf("%s of namespace a recalls %v; namespace b's tombstone must not hide a's item", name, items)
+		}
+		if items[0].Scored {
+			t.Fatalf("%s of namespace a sees namespace b's feedback: score %v", name, items[0].Score)
+		}
+	}
+}
+
+func TestForgettingMostItemsKeepsTheRestInLogOrder(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	mem := memory.New(client, memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	var want []wire.ID
+	for i := 0; i < 300; i++ {
+		id, err := mem.Remember(ctx, scope, memory.Fact, []byte(fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			want = append(want, id)
+		} else if err := mem.Forget(ctx, scope, id); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 { // fold as it goes, so forgets land on folded items
+			recall(t, mem, scope)
+		}
+	}
+	for name, m := range map[string]*memory.Log{"the folding Log": mem, "a fresh Log": memory.New(client, memory.Options{})} {
+		items := recall(t, m, scope)
+		if len(items) != len(want) {
+			t.Fatalf("%s recalls %d items, want %d", name, len(items), len(want))
+		}
+		for i := range items {
+			if items[i].ID != want[i] || string(items[i].Body) != fmt.Sprint(i*5) {
+				t.Fatalf("%s: item %d is %s %q, want %s %q", name, i, items[i].ID, items[i].Body, want[i], fmt.Sprint(i*5))
+			}
+		}
+	}
+}
