@@ -9,7 +9,6 @@ import (
 
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/registry/registrytest"
-	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
 	"github.com/lasergo/laser/workflow/workflowtest"
@@ -119,7 +118,7 @@ func TestAllCapableStepCountsEveryReplysTokens(t *testing.T) {
 	w := newWorld(t)
 	for _, id := range []string{"count-a", "count-b"} {
 		w.Publish(id, registrytest.Skill("count"))
-		counter(t, w, id, 60, 50)
+		w.Counter(id, 60, 50)
 	}
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
@@ -135,26 +134,6 @@ func TestAllCapableStepCountsEveryReplysTokens(t *testing.T) {
 	if len(w.Handled("editor")) != 0 {
 		t.Fatal("a step ran after the token budget was spent")
 	}
-}
-
-// counter starts agent id answering with the given token usage.
-func counter(t *testing.T, w *workflowtest.World, id string, in, out uint64) {
-	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: id, Listen: w.Inbox,
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			m := c.Message().Envelope
-			env := &wire.Envelope{Kind: wire.KindResponse, Source: wire.AgentID(id), Conversation: m.Conversation, Correlation: m.Correlation,
-				Body: []byte("counted"), Usage: &wire.TokenUsage{InputTokens: in, OutputTokens: out}}
-			_, err := c.Client().Producer().SendEnvelope(c, w.Replies, env, wire.ContentRaw, nil)
-			return err
-		})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := a.Start(w.Ctx)
-	if err := h.Ready(w.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
 }
 
 // TestResumedRunDoesNotRepeatAStepTheWorkerActedOn: the step's command
