@@ -95,8 +95,11 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	}
 
 	// Reviewers advertise the "review" skill on their cards; rev-cy is
-	// unavailable, so routing goes around it.
+	// unavailable, so routing goes around it, and rev-dee answers only once
+	// the planner has its quorum, so it is the straggler the fan-out
+	// cancels.
 	healthy, down := wire.HealthHealthy, wire.HealthUnavailable
+	quorum := make(chan struct{})
 	for _, r := range []struct {
 		id     string
 		health *wire.Health
@@ -104,6 +107,13 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 		id := r.id
 		card := &wire.AgentCard{Name: id, Version: "1", Capabilities: []wire.CapabilityDescriptor{{SkillID: "review", Health: r.health}}}
 		if err := start(id, card, func(c *runtime.Ctx) error {
+			if id == "rev-dee" {
+				select {
+				case <-quorum:
+				case <-c.Done():
+					return c.Err()
+				}
+			}
 			return c.Respond([]byte("lgtm from " + id))
 		}); err != nil {
 			return err
@@ -141,6 +151,7 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	if err != nil {
 		return err
 	}
+	close(quorum)
 	fmt.Fprintf(out, "planner: quorum reached with %d reviews, %d straggler cancelled\n", len(g.OK), len(g.Cancelled))
 
 	// 3. Ask a human to approve.
