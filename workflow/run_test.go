@@ -3,12 +3,14 @@ package workflow_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/registry/registrytest"
+	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
 	"github.com/lasergo/laser/workflow/workflowtest"
@@ -170,5 +172,56 @@ func TestZeroRouteIsRefusedBeforeAnyStepRuns(t *testing.T) {
 	}
 	if got := w.Handled("drafter"); len(got) != 0 {
 		t.Fatalf("drafter handled %q before the invalid step was refused", got)
+	}
+}
+
+// TestStepCommandCarriesItsRunKeyAndExpiresWithItsWait: a step's command
+// is keyed by the run id and the label, and expires when the
+// orchestrator's wait for it ends, so a late pickup is dead-lettered.
+func TestStepCommandCarriesItsRunKeyAndExpiresWithItsWait(t *testing.T) {
+	w := newWorld(t)
+	seen := make(chan *wire.Envelope, 1)
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "drafter", Listen: w.Inbox, Respond: w.Replies,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			seen <- c.Message().Envelope
+			return c.Respond([]byte("ok"))
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
+	start := time.Now()
+	out, err := w.Workflow(workflow.Step{Label: "draft", Route: registry.To("drafter")}).Run(w.Ctx, w.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := <-seen
+	if env.IdempotencyKey == nil || string(*env.IdempotencyKey) != out.RunID.String()+"/step/draft" {
+		t.Fatalf("idempotency key %v, want %s/step/draft", env.IdempotencyKey, out.RunID)
+	}
+	if env.DeadlineMicros == nil {
+		t.Fatal("the step command carries no deadline")
+	}
+	if got := time.UnixMicro(int64(*env.DeadlineMicros)).Sub(start); got < workflow.MaxStepWait-10*time.Second || got > workflow.MaxStepWait+10*time.Second {
+		t.Fatalf("the step command expires %s after the run started, want about %s", got, workflow.MaxStepWait)
+	}
+}
+
+// TestLongStepLabelsStillRun: a label too long for the 64-byte key is
+// hashed into it rather than failing the step.
+func TestLongStepLabelsStillRun(t *testing.T) {
+	w := newWorld(t)
+	w.Worker("drafter", "", nil)
+	label := strings.Repeat("a very long step label ", 5)
+	out, err := w.Workflow(workflow.Step{Label: label, Route: registry.To("drafter"), Input: func(map[string][]byte) []byte { return []byte("x") }}).Run(w.Ctx, w.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Outputs[label]) != "drafter(x)" {
+		t.Fatalf("outputs %q", out.Outputs)
 	}
 }
