@@ -6,11 +6,16 @@
 // a fresh correlation, targeted at one agent on a fixed inbox topic (the
 // routing plain Iggy supports). Stragglers are cancelled when the policy is
 // satisfied, and Send returns only after every branch has stopped, so
-// nothing is left running.
+// nothing is left running here. Cancelling stops only the local wait: the
+// command is already on the log, and a target may still act on it, unless
+// it picks it up after the command's deadline (the end of the caller's
+// context or of a BestEffort window, or an explicit WithDeadline), when it
+// dead-letters it instead.
 package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -54,7 +59,10 @@ type Failure struct {
 type Gather struct {
 	OK       []Reply
 	Failures []Failure
-	// Cancelled lists the stragglers stopped once the policy was satisfied.
+	// Cancelled lists the stragglers whose wait was stopped once the policy
+	// was satisfied (or the caller's context ended) without an answer; a
+	// branch that answered or failed meanwhile is in OK or Failures. The
+	// target may still act on a cancelled branch's command.
 	Cancelled []string
 }
 
@@ -74,7 +82,8 @@ type Request struct {
 
 // Send refreshes reg, resolves every agent capable of req.Skill and sends
 // each its own request, gathering by policy. opts apply to every branch
-// (WithTimeout bounds each branch, WithReplyTopic says where replies come).
+// (WithTimeout bounds each branch, WithReplyTopic says where replies come,
+// WithDeadline overrides the branch commands' deadline).
 // The error is only for what stops the fan-out itself: no capable agent
 // (registry.ErrNoCapableAgent) or a registry read failure; per-branch
 // errors are in Gather.Failures.
@@ -110,6 +119,14 @@ func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Reques
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var deadline <-chan time.Time
+	if policy.within > 0 {
+		deadline = c.Clock().After(policy.within)
+	}
+	// A branch's command expires when nobody waits for its answer any
+	// more, so a target that picks it up later dead-letters it instead of
+	// acting; an explicit WithDeadline in opts comes after and wins.
+	base := branchDeadline(c, ctx, policy)
 	results := make(chan outcome, len(targets))
 	var wg sync.WaitGroup
 	for i, agent := range targets {
@@ -117,28 +134,28 @@ func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Reques
 		go func() {
 			defer wg.Done()
 			m, err := c.Request(bctx, runtime.Command{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
-				runtime.MergeSendOptions(opts, branchOptions(c, req.Within))...)
+				runtime.MergeSendOptions(base, runtime.MergeSendOptions(opts, branchOptions(c, req.Within)))...)
 			results <- outcome{i: i, msg: m, err: err}
 		}()
 	}
-	var deadline <-chan time.Time
-	if policy.within > 0 {
-		deadline = c.Clock().After(policy.within)
-	}
-	done := make([]bool, len(targets))
 	pending := len(targets)
+	record := func(o outcome) {
+		pending--
+		switch {
+		case o.err == nil:
+			g.OK = append(g.OK, Reply{Agent: targets[o.i], Message: o.msg})
+		case bctx.Err() != nil && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)):
+			g.Cancelled = append(g.Cancelled, targets[o.i]) // the wait was stopped, not answered
+		default:
+			g.Failures = append(g.Failures, Failure{Agent: targets[o.i], Err: o.err})
+		}
+	}
 gather:
 	for pending > 0 {
 		select {
 		case o := <-results:
-			pending--
-			done[o.i] = true
-			if o.err != nil {
-				g.Failures = append(g.Failures, Failure{Agent: targets[o.i], Err: o.err})
-				continue
-			}
-			g.OK = append(g.OK, Reply{Agent: targets[o.i], Message: o.msg})
-			if policy.quorum > 0 && len(g.OK) >= policy.quorum {
+			record(o)
+			if o.err == nil && policy.quorum > 0 && len(g.OK) >= policy.quorum {
 				break gather
 			}
 		case <-deadline:
@@ -147,17 +164,34 @@ gather:
 			break gather
 		}
 	}
+	unfinished := pending
 	cancel()
 	wg.Wait()
-	for i, agent := range targets {
-		if !done[i] {
-			g.Cancelled = append(g.Cancelled, agent)
-		}
+	// Branches that answered or failed between the end of gathering and
+	// their stop are reported as what they are, not as cancelled.
+	for pending > 0 {
+		record(<-results)
 	}
-	if err := ctx.Err(); err != nil && pending > 0 {
+	if err := ctx.Err(); err != nil && unfinished > 0 {
 		return g, fmt.Errorf("fanout: %w", err)
 	}
 	return g, nil
+}
+
+// branchDeadline is the deadline option every branch's command carries:
+// the end of the caller's context or of a BestEffort window, whichever
+// comes first; none when neither bounds the wait.
+func branchDeadline(c *runtime.Client, ctx context.Context, policy Policy) []runtime.SendOption {
+	end, ok := ctx.Deadline()
+	if policy.within > 0 {
+		if w := c.Clock().Now().Add(policy.within); !ok || w.Before(end) {
+			end, ok = w, true
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return []runtime.SendOption{runtime.WithDeadline(end)}
 }
 
 // branchOptions puts a branch in a conversation of its own, recording the

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/lasergo/laser/wire"
@@ -128,6 +129,27 @@ func (r Route) IsBroadcast() bool { return r.kind == routeBroadcast }
 // IsAll reports whether the route goes to every capable agent.
 func (r Route) IsAll() bool { return r.kind == routeAllCapable }
 
+// Validate reports a route that can never resolve: the zero Route, To an
+// invalid agent id, or a capability route without a skill.
+func (r Route) Validate() error {
+	switch r.kind {
+	case routeTo:
+		if _, err := wire.ParseAgentID(r.agent); err != nil {
+			return fmt.Errorf("registry: route to %q: %w", r.agent, err)
+		}
+	case routeBroadcast:
+	case routeToCapable, routeAllCapable:
+		if r.skill == "" {
+			return fmt.Errorf("registry: %s: no skill", r)
+		}
+	default:
+		return errZeroRoute
+	}
+	return nil
+}
+
+var errZeroRoute = errors.New("registry: the zero Route routes nowhere")
+
 // String names the route for errors and logs.
 func (r Route) String() string {
 	switch r.kind {
@@ -168,5 +190,5 @@ func (r *Registry) Resolve(route Route) ([]string, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("registry: the zero Route routes nowhere")
+	return nil, errZeroRoute
 }

@@ -10,12 +10,16 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/lasergo/laser/fanout"
@@ -36,7 +40,7 @@ const (
 )
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
-// duplicate step, a broadcast step.
+// duplicate step, a broadcast step, a route that can never resolve.
 var ErrInvalid = errors.New("workflow: invalid")
 
 // ErrStepFailed reports a step whose dispatch failed, completed nothing or
@@ -67,8 +71,8 @@ type Step struct {
 	// After lists the labels of the steps this one needs.
 	After []string
 	// Route is where the step goes: To one agent, ToCapable (the policy's
-	// pick) or AllCapable (every capable agent; their replies are joined by
-	// newlines). Broadcast is refused.
+	// pick) or AllCapable (every capable agent, each of which must answer;
+	// their replies are joined by newlines). Broadcast is refused.
 	Route registry.Route
 	// Input builds the payload from the outputs of completed steps; nil
 	// sends the outputs of After joined by newlines, or the label for a
@@ -88,7 +92,7 @@ type Workflow struct {
 	Steps []Step
 	// RunID names the run: a run with the RunID of an earlier one resumes
 	// it, skipping the steps its journal records as completed. Zero mints
-	// one.
+	// a fresh one for each Run, reported in Outcome.RunID.
 	RunID  wire.ID
 	Budget Budget
 	// Inbox is the topic the agents listen on. Default agent.commands.
@@ -164,23 +168,31 @@ type journalEntry struct {
 	Output []byte `cbor:"output"`
 }
 
-// run is one execution's state.
+// run is one execution's state. The resolved run id and topics live here,
+// not in the caller's Workflow, so the same Workflow value can run again
+// (a fresh run each time unless it names a RunID) or concurrently.
 type run struct {
-	w       *Workflow
-	c       *runtime.Client
-	start   time.Time
-	mu      sync.Mutex
-	outputs map[string][]byte
-	done    []string // completed this run, in completion order
-	tokens  uint64
-	calls   uint64
+	w            *Workflow
+	c            *runtime.Client
+	id           wire.ID
+	inbox        string
+	journalTopic string
+	replies      string
+	start        time.Time
+	mu           sync.Mutex
+	outputs      map[string][]byte
+	done         []string // completed this run, in completion order
+	tokens       uint64
+	calls        uint64
 }
 
 // Run runs the workflow: it replays the journal, then dispatches every
 // step not yet completed once its dependencies are, independent steps
 // concurrently. A failure stops new steps, waits for the running ones, and
 // sends the compensations of the steps completed in this run in reverse
-// order (best effort, errors ignored).
+// order (best effort, errors ignored). Run does not modify w; a zero
+// w.RunID mints a fresh run id for this call, reported in Outcome.RunID
+// (pass it as RunID to resume that run).
 func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error) {
 	if _, err := Order(w.Steps); err != nil {
 		return nil, err
@@ -192,18 +204,21 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 		if s.Route.IsBroadcast() {
 			return nil, fmt.Errorf("%w: step %q is a broadcast", ErrInvalid, s.Label)
 		}
+		if err := s.Route.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: step %q: %w", ErrInvalid, s.Label, err)
+		}
 	}
-	if w.RunID == (wire.ID{}) {
-		w.RunID = c.IDs().NewID()
+	r := &run{w: w, c: c, id: w.RunID, start: c.Clock().Now(), outputs: map[string][]byte{},
+		inbox:        or(w.Inbox, runtime.TopicCommands),
+		journalTopic: or(w.Journal, runtime.TopicWorkflowJournal),
+		replies:      or(w.ReplyTopic, runtime.TopicResponses)}
+	if r.id == (wire.ID{}) {
+		r.id = c.IDs().NewID()
 	}
-	w.Inbox = or(w.Inbox, runtime.TopicCommands)
-	w.Journal = or(w.Journal, runtime.TopicWorkflowJournal)
-	w.ReplyTopic = or(w.ReplyTopic, runtime.TopicResponses)
-	r := &run{w: w, c: c, start: c.Clock().Now(), outputs: map[string][]byte{}}
 	if err := r.replay(ctx); err != nil {
 		return nil, err
 	}
-	out := &Outcome{RunID: w.RunID}
+	out := &Outcome{RunID: r.id}
 	for _, s := range w.Steps {
 		if _, ok := r.outputs[s.Label]; ok {
 			out.Skipped = append(out.Skipped, s.Label)
@@ -227,13 +242,13 @@ func or(s, def string) string {
 // replay reads the journal for the run's conversation.
 func (r *run) replay(ctx context.Context) error {
 	t := r.c.Transport()
-	topic := r.w.Journal
+	topic := r.journalTopic
 	if err := t.EnsureTopics(ctx, 1, topic); err != nil {
 		return fmt.Errorf("workflow: journal: %w", err)
 	}
 	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
 		m, err := runtime.DecodeRecord(topic, rec, 0)
-		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.w.RunID || m.Operation() != OperationStepCompleted {
+		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.id || m.Operation() != OperationStepCompleted {
 			return
 		}
 		var e journalEntry
@@ -363,13 +378,13 @@ func (r *run) wait() time.Duration {
 
 // dispatch runs one step and journals its output.
 func (r *run) dispatch(ctx context.Context, s *Step, input []byte) error {
-	output, tokens, err := r.send(ctx, s.Route, input)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrStepFailed, s.Label, err)
-	}
+	output, tokens, err := r.send(ctx, s.Route, input, r.key("step", s.Label))
 	r.mu.Lock()
 	r.tokens += tokens
 	r.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStepFailed, s.Label, err)
+	}
 	if s.Verify != nil && !s.Verify(output) {
 		return fmt.Errorf("%w: %s failed verification", ErrStepFailed, s.Label)
 	}
@@ -383,8 +398,32 @@ func (r *run) dispatch(ctx context.Context, s *Step, input []byte) error {
 	return r.checkTokens()
 }
 
-// send delivers payload along route and returns the output and tokens spent.
-func (r *run) send(ctx context.Context, route registry.Route, payload []byte) ([]byte, uint64, error) {
+// key is the idempotency key of the step's command (kind "step") or of its
+// compensation (kind "undo"): the same for every dispatch of that step in
+// the run, so a worker that acted on it before the orchestrator crashed
+// drops the resumed run's repeat as a duplicate (within its dedup window)
+// instead of acting twice. It is the run id, the kind and the label, or a
+// hash of the label when that would exceed the 64-byte limit.
+func (r *run) key(kind, label string) string {
+	k := r.id.String() + "/" + kind + "/" + label
+	if len(k) <= wire.MaxIdempotencyKeyBytes && utf8.ValidString(k) {
+		return k
+	}
+	sum := sha256.Sum256([]byte(label))
+	return r.id.String() + "/" + kind + "/" + hex.EncodeToString(sum[:8])
+}
+
+// usage is the tokens a reply reports spending.
+func usage(m *runtime.Message) uint64 {
+	if m == nil || m.Envelope == nil || m.Envelope.Usage == nil {
+		return 0
+	}
+	return m.Envelope.Usage.InputTokens + m.Envelope.Usage.OutputTokens
+}
+
+// send delivers payload along route under idempotency key idem and returns
+// the output and the tokens spent, which count even when it fails.
+func (r *run) send(ctx context.Context, route registry.Route, payload []byte, idem string) ([]byte, uint64, error) {
 	var targets []string
 	if r.w.Registry != nil {
 		if err := r.w.Registry.Refresh(ctx); err != nil {
@@ -400,14 +439,29 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte) ([
 			return nil, 0, err
 		}
 	}
-	opts := []runtime.SendOption{runtime.WithReplyTopic(r.w.ReplyTopic), runtime.WithTimeout(r.wait())}
+	// The command expires when the wait for it ends, so a worker picking it
+	// up later dead-letters it instead of acting for nobody.
+	wait := r.wait()
+	opts := []runtime.SendOption{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
+		runtime.WithDeadline(r.c.Clock().Now().Add(wait)), runtime.WithIdempotencyKey(idem)}
 	if route.IsAll() {
-		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.w.Inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
+		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
 		if err != nil {
 			return nil, 0, err
 		}
-		if len(g.OK) == 0 {
-			return nil, 0, fmt.Errorf("no capable agent completed (%d failed)", len(g.Failures))
+		var tokens uint64
+		for _, rep := range g.OK {
+			tokens += usage(rep.Message)
+		}
+		// RequireAll: the step completed only if every capable agent did; a
+		// partial output would be journaled complete and never retried.
+		if len(g.Failures) > 0 || len(g.Cancelled) > 0 || len(g.OK) == 0 {
+			var first error
+			if len(g.Failures) > 0 {
+				first = fmt.Errorf("%s: %w", g.Failures[0].Agent, g.Failures[0].Err)
+			}
+			return nil, tokens, fmt.Errorf("%d of %d capable agents did not complete (%d failed, %d cancelled): %w",
+				len(targets)-len(g.OK), len(targets), len(g.Failures), len(g.Cancelled), cmp.Or(first, ctx.Err(), errIncomplete))
 		}
 		sort.Slice(g.OK, func(i, j int) bool { return g.OK[i].Agent < g.OK[j].Agent })
 		var out []byte
@@ -417,19 +471,17 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte) ([
 			}
 			out = append(out, rep.Message.Body()...)
 		}
-		return out, 0, nil
+		return out, tokens, nil
 	}
-	m, err := r.c.Request(ctx, runtime.Command{Topic: r.w.Inbox, From: r.w.Name, Target: targets[0], Body: payload},
-		append(opts, runtime.WithConversation(r.w.RunID))...)
+	m, err := r.c.Request(ctx, runtime.Command{Topic: r.inbox, From: r.w.Name, Target: targets[0], Body: payload},
+		append(opts, runtime.WithConversation(r.id))...)
 	if err != nil {
-		return nil, 0, err
+		return nil, usage(m), err
 	}
-	var tokens uint64
-	if m.Envelope != nil && m.Envelope.Usage != nil {
-		tokens = m.Envelope.Usage.InputTokens + m.Envelope.Usage.OutputTokens
-	}
-	return m.Body(), tokens, nil
+	return m.Body(), usage(m), nil
 }
+
+var errIncomplete = errors.New("no reply")
 
 // journal appends the step-completed record for label.
 func (r *run) journal(ctx context.Context, label string, output []byte) error {
@@ -437,7 +489,7 @@ func (r *run) journal(ctx context.Context, label string, output []byte) error {
 	if err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
-	if _, err := r.c.Emit(ctx, r.w.Journal, r.w.Name, body, runtime.WithConversation(r.w.RunID),
+	if _, err := r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
 		runtime.WithOperation(OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
@@ -459,7 +511,7 @@ func (r *run) compensate(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxStepWait)
-		_, _, _ = r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]))
+		_, _, _ = r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
 		cancel()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -33,52 +34,74 @@ func (v *addrValue) String() string { return redactAddr(v.s) }
 func (v *addrValue) Type() string   { return "string" }
 func (v *addrValue) Set(s string) error {
 	v.s = s
-	v.a.secrets = append(v.a.secrets, addrSecret(s))
+	v.a.secrets = append(v.a.secrets, addrSecrets(s)...)
 	return nil
 }
 
 func (a *app) serverFlags(cmd *cobra.Command) *serverFlags {
 	env := os.Getenv("LASER_IGGY_ADDR")
-	a.secrets = append(a.secrets, addrSecret(env))
+	a.secrets = append(a.secrets, addrSecrets(env)...)
 	sf := &serverFlags{addr: addrValue{s: env, a: a}}
 	cmd.Flags().Var(&sf.addr, "addr", "server connection string, iggy://user:password@host:port/stream (default $LASER_IGGY_ADDR)")
 	cmd.Flags().DurationVar(&sf.timeout, "timeout", 5*time.Second, "bound on connecting and on each server call")
 	return sf
 }
 
-// addrSecret returns the password (or token) of a connection string, or "".
-func addrSecret(s string) string {
-	_, rest, ok := strings.Cut(s, "://")
+// addrSecrets returns the secrets of a connection string, longest first:
+// the password (or token) of a well-formed one; for one without "://",
+// whose user part nothing can tell apart, everything before the last "@",
+// and its tail after the last "/" and after the last ":" (so a parser's
+// rendering of the same text shows none of it).
+func addrSecrets(s string) []string {
+	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
-		return ""
+		at := strings.LastIndexByte(s, '@')
+		if at <= 0 {
+			return nil
+		}
+		secret := s[:at]
+		out := []string{secret}
+		if i := strings.LastIndexByte(secret, '/'); i >= 0 && i+1 < len(secret) {
+			out = append(out, secret[i+1:])
+		}
+		if i := strings.LastIndexByte(secret, ':'); i >= 0 && i+1 < len(secret) {
+			out = append(out, secret[i+1:])
+		}
+		return out
 	}
 	at := strings.LastIndexByte(rest, '@')
 	if at < 0 {
-		return ""
+		return nil
 	}
 	userinfo := rest[:at]
-	if _, pass, ok := strings.Cut(userinfo, ":"); ok {
-		return pass
+	if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
+		return []string{pass}
 	}
-	if strings.HasPrefix(s, "iggy+pat") {
-		return userinfo // the token
+	if strings.HasPrefix(scheme, "iggy+pat") && userinfo != "" {
+		return []string{userinfo} // the token
 	}
-	return ""
+	return nil
 }
 
 // redactAddr returns a connection string with its password or token
-// replaced by xxxxx.
+// replaced by xxxxx, or, when it does not parse as a URL with "://" (so
+// which part is secret is unknown), only its length.
 func redactAddr(s string) string {
-	secret := addrSecret(s)
-	if secret == "" {
+	if s == "" {
 		return s
 	}
-	scheme, rest, _ := strings.Cut(s, "://")
+	scheme, rest, ok := strings.Cut(s, "://")
+	if _, err := url.Parse(s); !ok || err != nil {
+		return fmt.Sprintf("<unparsable address, %d chars>", len(s))
+	}
 	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return s
+	}
 	userinfo := rest[:at]
 	if user, _, ok := strings.Cut(userinfo, ":"); ok {
 		userinfo = user + ":xxxxx"
-	} else {
+	} else if strings.HasPrefix(scheme, "iggy+pat") {
 		userinfo = "xxxxx"
 	}
 	return scheme + "://" + userinfo + rest[at:]

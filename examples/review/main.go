@@ -1,7 +1,7 @@
 // Command review shows multi-agent coordination: a planner finds reviewers
 // by capability in the agent registry, fans a draft out to them and gathers
 // a quorum, asks a human to approve, and runs the publish step as a
-// workflow that survives a restart.
+// workflow that a second run resumes where the first stopped.
 //
 //	go run ./examples/review
 //
@@ -95,8 +95,11 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	}
 
 	// Reviewers advertise the "review" skill on their cards; rev-cy is
-	// unavailable, so routing goes around it.
+	// unavailable, so routing goes around it, and rev-dee answers only once
+	// the planner has its quorum, so it is the straggler the fan-out
+	// cancels.
 	healthy, down := wire.HealthHealthy, wire.HealthUnavailable
+	quorum := make(chan struct{})
 	for _, r := range []struct {
 		id     string
 		health *wire.Health
@@ -104,15 +107,20 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 		id := r.id
 		card := &wire.AgentCard{Name: id, Version: "1", Capabilities: []wire.CapabilityDescriptor{{SkillID: "review", Health: r.health}}}
 		if err := start(id, card, func(c *runtime.Ctx) error {
+			if id == "rev-dee" {
+				select {
+				case <-quorum:
+				case <-c.Done():
+					return c.Err()
+				}
+			}
 			return c.Respond([]byte("lgtm from " + id))
 		}); err != nil {
 			return err
 		}
 	}
-	// The publisher and the announcer serve the publish workflow; the
-	// announcer's first command is lost in a simulated crash.
-	var published, announced atomic.Int32
-	crash := make(chan struct{})
+	// The publisher and the announcer serve the publish workflow.
+	var published atomic.Int32
 	if err := start("publisher", nil, func(c *runtime.Ctx) error {
 		published.Add(1)
 		return c.Respond([]byte("published " + string(c.Message().Body())))
@@ -120,10 +128,6 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 		return err
 	}
 	if err := start("announcer", nil, func(c *runtime.Ctx) error {
-		if announced.Add(1) == 1 {
-			close(crash)
-			return nil
-		}
 		return c.Respond([]byte("announced"))
 	}); err != nil {
 		return err
@@ -147,6 +151,7 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	if err != nil {
 		return err
 	}
+	close(quorum)
 	fmt.Fprintf(out, "planner: quorum reached with %d reviews, %d straggler cancelled\n", len(g.OK), len(g.Cancelled))
 
 	// 3. Ask a human to approve.
@@ -167,23 +172,19 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	}
 	fmt.Fprintf(out, "planner: human answered %q\n", answer)
 
-	// 4. Publish as a workflow; the first run dies mid-way, the second
+	// 4. Publish as a workflow; the first run stops after its first step
+	// (an invocation budget of one stands in for a crash), the second
 	// resumes it under the same run id and skips the completed step.
 	steps := []workflow.Step{
 		{Label: "publish", Route: registry.To("publisher"), Input: func(map[string][]byte) []byte { return draft }},
 		{Label: "announce", After: []string{"publish"}, Route: registry.To("announcer")},
 	}
-	wf := &workflow.Workflow{Name: "planner", Steps: steps, Inbox: inbox}
-	runCtx, kill := context.WithCancel(ctx)
-	go func() {
-		<-crash
-		kill()
-	}()
-	if _, err := wf.Run(runCtx, client); err == nil {
-		return errors.New("the first workflow run was meant to crash")
+	wf := &workflow.Workflow{Name: "planner", Steps: steps, Inbox: inbox, RunID: client.IDs().NewID(), Budget: workflow.Budget{Invocations: 1}}
+	var be *workflow.BudgetExceeded
+	if _, err := wf.Run(ctx, client); !errors.As(err, &be) {
+		return fmt.Errorf("the first workflow run was meant to stop after publish: %v", err)
 	}
-	kill()
-	fmt.Fprintln(out, "planner: the workflow process crashed during announce")
+	fmt.Fprintln(out, "planner: the first workflow run stopped before announce")
 	resumed := &workflow.Workflow{Name: "planner", Steps: steps, Inbox: inbox, RunID: wf.RunID}
 	outcome, err := resumed.Run(ctx, client)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 const want = "planner: reviewers by capability: rev-ana, rev-bo, rev-dee\n" +
 	"planner: quorum reached with 2 reviews, 1 straggler cancelled\n" +
 	"planner: human answered \"approved\"\n" +
-	"planner: the workflow process crashed during announce\n" +
+	"planner: the first workflow run stopped before announce\n" +
 	"planner: resumed run skipped [publish] and finished: published draft: coordination section, announced\n" +
 	"done: the publisher ran 1 time(s)\n"
 

@@ -89,6 +89,28 @@ func (w *World) Worker(id, skill string, hook func(body string) (string, bool)) 
 	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
 }
 
+// Counter starts agent id answering "counted" with the given token usage,
+// as an LLM-backed agent would.
+func (w *World) Counter(id string, in, out uint64) {
+	w.T.Helper()
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: id, Listen: w.Inbox,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			m := c.Message().Envelope
+			env := &wire.Envelope{Kind: wire.KindResponse, Source: wire.AgentID(id), Conversation: m.Conversation, Correlation: m.Correlation,
+				Body: []byte("counted"), Usage: &wire.TokenUsage{InputTokens: in, OutputTokens: out}}
+			_, err := c.Client().Producer().SendEnvelope(c, w.Replies, env, wire.ContentRaw, nil)
+			return err
+		})})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		w.T.Fatal(err)
+	}
+	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
+}
+
 // Handled returns the bodies agent handled.
 func (w *World) Handled(agent string) []string {
 	w.mu.Lock()
@@ -260,30 +282,14 @@ func scenarioConcurrent(w *World) {
 }
 
 func scenarioTokens(w *World) {
-	// The counter answers with token usage, as an LLM-backed agent would.
-	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "counter", Listen: w.Inbox,
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			in := c.Message().Envelope
-			env := &wire.Envelope{Kind: wire.KindResponse, Source: "counter", Conversation: in.Conversation, Correlation: in.Correlation,
-				Body: []byte("counted"), Usage: &wire.TokenUsage{InputTokens: 60, OutputTokens: 50}}
-			_, err := c.Client().Producer().SendEnvelope(c, w.Replies, env, wire.ContentRaw, nil)
-			return err
-		})})
-	if err != nil {
-		w.T.Fatal(err)
-	}
-	h := a.Start(w.Ctx)
-	if err := h.Ready(w.Ctx); err != nil {
-		w.T.Fatal(err)
-	}
-	defer h.Shutdown(w.Ctx)
+	w.Counter("counter", 60, 50)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
 		workflow.Step{Label: "count", Route: registry.To("counter")},
 		workflow.Step{Label: "edit", After: []string{"count"}, Route: registry.To("editor")},
 	)
 	wf.Budget.Tokens = 100
-	_, err = wf.Run(w.Ctx, w.Client)
+	_, err := wf.Run(w.Ctx, w.Client)
 	var be *workflow.BudgetExceeded
 	if !errors.As(err, &be) || be.Ceiling != "tokens" || be.Spent != 110 || be.Limit != 100 {
 		w.T.Fatalf("run: %v, want a tokens BudgetExceeded spending 110 of 100", err)
