@@ -2,7 +2,6 @@ package workflow_test
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -138,23 +137,54 @@ func TestAllCapableStepCountsEveryReplysTokens(t *testing.T) {
 	}
 }
 
-// TestResumedRunDoesNotRepeatAStepTheWorkerActedOn: the step's command
-// carries the same idempotency key in every run with that run id, so a
-// worker that acted on it (here without answering, as when the
-// orchestrator died before journaling) drops the resumed run's repeat.
-func TestResumedRunDoesNotRepeatAStepTheWorkerActedOn(t *testing.T) {
+// TestAResumedRunDispatchesAnUnjournaledStepAgainAndCompletesIt: a step
+// the journal does not record (the worker acted, the orchestrator died
+// before journaling; here: the worker did not answer the first time) is
+// dispatched again by the next Run call with the same run id, under a key
+// that differs from the first dispatch's (so the worker's dedup does not
+// drop it) but shares its RUNID/step/LABEL prefix (so the worker can make
+// its effect idempotent by step), and the resumed run completes it.
+func TestAResumedRunDispatchesAnUnjournaledStepAgainAndCompletesIt(t *testing.T) {
 	w := newWorld(t)
-	w.Worker("editor", "", func(string) (string, bool) { return "", false })
+	var (
+		mu   sync.Mutex
+		keys []string
+	)
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "editor", Listen: w.Inbox, Respond: w.Replies,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			mu.Lock()
+			keys = append(keys, c.Message().Provenance.IdempotencyKey)
+			first := len(keys) == 1
+			mu.Unlock()
+			if first {
+				return nil // acted, but the answer never comes
+			}
+			return c.Respond([]byte("edited"))
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(w.Ctx)
+	if err := h.Ready(w.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
 	wf := w.Workflow(workflow.Step{Label: "edit", Route: registry.To("editor")})
 	wf.Budget.WallClock = 500 * time.Millisecond
 	wf.RunID = w.Client.IDs().NewID()
-	for range 2 {
-		if _, err := wf.Run(w.Ctx, w.Client); !errors.Is(err, workflow.ErrStepFailed) {
-			t.Fatalf("run: %v, want ErrStepFailed (no answer)", err)
-		}
+	if _, err := wf.Run(w.Ctx, w.Client); !errors.Is(err, workflow.ErrStepFailed) {
+		t.Fatalf("first run: %v, want ErrStepFailed (no answer)", err)
 	}
-	if got := w.Handled("editor"); !slices.Equal(got, []string{"edit"}) {
-		t.Fatalf("editor handled %q, want the step once across both runs", got)
+	wf.Budget.WallClock = 0
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil || string(out.Outputs["edit"]) != "edited" {
+		t.Fatalf("resumed run: %q, %v; want the step completed", out.Outputs, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	prefix := wf.RunID.String() + "/step/edit/"
+	if len(keys) != 2 || keys[0] == keys[1] || !strings.HasPrefix(keys[0], prefix) || !strings.HasPrefix(keys[1], prefix) {
+		t.Fatalf("keys %q, want two different keys starting %s", keys, prefix)
 	}
 }
 
@@ -176,7 +206,7 @@ func TestZeroRouteIsRefusedBeforeAnyStepRuns(t *testing.T) {
 }
 
 // TestStepCommandCarriesItsRunKeyAndExpiresWithItsWait: a step's command
-// is keyed by the run id and the label, and expires when the
+// is keyed by the run id, the label and the Run call, and expires when the
 // orchestrator's wait for it ends, so a late pickup is dead-lettered.
 func TestStepCommandCarriesItsRunKeyAndExpiresWithItsWait(t *testing.T) {
 	w := newWorld(t)
@@ -200,8 +230,8 @@ func TestStepCommandCarriesItsRunKeyAndExpiresWithItsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := <-seen
-	if env.IdempotencyKey == nil || string(*env.IdempotencyKey) != out.RunID.String()+"/step/draft" {
-		t.Fatalf("idempotency key %v, want %s/step/draft", env.IdempotencyKey, out.RunID)
+	if env.IdempotencyKey == nil || !strings.HasPrefix(string(*env.IdempotencyKey), out.RunID.String()+"/step/draft/") {
+		t.Fatalf("idempotency key %v, want %s/step/draft/CALL", env.IdempotencyKey, out.RunID)
 	}
 	if env.DeadlineMicros == nil {
 		t.Fatal("the step command carries no deadline")

@@ -175,6 +175,7 @@ type run struct {
 	w            *Workflow
 	c            *runtime.Client
 	id           wire.ID
+	call         string // this Run call, in its commands' idempotency keys
 	inbox        string
 	journalTopic string
 	replies      string
@@ -215,6 +216,10 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	if r.id == (wire.ID{}) {
 		r.id = c.IDs().NewID()
 	}
+	// The last 8 characters of an id: its random part, enough to tell the
+	// Run calls of one run id apart.
+	nonce := c.IDs().NewID().String()
+	r.call = nonce[len(nonce)-8:]
 	if err := r.replay(ctx); err != nil {
 		return nil, err
 	}
@@ -399,18 +404,22 @@ func (r *run) dispatch(ctx context.Context, s *Step, input []byte) error {
 }
 
 // key is the idempotency key of the step's command (kind "step") or of its
-// compensation (kind "undo"): the same for every dispatch of that step in
-// the run, so a worker that acted on it before the orchestrator crashed
-// drops the resumed run's repeat as a duplicate (within its dedup window)
-// instead of acting twice. It is the run id, the kind and the label, or a
-// hash of the label when that would exceed the 64-byte limit.
+// compensation (kind "undo"): RUNID/KIND/LABEL/CALL, the label hashed when
+// the key would exceed the 64-byte limit. Within one Run call every copy of
+// a command carries the same key, so a worker drops a redelivered or
+// republished copy as a duplicate. A resumed run (another Run call with the
+// same run id) dispatches the steps the journal does not record under a new
+// CALL, so a step that was in flight when the orchestrator died runs again
+// and the resumed run completes it: steps are at-least-once across a crash,
+// and a worker makes its effect idempotent by the key's RUNID/KIND/LABEL
+// prefix, which every dispatch of the step shares.
 func (r *run) key(kind, label string) string {
-	k := r.id.String() + "/" + kind + "/" + label
+	k := r.id.String() + "/" + kind + "/" + label + "/" + r.call
 	if len(k) <= wire.MaxIdempotencyKeyBytes && utf8.ValidString(k) {
 		return k
 	}
 	sum := sha256.Sum256([]byte(label))
-	return r.id.String() + "/" + kind + "/" + hex.EncodeToString(sum[:8])
+	return r.id.String() + "/" + kind + "/" + hex.EncodeToString(sum[:8]) + "/" + r.call
 }
 
 // usage is the tokens a reply reports spending.
