@@ -186,12 +186,11 @@ func (e *emitter) agent(a *Agent) {
 	id := jen.Lit(a.ID)
 
 	// Constructor.
-	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; consumer holds every other consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client are set from the agent); opts such as runtime.WithCardPublished adjust the agent.",
+	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; opts such as runtime.WithTuning and runtime.WithCardPublished adjust the agent.",
 		x, a.ID, a.Listen, respondPhrase(a))
 	f.Func().Id("New"+x+"Agent").Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("impl").Op("*").Id(a.Name),
-		jen.Id("consumer").Add(rt("ConsumerConfig")),
 		jen.Id("opts").Op("...").Add(rt("AgentOption")),
 	).Params(jen.Op("*").Add(rt("Agent")), jen.Error()).Block(
 		jen.If(jen.Id("impl").Op("==").Nil()).Block(
@@ -210,7 +209,6 @@ func (e *emitter) agent(a *Agent) {
 				d[jen.Id("Group")] = jen.Lit(a.Group)
 			}
 			d[jen.Id("Handler")] = jen.Id(x + "Handler").Call(jen.Id("impl"))
-			d[jen.Id("Consumer")] = jen.Id("consumer")
 			d[jen.Id("Card")] = jen.Id(x + "Card").Call()
 		})), jen.Id("opts").Op("..."))),
 	)

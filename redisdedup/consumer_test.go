@@ -21,12 +21,16 @@ const topic = "agent.commands"
 func consumer(t *testing.T, log *memlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
 	t.Helper()
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic: topic, Group: "billing", Deduplicator: d,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: topic,
+		Group: "billing",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			handled <- string(c.Message().Body())
 			return nil
 		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Deduplicator: d,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +150,16 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	}
 	d := redisdedup.New(rdb, "billing")
 	handled := make(chan string, 4)
-	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: "billing", Deduplicator: d, WarmDedup: true,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil })})
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic:   topic,
+		Group:   "billing",
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Deduplicator: d,
+			WarmDedup:    true,
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

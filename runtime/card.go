@@ -12,6 +12,11 @@ import (
 // generates take them.
 type AgentOption func(*AgentConfig)
 
+// WithTuning sets how the agent's consumer runs (AgentConfig.Tuning).
+func WithTuning(t Tuning) AgentOption {
+	return func(cfg *AgentConfig) { cfg.Tuning = t }
+}
+
 // WithCardPublished makes the agent publish its card (AgentConfig.Card) on
 // topic, default agent.registry, when it starts, before it becomes ready,
 // so a registry refreshed after Ready sees it.

@@ -24,11 +24,9 @@ type laserGenIsStale_RunGoGenerate_Historian interface {
 var _ laserGenIsStale_RunGoGenerate_Historian = (*Historian)(nil)
 
 // NewHistorianAgent returns agent "historian" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewHistorianAgent(client *runtime.Client, impl *Historian, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -36,12 +34,11 @@ func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     HistorianCard(),
-		Consumer: consumer,
-		Handler:  HistorianHandler(impl),
-		ID:       "historian",
-		Listen:   "agent.commands",
-		Respond:  "agent.responses",
+		Card:    HistorianCard(),
+		Handler: HistorianHandler(impl),
+		ID:      "historian",
+		Listen:  "agent.commands",
+		Respond: "agent.responses",
 	}, opts...)
 }
 

@@ -24,11 +24,9 @@ type laserGenIsStale_RunGoGenerate_Writer interface {
 var _ laserGenIsStale_RunGoGenerate_Writer = (*Writer)(nil)
 
 // NewWriterAgent returns agent "writer" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewWriterAgent(client *runtime.Client, impl *Writer, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -36,12 +34,11 @@ func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     WriterCard(),
-		Consumer: consumer,
-		Handler:  WriterHandler(impl),
-		ID:       "writer",
-		Listen:   "agent.commands",
-		Respond:  "agent.responses",
+		Card:    WriterCard(),
+		Handler: WriterHandler(impl),
+		ID:      "writer",
+		Listen:  "agent.commands",
+		Respond: "agent.responses",
 	}, opts...)
 }
 

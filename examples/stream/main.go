@@ -55,7 +55,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		return err
 	}
-	writer, err := NewWriterAgent(client, &Writer{}, runtime.ConsumerConfig{})
+	writer, err := NewWriterAgent(client, &Writer{})
 	if err != nil {
 		return err
 	}

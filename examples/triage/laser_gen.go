@@ -50,11 +50,9 @@ type laserGenIsStale_RunGoGenerate_Auditor interface {
 var _ laserGenIsStale_RunGoGenerate_Auditor = (*Auditor)(nil)
 
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
-// "triage.intake" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.intake" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewIntakeAgent(client *runtime.Client, impl *Intake, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -62,12 +60,11 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     IntakeCard(),
-		Consumer: consumer,
-		Handler:  IntakeHandler(impl),
-		ID:       "intake",
-		Listen:   "triage.intake",
-		Respond:  "agent.responses",
+		Card:    IntakeCard(),
+		Handler: IntakeHandler(impl),
+		ID:      "intake",
+		Listen:  "triage.intake",
+		Respond: "agent.responses",
 	}, opts...)
 }
 
@@ -144,11 +141,9 @@ func IntakeCard() *wire.AgentCard {
 }
 
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
-// "triage.classify" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.classify" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewClassifierAgent(client *runtime.Client, impl *Classifier, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -156,12 +151,11 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runti
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     ClassifierCard(),
-		Consumer: consumer,
-		Handler:  ClassifierHandler(impl),
-		ID:       "classifier",
-		Listen:   "triage.classify",
-		Respond:  "agent.responses",
+		Card:    ClassifierCard(),
+		Handler: ClassifierHandler(impl),
+		ID:      "classifier",
+		Listen:  "triage.classify",
+		Respond: "agent.responses",
 	}, opts...)
 }
 
@@ -245,10 +239,9 @@ func ClassifierCard() *wire.AgentCard {
 }
 
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
-// "triage.resolve"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent);
-// opts such as runtime.WithCardPublished adjust the agent.
-func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.resolve"; opts such as runtime.WithTuning and
+// runtime.WithCardPublished adjust the agent.
+func NewResolverAgent(client *runtime.Client, impl *Resolver, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -256,11 +249,10 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.C
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     ResolverCard(),
-		Consumer: consumer,
-		Handler:  ResolverHandler(impl),
-		ID:       "resolver",
-		Listen:   "triage.resolve",
+		Card:    ResolverCard(),
+		Handler: ResolverHandler(impl),
+		ID:      "resolver",
+		Listen:  "triage.resolve",
 	}, opts...)
 }
 
@@ -337,10 +329,9 @@ func ResolverCard() *wire.AgentCard {
 }
 
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
-// "triage.audit"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent);
-// opts such as runtime.WithCardPublished adjust the agent.
-func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.audit"; opts such as runtime.WithTuning and
+// runtime.WithCardPublished adjust the agent.
+func NewAuditorAgent(client *runtime.Client, impl *Auditor, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -348,11 +339,10 @@ func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.Con
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     AuditorCard(),
-		Consumer: consumer,
-		Handler:  AuditorHandler(impl),
-		ID:       "auditor",
-		Listen:   "triage.audit",
+		Card:    AuditorCard(),
+		Handler: AuditorHandler(impl),
+		ID:      "auditor",
+		Listen:  "triage.audit",
 	}, opts...)
 }
 

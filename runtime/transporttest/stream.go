@@ -65,9 +65,16 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 	w.client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet})
 	t.Cleanup(func() { _ = w.client.Close() })
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: w.cmds, Group: freshName(t, "g"), Agent: "writer", RespondTopic: w.resps, DeadLetterTopic: dlq,
-		Logger: quiet, Client: w.client, Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return h(c, w.resps) }),
-		Retry: runtime.RetryPolicy{MaxAttempts: 1},
+		Topic:        w.cmds,
+		Group:        freshName(t, "g"),
+		Agent:        "writer",
+		RespondTopic: w.resps,
+		Client:       w.client,
+		Handler:      runtime.HandlerFunc(func(c *runtime.Ctx) error { return h(c, w.resps) }),
+		Tuning: runtime.Tuning{
+			DeadLetterTopic: dlq,
+			Retry:           runtime.RetryPolicy{MaxAttempts: 1},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

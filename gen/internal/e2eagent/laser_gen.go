@@ -31,11 +31,9 @@ type laserGenIsStale_RunGoGenerate_Billing interface {
 var _ laserGenIsStale_RunGoGenerate_Billing = (*Billing)(nil)
 
 // NewBillingAgent returns agent "billing" serving impl. It listens on
-// "billing.commands" and answers on "billing.responses"; consumer holds
-// every other consumer option (its Topic, Group, Agent, Handler,
-// RespondTopic and Client are set from the agent); opts such as
-// runtime.WithCardPublished adjust the agent.
-func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "billing.commands" and answers on "billing.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewBillingAgent(client *runtime.Client, impl *Billing, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -43,12 +41,11 @@ func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.Con
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     BillingCard(),
-		Consumer: consumer,
-		Handler:  BillingHandler(impl),
-		ID:       "billing",
-		Listen:   "billing.commands",
-		Respond:  "billing.responses",
+		Card:    BillingCard(),
+		Handler: BillingHandler(impl),
+		ID:      "billing",
+		Listen:  "billing.commands",
+		Respond: "billing.responses",
 	}, opts...)
 }
 
