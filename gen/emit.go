@@ -337,14 +337,11 @@ func (e *emitter) client(a *Agent, x string) {
 	)
 	f.Line()
 	if a.Respond != "" {
-		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %q unless they say otherwise.", name, a.Respond)
+		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %q unless a request's options say otherwise.", name, a.Respond)
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
 	var opts jen.Code = jen.Id("opts")
-	if a.Respond != "" {
-		opts = jen.Append(jen.Index().Add(rt("SendOption")).Values(rt("WithReplyTopic").Call(jen.Lit(a.Respond))), jen.Id("opts").Op("..."))
-	}
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
@@ -362,13 +359,25 @@ func (e *emitter) client(a *Agent, x string) {
 		jen.Id("From"):   jen.Id("c").Dot("from"),
 		jen.Id("Target"): jen.Lit(a.ID),
 	})
-	merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
 	for _, op := range a.Ops {
 		f.Line()
+		// Each method takes the options its kind honours: a request's
+		// RequestOptions (a timeout, a reply topic), a command's
+		// CommandOptions (a deadline), an event's SendOptions.
+		optType := rt("SendOption")
+		merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+		switch op.Kind {
+		case OpRequest, OpStream:
+			optType = rt("RequestOption")
+			merged = rt("MergeRequestOptions").Call(jen.Id("c").Dot("opts"), jen.Lit(a.Respond), jen.Id("opts")).Op("...")
+		case OpCommand:
+			optType = rt("CommandOption")
+			merged = rt("MergeCommandOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+		}
 		params := []jen.Code{
 			jen.Id("ctx").Qual(contextPath, "Context"),
 			jen.Id("in").Add(e.typ(op.In)),
-			jen.Id("opts").Op("...").Add(rt("SendOption")),
+			jen.Id("opts").Op("...").Add(optType),
 		}
 		switch op.Kind {
 		case OpRequest:
@@ -388,7 +397,7 @@ func (e *emitter) client(a *Agent, x string) {
 		case OpEvent:
 			e.doc("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
 			f.Func().Params(recv).Id(op.Method).Params(params...).Error().Block(
-				jen.Return(rt("Publish").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Lit(a.Listen), jen.Id("c").Dot("from"),
+				jen.Return(rt("EmitEvent").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Lit(a.Listen), jen.Id("c").Dot("from"),
 					jen.Lit(op.Op), ctCode(op.CT), jen.Id("in"), merged)),
 			)
 		}

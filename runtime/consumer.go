@@ -462,16 +462,10 @@ func (c *Consumer) ackPickup(ctx context.Context, m *Message) {
 	if c.cfg.Agent == "" || c.cfg.RespondTopic == "" || env == nil || env.Kind != wire.KindCommand || env.Correlation == nil {
 		return
 	}
-	op, state, corr := wire.OperationTask, wire.TaskWorking, *env.Correlation
-	ack := &wire.Envelope{
-		Kind:         wire.KindStatus,
-		Conversation: env.Conversation,
-		Source:       wire.AgentID(c.cfg.Agent),
-		Correlation:  &corr,
-		Operation:    &op,
-		TaskState:    &state,
-	}
-	if _, err := c.prod.SendEnvelope(ctx, c.cfg.RespondTopic, ack, wire.ContentRaw, c.cfg.SigningKey); err != nil {
+	state, corr := wire.TaskWorking, *env.Correlation
+	ack := &outgoing{kind: wire.KindStatus, from: c.cfg.Agent, who: "ack sender", conversation: env.Conversation, correlation: &corr,
+		state: &state, spec: sendSpec{operation: wire.OperationTask}, ct: wire.ContentRaw, key: c.cfg.SigningKey}
+	if _, _, err := c.cfg.Client.post(ctx, c.cfg.RespondTopic, ack); err != nil {
 		c.log.Warn("ack-on-pickup failed", "source", m.Position.String(), "error", err)
 	}
 }

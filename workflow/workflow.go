@@ -400,7 +400,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte) ([
 			return nil, 0, err
 		}
 	}
-	opts := []runtime.SendOption{runtime.WithReplyTopic(r.w.ReplyTopic), runtime.WithTimeout(r.wait())}
+	opts := []runtime.RequestOption{runtime.WithReplyTopic(r.w.ReplyTopic), runtime.WithTimeout(r.wait())}
 	if route.IsAll() {
 		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.w.Inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
 		if err != nil {

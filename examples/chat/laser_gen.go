@@ -93,23 +93,23 @@ type HistorianClient struct {
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.SendOption) *HistorianClient {
 	return &HistorianClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic("agent.responses")}, opts...),
+		opts:   opts,
 	}
 }
 
 // Ask sends operation "ask" and waits for the typed reply; a failure the
 // agent answers with comes back as a *runtime.RemoteError.
-func (c *HistorianClient) Ask(ctx context.Context, in Question, opts ...runtime.SendOption) (Answer, error) {
+func (c *HistorianClient) Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error) {
 	return runtime.Call[Answer](ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "historian",
 		Topic:  "agent.commands",
-	}, "ask", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "ask", wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, "agent.responses", opts)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

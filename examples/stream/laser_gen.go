@@ -88,12 +88,12 @@ type WriterClient struct {
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOption) *WriterClient {
 	return &WriterClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic("agent.responses")}, opts...),
+		opts:   opts,
 	}
 }
 
@@ -101,12 +101,12 @@ func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOp
 // as they arrive, in order; a failure ends the iteration with its error (a
 // *runtime.StreamError, a *runtime.RemoteError from the agent, or the
 // context's).
-func (c *WriterClient) Draft(ctx context.Context, in Prompt, opts ...runtime.SendOption) iter.Seq2[Token, error] {
+func (c *WriterClient) Draft(ctx context.Context, in Prompt, opts ...runtime.RequestOption) iter.Seq2[Token, error] {
 	return runtime.CallStream[Token](ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "writer",
 		Topic:  "agent.commands",
-	}, "draft", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "draft", wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, "agent.responses", opts)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

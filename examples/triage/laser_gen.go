@@ -110,22 +110,22 @@ type IntakeClient struct {
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOption) *IntakeClient {
 	return &IntakeClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic("agent.responses")}, opts...),
+		opts:   opts,
 	}
 }
 
 // Submit sends operation "submit" without waiting for it to be handled.
-func (c *IntakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.SendOption) error {
+func (c *IntakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "intake",
 		Topic:  "triage.intake",
-	}, "submit", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "submit", wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -206,23 +206,23 @@ type ClassifierClient struct {
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.SendOption) *ClassifierClient {
 	return &ClassifierClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic("agent.responses")}, opts...),
+		opts:   opts,
 	}
 }
 
 // Classify sends operation "classify" and waits for the typed reply; a
 // failure the agent answers with comes back as a *runtime.RemoteError.
-func (c *ClassifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.SendOption) (Classification, error) {
+func (c *ClassifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error) {
 	return runtime.Call[Classification](ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "classifier",
 		Topic:  "triage.classify",
-	}, "classify", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "classify", wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, "agent.responses", opts)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -308,12 +308,12 @@ func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Send
 }
 
 // Resolve sends operation "resolve" without waiting for it to be handled.
-func (c *ResolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.SendOption) error {
+func (c *ResolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "resolver",
 		Topic:  "triage.resolve",
-	}, "resolve", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "resolve", wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -400,7 +400,7 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendO
 // TicketTriaged publishes event "ticket_triaged" on "triage.audit" from the
 // client's agent.
 func (c *AuditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
-	return runtime.Publish(ctx, c.client, "triage.audit", c.from, "ticket_triaged", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, "triage.audit", c.from, "ticket_triaged", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

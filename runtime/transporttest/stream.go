@@ -94,8 +94,8 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 }
 
 // read runs one stream to its end and returns the pieces and the error.
-func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.SendOption) ([]string, error) {
-	opts = append([]runtime.SendOption{runtime.WithReplyTopic(w.resps)}, opts...)
+func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.RequestOption) ([]string, error) {
+	opts = append([]runtime.RequestOption{runtime.WithReplyTopic(w.resps)}, opts...)
 	var got []string
 	for b, err := range w.client.RequestStreamWith(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, sopts, opts...) {
 		if err != nil {

@@ -272,7 +272,7 @@ func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 // it is ignored (and committed), not dead-lettered.
 func TestUnknownEventIsIgnored(t *testing.T) {
 	ctx, h := start(t)
-	if err := runtime.Publish(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
+	if err := runtime.EmitEvent(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
 		t.Fatal(err)
 	}
 	// A known event published after it is handled, so the unknown one was

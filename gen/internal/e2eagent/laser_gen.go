@@ -179,84 +179,84 @@ type BillingClient struct {
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "billing.responses" unless they say otherwise.
+// "billing.responses" unless a request's options say otherwise.
 func NewBillingClient(client *runtime.Client, from string, opts ...runtime.SendOption) *BillingClient {
 	return &BillingClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic("billing.responses")}, opts...),
+		opts:   opts,
 	}
 }
 
 // Charge sends operation "charge" and waits for the typed reply; a failure
 // the agent answers with comes back as a *runtime.RemoteError.
-func (c *BillingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.SendOption) (Charged, error) {
+func (c *BillingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error) {
 	return runtime.Call[Charged](ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "charge", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "charge", wire.ContentCBOR, in, runtime.MergeRequestOptions(c.opts, "billing.responses", opts)...)
 }
 
 // Quote sends operation "quote" and waits for the typed reply; a failure the
 // agent answers with comes back as a *runtime.RemoteError.
-func (c *BillingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.SendOption) (*Quote, error) {
+func (c *BillingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error) {
 	return runtime.Call[*Quote](ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "quote", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "quote", wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, "billing.responses", opts)...)
 }
 
 // Refund sends operation "refund" without waiting for it to be handled.
-func (c *BillingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error {
+func (c *BillingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "refund", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "refund", wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // CardExpired publishes event "card.expired" on "billing.commands" from the
 // client's agent.
 func (c *BillingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error {
-	return runtime.Publish(ctx, c.client, "billing.commands", c.from, "card.expired", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, "billing.commands", c.from, "card.expired", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
 // Settle sends operation "settle" without waiting for it to be handled.
-func (c *BillingClient) Settle(ctx context.Context, in Settle, opts ...runtime.SendOption) error {
+func (c *BillingClient) Settle(ctx context.Context, in Settle, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "settle", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "settle", wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Void sends operation "void" without waiting for it to be handled.
-func (c *BillingClient) Void(ctx context.Context, in Void, opts ...runtime.SendOption) error {
+func (c *BillingClient) Void(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "void", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "void", wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Note sends operation "note" without waiting for it to be handled.
-func (c *BillingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error {
+func (c *BillingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "note", wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "note", wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Flake sends operation "flake" without waiting for it to be handled.
-func (c *BillingClient) Flake(ctx context.Context, in Void, opts ...runtime.SendOption) error {
+func (c *BillingClient) Flake(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		From:   c.from,
 		Target: "billing",
 		Topic:  "billing.commands",
-	}, "flake", wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, "flake", wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // BillingCard describes agent "billing": one capability per operation it
