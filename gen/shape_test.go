@@ -7,7 +7,6 @@ import (
 	"go/types"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -53,14 +52,9 @@ type generatedFile struct {
 	fset *token.FileSet
 }
 
-// eachFuncBody calls fn with every function of the file except the agent
-// constructors (New<Agent>Agent), whose literal is built by the constructor
-// code the runtime's agent configuration decides.
+// eachFuncBody calls fn with every function of the file.
 func (g generatedFile) eachFuncBody(fn func(ast.Node)) {
 	for _, d := range g.file.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "New") && strings.HasSuffix(fd.Name.Name, "Agent") {
-			continue
-		}
 		if fd, ok := d.(*ast.FuncDecl); ok {
 			fn(fd.Body)
 		}

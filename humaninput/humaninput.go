@@ -65,7 +65,7 @@ type Request struct {
 // runtime.ErrTimeout when no (verified) answer arrives in time.
 func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 	topic := or(req.Topic, runtime.TopicHumanInput)
-	opts := []runtime.SendOption{runtime.WithReplyTopic(or(req.ReplyTopic, topic))}
+	opts := []runtime.RequestOption{runtime.WithReplyTopic(or(req.ReplyTopic, topic))}
 	if req.Conversation != (wire.ID{}) {
 		opts = append(opts, runtime.WithConversation(req.Conversation))
 	}

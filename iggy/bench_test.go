@@ -91,14 +91,20 @@ func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.C
 	done := make(chan struct{})
 	var n atomic.Int64
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: "t", Group: group, Agent: "worker", PollBatch: benchBatch, Concurrency: conc,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: "t",
+		Group: group,
+		Agent: "worker",
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 			if n.Add(1) == benchMessages {
 				close(done)
 			}
 			return nil
 		}),
+		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			PollBatch:   benchBatch,
+			Concurrency: conc,
+		},
 	})
 	if err != nil {
 		b.Fatal(err)

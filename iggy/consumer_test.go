@@ -25,7 +25,8 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 	seen := map[string]bool{}
 	progress := make(chan struct{}, 100)
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: "in", Group: "worker", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: "in",
+		Group: "worker",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			mu.Lock()
 			seen[string(c.Message().Body())] = true
@@ -33,6 +34,7 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 			progress <- struct{}{}
 			return nil
 		}),
+		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, nil, stop) }()
 	// The producer retries the transient error of its own dropped connection.
-	prod := runtime.NewProducer(tr, runtime.ProducerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	prod := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Producer()
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
 			prov := wire.Provenance{Conversation: wire.IDFromUint128(1, uint64(i))}
@@ -93,14 +95,21 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 		if err := tr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 			t.Fatal(err)
 		}
-		c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{Topic: "in", Group: "worker", Logger: quiet, PollBatch: 5,
+		c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
+			Topic: "in",
+			Group: "worker",
 			Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 				mu.Lock()
 				seen[string(c.Message().Body())] = true
 				mu.Unlock()
 				progress <- struct{}{}
 				return nil
-			})})
+			}),
+			Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet}),
+			Tuning: runtime.Tuning{
+				PollBatch: 5,
+			},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +121,7 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 	if err := prodTr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
 	}
-	prod := runtime.NewProducer(prodTr, runtime.ProducerOptions{Logger: quiet})
+	prod := runtime.NewClient(prodTr, runtime.ClientOptions{Logger: quiet}).Producer()
 	for i := range 120 {
 		prov := wire.Provenance{Conversation: wire.IDFromUint128(2, uint64(i))}
 		headers, _ := prov.Headers()

@@ -34,12 +34,16 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 		t.Fatal(err)
 	}
 	started, release := make(chan struct{}), make(chan struct{})
-	first, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{Topic: "in", Group: "worker", Logger: quiet,
+	first, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
+		Topic: "in",
+		Group: "worker",
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 			close(started)
 			<-release // deaf to its cancellation
 			return nil
-		})})
+		}),
+		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet}),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +60,15 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 	s.Unhang()
 
 	second := make(chan string, 4)
-	replacement, err := runtime.NewConsumer(dialTransport(t, addr), runtime.ConsumerConfig{Topic: "in", Group: "worker", Logger: quiet,
+	replacement, err := runtime.NewConsumer(dialTransport(t, addr), runtime.ConsumerConfig{
+		Topic: "in",
+		Group: "worker",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			second <- string(c.Message().Body())
 			return nil
-		})})
+		}),
+		Client: runtime.NewClient(dialTransport(t, addr), runtime.ClientOptions{Logger: quiet}),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

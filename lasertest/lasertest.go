@@ -121,7 +121,7 @@ func (h Handler) message(client *runtime.Client, in any) (*runtime.Message, erro
 	if err != nil {
 		return nil, err
 	}
-	opts := []runtime.SendOption{runtime.WithContentType(h.ContentType)}
+	opts := []runtime.CommandOption{runtime.WithContentType(h.ContentType)}
 	if h.Operation != "" {
 		opts = append(opts, runtime.WithOperation(h.Operation))
 	}

@@ -24,8 +24,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	billing, err := client.NewAgent(runtime.AgentConfig{ID: "billing", Listen: runtime.TopicCommands, Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{Logger: quiet()},
-		Handler:  runtime.HandlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("charged")) })})
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("charged")) })})
 	if err != nil {
 		panic(err)
 	}

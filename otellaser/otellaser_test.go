@@ -65,10 +65,9 @@ func (r *rig) process(verifier runtime.Verifier) *runtime.Client {
 	return runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet(), Verifier: verifier, Middleware: []runtime.Middleware{tel}})
 }
 
-func (r *rig) agent(client *runtime.Client, id, listen string, cc runtime.ConsumerConfig, h func(c *runtime.Ctx) error) {
+func (r *rig) agent(client *runtime.Client, id, listen string, tuning runtime.Tuning, h func(c *runtime.Ctx) error) {
 	r.t.Helper()
-	cc.Logger = quiet()
-	a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: listen, Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(h), Consumer: cc})
+	a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: listen, Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(h), Tuning: tuning})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -246,10 +245,10 @@ func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
 	}
 	// The billing process runs billing and ledger; billing asks ledger.
 	agents := r.process(nil)
-	r.agent(agents, "ledger", "ledger.commands", runtime.ConsumerConfig{}, func(c *runtime.Ctx) error {
+	r.agent(agents, "ledger", "ledger.commands", runtime.Tuning{}, func(c *runtime.Ctx) error {
 		return c.Respond([]byte("booked " + string(c.Message().Body())))
 	})
-	r.agent(agents, "billing", "billing.commands", runtime.ConsumerConfig{SigningKey: key}, func(c *runtime.Ctx) error {
+	r.agent(agents, "billing", "billing.commands", runtime.Tuning{SigningKey: key}, func(c *runtime.Ctx) error {
 		booked, err := c.Request("ledger.commands", "ledger", c.Message().Body())
 		if err != nil {
 			return err
@@ -365,7 +364,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 	r := newRig(t, "work.commands")
 	proc := r.process(nil)
 	var calls atomic.Int32
-	r.agent(proc, "worker", "work.commands", runtime.ConsumerConfig{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond}},
+	r.agent(proc, "worker", "work.commands", runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond}},
 		func(c *runtime.Ctx) error {
 			switch string(c.Message().Body()) {
 			case "flaky":
@@ -434,7 +433,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 func TestAMessageWithoutOrWithBadTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *testing.T) {
 	r := newRig(t, "work.commands")
 	handled := make(chan trace.SpanContext, 4)
-	r.agent(r.process(nil), "worker", "work.commands", runtime.ConsumerConfig{}, func(c *runtime.Ctx) error {
+	r.agent(r.process(nil), "worker", "work.commands", runtime.Tuning{}, func(c *runtime.Ctx) error {
 		handled <- trace.SpanContextFromContext(c)
 		return nil
 	})
@@ -489,7 +488,7 @@ func TestQueueAndLagGaugesSampleARunningConsumer(t *testing.T) {
 	r := newRig(t, "work.commands")
 	proc := r.process(nil)
 	started, release := make(chan string, 4), make(chan struct{})
-	r.agent(proc, "worker", "work.commands", runtime.ConsumerConfig{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
+	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
 		started <- string(c.Message().Body())
 		if string(c.Message().Body()) == "2" {
 			<-release
@@ -560,7 +559,7 @@ func TestCloseUnregistersTheGaugesSoARunningConsumerIsNoLongerSampled(t *testing
 	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
 	proc := runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	started, release := make(chan struct{}, 4), make(chan struct{})
-	r.agent(proc, "worker", "work.commands", runtime.ConsumerConfig{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
+	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
 		started <- struct{}{}
 		if string(c.Message().Body()) == "2" {
 			<-release

@@ -16,8 +16,9 @@ func TestObserveConsumerPrunesCollectedConsumersWithoutAMetricsReader(t *testing
 	for i := 0; i < 50; i++ {
 		// An agent building a consumer per start: each is dropped at once.
 		if _, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-			Topic: "work.commands", Group: "worker", Middleware: []runtime.Middleware{tel},
+			Topic: "work.commands", Group: "worker",
 			Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
+			Tuning:  runtime.Tuning{Middleware: []runtime.Middleware{tel}},
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -25,12 +25,16 @@ const topic = "agent.commands"
 func consumer(t *testing.T, log *memlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
 	t.Helper()
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic: topic, Group: "billing", Deduplicator: d,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: topic,
+		Group: "billing",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			handled <- string(c.Message().Body())
 			return nil
 		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Deduplicator: d,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -166,9 +170,16 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	}
 	d := redisdedup.New(rdb, "billing")
 	handled := make(chan string, 4)
-	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: "billing", Deduplicator: d, WarmDedup: true,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil })})
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic:   topic,
+		Group:   "billing",
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Deduplicator: d,
+			WarmDedup:    true,
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +245,10 @@ func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(
 	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing")}
 	d.fails.Store(1 << 30)
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic: topic, Group: "billing", Deduplicator: d,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: topic, Group: "billing",
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
+		Tuning:  runtime.Tuning{Deduplicator: d},
 	})
 	if err != nil {
 		t.Fatal(err)

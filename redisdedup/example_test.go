@@ -13,7 +13,9 @@ func ExampleNew() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 	cfg := runtime.ConsumerConfig{
-		Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "billing-0"}),
+		Tuning: runtime.Tuning{
+			Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "billing-0"}),
+		},
 	}
 	_ = cfg
 }

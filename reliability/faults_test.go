@@ -268,8 +268,8 @@ func TestFaultSlowHandlerDuringShutdown(t *testing.T) {
 						return next.Handle(hc)
 					})
 				})
-				cfg.Consumer.Clock = clock
-				cfg.Consumer.ShutdownGrace = grace
+				r.clock = clock
+				cfg.Tuning.ShutdownGrace = grace
 				h := r.start(cfg)
 				select {
 				case <-started:
@@ -335,9 +335,11 @@ func TestFaultRunAgainAfterDeadLetterFailure(t *testing.T) {
 		r.publish(append(append(normal(3), reliability.Rejected), normal(3)...)...)
 		r.srv.FailNext(iggytest.CmdSend, iggytest.StatusTooBigMessagePayload, 1)
 		a := r.agentConfig(c, nil)
-		cfg := a.Consumer
-		cfg.Topic, cfg.Group, cfg.Agent, cfg.Handler, cfg.Logger = r.topic, a.ID, a.ID, a.Handler, r.logs.logger()
-		consumer, err := runtime.NewConsumer(r.tr, cfg)
+		consumer, err := runtime.NewConsumer(r.tr, runtime.ConsumerConfig{
+			Topic: r.topic, Group: a.ID, Agent: a.ID, Handler: a.Handler,
+			Client: runtime.NewClient(r.tr, runtime.ClientOptions{Logger: r.logs.logger()}),
+			Tuning: a.Tuning,
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

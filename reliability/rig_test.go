@@ -93,6 +93,8 @@ type rig struct {
 	store  *reliability.EffectStore
 	events *reliability.EventLog
 	evPath string
+	// clock, when set, is the clock of the clients agents start on.
+	clock runtime.Clock
 
 	mu       sync.Mutex
 	applied  map[string]bool
@@ -130,7 +132,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	r.tr = tr
-	r.prod = runtime.NewProducer(tr, runtime.ProducerOptions{Logger: r.logs.logger()})
+	r.prod = runtime.NewClient(tr, runtime.ClientOptions{Logger: r.logs.logger()}).Producer()
 	topics := []string{r.topic, r.dlq}
 	if o.noDLQ {
 		topics = topics[:1]
@@ -271,7 +273,7 @@ func (r *rig) agentConfig(c runtime.Concurrency, wrap func(runtime.Handler) runt
 		ID:      "faulty-worker",
 		Listen:  r.topic,
 		Handler: h,
-		Consumer: runtime.ConsumerConfig{
+		Tuning: runtime.Tuning{
 			DeadLetterTopic: r.dlq,
 			Concurrency:     c,
 			Retry:           runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond},
@@ -292,7 +294,7 @@ func (r *rig) agentConfig(c runtime.Concurrency, wrap func(runtime.Handler) runt
 // start runs an agent built from cfg and waits until it is ready.
 func (r *rig) start(cfg runtime.AgentConfig) *runtime.AgentHandle {
 	r.t.Helper()
-	client := runtime.NewClient(r.tr, runtime.ClientOptions{Logger: r.logs.logger()})
+	client := runtime.NewClient(r.tr, runtime.ClientOptions{Logger: r.logs.logger(), Clock: r.clock})
 	a, err := client.NewAgent(cfg)
 	if err != nil {
 		r.t.Fatal(err)

@@ -97,7 +97,7 @@ func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime
 			}
 			return nil
 		}),
-		Consumer: runtime.ConsumerConfig{
+		Tuning: runtime.Tuning{
 			DeadLetterTopic: w.dlq,
 			Concurrency:     c,
 			Verifier:        verifier,

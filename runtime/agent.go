@@ -22,9 +22,9 @@ type AgentConfig struct {
 	// Group is the consumer group; replicas of one agent share it. Default ID.
 	Group   string
 	Handler Handler
-	// Consumer holds every other consumer option; its Topic, Group, Agent,
-	// Handler, RespondTopic and Client are taken from this config.
-	Consumer ConsumerConfig
+	// Tuning is how the agent's consumer runs (see WithTuning); its clock,
+	// ids and logger are the client's.
+	Tuning Tuning
 	// Card is what the agent advertises; lasergen fills it in.
 	Card *wire.AgentCard
 	// CardTopic, when set, is where the agent publishes Card as it starts
@@ -58,23 +58,16 @@ func (c *Client) NewAgent(cfg AgentConfig, opts ...AgentOption) (*Agent, error) 
 	if cfg.Group == "" {
 		cfg.Group = cfg.ID
 	}
-	cc := cfg.Consumer
-	cc.Topic, cc.Group, cc.Agent, cc.Handler, cc.RespondTopic, cc.Client = cfg.Listen, cfg.Group, cfg.ID, cfg.Handler, cfg.Respond, c
-	if cc.Clock == nil {
-		cc.Clock = c.opts.Clock
-	}
-	if cc.IDs == nil {
-		cc.IDs = c.opts.IDs
-	}
-	if cc.Logger == nil {
-		cc.Logger = c.log.With("agent", cfg.ID)
-	}
 	// Validate now, so a bad id or option fails here and not in Start.
-	if _, err := NewConsumer(c.t, cc); err != nil {
+	if _, err := NewConsumer(c.t, cfg.consumer(c)); err != nil {
 		return nil, err
 	}
-	cfg.Consumer = cc
 	return &Agent{client: c, cfg: cfg}, nil
+}
+
+// consumer is the consumer configuration of the agent running on c.
+func (cfg *AgentConfig) consumer(c *Client) ConsumerConfig {
+	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, Tuning: cfg.Tuning}
 }
 
 // ID returns the agent's id.
@@ -90,7 +83,7 @@ func (a *Agent) ID() string { return a.cfg.ID }
 // and each receive part of the other's messages; replicas of one agent run
 // on clients of their own, as they do in separate processes.
 func (a *Agent) Start(ctx context.Context) *AgentHandle {
-	c, err := NewConsumer(a.client.t, a.cfg.Consumer)
+	c, err := NewConsumer(a.client.t, a.cfg.consumer(a.client))
 	if err == nil {
 		err = a.client.claim(a.cfg.ID)
 	}
@@ -105,7 +98,7 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 		}
 		defer a.client.release(a.cfg.ID)
 		if a.cfg.CardTopic != "" {
-			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.Consumer.SigningKey); err != nil {
+			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.Tuning.SigningKey); err != nil {
 				h.err = err
 				return
 			}

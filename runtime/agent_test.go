@@ -192,7 +192,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	// "slow" acknowledges pickup, then never answers: consumed, then timed out.
 	picked := make(chan struct{}, 1)
 	runAgent(t, c, runtime.AgentConfig{ID: "slow", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{AckOnPickup: true},
+		Tuning: runtime.Tuning{AckOnPickup: true},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			picked <- struct{}{}
 			<-ctx.Done()
@@ -233,7 +233,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 		// Each impostor runs on a client of its own: one client runs one
 		// agent per id.
 		runAgent(t, newClient(t, log, runtime.SystemClock{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
-			Consumer: runtime.ConsumerConfig{SigningKey: k},
+			Tuning: runtime.Tuning{SigningKey: k},
 			Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 				err := ctx.Respond([]byte("forged"))
 				answered <- struct{}{}
@@ -241,7 +241,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 			})})
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "crediter", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{SigningKey: key},
+		Tuning: runtime.Tuning{SigningKey: key},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			recv(t, answered, "first impostor")
 			recv(t, answered, "second impostor")
@@ -322,7 +322,7 @@ func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 		return nil
 	})
 	cfg := runtime.AgentConfig{ID: "worker", Listen: runtime.TopicCommands, Handler: handler,
-		Consumer: runtime.ConsumerConfig{Concurrency: runtime.PerPartition(4), Logger: quietLogger()}}
+		Tuning: runtime.Tuning{Concurrency: runtime.PerPartition(4)}}
 	a, err := c.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -512,7 +512,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	transient := &flakyPublish{Transport: log, err: &runtime.TransportError{Op: "publish", Transient: true, Err: errors.New("reset")}}
 	transient.failures.Store(2)
-	p := runtime.NewProducer(transient, runtime.ProducerOptions{Backoff: time.Nanosecond, Logger: quietLogger()})
+	p := runtime.NewClient(transient, runtime.ClientOptions{Logger: quietLogger(), Producer: runtime.ProducerOptions{Backoff: time.Nanosecond}}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	permanent := &flakyPublish{Transport: log, err: errors.New("topic is gone")}
 	permanent.failures.Store(1)
-	p = runtime.NewProducer(permanent, runtime.ProducerOptions{Backoff: time.Nanosecond, Logger: quietLogger()})
+	p = runtime.NewClient(permanent, runtime.ClientOptions{Logger: quietLogger(), Producer: runtime.ProducerOptions{Backoff: time.Nanosecond}}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err == nil {
 		t.Fatal("a permanent error must surface")
 	}

@@ -26,9 +26,11 @@ const pipelineDistinct = 1 << 14
 // a no-op handler and default options, each iteration one record.
 func benchPipeline(b *testing.B, recs []Incoming) {
 	c, err := NewConsumer(nopTransport{}, ConsumerConfig{
-		Topic: "agent.commands", Group: "worker", Agent: "worker",
+		Topic:   "agent.commands",
+		Group:   "worker",
+		Agent:   "worker",
 		Handler: HandlerFunc(func(*Ctx) error { return nil }),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Client:  NewClient(nopTransport{}, ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		b.Fatal(err)

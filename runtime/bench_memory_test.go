@@ -53,9 +53,16 @@ func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (to
 	polled := &countingPolls{Transport: l}
 	release := make(chan struct{})
 	c, err := runtime.NewConsumer(polled, runtime.ConsumerConfig{
-		Topic: topic, Group: agent, Agent: agent, Concurrency: conc, Logger: quietLogger(),
-		PollBatch: batch, MaxQueuedRecords: queued,
+		Topic:   topic,
+		Group:   agent,
+		Agent:   agent,
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { <-release; return nil }),
+		Client:  runtime.NewClient(polled, runtime.ClientOptions{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{
+			Concurrency:      conc,
+			PollBatch:        batch,
+			MaxQueuedRecords: queued,
+		},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -56,13 +56,23 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 	flush()
 	done := make(chan struct{})
 	var n atomic.Int64
-	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Agent: agent, Concurrency: conc,
-		Deduplicator: dedup, Logger: quietLogger(), PollBatch: 256, Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic: topic,
+		Group: agent,
+		Agent: agent,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 			if n.Add(1) == int64(b.N) {
 				close(done)
 			}
 			return nil
-		})})
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{
+			Concurrency:  conc,
+			Deduplicator: dedup,
+			PollBatch:    256,
+		},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

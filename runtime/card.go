@@ -12,6 +12,11 @@ import (
 // generates take them.
 type AgentOption func(*AgentConfig)
 
+// WithTuning sets how the agent's consumer runs (AgentConfig.Tuning).
+func WithTuning(t Tuning) AgentOption {
+	return func(cfg *AgentConfig) { cfg.Tuning = t }
+}
+
 // WithCardPublished makes the agent publish its card (AgentConfig.Card) on
 // topic, default agent.registry, when it starts, before it becomes ready,
 // so a registry refreshed after Ready sees it.
@@ -38,15 +43,15 @@ func (c *Client) PublishCard(ctx context.Context, topic, agent string, card *wir
 // registry's cards and quarantine facts.
 func (c *Client) PublishStatus(ctx context.Context, topic, source, op string, body []byte, key *sign.Key) error {
 	topic = topicOr(topic, TopicRegistry)
-	src, err := wire.ParseAgentID(source)
+	o := &outgoing{kind: wire.KindStatus, from: source, who: op + " source", body: body, spec: sendSpec{operation: op}, ct: wire.ContentCBOR, key: key}
+	env, err := c.envelope(o)
 	if err != nil {
-		return &Error{Code: CodeConfig, Msg: op + " source", Err: err}
+		return err
 	}
 	if err := c.t.EnsureTopics(ctx, 1, topic); err != nil {
 		return fmt.Errorf("publish %s: %w", op, err)
 	}
-	env := &wire.Envelope{Kind: wire.KindStatus, Source: src, Conversation: c.opts.IDs.NewID(), Operation: &op, Body: body}
-	if _, err := c.prod.SendEnvelope(ctx, topic, env, wire.ContentCBOR, key); err != nil {
+	if _, err := c.send(ctx, topic, o, env); err != nil {
 		return fmt.Errorf("publish %s: %w", op, err)
 	}
 	return nil

@@ -18,14 +18,14 @@ type ClientOptions struct {
 	// Verifier, when set, makes replies count only when they are AGDX
 	// envelopes whose signature verifies against their record's headers.
 	Verifier Verifier
-	// Producer tunes publishing retries; Clock, IDs and Logger are taken from
-	// these options when unset there.
+	// Producer tunes publishing retries; the client's producer uses the
+	// client's Clock, IDs and Logger.
 	Producer ProducerOptions
 	// ReplyPollInterval is how long a reply reader waits after a pass that
 	// found nothing. Default 5 ms.
 	ReplyPollInterval time.Duration
 	// Middleware is installed process-wide: every consumer running on this
-	// client (agents included) runs it before its own ConsumerConfig
+	// client (agents included) runs it before its own Tuning
 	// Middleware, and the ones implementing SendInterceptor wrap every
 	// publish of the client. Tracing goes here. Default none.
 	Middleware []Middleware
@@ -63,17 +63,8 @@ func NewClient(t Transport, opts ClientOptions) *Client {
 		opts.ReplyPollInterval = 5 * time.Millisecond
 	}
 	po := opts.Producer
-	if po.Clock == nil {
-		po.Clock = opts.Clock
-	}
-	if po.IDs == nil {
-		po.IDs = opts.IDs
-	}
-	if po.Logger == nil {
-		po.Logger = opts.Logger
-	}
 	po.Interceptors = sendInterceptors(po.Interceptors, opts.Middleware)
-	return &Client{t: t, prod: NewProducer(t, po), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
+	return &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
 }
 
 // Transport returns the client's transport.

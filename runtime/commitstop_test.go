@@ -56,7 +56,9 @@ func TestACommitInFlightAtAHardStopStillStoresWhatWasHandled(t *testing.T) {
 			c := conv()
 			plain(t, log, wire.Provenance{Conversation: c}, "m0")
 			started, cutOff := make(chan struct{}), make(chan struct{})
-			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Concurrency: conc, Logger: quietLogger(),
+			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+				Topic: topic,
+				Group: agent,
 				Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 					if string(ctx.Message().Body()) == "cut off" {
 						close(started)
@@ -65,7 +67,12 @@ func TestACommitInFlightAtAHardStopStillStoresWhatWasHandled(t *testing.T) {
 						return ctx.Err()
 					}
 					return nil
-				})})
+				}),
+				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Tuning: runtime.Tuning{
+					Concurrency: conc,
+				},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

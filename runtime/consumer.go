@@ -63,8 +63,10 @@ const (
 	maxWarmPartitions = 1024
 )
 
-// ConsumerConfig configures a reliable consumer. Topic, Group and Handler
-// are required; every other field has the documented default.
+// ConsumerConfig configures a reliable consumer: who consumes what (Topic,
+// Group, Agent, Handler, RespondTopic), the client it runs on, and its
+// Tuning. Topic, Group and Handler are required; every other field has the
+// documented default.
 type ConsumerConfig struct {
 	Topic string // topic to consume
 	Group string // consumer group; replicas of one agent share it
@@ -74,6 +76,18 @@ type ConsumerConfig struct {
 	Handler Handler
 	// RespondTopic is where ctx.Respond and ack-on-pickup statuses go. Optional.
 	RespondTopic string
+	// Client publishes dead letters, acks and replies, serves ctx.Request,
+	// and lends the consumer its clock, id source and logger. Default:
+	// NewClient(t, ClientOptions{}), the system clock, ULIDs and slog.Default().
+	Client *Client
+	// Tuning holds the knobs of the pipeline; the zero value is the default.
+	Tuning
+}
+
+// Tuning holds how a consumer runs, as opposed to what it consumes: an
+// agent takes the same knobs (AgentConfig.Tuning) and honours every one.
+// Each zero field means its documented default.
+type Tuning struct {
 	// DeadLetterTopic receives dead-letter capsules. Default "agent.dlq".
 	DeadLetterTopic string
 	// Concurrency is Serial (default) or PerPartition(n).
@@ -108,7 +122,8 @@ type ConsumerConfig struct {
 	// AckOnPickup emits a Working task status for each AGDX command it takes,
 	// before middleware and handler run. Needs Agent and RespondTopic.
 	AckOnPickup bool
-	// Middleware hooks run around every dispatch, in order.
+	// Middleware hooks run around every dispatch, in order, after the
+	// client's (ClientOptions.Middleware).
 	Middleware []Middleware
 	// DeadLetterSink is told of every dead letter and its publish result.
 	DeadLetterSink DeadLetterSink
@@ -117,17 +132,6 @@ type ConsumerConfig struct {
 	Verifier Verifier
 	// SigningKey signs acks and AGDX responses sent from handlers.
 	SigningKey *sign.Key
-	// Clock drives deadlines, fences, retry backoff and the shutdown grace.
-	// Default SystemClock.
-	Clock Clock
-	// IDs mints conversation and record ids. Default ULIDSource.
-	IDs IDSource
-	// Logger receives the consumer's logs. Default slog.Default().
-	Logger *slog.Logger
-	// Client publishes dead letters, acks and replies and serves ctx.Request.
-	// Default: a client over the consumer's transport sharing Clock, IDs and
-	// Logger.
-	Client *Client
 }
 
 // Consumer turns at-least-once delivery into safe handling: decode, target
@@ -206,17 +210,12 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.DedupWindow <= 0 {
 		cfg.DedupWindow = DefaultDedupWindow
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
-	}
-	if cfg.IDs == nil {
-		cfg.IDs = ULIDSource{Clock: cfg.Clock}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	if cfg.Client == nil {
-		cfg.Client = NewClient(t, ClientOptions{Clock: cfg.Clock, IDs: cfg.IDs, Logger: cfg.Logger})
+		cfg.Client = NewClient(t, ClientOptions{})
+	}
+	log := cfg.Client.log.With("group", cfg.Group, "topic", cfg.Topic)
+	if cfg.Agent != "" {
+		log = log.With("agent", cfg.Agent)
 	}
 	dedup := cfg.Deduplicator
 	if dedup == nil {
@@ -228,9 +227,9 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		prod:   cfg.Client.Producer(),
 		dedup:  dedup,
 		fences: newFenceGate(),
-		clock:  cfg.Clock,
-		ids:    cfg.IDs,
-		log:    cfg.Logger.With("group", cfg.Group, "topic", cfg.Topic),
+		clock:  cfg.Client.Clock(),
+		ids:    cfg.Client.IDs(),
+		log:    log,
 		replay: newFIFOSet(replayWindow),
 	}
 	c.installHooks()
@@ -465,16 +464,10 @@ func (c *Consumer) ackPickup(ctx context.Context, m *Message) {
 	if c.cfg.Agent == "" || c.cfg.RespondTopic == "" || env == nil || env.Kind != wire.KindCommand || env.Correlation == nil {
 		return
 	}
-	op, state, corr := wire.OperationTask, wire.TaskWorking, *env.Correlation
-	ack := &wire.Envelope{
-		Kind:         wire.KindStatus,
-		Conversation: env.Conversation,
-		Source:       wire.AgentID(c.cfg.Agent),
-		Correlation:  &corr,
-		Operation:    &op,
-		TaskState:    &state,
-	}
-	if _, err := c.prod.SendEnvelope(ctx, c.cfg.RespondTopic, ack, wire.ContentRaw, c.cfg.SigningKey); err != nil {
+	state, corr := wire.TaskWorking, *env.Correlation
+	ack := &outgoing{kind: wire.KindStatus, from: c.cfg.Agent, who: "ack sender", conversation: env.Conversation, correlation: &corr,
+		state: &state, spec: sendSpec{operation: wire.OperationTask}, ct: wire.ContentRaw, key: c.cfg.SigningKey}
+	if _, _, err := c.cfg.Client.post(ctx, c.cfg.RespondTopic, ack); err != nil {
 		c.log.Warn("ack-on-pickup failed", "source", m.Position.String(), "error", err)
 	}
 }

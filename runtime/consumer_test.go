@@ -24,11 +24,14 @@ func TestConsumerHandlesPlainMessageAndCommitsAfterwards(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan string, 1)
 	release := make(chan struct{})
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(c *runtime.Ctx) error {
-		got <- string(c.Message().Body())
-		<-release
-		return nil
-	})})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			got <- string(c.Message().Body())
+			<-release
+			return nil
+		}),
+	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender}, "hello")
 	if body := recv(t, got, "handler"); body != "hello" {
 		t.Fatalf("body = %q", body)
@@ -51,8 +54,14 @@ func TestDecodeFailureDeadLettersRawPayloadUnderFreshConversation(t *testing.T) 
 	sink, dls := deadLetters()
 	ids := &seqIDs{}
 	handled := make(chan struct{}, 1)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, IDs: ids, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{IDs: ids}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	payload := []byte("\xffnot a provenance message")
 	pos := raw(t, log, "k", nil, payload)
 
@@ -112,7 +121,7 @@ func TestDecodeFailureDeadLettersRawPayloadUnderFreshConversation(t *testing.T) 
 func TestUnsupportedAgentVersionIsDecodeFailure(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
+	start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DeadLetterSink: sink}})
 	env := command("x")
 	payload, _ := env.Marshal()
 	headers := wire.EnvelopeHeaders(env, wire.ContentJSON)
@@ -162,8 +171,14 @@ func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T
 	log := newLog(t, 2, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{}
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Middleware: []runtime.Middleware{mw},
-		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{mw},
+		},
+	})
 	for _, name := range names {
 		payload, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -194,8 +209,13 @@ func TestUnderstoodFeaturesLetMustUnderstandEnvelopeThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan *runtime.Message, 1)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, UnderstoodFeatures: env.MustUnderstand,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Tuning: runtime.Tuning{
+			UnderstoodFeatures: env.MustUnderstand,
+		},
+	})
 	raw(t, log, wire.PartitionKey(env.Conversation), wire.EnvelopeHeaders(env, wire.ContentJSON), payload)
 	m := recv(t, got, "handled message")
 	if m.Envelope == nil || m.Envelope.MustUnderstand != env.MustUnderstand {
@@ -206,10 +226,13 @@ func TestUnderstoodFeaturesLetMustUnderstandEnvelopeThrough(t *testing.T) {
 func TestTargetFilterSkipsMessagesForOtherAgentsAndCommits(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(c *runtime.Ctx) error {
-		got <- string(c.Message().Body())
-		return nil
-	})})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			got <- string(c.Message().Body())
+			return nil
+		}),
+	})
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Target: "someone-else"}, "not mine")
 	plain(t, log, wire.Provenance{Conversation: c, Target: agent}, "mine")
@@ -260,8 +283,14 @@ func TestSignatureGateRejectsUnverifiedAndSetsPrincipal(t *testing.T) {
 	}
 	sink, dls := deadLetters()
 	got := make(chan *runtime.Message, 1)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, Verifier: reg, DeadLetterSink: sink,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Tuning: runtime.Tuning{
+			Verifier:       reg,
+			DeadLetterSink: sink,
+		},
+	})
 
 	// Unsigned AGDX, a plain message, a forged signature, and a signature
 	// over a different content type are all refused as rejected.
@@ -288,8 +317,13 @@ func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
 	reg := sign.NewRegistry()
 	_ = reg.Enroll("p", key.Public())
 	got := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Verifier: reg,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Tuning: runtime.Tuning{
+			Verifier: reg,
+		},
+	})
 	env := signedCommand(t, key, "once", wire.ContentJSON)
 	envelope(t, log, env, wire.ContentJSON)
 	envelope(t, log, env, wire.ContentJSON) // the exact signed bytes, replayed
@@ -314,8 +348,10 @@ func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
 func TestFenceGateDropsStaleFenceAcceptsEqualAndRunsBeforeDedup(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan string, 8)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+	})
 	c := conv()
 	fence := func(n uint64) *uint64 { return &n }
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, Fence: fence(2), IdempotencyKey: "a"}, "holder 2")
@@ -343,8 +379,10 @@ func TestFenceGateDropsStaleFenceAcceptsEqualAndRunsBeforeDedup(t *testing.T) {
 func TestDedupDropsDuplicatesScopedBySender(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan string, 8)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+	})
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Agent: "a", IdempotencyKey: "k"}, "a/k")
 	plain(t, log, wire.Provenance{Conversation: c, Agent: "a", IdempotencyKey: "k"}, "a/k again")
@@ -367,11 +405,16 @@ func TestDedupMarksKeyBeforeHandlerSoDuplicateOfParkedMessageIsDropped(t *testin
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	calls := make(chan string, 8)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			calls <- string(c.Message().Body())
 			return runtime.Rejectf("bad order")
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "order-1"}, "first")
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "order-1"}, "duplicate")
@@ -392,8 +435,14 @@ func TestDeadlinePassedDeadLettersWithoutHandling(t *testing.T) {
 	log := newLog(t, 1, clock)
 	sink, dls := deadLetters()
 	got := make(chan string, 2)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, DeadLetterSink: sink,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	now := uint64(epoch.UnixMicro())
 	past, exact := now-1, now
 	plain(t, log, wire.Provenance{Conversation: conv(), Deadline: &past}, "late")
@@ -420,9 +469,16 @@ func TestAckOnPickupPublishesWorkingStatusBeforeMiddleware(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{reject: errors.New("not allowed")}
-	start(t, log, runtime.ConsumerConfig{Agent: agent, RespondTopic: resp, AckOnPickup: true, DeadLetterSink: sink,
-		Middleware: []runtime.Middleware{mw},
-		Handler:    handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:        agent,
+		RespondTopic: resp,
+		Handler:      handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Tuning: runtime.Tuning{
+			AckOnPickup:    true,
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{mw},
+		},
+	})
 	cmd := command("do it")
 	envelope(t, log, cmd, wire.ContentJSON)
 	dl := recv(t, dls, "middleware rejection")
@@ -447,9 +503,15 @@ func TestMiddlewareAfterHandleSeesEveryAttempt(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{attempts: make(chan int, 8)}
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Middleware: []runtime.Middleware{mw},
-		Retry:   runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
-		Handler: handlerFunc(func(*runtime.Ctx) error { return errBoom })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return errBoom }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{mw},
+			Retry:          runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "retry exhausted")
 	if dl.Capsule.Reason != wire.ReasonRetryExhausted || dl.Capsule.Attempts != 3 || !strings.Contains(*dl.Capsule.Detail, "boom") {
@@ -469,8 +531,13 @@ func TestNonRetryableHandlerErrorIsRejectedAtOnce(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	var calls atomic.Int32
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("invalid amount") })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("invalid amount") }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "rejection")
 	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 || *dl.Capsule.Detail != "rejected: invalid amount" {
@@ -487,8 +554,14 @@ func TestRetryBackoffDoublesOnTheInjectedClock(t *testing.T) {
 	sink, dls := deadLetters()
 	attempts := make(chan int, 8)
 	n := 0
-	start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { n++; attempts <- n; return errBoom })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { n++; attempts <- n; return errBoom }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -516,7 +589,8 @@ func TestHandlerPanicIsRecoveredAndRetried(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan int, 4)
 	n := 0
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error {
 			n++
 			if n == 1 {
@@ -525,7 +599,11 @@ func TestHandlerPanicIsRecoveredAndRetried(t *testing.T) {
 			}
 			got <- n
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	if a := recv(t, got, "second attempt"); a != 2 {
 		t.Fatalf("attempt %d", a)
@@ -542,13 +620,19 @@ func TestPoisonInsideBatchCarriesItsOwnOffset(t *testing.T) {
 		plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("m%d", i))
 	}
 	sink, dls := deadLetters()
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, PollBatch: 10,
+	start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			if string(ctx.Message().Body()) == "m1" {
 				return runtime.Rejectf("poison")
 			}
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			PollBatch:      10,
+		},
+	})
 	dl := recv(t, dls, "poison")
 	if dl.Capsule.Source.Offset != 1 {
 		t.Fatalf("capsule offset %d, want 1 (the record's own offset)", dl.Capsule.Source.Offset)
@@ -562,8 +646,13 @@ func TestDeadLetterPublishFailureStopsUncommittedThenRedeliversOneCapsule(t *tes
 	}
 	sink, dls := deadLetters()
 	var calls atomic.Int32
-	cfg := runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("poison") })}
+	cfg := runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("poison") }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	}
 	r := start(t, log, cfg)
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "poison")
 	dl := recv(t, dls, "failed dead letter")
@@ -602,8 +691,13 @@ func TestDeadLetterPublishFailureStopsUncommittedThenRedeliversOneCapsule(t *tes
 func TestWarmDedupSkipsPreRestartDuplicateAndHandlesNewKey(t *testing.T) {
 	log := newLog(t, 2, runtime.SystemClock{})
 	got := make(chan string, 8)
-	cfg := runtime.ConsumerConfig{Agent: agent, WarmDedup: true,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })}
+	cfg := runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Tuning: runtime.Tuning{
+			WarmDedup: true,
+		},
+	}
 	r := start(t, log, cfg)
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "job"}, "job")
@@ -638,8 +732,13 @@ func TestWarmDedupNeverReadsPastStoredOffset(t *testing.T) {
 	}
 	_ = sub.Leave(context.Background())
 	got := make(chan string, 4)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, WarmDedup: true,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Tuning: runtime.Tuning{
+			WarmDedup: true,
+		},
+	})
 	// "two" was never consumed: warming must not have marked it.
 	if b := recv(t, got, "unconsumed message"); b != "two" {
 		t.Fatalf("handled %q", b)
@@ -671,11 +770,14 @@ func (*refusingSub) Commit(context.Context, uint32, uint64) error { return error
 func TestGracefulShutdownWaitsForInFlightHandlerAndLeaves(t *testing.T) {
 	log := newLog(t, 2, runtime.SystemClock{})
 	started, release := make(chan struct{}), make(chan struct{})
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error {
-		close(started)
-		<-release
-		return nil
-	})})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error {
+			close(started)
+			<-release
+			return nil
+		}),
+	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "slow")
 	recv(t, started, "handler start")
 	close(r.stop)
@@ -703,12 +805,18 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
 	started := make(chan struct{})
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, ShutdownGrace: time.Second,
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			close(started)
 			<-c.Done() // stuck until told to give up
 			return c.Err()
-		})})
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Tuning: runtime.Tuning{
+			ShutdownGrace: time.Second,
+		},
+	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "stuck")
 	recv(t, started, "handler start")
 	close(r.stop)
@@ -733,11 +841,14 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 func TestHardStopNeitherCommitsNorDeadLetters(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	started := make(chan struct{})
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(c *runtime.Ctx) error {
-		close(started)
-		<-c.Done()
-		return c.Err()
-	})})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			close(started)
+			<-c.Done()
+			return c.Err()
+		}),
+	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	recv(t, started, "handler start")
 	r.cancel()
@@ -755,8 +866,13 @@ func TestHardStopNeitherCommitsNorDeadLetters(t *testing.T) {
 func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	deadline := uint64(time.Now().Add(time.Hour).UnixMicro())
 	in := wire.Provenance{Conversation: conv(), Agent: sender, Target: agent, IdempotencyKey: "k-1", Correlation: "c-1", Deadline: &deadline}
 	pos := plain(t, log, in, "x")
@@ -788,13 +904,16 @@ func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	_ = log.EnsureTopics(context.Background(), 1, "agent.audit")
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, RespondTopic: resp,
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:        agent,
+		RespondTopic: resp,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			if err := c.Status(wire.TaskInputRequired); err != nil {
 				return err
 			}
 			return c.Emit("agent.audit", []byte(`{"seen":true}`), runtime.WithOperation("state_snapshot"), runtime.WithContentType(wire.ContentJSON))
-		})})
+		}),
+	})
 	cmd := command("go")
 	envelope(t, log, cmd, wire.ContentJSON)
 	transporttest.Eventually(t, waitLimit, "event published", func() bool { return len(readAll(t, log, "agent.audit")) == 1 })
@@ -868,8 +987,14 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 				dedup = forgetfulDedup{store}
 			}
 			sink, dls := deadLetters()
-			cfg := runtime.ConsumerConfig{Agent: agent, Deduplicator: dedup, DeadLetterSink: sink,
-				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") })}
+			cfg := runtime.ConsumerConfig{
+				Agent:   agent,
+				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+				Tuning: runtime.Tuning{
+					Deduplicator:   dedup,
+					DeadLetterSink: sink,
+				},
+			}
 			r := start(t, tr, cfg)
 			pos := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "k"}, "poison")
 			recv(t, dls, "failed dead letter")
@@ -910,8 +1035,14 @@ func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
 	var calls atomic.Int32
 	gate := &countingMiddleware{reject: errors.New("caller not authorised"), attempts: make(chan int, 1)}
 	later := &countingMiddleware{}
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Middleware: []runtime.Middleware{gate, later},
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return nil }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{gate, later},
+		},
+	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "middleware rejection")
 	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 0 || *dl.Capsule.Detail != "caller not authorised" {
@@ -938,13 +1069,20 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			}
 			started, release := make(chan struct{}, 8), make(chan struct{})
 			var calls atomic.Int32
-			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Concurrency: conc, Logger: quietLogger(),
+			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+				Topic: topic,
+				Group: agent,
 				Handler: handlerFunc(func(*runtime.Ctx) error {
 					calls.Add(1)
 					started <- struct{}{}
 					<-release // deaf to cancellation
 					return nil
-				})})
+				}),
+				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Tuning: runtime.Tuning{
+					Concurrency: conc,
+				},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -997,8 +1135,13 @@ func TestWarmDedupSkipsKeysOfRecordsTheGatesRefused(t *testing.T) {
 	}
 	_ = sub.Leave(context.Background())
 	got := make(chan string, 2)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, WarmDedup: true,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Tuning: runtime.Tuning{
+			WarmDedup: true,
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, Target: agent, IdempotencyKey: "k"}, "mine")
 	if b := recv(t, got, "the message with the reused key"); b != "mine" {
 		t.Fatalf("handled %q", b)

@@ -47,6 +47,9 @@ type Contract struct {
 	Expiry time.Duration
 	// Deadline bounds the whole wait. Default 30 s.
 	Deadline time.Duration
+	// ReplyTopic is where the answer and the pickup acknowledgement are
+	// read. Default agent.responses.
+	ReplyTopic string
 }
 
 // ContractResult is a finished contract.
@@ -77,16 +80,20 @@ func (r *ContractResult) Err() error {
 // SendContract publishes a contract's command to exactly one target and
 // watches the reply topic until an answer, the expiry or the deadline.
 // Under a client verifier only replies signed by the target count.
-func (c *Client) SendContract(ctx context.Context, k Contract, opts ...SendOption) (*ContractResult, error) {
+func (c *Client) SendContract(ctx context.Context, k Contract, opts ...CommandOption) (*ContractResult, error) {
 	if k.Target == "" {
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs exactly one target"}
 	}
 	if k.From == "" {
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs a sender"}
 	}
-	spec := buildSpec(opts)
+	spec := specOf(opts, CommandOption.applyCommand)
+	spec.replyTopic = k.ReplyTopic
 	now := c.opts.Clock.Now()
 	if k.Expiry > 0 {
+		if !spec.deadline.IsZero() {
+			return nil, &Error{Code: CodeConfig, Msg: "a contract with an Expiry stamps its own deadline; drop WithDeadline"}
+		}
 		spec.deadline = now.Add(k.Expiry)
 	}
 	deadline := k.Deadline

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lasergo/laser/internal/testhook"
 	"github.com/lasergo/laser/wire"
@@ -74,30 +73,19 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 // command with a signed AGDX response; otherwise the answer is a plain
 // message echoing the correlation. It fails with ErrNoRespondTopic when the
 // agent has no respond topic.
-func (c *Ctx) Respond(body []byte, opts ...SendOption) error {
+func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	topic := c.c.cfg.RespondTopic
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
 	}
-	spec := buildSpec(opts)
+	spec := specOf(opts, ReplyOption.applyReply)
 	if env := c.msg.Envelope; c.c.cfg.SigningKey != nil && env != nil && env.Correlation != nil {
-		resp, err := c.answer(wire.KindResponse, body)
-		if err != nil {
-			return err
-		}
-		_, err = c.c.prod.SendEnvelope(c, topic, resp, spec.ct(wire.ContentRaw), c.c.cfg.SigningKey)
-		return err
+		return c.postAnswer(topic, wire.KindResponse, body, spec, wire.ContentRaw)
 	}
 	prov := c.replyProvenance()
 	prov.Target = c.msg.Provenance.Agent
-	return c.sendPlain(topic, &prov, body, &spec)
-}
-
-// ReplyOn answers the handled message on any topic, untargeted.
-func (c *Ctx) ReplyOn(topic string, body []byte, opts ...SendOption) error {
-	spec := buildSpec(opts)
-	prov := c.replyProvenance()
-	return c.sendPlain(topic, &prov, body, &spec)
+	_, err := c.Client().postPlain(c, topic, &prov, body, &spec)
+	return err
 }
 
 // Fail answers the handled request with an AGDX error on the respond topic,
@@ -111,31 +99,33 @@ func (c *Ctx) Fail(code wire.ErrorCode, message string, retryable bool) error {
 	if err != nil {
 		return err
 	}
-	env, err := c.answer(wire.KindError, body)
-	if err != nil {
-		return err
-	}
-	_, err = c.c.prod.SendEnvelope(c, topic, env, wire.ContentCBOR, c.c.cfg.SigningKey)
-	return err
+	return c.postAnswer(topic, wire.KindError, body, sendSpec{}, wire.ContentCBOR)
 }
 
-// answer builds a response or error envelope for the handled message.
-func (c *Ctx) answer(kind wire.Kind, body []byte) (*wire.Envelope, error) {
-	source, err := wire.ParseAgentID(c.c.cfg.Agent)
-	if err != nil {
-		return nil, &Error{Code: CodeHandlerConfig, Msg: "answering needs an agent id", Err: err}
-	}
+// answer is the outgoing response, error, status or stream record of kind
+// answering the handled message: same conversation and correlation, from
+// this agent to the sender, signed with the agent's key.
+func (c *Ctx) answer(kind wire.Kind, body []byte, spec sendSpec, ct wire.ContentType) (*outgoing, error) {
 	corr, ok := c.correlation()
 	if !ok {
 		return nil, &Error{Code: CodeHandlerConfig, Msg: "the handled message carries no correlation to answer"}
 	}
-	env := &wire.Envelope{Kind: kind, Conversation: c.msg.Provenance.Conversation, Source: source, Correlation: &corr, Body: body}
-	if to := c.msg.Provenance.Agent; to != "" {
-		if target, err := wire.ParseAgentID(to); err == nil {
-			env.Target = &target
-		}
+	o := &outgoing{kind: kind, from: c.c.cfg.Agent, who: "answering needs an agent id", code: CodeHandlerConfig,
+		conversation: c.msg.Provenance.Conversation, correlation: &corr, body: body, spec: spec, ct: ct, key: c.c.cfg.SigningKey}
+	if to := c.msg.Provenance.Agent; to != "" && wire.CheckSDKAgentID(to) == nil {
+		o.target = to
 	}
-	return env, nil
+	return o, nil
+}
+
+// postAnswer publishes an answer (see answer) on topic.
+func (c *Ctx) postAnswer(topic string, kind wire.Kind, body []byte, spec sendSpec, ct wire.ContentType) error {
+	o, err := c.answer(kind, body, spec, ct)
+	if err != nil {
+		return err
+	}
+	_, _, err = c.Client().post(c, topic, o)
+	return err
 }
 
 // correlation returns the handled message's correlation as an id: the
@@ -148,43 +138,33 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 	return id, err == nil
 }
 
-// Send sends body to another agent within the handled conversation, with
-// the handled record as causal parent. It returns where the message landed.
-func (c *Ctx) Send(topic, target string, body []byte, opts ...SendOption) (Position, error) {
-	spec := buildSpec(opts)
+// Send sends body as a plain message to another agent within the handled
+// conversation (WithConversation picks another), with the handled record as
+// causal parent. It returns where the message landed. A plain message has
+// no operation or metadata: WithOperation and WithMetadata make it fail
+// with ErrConfig (send an AGDX command with Client.SendCommand for them).
+func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Position, error) {
+	spec := specOf(opts, CommandOption.applyCommand)
 	prov := c.replyProvenance()
 	prov.Correlation = ""
 	prov.Target = target
-	prov.IdempotencyKey = spec.idem
-	if !spec.deadline.IsZero() {
-		d := uint64(spec.deadline.UnixMicro())
-		prov.Deadline = &d
-	}
-	prov.Fence = spec.fence
-	return c.publishPlain(topic, &prov, body, &spec)
+	return c.Client().postPlain(c, topic, &prov, body, &spec)
 }
 
 // Request sends an AGDX command to target within the handled conversation
-// and waits for its reply (see Client.Request).
-func (c *Ctx) Request(topic, target string, body []byte, opts ...SendOption) (*Message, error) {
+// (WithConversation picks another) and waits for its reply (see
+// Client.Request).
+func (c *Ctx) Request(topic, target string, body []byte, opts ...RequestOption) (*Message, error) {
 	conv := c.msg.Provenance.Conversation
-	opts = append([]SendOption{WithConversation(conv)}, opts...)
+	opts = append([]RequestOption{WithConversation(conv)}, opts...)
 	return c.Client().Request(c, Command{Topic: topic, From: c.c.cfg.Agent, Target: target, Body: body}, opts...)
 }
 
-// Emit publishes an AGDX event from this agent within the handled conversation.
+// Emit publishes an AGDX event from this agent within the handled
+// conversation (WithConversation picks another), signed with the agent's key.
 func (c *Ctx) Emit(topic string, body []byte, opts ...SendOption) error {
-	spec := buildSpec(opts)
-	source, err := wire.ParseAgentID(c.c.cfg.Agent)
-	if err != nil {
-		return &Error{Code: CodeHandlerConfig, Msg: "emitting needs an agent id", Err: err}
-	}
-	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: c.msg.Provenance.Conversation, Source: source, Body: body, Metadata: spec.metadata}
-	if spec.operation != "" {
-		op := spec.operation
-		env.Operation = &op
-	}
-	_, err = c.c.prod.SendEnvelope(c, topic, env, spec.ct(wire.ContentRaw), c.c.cfg.SigningKey)
+	_, _, err := c.Client().post(c, topic, &outgoing{kind: wire.KindEvent, from: c.c.cfg.Agent, who: "emitting needs an agent id", code: CodeHandlerConfig,
+		conversation: c.msg.Provenance.Conversation, body: body, spec: specOf(opts, SendOption.applyEvent), ct: wire.ContentRaw, key: c.c.cfg.SigningKey})
 	return err
 }
 
@@ -195,13 +175,12 @@ func (c *Ctx) Status(state wire.TaskState) error {
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
 	}
-	env, err := c.answer(wire.KindStatus, nil)
+	o, err := c.answer(wire.KindStatus, nil, sendSpec{operation: wire.OperationTask}, wire.ContentRaw)
 	if err != nil {
 		return err
 	}
-	op := wire.OperationTask
-	env.Operation, env.TaskState = &op, &state
-	_, err = c.c.prod.SendEnvelope(c, topic, env, wire.ContentRaw, c.c.cfg.SigningKey)
+	o.state = &state
+	_, _, err = c.Client().post(c, topic, o)
 	return err
 }
 
@@ -215,21 +194,4 @@ func (c *Ctx) SpawnSubconversation() wire.Provenance {
 		root = *in.RootConversation
 	}
 	return wire.Provenance{Conversation: c.c.ids.NewID(), ParentConversation: &parent, RootConversation: &root}
-}
-
-func (c *Ctx) sendPlain(topic string, prov *wire.Provenance, body []byte, spec *sendSpec) error {
-	_, err := c.publishPlain(topic, prov, body, spec)
-	return err
-}
-
-func (c *Ctx) publishPlain(topic string, prov *wire.Provenance, body []byte, spec *sendSpec) (Position, error) {
-	var extra []wire.Header
-	if spec.hasCT {
-		extra = append(extra, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(spec.contentType))})
-	}
-	pos, err := c.c.prod.SendPlain(c, topic, prov, body, extra...)
-	if err != nil {
-		return Position{}, fmt.Errorf("send to %s: %w", topic, err)
-	}
-	return pos, nil
 }

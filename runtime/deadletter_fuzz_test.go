@@ -71,9 +71,13 @@ func FuzzDeadLetterPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, text, agent, target, idem, corr, extraKey, extraValue string, payload []byte) {
 		lot := &parkingLot{}
 		c, err := NewConsumer(lot, ConsumerConfig{
-			Topic: "in", Group: "g", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Retry:   RetryPolicy{MaxAttempts: 1},
+			Topic:   "in",
+			Group:   "g",
 			Handler: HandlerFunc(func(*Ctx) error { return hostileError(kind, text) }),
+			Client:  NewClient(lot, ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+			Tuning: Tuning{
+				Retry: RetryPolicy{MaxAttempts: 1},
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -16,8 +16,13 @@ func TestPlainRecordNamingAnImpossibleAgentIsDeadLetteredAsDecodeFailed(t *testi
 	} {
 		log := newLog(t, 1, runtime.SystemClock{})
 		sink, dls := deadLetters()
-		start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-			Handler: handlerFunc(func(*runtime.Ctx) error { t.Errorf("%s=%q reached the handler", tc.key, tc.value); return nil })})
+		start(t, log, runtime.ConsumerConfig{
+			Agent:   agent,
+			Handler: handlerFunc(func(*runtime.Ctx) error { t.Errorf("%s=%q reached the handler", tc.key, tc.value); return nil }),
+			Tuning: runtime.Tuning{
+				DeadLetterSink: sink,
+			},
+		})
 		headers := wire.Headers{
 			{Key: wire.HeaderConversationID, Value: wire.StringValue(conv().String())},
 			{Key: tc.key, Value: wire.StringValue(tc.value)},

@@ -19,14 +19,20 @@ func parkOne(t *testing.T, fail func(body []byte) error) *wire.DeadLetter {
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	handled := make(chan string, 2)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Retry: runtime.RetryPolicy{MaxAttempts: 1},
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			if body := c.Message().Body(); string(body) != "sentinel" {
 				return fail(body)
 			}
 			handled <- "sentinel"
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Retry:          runtime.RetryPolicy{MaxAttempts: 1},
+		},
+	})
 	c := conv()
 	poison := plain(t, log, wire.Provenance{Conversation: c, Agent: sender}, "\xff\xfe")
 	sentinel := plain(t, log, wire.Provenance{Conversation: c, Agent: sender}, "sentinel")
@@ -105,7 +111,7 @@ func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{DeadLetterSink: sink},
+		Tuning: runtime.Tuning{DeadLetterSink: sink},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return runtime.FailRequest(ctx, runtime.Rejectf("bad body %s", ctx.Message().Body()))
 		})})

@@ -66,7 +66,7 @@ func ExampleDeadLetterSink() {
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			return runtime.Rejectf("amount %q is not a number", c.Message().Body())
 		}),
-		Consumer: runtime.ConsumerConfig{
+		Tuning: runtime.Tuning{
 			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
 		},
 	})

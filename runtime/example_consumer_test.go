@@ -22,14 +22,14 @@ func ExampleNewConsumer() {
 	}
 	done := make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic:  "orders",
-		Group:  "packer",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: "orders",
+		Group: "packer",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			fmt.Printf("packing %s\n", c.Message().Body())
 			close(done)
 			return nil
 		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		panic(err)

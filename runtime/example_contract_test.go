@@ -23,10 +23,10 @@ func ExampleClient_SendContract() {
 		panic(err)
 	}
 	crediter, err := client.NewAgent(runtime.AgentConfig{
-		ID:       "crediter",
-		Listen:   runtime.TopicCommands,
-		Respond:  runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{AckOnPickup: true},
+		ID:      "crediter",
+		Listen:  runtime.TopicCommands,
+		Respond: runtime.TopicResponses,
+		Tuning:  runtime.Tuning{AckOnPickup: true},
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			return c.Respond([]byte("credited"))
 		}),

@@ -31,11 +31,8 @@ func ExampleInterceptor() {
 	})
 	done := make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic:      "orders",
-		Group:      "packer",
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Retry:      runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
-		Middleware: []runtime.Middleware{stamp},
+		Topic: "orders",
+		Group: "packer",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			if c.Attempt() == 1 {
 				return errors.New("printer jammed")
@@ -44,6 +41,11 @@ func ExampleInterceptor() {
 			close(done)
 			return nil
 		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Retry:      runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
+			Middleware: []runtime.Middleware{stamp},
+		},
 	})
 	if err != nil {
 		panic(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -69,13 +70,28 @@ func TestGensupportMergeSendOptionsDoesNotShareBase(t *testing.T) {
 	base[0] = WithOperation("a")
 	one := MergeSendOptions(base, []SendOption{WithOperation("b")})
 	two := MergeSendOptions(base, []SendOption{WithOperation("c")})
-	if got := buildSpec(one).operation; got != "b" {
+	if got := specOf(one, SendOption.applyEvent).operation; got != "b" {
 		t.Fatalf("first merge ends with operation %q, want b", got)
 	}
-	if got := buildSpec(two).operation; got != "c" {
+	if got := specOf(two, SendOption.applyEvent).operation; got != "c" {
 		t.Fatalf("second merge ends with operation %q, want c", got)
 	}
 	if got := MergeSendOptions(base, nil); len(got) != 1 {
 		t.Fatalf("merge without extra options has %d options", len(got))
+	}
+}
+
+func TestGensupportMergeRequestOptionsPutsTheReplyTopicBetween(t *testing.T) {
+	base := []SendOption{WithOperation("a")}
+	spec := specOf(MergeRequestOptions(base, "billing.responses", nil), RequestOption.applyRequest)
+	if spec.operation != "a" || spec.reply() != "billing.responses" {
+		t.Fatalf("operation %q, reply topic %q", spec.operation, spec.reply())
+	}
+	spec = specOf(MergeRequestOptions(base, "billing.responses", []RequestOption{WithReplyTopic("mine"), WithTimeout(time.Second)}), RequestOption.applyRequest)
+	if spec.reply() != "mine" || spec.wait() != time.Second {
+		t.Fatalf("the call's own options lose: reply topic %q, timeout %s", spec.reply(), spec.wait())
+	}
+	if spec := specOf(MergeRequestOptions(nil, "", nil), RequestOption.applyRequest); spec.reply() != TopicResponses {
+		t.Fatalf("no reply topic reads %q, want the default", spec.reply())
 	}
 }

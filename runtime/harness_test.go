@@ -75,8 +75,8 @@ func start(t *testing.T, tr runtime.Transport, cfg runtime.ConsumerConfig) *runn
 	if cfg.Group == "" {
 		cfg.Group = agent
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
+	if cfg.Client == nil {
+		cfg.Client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quietLogger()})
 	}
 	c, err := runtime.NewConsumer(tr, cfg)
 	if err != nil {

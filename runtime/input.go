@@ -8,15 +8,9 @@ import "github.com/lasergo/laser/wire"
 // signed when the agent has a signing key. It fails with ErrHandlerConfig
 // when the handled message is not an AGDX envelope with a correlation or
 // the agent has no id.
-func (c *Ctx) RespondInput(topic string, decision []byte, opts ...SendOption) error {
+func (c *Ctx) RespondInput(topic string, decision []byte, opts ...ReplyOption) error {
 	if env := c.msg.Envelope; env == nil || env.Correlation == nil {
 		return &Error{Code: CodeHandlerConfig, Msg: "responding to input needs an AGDX request with a correlation"}
 	}
-	spec := buildSpec(opts)
-	resp, err := c.answer(wire.KindResponse, decision)
-	if err != nil {
-		return err
-	}
-	_, err = c.c.prod.SendEnvelope(c, topic, resp, spec.ct(wire.ContentRaw), c.c.cfg.SigningKey)
-	return err
+	return c.postAnswer(topic, wire.KindResponse, decision, specOf(opts, ReplyOption.applyReply), wire.ContentRaw)
 }

@@ -23,7 +23,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "approver", Listen: "agent.human_input",
-		Consumer: runtime.ConsumerConfig{SigningKey: key},
+		Tuning: runtime.Tuning{SigningKey: key},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return ctx.RespondInput("decisions", []byte("approved: "+string(ctx.Message().Body())))
 		})})
@@ -40,12 +40,17 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 func TestRespondInputToAPlainMessageIsAHandlerConfigError(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	errs := make(chan error, 1)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, Retry: runtime.RetryPolicy{MaxAttempts: 1},
+	start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			err := c.RespondInput(resp, []byte("yes"))
 			errs <- err
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Retry: runtime.RetryPolicy{MaxAttempts: 1},
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c-1"}, "approve?")
 	if err := recv(t, errs, "RespondInput result"); !errors.Is(err, runtime.ErrHandlerConfig) {
 		t.Fatalf("err = %v, want ErrHandlerConfig", err)

@@ -65,14 +65,19 @@ func TestInterceptorsWrapEveryAttemptOutermostFirstWithHooksInnermost(t *testing
 	log := newLog(t, 1, runtime.SystemClock{})
 	sink, dls := deadLetters()
 	tr := &trail{}
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-		Middleware: []runtime.Middleware{wrapTrail("a", tr), hookTrail{"h", tr}, wrapTrail("b", tr)},
-		Retry:      runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			v, _ := c.Value(ctxKey{}).(string)
 			tr.add("handler %d ctx=%s", c.Attempt(), v)
 			return errBoom
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{wrapTrail("a", tr), hookTrail{"h", tr}, wrapTrail("b", tr)},
+			Retry:          runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "retry exhausted")
 	if dl.Capsule.Reason != wire.ReasonRetryExhausted || dl.Capsule.Attempts != 2 {
@@ -100,8 +105,14 @@ func TestInterceptorSeesABeforeHandleRefusalAndTheMessageIsRejectedWithoutAnAtte
 		return err
 	})
 	gate := &countingMiddleware{reject: errors.New("no entry")}
-	start(t, log, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink, Middleware: []runtime.Middleware{outer, gate},
-		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+			Middleware:     []runtime.Middleware{outer, gate},
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	dl := recv(t, dls, "rejection")
 	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 0 || *dl.Capsule.Detail != "no entry" {
@@ -127,8 +138,8 @@ func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	obs := &observer{seen: make(chan runtime.Delivery, 16)}
 	inCtx := make(chan string, 1)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Middleware: []runtime.Middleware{obs},
-		Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			if string(c.Message().Body()) == "poison" {
 				return errBoom
@@ -136,7 +147,12 @@ func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
 			v, _ := c.Value(ctxKey{}).(string)
 			inCtx <- v
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Middleware: []runtime.Middleware{obs},
+			Retry:      runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+		},
+	})
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "k1"}, "ok")
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "k1"}, "again")
@@ -268,14 +284,20 @@ func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *tes
 	dd := &claimingDedup{failures: 2, claimed: map[string]bool{}}
 	sink, dls := deadLetters()
 	handled := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Deduplicator: dd, DeadLetterSink: sink,
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			if string(c.Message().Body()) == "bad" {
 				return runtime.Rejectf("bad")
 			}
 			handled <- string(c.Message().Body())
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Deduplicator:   dd,
+			DeadLetterSink: sink,
+		},
+	})
 	c := conv()
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "a"}, "first")
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "a"}, "dup")
@@ -333,8 +355,8 @@ func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
 func startPonger(t *testing.T, client *runtime.Client) {
 	t.Helper()
 	a, err := client.NewAgent(runtime.AgentConfig{ID: agent, Listen: topic, Respond: resp,
-		Handler:  handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("pong")) }),
-		Consumer: runtime.ConsumerConfig{Logger: quietLogger()}})
+		Handler: handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("pong")) }),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

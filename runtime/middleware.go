@@ -28,7 +28,7 @@ func (MiddlewareDefaults) AfterHandle(context.Context, *Message, error, int) {}
 // each attempt of the handler and calls next to run the rest of the chain
 // and the handler. It may pass next a different Ctx (see Ctx.WithContext)
 // so the handler runs under, say, a span's context, and it sees the
-// attempt's error. A Middleware listed in ConsumerConfig.Middleware (or
+// attempt's error. A Middleware listed in Tuning.Middleware (or
 // ClientOptions.Middleware) that also implements Interceptor wraps the
 // attempt, outermost first; the BeforeHandle and AfterHandle hooks of every
 // middleware run innermost, just around the handler, as one interceptor.

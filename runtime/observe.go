@@ -15,7 +15,7 @@ import (
 // a handler. ObserveRecord wraps the processing of one record: it must call
 // next exactly once, with the context the gates, the middleware and the
 // handler should run under, and once next returns d says how the record
-// ended. A Middleware in ConsumerConfig.Middleware (or
+// ended. A Middleware in Tuning.Middleware (or
 // ClientOptions.Middleware) that implements it is used; observers nest in
 // list order, the first outermost.
 type RecordObserver interface {

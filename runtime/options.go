@@ -6,8 +6,83 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// SendOption refines a message sent by a Client or a handler's Ctx.
-type SendOption func(*sendSpec)
+// The options of the send verbs come in families, so that a verb cannot be
+// given an option it does not honour (connect-go's ClientOption and
+// HandlerOption split is the model). Each family is honoured by the verbs
+// named in its doc comment and is a member of the families below it:
+//
+//   - Option (WithContentType) refines every message, answers included;
+//   - SendOption refines every message a caller starts: an event, a
+//     command or a request (WithIdempotencyKey, WithOperation,
+//     WithConversation, WithFence, WithMetadata);
+//   - CommandOption refines a command or a request (WithDeadline: an event
+//     has no deadline);
+//   - RequestOption refines a request only (WithTimeout, WithReplyTopic);
+//   - ReplyOption refines an answer or a plain message: only Option.
+
+// RequestOption refines a request (Client.Request, Ctx.Request, Call,
+// CallStream, Client.RequestStream).
+type RequestOption interface{ applyRequest(*sendSpec) }
+
+// CommandOption refines a command (Client.SendCommand, Tell,
+// Client.SendContract, Ctx.Send) or a request.
+type CommandOption interface {
+	RequestOption
+	applyCommand(*sendSpec)
+}
+
+// SendOption refines an event (Client.Emit, Ctx.Emit, EmitEvent), a
+// command or a request.
+type SendOption interface {
+	CommandOption
+	applyEvent(*sendSpec)
+}
+
+// ReplyOption refines an answer (Ctx.Respond, Ctx.RespondInput,
+// RespondValue) or a plain message from a client (Client.SendPlain).
+type ReplyOption interface{ applyReply(*sendSpec) }
+
+// Option refines every kind of message.
+type Option interface {
+	SendOption
+	ReplyOption
+}
+
+// everyOption is an Option.
+type everyOption func(*sendSpec)
+
+func (o everyOption) applyRequest(s *sendSpec) { o(s) }
+func (o everyOption) applyCommand(s *sendSpec) { o(s) }
+func (o everyOption) applyEvent(s *sendSpec)   { o(s) }
+func (o everyOption) applyReply(s *sendSpec)   { o(s) }
+
+// sendOption is a SendOption.
+type sendOption func(*sendSpec)
+
+func (o sendOption) applyRequest(s *sendSpec) { o(s) }
+func (o sendOption) applyCommand(s *sendSpec) { o(s) }
+func (o sendOption) applyEvent(s *sendSpec)   { o(s) }
+
+// commandOption is a CommandOption.
+type commandOption func(*sendSpec)
+
+func (o commandOption) applyRequest(s *sendSpec) { o(s) }
+func (o commandOption) applyCommand(s *sendSpec) { o(s) }
+
+// requestOption is a RequestOption only.
+type requestOption func(*sendSpec)
+
+func (o requestOption) applyRequest(s *sendSpec) { o(s) }
+
+// specOf applies opts, each through apply: the method of the family the
+// verb takes (SendOption.applyEvent, CommandOption.applyCommand, ...).
+func specOf[O any](opts []O, apply func(O, *sendSpec)) sendSpec {
+	var s sendSpec
+	for _, o := range opts {
+		apply(o, &s)
+	}
+	return s
+}
 
 type sendSpec struct {
 	contentType  wire.ContentType
@@ -22,54 +97,54 @@ type sendSpec struct {
 	metadata     wire.Metadata
 }
 
-func buildSpec(opts []SendOption) sendSpec {
-	var s sendSpec
-	for _, o := range opts {
-		o(&s)
-	}
-	return s
-}
-
 // WithContentType says what the body is (the agdx.ct header).
-func WithContentType(ct wire.ContentType) SendOption {
-	return func(s *sendSpec) { s.contentType, s.hasCT = ct, true }
+func WithContentType(ct wire.ContentType) Option {
+	return everyOption(func(s *sendSpec) { s.contentType, s.hasCT = ct, true })
 }
 
 // WithIdempotencyKey lets the receiver drop redeliveries and duplicates of
 // the same effect (1 to 64 bytes).
-func WithIdempotencyKey(key string) SendOption { return func(s *sendSpec) { s.idem = key } }
+func WithIdempotencyKey(key string) SendOption { return sendOption(func(s *sendSpec) { s.idem = key }) }
 
 // WithDeadline makes the receiver dead-letter the message when it picks it
 // up after t.
-func WithDeadline(t time.Time) SendOption { return func(s *sendSpec) { s.deadline = t } }
+func WithDeadline(t time.Time) CommandOption {
+	return commandOption(func(s *sendSpec) { s.deadline = t })
+}
 
-// WithOperation names the operation a command asks for (the envelope's
-// operation field), which generated dispatchers route on.
-func WithOperation(op string) SendOption { return func(s *sendSpec) { s.operation = op } }
+// WithOperation names the operation a message asks for or reports (the
+// envelope's operation field), which generated dispatchers route on.
+func WithOperation(op string) SendOption { return sendOption(func(s *sendSpec) { s.operation = op }) }
 
-// WithReplyTopic says where replies are read. Default agent.responses.
-func WithReplyTopic(topic string) SendOption { return func(s *sendSpec) { s.replyTopic = topic } }
-
-// WithTimeout bounds a request. Default 30 s.
-func WithTimeout(d time.Duration) SendOption { return func(s *sendSpec) { s.timeout = d } }
-
-// WithConversation sends within an existing conversation instead of a new one.
+// WithConversation sends within an existing conversation instead of a new
+// one (a handler's Ctx sends within the handled one by default).
 func WithConversation(id wire.ConversationID) SendOption {
-	return func(s *sendSpec) { s.conversation = &id }
+	return sendOption(func(s *sendSpec) { s.conversation = &id })
 }
 
 // WithFence attaches a fence token: the receiver drops messages of its
 // conversation whose fence is below the highest it accepted.
-func WithFence(fence uint64) SendOption { return func(s *sendSpec) { s.fence = &fence } }
+func WithFence(fence uint64) SendOption { return sendOption(func(s *sendSpec) { s.fence = &fence }) }
 
 // WithMetadata attaches an envelope metadata entry.
 func WithMetadata(key string, v wire.Value) SendOption {
-	return func(s *sendSpec) {
+	return sendOption(func(s *sendSpec) {
 		if s.metadata == nil {
 			s.metadata = wire.Metadata{}
 		}
 		s.metadata[key] = v
-	}
+	})
+}
+
+// WithReplyTopic says where a request's replies are read. Default
+// agent.responses.
+func WithReplyTopic(topic string) RequestOption {
+	return requestOption(func(s *sendSpec) { s.replyTopic = topic })
+}
+
+// WithTimeout bounds a request's wait for its answer. Default 30 s.
+func WithTimeout(d time.Duration) RequestOption {
+	return requestOption(func(s *sendSpec) { s.timeout = d })
 }
 
 // DefaultRequestTimeout bounds a request without WithTimeout.

@@ -33,10 +33,13 @@ func TestEmptySuccessfulPollResetsThePollErrorCounter(t *testing.T) {
 		return errors.New("flaky broker")
 	})
 	got := make(chan string, 1)
-	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(c *runtime.Ctx) error {
-		got <- string(c.Message().Body())
-		return nil
-	})})
+	r := start(t, tr, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			got <- string(c.Message().Body())
+			return nil
+		}),
+	})
 	// Well past ten failures, none of them consecutive, on an empty topic.
 	transporttest.Eventually(t, waitLimit, "a dozen failed polls", func() bool {
 		mu.Lock()

@@ -55,12 +55,17 @@ func TestPollerReadsAtMostOneBatchAhead(t *testing.T) {
 		release := make(chan struct{})
 		handled := make(chan struct{}, 10)
 		r := start(t, counter, runtime.ConsumerConfig{
-			Group: "g", Concurrency: conc, PollBatch: 2, MaxQueuedRecords: 1,
+			Group: "g",
 			Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 				<-release
 				handled <- struct{}{}
 				return nil
 			}),
+			Tuning: runtime.Tuning{
+				Concurrency:      conc,
+				PollBatch:        2,
+				MaxQueuedRecords: 1,
+			},
 		})
 		// The batch being handled and the one read ahead, then polling
 		// waits (with lanes, intake waits for the global bound too).

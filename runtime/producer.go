@@ -18,12 +18,6 @@ type ProducerOptions struct {
 	// Backoff is the wait after the first transient failure, doubled after
 	// each further one. Default 50 ms.
 	Backoff time.Duration
-	// Clock times the backoff. Default SystemClock.
-	Clock Clock
-	// IDs mints record ids for envelopes that have none. Default ULIDSource.
-	IDs IDSource
-	// Logger receives retry warnings. Default slog.Default().
-	Logger *slog.Logger
 	// Interceptors wrap every Publish, the first outermost (see
 	// SendInterceptor). Default none.
 	Interceptors []SendInterceptor
@@ -32,28 +26,31 @@ type ProducerOptions struct {
 // Producer publishes records, plain provenance messages and AGDX envelopes,
 // retrying transient transport errors and surfacing the rest.
 type Producer struct {
-	t    Transport
-	opts ProducerOptions
+	t     Transport
+	opts  ProducerOptions
+	clock Clock
+	ids   IDSource
+	log   *slog.Logger
 }
 
-// NewProducer returns a producer over t.
+// NewProducer returns a producer over t with the system clock, ULID record
+// ids and slog.Default(); a client's producer (Client.Producer) uses the
+// client's instead.
 func NewProducer(t Transport, opts ProducerOptions) *Producer {
+	clock := SystemClock{}
+	return newProducer(t, opts, clock, ULIDSource{Clock: clock}, slog.Default())
+}
+
+// newProducer returns a producer over t timing its backoff on clock, minting
+// record ids from ids and warning on log.
+func newProducer(t Transport, opts ProducerOptions, clock Clock, ids IDSource, log *slog.Logger) *Producer {
 	if opts.Attempts <= 0 {
 		opts.Attempts = 4
 	}
 	if opts.Backoff <= 0 {
 		opts.Backoff = 50 * time.Millisecond
 	}
-	if opts.Clock == nil {
-		opts.Clock = SystemClock{}
-	}
-	if opts.IDs == nil {
-		opts.IDs = ULIDSource{Clock: opts.Clock}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	return &Producer{t: t, opts: opts}
+	return &Producer{t: t, opts: opts, clock: clock, ids: ids, log: log}
 }
 
 // Transport returns the transport the producer publishes to.
@@ -77,9 +74,9 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 		if !IsTransient(err) || attempt >= p.opts.Attempts || ctx.Err() != nil {
 			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
-		p.opts.Logger.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)
+		p.log.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)
 		select {
-		case <-p.opts.Clock.After(delay):
+		case <-p.clock.After(delay):
 		case <-ctx.Done():
 			return nil, fmt.Errorf("publish to %s: %w", topic, ctx.Err())
 		}
@@ -107,7 +104,7 @@ func (p *Producer) SendPlain(ctx context.Context, topic string, prov *wire.Prove
 // headers), and publishes it keyed by its conversation.
 func (p *Producer) SendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
-		id := p.opts.IDs.NewID()
+		id := p.ids.NewID()
 		env.Record = &id
 	}
 	if err := wire.Validate(env); err != nil {

@@ -30,7 +30,8 @@ func TestLanesByteBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 	order := map[uint32][]string{}
 	counts := map[string]int{}
 	handled := make(chan struct{}, 16)
-	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(3), MaxQueuedBytes: 64 << 10, PollBatch: 1,
+	r := start(t, tr, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			b := c.Message().Body()
 			name := string(b)
@@ -47,7 +48,13 @@ func TestLanesByteBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 			mu.Unlock()
 			handled <- struct{}{}
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency:    runtime.PerPartition(3),
+			MaxQueuedBytes: 64 << 10,
+			PollBatch:      1,
+		},
+	})
 	big := func(name string) string { return name + " " + strings.Repeat("x", 40<<10) }
 	plain(t, log, wire.Provenance{Conversation: convs[0]}, big("block"))
 	recv(t, started, "the blocker")

@@ -52,61 +52,16 @@ type Command struct {
 	Body   []byte
 }
 
-// command builds the envelope of cmd under spec.
-func (c *Client) command(cmd Command, spec *sendSpec, corr wire.ID) (*wire.Envelope, error) {
-	from, err := parseAgentID(cmd.From)
-	if err != nil {
-		return nil, &Error{Code: CodeConfig, Msg: "command sender", Err: err}
-	}
-	env := &wire.Envelope{Kind: wire.KindCommand, Source: from, Correlation: &corr, Body: cmd.Body, Metadata: spec.metadata}
-	if spec.conversation != nil {
-		env.Conversation = *spec.conversation
-	} else {
-		env.Conversation = c.opts.IDs.NewID()
-	}
-	if cmd.Target != "" {
-		target, err := parseAgentID(cmd.Target)
-		if err != nil {
-			return nil, &Error{Code: CodeConfig, Msg: "command target", Err: err}
-		}
-		env.Target = &target
-	}
-	if spec.idem != "" {
-		key, err := wire.ParseIdempotencyKey(spec.idem)
-		if err != nil {
-			return nil, &Error{Code: CodeConfig, Msg: "idempotency key", Err: err}
-		}
-		env.IdempotencyKey = &key
-	}
-	if !spec.deadline.IsZero() {
-		d := uint64(spec.deadline.UnixMicro())
-		env.DeadlineMicros = &d
-	}
-	if spec.operation != "" {
-		op := spec.operation
-		env.Operation = &op
-	}
-	if spec.fence != nil {
-		if env.Metadata == nil {
-			env.Metadata = wire.Metadata{}
-		}
-		env.Metadata[wire.HeaderFence] = wire.UintValue(*spec.fence)
-	}
-	return env, nil
+// command is the outgoing AGDX command cmd under spec, with correlation corr.
+func command(cmd Command, spec sendSpec, corr wire.ID) *outgoing {
+	return &outgoing{kind: wire.KindCommand, from: cmd.From, who: "command sender", target: cmd.Target, correlation: &corr, body: cmd.Body, spec: spec, ct: wire.ContentRaw}
 }
 
 // SendCommand publishes an AGDX command without waiting for a reply and
 // returns its envelope (with the minted record and correlation ids).
-func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...SendOption) (*wire.Envelope, error) {
-	spec := buildSpec(opts)
-	env, err := c.command(cmd, &spec, c.opts.IDs.NewID())
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
-		return nil, err
-	}
-	return env, nil
+func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...CommandOption) (*wire.Envelope, error) {
+	env, _, err := c.post(ctx, topicOr(cmd.Topic, TopicCommands), command(cmd, specOf(opts, CommandOption.applyCommand), c.opts.IDs.NewID()))
+	return env, err
 }
 
 // sendAwaited publishes cmd as an AGDX command with a fresh correlation,
@@ -114,7 +69,8 @@ func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...SendOptio
 // an instant answer is seen. The target is the principal a verified answer
 // must come from. done unregisters the waiter.
 func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
-	env, err := c.command(cmd, spec, c.opts.IDs.NewID())
+	out := command(cmd, *spec, c.opts.IDs.NewID())
+	env, err := c.envelope(out)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -127,7 +83,7 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 		return nil, nil, nil, err
 	}
 	done := func() { hub.unregister(w) }
-	if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
+	if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
 		done()
 		return nil, nil, nil, err
 	}
@@ -139,15 +95,15 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 // reader is registered before the command is published, so even an instant
 // reply is seen. An AGDX error reply returns the message and a *RemoteError;
 // no reply within the timeout returns an error matching ErrTimeout.
-func (c *Client) Request(ctx context.Context, cmd Command, opts ...SendOption) (*Message, error) {
+func (c *Client) Request(ctx context.Context, cmd Command, opts ...RequestOption) (*Message, error) {
 	if ris := c.requestInterceptors(); len(ris) > 0 {
 		return c.interceptedRequest(ctx, ris, cmd, opts)
 	}
 	return c.request(ctx, cmd, opts)
 }
 
-func (c *Client) request(ctx context.Context, cmd Command, opts []SendOption) (*Message, error) {
-	spec := buildSpec(opts)
+func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption) (*Message, error) {
+	spec := specOf(opts, RequestOption.applyRequest)
 	env, w, done, err := c.sendAwaited(ctx, cmd, &spec)
 	if err != nil {
 		return nil, err
@@ -175,44 +131,16 @@ func topicOr(topic, def string) string {
 	return def
 }
 
-// Emit publishes an AGDX event from agent from, in a new conversation unless
-// WithConversation says otherwise.
+// Emit publishes an AGDX event from agent from on topic, in a new
+// conversation unless WithConversation says otherwise.
 func (c *Client) Emit(ctx context.Context, topic, from string, body []byte, opts ...SendOption) (*wire.Envelope, error) {
-	spec := buildSpec(opts)
-	source, err := parseAgentID(from)
-	if err != nil {
-		return nil, &Error{Code: CodeConfig, Msg: "event source", Err: err}
-	}
-	env := &wire.Envelope{Kind: wire.KindEvent, Source: source, Body: body, Metadata: spec.metadata}
-	if spec.conversation != nil {
-		env.Conversation = *spec.conversation
-	} else {
-		env.Conversation = c.opts.IDs.NewID()
-	}
-	if spec.operation != "" {
-		op := spec.operation
-		env.Operation = &op
-	}
-	if spec.idem != "" {
-		key, err := wire.ParseIdempotencyKey(spec.idem)
-		if err != nil {
-			return nil, &Error{Code: CodeConfig, Msg: "idempotency key", Err: err}
-		}
-		env.IdempotencyKey = &key
-	}
-	if _, err := c.prod.SendEnvelope(ctx, topic, env, spec.ct(wire.ContentRaw), nil); err != nil {
-		return nil, err
-	}
-	return env, nil
+	env, _, err := c.post(ctx, topic, &outgoing{kind: wire.KindEvent, from: from, who: "event source", body: body, spec: specOf(opts, SendOption.applyEvent), ct: wire.ContentRaw})
+	return env, err
 }
 
 // SendPlain publishes payload as a plain message carrying prov as string
 // headers, keyed by its conversation.
-func (c *Client) SendPlain(ctx context.Context, topic string, prov wire.Provenance, payload []byte, opts ...SendOption) (Position, error) {
-	spec := buildSpec(opts)
-	var extra []wire.Header
-	if spec.hasCT {
-		extra = append(extra, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(spec.contentType))})
-	}
-	return c.prod.SendPlain(ctx, topic, &prov, payload, extra...)
+func (c *Client) SendPlain(ctx context.Context, topic string, prov wire.Provenance, payload []byte, opts ...ReplyOption) (Position, error) {
+	spec := specOf(opts, ReplyOption.applyReply)
+	return c.postPlain(ctx, topic, &prov, payload, &spec)
 }

@@ -34,9 +34,15 @@ func TestRunAgainAfterDeadLetterFailureParksThePoison(t *testing.T) {
 			})
 			sink, dls := deadLetters()
 			cfg := runtime.ConsumerConfig{
-				Topic: topic, Group: agent, Agent: agent, DeadLetterSink: sink, Logger: quietLogger(),
-				Retry:   runtime.RetryPolicy{MaxAttempts: 1},
+				Topic:   topic,
+				Group:   agent,
+				Agent:   agent,
 				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+				Client:  runtime.NewClient(faulty, runtime.ClientOptions{Logger: quietLogger()}),
+				Tuning: runtime.Tuning{
+					DeadLetterSink: sink,
+					Retry:          runtime.RetryPolicy{MaxAttempts: 1},
+				},
 			}
 			var pos runtime.Position
 			if signed {

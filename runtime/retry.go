@@ -10,7 +10,7 @@ import (
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts before the message is
 	// dead-lettered as retry_exhausted; 1 runs the handler once. In a
-	// ConsumerConfig, 0 means the default, 5.
+	// Tuning, 0 means the default, 5.
 	MaxAttempts int
 	// BaseDelay is the wait after the first failure, doubled after each
 	// further one with no cap and no jitter. Default 200 ms.

@@ -39,7 +39,8 @@ func TestLanesBlockedPartitionDoesNotStopAnother(t *testing.T) {
 	slow, fast := convOn(t, log, 0), convOn(t, log, 1)
 	release := make(chan struct{})
 	got := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(2),
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			b := string(c.Message().Body())
 			if b == "slow" {
@@ -47,7 +48,11 @@ func TestLanesBlockedPartitionDoesNotStopAnother(t *testing.T) {
 			}
 			got <- b
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency: runtime.PerPartition(2),
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: slow}, "slow")
 	plain(t, log, wire.Provenance{Conversation: fast}, "fast")
 	if b := recv(t, got, "fast message"); b != "fast" {
@@ -72,7 +77,8 @@ func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 	order := map[uint32][]string{}
 	counts := map[string]int{}
 	handled := make(chan struct{}, 64)
-	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(3), MaxQueuedRecords: 3, PollBatch: 1,
+	r := start(t, tr, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			b := string(c.Message().Body())
 			if b == "block" {
@@ -84,7 +90,13 @@ func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 			mu.Unlock()
 			handled <- struct{}{}
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency:      runtime.PerPartition(3),
+			MaxQueuedRecords: 3,
+			PollBatch:        1,
+		},
+	})
 	// The blocker and two more on partition 0 fill the bound of 3 records.
 	plain(t, log, wire.Provenance{Conversation: convs[0]}, "block")
 	plain(t, log, wire.Provenance{Conversation: convs[0]}, "p0-1")
@@ -143,14 +155,19 @@ func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	done := make(chan struct{}, 32)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(1),
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			mu.Lock()
 			seen[string(c.Message().Body())]++
 			mu.Unlock()
 			done <- struct{}{}
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency: runtime.PerPartition(1),
+		},
+	})
 	last := map[uint32]runtime.Position{}
 	for p := uint32(0); p < 3; p++ {
 		c := convOn(t, log, p)
@@ -179,7 +196,8 @@ func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	var bodies []string
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Concurrency: runtime.PerPartition(2), PollBatch: 10,
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			b := string(c.Message().Body())
 			if b == "m0" {
@@ -190,7 +208,12 @@ func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
 			bodies = append(bodies, b)
 			mu.Unlock()
 			return nil
-		})})
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency: runtime.PerPartition(2),
+			PollBatch:   10,
+		},
+	})
 	c := conv()
 	var last runtime.Position
 	for i := 0; i < 5; i++ {
@@ -271,13 +294,16 @@ func TestFailedOffsetStoreLeavesTheMessageForRedelivery(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
 	called := make(chan struct{}, 2)
-	cfg := runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error {
-		mu.Lock()
-		calls++
-		mu.Unlock()
-		called <- struct{}{}
-		return nil
-	})}
+	cfg := runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			called <- struct{}{}
+			return nil
+		}),
+	}
 	r := start(t, tr, cfg)
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
 	if err := r.wait(t); err == nil {
@@ -346,8 +372,13 @@ func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) 
 		return nil
 	})
 	sink, dls := deadLetters()
-	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, DeadLetterSink: sink,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") })})
+	r := start(t, tr, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "poison")
 	dl := recv(t, dls, "failed dead letter")
 	if dl.PublishErr == nil || !strings.Contains(dl.PublishErr.Error(), "dlq unavailable") {
@@ -395,15 +426,22 @@ func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
 	first := plain(t, log, wire.Provenance{Conversation: c}, "takes a second")
 	plain(t, log, wire.Provenance{Conversation: c}, "blocks")
 	release := make(chan struct{})
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, PollBatch: 10, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-		switch string(ctx.Message().Body()) {
-		case "takes a second":
-			clock.Advance(time.Second)
-		case "blocks":
-			<-release
-		}
-		return nil
-	})})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			switch string(ctx.Message().Body()) {
+			case "takes a second":
+				clock.Advance(time.Second)
+			case "blocks":
+				<-release
+			}
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Tuning: runtime.Tuning{
+			PollBatch: 10,
+		},
+	})
 	// The second record holds the batch; the first one's offset must not
 	// wait for the batch to end, since a second passed while it ran.
 	transporttest.Eventually(t, waitLimit, "the first record committed mid-batch", func() bool {

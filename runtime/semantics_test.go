@@ -20,8 +20,10 @@ import (
 func TestStaleFenceRecordIsDroppedAndCommitted(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	got := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+	})
 	c := conv()
 	fence := func(n uint64) *uint64 { return &n }
 	plain(t, log, wire.Provenance{Conversation: c, Fence: fence(7)}, "holder 7")
@@ -44,8 +46,14 @@ func TestExpiredDuplicateIsDroppedAndCommittedNotDeadLettered(t *testing.T) {
 	log := newLog(t, 1, clock)
 	sink, dls := deadLetters()
 	got := make(chan string, 4)
-	r := start(t, log, runtime.ConsumerConfig{Agent: agent, Clock: clock, DeadLetterSink: sink,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil })})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent:   agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Tuning: runtime.Tuning{
+			DeadLetterSink: sink,
+		},
+	})
 	c := conv()
 	future, past := uint64(epoch.Add(time.Hour).UnixMicro()), uint64(epoch.Add(-time.Second).UnixMicro())
 	plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "order-9", Deadline: &future}, "original")
@@ -71,8 +79,12 @@ func TestExpiredDuplicateIsDroppedAndCommittedNotDeadLettered(t *testing.T) {
 func TestPlainReplyDropsTheIdempotencyKeyTargetsTheSenderAndSetsTheCausalParent(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clock)
-	start(t, log, runtime.ConsumerConfig{Agent: agent, RespondTopic: resp, Clock: clock,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("done")) })})
+	start(t, log, runtime.ConsumerConfig{
+		Agent:        agent,
+		RespondTopic: resp,
+		Handler:      handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("done")) }),
+		Client:       runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+	})
 	c, parent, root := conv(), conv(), conv()
 	deadline, fence := uint64(epoch.Add(time.Hour).UnixMicro()), uint64(4)
 	handled := plain(t, log, wire.Provenance{Conversation: c, ParentConversation: &parent, RootConversation: &root,
@@ -108,8 +120,8 @@ func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 	c := newClient(t, memlog.New("laser", memlog.WithClock(clock)), clock, nil)
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{AckOnPickup: true, DeadLetterSink: sink},
-		Handler:  handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") })})
+		Tuning:  runtime.Tuning{AckOnPickup: true, DeadLetterSink: sink},
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") })})
 	res := make(chan *runtime.ContractResult, 1)
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{
@@ -142,7 +154,7 @@ func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
 	c := newClient(t, memlog.New("laser", memlog.WithClock(clock)), clock, reg)
 	picked, release := make(chan struct{}, 1), make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "worker", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{AckOnPickup: true, SigningKey: key},
+		Tuning: runtime.Tuning{AckOnPickup: true, SigningKey: key},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			picked <- struct{}{}
 			<-release

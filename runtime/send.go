@@ -79,7 +79,7 @@ func (c *Client) requestInterceptors() []RequestInterceptor {
 	return list
 }
 
-func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, cmd Command, opts []SendOption) (*Message, error) {
+func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, cmd Command, opts []RequestOption) (*Message, error) {
 	call := &RequestCall{Topic: topicOr(cmd.Topic, TopicCommands), Command: cmd}
 	next := func(ctx context.Context) (*Message, error) { return c.request(ctx, cmd, opts) }
 	for i := len(ris) - 1; i >= 0; i-- {

@@ -22,7 +22,9 @@ func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
 			m1 := plain(t, log, wire.Provenance{Conversation: c}, "m1")
 			plain(t, log, wire.Provenance{Conversation: c}, "cut off")
 			started := make(chan struct{})
-			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Concurrency: conc, Logger: quietLogger(),
+			consumer, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+				Topic: topic,
+				Group: agent,
 				Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 					if string(ctx.Message().Body()) == "cut off" {
 						close(started)
@@ -30,7 +32,12 @@ func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
 						return ctx.Err()
 					}
 					return nil
-				})})
+				}),
+				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Tuning: runtime.Tuning{
+					Concurrency: conc,
+				},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

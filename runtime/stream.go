@@ -43,7 +43,11 @@ func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, err
 	if !wire.IsChunkPurpose(purpose) {
 		return nil, errorf(CodeInvalid, "%q is not a chunk purpose (chat|reasoning|tool_args)", purpose)
 	}
-	base, err := c.answer(wire.KindChunk, nil)
+	o, err := c.answer(wire.KindChunk, nil, sendSpec{}, ct)
+	if err != nil {
+		return nil, err
+	}
+	base, err := c.Client().envelope(o)
 	if err != nil {
 		return nil, err
 	}

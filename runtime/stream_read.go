@@ -109,12 +109,12 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
 // starts, once per iteration.
-func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...SendOption) iter.Seq2[[]byte, error] {
+func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...RequestOption) iter.Seq2[[]byte, error] {
 	return c.RequestStreamWith(ctx, cmd, nil, opts...)
 }
 
 // RequestStreamWith is RequestStream with stream options.
-func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []StreamOption, opts ...SendOption) iter.Seq2[[]byte, error] {
+func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []StreamOption, opts ...RequestOption) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		sspec := streamSpec{buffer: DefaultStreamBuffer}
 		for _, o := range sopts {
@@ -123,8 +123,9 @@ func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []Str
 		if sspec.buffer < 1 {
 			sspec.buffer = 1
 		}
-		spec := buildSpec(opts)
-		env, err := c.command(cmd, &spec, c.opts.IDs.NewID())
+		spec := specOf(opts, RequestOption.applyRequest)
+		out := command(cmd, spec, c.opts.IDs.NewID())
+		env, err := c.envelope(out)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -141,7 +142,7 @@ func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []Str
 			return
 		}
 		defer hub.unregister(w)
-		if _, err := c.prod.SendEnvelope(ctx, topicOr(cmd.Topic, TopicCommands), env, spec.ct(wire.ContentRaw), nil); err != nil {
+		if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
 			yield(nil, err)
 			return
 		}

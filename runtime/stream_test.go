@@ -95,7 +95,7 @@ func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
 	}
 	c := newClient(t, log, runtime.SystemClock{}, reg)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
-		Consumer: runtime.ConsumerConfig{SigningKey: key}, Handler: streamer("signed", "tokens")})
+		Tuning: runtime.Tuning{SigningKey: key}, Handler: streamer("signed", "tokens")})
 	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}))
 	if err != nil || len(got) != 2 || got[0] != "signed" {
 		t.Fatalf("signed stream: %q, %v", got, err)

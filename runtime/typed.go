@@ -65,14 +65,14 @@ func RespondValue(c *Ctx, out any, ct wire.ContentType) error {
 // Call sends a typed request for operation op and decodes the typed reply.
 // An AGDX error reply comes back as a *RemoteError; no reply in time as an
 // error matching ErrTimeout.
-func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...SendOption) (Out, error) {
+func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...RequestOption) (Out, error) {
 	var out Out
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return out, err
 	}
 	cmd.Body = body
-	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]RequestOption{WithOperation(op), WithContentType(ct)}, opts...)
 	reply, err := client.Request(ctx, cmd, opts...)
 	if err != nil {
 		return out, err
@@ -84,19 +84,21 @@ func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, 
 }
 
 // Tell sends a typed command for operation op without waiting for a reply.
-func Tell(ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+func Tell(ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...CommandOption) error {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return err
 	}
 	cmd.Body = body
-	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]CommandOption{WithOperation(op), WithContentType(ct)}, opts...)
 	_, err = client.SendCommand(ctx, cmd, opts...)
 	return err
 }
 
-// Publish emits a typed AGDX event for operation op from agent from.
-func Publish(ctx context.Context, client *Client, topic, from, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+// EmitEvent emits a typed AGDX event for operation op from agent from on
+// topic (the typed form of Client.Emit; Transport.Publish appends raw
+// records).
+func EmitEvent(ctx context.Context, client *Client, topic, from, op string, ct wire.ContentType, in any, opts ...SendOption) error {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return err

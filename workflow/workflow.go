@@ -451,7 +451,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 	// The command expires when the wait for it ends, so a worker picking it
 	// up later dead-letters it instead of acting for nobody.
 	wait := r.wait()
-	opts := []runtime.SendOption{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
+	opts := []runtime.RequestOption{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
 		runtime.WithDeadline(r.c.Clock().Now().Add(wait)), runtime.WithIdempotencyKey(idem)}
 	if route.IsAll() {
 		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)

@@ -54,7 +54,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 			}
 			return runtime.Rejectf("cannot book %q", c.Message().Body())
 		}),
-		Consumer: runtime.ConsumerConfig{Logger: logger, DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+		Tuning: runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
 	})
 	if err != nil {
 		t.Fatal(err)

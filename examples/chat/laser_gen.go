@@ -37,11 +37,9 @@ const (
 )
 
 // NewHistorianAgent returns agent "historian" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewHistorianAgent(client *runtime.Client, impl *Historian, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -49,12 +47,11 @@ func NewHistorianAgent(client *runtime.Client, impl *Historian, consumer runtime
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     HistorianCard(),
-		Consumer: consumer,
-		Handler:  HistorianHandler(impl),
-		ID:       HistorianAgentID,
-		Listen:   "agent.commands",
-		Respond:  "agent.responses",
+		ID:      HistorianAgentID,
+		Listen:  HistorianListenTopic,
+		Respond: HistorianRespondTopic,
+		Handler: HistorianHandler(impl),
+		Card:    HistorianCard(),
 	}, opts...)
 }
 
@@ -106,7 +103,7 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 type HistorianClient interface {
 	// Ask sends operation "ask" and waits for the typed reply; a failure the
 	// agent answers with comes back as a *runtime.RemoteError.
-	Ask(ctx context.Context, in Question, opts ...runtime.SendOption) (Answer, error)
+	Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error)
 }
 
 // historianClient is the HistorianClient that sends on the log.
@@ -118,22 +115,22 @@ type historianClient struct {
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.SendOption) HistorianClient {
 	return &historianClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic(HistorianRespondTopic)}, opts...),
+		opts:   opts,
 	}
 }
 
 // Ask implements HistorianClient.
-func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.SendOption) (Answer, error) {
+func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error) {
 	return runtime.Call[Answer](ctx, c.client, runtime.Command{
 		Topic:  HistorianListenTopic,
 		From:   c.from,
 		Target: HistorianAgentID,
-	}, HistorianOpAsk, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, HistorianOpAsk, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, HistorianRespondTopic, opts)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

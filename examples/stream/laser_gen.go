@@ -37,11 +37,9 @@ const (
 )
 
 // NewWriterAgent returns agent "writer" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewWriterAgent(client *runtime.Client, impl *Writer, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -49,12 +47,11 @@ func NewWriterAgent(client *runtime.Client, impl *Writer, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     WriterCard(),
-		Consumer: consumer,
-		Handler:  WriterHandler(impl),
-		ID:       WriterAgentID,
-		Listen:   "agent.commands",
-		Respond:  "agent.responses",
+		ID:      WriterAgentID,
+		Listen:  WriterListenTopic,
+		Respond: WriterRespondTopic,
+		Handler: WriterHandler(impl),
+		Card:    WriterCard(),
 	}, opts...)
 }
 
@@ -103,7 +100,7 @@ type WriterClient interface {
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
 	// context's).
-	Draft(ctx context.Context, in Prompt, opts ...runtime.SendOption) iter.Seq2[Token, error]
+	Draft(ctx context.Context, in Prompt, opts ...runtime.RequestOption) iter.Seq2[Token, error]
 }
 
 // writerClient is the WriterClient that sends on the log.
@@ -115,22 +112,22 @@ type writerClient struct {
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOption) WriterClient {
 	return &writerClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic(WriterRespondTopic)}, opts...),
+		opts:   opts,
 	}
 }
 
 // Draft implements WriterClient.
-func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.SendOption) iter.Seq2[Token, error] {
+func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.RequestOption) iter.Seq2[Token, error] {
 	return runtime.CallStream[Token](ctx, c.client, runtime.Command{
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, WriterOpDraft, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, WriterRespondTopic, opts)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

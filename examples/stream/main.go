@@ -55,7 +55,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		return err
 	}
-	writer, err := NewWriterAgent(client, &Writer{}, runtime.ConsumerConfig{})
+	writer, err := NewWriterAgent(client, &Writer{})
 	if err != nil {
 		return err
 	}
@@ -63,14 +63,14 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	if err := h.Ready(ctx); err != nil {
 		return err
 	}
-	writers := NewWriterClient(client, "caller", runtime.WithTimeout(5*time.Second))
+	writers := NewWriterClient(client, "caller")
 	for _, prompt := range []Prompt{{Topic: "a log"}, {Topic: "a log", FailAfter: 3}} {
 		fmt.Fprintf(out, "caller: a story about %s", prompt.Topic)
 		if prompt.FailAfter > 0 {
 			fmt.Fprintf(out, ", failing after %d words", prompt.FailAfter)
 		}
 		fmt.Fprintln(out)
-		for tok, err := range writers.Draft(ctx, prompt) {
+		for tok, err := range writers.Draft(ctx, prompt, runtime.WithTimeout(5*time.Second)) {
 			var remote *runtime.RemoteError
 			switch {
 			case errors.As(err, &remote):

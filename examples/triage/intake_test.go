@@ -23,7 +23,7 @@ type fakeClassifier struct {
 	asked   []Ticket
 }
 
-func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.SendOption) (Classification, error) {
+func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.RequestOption) (Classification, error) {
 	f.asked = append(f.asked, in)
 	return f.verdict, f.err
 }
@@ -31,7 +31,7 @@ func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.Sen
 // fakeResolver records the refunds it is asked for.
 type fakeResolver struct{ refunds []Resolution }
 
-func (f *fakeResolver) Resolve(_ context.Context, in Resolution, _ ...runtime.SendOption) error {
+func (f *fakeResolver) Resolve(_ context.Context, in Resolution, _ ...runtime.CommandOption) error {
 	f.refunds = append(f.refunds, in)
 	return nil
 }

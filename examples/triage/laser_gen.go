@@ -63,11 +63,9 @@ const (
 )
 
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
-// "triage.intake" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.intake" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewIntakeAgent(client *runtime.Client, impl *Intake, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -75,12 +73,11 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake, consumer runtime.Consu
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     IntakeCard(),
-		Consumer: consumer,
-		Handler:  IntakeHandler(impl),
-		ID:       IntakeAgentID,
-		Listen:   "triage.intake",
-		Respond:  "agent.responses",
+		ID:      IntakeAgentID,
+		Listen:  IntakeListenTopic,
+		Respond: IntakeRespondTopic,
+		Handler: IntakeHandler(impl),
+		Card:    IntakeCard(),
 	}, opts...)
 }
 
@@ -122,7 +119,7 @@ func (h intakeDispatcher) handleSubmit(c *runtime.Ctx, m *runtime.Message) error
 // code that holds one a fake.
 type IntakeClient interface {
 	// Submit sends operation "submit" without waiting for it to be handled.
-	Submit(ctx context.Context, in Ticket, opts ...runtime.SendOption) error
+	Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error
 }
 
 // intakeClient is the IntakeClient that sends on the log.
@@ -134,22 +131,22 @@ type intakeClient struct {
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOption) IntakeClient {
 	return &intakeClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic(IntakeRespondTopic)}, opts...),
+		opts:   opts,
 	}
 }
 
 // Submit implements IntakeClient.
-func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.SendOption) error {
+func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  IntakeListenTopic,
 		From:   c.from,
 		Target: IntakeAgentID,
-	}, IntakeOpSubmit, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, IntakeOpSubmit, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -178,11 +175,9 @@ const (
 )
 
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
-// "triage.classify" and answers on "agent.responses"; consumer holds every
-// other consumer option (its Topic, Group, Agent, Handler, RespondTopic and
-// Client are set from the agent); opts such as runtime.WithCardPublished
-// adjust the agent.
-func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.classify" and answers on "agent.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewClassifierAgent(client *runtime.Client, impl *Classifier, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -190,12 +185,11 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier, consumer runti
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     ClassifierCard(),
-		Consumer: consumer,
-		Handler:  ClassifierHandler(impl),
-		ID:       ClassifierAgentID,
-		Listen:   "triage.classify",
-		Respond:  "agent.responses",
+		ID:      ClassifierAgentID,
+		Listen:  ClassifierListenTopic,
+		Respond: ClassifierRespondTopic,
+		Handler: ClassifierHandler(impl),
+		Card:    ClassifierCard(),
 	}, opts...)
 }
 
@@ -243,7 +237,7 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 type ClassifierClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	Classify(ctx context.Context, in Ticket, opts ...runtime.SendOption) (Classification, error)
+	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error)
 }
 
 // classifierClient is the ClassifierClient that sends on the log.
@@ -255,22 +249,22 @@ type classifierClient struct {
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
-// "agent.responses" unless they say otherwise.
+// "agent.responses" unless a request's options say otherwise.
 func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.SendOption) ClassifierClient {
 	return &classifierClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...),
+		opts:   opts,
 	}
 }
 
 // Classify implements ClassifierClient.
-func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.SendOption) (Classification, error) {
+func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error) {
 	return runtime.Call[Classification](ctx, c.client, runtime.Command{
 		Topic:  ClassifierListenTopic,
 		From:   c.from,
 		Target: ClassifierAgentID,
-	}, ClassifierOpClassify, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, ClassifierOpClassify, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, ClassifierRespondTopic, opts)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -297,10 +291,9 @@ const (
 )
 
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
-// "triage.resolve"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent);
-// opts such as runtime.WithCardPublished adjust the agent.
-func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.resolve"; opts such as runtime.WithTuning and
+// runtime.WithCardPublished adjust the agent.
+func NewResolverAgent(client *runtime.Client, impl *Resolver, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -308,11 +301,10 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver, consumer runtime.C
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     ResolverCard(),
-		Consumer: consumer,
-		Handler:  ResolverHandler(impl),
-		ID:       ResolverAgentID,
-		Listen:   "triage.resolve",
+		ID:      ResolverAgentID,
+		Listen:  ResolverListenTopic,
+		Handler: ResolverHandler(impl),
+		Card:    ResolverCard(),
 	}, opts...)
 }
 
@@ -355,7 +347,7 @@ func (h resolverDispatcher) handleResolve(c *runtime.Ctx, m *runtime.Message) er
 // test can give code that holds one a fake.
 type ResolverClient interface {
 	// Resolve sends operation "resolve" without waiting for it to be handled.
-	Resolve(ctx context.Context, in Resolution, opts ...runtime.SendOption) error
+	Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error
 }
 
 // resolverClient is the ResolverClient that sends on the log.
@@ -376,12 +368,12 @@ func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Send
 }
 
 // Resolve implements ResolverClient.
-func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.SendOption) error {
+func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  ResolverListenTopic,
 		From:   c.from,
 		Target: ResolverAgentID,
-	}, ResolverOpResolve, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, ResolverOpResolve, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -408,10 +400,9 @@ const (
 )
 
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
-// "triage.audit"; consumer holds every other consumer option (its Topic,
-// Group, Agent, Handler, RespondTopic and Client are set from the agent);
-// opts such as runtime.WithCardPublished adjust the agent.
-func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.audit"; opts such as runtime.WithTuning and
+// runtime.WithCardPublished adjust the agent.
+func NewAuditorAgent(client *runtime.Client, impl *Auditor, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -419,11 +410,10 @@ func NewAuditorAgent(client *runtime.Client, impl *Auditor, consumer runtime.Con
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     AuditorCard(),
-		Consumer: consumer,
-		Handler:  AuditorHandler(impl),
-		ID:       AuditorAgentID,
-		Listen:   "triage.audit",
+		ID:      AuditorAgentID,
+		Listen:  AuditorListenTopic,
+		Handler: AuditorHandler(impl),
+		Card:    AuditorCard(),
 	}, opts...)
 }
 
@@ -489,7 +479,7 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendO
 
 // TicketTriaged implements AuditorClient.
 func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
-	return runtime.Publish(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

@@ -95,31 +95,30 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 	}
 	report := newReport(func(line string) { fmt.Fprintln(w, line) })
 
-	consumer := runtime.ConsumerConfig{
-		Logger: logger,
-		Retry:  runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond},
+	tuning := runtime.WithTuning(runtime.Tuning{
+		Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond},
 		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
 			report.deadLetter(dl)
 		}),
-	}
+	})
 	intake, err := NewIntakeAgent(client, &Intake{
 		Classifier: NewClassifierClient(client, "intake"),
 		Resolver:   NewResolverClient(client, "intake"),
 		Auditor:    NewAuditorClient(client, "intake"),
 		Report:     report,
-	}, consumer)
+	}, tuning)
 	if err != nil {
 		return Figures{}, err
 	}
-	classifier, err := NewClassifierAgent(client, &Classifier{Report: report}, consumer)
+	classifier, err := NewClassifierAgent(client, &Classifier{Report: report}, tuning)
 	if err != nil {
 		return Figures{}, err
 	}
-	resolver, err := NewResolverAgent(client, &Resolver{Report: report, gatewayBusy: map[string]bool{"T-2": true}}, consumer)
+	resolver, err := NewResolverAgent(client, &Resolver{Report: report, gatewayBusy: map[string]bool{"T-2": true}}, tuning)
 	if err != nil {
 		return Figures{}, err
 	}
-	auditor, err := NewAuditorAgent(client, &Auditor{Report: report}, consumer)
+	auditor, err := NewAuditorAgent(client, &Auditor{Report: report}, tuning)
 	if err != nil {
 		return Figures{}, err
 	}

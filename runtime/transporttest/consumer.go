@@ -106,8 +106,9 @@ type consumer struct {
 func (w *world) start(tr runtime.Transport, mutate func(*runtime.ConsumerConfig)) *consumer {
 	w.t.Helper()
 	cfg := runtime.ConsumerConfig{
-		Topic: w.topic, Group: w.group, Agent: "worker", DeadLetterTopic: w.dlq,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: w.topic,
+		Group: w.group,
+		Agent: "worker",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			body := string(c.Message().Body())
 			if bytes.HasPrefix(c.Message().Body(), []byte("poison")) {
@@ -116,7 +117,11 @@ func (w *world) start(tr runtime.Transport, mutate func(*runtime.ConsumerConfig)
 			w.handled <- body
 			return nil
 		}),
-		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { w.parked <- dl }),
+		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			DeadLetterTopic: w.dlq,
+			DeadLetterSink:  runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { w.parked <- dl }),
+		},
 	}
 	if mutate != nil {
 		mutate(&cfg)

@@ -36,12 +36,14 @@ func Latency(b *testing.B, consume, publish runtime.Transport) {
 	var sentAt atomic.Int64
 	got := make(chan time.Duration, 1)
 	c, err := runtime.NewConsumer(consume, runtime.ConsumerConfig{
-		Topic: topic, Group: group, Agent: "worker",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Topic: topic,
+		Group: group,
+		Agent: "worker",
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
 			got <- time.Duration(time.Now().UnixNano() - sentAt.Load())
 			return nil
 		}),
+		Client: runtime.NewClient(consume, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -16,11 +16,12 @@ func scenarioRequestPicksUpALateReplyTopic(t *testing.T, tr runtime.Transport) {
 	client := w.client()
 	k := w.start(tr, func(c *runtime.ConsumerConfig) {
 		c.Client = client
+		c.RespondTopic = replies
 		c.Handler = runtime.HandlerFunc(func(ctx *runtime.Ctx) error {
 			if err := tr.EnsureTopics(ctx, 2, replies); err != nil {
 				return err
 			}
-			return ctx.ReplyOn(replies, append([]byte("re: "), ctx.Message().Body()...))
+			return ctx.Respond(append([]byte("re: "), ctx.Message().Body()...))
 		})
 	})
 	reply, err := client.Request(w.ctx, runtime.Command{Topic: w.topic, From: "caller", Body: []byte("ping")},

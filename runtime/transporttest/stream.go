@@ -65,9 +65,16 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 	w.client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet})
 	t.Cleanup(func() { _ = w.client.Close() })
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: w.cmds, Group: freshName(t, "g"), Agent: "writer", RespondTopic: w.resps, DeadLetterTopic: dlq,
-		Logger: quiet, Client: w.client, Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return h(c, w.resps) }),
-		Retry: runtime.RetryPolicy{MaxAttempts: 1},
+		Topic:        w.cmds,
+		Group:        freshName(t, "g"),
+		Agent:        "writer",
+		RespondTopic: w.resps,
+		Client:       w.client,
+		Handler:      runtime.HandlerFunc(func(c *runtime.Ctx) error { return h(c, w.resps) }),
+		Tuning: runtime.Tuning{
+			DeadLetterTopic: dlq,
+			Retry:           runtime.RetryPolicy{MaxAttempts: 1},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +94,8 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 }
 
 // read runs one stream to its end and returns the pieces and the error.
-func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.SendOption) ([]string, error) {
-	opts = append([]runtime.SendOption{runtime.WithReplyTopic(w.resps)}, opts...)
+func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.RequestOption) ([]string, error) {
+	opts = append([]runtime.RequestOption{runtime.WithReplyTopic(w.resps)}, opts...)
 	var got []string
 	for b, err := range w.client.RequestStreamWith(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, sopts, opts...) {
 		if err != nil {

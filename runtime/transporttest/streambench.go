@@ -27,8 +27,11 @@ func BenchStream(b *testing.B, tr runtime.Transport, chunks, size int) {
 	defer client.Close()
 	piece := make([]byte, size)
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
-		Topic: cmds, Group: freshName(b, "g"), Agent: "writer", RespondTopic: resps, DeadLetterTopic: dlq,
-		Logger: quiet, Client: client, PollInterval: time.Millisecond,
+		Topic:        cmds,
+		Group:        freshName(b, "g"),
+		Agent:        "writer",
+		RespondTopic: resps,
+		Client:       client,
 		Handler: runtime.HandlerFunc(func(ctx *runtime.Ctx) error {
 			s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
@@ -41,6 +44,10 @@ func BenchStream(b *testing.B, tr runtime.Transport, chunks, size int) {
 			}
 			return s.Close()
 		}),
+		Tuning: runtime.Tuning{
+			DeadLetterTopic: dlq,
+			PollInterval:    time.Millisecond,
+		},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := registry.New(tr, registry.Options{Topic: "cards"})
-	quiet, err := NewBillingAgent(client, NewBilling(), runtime.ConsumerConfig{})
+	quiet, err := NewBillingAgent(client, NewBilling())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 		t.Fatalf("an agent without the option published %d cards", n)
 	}
 
-	agent, err := NewBillingAgent(client, NewBilling(), runtime.ConsumerConfig{}, runtime.WithCardPublished("cards"))
+	agent, err := NewBillingAgent(client, NewBilling(), runtime.WithCardPublished("cards"))
 	if err != nil {
 		t.Fatal(err)
 	}

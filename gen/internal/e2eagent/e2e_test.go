@@ -37,12 +37,12 @@ func start(t *testing.T) (context.Context, *harness) {
 		t.Fatal(err)
 	}
 	h := &harness{impl: NewBilling(), client: client, dead: make(chan runtime.DeadLetter, 8)}
-	agent, err := NewBillingAgent(client, h.impl, runtime.ConsumerConfig{
+	agent, err := NewBillingAgent(client, h.impl, runtime.WithTuning(runtime.Tuning{
 		Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
 		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
 			h.dead <- dl
 		}),
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
 func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{})
 	defer client.Close()
-	if _, err := NewBillingAgent(client, nil, runtime.ConsumerConfig{}); !errors.Is(err, runtime.ErrConfig) {
+	if _, err := NewBillingAgent(client, nil); !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("error %v, want a config error", err)
 	}
 }
@@ -272,7 +272,7 @@ func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 // it is ignored (and committed), not dead-lettered.
 func TestUnknownEventIsIgnored(t *testing.T) {
 	ctx, h := start(t)
-	if err := runtime.Publish(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
+	if err := runtime.EmitEvent(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
 		t.Fatal(err)
 	}
 	// A known event published after it is handled, so the unknown one was

@@ -59,11 +59,9 @@ const (
 )
 
 // NewBillingAgent returns agent "billing" serving impl. It listens on
-// "billing.commands" and answers on "billing.responses"; consumer holds
-// every other consumer option (its Topic, Group, Agent, Handler,
-// RespondTopic and Client are set from the agent); opts such as
-// runtime.WithCardPublished adjust the agent.
-func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.ConsumerConfig, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "billing.commands" and answers on "billing.responses"; opts such as
+// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
+func NewBillingAgent(client *runtime.Client, impl *Billing, opts ...runtime.AgentOption) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
@@ -71,12 +69,11 @@ func NewBillingAgent(client *runtime.Client, impl *Billing, consumer runtime.Con
 		}
 	}
 	return client.NewAgent(runtime.AgentConfig{
-		Card:     BillingCard(),
-		Consumer: consumer,
-		Handler:  BillingHandler(impl),
-		ID:       BillingAgentID,
-		Listen:   "billing.commands",
-		Respond:  "billing.responses",
+		ID:      BillingAgentID,
+		Listen:  BillingListenTopic,
+		Respond: BillingRespondTopic,
+		Handler: BillingHandler(impl),
+		Card:    BillingCard(),
 	}, opts...)
 }
 
@@ -207,23 +204,23 @@ func (h billingDispatcher) handleFlake(c *runtime.Ctx, m *runtime.Message) error
 type BillingClient interface {
 	// Charge sends operation "charge" and waits for the typed reply; a failure
 	// the agent answers with comes back as a *runtime.RemoteError.
-	Charge(ctx context.Context, in ChargeCard, opts ...runtime.SendOption) (Charged, error)
+	Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error)
 	// Quote sends operation "quote" and waits for the typed reply; a failure
 	// the agent answers with comes back as a *runtime.RemoteError.
-	Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.SendOption) (*Quote, error)
+	Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error)
 	// Refund sends operation "refund" without waiting for it to be handled.
-	Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error
+	Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error
 	// CardExpired publishes event "card.expired" on "billing.commands" from the
 	// client's agent.
 	CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error
 	// Settle sends operation "settle" without waiting for it to be handled.
-	Settle(ctx context.Context, in Settle, opts ...runtime.SendOption) error
+	Settle(ctx context.Context, in Settle, opts ...runtime.CommandOption) error
 	// Void sends operation "void" without waiting for it to be handled.
-	Void(ctx context.Context, in Void, opts ...runtime.SendOption) error
+	Void(ctx context.Context, in Void, opts ...runtime.CommandOption) error
 	// Note sends operation "note" without waiting for it to be handled.
-	Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error
+	Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error
 	// Flake sends operation "flake" without waiting for it to be handled.
-	Flake(ctx context.Context, in Void, opts ...runtime.SendOption) error
+	Flake(ctx context.Context, in Void, opts ...runtime.CommandOption) error
 }
 
 // billingClient is the BillingClient that sends on the log.
@@ -235,81 +232,81 @@ type billingClient struct {
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
-// "billing.responses" unless they say otherwise.
+// "billing.responses" unless a request's options say otherwise.
 func NewBillingClient(client *runtime.Client, from string, opts ...runtime.SendOption) BillingClient {
 	return &billingClient{
 		client: client,
 		from:   from,
-		opts:   append([]runtime.SendOption{runtime.WithReplyTopic(BillingRespondTopic)}, opts...),
+		opts:   opts,
 	}
 }
 
 // Charge implements BillingClient.
-func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.SendOption) (Charged, error) {
+func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error) {
 	return runtime.Call[Charged](ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpCharge, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpCharge, wire.ContentCBOR, in, runtime.MergeRequestOptions(c.opts, BillingRespondTopic, opts)...)
 }
 
 // Quote implements BillingClient.
-func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.SendOption) (*Quote, error) {
+func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error) {
 	return runtime.Call[*Quote](ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpQuote, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpQuote, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, BillingRespondTopic, opts)...)
 }
 
 // Refund implements BillingClient.
-func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error {
+func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpRefund, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpRefund, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // CardExpired implements BillingClient.
 func (c *billingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error {
-	return runtime.Publish(ctx, c.client, BillingListenTopic, c.from, BillingOpCardExpired, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, BillingListenTopic, c.from, BillingOpCardExpired, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
 // Settle implements BillingClient.
-func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.SendOption) error {
+func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpSettle, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpSettle, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Void implements BillingClient.
-func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.SendOption) error {
+func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpVoid, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpVoid, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Note implements BillingClient.
-func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.SendOption) error {
+func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpNote, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpNote, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // Flake implements BillingClient.
-func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.SendOption) error {
+func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
 	return runtime.Tell(ctx, c.client, runtime.Command{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpFlake, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	}, BillingOpFlake, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
 }
 
 // BillingCard describes agent "billing": one capability per operation it

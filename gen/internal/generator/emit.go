@@ -209,33 +209,20 @@ func (e *emitter) agent(a *Agent) {
 	f.Line()
 
 	// Constructor.
-	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; consumer holds every other consumer option (its Topic, Group, Agent, Handler, RespondTopic and Client are set from the agent); opts such as runtime.WithCardPublished adjust the agent.",
+	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; opts such as runtime.WithTuning and runtime.WithCardPublished adjust the agent.",
 		x, a.ID, a.Listen, respondPhrase(a))
 	f.Func().Id("New"+x+"Agent").Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("impl").Op("*").Id(a.Name),
-		jen.Id("consumer").Add(rt("ConsumerConfig")),
 		jen.Id("opts").Op("...").Add(rt("AgentOption")),
 	).Params(jen.Op("*").Add(rt("Agent")), jen.Error()).Block(
 		jen.If(jen.Id("impl").Op("==").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Op("&").Add(rt("Error")).Values(jen.Dict{
-				jen.Id("Code"): rt("CodeConfig"),
-				jen.Id("Msg"):  jen.Lit("agent " + a.ID + " needs an implementation"),
-			})),
+			jen.Return(jen.Nil(), jen.Op("&").Add(rt("Error")).Add(keyed(
+				field("Code", rt("CodeConfig")),
+				field("Msg", jen.Lit("agent "+a.ID+" needs an implementation")),
+			))),
 		),
-		jen.Return(jen.Id("client").Dot("NewAgent").Call(rt("AgentConfig").Values(jen.DictFunc(func(d jen.Dict) {
-			d[jen.Id("ID")] = id
-			d[jen.Id("Listen")] = jen.Lit(a.Listen)
-			if a.Respond != "" {
-				d[jen.Id("Respond")] = jen.Lit(a.Respond)
-			}
-			if a.Group != "" {
-				d[jen.Id("Group")] = jen.Lit(a.Group)
-			}
-			d[jen.Id("Handler")] = jen.Id(x + "Handler").Call(jen.Id("impl"))
-			d[jen.Id("Consumer")] = jen.Id("consumer")
-			d[jen.Id("Card")] = jen.Id(x + "Card").Call()
-		})), jen.Id("opts").Op("..."))),
+		jen.Return(jen.Id("client").Dot("NewAgent").Call(rt("AgentConfig").Add(keyed(agentConfigFields(a, x, id)...)), jen.Id("opts").Op("..."))),
 	)
 	f.Line()
 
@@ -382,7 +369,7 @@ func (e *emitter) client(a *Agent, x string) {
 		return []jen.Code{
 			jen.Id("ctx").Qual(contextPath, "Context"),
 			jen.Id("in").Add(e.typ(op.In)),
-			jen.Id("opts").Op("...").Add(rt("SendOption")),
+			jen.Id("opts").Op("...").Add(clientOptionType(op)),
 		}
 	}
 	results := func(op *Operation) jen.Code {
@@ -412,14 +399,11 @@ func (e *emitter) client(a *Agent, x string) {
 	)
 	f.Line()
 	if a.Respond != "" {
-		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %q unless they say otherwise.", name, a.Respond)
+		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own, and replies are read on %q unless a request's options say otherwise.", name, a.Respond)
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
 	var opts jen.Code = jen.Id("opts")
-	if a.Respond != "" {
-		opts = jen.Append(jen.Index().Add(rt("SendOption")).Values(rt("WithReplyTopic").Call(jen.Id(respondConst(a)))), jen.Id("opts").Op("..."))
-	}
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
@@ -437,10 +421,24 @@ func (e *emitter) client(a *Agent, x string) {
 		field("From", jen.Id("c").Dot("from")),
 		field("Target", jen.Id(agentIDConst(a))),
 	))
-	merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+	replyTopic := func() jen.Code {
+		if a.Respond == "" {
+			return jen.Lit("")
+		}
+		return jen.Id(respondConst(a))
+	}
 	for _, op := range a.Ops {
 		f.Line()
 		opName := jen.Id(opConst(a, op))
+		// Each method takes the options its kind honours (clientOptionType)
+		// and merges them after the client's.
+		merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+		switch op.Kind {
+		case OpRequest, OpStream:
+			merged = rt("MergeRequestOptions").Call(jen.Id("c").Dot("opts"), replyTopic(), jen.Id("opts")).Op("...")
+		case OpCommand:
+			merged = rt("MergeCommandOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+		}
 		var body jen.Code
 		switch op.Kind {
 		case OpRequest:
@@ -453,12 +451,42 @@ func (e *emitter) client(a *Agent, x string) {
 			body = rt("CallStream").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
 				opName, ctCode(op.CT), jen.Id("in"), merged)
 		case OpEvent:
-			body = rt("Publish").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Id(listenConst(a)), jen.Id("c").Dot("from"),
+			body = rt("EmitEvent").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Id(listenConst(a)), jen.Id("c").Dot("from"),
 				opName, ctCode(op.CT), jen.Id("in"), merged)
 		}
 		e.doc("%s implements %s.", op.Method, name)
 		f.Func().Params(recv).Id(op.Method).Params(params(op)...).Add(results(op)).Block(jen.Return(body))
 	}
+}
+
+// agentConfigFields are the fields of the generated constructor's
+// runtime.AgentConfig, in the struct's declaration order.
+func agentConfigFields(a *Agent, x string, id jen.Code) []jen.Code {
+	fields := []jen.Code{field("ID", id), field("Listen", jen.Id(listenConst(a)))}
+	if a.Respond != "" {
+		fields = append(fields, field("Respond", jen.Id(respondConst(a))))
+	}
+	if a.Group != "" {
+		fields = append(fields, field("Group", jen.Lit(a.Group)))
+	}
+	return append(fields,
+		field("Handler", jen.Id(x+"Handler").Call(jen.Id("impl"))),
+		field("Card", jen.Id(x+"Card").Call()),
+	)
+}
+
+// clientOptionType is the option type a client method of op takes: the
+// options its kind of message honours, so one it would ignore does not
+// compile (a request's RequestOption, a command's CommandOption, an
+// event's SendOption).
+func clientOptionType(op *Operation) jen.Code {
+	switch op.Kind {
+	case OpRequest, OpStream:
+		return rt("RequestOption")
+	case OpCommand:
+		return rt("CommandOption")
+	}
+	return rt("SendOption")
 }
 
 // clientMethodDoc documents the client method of op.

@@ -120,7 +120,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Listen:  o.topic,
 		Group:   o.group,
 		Handler: &reliability.EffectHandler{Store: store, Events: events},
-		Consumer: runtime.ConsumerConfig{
+		Tuning: runtime.Tuning{
 			DeadLetterTopic: o.dlq,
 			Concurrency:     concurrency,
 			// Failing commands are retried three times without waiting long.
