@@ -468,6 +468,16 @@ func validUTF8(p []byte) bool {
 	return true
 }
 
+// validUTF8String is validUTF8 for a string.
+func validUTF8String(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
+}
+
 func (r *reader) string() (string, error) {
 	p, err := r.text()
 	if err != nil {

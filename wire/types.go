@@ -158,7 +158,7 @@ func checkIdempotencyKey(s string) error {
 		return fmt.Errorf("%w: empty", ErrBadIdempotencyKey)
 	case len(s) > MaxIdempotencyKeyBytes:
 		return fmt.Errorf("%w: %d bytes, max %d", ErrBadIdempotencyKey, len(s), MaxIdempotencyKeyBytes)
-	case !utf8.ValidString(s):
+	case !validUTF8String(s):
 		return fmt.Errorf("%w: not valid UTF-8", ErrBadIdempotencyKey)
 	}
 	return nil
