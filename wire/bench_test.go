@@ -66,3 +66,21 @@ func BenchmarkEnvelopeValidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeProvenance measures decoding the provenance headers of
+// one plain message (conversation, sender, target, idempotency key, fence).
+func BenchmarkDecodeProvenance(b *testing.B) {
+	fence := uint64(1)
+	prov := wire.Provenance{Conversation: wire.IDFromUint128(3, 42), Agent: "planner", Target: "worker",
+		IdempotencyKey: "order-42", Fence: &fence}
+	headers, err := prov.Headers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := wire.DecodeProvenance(headers); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -386,6 +386,19 @@ func (r *reader) bool() (bool, error) {
 // str reads a string of major m (bytes or text). A definite string aliases
 // the input; an indefinite one is concatenated into a fresh slice.
 func (r *reader) str(m byte) ([]byte, error) {
+	// Fast path: a definite string whose length fits in its head byte (every
+	// struct key, id and most short text), read without the general head
+	// decoding. Anything else, including every error, takes the path below.
+	if r.i < len(r.b) {
+		if ib := r.b[r.i]; ib&0xe0 == m && ib&0x1f < 24 {
+			start, end := r.i+1, r.i+1+int(ib&0x1f)
+			if end <= len(r.b) {
+				r.spanStart, r.spanEnd = start, end
+				r.i = end
+				return r.b[start:end:end], nil
+			}
+		}
+	}
 	got, n, indef, err := r.item()
 	if err != nil {
 		return nil, err
@@ -436,10 +449,33 @@ func (r *reader) text() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !utf8.Valid(p) {
+	if !validUTF8(p) {
 		return nil, fmt.Errorf("%w: text is not valid UTF-8", ErrMalformed)
 	}
 	return p, nil
+}
+
+// validUTF8 is utf8.Valid with a byte loop over the ASCII prefix first,
+// cheaper for the short, mostly ASCII text of an envelope (keys, agent
+// ids, operations). An all-ASCII prefix does not change validity, so the
+// rest alone is checked.
+func validUTF8(p []byte) bool {
+	for i, c := range p {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(p[i:])
+		}
+	}
+	return true
+}
+
+// validUTF8String is validUTF8 for a string.
+func validUTF8String(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
 }
 
 func (r *reader) string() (string, error) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 )
 
 // Operation vocabularies. Status operations and chunk purposes are closed
@@ -303,7 +302,7 @@ func (e *Envelope) checkEncodable() error {
 		name string
 		p    *string
 	}{{"finish_reason", e.FinishReason}, {"operation", e.Operation}, {"tool", e.Tool}} {
-		if f.p != nil && !utf8.ValidString(*f.p) {
+		if f.p != nil && !validUTF8String(*f.p) {
 			return fail(f.name, errors.New("text is not valid UTF-8"))
 		}
 	}

@@ -110,3 +110,25 @@ func TestPartitionKeyIsCrockfordText(t *testing.T) {
 		t.Fatalf("PartitionKey = %s", got)
 	}
 }
+
+// TestParseIDRoundTripsEveryBitPosition checks the split-run parser against
+// the text form for one bit set at every position and for patterns that
+// straddle the 60-bit runs.
+func TestParseIDRoundTripsEveryBitPosition(t *testing.T) {
+	var ids [][2]uint64
+	for bit := range 128 {
+		if bit < 64 {
+			ids = append(ids, [2]uint64{0, 1 << bit})
+		} else {
+			ids = append(ids, [2]uint64{1 << (bit - 64), 0})
+		}
+	}
+	ids = append(ids, [2]uint64{0x0123456789abcdef, 0xfedcba9876543210}, [2]uint64{0xf0f0f0f0f0f0f0f0, 0x0f0f0f0f0f0f0f0f})
+	for _, v := range ids {
+		id := wire.IDFromUint128(v[0], v[1])
+		got, err := wire.ParseID(id.String())
+		if err != nil || got != id {
+			t.Errorf("ParseID(%s) = %x, %v; want %x", id, got, err, id)
+		}
+	}
+}

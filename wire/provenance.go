@@ -234,7 +234,7 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 		arena.Write(e.Value.Data)
 		s := arena.String()[start:]
 		var err error
-		if !utf8.ValidString(s) {
+		if !validUTF8String(s) {
 			return Provenance{}, fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
 		}
 		bad := func(err error) (Provenance, error) {

@@ -104,6 +104,9 @@ func checkAgentID(s string) error {
 	case len(s) > MaxAgentIDBytes:
 		return fmt.Errorf("%w: %d bytes, max %d", ErrBadAgentID, len(s), MaxAgentIDBytes)
 	}
+	if printableASCII(s) {
+		return nil // the common case, without decoding runes
+	}
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
@@ -116,6 +119,17 @@ func checkAgentID(s string) error {
 		}
 	}
 	return nil
+}
+
+// printableASCII reports whether s is all bytes 0x20..0x7e, which pass
+// checkAgentID's rune checks.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxIdempotencyKeyBytes caps an idempotency key.
@@ -144,7 +158,7 @@ func checkIdempotencyKey(s string) error {
 		return fmt.Errorf("%w: empty", ErrBadIdempotencyKey)
 	case len(s) > MaxIdempotencyKeyBytes:
 		return fmt.Errorf("%w: %d bytes, max %d", ErrBadIdempotencyKey, len(s), MaxIdempotencyKeyBytes)
-	case !utf8.ValidString(s):
+	case !validUTF8String(s):
 		return fmt.Errorf("%w: not valid UTF-8", ErrBadIdempotencyKey)
 	}
 	return nil

@@ -38,11 +38,25 @@ func (k ValueKind) String() string {
 // as a bare CBOR item. A decoded non-negative integer up to MaxInt64 is Int,
 // a larger one Uint, as in the reference.
 type Value struct {
+	_    [0]func() // not comparable with ==: use Equal
 	kind ValueKind
 	num  uint64 // Int (two's complement), Uint, Float bits or Bool (0/1)
 	str  string
-	list []Value
+	// list points to a List value's items: a pointer rather than a slice
+	// keeps Value at 40 bytes, which shrinks every Metadata map's buckets.
+	list *[]Value
 }
+
+// items returns a List value's items (nil for any other value).
+func (v Value) items() []Value {
+	if v.list == nil {
+		return nil
+	}
+	return *v.list
+}
+
+// listOf makes a List value holding items as they are.
+func listOf(items []Value) Value { return Value{kind: ValueList, list: &items} }
 
 // ErrBadValue reports a metadata value the encoder or decoder cannot carry.
 var ErrBadValue = errors.New("wire: invalid metadata value")
@@ -72,7 +86,7 @@ func NullValue() Value { return Value{} }
 
 // ListValue is a list of values; the slice is copied.
 func ListValue(items ...Value) Value {
-	return Value{kind: ValueList, list: append(make([]Value, 0, len(items)), items...)}
+	return listOf(append(make([]Value, 0, len(items)), items...))
 }
 
 // Kind returns the variant.
@@ -114,16 +128,17 @@ func (v Value) AsBool() (bool, bool) { return v.num != 0, v.kind == ValueBool }
 func (v Value) IsNull() bool { return v.kind == ValueNull }
 
 // AsList returns a List value's items (not a copy).
-func (v Value) AsList() ([]Value, bool) { return v.list, v.kind == ValueList }
+func (v Value) AsList() ([]Value, bool) { return v.items(), v.kind == ValueList }
 
 // Equal reports whether two values are the same variant with the same
 // content; floats compare by bits, so NaN equals itself and 0 differs from -0.
 func (v Value) Equal(o Value) bool {
-	if v.kind != o.kind || v.num != o.num || v.str != o.str || len(v.list) != len(o.list) {
+	vl, ol := v.items(), o.items()
+	if v.kind != o.kind || v.num != o.num || v.str != o.str || len(vl) != len(ol) {
 		return false
 	}
-	for i := range v.list {
-		if !v.list[i].Equal(o.list[i]) {
+	for i := range vl {
+		if !vl[i].Equal(ol[i]) {
 			return false
 		}
 	}
@@ -144,8 +159,8 @@ func (v Value) String() string {
 	case ValueBool:
 		return strconv.FormatBool(v.num != 0)
 	case ValueList:
-		parts := make([]string, len(v.list))
-		for i, item := range v.list {
+		parts := make([]string, len(v.items()))
+		for i, item := range v.items() {
 			parts[i] = item.String()
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
@@ -160,7 +175,7 @@ func (v Value) size() int {
 		return len(v.str)
 	case ValueList:
 		n := 0
-		for _, item := range v.list {
+		for _, item := range v.items() {
 			n += 1 + item.size()
 		}
 		return n
@@ -196,9 +211,9 @@ func (v Value) appendNested(b []byte, depth int) ([]byte, error) {
 		if depth >= maxValueNesting {
 			return b, fmt.Errorf("%w: lists nested deeper than %d", ErrBadValue, maxValueNesting)
 		}
-		b = appendHead(b, majorArray, uint64(len(v.list)))
+		b = appendHead(b, majorArray, uint64(len(v.items())))
 		var err error
-		for _, item := range v.list {
+		for _, item := range v.items() {
 			if b, err = item.appendNested(b, depth+1); err != nil {
 				return b, err
 			}
@@ -264,7 +279,7 @@ func (v *Value) decode(r *reader) error {
 			list = append(list, item)
 		}
 		r.leave()
-		*v = Value{kind: ValueList, list: list}
+		*v = listOf(list)
 		return nil
 	case majorSimple:
 		switch ib {
@@ -327,12 +342,12 @@ func (v Value) clone() Value {
 	if v.kind != ValueList {
 		return v
 	}
-	list := make([]Value, len(v.list))
-	for i, item := range v.list {
+	items := v.items()
+	list := make([]Value, len(items))
+	for i, item := range items {
 		list[i] = item.clone()
 	}
-	v.list = list
-	return v
+	return listOf(list)
 }
 
 // Equal reports whether both maps hold equal values under the same keys; nil
