@@ -80,8 +80,8 @@ type Options struct {
 	// namespace's items, feedback, tombstones and named state. Default the
 	// topic name.
 	Namespace string
-	// Logger receives memory write failures of Remembering. Default
-	// slog.Default().
+	// Logger receives memory write failures of Remembering. Default the
+	// client's logger.
 	Logger *slog.Logger
 }
 
@@ -105,7 +105,7 @@ func New(client *runtime.Client, opts Options) *Log {
 		opts.Namespace = opts.Topic
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = client.Logger()
 	}
 	return &Log{client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, proj: newProjection(opts.Namespace)}
 }

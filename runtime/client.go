@@ -79,6 +79,10 @@ func (c *Client) Clock() Clock { return c.opts.Clock }
 // IDs returns the client's id source.
 func (c *Client) IDs() IDSource { return c.opts.IDs }
 
+// Logger returns the client's logger, for packages built on a client that
+// log as it does.
+func (c *Client) Logger() *slog.Logger { return c.log }
+
 // Bootstrap creates the well-known topics (and extra ones); see Bootstrap.
 func (c *Client) Bootstrap(ctx context.Context, partitions uint32, extra ...string) error {
 	return Bootstrap(ctx, c.t, partitions, extra...)

@@ -139,8 +139,9 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 }
 
 // Send sends body as a plain message to another agent within the handled
-// conversation (WithConversation picks another), with the handled record as
-// causal parent. It returns where the message landed. A plain message has
+// conversation (WithConversation picks another, recorded as a
+// sub-conversation of the handled one), with the handled record as causal
+// parent. It returns where the message landed. A plain message has
 // no operation or metadata: WithOperation and WithMetadata make it fail
 // with ErrConfig (send an AGDX command with Client.SendCommand for them).
 func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Position, error) {
@@ -148,6 +149,16 @@ func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Po
 	prov := c.replyProvenance()
 	prov.Correlation = ""
 	prov.Target = target
+	if in := &c.msg.Provenance; spec.conversation != nil && *spec.conversation != in.Conversation {
+		// Another conversation started from this one: it records its
+		// lineage, as SpawnSubconversation's provenance does, so history
+		// assembled by parent or root finds it.
+		parent, root := in.Conversation, in.Conversation
+		if in.RootConversation != nil {
+			root = *in.RootConversation
+		}
+		prov.ParentConversation, prov.RootConversation = &parent, &root
+	}
 	return c.Client().postPlain(c, topic, &prov, body, &spec)
 }
 

@@ -109,3 +109,26 @@ func TestContractRefusesADeadlineBesideItsExpiry(t *testing.T) {
 		t.Fatalf("SendContract = %v, want ErrConfig", err)
 	}
 }
+
+// A plain message a handler sends into another conversation records that
+// conversation's lineage (parent: the handled conversation; root: the
+// handled root, or the handled conversation at the top), as
+// SpawnSubconversation does, so history assembled by parent or root finds it.
+func TestCtxSendIntoAnotherConversationRecordsItsLineage(t *testing.T) {
+	var handled wire.ID
+	sent, err := lasertest.Run(context.Background(), lasertest.Handler{Agent: "desk"},
+		func(c *runtime.Ctx, _ struct{}) error {
+			handled = c.Message().Provenance.Conversation
+			sub := c.SpawnSubconversation()
+			_, err := c.Send("ledger.commands", "ledger", []byte("entry"), runtime.WithConversation(sub.Conversation))
+			return err
+		}, struct{}{})
+	if err != nil || len(sent) != 1 {
+		t.Fatalf("sent %d records, %v", len(sent), err)
+	}
+	prov := sent[0].Message.Provenance
+	if prov.ParentConversation == nil || *prov.ParentConversation != handled ||
+		prov.RootConversation == nil || *prov.RootConversation != handled || prov.Conversation == handled {
+		t.Fatalf("provenance %+v: want a new conversation whose parent and root are the handled %s", prov, handled)
+	}
+}
