@@ -105,7 +105,9 @@ func TestGensupportMergeStreamOptionsKeepsTheStreamBuffer(t *testing.T) {
 	if spec := specOf(MergeStreamOptions(nil, "", nil), StreamOption.applyStream); spec.buffered() != DefaultStreamBuffer {
 		t.Fatalf("no buffer option buffers %d, want the default", spec.buffered())
 	}
-	if spec := specOf([]StreamOption{WithStreamBuffer(-2)}, StreamOption.applyStream); spec.buffered() != 1 {
-		t.Fatalf("a negative buffer buffers %d, want 1", spec.buffered())
+	for _, n := range []int{0, -2} {
+		if spec := specOf([]StreamOption{WithStreamBuffer(n)}, StreamOption.applyStream); spec.buffered() != 1 {
+			t.Fatalf("WithStreamBuffer(%d) buffers %d, want 1", n, spec.buffered())
+		}
 	}
 }

@@ -112,7 +112,7 @@ type sendSpec struct {
 	conversation *wire.ID
 	fence        *uint64
 	metadata     wire.Metadata
-	streamBuffer int
+	streamBuffer *int
 }
 
 // WithContentType says what the body is (the agdx.ct header).

@@ -58,19 +58,19 @@ const DefaultStreamBuffer = 256
 // (default DefaultStreamBuffer); a sender further ahead ends the stream with
 // ErrStreamOverflow instead of making the client's reply reader buffer.
 func WithStreamBuffer(n int) StreamOption {
-	return streamOption(func(s *sendSpec) { s.streamBuffer = n })
+	return streamOption(func(s *sendSpec) { s.streamBuffer = &n })
 }
 
 // buffered is the stream buffer the options ask for: DefaultStreamBuffer
 // unless WithStreamBuffer says otherwise, at least 1.
 func (s *sendSpec) buffered() int {
 	switch {
-	case s.streamBuffer == 0:
+	case s.streamBuffer == nil:
 		return DefaultStreamBuffer
-	case s.streamBuffer < 1:
+	case *s.streamBuffer < 1:
 		return 1
 	}
-	return s.streamBuffer
+	return *s.streamBuffer
 }
 
 // streamInbox is where the reply reader drops the chunks of one stream. It
