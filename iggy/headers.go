@@ -7,6 +7,7 @@ import (
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
+	"github.com/lasergo/laser/internal/wirekey"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -116,7 +117,7 @@ func appendHeadersLike(dst wire.Headers, b []byte, like wire.Headers) (wire.Head
 		if i < len(like) && like[i].Key == string(key.Data) {
 			k = like[i].Key
 		} else {
-			k = wire.HeaderKey(key.Data)
+			k = wirekey.Intern(key.Data)
 		}
 		dst = append(dst, wire.Header{Key: k, Value: val})
 		b = rest

@@ -87,12 +87,24 @@ func MergeCommandOptions(base []SendOption, opts []CommandOption) []CommandOptio
 // replyTopic is set, then opts: the options of a generated client's
 // request, whose agent answers on replyTopic unless opts say otherwise.
 func MergeRequestOptions(base []SendOption, replyTopic string, opts []RequestOption) []RequestOption {
-	out := make([]RequestOption, 0, len(base)+1+len(opts))
+	return mergeRequest(base, replyTopic, opts)
+}
+
+// MergeStreamOptions is MergeRequestOptions for a generated client's
+// stream request.
+func MergeStreamOptions(base []SendOption, replyTopic string, opts []StreamOption) []StreamOption {
+	return mergeRequest(base, replyTopic, opts)
+}
+
+// mergeRequest returns base, then WithReplyTopic(replyTopic) when
+// replyTopic is set, then opts, as options of the family O of opts.
+func mergeRequest[O StreamOption](base []SendOption, replyTopic string, opts []O) []O {
+	out := make([]O, 0, len(base)+1+len(opts))
 	for _, o := range base {
-		out = append(out, o)
+		out = append(out, any(o).(O))
 	}
 	if replyTopic != "" {
-		out = append(out, WithReplyTopic(replyTopic))
+		out = append(out, any(WithReplyTopic(replyTopic)).(O))
 	}
 	return append(out, opts...)
 }

@@ -95,3 +95,19 @@ func TestGensupportMergeRequestOptionsPutsTheReplyTopicBetween(t *testing.T) {
 		t.Fatalf("no reply topic reads %q, want the default", spec.reply())
 	}
 }
+
+func TestGensupportMergeStreamOptionsKeepsTheStreamBuffer(t *testing.T) {
+	base := []SendOption{WithOperation("a")}
+	spec := specOf(MergeStreamOptions(base, "billing.responses", []StreamOption{WithStreamBuffer(3), WithTimeout(time.Second)}), StreamOption.applyStream)
+	if spec.operation != "a" || spec.reply() != "billing.responses" || spec.buffered() != 3 || spec.wait() != time.Second {
+		t.Fatalf("operation %q, reply topic %q, buffer %d, timeout %s", spec.operation, spec.reply(), spec.buffered(), spec.wait())
+	}
+	if spec := specOf(MergeStreamOptions(nil, "", nil), StreamOption.applyStream); spec.buffered() != DefaultStreamBuffer {
+		t.Fatalf("no buffer option buffers %d, want the default", spec.buffered())
+	}
+	for _, n := range []int{0, -2} {
+		if spec := specOf([]StreamOption{WithStreamBuffer(n)}, StreamOption.applyStream); spec.buffered() != 1 {
+			t.Fatalf("WithStreamBuffer(%d) buffers %d, want 1", n, spec.buffered())
+		}
+	}
+}

@@ -18,11 +18,19 @@ import (
 //   - CommandOption refines a command or a request (WithDeadline: an event
 //     has no deadline);
 //   - RequestOption refines a request only (WithTimeout, WithReplyTopic);
+//   - StreamOption refines a stream request only (WithStreamBuffer);
 //   - ReplyOption refines an answer or a plain message: only Option.
 
-// RequestOption refines a request (Client.Request, Ctx.Request, Call,
-// CallStream, Client.RequestStream).
-type RequestOption interface{ applyRequest(*sendSpec) }
+// StreamOption refines a stream request (Client.RequestStream,
+// CallStream).
+type StreamOption interface{ applyStream(*sendSpec) }
+
+// RequestOption refines a request (Client.Request, Ctx.Request, Call) or a
+// stream request.
+type RequestOption interface {
+	StreamOption
+	applyRequest(*sendSpec)
+}
 
 // CommandOption refines a command (Client.SendCommand, Tell,
 // Client.SendContract, Ctx.Send) or a request.
@@ -51,6 +59,7 @@ type Option interface {
 // everyOption is an Option.
 type everyOption func(*sendSpec)
 
+func (o everyOption) applyStream(s *sendSpec)  { o(s) }
 func (o everyOption) applyRequest(s *sendSpec) { o(s) }
 func (o everyOption) applyCommand(s *sendSpec) { o(s) }
 func (o everyOption) applyEvent(s *sendSpec)   { o(s) }
@@ -59,6 +68,7 @@ func (o everyOption) applyReply(s *sendSpec)   { o(s) }
 // sendOption is a SendOption.
 type sendOption func(*sendSpec)
 
+func (o sendOption) applyStream(s *sendSpec)  { o(s) }
 func (o sendOption) applyRequest(s *sendSpec) { o(s) }
 func (o sendOption) applyCommand(s *sendSpec) { o(s) }
 func (o sendOption) applyEvent(s *sendSpec)   { o(s) }
@@ -66,13 +76,20 @@ func (o sendOption) applyEvent(s *sendSpec)   { o(s) }
 // commandOption is a CommandOption.
 type commandOption func(*sendSpec)
 
+func (o commandOption) applyStream(s *sendSpec)  { o(s) }
 func (o commandOption) applyRequest(s *sendSpec) { o(s) }
 func (o commandOption) applyCommand(s *sendSpec) { o(s) }
 
 // requestOption is a RequestOption only.
 type requestOption func(*sendSpec)
 
+func (o requestOption) applyStream(s *sendSpec)  { o(s) }
 func (o requestOption) applyRequest(s *sendSpec) { o(s) }
+
+// streamOption is a StreamOption only.
+type streamOption func(*sendSpec)
+
+func (o streamOption) applyStream(s *sendSpec) { o(s) }
 
 // specOf applies opts, each through apply: the method of the family the
 // verb takes (SendOption.applyEvent, CommandOption.applyCommand, ...).
@@ -95,6 +112,7 @@ type sendSpec struct {
 	conversation *wire.ID
 	fence        *uint64
 	metadata     wire.Metadata
+	streamBuffer *int
 }
 
 // WithContentType says what the body is (the agdx.ct header).

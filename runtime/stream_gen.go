@@ -40,7 +40,7 @@ func FinishStream[T any](s *Stream[T], err error) error {
 // the items of the answer, decoded from ct, as they arrive in sequence
 // order. Errors are those of Client.RequestStream, or a codec error for an
 // item that does not decode.
-func CallStream[T any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...RequestOption) iter.Seq2[T, error] {
+func CallStream[T any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...StreamOption) iter.Seq2[T, error] {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return func(yield func(T, error) bool) {
@@ -49,7 +49,7 @@ func CallStream[T any](ctx context.Context, client *Client, cmd Command, op stri
 		}
 	}
 	cmd.Body = body
-	opts = append([]RequestOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]StreamOption{WithOperation(op), WithContentType(ct)}, opts...)
 	return StreamOf(client.RequestStream(ctx, cmd, opts...), func(b []byte) (T, error) {
 		var v T
 		return v, DecodeBody(&Message{Payload: b}, &v, ct) // a bare body: no envelope, no content-type header

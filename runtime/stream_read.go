@@ -54,15 +54,24 @@ func (e *StreamError) Is(target error) bool {
 // ahead of its reader: out of order, or read but not yet consumed.
 const DefaultStreamBuffer = 256
 
-// StreamOption tunes a read stream.
-type StreamOption func(*streamSpec)
-
-type streamSpec struct{ buffer int }
-
 // WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
 // (default DefaultStreamBuffer); a sender further ahead ends the stream with
 // ErrStreamOverflow instead of making the client's reply reader buffer.
-func WithStreamBuffer(n int) StreamOption { return func(s *streamSpec) { s.buffer = n } }
+func WithStreamBuffer(n int) StreamOption {
+	return streamOption(func(s *sendSpec) { s.streamBuffer = &n })
+}
+
+// buffered is the stream buffer the options ask for: DefaultStreamBuffer
+// unless WithStreamBuffer says otherwise, at least 1.
+func (s *sendSpec) buffered() int {
+	switch {
+	case s.streamBuffer == nil:
+		return DefaultStreamBuffer
+	case *s.streamBuffer < 1:
+		return 1
+	}
+	return *s.streamBuffer
+}
 
 // streamInbox is where the reply reader drops the chunks of one stream. It
 // never blocks the reader: a full inbox marks the stream overflowed, so a
@@ -108,22 +117,11 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // ErrStreamOverflow), a *RemoteError when the responder failed, or the
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
-// starts, once per iteration.
-func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...RequestOption) iter.Seq2[[]byte, error] {
-	return c.RequestStreamWith(ctx, cmd, nil, opts...)
-}
-
-// RequestStreamWith is RequestStream with stream options.
-func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []StreamOption, opts ...RequestOption) iter.Seq2[[]byte, error] {
+// starts, once per iteration. It takes every RequestOption and
+// WithStreamBuffer.
+func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamOption) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		sspec := streamSpec{buffer: DefaultStreamBuffer}
-		for _, o := range sopts {
-			o(&sspec)
-		}
-		if sspec.buffer < 1 {
-			sspec.buffer = 1
-		}
-		spec := specOf(opts, RequestOption.applyRequest)
+		spec := specOf(opts, StreamOption.applyStream)
 		out := command(cmd, spec, c.opts.IDs.NewID())
 		env, err := c.envelope(out)
 		if err != nil {
@@ -135,7 +133,7 @@ func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []Str
 			yield(nil, err)
 			return
 		}
-		in := &streamInbox{ch: make(chan *Message, sspec.buffer)}
+		in := &streamInbox{ch: make(chan *Message, spec.buffered())}
 		w, err := hub.registerStream(ctx, env.Correlation.String(), cmd.Target, in)
 		if err != nil {
 			yield(nil, err)
@@ -146,7 +144,7 @@ func (c *Client) RequestStreamWith(ctx context.Context, cmd Command, sopts []Str
 			yield(nil, err)
 			return
 		}
-		asm := newChunkAssembler(sspec.buffer)
+		asm := newChunkAssembler(spec.buffered())
 		var deadline <-chan time.Time
 		if !spec.deadline.IsZero() {
 			deadline = c.opts.Clock.After(spec.deadline.Sub(c.opts.Clock.Now()))

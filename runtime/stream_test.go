@@ -163,8 +163,8 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 	conv := c.IDs().NewID()
 	first := true
 	var err error
-	for _, err = range c.RequestStreamWith(context.Background(), runtime.Command{From: "caller", Body: []byte("go")},
-		[]runtime.StreamOption{runtime.WithStreamBuffer(2)}, runtime.WithConversation(conv)) {
+	for _, err = range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")},
+		runtime.WithStreamBuffer(2), runtime.WithConversation(conv)) {
 		if err != nil || !first {
 			break
 		}

@@ -113,9 +113,9 @@ type Outcome struct {
 	Skipped []string
 }
 
-// Order returns the steps' labels in topological order, ties in authored
+// order returns the steps' labels in topological order, ties in authored
 // order; a cycle or an unknown dependency is ErrInvalid.
-func Order(steps []Step) ([]string, error) {
+func order(steps []Step) ([]string, error) {
 	index := map[string]int{}
 	for i, s := range steps {
 		if s.Label == "" {
@@ -195,7 +195,7 @@ type run struct {
 // w.RunID mints a fresh run id for this call, reported in Outcome.RunID
 // (pass it as RunID to resume that run).
 func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error) {
-	if _, err := Order(w.Steps); err != nil {
+	if _, err := order(w.Steps); err != nil {
 		return nil, err
 	}
 	if _, err := wire.ParseAgentID(w.Name); err != nil {

@@ -100,7 +100,7 @@ type WriterClient interface {
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
 	// context's).
-	Draft(ctx context.Context, in Prompt, opts ...runtime.RequestOption) iter.Seq2[Token, error]
+	Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error]
 }
 
 // writerClient is the WriterClient that sends on the log.
@@ -122,12 +122,12 @@ func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOp
 }
 
 // Draft implements WriterClient.
-func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.RequestOption) iter.Seq2[Token, error] {
+func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error] {
 	return runtime.CallStream[Token](ctx, c.client, runtime.Command{
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, WriterRespondTopic, opts)...)
+	}, WriterOpDraft, wire.ContentJSON, in, runtime.MergeStreamOptions(c.opts, WriterRespondTopic, opts)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

@@ -94,10 +94,10 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 }
 
 // read runs one stream to its end and returns the pieces and the error.
-func (w *streamWorld) read(ctx context.Context, sopts []runtime.StreamOption, opts ...runtime.RequestOption) ([]string, error) {
-	opts = append([]runtime.RequestOption{runtime.WithReplyTopic(w.resps)}, opts...)
+func (w *streamWorld) read(ctx context.Context, opts ...runtime.StreamOption) ([]string, error) {
+	opts = append([]runtime.StreamOption{runtime.WithReplyTopic(w.resps)}, opts...)
 	var got []string
-	for b, err := range w.client.RequestStreamWith(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, sopts, opts...) {
+	for b, err := range w.client.RequestStream(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, opts...) {
 		if err != nil {
 			return got, err
 		}
@@ -164,7 +164,7 @@ func streamInOrder(t *testing.T, tr runtime.Transport) {
 		}
 		return s.Close()
 	})
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func pieces(end func(*runtime.ChunkWriter) error, ps ...string) responder {
 
 func streamShuffled(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("2", "0", "T4", "3", "1"))
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func streamShuffled(t *testing.T, tr runtime.Transport) {
 
 func streamLostChunk(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "2", "T3"))
-	got, err := w.read(w.ctx, nil, runtime.WithTimeout(300*time.Millisecond))
+	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
 	expectIs(t, err, runtime.ErrStreamGap)
 	var se *runtime.StreamError
 	if !errors.As(err, &se) || se.Sequence != 1 {
@@ -213,21 +213,21 @@ func streamLostChunk(t *testing.T, tr runtime.Transport) {
 
 func streamDuplicate(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "1", "1", "T2"))
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	expectIs(t, err, runtime.ErrStreamDuplicate)
 	expectPieces(t, got, "c0", "c1")
 }
 
 func streamAfterTerminal(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "2", "T1"))
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	expectIs(t, err, runtime.ErrStreamAfterTerminal)
 	expectPieces(t, got, "c0")
 }
 
 func streamOverflow(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("1", "2", "3", "4", "0", "T5"))
-	got, err := w.read(w.ctx, []runtime.StreamOption{runtime.WithStreamBuffer(2)})
+	got, err := w.read(w.ctx, runtime.WithStreamBuffer(2))
 	expectIs(t, err, runtime.ErrStreamOverflow)
 	expectPieces(t, got)
 }
@@ -244,7 +244,7 @@ func streamAbandoned(t *testing.T, tr runtime.Transport) {
 		break
 	}
 	// The abandoned stream left the client in working order.
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func streamResponderFails(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, pieces(func(s *runtime.ChunkWriter) error {
 		return s.Fail(wire.ErrorInternal, "model went away", true)
 	}, "half", "way"))
-	got, err := w.read(w.ctx, nil)
+	got, err := w.read(w.ctx)
 	var re *runtime.RemoteError
 	if !errors.As(err, &re) || re.Message != "model went away" || !re.Retryable {
 		t.Fatalf("error %v, want the responder's RemoteError", err)
@@ -267,7 +267,7 @@ func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, pieces(func(*runtime.ChunkWriter) error {
 		return runtime.Rejectf("crashed")
 	}, "half"))
-	got, err := w.read(w.ctx, nil, runtime.WithTimeout(300*time.Millisecond))
+	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
 	expectIs(t, err, runtime.ErrStreamTimeout)
 	expectIs(t, err, runtime.ErrTimeout)
 	expectPieces(t, got, "half")
@@ -297,7 +297,7 @@ func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, stalling(t))
 	ctx, cancel := context.WithTimeout(w.ctx, 500*time.Millisecond)
 	defer cancel()
-	got, err := w.read(ctx, nil)
+	got, err := w.read(ctx)
 	expectIs(t, err, context.DeadlineExceeded)
 	expectPieces(t, got, "slow")
 }
@@ -306,7 +306,7 @@ func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
 // last chunk came.
 func streamRequestDeadline(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, stalling(t))
-	got, err := w.read(w.ctx, nil, runtime.WithDeadline(time.Now().Add(500*time.Millisecond)), runtime.WithTimeout(time.Minute))
+	got, err := w.read(w.ctx, runtime.WithDeadline(time.Now().Add(500*time.Millisecond)), runtime.WithTimeout(time.Minute))
 	expectIs(t, err, runtime.ErrStreamTimeout)
 	expectPieces(t, got, "slow")
 }

@@ -434,8 +434,10 @@ func (e *emitter) client(a *Agent, x string) {
 		// and merges them after the client's.
 		merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
 		switch op.Kind {
-		case OpRequest, OpStream:
+		case OpRequest:
 			merged = rt("MergeRequestOptions").Call(jen.Id("c").Dot("opts"), replyTopic(), jen.Id("opts")).Op("...")
+		case OpStream:
+			merged = rt("MergeStreamOptions").Call(jen.Id("c").Dot("opts"), replyTopic(), jen.Id("opts")).Op("...")
 		case OpCommand:
 			merged = rt("MergeCommandOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
 		}
@@ -477,12 +479,14 @@ func agentConfigFields(a *Agent, x string, id jen.Code) []jen.Code {
 
 // clientOptionType is the option type a client method of op takes: the
 // options its kind of message honours, so one it would ignore does not
-// compile (a request's RequestOption, a command's CommandOption, an
-// event's SendOption).
+// compile (a request's RequestOption, a stream request's StreamOption, a
+// command's CommandOption, an event's SendOption).
 func clientOptionType(op *Operation) jen.Code {
 	switch op.Kind {
-	case OpRequest, OpStream:
+	case OpRequest:
 		return rt("RequestOption")
+	case OpStream:
+		return rt("StreamOption")
 	case OpCommand:
 		return rt("CommandOption")
 	}
