@@ -1086,14 +1086,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- consumer.Run(ctx, nil, nil) }()
-			recv(t, started, "first handler")
-			cancel()
-			if err := recv(t, done, "Run after the hard stop"); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Run = %v", err)
-			}
+			runThenHardStop(t, consumer, started, "first handler")
 			// The old loop is still inside the handler: a second Run must wait.
 			if err := consumer.Run(context.Background(), nil, nil); !errors.Is(err, runtime.ErrConfig) {
 				t.Fatalf("second Run while the first winds down = %v", err)

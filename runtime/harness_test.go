@@ -261,3 +261,17 @@ func fixtureDir(t *testing.T) string {
 func handlerFunc(f func(c *runtime.Ctx) error) runtime.Handler { return runtime.HandlerFunc(f) }
 
 var errBoom = errors.New("boom")
+
+// runThenHardStop runs c until started says a handler is under way (what
+// names it), then stops it hard and checks Run returns context.Canceled.
+func runThenHardStop(t *testing.T, c *runtime.Consumer, started <-chan struct{}, what string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil, nil) }()
+	recv(t, started, what)
+	cancel()
+	if err := recv(t, done, "Run after the hard stop"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+}

@@ -1,8 +1,6 @@
 package runtime_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -41,14 +39,7 @@ func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- consumer.Run(ctx, nil, nil) }()
-			recv(t, started, "the last handler")
-			cancel()
-			if err := recv(t, done, "Run after the hard stop"); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Run = %v", err)
-			}
+			runThenHardStop(t, consumer, started, "the last handler")
 			if off, ok := stored(t, log, m1.Partition); !ok || off != m1.Offset {
 				t.Fatalf("stored %d (%v), want m1's offset %d", off, ok, m1.Offset)
 			}

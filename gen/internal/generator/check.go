@@ -26,7 +26,7 @@ const (
 // inside them.
 var localNames = map[string]bool{
 	"c": true, "m": true, "h": true, "in": true, "out": true, "err": true, "ctx": true,
-	"opts": true, "client": true, "impl": true, "consumer": true, "from": true,
+	"opts": true, "client": true, "impl": true, "from": true,
 	historyLocal: true,
 }
 
