@@ -26,7 +26,7 @@ func TestEqualBrokerTimestampsOrderByTopicIndexOverTheLog(t *testing.T) {
 	conv := wire.IDFromUint128(1, 2)
 	for _, s := range []struct{ topic, body string }{{"second", "s0"}, {"first", "f0"}, {"second", "s1"}, {"first", "f1"}} {
 		prov := wire.Provenance{Conversation: conv}
-		if _, err := client.Producer().SendPlain(ctx, s.topic, &prov, []byte(s.body)); err != nil {
+		if _, err := client.SendPlain(ctx, s.topic, prov, []byte(s.body)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -109,27 +109,15 @@ func or(s, def string) string {
 // with a refusal when refuse is set (decision is then the reason). key,
 // when set, signs the answer, which an asker with a verifier requires.
 func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *runtime.Message, refuse bool, decision []byte, key *sign.Key) error {
-	if req.Envelope == nil || req.Envelope.Correlation == nil || req.Envelope.Kind != wire.KindCommand {
-		return fmt.Errorf("humaninput: answer: %s is not a request (an AGDX command with a correlation)", req.Position)
-	}
-	src, err := wire.ParseAgentID(from)
-	if err != nil {
-		return fmt.Errorf("humaninput: answer: %w", err)
-	}
-	env := &wire.Envelope{Kind: wire.KindResponse, Source: src, Conversation: req.Envelope.Conversation, Correlation: req.Envelope.Correlation, Body: decision}
-	ct := wire.ContentRaw
+	a := runtime.Answer{From: from, Body: decision, Key: key}
 	if refuse {
 		reason := string(decision)
 		if reason == "" {
 			reason = DefaultReason
 		}
-		body, err := (&wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}).Marshal()
-		if err != nil {
-			return fmt.Errorf("humaninput: answer: %w", err)
-		}
-		env.Kind, env.Body, ct = wire.KindError, body, wire.ContentCBOR
+		a.Error = &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}
 	}
-	if _, err := c.Producer().SendEnvelope(ctx, or(topic, runtime.TopicHumanInput), env, ct, key); err != nil {
+	if _, err := c.Answer(ctx, or(topic, runtime.TopicHumanInput), req, a); err != nil {
 		return fmt.Errorf("humaninput: answer: %w", err)
 	}
 	return nil

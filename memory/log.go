@@ -253,7 +253,14 @@ func (l *Log) publish(ctx context.Context, rec *wire.MemoryRecord, prov wire.Pro
 	if scope.App != "" {
 		extra = append(extra, wire.Header{Key: HeaderApp, Value: wire.StringValue(scope.App)})
 	}
-	if _, err := l.client.Producer().SendPlain(ctx, l.topic, &prov, payload, extra...); err != nil {
+	headers, err := prov.Headers()
+	if err != nil {
+		return fmt.Errorf("memory: %s: %w", rec.Op, err)
+	}
+	// A memory record is a plain message with headers of its own, which no
+	// send verb adds: it is appended as a raw record.
+	out := runtime.Outgoing{Key: prov.PartitionKey(), Headers: append(headers, extra...), Payload: payload}
+	if _, err := l.client.Producer().Publish(ctx, l.topic, out); err != nil {
 		return fmt.Errorf("memory: %s: %w", rec.Op, err)
 	}
 	return nil

@@ -55,7 +55,7 @@ func consumer(t *testing.T, log *memlog.Log, d runtime.Deduplicator, handled cha
 func send(t *testing.T, log *memlog.Log, conv wire.ID, key, body string) {
 	t.Helper()
 	prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: key}
-	if _, err := runtime.NewProducer(log, runtime.ProducerOptions{}).SendPlain(context.Background(), topic, &prov, []byte(body)); err != nil {
+	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 }

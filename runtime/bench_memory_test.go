@@ -41,12 +41,12 @@ func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (to
 	if err := l.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}
-	p := runtime.NewProducer(l, runtime.ProducerOptions{})
+	p := runtime.NewClient(l, runtime.ClientOptions{})
 	payload := make([]byte, 256)
 	for i := range 4 * queued {
 		prov := wire.Provenance{Conversation: wire.IDFromUint128(5, uint64(i)), Agent: sender, IdempotencyKey: "k"}
 		prov.IdempotencyKey = prov.Conversation.String()
-		if _, err := p.SendPlain(ctx, topic, &prov, payload); err != nil {
+		if _, err := p.SendPlain(ctx, topic, prov, payload); err != nil {
 			b.Fatal(err)
 		}
 	}

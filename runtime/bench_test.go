@@ -33,7 +33,7 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}
-	p := runtime.NewProducer(log, runtime.ProducerOptions{})
+	p := runtime.NewClient(log, runtime.ClientOptions{}).Producer()
 	batch := make([]runtime.Outgoing, 0, 256)
 	flush := func() {
 		if _, err := p.Publish(ctx, topic, batch...); err != nil {

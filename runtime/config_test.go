@@ -111,7 +111,7 @@ func TestConsumerWithoutClientRuns(t *testing.T) {
 func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 	t.Helper()
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(1, 1), Agent: sender}
-	if _, err := runtime.NewProducer(tr, runtime.ProducerOptions{}).SendPlain(context.Background(), topic, &prov, []byte(body)); err != nil {
+	if _, err := runtime.NewClient(tr, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 }

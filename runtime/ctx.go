@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lasergo/laser/internal/testhook"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -110,12 +111,20 @@ func (c *Ctx) answer(kind wire.Kind, body []byte, spec sendSpec, ct wire.Content
 	if !ok {
 		return nil, &Error{Code: CodeHandlerConfig, Msg: "the handled message carries no correlation to answer"}
 	}
-	o := &outgoing{kind: kind, from: c.c.cfg.Agent, who: "answering needs an agent id", code: CodeHandlerConfig,
-		conversation: c.msg.Provenance.Conversation, correlation: &corr, body: body, spec: spec, ct: ct, key: c.c.cfg.SigningKey}
-	if to := c.msg.Provenance.Agent; to != "" && wire.CheckSDKAgentID(to) == nil {
+	o := answerTo(c.msg, c.c.cfg.Agent, corr, kind, body, spec, ct, c.c.cfg.SigningKey)
+	o.who, o.code = "answering needs an agent id", CodeHandlerConfig
+	return o, nil
+}
+
+// answerTo is the outgoing record of kind answering msg with correlation
+// corr, from agent from to msg's sender when the sender has an agent id.
+func answerTo(msg *Message, from string, corr wire.ID, kind wire.Kind, body []byte, spec sendSpec, ct wire.ContentType, key *sign.Key) *outgoing {
+	o := &outgoing{kind: kind, from: from, who: "answering agent",
+		conversation: msg.Provenance.Conversation, correlation: &corr, body: body, spec: spec, ct: ct, key: key}
+	if to := msg.Provenance.Agent; to != "" && wire.CheckSDKAgentID(to) == nil {
 		o.target = to
 	}
-	return o, nil
+	return o
 }
 
 // postAnswer publishes an answer (see answer) on topic.

@@ -54,7 +54,7 @@ func ExampleInterceptor() {
 	result := make(chan error, 1)
 	go func() { result <- c.Run(ctx, nil, stop) }()
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(0, 1), IdempotencyKey: "order-7"}
-	if _, err := runtime.NewProducer(log, runtime.ProducerOptions{}).SendPlain(ctx, "orders", &prov, []byte("order 7")); err != nil {
+	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(ctx, "orders", prov, []byte("order 7")); err != nil {
 		panic(err)
 	}
 	<-done

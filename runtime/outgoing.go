@@ -88,7 +88,7 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 
 // send publishes env, built from o, on topic.
 func (c *Client) send(ctx context.Context, topic string, o *outgoing, env *wire.Envelope) (Position, error) {
-	return c.prod.SendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key)
+	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key)
 }
 
 // post builds o's envelope and publishes it on topic.
@@ -129,7 +129,7 @@ func (c *Client) postPlain(ctx context.Context, topic string, prov *wire.Provena
 	if s.hasCT {
 		extra = append(extra, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(s.contentType))})
 	}
-	pos, err := c.prod.SendPlain(ctx, topic, prov, body, extra...)
+	pos, err := c.prod.sendPlain(ctx, topic, prov, body, extra...)
 	if err != nil {
 		return Position{}, fmt.Errorf("send to %s: %w", topic, err)
 	}

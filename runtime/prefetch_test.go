@@ -44,10 +44,10 @@ func TestPollerReadsAtMostOneBatchAhead(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(1)} {
 		l := newLog(t, 1, runtime.SystemClock{})
 		ctx := context.Background()
-		p := runtime.NewProducer(l, runtime.ProducerOptions{})
+		p := runtime.NewClient(l, runtime.ClientOptions{})
 		for i := range 10 {
 			prov := wire.Provenance{Conversation: wire.IDFromUint128(1, uint64(i))}
-			if _, err := p.SendPlain(ctx, topic, &prov, []byte("x")); err != nil {
+			if _, err := p.SendPlain(ctx, topic, prov, []byte("x")); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -23,22 +23,16 @@ type ProducerOptions struct {
 	Interceptors []SendInterceptor
 }
 
-// Producer publishes records, plain provenance messages and AGDX envelopes,
-// retrying transient transport errors and surfacing the rest.
+// Producer appends raw records to the log, retrying transient transport
+// errors and surfacing the rest. It is the raw path under every send verb of
+// Client and Ctx, which build the records; call Publish directly only for
+// records no verb builds (extra headers, replayed or crafted envelopes).
 type Producer struct {
 	t     Transport
 	opts  ProducerOptions
 	clock Clock
 	ids   IDSource
 	log   *slog.Logger
-}
-
-// NewProducer returns a producer over t with the system clock, ULID record
-// ids and slog.Default(); a client's producer (Client.Producer) uses the
-// client's instead.
-func NewProducer(t Transport, opts ProducerOptions) *Producer {
-	clock := SystemClock{}
-	return newProducer(t, opts, clock, ULIDSource{Clock: clock}, slog.Default())
 }
 
 // newProducer returns a producer over t timing its backoff on clock, minting
@@ -52,9 +46,6 @@ func newProducer(t Transport, opts ProducerOptions, clock Clock, ids IDSource, l
 	}
 	return &Producer{t: t, opts: opts, clock: clock, ids: ids, log: log}
 }
-
-// Transport returns the transport the producer publishes to.
-func (p *Producer) Transport() Transport { return p.t }
 
 // Publish appends records to topic, retrying transient transport errors.
 func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
@@ -84,9 +75,9 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 	}
 }
 
-// SendPlain publishes payload as a plain message whose provenance travels
+// sendPlain publishes payload as a plain message whose provenance travels
 // as string headers, keyed by its conversation; extra headers are appended.
-func (p *Producer) SendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, extra ...wire.Header) (Position, error) {
+func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, extra ...wire.Header) (Position, error) {
 	headers, err := prov.Headers()
 	if err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
@@ -99,10 +90,10 @@ func (p *Producer) SendPlain(ctx context.Context, topic string, prov *wire.Prove
 	return pos[0], nil
 }
 
-// SendEnvelope validates env, mints its record id when missing (chunks keep
+// sendEnvelope validates env, mints its record id when missing (chunks keep
 // none), signs it last when key is set (binding the agdx.ct and agdx.av
 // headers), and publishes it keyed by its conversation.
-func (p *Producer) SendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
+func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
 		id := p.ids.NewID()
 		env.Record = &id

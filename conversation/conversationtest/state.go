@@ -173,7 +173,7 @@ func scenarioSession(w *world) {
 		w.t.Fatalf("the user mapped to %s, then %s", conv, again)
 	}
 	prov := wire.Provenance{Conversation: again, Agent: user}
-	if _, err := second.Producer().SendPlain(w.ctx, topic, &prov, []byte("hello again")); err != nil {
+	if _, err := second.SendPlain(w.ctx, topic, prov, []byte("hello again")); err != nil {
 		w.t.Fatal(err)
 	}
 	got := bodies(w.assemble(again, conversation.Options{Topics: []string{topic}}))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -103,7 +104,7 @@ func (w *world) conv() wire.ID {
 // plain publishes a plain message and returns where it landed.
 func (w *world) plain(topic string, prov wire.Provenance, body string) runtime.Position {
 	w.t.Helper()
-	pos, err := w.client.Producer().SendPlain(w.ctx, topic, &prov, []byte(body))
+	pos, err := w.client.SendPlain(w.ctx, topic, prov, []byte(body))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func (w *world) say(topic string, conv wire.ID, agent, body string) runtime.Posi
 func (w *world) envelope(topic string, conv wire.ID, source, body string) runtime.Position {
 	w.t.Helper()
 	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: conv, Source: wire.AgentID(source), Body: []byte(body)}
-	pos, err := w.client.Producer().SendEnvelope(w.ctx, topic, env, wire.ContentRaw, nil)
+	pos, err := rawsend.Envelope(w.ctx, w.client, topic, env, wire.ContentRaw)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -129,7 +130,7 @@ func script(steps ...string) responder {
 				op := wire.OperationChat
 				chunk.Operation = &op
 			}
-			if _, err := c.Client().Producer().SendEnvelope(c, resps, chunk, wire.ContentRaw, nil); err != nil {
+			if _, err := rawsend.Envelope(c, c.Client(), resps, chunk, wire.ContentRaw); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
@@ -98,7 +99,7 @@ func (w *World) Counter(id string, in, out uint64) {
 			m := c.Message().Envelope
 			env := &wire.Envelope{Kind: wire.KindResponse, Source: wire.AgentID(id), Conversation: m.Conversation, Correlation: m.Correlation,
 				Body: []byte("counted"), Usage: &wire.TokenUsage{InputTokens: in, OutputTokens: out}}
-			_, err := c.Client().Producer().SendEnvelope(c, w.Replies, env, wire.ContentRaw, nil)
+			_, err := rawsend.Envelope(c, c.Client(), w.Replies, env, wire.ContentRaw)
 			return err
 		})})
 	if err != nil {
