@@ -3,6 +3,7 @@ package iggy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -120,5 +121,37 @@ func TestIncomingSharesKeysAcrossABatch(t *testing.T) {
 	// would make it 52.
 	if n := testing.AllocsPerRun(20, func() { tr.incoming(nil, 0, msgs, 0, len(msgs)) }); n > 5 {
 		t.Fatalf("converting %d records allocates %v times", len(msgs), n)
+	}
+}
+
+// TestIncomingKeepsEachRecordsHeadersWhenCountsDiffer converts a batch
+// whose records carry fewer, then more, then no headers than the first:
+// the headers array is sized by the first record, so a later, larger one
+// moves it, and every record must still see exactly its own headers.
+func TestIncomingKeepsEachRecordsHeadersWhenCountsDiffer(t *testing.T) {
+	counts := []int{2, 1, 5, 0, 3, 2}
+	msgs := make([]iggcon.IggyMessage, len(counts))
+	for i, n := range counts {
+		var h wire.Headers
+		for j := range n {
+			h = append(h, wire.Header{Key: fmt.Sprintf("k%d", j), Value: wire.StringValue(fmt.Sprintf("r%d-%d", i, j))})
+		}
+		b, err := appendHeaderBytes(nil, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs[i] = iggcon.IggyMessage{Header: iggcon.MessageHeader{Offset: uint64(i)}, Payload: []byte("p"), UserHeaders: b}
+	}
+	tr := &Transport{cfg: defaultConfig()}
+	out, _ := tr.incoming(nil, 0, msgs, 0, len(msgs))
+	for i, r := range out {
+		if len(r.Headers) != counts[i] {
+			t.Fatalf("record %d has %d headers, want %d", i, len(r.Headers), counts[i])
+		}
+		for j, h := range r.Headers {
+			if h.Key != fmt.Sprintf("k%d", j) || string(h.Value.Data) != fmt.Sprintf("r%d-%d", i, j) {
+				t.Fatalf("record %d header %d is %s=%s", i, j, h.Key, h.Value.Data)
+			}
+		}
 	}
 }

@@ -383,11 +383,11 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 	if len(msgs) == 0 {
 		return out, next
 	}
-	n := 0
-	for i := range msgs {
-		n += countHeaders(msgs[i].UserHeaders)
-	}
-	hdrs := make(wire.Headers, 0, n)
+	// The records of a batch usually carry as many headers as the first:
+	// room for that many each, in one allocation. A record with more makes
+	// append move the rest to a larger array, which the records before it
+	// need not follow (their headers stay where they are).
+	hdrs := make(wire.Headers, 0, countHeaders(msgs[0].UserHeaders)*min(len(msgs), max))
 	var prev wire.Headers // the last record's headers, whose keys the next may share
 	if out == nil {
 		out = make([]runtime.Incoming, 0, min(len(msgs), max))

@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"sync"
+	"time"
 )
 
 // commitBehind stores handled offsets on a goroutine of its own, so the
 // handling loop does not wait for a commit's round trip between batches.
 // It commits only offsets the loop marked handled (coalesced per partition:
-// the latest one wins), and a final flush, synchronous, stores whatever is
+// the latest one wins), at most one round per CommitInterval, and a final flush, synchronous, stores whatever is
 // left before the member leaves its group. A failed commit stops the
 // background goroutine and is reported by the next kick or flush, and at
 // once through failed; the final flush still tries what is left.
@@ -73,12 +74,27 @@ func (k *commitBehind) flush() error {
 
 func (k *commitBehind) run() {
 	defer close(k.done)
+	// Rounds are paced in real time, like idle polling: pacing changes how
+	// much a crash redelivers, never whether a handled offset is committed.
+	var last time.Time
 	for {
 		select {
 		case <-k.kickc:
 		case <-k.quit:
 			return
 		}
+		if wait := k.s.c.cfg.CommitInterval - time.Since(last); wait > 0 {
+			// Marks made meanwhile join this round; a quit leaves them to
+			// the final flush.
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-k.quit:
+				t.Stop()
+				return
+			}
+		}
+		last = time.Now()
 		// Swap the maps so mark goes on while this round commits.
 		k.mu.Lock()
 		round := k.pending

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"hash/maphash"
 	"sync"
 )
 
@@ -45,44 +46,91 @@ func DedupKey(agent, idempotencyKey string) string {
 // SlidingWindow is a FIFO set of the most recent keys: once full, the oldest
 // key is forgotten, and seeing a key again does not refresh it. In memory
 // only: not shared across replicas and lost on restart (see warm dedup).
+//
+// It remembers a 128-bit hash of each key (two maphash seeds of its own),
+// not the key: the window holds no pointers for the garbage collector to
+// scan, and the consumer observes a message's scoped key without building
+// it. Two distinct keys are mistaken for each other with a probability of
+// about 2^-128 per pair, far below any hardware error rate.
 type SlidingWindow struct {
-	mu sync.Mutex
-	w  fifoSet
+	seeds [2]maphash.Seed
+	mu    sync.Mutex
+	w     hashWindow
 }
 
 // NewSlidingWindow returns a window that remembers capacity keys (at least 1).
 func NewSlidingWindow(capacity int) *SlidingWindow {
-	return &SlidingWindow{w: newFIFOSet(capacity)}
+	return &SlidingWindow{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, w: newHashWindow(capacity)}
+}
+
+// hash returns key's hash.
+func (s *SlidingWindow) hash(key string) keyHash {
+	return keyHash{maphash.String(s.seeds[0], key), maphash.String(s.seeds[1], key)}
+}
+
+// scopedHash returns the hash of DedupKey(agent, key) without building it
+// on the heap: the scoped key is laid out on the stack when it is short, as
+// it almost always is, and written to maphash in parts otherwise (maphash
+// hashes a byte sequence the same however it is written).
+func (s *SlidingWindow) scopedHash(agent, key string) keyHash {
+	if agent == "" {
+		return s.hash(key)
+	}
+	var buf [128]byte
+	if n := len(agent) + len(dedupScopeSep) + len(key); n <= len(buf) {
+		b := append(append(append(buf[:0], agent...), dedupScopeSep...), key...)
+		return keyHash{maphash.Bytes(s.seeds[0], b), maphash.Bytes(s.seeds[1], b)}
+	}
+	var h keyHash
+	for i := range s.seeds {
+		var mh maphash.Hash
+		mh.SetSeed(s.seeds[i])
+		mh.WriteString(agent)
+		mh.WriteString(dedupScopeSep)
+		mh.WriteString(key)
+		h[i] = mh.Sum64()
+	}
+	return h
 }
 
 // Observe implements Deduplicator; it never fails.
 func (s *SlidingWindow) Observe(_ context.Context, key string) (bool, error) {
+	return s.observeHash(s.hash(key)), nil
+}
+
+// observeHash records h and reports whether it is new.
+func (s *SlidingWindow) observeHash(h keyHash) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.insert(key), nil
+	return s.w.insert(h)
 }
 
 // Forget implements Forgetter: key counts as unseen again.
 func (s *SlidingWindow) Forget(_ context.Context, key string) error {
+	s.forgetHash(s.hash(key))
+	return nil
+}
+
+// forgetHash makes h unseen again.
+func (s *SlidingWindow) forgetHash(h keyHash) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.w.remove(key)
-	return nil
+	s.w.remove(h)
 }
 
 // Len returns how many keys the window holds.
 func (s *SlidingWindow) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.w.seen)
+	return s.w.live
 }
 
 // fifoSet is a bounded set that evicts in insertion order; it backs the dedup
 // window and the signed-record replay window. A removed key leaves a stale
 // slot in the ring, recognised by its sequence number when it is evicted.
-type fifoSet struct {
-	seen  map[string]uint64 // key -> sequence of its live insertion
-	ring  []fifoSlot
+type fifoSet[K comparable] struct {
+	seen  map[K]uint64 // key -> sequence of its live insertion
+	ring  []fifoSlot[K]
 	head  int // index of the oldest slot once the ring is full
 	limit int
 	seq   uint64
@@ -91,25 +139,25 @@ type fifoSet struct {
 	removed int
 }
 
-type fifoSlot struct {
-	key string
+type fifoSlot[K comparable] struct {
+	key K
 	seq uint64
 }
 
-func newFIFOSet(capacity int) fifoSet {
+func newFIFOSet[K comparable](capacity int) fifoSet[K] {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return fifoSet{seen: make(map[string]uint64), limit: capacity}
+	return fifoSet[K]{seen: make(map[K]uint64), limit: capacity}
 }
 
 // insert adds key and reports whether it was absent.
-func (f *fifoSet) insert(key string) bool {
+func (f *fifoSet[K]) insert(key K) bool {
 	if _, dup := f.seen[key]; dup {
 		return false
 	}
 	f.seq++
-	slot := fifoSlot{key: key, seq: f.seq}
+	slot := fifoSlot[K]{key: key, seq: f.seq}
 	if len(f.ring) < f.limit {
 		f.ring = append(f.ring, slot)
 	} else {
@@ -131,7 +179,7 @@ func (f *fifoSet) insert(key string) bool {
 }
 
 // remove forgets key; its slot ages out of the ring unnoticed.
-func (f *fifoSet) remove(key string) {
+func (f *fifoSet[K]) remove(key K) {
 	if _, ok := f.seen[key]; ok {
 		delete(f.seen, key)
 		f.removed++

@@ -19,6 +19,31 @@ type Completer interface {
 	Complete(ctx context.Context, key string) error
 }
 
+// dedupMark is the idempotency key the dedup gate marked for a message, so
+// that it can be completed or taken back.
+type dedupMark struct {
+	// window and hash: the key as a SlidingWindow marked it, by hash.
+	window *SlidingWindow
+	hash   keyHash
+	// key is the scoped key (DedupKey) any other Deduplicator was asked
+	// about; "" when window is set.
+	key string
+}
+
+// markKey runs the dedup gate for agent's idempotency key and reports
+// whether it is fresh. A SlidingWindow (the default) is asked by hash,
+// without building the scoped key: the gate runs for every record, and
+// the key would be one allocation each.
+func (c *Consumer) markKey(ctx context.Context, agent, key string) (dedupMark, bool, error) {
+	if w, ok := c.dedup.(*SlidingWindow); ok {
+		h := w.scopedHash(agent, key)
+		return dedupMark{window: w, hash: h}, w.observeHash(h), nil
+	}
+	scoped := DedupKey(agent, key)
+	fresh, err := c.observeKey(ctx, scoped)
+	return dedupMark{key: scoped}, fresh, err
+}
+
 // observeKey asks the Deduplicator about key. A transient failure (the
 // store is unreachable, or the key is claimed by a message still in flight
 // elsewhere) is retried on the poll backoff, 50 ms doubling to 1 s, until

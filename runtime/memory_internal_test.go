@@ -143,7 +143,7 @@ func TestReplayWindowStaysAtItsCap(t *testing.T) {
 	for i := range n {
 		var rec wire.ID
 		binary.BigEndian.PutUint64(rec[8:], uint64(i)+1)
-		if !c.replay.insert(string(rec[:])) {
+		if !c.replay.insert(rec) {
 			t.Fatalf("record %d reported as a replay", i)
 		}
 	}
@@ -153,8 +153,8 @@ func TestReplayWindowStaysAtItsCap(t *testing.T) {
 	var newest, oldest wire.ID
 	binary.BigEndian.PutUint64(newest[8:], uint64(n))
 	binary.BigEndian.PutUint64(oldest[8:], 1)
-	_, keptNewest := c.replay.seen[string(newest[:])]
-	_, keptOldest := c.replay.seen[string(oldest[:])]
+	_, keptNewest := c.replay.seen[newest]
+	_, keptOldest := c.replay.seen[oldest]
 	goruntime.KeepAlive(c)
 	if seen != replayWindow || ring != replayWindow {
 		t.Errorf("replay window holds %d ids in a ring of %d after %d records, want %d", seen, ring, n, replayWindow)

@@ -81,7 +81,7 @@ func (c *Consumer) passedGates(m *Message) bool {
 		}
 		if rec := m.Envelope.Record; rec != nil {
 			c.replayMu.Lock()
-			first := c.replay.insert(string(rec[:]))
+			first := c.replay.insert(*rec)
 			c.replayMu.Unlock()
 			if !first {
 				return false

@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// windowModel is the obvious FIFO set hashWindow must behave like: a slice
+// in insertion order and a map of the live keys to their insertion.
+type windowModel struct {
+	limit int
+	order []modelSlot
+	live  map[keyHash]uint64
+	seq   uint64
+}
+
+func (m *windowModel) insert(h keyHash) bool {
+	if _, ok := m.live[h]; ok {
+		return false
+	}
+	m.seq++
+	if len(m.order) == m.limit {
+		old := m.order[0]
+		m.order = m.order[1:]
+		if m.live[old.h] == old.seq {
+			delete(m.live, old.h)
+		}
+	}
+	m.order = append(m.order, modelSlot{h: h, seq: m.seq})
+	m.live[h] = m.seq
+	return true
+}
+
+type modelSlot struct {
+	h   keyHash
+	seq uint64
+}
+
+// TestHashWindowBehavesLikeAFIFOSet drives the window and the model with the
+// same random inserts and removes, over hashes crowded into a few home slots
+// so probe runs wrap and deletions shift entries back, and compares every
+// answer and, after each step, which keys are present.
+func TestHashWindowBehavesLikeAFIFOSet(t *testing.T) {
+	for _, limit := range []int{1, 2, 5, 16, 100} {
+		rng := rand.New(rand.NewPCG(uint64(limit), 7))
+		w := newHashWindow(limit)
+		m := &windowModel{limit: limit, live: map[keyHash]uint64{}}
+		universe := make([]keyHash, 3*limit+3)
+		for i := range universe {
+			// Few distinct home slots, all near the table's end, so runs wrap.
+			// Some share their tag too, so the ring decides.
+			universe[i] = keyHash{uint64(rng.IntN(2))<<32 | (w.mask - uint64(rng.IntN(3))), uint64(i)}
+		}
+		for step := range 20_000 {
+			h := universe[rng.IntN(len(universe))]
+			if rng.IntN(4) == 0 {
+				w.remove(h)
+				delete(m.live, h)
+			} else if got, want := w.insert(h), m.insert(h); got != want {
+				t.Fatalf("limit %d step %d: insert(%v) = %v, want %v", limit, step, h, got, want)
+			}
+			if w.live != len(m.live) {
+				t.Fatalf("limit %d step %d: %d live, want %d", limit, step, w.live, len(m.live))
+			}
+			for _, u := range universe {
+				_, present := w.find(u)
+				_, want := m.live[u]
+				if present != want {
+					t.Fatalf("limit %d step %d: %v present %v, want %v", limit, step, u, present, want)
+				}
+			}
+		}
+	}
+}
