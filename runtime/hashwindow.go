@@ -12,8 +12,8 @@ type keyHash [2]uint64
 // probe walks stays small enough to be mostly in cache; the ring is read
 // only on a tag match. Both are allocated once and hold no pointers.
 type hashWindow struct {
-	table []uint64 // tag<<32 | ring index+1; 0 is an empty slot
-	mask  uint64   // the table's size - 1, at most 2^32 - 1
+	table []uint64  // tag<<32 | ring index+1; 0 is an empty slot
+	mask  uint64    // the table's size - 1, at most 2^32 - 1
 	ring  []keyHash // insertion order; a slot no table entry points to was removed
 	head  int       // the oldest ring slot once the ring is full
 	limit int
