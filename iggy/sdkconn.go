@@ -3,6 +3,7 @@ package iggy
 import (
 	"net"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/iggy/foreign/go/client"
@@ -33,4 +34,33 @@ func sdkSocket(c iggcon.Client) net.Conn {
 		return nil
 	}
 	return *(*net.Conn)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// sdkMutex digs out the mutex an SDK v0.8.0 TCP client holds for each
+// request and response, or returns nil when the layout is not the one this
+// was written against.
+//
+// Why: the subscription polls over the client's socket with its own codec
+// (see rawpoll.go), and the SDK's heartbeat goroutine pings on the same
+// socket every five seconds; holding the SDK's own mutex keeps the two
+// exchanges from interleaving.
+func sdkMutex(c iggcon.Client) *sync.Mutex {
+	ic, ok := c.(*client.IggyClient)
+	if !ok {
+		return nil
+	}
+	tc, ok := ic.Client.(*tcp.IggyTcpClient)
+	if !ok || tc == nil {
+		return nil
+	}
+	// The SDK decompresses polled payloads only when told to; the codec
+	// does not, so it steps aside for such a client.
+	if c := tc.MessageCompression; c != "" && c != iggcon.MESSAGE_COMPRESSION_NONE {
+		return nil
+	}
+	f := reflect.ValueOf(tc).Elem().FieldByName("mtx")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[sync.Mutex]() || !f.CanAddr() {
+		return nil
+	}
+	return (*sync.Mutex)(unsafe.Pointer(f.UnsafeAddr()))
 }

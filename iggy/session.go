@@ -17,8 +17,12 @@ import (
 
 // link is one SDK client: one TCP connection and one Iggy session.
 type link struct {
-	client   iggcon.Client
-	socket   net.Conn // nil when the SDK layout was not recognised
+	client iggcon.Client
+	socket net.Conn // nil when the SDK layout was not recognised
+	// sdkMu is the SDK client's request mutex, held by the subscription's
+	// own poll exchange (rawpoll.go); nil when not recognised, and then
+	// polls go through the SDK.
+	sdkMu    *sync.Mutex
 	once     sync.Once
 	inlineMu sync.Mutex // serializes boundedInline's use of the socket deadline
 }
@@ -69,6 +73,16 @@ func (s *session) call(ctx context.Context, op string, fn func(c iggcon.Client) 
 		return err
 	}
 	return s.run(ctx, op, l, fn)
+}
+
+// callLink is call for fn that needs the link itself (its socket), not only
+// its client.
+func (s *session) callLink(ctx context.Context, op string, fn func(l *link) error) error {
+	l, err := s.link(ctx, op)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx, op, l, func(iggcon.Client) error { return fn(l) })
 }
 
 // callCurrent runs fn on the current link without reconnecting; ok is false
@@ -265,7 +279,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 	if b.err != nil {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
 	}
-	l := &link{client: b.c, socket: sdkSocket(b.c)}
+	l := &link{client: b.c, socket: sdkSocket(b.c), sdkMu: sdkMutex(b.c)}
 	class, _, err := t.bounded(ctx, l, func(c iggcon.Client) error {
 		if t.cs.token != "" {
 			_, err := c.LoginWithPersonalAccessToken(t.cs.token)

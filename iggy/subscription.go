@@ -46,6 +46,7 @@ type subscription struct {
 	topicID  iggcon.Identifier
 	groupID  iggcon.Identifier
 	consumer iggcon.Consumer
+	req      pollRequest // the poll request of this member, for the codec of rawpoll.go
 	sess     *session
 	// Operation names for errors, built once: Poll and Commit are hot.
 	opPoll, opCommit string
@@ -103,6 +104,9 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 		consumer: iggcon.NewGroupConsumer(gid),
 		opPoll:   "poll " + topic + "/" + group,
 		opCommit: "commit " + topic + "/" + group,
+	}
+	if s.req, err = newPollRequest(s.consumer, t.stream, ti.ident); err != nil {
+		return nil, &runtime.TransportError{Op: op, Err: err}
 	}
 	s.partitions.Store(ti.partitions.Load())
 	s.sess = newSession(t, "subscription "+topic+"/"+group, s.rejoin)
@@ -201,47 +205,81 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			strategy = iggcon.OffsetPollingStrategy(c.next)
 		}
 		want := uint32(min(max-len(out), 1<<20))
-		var pm *iggcon.PolledMessage
-		err := s.sess.call(ctx, op, func(cl iggcon.Client) error {
+		var (
+			pm    *iggcon.PolledMessage
+			reply []byte
+			raw   bool
+		)
+		err := s.sess.callLink(ctx, op, func(l *link) error {
 			var err error
-			pm, err = cl.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
+			if l.sdkMu != nil && l.socket != nil {
+				raw = true
+				reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want))
+				return err
+			}
+			pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
 			return err
 		})
+		if err == nil && raw {
+			before := len(out)
+			var next uint64
+			var pp polledPartition
+			out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
+			if err != nil {
+				out = out[:before]
+				err = &runtime.TransportError{Op: op, Err: err}
+			} else {
+				s.settle(p, pp.messages, pp.partitionID, pp.currentOffset, next)
+			}
+		}
 		if err != nil {
 			if len(out) > 0 {
 				return out, nil
 			}
 			return nil, err
 		}
-		out = s.take(out, p, pm, max)
+		if !raw {
+			out = s.take(out, p, pm, max)
+		}
 	}
 	return out, nil
 }
 
-// take appends the records of one partition's poll and moves its cursor.
-// A reply saying the partition is not this member's clears known but keeps
-// the cursor as a floor: when the partition comes back, records below it
-// (already delivered here) are not handed out again, and the "next" poll
-// starts above it anyway when another member moved the group further.
+// take appends the records of one partition's poll through the SDK and
+// moves its cursor (see settle).
 func (s *subscription) take(out []runtime.Incoming, p uint32, pm *iggcon.PolledMessage, limit int) []runtime.Incoming {
+	next := s.cursors[p].next
+	if len(pm.Messages) > 0 {
+		out, next = s.t.incoming(out, p, pm.Messages, next, limit)
+	}
+	s.settle(p, len(pm.Messages), pm.PartitionId, pm.CurrentOffset, next)
+	return out
+}
+
+// settle moves partition p's cursor after a poll whose reply held messages
+// (partitionID and currentOffset as the reply stated them) and whose
+// records up to next were taken. A reply saying the partition is not this
+// member's clears known but keeps the cursor as a floor: when the
+// partition comes back, records below it (already delivered here) are not
+// handed out again, and the "next" poll starts above it anyway when
+// another member moved the group further.
+func (s *subscription) settle(p uint32, messages int, partitionID uint32, currentOffset, next uint64) {
 	c := &s.cursors[p]
-	if len(pm.Messages) == 0 {
-		notOwned := pm.PartitionId != p
+	if messages == 0 {
+		notOwned := partitionID != p
 		if p == 0 {
 			// A (0, 0) reply for partition 0 is also what an owned
 			// partition holding at most one record gives; only a cursor
 			// past offset 1 proves it is someone else's.
-			notOwned = pm.CurrentOffset == 0 && c.known && c.next >= 2
+			notOwned = currentOffset == 0 && c.known && c.next >= 2
 		}
 		if notOwned {
 			c.known = false
 		}
-		return out
+		return
 	}
-	out, next := s.t.incoming(out, p, pm.Messages, c.next, limit)
 	c.next = max(c.next, next)
 	c.known = true
-	return out
 }
 
 // maybeRefresh re-reads the partition count now and then, so partitions

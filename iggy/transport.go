@@ -383,11 +383,17 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 	if len(msgs) == 0 {
 		return out, next
 	}
-	// The records of a batch usually carry as many headers as the first:
-	// room for that many each, in one allocation. A record with more makes
-	// append move the rest to a larger array, which the records before it
-	// need not follow (their headers stay where they are).
-	hdrs := make(wire.Headers, 0, countHeaders(msgs[0].UserHeaders)*min(len(msgs), max))
+	// The records of a batch usually carry as many headers as the first one
+	// with any: room for that many each, in one allocation. A record with
+	// more makes append move the rest to a larger array, which the records
+	// before it need not follow (their headers stay where they are).
+	each := 0
+	for i := range msgs {
+		if each = countHeaders(msgs[i].UserHeaders); each > 0 {
+			break
+		}
+	}
+	hdrs := make(wire.Headers, 0, each*min(len(msgs), max))
 	var prev wire.Headers // the last record's headers, whose keys the next may share
 	if out == nil {
 		out = make([]runtime.Incoming, 0, min(len(msgs), max))

@@ -255,7 +255,7 @@ func (l *Log) publish(ctx context.Context, rec *wire.MemoryRecord, prov wire.Pro
 	}
 	headers, err := prov.Headers()
 	if err != nil {
-		return fmt.Errorf("memory: %s: %w", rec.Op, err)
+		return fmt.Errorf("memory: %s: %w", rec.Op, runtime.NewError(runtime.CodeInvalid, "provenance headers", err))
 	}
 	// A memory record is a plain message with headers of its own, which no
 	// send verb adds: it is appended as a raw record.

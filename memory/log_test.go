@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -91,5 +92,21 @@ func TestForgettingMostItemsKeepsTheRestInLogOrder(t *testing.T) {
 				t.Fatalf("%s: item %d is %s %q, want %s %q", name, i, items[i].ID, items[i].Body, want[i], fmt.Sprint(i*5))
 			}
 		}
+	}
+}
+
+// TestRememberWithAnImpossibleAgentIsInvalid pins the error class of a
+// memory record whose provenance cannot be written as headers: ErrInvalid,
+// as every runtime send verb reports it, and nothing appended.
+func TestRememberWithAnImpossibleAgentIsInvalid(t *testing.T) {
+	client := newClient(t)
+	mem := memory.New(client, memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "bad\nagent"}
+	_, err := mem.Remember(context.Background(), scope, memory.Fact, []byte("x"))
+	if !errors.Is(err, runtime.ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+	if items := recall(t, mem, memory.Scope{Conversation: scope.Conversation}); len(items) != 0 {
+		t.Fatalf("recalled %d items after a refused Remember", len(items))
 	}
 }

@@ -24,24 +24,32 @@ type Answer struct {
 }
 
 // Answer answers req, an AGDX request (a command with a correlation) read
-// from a log, on topic: an AGDX response or error in req's conversation,
+// from a log, on topic (default agent.responses): an AGDX response or error
+// in req's conversation,
 // echoing its correlation, targeted at its sender. It is the client's form
 // of Ctx.Respond and Ctx.Fail, for answers decided outside a handler. It
 // fails with ErrInvalid when req is not such a request.
 func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answer, opts ...ReplyOption) (Position, error) {
+	if req == nil {
+		return Position{}, &Error{Code: CodeInvalid, Msg: "answer: no request given"}
+	}
 	env := req.Envelope
 	if env == nil || env.Correlation == nil || env.Kind != wire.KindCommand {
 		return Position{}, &Error{Code: CodeInvalid, Msg: req.Position.String() + " is not a request (an AGDX command with a correlation)"}
 	}
+	spec := specOf(opts, ReplyOption.applyReply)
 	kind, body, ct := wire.KindResponse, a.Body, wire.ContentRaw
 	if a.Error != nil {
+		if spec.hasCT {
+			return Position{}, &Error{Code: CodeConfig, Msg: "an error answer is a CBOR error body; WithContentType does not apply to it"}
+		}
 		b, err := a.Error.Marshal()
 		if err != nil {
 			return Position{}, &Error{Code: CodeCodec, Msg: "encode error body", Err: err}
 		}
 		kind, body, ct = wire.KindError, b, wire.ContentCBOR
 	}
-	o := answerTo(req, a.From, *env.Correlation, kind, body, specOf(opts, ReplyOption.applyReply), ct, a.Key)
-	_, pos, err := c.post(ctx, topic, o)
+	o := answerTo(req, a.From, *env.Correlation, kind, body, spec, ct, a.Key)
+	_, pos, err := c.post(ctx, topicOr(topic, TopicResponses), o)
 	return pos, err
 }

@@ -123,3 +123,21 @@ func TestClientAnswerRefusesWhatIsNotARequest(t *testing.T) {
 		t.Fatalf("%d records on %s after a refused answer", len(recs), resp)
 	}
 }
+
+func TestClientAnswerRefusesAContentTypeOnAnErrorAndANilRequest(t *testing.T) {
+	log := newAsking(t)
+	c := newClient(t, log, runtime.SystemClock{}, nil)
+	req, _ := pendingRequest(t, c, log, "approve?")
+	reason := "no"
+	_, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person",
+		Error: &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}}, runtime.WithContentType(wire.ContentJSON))
+	if !errors.Is(err, runtime.ErrConfig) {
+		t.Fatalf("err = %v, want ErrConfig: an error body is CBOR", err)
+	}
+	if _, err := c.Answer(context.Background(), "answers", nil, runtime.Answer{From: "person"}); !errors.Is(err, runtime.ErrInvalid) {
+		t.Fatalf("nil request: err = %v, want ErrInvalid", err)
+	}
+	if recs := readAll(t, log, "answers"); len(recs) != 0 {
+		t.Fatalf("%d answers published by refused calls", len(recs))
+	}
+}

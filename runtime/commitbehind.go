@@ -8,7 +8,8 @@ import (
 // commitBehind stores handled offsets on a goroutine of its own, so the
 // handling loop does not wait for a commit's round trip between batches.
 // It commits only offsets the loop marked handled (coalesced per partition:
-// the latest one wins), at most one round per CommitInterval, and a final flush, synchronous, stores whatever is
+// the latest one wins), at most one round per CommitInterval, and a final
+// flush, synchronous, stores whatever is
 // left before the member leaves its group. A failed commit stops the
 // background goroutine and is reported by the next kick or flush, and at
 // once through failed; the final flush still tries what is left.
@@ -94,12 +95,17 @@ func (k *commitBehind) run() {
 				return
 			}
 		}
-		last = time.Now()
 		// Swap the maps so mark goes on while this round commits.
 		k.mu.Lock()
 		round := k.pending
 		k.pending, k.spare = k.spare, k.pending
 		k.mu.Unlock()
+		if len(round) == 0 {
+			// A kick whose marks an earlier round took: nothing to store,
+			// and no reason to hold the next real round back.
+			continue
+		}
+		last = time.Now()
 		err := k.commitAll(round)
 		if err != nil {
 			k.mu.Lock()

@@ -3,11 +3,14 @@ package runtime_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -113,5 +116,13 @@ func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(1, 1), Agent: sender}
 	if _, err := runtime.NewClient(tr, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestADedupWindowBeyondWhatTheWindowHoldsIsAConfigError(t *testing.T) {
+	_, err := runtime.NewConsumer(memlog.New("laser"), runtime.ConsumerConfig{Topic: topic, Group: agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DedupWindow: math.MaxInt}})
+	if !errors.Is(err, runtime.ErrConfig) {
+		t.Fatalf("err = %v, want ErrConfig", err)
 	}
 }

@@ -223,6 +223,9 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.DedupWindow <= 0 {
 		cfg.DedupWindow = DefaultDedupWindow
 	}
+	if cfg.DedupWindow > maxDedupWindow {
+		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable Deduplicator", cfg.DedupWindow, maxDedupWindow)}
+	}
 	if cfg.Client == nil {
 		cfg.Client = NewClient(t, ClientOptions{})
 	}

@@ -58,7 +58,8 @@ type SlidingWindow struct {
 	w     hashWindow
 }
 
-// NewSlidingWindow returns a window that remembers capacity keys (at least 1).
+// NewSlidingWindow returns a window that remembers capacity keys: at least
+// 1, at most 2^30. Its memory grows with the keys it holds.
 func NewSlidingWindow(capacity int) *SlidingWindow {
 	return &SlidingWindow{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, w: newHashWindow(capacity)}
 }

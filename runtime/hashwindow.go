@@ -5,28 +5,29 @@ package runtime
 // rather than hashing it again as a Go map would.
 type keyHash [2]uint64
 
+// maxDedupWindow is the most keys a SlidingWindow holds: a table entry keeps
+// its ring index in 32 bits, and its home slot in a 32-bit tag.
+const maxDedupWindow = 1 << 30
+
 // hashWindow is the FIFO set behind SlidingWindow: a ring of the last limit
 // hashes in insertion order, and an open-addressing table (linear probing,
 // at most half full) locating the live ones. Each table slot is one word, a
 // 32-bit tag of the hash and the index of its ring slot, so the table a
 // probe walks stays small enough to be mostly in cache; the ring is read
-// only on a tag match. Both are allocated once and hold no pointers.
+// only on a tag match. Both grow as keys arrive, up to the limit, and hold
+// no pointers.
 type hashWindow struct {
-	table []uint64  // tag<<32 | ring index+1; 0 is an empty slot
-	mask  uint64    // the table's size - 1, at most 2^32 - 1
-	ring  []keyHash // insertion order; a slot no table entry points to was removed
-	head  int       // the oldest ring slot once the ring is full
+	table []uint64 // tag<<32 | ring index+1; 0 is an empty slot
+	mask  uint64   // len(table) - 1; at most 2^31 - 1
+	ring  []keyHash
+	head  int // the oldest ring slot once the ring is full
 	limit int
 	live  int // hashes in the table
 }
 
 func newHashWindow(capacity int) hashWindow {
-	capacity = max(capacity, 1)
-	size := 8
-	for size < capacity*2 {
-		size *= 2
-	}
-	return hashWindow{table: make([]uint64, size), mask: uint64(size - 1), ring: make([]keyHash, 0, capacity), limit: capacity}
+	capacity = min(max(capacity, 1), maxDedupWindow)
+	return hashWindow{table: make([]uint64, 16), mask: 15, limit: capacity}
 }
 
 func (w *hashWindow) home(h keyHash) uint64 { return h[0] & w.mask }
@@ -61,6 +62,10 @@ func (w *hashWindow) insert(h keyHash) bool {
 	if len(w.ring) < w.limit {
 		r = len(w.ring)
 		w.ring = append(w.ring, h)
+		if 2*(w.live+1) > len(w.table) {
+			w.grow()
+			at, _ = w.find(h)
+		}
 	} else {
 		// The oldest hash goes, unless it was removed already: then no
 		// table entry points at its ring slot (a later insertion of the
@@ -76,6 +81,23 @@ func (w *hashWindow) insert(h keyHash) bool {
 	w.table[at] = tagOf(h)<<32 | uint64(r+1)
 	w.live++
 	return true
+}
+
+// grow doubles the table and places every entry anew.
+func (w *hashWindow) grow() {
+	old := w.table
+	w.table = make([]uint64, 2*len(old))
+	w.mask = uint64(len(w.table) - 1)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := (s >> 32) & w.mask
+		for w.table[i] != 0 {
+			i = (i + 1) & w.mask
+		}
+		w.table[i] = s
+	}
 }
 
 // findSlot returns the table index of the entry for h that points at ring

@@ -47,11 +47,12 @@ func TestHashWindowBehavesLikeAFIFOSet(t *testing.T) {
 		m := &windowModel{limit: limit, live: map[keyHash]uint64{}}
 		universe := make([]keyHash, 3*limit+3)
 		for i := range universe {
-			// Few distinct home slots, all near the table's end, so runs wrap.
-			// Some share their tag too, so the ring decides.
-			universe[i] = keyHash{uint64(rng.IntN(2))<<32 | (w.mask - uint64(rng.IntN(3))), uint64(i)}
+			// Few distinct home slots, all near the end of the table at
+			// any size it grows to, so runs wrap; some hashes share their
+			// tag too, so the ring decides.
+			universe[i] = keyHash{uint64(rng.IntN(2))<<32 | (0xffff_ffff - uint64(rng.IntN(3))), uint64(i)}
 		}
-		for step := range 20_000 {
+		for step := range 4_000 {
 			h := universe[rng.IntN(len(universe))]
 			if rng.IntN(4) == 0 {
 				w.remove(h)
@@ -69,6 +70,29 @@ func TestHashWindowBehavesLikeAFIFOSet(t *testing.T) {
 					t.Fatalf("limit %d step %d: %v present %v, want %v", limit, step, u, present, want)
 				}
 			}
+		}
+	}
+}
+
+// TestHashWindowGrowsWithItsKeys pins that a window sized for many keys
+// allocates for the keys it holds, not for its limit, and that a limit past
+// what the table can index is clamped rather than breaking it.
+func TestHashWindowGrowsWithItsKeys(t *testing.T) {
+	w := newHashWindow(maxDedupWindow * 4)
+	if w.limit != maxDedupWindow || len(w.table) > 16 || cap(w.ring) > 16 {
+		t.Fatalf("limit %d, table %d, ring %d", w.limit, len(w.table), cap(w.ring))
+	}
+	for i := range 1000 {
+		if !w.insert(keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}) {
+			t.Fatalf("key %d taken for a duplicate", i)
+		}
+	}
+	if w.live != 1000 || len(w.table) > 4096 {
+		t.Fatalf("%d live in a table of %d", w.live, len(w.table))
+	}
+	for i := range 1000 {
+		if _, ok := w.find(keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}); !ok {
+			t.Fatalf("key %d lost in growing", i)
 		}
 	}
 }
