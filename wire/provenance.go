@@ -208,14 +208,14 @@ func checkProvenanceValue(v string) error {
 func DecodeProvenance(h Headers) (Provenance, error) {
 	var p Provenance
 	var haveConv bool
-	// The values become substrings of one copy of them all: one allocation
-	// per record rather than one per header.
+	// The values kept as text become substrings of one copy of them all:
+	// one allocation per record rather than one per header. Values parsed
+	// into ids and numbers are read in place and never copied.
 	var arena strings.Builder
 	size := 0
 	for _, e := range h {
 		size += len(e.Value.Data) // a few bytes too many for other headers
 	}
-	arena.Grow(size)
 	var seen uint16
 	for _, e := range h {
 		bit := provenanceKeyBit(e.Key)
@@ -230,74 +230,82 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 		if err := e.Value.want(HeaderKindString); err != nil {
 			return Provenance{}, fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
 		}
+		data := e.Value.Data
+		bad := func(err error) (Provenance, error) {
+			return Provenance{}, fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, data, err)
+		}
+		if bit&textKeys == 0 {
+			// Parsed in place: the parsers accept ASCII only, so these need
+			// no UTF-8 check.
+			var err error
+			switch bit {
+			case bitConversation:
+				p.Conversation, err = parseID(data)
+				haveConv = true
+			case bitCausalParent:
+				var m MessageID
+				if m, err = ParseMessageID(string(data)); err == nil {
+					p.CausalParent = &m
+				}
+			case bitParentConversation, bitRootConversation:
+				var id ID
+				if id, err = parseID(data); err == nil {
+					if bit == bitParentConversation {
+						p.ParentConversation = &id
+					} else {
+						p.RootConversation = &id
+					}
+				}
+			case bitCost:
+				var f float64
+				if f, err = parseCost(string(data)); err == nil {
+					p.Cost = &f
+				}
+			default: // fence, deadline, usage
+				var v uint64
+				if v, err = parseDecimal(string(data)); err == nil {
+					switch bit {
+					case bitFence:
+						p.Fence = &v
+					case bitDeadline:
+						p.Deadline = &v
+					case bitInputTokens:
+						p.InputTokens = &v
+					default:
+						p.OutputTokens = &v
+					}
+				}
+			}
+			if err != nil {
+				return bad(err)
+			}
+			continue
+		}
+		if arena.Cap() == 0 {
+			arena.Grow(size)
+		}
 		start := arena.Len()
-		arena.Write(e.Value.Data)
-		s := arena.String()[start:]
-		var err error
-		if !validUTF8String(s) {
+		arena.Write(data)
+		text := arena.String()[start:]
+		if !validUTF8String(text) {
 			return Provenance{}, fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
 		}
-		bad := func(err error) (Provenance, error) {
-			return Provenance{}, fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, s, err)
-		}
-		switch e.Key {
-		case HeaderConversationID:
-			if p.Conversation, err = parseID(e.Value.Data); err != nil {
-				return bad(err)
-			}
-			haveConv = true
-		case HeaderCausalParent:
-			m, err := ParseMessageID(s)
-			if err != nil {
-				return bad(err)
-			}
-			p.CausalParent = &m
-		case HeaderParentConversation, HeaderRootConversation:
-			id, err := ParseID(s)
-			if err != nil {
-				return bad(err)
-			}
-			if e.Key == HeaderParentConversation {
-				p.ParentConversation = &id
-			} else {
-				p.RootConversation = &id
-			}
-		case HeaderAgentID, HeaderTarget:
+		switch bit {
+		case bitAgent, bitTarget:
 			// An agent id follows the SDK's rules, as the reference's decoder
 			// does: a record naming an impossible agent is undecodable.
-			if err := checkSDKAgentID(s); err != nil {
+			if err := checkSDKAgentID(text); err != nil {
 				return bad(err)
 			}
-			if e.Key == HeaderAgentID {
-				p.Agent = s
+			if bit == bitAgent {
+				p.Agent = text
 			} else {
-				p.Target = s
+				p.Target = text
 			}
-		case HeaderIdempotencyKey:
-			p.IdempotencyKey = s
-		case HeaderCorrelationID:
-			p.Correlation = s
-		case HeaderFence, HeaderDeadline, HeaderUsageInputTokens, HeaderUsageOutputTokens:
-			v, err := parseDecimal(s)
-			if err != nil {
-				return bad(err)
-			}
-			switch e.Key {
-			case HeaderFence:
-				p.Fence = &v
-			case HeaderDeadline:
-				p.Deadline = &v
-			case HeaderUsageInputTokens:
-				p.InputTokens = &v
-			default:
-				p.OutputTokens = &v
-			}
-		case HeaderCost:
-			f, err := parseCost(s)
-			if err != nil {
-				return bad(err)
-			}
-			p.Cost = &f
+		case bitIdempotencyKey:
+			p.IdempotencyKey = text
+		case bitCorrelation:
+			p.Correlation = text
 		}
 	}
 	if !haveConv {
@@ -306,36 +314,56 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 	return p, nil
 }
 
+// The bits provenanceKeyBit gives each provenance header key.
+const (
+	bitConversation uint16 = 1 << iota
+	bitCausalParent
+	bitParentConversation
+	bitRootConversation
+	bitAgent
+	bitTarget
+	bitIdempotencyKey
+	bitCorrelation
+	bitFence
+	bitDeadline
+	bitInputTokens
+	bitOutputTokens
+	bitCost
+
+	// textKeys are the keys whose values are kept as text.
+	textKeys = bitAgent | bitTarget | bitIdempotencyKey | bitCorrelation
+)
+
 // provenanceKeyBit returns a distinct bit for each provenance header key,
 // and 0 for any other key.
 func provenanceKeyBit(k string) uint16 {
 	switch k {
 	case HeaderConversationID:
-		return 1 << 0
+		return bitConversation
 	case HeaderCausalParent:
-		return 1 << 1
+		return bitCausalParent
 	case HeaderParentConversation:
-		return 1 << 2
+		return bitParentConversation
 	case HeaderRootConversation:
-		return 1 << 3
+		return bitRootConversation
 	case HeaderAgentID:
-		return 1 << 4
+		return bitAgent
 	case HeaderTarget:
-		return 1 << 5
+		return bitTarget
 	case HeaderIdempotencyKey:
-		return 1 << 6
+		return bitIdempotencyKey
 	case HeaderCorrelationID:
-		return 1 << 7
+		return bitCorrelation
 	case HeaderFence:
-		return 1 << 8
+		return bitFence
 	case HeaderDeadline:
-		return 1 << 9
+		return bitDeadline
 	case HeaderUsageInputTokens:
-		return 1 << 10
+		return bitInputTokens
 	case HeaderUsageOutputTokens:
-		return 1 << 11
+		return bitOutputTokens
 	case HeaderCost:
-		return 1 << 12
+		return bitCost
 	}
 	return 0
 }
