@@ -44,26 +44,31 @@ func (s *countedCommitSub) Commit(ctx context.Context, partition uint32, offset 
 	return s.Subscription.Commit(ctx, partition, offset)
 }
 
-// TestCommitIntervalPacesCommitRounds handles 50 one-record batches under a
-// CommitInterval far longer than the test: the first round commits at once,
-// every later batch's offset waits and coalesces, and the graceful stop
-// commits the last one. Two commits for 50 batches, and nothing handled is
-// left uncommitted.
+// TestCommitIntervalPacesCommitRounds handles one record, sees its commit
+// round go at once, then handles 49 more one-record batches under a
+// CommitInterval far longer than the test: their offsets wait and
+// coalesce, and the graceful stop commits the last one. Two commits for
+// 50 batches, and nothing handled is left uncommitted.
 func TestCommitIntervalPacesCommitRounds(t *testing.T) {
 	log := &countedCommitLog{Log: newLog(t, 1, runtime.SystemClock{})}
 	const n = 50
-	for i := range n {
-		plain(t, log, wire.Provenance{Conversation: wire.IDFromUint128(9, uint64(i))}, "x")
-	}
 	handled := make(chan struct{}, n)
 	r := start(t, log, runtime.ConsumerConfig{
 		Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil }),
 		Tuning:  runtime.Tuning{PollBatch: 1, CommitInterval: time.Hour},
 	})
-	for range n {
+	plain(t, log, wire.Provenance{Conversation: wire.IDFromUint128(9, 0)}, "x")
+	recv(t, handled, "the first record handled")
+	eventually(t, "the first commit round", func() bool { return len(log.committed()) == 1 })
+	for i := 1; i < n; i++ {
+		plain(t, log, wire.Provenance{Conversation: wire.IDFromUint128(9, uint64(i))}, "x")
+	}
+	for i := 1; i < n; i++ {
 		recv(t, handled, "a handled record")
 	}
-	eventually(t, "the first commit round", func() bool { return len(log.committed()) == 1 })
+	if got := log.committed(); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("commits %v before the stop, want only the first round's offset 0", got)
+	}
 	if err := r.shutdown(t); err != nil {
 		t.Fatal(err)
 	}

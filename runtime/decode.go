@@ -25,13 +25,14 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	} else {
 		m = new(Message)
 	}
-	*m = Message{
-		Topic:     topic,
-		Position:  rec.Position,
-		Timestamp: rec.Timestamp,
-		Headers:   rec.Headers,
-		Payload:   rec.Payload,
-	}
+	// Field by field, not *m = Message{...}: the message is fresh (zero),
+	// and a whole-struct store would run the write barrier over every
+	// pointer slot of it while the collector marks.
+	m.Topic = topic
+	m.Position = rec.Position
+	m.Timestamp = rec.Timestamp
+	m.Headers = rec.Headers
+	m.Payload = rec.Payload
 	if v, ok := rec.Headers.Get(wire.HeaderContentType); ok {
 		code, err := v.AsUint8()
 		if err != nil {
@@ -47,7 +48,7 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 			return nil, fmt.Errorf("provenance headers: %w", err)
 		}
 		m.Provenance = prov
-		m.observed = wire.SignatureContext{}
+		m.observed.ContentType = nil
 		return m, nil
 	}
 	version, err := v.AsUint32()
