@@ -19,11 +19,13 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
 	var m *Message
 	var am *agdxMessage
+	var pm *plainMessage
 	if agdx {
 		am = new(agdxMessage)
 		m = &am.m
 	} else {
-		m = new(Message)
+		pm = new(plainMessage)
+		m = &pm.m
 	}
 	// Field by field, not *m = Message{...}: the message is fresh (zero),
 	// and a whole-struct store would run the write barrier over every
@@ -43,11 +45,9 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 		m.observed.ContentType = &m.ctCode
 	}
 	if !agdx {
-		prov, err := wire.DecodeProvenance(rec.Headers)
-		if err != nil {
+		if err := wire.DecodeProvenanceInto(&m.Provenance, rec.Headers, pm.text[:]); err != nil {
 			return nil, fmt.Errorf("provenance headers: %w", err)
 		}
-		m.Provenance = prov
 		m.observed.ContentType = nil
 		return m, nil
 	}

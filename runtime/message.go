@@ -50,6 +50,15 @@ type Message struct {
 	parkCause error
 }
 
+// plainMessage is a Message with room for the text of its provenance
+// (sender, target, idempotency key, correlation), so decoding a plain
+// record allocates one object rather than two when the text fits, as it
+// usually does.
+type plainMessage struct {
+	m    Message
+	text [64]byte
+}
+
 // agdxMessage is a Message with room for its envelope, so decoding an AGDX
 // record allocates one object rather than three; plain messages do not
 // carry the room.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MessageID is a record's place in one topic: partition and offset. Its text
@@ -207,32 +207,59 @@ func checkProvenanceValue(v string) error {
 // other names (agdx.ct, agdx.av) are ignored.
 func DecodeProvenance(h Headers) (Provenance, error) {
 	var p Provenance
+	if err := DecodeProvenanceInto(&p, h, nil); err != nil {
+		return Provenance{}, err
+	}
+	return p, nil
+}
+
+// DecodeProvenanceInto is DecodeProvenance into *p, copying the values kept
+// as text (agent, target, idempotency key, correlation) into room while
+// they fit and into one allocation of their own beyond it: a caller that
+// decodes many records gives each its own room (the runtime keeps it in the
+// message) and allocates nothing more. The strings view room, which must
+// not be written afterwards. On error *p is unspecified.
+func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
+	if *p != (Provenance{}) {
+		*p = Provenance{}
+	}
 	var haveConv bool
-	// The values kept as text become substrings of one copy of them all:
-	// one allocation per record rather than one per header. Values parsed
-	// into ids and numbers are read in place and never copied.
-	var arena strings.Builder
-	size := 0
-	for _, e := range h {
-		size += len(e.Value.Data) // a few bytes too many for other headers
+	// Values parsed into ids and numbers are read in place, never copied.
+	text := room[:0]
+	keep := func(i int, data []byte) string {
+		if len(data) == 0 {
+			return ""
+		}
+		if len(text)+len(data) > cap(text) {
+			// Room for this value and every one after it, so the strings
+			// already made keep their bytes.
+			rest := 0
+			for _, e := range h[i:] {
+				rest += len(e.Value.Data)
+			}
+			text = make([]byte, 0, rest)
+		}
+		start := len(text)
+		text = append(text, data...)
+		return unsafe.String(&text[start], len(data))
 	}
 	var seen uint16
-	for _, e := range h {
+	for i, e := range h {
 		bit := provenanceKeyBit(e.Key)
 		if bit == 0 {
 			continue
 		}
 		if seen&bit != 0 {
 			// Which copy would the reference (a map) keep? Refuse rather than guess.
-			return Provenance{}, fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, e.Key)
+			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, e.Key)
 		}
 		seen |= bit
 		if err := e.Value.want(HeaderKindString); err != nil {
-			return Provenance{}, fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
+			return fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
 		}
 		data := e.Value.Data
-		bad := func(err error) (Provenance, error) {
-			return Provenance{}, fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, data, err)
+		bad := func(err error) error {
+			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, data, err)
 		}
 		if bit&textKeys == 0 {
 			// Parsed in place: the parsers accept ASCII only, so these need
@@ -281,37 +308,32 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 			}
 			continue
 		}
-		if arena.Cap() == 0 {
-			arena.Grow(size)
-		}
-		start := arena.Len()
-		arena.Write(data)
-		text := arena.String()[start:]
-		if !validUTF8String(text) {
-			return Provenance{}, fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
+		v := keep(i, data)
+		if !validUTF8String(v) {
+			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
 		}
 		switch bit {
 		case bitAgent, bitTarget:
 			// An agent id follows the SDK's rules, as the reference's decoder
 			// does: a record naming an impossible agent is undecodable.
-			if err := checkSDKAgentID(text); err != nil {
+			if err := checkSDKAgentID(v); err != nil {
 				return bad(err)
 			}
 			if bit == bitAgent {
-				p.Agent = text
+				p.Agent = v
 			} else {
-				p.Target = text
+				p.Target = v
 			}
 		case bitIdempotencyKey:
-			p.IdempotencyKey = text
+			p.IdempotencyKey = v
 		case bitCorrelation:
-			p.Correlation = text
+			p.Correlation = v
 		}
 	}
 	if !haveConv {
-		return Provenance{}, ErrMissingConversation
+		return ErrMissingConversation
 	}
-	return p, nil
+	return nil
 }
 
 // The bits provenanceKeyBit gives each provenance header key.

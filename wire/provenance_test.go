@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -262,5 +263,50 @@ func TestProvenanceAgentIDsFollowTheSDKRules(t *testing.T) {
 		if err != nil || (p.Agent != good && p.Target != good) {
 			t.Errorf("decode %s of 254 bytes: %+v %v", key, p, err)
 		}
+	}
+}
+
+// TestDecodeProvenanceIntoKeepsTextInTheRoomGiven decodes into a room that
+// holds the first text value but not the second: the first views the room,
+// the second gets bytes of its own, both read right, and a provenance that
+// held other values before is overwritten whole.
+func TestDecodeProvenanceIntoKeepsTextInTheRoomGiven(t *testing.T) {
+	fence := uint64(3)
+	in := wire.Provenance{Conversation: wire.IDFromUint128(1, 2), Agent: "planner", IdempotencyKey: "order-42", Fence: &fence}
+	h, err := in.Headers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := make([]byte, 8)
+	stale := uint64(9)
+	p := wire.Provenance{Target: "someone", Deadline: &stale}
+	if err := wire.DecodeProvenanceInto(&p, h, room); err != nil {
+		t.Fatal(err)
+	}
+	if p.Conversation != in.Conversation || p.Agent != "planner" || p.IdempotencyKey != "order-42" || p.Fence == nil || *p.Fence != 3 {
+		t.Fatalf("decoded %+v", p)
+	}
+	if p.Target != "" || p.Deadline != nil {
+		t.Fatalf("values of the provenance decoded into survived: target %q deadline %v", p.Target, p.Deadline)
+	}
+	inRoom := func(s string) bool {
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		r := uintptr(unsafe.Pointer(&room[0]))
+		return d >= r && d < r+uintptr(len(room))
+	}
+	// Whichever of the two comes first in the headers fits the room (both
+	// are at most 8 bytes); the other does not fit beside it.
+	first, second := p.Agent, p.IdempotencyKey
+	for _, e := range h {
+		if e.Key == wire.HeaderIdempotencyKey {
+			first, second = second, first
+			break
+		}
+		if e.Key == wire.HeaderAgentID {
+			break
+		}
+	}
+	if !inRoom(first) || inRoom(second) {
+		t.Fatalf("%q in the room %v, %q in the room %v; want the first only", first, inRoom(first), second, inRoom(second))
 	}
 }
