@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/redistest"
-	"github.com/lasergo/laser/reliability"
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/reliability"
 )
 
 // crashReplicas is how many crash workers share the group in the Redis run.

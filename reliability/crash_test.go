@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/reliability"
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
+	"github.com/lasergo/laser/internal/reliability"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

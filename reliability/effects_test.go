@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lasergo/laser/reliability"
+	"github.com/lasergo/laser/internal/reliability"
 )
 
 func TestEffectStoreAppliesAKeyOnce(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/reliability"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/reliability"
 	"github.com/lasergo/laser/runtime"
 )
 

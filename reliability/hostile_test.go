@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"

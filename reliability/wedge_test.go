@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

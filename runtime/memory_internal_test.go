@@ -5,7 +5,7 @@ import (
 	goruntime "runtime"
 	"testing"
 
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/wire"
 )
 

@@ -32,8 +32,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/internal/reliability"
 	"github.com/lasergo/laser/redisdedup"
-	"github.com/lasergo/laser/reliability"
 	"github.com/lasergo/laser/runtime"
 )
 

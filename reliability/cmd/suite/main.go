@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 )
 
 // testPackages are what the suite tests; the runtime package contributes its

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lasergo/laser/reliability/figures"
+	"github.com/lasergo/laser/internal/figures"
 )
 
 func TestRowsRoundTripThroughTheReportFile(t *testing.T) {
