@@ -47,10 +47,23 @@ func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon
 	err = callRecovered(l.client, fn)
 	cancelled := !stop()
 	if cancelled {
-		// Clear the deadline only after the cancellation has set its own.
+		// Set the deadline only after the cancellation has set its own.
 		<-fired
 	}
-	_ = l.socket.SetDeadline(time.Time{})
+	class, abandoned, err = t.inlineOutcome(ctx, err, cancelled)
+	if abandoned || (err != nil && class == classLost) {
+		// The reply may be half read, and the link is about to be dropped:
+		// every read and write on it keeps failing until then, so the SDK's
+		// heartbeat cannot take the rest of a reply for its own.
+		_ = l.socket.SetDeadline(pastDeadline)
+	} else {
+		_ = l.socket.SetDeadline(time.Time{})
+	}
+	return class, abandoned, err
+}
+
+// inlineOutcome sorts the result of a call boundedInline made.
+func (t *Transport) inlineOutcome(ctx context.Context, err error, cancelled bool) (errClass, bool, error) {
 	switch {
 	case err == nil:
 		// Done, perhaps just before the cancellation reached the socket.

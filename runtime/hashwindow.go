@@ -62,10 +62,6 @@ func (w *hashWindow) insert(h keyHash) bool {
 	if len(w.ring) < w.limit {
 		r = len(w.ring)
 		w.ring = append(w.ring, h)
-		if 2*(w.live+1) > len(w.table) {
-			w.grow()
-			at, _ = w.find(h)
-		}
 	} else {
 		// The oldest hash goes, unless it was removed already: then no
 		// table entry points at its ring slot (a later insertion of the
@@ -77,6 +73,13 @@ func (w *hashWindow) insert(h keyHash) bool {
 		}
 		w.ring[r] = h
 		w.head = (w.head + 1) % w.limit
+	}
+	// Checked after the eviction, whichever branch ran: a full ring whose
+	// keys were removed holds fewer live entries than slots, so the table
+	// may still have to grow when the ring no longer does.
+	if 2*(w.live+1) > len(w.table) {
+		w.grow()
+		at, _ = w.find(h)
 	}
 	w.table[at] = tagOf(h)<<32 | uint64(r+1)
 	w.live++

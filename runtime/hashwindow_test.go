@@ -3,6 +3,7 @@ package runtime
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // windowModel is the obvious FIFO set hashWindow must behave like: a slice
@@ -94,5 +95,37 @@ func TestHashWindowGrowsWithItsKeys(t *testing.T) {
 		if _, ok := w.find(keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}); !ok {
 			t.Fatalf("key %d lost in growing", i)
 		}
+	}
+}
+
+// TestHashWindowGrowsWhenRemovedKeysFillItsRing marks and takes back as
+// many keys as the window holds (handlers that keep failing), so its ring
+// is full while its table holds nothing; the keys that follow must still
+// find room: the table grows on the eviction path too, and an insert never
+// probes a full table forever.
+func TestHashWindowGrowsWhenRemovedKeysFillItsRing(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := newHashWindow(1000)
+		for i := range 1000 {
+			h := keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}
+			w.insert(h)
+			w.remove(h)
+		}
+		for i := range 200 {
+			h := keyHash{uint64(i+5000) * 0x9e3779b97f4a7c15, uint64(i)}
+			if !w.insert(h) {
+				t.Errorf("key %d taken for a duplicate", i)
+			}
+		}
+		if w.live != 200 {
+			t.Errorf("%d live, want 200", w.live)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("inserting after the ring filled with removed keys never returned: the table is full")
 	}
 }

@@ -225,7 +225,7 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 	}
 	var haveConv bool
 	// Values parsed into ids and numbers are read in place, never copied.
-	text := room[:0]
+	text := room[:0:len(room)]
 	keep := func(i int, data []byte) string {
 		if len(data) == 0 {
 			return ""
@@ -270,8 +270,10 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 				p.Conversation, err = parseID(data)
 				haveConv = true
 			case bitCausalParent:
+				// Parsed from the kept copy: the parser's error quotes its
+				// input, which must not alias the caller's bytes.
 				var m MessageID
-				if m, err = ParseMessageID(string(data)); err == nil {
+				if m, err = ParseMessageID(keep(i, data)); err == nil {
 					p.CausalParent = &m
 				}
 			case bitParentConversation, bitRootConversation:
@@ -285,7 +287,7 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 				}
 			case bitCost:
 				var f float64
-				if f, err = parseCost(string(data)); err == nil {
+				if f, err = parseCost(keep(i, data)); err == nil {
 					p.Cost = &f
 				}
 			default: // fence, deadline, usage
