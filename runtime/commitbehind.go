@@ -9,8 +9,8 @@ import (
 // handling loop does not wait for a commit's round trip between batches.
 // It commits only offsets the loop marked handled (coalesced per partition:
 // the latest one wins), at most one round per CommitInterval, and a final
-// flush, synchronous, stores whatever is
-// left before the member leaves its group. A failed commit stops the
+// flush, synchronous, stores whatever is left before the member leaves its
+// group. A failed commit stops the
 // background goroutine and is reported by the next kick or flush, and at
 // once through failed; the final flush still tries what is left.
 type commitBehind struct {

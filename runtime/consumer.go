@@ -108,8 +108,8 @@ type Tuning struct {
 	// first round after a quiet spell goes at once), and always before the
 	// member leaves. On Iggy a commit holds the member's connection for a
 	// round trip that the next poll waits behind, so committing every batch
-	// costs throughput; a crash redelivers at most about one interval of
-	// handled records (at-least-once; dedup drops what carries a key).
+	// costs throughput; a crash redelivers about one interval of handled
+	// records more (at-least-once; dedup drops what carries a key).
 	// Default 10 ms.
 	CommitInterval time.Duration
 	// ShutdownGrace bounds the drain of a graceful stop; past it Run returns
