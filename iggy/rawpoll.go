@@ -12,7 +12,6 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/runtime"
-	"github.com/lasergo/laser/wire"
 )
 
 // The subscription polls with a codec of its own rather than the SDK's
@@ -124,8 +123,8 @@ type polledPartition struct {
 
 // decodePoll turns a poll reply of partition p into records appended to
 // out: those at or past offset from, at most limit in all. Payloads and
-// header values alias reply; header keys are shared across the batch as in
-// incoming. It returns the offset after the last record taken (from when
+// header values alias reply; header keys are shared across the batch (see
+// recordBuilder). It returns the offset after the last record taken (from when
 // none was). The reply is
 //
 //	u32 partition id, u64 current offset, u32 count,
@@ -158,8 +157,7 @@ func (t *Transport) decodePoll(out []runtime.Incoming, p uint32, reply []byte, f
 	if out == nil {
 		out = make([]runtime.Incoming, 0, count)
 	}
-	var hdrs wire.Headers
-	var prev wire.Headers // the last record's headers, whose keys the next may share
+	rb := recordBuilder{t: t, partition: p, n: count}
 	for len(b) > 0 && len(out) < limit {
 		if len(b) < messageHeaderSize {
 			return out, next, pp, fmt.Errorf("%w: %d bytes left, a message header takes %d", errMalformedReply, len(b), messageHeaderSize)
@@ -180,33 +178,7 @@ func (t *Transport) decodePoll(out []runtime.Incoming, p uint32, reply []byte, f
 		if offset < from {
 			continue
 		}
-		if hdrs == nil && headersLen > 0 {
-			// Room for as many headers each as this first record carries,
-			// in one allocation (see incoming).
-			hdrs = make(wire.Headers, 0, countHeaders(userHeaders)*count)
-		}
-		start := len(hdrs)
-		var err error
-		hdrs, err = appendHeadersLike(hdrs, userHeaders, prev)
-		rh := hdrs[start:len(hdrs):len(hdrs)]
-		if err != nil {
-			// As in incoming: the record goes on without headers and the
-			// consumer dead-letters it for lack of provenance.
-			t.cfg.logger.Warn("iggy: undecodable user headers", "partition", p, "offset", offset, "err", err)
-			hdrs = hdrs[:start]
-			rh = nil
-		}
-		if len(rh) == 0 {
-			rh = nil
-		} else {
-			prev = rh
-		}
-		out = append(out, runtime.Incoming{
-			Position:  runtime.Position{Partition: p, Offset: offset},
-			Timestamp: timestamp,
-			Headers:   rh,
-			Payload:   payload,
-		})
+		out = rb.add(out, offset, timestamp, payload, userHeaders)
 		next = offset + 1
 	}
 	return out, next, pp, nil

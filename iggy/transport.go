@@ -383,21 +383,10 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 	if len(msgs) == 0 {
 		return out, next
 	}
-	// The records of a batch usually carry as many headers as the first one
-	// with any: room for that many each, in one allocation. A record with
-	// more makes append move the rest to a larger array, which the records
-	// before it need not follow (their headers stay where they are).
-	each := 0
-	for i := range msgs {
-		if each = countHeaders(msgs[i].UserHeaders); each > 0 {
-			break
-		}
-	}
-	hdrs := make(wire.Headers, 0, each*min(len(msgs), max))
-	var prev wire.Headers // the last record's headers, whose keys the next may share
 	if out == nil {
 		out = make([]runtime.Incoming, 0, min(len(msgs), max))
 	}
+	b := recordBuilder{t: t, partition: partition, n: min(len(msgs), max)}
 	for i := range msgs {
 		if len(out) >= max {
 			break
@@ -406,32 +395,56 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 		if m.Header.Offset < from {
 			continue
 		}
-		start := len(hdrs)
-		var err error
-		hdrs, err = appendHeadersLike(hdrs, m.UserHeaders, prev)
-		h := hdrs[start:len(hdrs):len(hdrs)]
-		if err != nil {
-			// Iggy validates headers on send, so this is a broken producer
-			// or server; the record goes on without headers and the
-			// consumer dead-letters it for lack of provenance.
-			t.cfg.logger.Warn("iggy: undecodable user headers", "partition", partition, "offset", m.Header.Offset, "err", err)
-			hdrs = hdrs[:start]
-			h = nil
-		}
-		if len(h) == 0 {
-			h = nil
-		} else {
-			prev = h
-		}
-		out = append(out, runtime.Incoming{
-			Position:  runtime.Position{Partition: partition, Offset: m.Header.Offset},
-			Timestamp: m.Header.Timestamp,
-			Headers:   h,
-			Payload:   m.Payload,
-		})
+		out = b.add(out, m.Header.Offset, m.Header.Timestamp, m.Payload, m.UserHeaders)
 		next = m.Header.Offset + 1
 	}
 	return out, next
+}
+
+// recordBuilder turns one partition's polled messages into runtime records,
+// for both ways a batch arrives (the SDK's messages, the codec's reply).
+// The records' headers share one array and, record to record, their key
+// strings; values alias the polled bytes.
+type recordBuilder struct {
+	t         *Transport
+	partition uint32
+	n         int // records the batch may hold at most
+	hdrs      wire.Headers
+	prev      wire.Headers // the last record's headers, whose keys the next may share
+}
+
+// add appends the record at offset to out.
+func (b *recordBuilder) add(out []runtime.Incoming, offset, timestamp uint64, payload, userHeaders []byte) []runtime.Incoming {
+	if b.hdrs == nil && len(userHeaders) > 0 {
+		// The records of a batch usually carry as many headers as the
+		// first one with any: room for that many each, in one allocation.
+		// A record with more makes append move the rest to a larger array,
+		// which the records before it need not follow.
+		b.hdrs = make(wire.Headers, 0, countHeaders(userHeaders)*b.n)
+	}
+	start := len(b.hdrs)
+	var err error
+	b.hdrs, err = appendHeadersLike(b.hdrs, userHeaders, b.prev)
+	h := b.hdrs[start:len(b.hdrs):len(b.hdrs)]
+	if err != nil {
+		// Iggy validates headers on send, so this is a broken producer or
+		// server; the record goes on without headers and the consumer
+		// dead-letters it for lack of provenance.
+		b.t.cfg.logger.Warn("iggy: undecodable user headers", "partition", b.partition, "offset", offset, "err", err)
+		b.hdrs = b.hdrs[:start]
+		h = nil
+	}
+	if len(h) == 0 {
+		h = nil
+	} else {
+		b.prev = h
+	}
+	return append(out, runtime.Incoming{
+		Position:  runtime.Position{Partition: b.partition, Offset: offset},
+		Timestamp: timestamp,
+		Headers:   h,
+		Payload:   payload,
+	})
 }
 
 // newMessageID mints a message id unique to this transport.

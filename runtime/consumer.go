@@ -159,7 +159,7 @@ type Consumer struct {
 	log    *slog.Logger
 
 	replayMu sync.Mutex
-	replay   fifoSet[wire.ID]
+	replay   fifoSet
 
 	// running is set while a Run's loop is alive, which can outlast Run
 	// itself when a handler ignores the cancellation of its context.
@@ -246,7 +246,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		clock:  cfg.Client.Clock(),
 		ids:    cfg.Client.IDs(),
 		log:    log,
-		replay: newFIFOSet[wire.ID](replayWindow),
+		replay: newFIFOSet(replayWindow),
 	}
 	c.installHooks()
 	return c, nil
@@ -290,7 +290,7 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 		c.dedup = NewSlidingWindow(c.cfg.DedupWindow)
 	}
 	c.replayMu.Lock()
-	c.replay = newFIFOSet[wire.ID](replayWindow)
+	c.replay = newFIFOSet(replayWindow)
 	c.replayMu.Unlock()
 
 	sub, err := c.t.Join(ctx, c.cfg.Topic, c.cfg.Group)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+
+	"github.com/lasergo/laser/wire"
 )
 
 // Deduplicator decides whether an idempotency key was seen before. The
@@ -126,12 +128,12 @@ func (s *SlidingWindow) Len() int {
 	return s.w.live
 }
 
-// fifoSet is a bounded set that evicts in insertion order; it backs the dedup
-// window and the signed-record replay window. A removed key leaves a stale
+// fifoSet is a bounded set of record ids that evicts in insertion order; it
+// backs the signed-record replay window. A removed key leaves a stale
 // slot in the ring, recognised by its sequence number when it is evicted.
-type fifoSet[K comparable] struct {
-	seen  map[K]uint64 // key -> sequence of its live insertion
-	ring  []fifoSlot[K]
+type fifoSet struct {
+	seen  map[wire.ID]uint64 // key -> sequence of its live insertion
+	ring  []fifoSlot
 	head  int // index of the oldest slot once the ring is full
 	limit int
 	seq   uint64
@@ -140,25 +142,25 @@ type fifoSet[K comparable] struct {
 	removed int
 }
 
-type fifoSlot[K comparable] struct {
-	key K
+type fifoSlot struct {
+	key wire.ID
 	seq uint64
 }
 
-func newFIFOSet[K comparable](capacity int) fifoSet[K] {
+func newFIFOSet(capacity int) fifoSet {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return fifoSet[K]{seen: make(map[K]uint64), limit: capacity}
+	return fifoSet{seen: make(map[wire.ID]uint64), limit: capacity}
 }
 
 // insert adds key and reports whether it was absent.
-func (f *fifoSet[K]) insert(key K) bool {
+func (f *fifoSet) insert(key wire.ID) bool {
 	if _, dup := f.seen[key]; dup {
 		return false
 	}
 	f.seq++
-	slot := fifoSlot[K]{key: key, seq: f.seq}
+	slot := fifoSlot{key: key, seq: f.seq}
 	if len(f.ring) < f.limit {
 		f.ring = append(f.ring, slot)
 	} else {
@@ -180,7 +182,7 @@ func (f *fifoSet[K]) insert(key K) bool {
 }
 
 // remove forgets key; its slot ages out of the ring unnoticed.
-func (f *fifoSet[K]) remove(key K) {
+func (f *fifoSet) remove(key wire.ID) {
 	if _, ok := f.seen[key]; ok {
 		delete(f.seen, key)
 		f.removed++
