@@ -89,7 +89,7 @@ func FuzzDeadLetterPath(f *testing.F) {
 			}
 		}
 		rec := &Incoming{Position: Position{Partition: 0, Offset: 7}, Headers: headers, Payload: payload}
-		o, err := c.process(context.Background(), rec)
+		o, err := c.process(context.Background(), nil, rec)
 		if err != nil {
 			t.Fatalf("the consumer would stop on this record: %v", err)
 		}

@@ -16,15 +16,58 @@ const maxSDKAgentID = 255
 // must-understand bits checked), otherwise plain provenance headers. Any
 // failure is a decode failure, which the consumer dead-letters verbatim.
 func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, error) {
+	return (*messageSlab)(nil).decode(topic, rec, understood)
+}
+
+// slabSize is how many messages of one shape a messageSlab allocates at
+// once: enough that the allocation per message mostly disappears, few
+// enough that a message a handler keeps holds little else alive.
+const slabSize = 32
+
+// messageSlab hands out fresh messages from arrays of slabSize, one
+// allocation per slabSize records of a shape instead of one per record. Each
+// decoding goroutine has its own (a slab is not safe for concurrent use); a
+// nil slab allocates every message on its own.
+type messageSlab struct {
+	plain []plainMessage
+	agdx  []agdxMessage
+}
+
+func (s *messageSlab) newPlain() *plainMessage {
+	if s == nil {
+		return new(plainMessage)
+	}
+	if len(s.plain) == 0 {
+		s.plain = make([]plainMessage, slabSize)
+	}
+	pm := &s.plain[0]
+	s.plain = s.plain[1:]
+	return pm
+}
+
+func (s *messageSlab) newAGDX() *agdxMessage {
+	if s == nil {
+		return new(agdxMessage)
+	}
+	if len(s.agdx) == 0 {
+		s.agdx = make([]agdxMessage, slabSize)
+	}
+	am := &s.agdx[0]
+	s.agdx = s.agdx[1:]
+	return am
+}
+
+// decode is DecodeRecord with the message taken from s.
+func (s *messageSlab) decode(topic string, rec *Incoming, understood uint64) (*Message, error) {
 	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
 	var m *Message
 	var am *agdxMessage
 	var pm *plainMessage
 	if agdx {
-		am = new(agdxMessage)
+		am = s.newAGDX()
 		m = &am.m
 	} else {
-		pm = new(plainMessage)
+		pm = s.newPlain()
 		m = &pm.m
 	}
 	// Field by field, not *m = Message{...}: the message is fresh (zero),

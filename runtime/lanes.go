@@ -89,6 +89,7 @@ func (ls *laneSet) poll() error {
 	s := ls.s
 	pf := s.startPrefetch(false)
 	defer pf.close()
+	var overflow messageSlab // for records handled here, over the lane cap
 	for {
 		if err := ls.failure(); err != nil {
 			return err
@@ -119,7 +120,7 @@ func (ls *laneSet) poll() error {
 				// Over the lane cap: handle it here rather than drop it or
 				// spawn lanes without bound.
 				for i := range run {
-					if _, err := s.c.process(s.workCtx, &run[i]); err != nil {
+					if _, err := s.c.process(s.workCtx, &overflow, &run[i]); err != nil {
 						return err
 					}
 					ls.k.mark(run[i].Position)
@@ -182,10 +183,11 @@ func (ls *laneSet) start(partition uint32) chan queued {
 		defer ls.wg.Done()
 		clock := ls.s.c.clock
 		lastKick := clock.Now()
+		var slab messageSlab
 		for q := range ch {
 			for i := range q.recs {
 				rec := &q.recs[i]
-				_, err := ls.s.c.process(ls.s.workCtx, rec)
+				_, err := ls.s.c.process(ls.s.workCtx, &slab, rec)
 				ls.records.release(1)
 				ls.bytes.release(ls.size(rec))
 				ls.report(rec.Position, err)

@@ -162,9 +162,9 @@ func (c *Consumer) installHooks() {
 
 // observe runs one record through the pipeline, inside the observers when
 // there are any.
-func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr error, decoded bool) (outcome, error) {
+func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr error, slab *messageSlab) (outcome, error) {
 	if len(c.hooks.observers) == 0 {
-		return c.pipeline(ctx, rec, m, derr, decoded, nil)
+		return c.pipeline(ctx, rec, m, derr, slab, nil)
 	}
 	d := &Delivery{Topic: c.cfg.Topic, Group: c.cfg.Group, Agent: c.cfg.Agent, Record: rec}
 	var (
@@ -177,7 +177,7 @@ func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr 
 			return
 		}
 		ran = true
-		o, err = c.pipeline(ctx, rec, m, derr, decoded, d)
+		o, err = c.pipeline(ctx, rec, m, derr, slab, d)
 		d.finish(o, err)
 	}
 	for i := len(c.hooks.observers) - 1; i >= 0; i-- {
@@ -186,7 +186,7 @@ func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr 
 	}
 	run(ctx)
 	if !ran { // an observer that forgot to call next must not lose the record
-		o, err = c.pipeline(ctx, rec, m, derr, decoded, d)
+		o, err = c.pipeline(ctx, rec, m, derr, slab, d)
 		d.finish(o, err)
 	}
 	if err == nil {

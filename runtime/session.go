@@ -246,6 +246,7 @@ func (s *session) runSerial(ctx context.Context) error {
 		pf := s.startPrefetch(true)
 		defer pf.close()
 		lastFlush := s.c.clock.Now()
+		var slab messageSlab
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
 			if !ok {
@@ -264,7 +265,7 @@ func (s *session) runSerial(ctx context.Context) error {
 					d := next.decoded[i]
 					_, err = s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err)
 				} else {
-					_, err = s.c.process(s.workCtx, &batch[i])
+					_, err = s.c.process(s.workCtx, &slab, &batch[i])
 				}
 				if err != nil {
 					return errors.Join(err, k.flush())
