@@ -29,8 +29,10 @@ const (
 // (Subscription.Poll, then Commit), and through the full reliable consumer
 // with a no-op handler, Serial and with lanes. It reports the rates and the
 // share of the bare loop's throughput the others keep (transport/sdk,
-// serial/sdk, lanes/sdk). Rates are steady-state: each loop is timed from
-// the moment it is a member of its group (the bare loop reuses a logged-in
+// serial/sdk, lanes/sdk), and the client's CPU time per message of each
+// (*-cpu-ns/msg, the whole process's, garbage collection included). Rates
+// are steady-state: each loop is timed from the moment it is a member of its
+// group (the bare loop reuses a logged-in
 // client, while a subscription opens and logs in a connection of its own;
 // consumer-join-ms reports what that costs a consumer) to the end of its
 // run, final commit and leave included, and each starts from a collected
@@ -49,15 +51,20 @@ func BenchmarkPollAndStore(b *testing.B) {
 	}
 	b.Logf("%d messages of %d bytes on the %s", benchMessages, benchPayload, target.label())
 
-	var sdkTime, trTime, serialTime, lanesTime, joinTime time.Duration
+	// Per loop kind: wall time from joining to the end, and the process's
+	// CPU time over the whole loop (join included, which is small).
+	type spent struct{ wall, cpu time.Duration }
+	var sdkTime, trTime, serialTime, lanesTime spent
+	var joinTime time.Duration
 	round := 0
-	timed := func(total *time.Duration, fn func() (joined time.Time)) {
+	timed := func(total *spent, fn func() (joined time.Time)) {
 		// Each loop starts from a collected heap, so none pays for the
 		// garbage of the one before it.
 		goruntime.GC()
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		joined := fn()
-		*total += time.Since(joined)
+		total.wall += time.Since(joined)
+		total.cpu += processCPU() - cpu
 		if total == &serialTime {
 			joinTime += joined.Sub(start)
 		}
@@ -69,7 +76,8 @@ func BenchmarkPollAndStore(b *testing.B) {
 		timed(&serialTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
 		timed(&lanesTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
 	}
-	rate := func(d time.Duration) float64 { return float64(benchMessages*round) / d.Seconds() }
+	msgs := float64(benchMessages * round)
+	rate := func(s spent) float64 { return msgs / s.wall.Seconds() }
 	sdkRate := rate(sdkTime)
 	b.ReportMetric(sdkRate, "sdk-msgs/s")
 	b.ReportMetric(rate(trTime), "transport-msgs/s")
@@ -78,6 +86,13 @@ func BenchmarkPollAndStore(b *testing.B) {
 	b.ReportMetric(rate(trTime)/sdkRate, "transport/sdk")
 	b.ReportMetric(rate(serialTime)/sdkRate, "serial/sdk")
 	b.ReportMetric(rate(lanesTime)/sdkRate, "lanes/sdk")
+	// The client's CPU per message: on a machine the server shares, what
+	// the consumer adds to the bare loop's CPU is what limits its rate.
+	cpuPerMsg := func(s spent) float64 { return float64(s.cpu.Nanoseconds()) / msgs }
+	b.ReportMetric(cpuPerMsg(sdkTime), "sdk-cpu-ns/msg")
+	b.ReportMetric(cpuPerMsg(trTime), "transport-cpu-ns/msg")
+	b.ReportMetric(cpuPerMsg(serialTime), "serial-cpu-ns/msg")
+	b.ReportMetric(cpuPerMsg(lanesTime), "lanes-cpu-ns/msg")
 	b.ReportMetric(float64(joinTime.Milliseconds())/float64(round), "consumer-join-ms")
 }
 
