@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// TestMessageSlabHandsOutDistinctFreshMessages decodes more records than
+// several slabs hold, both shapes interleaved, and keeps every message: a
+// slab that handed one out twice, or reused one, would show in an earlier
+// message's fields.
+func TestMessageSlabHandsOutDistinctFreshMessages(t *testing.T) {
+	const n = 3*slabSize + 5
+	recs := make([]Incoming, n)
+	for i := range recs {
+		conv := wire.IDFromUint128(9, uint64(i))
+		key := fmt.Sprintf("key-%d", i)
+		if i%3 == 0 {
+			rec := wire.IDFromUint128(8, uint64(i))
+			env := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: conv, Source: "planner",
+				IdempotencyKey: ptr(wire.IdempotencyKey(key)), Body: []byte(`{}`)}
+			payload, err := env.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload}
+			continue
+		}
+		headers, err := (&wire.Provenance{Conversation: conv, Agent: "planner", IdempotencyKey: key}).Headers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: headers, Payload: []byte("plain")}
+	}
+	var slab messageSlab
+	msgs := make([]*Message, n)
+	seen := make(map[*Message]bool, n)
+	for i := range recs {
+		m, err := slab.decode("t", &recs[i], wire.FeaturesNone)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if seen[m] {
+			t.Fatalf("record %d got a message handed out before", i)
+		}
+		seen[m] = true
+		msgs[i] = m
+	}
+	for i, m := range msgs {
+		want := fmt.Sprintf("key-%d", i)
+		if m.Position.Offset != uint64(i) || m.Provenance.IdempotencyKey != want || m.Provenance.Conversation != wire.IDFromUint128(9, uint64(i)) {
+			t.Errorf("message %d: offset %d key %q conversation %s; want its own record's", i, m.Position.Offset, m.Provenance.IdempotencyKey, m.Provenance.Conversation)
+		}
+		if (m.Envelope != nil) != (i%3 == 0) {
+			t.Errorf("message %d: envelope %v, want one only for the AGDX records", i, m.Envelope != nil)
+		}
+	}
+}
+
+// TestNilMessageSlabAllocatesEachMessage checks DecodeRecord's path: no slab,
+// a message of its own each time.
+func TestNilMessageSlabAllocatesEachMessage(t *testing.T) {
+	headers, err := (&wire.Provenance{Conversation: wire.IDFromUint128(1, 2), Agent: "planner"}).Headers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := Incoming{Headers: headers, Payload: []byte("x")}
+	a, errA := DecodeRecord("t", &rec, wire.FeaturesNone)
+	b, errB := DecodeRecord("t", &rec, wire.FeaturesNone)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if a == b {
+		t.Fatal("two decodings share one message")
+	}
+}
