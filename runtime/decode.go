@@ -20,28 +20,42 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 }
 
 // slabSize is how many messages of one shape a messageSlab allocates at
-// once: enough that the allocation per message mostly disappears, few
-// enough that a message a handler keeps holds little else alive.
+// most at once: enough that the allocation per message mostly disappears,
+// few enough that a message a handler keeps holds little else alive.
 const slabSize = 32
 
-// messageSlab hands out fresh messages from arrays of slabSize, one
-// allocation per slabSize records of a shape instead of one per record. Each
-// decoding goroutine has its own (a slab is not safe for concurrent use); a
-// nil slab allocates every message on its own.
+// messageSlab hands out fresh messages from arrays of up to slabSize, one
+// allocation per slabSize records of a shape instead of one per record. Its
+// owner calls reset with each batch's size, so an array is never larger
+// than the batch needs, and with 0 once the batch is handled, so an idle
+// consumer keeps none of its messages alive. Each decoding goroutine has
+// its own (a slab is not safe for concurrent use); a nil slab allocates
+// every message on its own.
 type messageSlab struct {
 	plain []plainMessage
 	agdx  []agdxMessage
+	// want is how many records the current batch has left to decode.
+	want int
 }
+
+// reset drops the arrays handed out so far (their messages stay with
+// whoever holds them) and expects n more records.
+func (s *messageSlab) reset(n int) { *s = messageSlab{want: n} }
+
+// size is the length of the next array: the batch's remaining records, at
+// most slabSize, at least one.
+func (s *messageSlab) size() int { return min(max(s.want, 1), slabSize) }
 
 func (s *messageSlab) newPlain() *plainMessage {
 	if s == nil {
 		return new(plainMessage)
 	}
 	if len(s.plain) == 0 {
-		s.plain = make([]plainMessage, slabSize)
+		s.plain = make([]plainMessage, s.size())
 	}
 	pm := &s.plain[0]
 	s.plain = s.plain[1:]
+	s.want--
 	return pm
 }
 
@@ -50,10 +64,11 @@ func (s *messageSlab) newAGDX() *agdxMessage {
 		return new(agdxMessage)
 	}
 	if len(s.agdx) == 0 {
-		s.agdx = make([]agdxMessage, slabSize)
+		s.agdx = make([]agdxMessage, s.size())
 	}
 	am := &s.agdx[0]
 	s.agdx = s.agdx[1:]
+	s.want--
 	return am
 }
 

@@ -119,12 +119,14 @@ func (ls *laneSet) poll() error {
 			if !ok && len(ls.lanes) >= s.c.cfg.Concurrency.Lanes {
 				// Over the lane cap: handle it here rather than drop it or
 				// spawn lanes without bound.
+				overflow.reset(len(run))
 				for i := range run {
 					if _, err := s.c.process(s.workCtx, &overflow, &run[i]); err != nil {
 						return err
 					}
 					ls.k.mark(run[i].Position)
 				}
+				overflow.reset(0)
 				if err := ls.k.kick(); err != nil {
 					return err
 				}
@@ -185,6 +187,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 		lastKick := clock.Now()
 		var slab messageSlab
 		for q := range ch {
+			slab.reset(len(q.recs))
 			for i := range q.recs {
 				rec := &q.recs[i]
 				_, err := ls.s.c.process(ls.s.workCtx, &slab, rec)
@@ -207,6 +210,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 					return
 				}
 			}
+			slab.reset(0)
 			// A failed commit surfaces in the intake loop, which watches
 			// the committer.
 			_ = ls.k.kick()

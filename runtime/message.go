@@ -7,9 +7,10 @@ import (
 
 // Message is one record delivered to a handler, decoded.
 //
-// The consumer allocates messages in groups (see messageSlab), so a Message
-// kept after its handler returned keeps a few dozen others' storage, and
-// the bytes their payloads alias, from being collected: copy what you keep.
+// The consumer allocates the messages of a batch in arrays of up to 32, so
+// a Message kept after its handler returned keeps the others of its array,
+// and the bytes their payloads alias, from being collected: copy what you
+// keep.
 type Message struct {
 	// Topic the record was read from.
 	Topic string

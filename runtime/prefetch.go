@@ -44,7 +44,7 @@ type prefetcher struct {
 	// decode makes the prefetcher decode a batch the handler is not yet
 	// waiting for, so decoding runs beside the handling of the previous one.
 	decode bool
-	slab   messageSlab   // the messages of batches decoded ahead
+	slab   messageSlab   // the messages of the batch being decoded ahead
 	out    chan polled   // unbuffered: a batch is handed over, never queued
 	quit   chan struct{} // closed by the handling loop when it returns
 	done   chan struct{} // closed when the goroutine has returned
@@ -138,9 +138,11 @@ func (p *prefetcher) run() {
 			}
 			c := s.c
 			next.decoded = make([]decodedRecord, len(batch))
+			p.slab.reset(len(batch))
 			for i := range batch {
 				next.decoded[i].m, next.decoded[i].err = p.slab.decode(c.cfg.Topic, &batch[i], c.cfg.UnderstoodFeatures)
 			}
+			p.slab.reset(0)
 		}
 		select {
 		case p.out <- next:

@@ -256,6 +256,7 @@ func (s *session) runSerial(ctx context.Context) error {
 				return errors.Join(next.err, k.flush())
 			}
 			batch := next.batch
+			slab.reset(len(batch))
 			for i := range batch {
 				if s.stopping() {
 					break
@@ -278,6 +279,7 @@ func (s *session) runSerial(ctx context.Context) error {
 					lastFlush = s.c.clock.Now()
 				}
 			}
+			slab.reset(0)
 			if err := k.kick(); err != nil {
 				return err
 			}

@@ -35,6 +35,7 @@ func TestMessageSlabHandsOutDistinctFreshMessages(t *testing.T) {
 		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: headers, Payload: []byte("plain")}
 	}
 	var slab messageSlab
+	slab.reset(n)
 	msgs := make([]*Message, n)
 	seen := make(map[*Message]bool, n)
 	for i := range recs {
