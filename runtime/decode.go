@@ -50,26 +50,29 @@ func (s *messageSlab) newPlain() *plainMessage {
 	if s == nil {
 		return new(plainMessage)
 	}
-	if len(s.plain) == 0 {
-		s.plain = make([]plainMessage, s.size())
-	}
-	pm := &s.plain[0]
-	s.plain = s.plain[1:]
+	m := takeFresh(&s.plain, s.size())
 	s.want--
-	return pm
+	return m
 }
 
 func (s *messageSlab) newAGDX() *agdxMessage {
 	if s == nil {
 		return new(agdxMessage)
 	}
-	if len(s.agdx) == 0 {
-		s.agdx = make([]agdxMessage, s.size())
-	}
-	am := &s.agdx[0]
-	s.agdx = s.agdx[1:]
+	m := takeFresh(&s.agdx, s.size())
 	s.want--
-	return am
+	return m
+}
+
+// takeFresh hands out the first element of *arr, first filling it with n
+// zero elements when it is empty; an element is never handed out twice.
+func takeFresh[T any](arr *[]T, n int) *T {
+	if len(*arr) == 0 {
+		*arr = make([]T, n)
+	}
+	e := &(*arr)[0]
+	*arr = (*arr)[1:]
+	return e
 }
 
 // decode is DecodeRecord with the message taken from s.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -75,5 +76,26 @@ func TestNilMessageSlabAllocatesEachMessage(t *testing.T) {
 	}
 	if a == b {
 		t.Fatal("two decodings share one message")
+	}
+}
+
+// TestMessageSlabSizesArraysToTheBatch checks that a batch smaller than a
+// slab gets one array of exactly its size, so a handed-out message never
+// shares its array with room nobody will use.
+func TestMessageSlabSizesArraysToTheBatch(t *testing.T) {
+	var s messageSlab
+	s.reset(3)
+	first := s.newPlain()
+	if got := cap(s.plain); got != 2 {
+		t.Fatalf("after one of three messages the array has room for %d more, want 2", got)
+	}
+	s.newPlain()
+	third := s.newPlain()
+	if d := uintptr(unsafe.Pointer(third)) - uintptr(unsafe.Pointer(first)); d != 2*unsafe.Sizeof(plainMessage{}) {
+		t.Fatalf("the batch's three messages are not one array (first to third: %d bytes)", d)
+	}
+	s.reset(0)
+	if s.plain != nil || s.agdx != nil {
+		t.Fatal("reset(0) kept an array")
 	}
 }
