@@ -66,7 +66,7 @@ func BenchmarkPipelineAGDXCommand(b *testing.B) {
 		env := &wire.Envelope{
 			Kind: wire.KindCommand, Record: &rec, Conversation: wire.IDFromUint128(3, uint64(i)),
 			Source: "planner", Target: ptr(wire.AgentID("worker")), Correlation: &corr, IdempotencyKey: &key,
-			Operation: ptr("charge"), Metadata: wire.Metadata{wire.HeaderFence: wire.UintValue(1)},
+			Operation: ptr("charge"), Metadata: wire.Metadata{{Key: wire.HeaderFence, Value: wire.UintValue(1)}},
 			Body: []byte(`{"amount":"9.99","currency":"EUR"}`),
 		}
 		payload, err := env.Marshal()

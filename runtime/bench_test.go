@@ -46,7 +46,7 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 		key := wire.IdempotencyKey(fmt.Sprintf("k-%d", i))
 		env := &wire.Envelope{Kind: wire.KindCommand, Record: &rec, Conversation: wire.IDFromUint128(3, uint64(i%256)),
 			Source: "planner", Correlation: &corr, IdempotencyKey: &key,
-			Metadata: wire.Metadata{wire.HeaderFence: wire.UintValue(1)}, Body: []byte(`{"n":1}`)}
+			Metadata: wire.Metadata{{Key: wire.HeaderFence, Value: wire.UintValue(1)}}, Body: []byte(`{"n":1}`)}
 		payload, _ := env.Marshal()
 		batch = append(batch, runtime.Outgoing{Key: wire.PartitionKey(env.Conversation), Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload})
 		if len(batch) == cap(batch) {

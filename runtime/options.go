@@ -147,10 +147,7 @@ func WithFence(fence uint64) SendOption { return sendOption(func(s *sendSpec) { 
 // WithMetadata attaches an envelope metadata entry.
 func WithMetadata(key string, v wire.Value) SendOption {
 	return sendOption(func(s *sendSpec) {
-		if s.metadata == nil {
-			s.metadata = wire.Metadata{}
-		}
-		s.metadata[key] = v
+		s.metadata.Set(key, v)
 	})
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -78,10 +79,9 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 		env.Operation = &op
 	}
 	if s.fence != nil {
-		if env.Metadata == nil {
-			env.Metadata = wire.Metadata{}
-		}
-		env.Metadata[wire.HeaderFence] = wire.UintValue(*s.fence)
+		// A copy: the spec's entries are not this envelope's to extend.
+		env.Metadata = slices.Clone(env.Metadata)
+		env.Metadata.Set(wire.HeaderFence, wire.UintValue(*s.fence))
 	}
 	return env, nil
 }

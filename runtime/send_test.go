@@ -50,7 +50,7 @@ func TestEmitHonoursEveryOptionFromCtxAndClient(t *testing.T) {
 				t.Fatalf("conversation %s, want %s", env.Conversation, conv)
 			case env.Operation == nil || *env.Operation != "ledger.booked":
 				t.Fatalf("operation %v", env.Operation)
-			case env.Metadata[wire.HeaderFence].String() != "3" || !env.Metadata["region"].Equal(wire.StrValue("eu")):
+			case env.Metadata.Get(wire.HeaderFence).String() != "3" || !env.Metadata.Get("region").Equal(wire.StrValue("eu")):
 				t.Fatalf("metadata %v", env.Metadata)
 			case !m.HasContentType || m.ContentType != wire.ContentJSON:
 				t.Fatalf("content type %v", m.ContentType)

@@ -190,7 +190,7 @@ func (r *Registry) VerifyDelegation(env *wire.Envelope) (Verified, string, error
 	if err != nil {
 		return Verified{}, "", err
 	}
-	user, _ := env.Metadata[wire.MetaOnBehalfOf].AsStr()
+	user, _ := env.Metadata.Get(wire.MetaOnBehalfOf).AsStr()
 	return v, user, nil
 }
 

@@ -28,7 +28,7 @@ func testEnvelope() *wire.Envelope {
 	return &wire.Envelope{
 		Kind: wire.KindCommand, Record: &rec, Conversation: wire.IDFromUint128(0x01903c1faa000000, 2),
 		Source: "planner", Target: &target, Correlation: &corr,
-		Metadata: wire.Metadata{wire.MetaOnBehalfOf: wire.StrValue("user-42"), "score": wire.FloatValue(0.95)},
+		Metadata: wire.Metadata{{Key: wire.MetaOnBehalfOf, Value: wire.StrValue("user-42")}, {Key: "score", Value: wire.FloatValue(0.95)}},
 		Body:     []byte(`{"ask":"book"}`),
 	}
 }
@@ -191,7 +191,7 @@ func TestVerifyRejectsMutatedFields(t *testing.T) {
 		"body":         func(e *wire.Envelope) { e.Body = []byte(`{"ask":"cancel"}`) },
 		"source":       func(e *wire.Envelope) { e.Source = "mallory" },
 		"target":       func(e *wire.Envelope) { e.Target = nil },
-		"delegation":   func(e *wire.Envelope) { e.Metadata[wire.MetaOnBehalfOf] = wire.StrValue("admin") },
+		"delegation":   func(e *wire.Envelope) { e.Metadata.Set(wire.MetaOnBehalfOf, wire.StrValue("admin")) },
 		"context flip": func(e *wire.Envelope) { e.Signature.Context.ContentType = p(uint8(wire.ContentCBOR)) },
 		"context drop": func(e *wire.Envelope) { e.Signature.Context = nil },
 		"signature":    func(e *wire.Envelope) { e.Signature.Bytes[10] ^= 1 },
@@ -432,7 +432,7 @@ func TestVerifyDelegation(t *testing.T) {
 		t.Fatalf("delegation = %+v, %q, %v", v, user, err)
 	}
 	plain := testEnvelope()
-	delete(plain.Metadata, wire.MetaOnBehalfOf)
+	plain.Metadata.Delete(wire.MetaOnBehalfOf)
 	if _, user, err := reg.VerifyDelegation(signedRoundTrip(t, k, plain, nil)); err != nil || user != "" {
 		t.Fatalf("no delegation = %q, %v", user, err)
 	}

@@ -187,7 +187,7 @@ func TestDeadLetterRequiresFields(t *testing.T) {
 }
 
 func TestErrorBodyRoundTrip(t *testing.T) {
-	eb := &wire.ErrorBody{Code: wire.ErrorToolFailure, Message: p("flight search timed out"), Detail: wire.Metadata{"attempt": wire.IntValue(3)}}
+	eb := &wire.ErrorBody{Code: wire.ErrorToolFailure, Message: p("flight search timed out"), Detail: wire.Metadata{{Key: "attempt", Value: wire.IntValue(3)}}}
 	b, err := eb.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func TestCapsulesImplementFxamackerInterfaces(t *testing.T) {
 		fresh func() any
 	}{
 		"dead letter": {&wire.DeadLetter{Reason: wire.ReasonRejected, Payload: []byte{1}}, func() any { return new(wire.DeadLetter) }},
-		"error body":  {&wire.ErrorBody{Code: wire.ErrorInternal, Detail: wire.Metadata{"l": wire.ListValue(wire.IntValue(-3))}}, func() any { return new(wire.ErrorBody) }},
+		"error body":  {&wire.ErrorBody{Code: wire.ErrorInternal, Detail: wire.Metadata{{Key: "l", Value: wire.ListValue(wire.IntValue(-3))}}}, func() any { return new(wire.ErrorBody) }},
 		"agent card":  {&wire.AgentCard{Name: "n", Capabilities: []wire.CapabilityDescriptor{{SkillID: "s", CostClass: p(uint8(1)), LatencyClass: p(uint8(2))}}}, func() any { return new(wire.AgentCard) }},
 		"body ref":    {&wire.BodyRef{Reference: "r", SHA256: make([]byte, 32), Encryption: p(uint8(1))}, func() any { return new(wire.BodyRef) }},
 		"signature":   {&wire.Signature{Scheme: 1, KeyID: make([]byte, 8), Bytes: make([]byte, 64), Context: wire.NewSignatureContext(1, 1)}, func() any { return new(wire.Signature) }},
@@ -355,9 +355,8 @@ func TestEnvelopeEveryFieldRoundTrip(t *testing.T) {
 		TaskState: p(wire.TaskFailed), Operation: p("execute_tool"), Tool: p("search"),
 		Usage: &wire.TokenUsage{InputTokens: 1, OutputTokens: 2, ReasoningOutputTokens: p(uint64(3)), CacheReadInputTokens: p(uint64(4)), CacheCreationInputTokens: p(uint64(5))},
 		Metadata: wire.Metadata{
-			"f": wire.FloatValue(-0.5), "u": wire.UintValue(1 << 63), "b": wire.BoolValue(false), "n": wire.NullValue(),
-			"l": wire.ListValue(wire.StrValue("x"), wire.ListValue(wire.IntValue(-7))),
-		},
+			{Key: "f", Value: wire.FloatValue(-0.5)}, {Key: "u", Value: wire.UintValue(1 << 63)}, {Key: "b", Value: wire.BoolValue(false)}, {Key: "n", Value: wire.NullValue()},
+			{Key: "l", Value: wire.ListValue(wire.StrValue("x"), wire.ListValue(wire.IntValue(-7)))}},
 		MustUnderstand: 5, Body: []byte{0},
 		Signature: &wire.Signature{Scheme: 1, KeyID: make([]byte, 8), Bytes: make([]byte, 64), Context: wire.NewSignatureContext(wire.ContentCBOR, 1)},
 	}
@@ -382,7 +381,7 @@ func TestEnvelopeEveryFieldRoundTrip(t *testing.T) {
 	if !env.Metadata.Equal(back.Metadata.Clone()) || env.Metadata.Equal(wire.Metadata{}) || wire.Metadata(nil).Equal(wire.Metadata{}) {
 		t.Fatal("Metadata.Equal/Clone are wrong")
 	}
-	if s := back.Metadata["l"].String(); s != `["x", [-7]]` {
+	if s := back.Metadata.Get("l").String(); s != `["x", [-7]]` {
 		t.Fatalf("Value.String = %s", s)
 	}
 }

@@ -74,11 +74,7 @@ func (e *Envelope) UnmetRequirements(understood uint64) uint64 {
 // Fence returns the metadata "agdx.fence" token when it is a Uint or a
 // non-negative Int; any other value counts as absent, as the reference reads it.
 func (e *Envelope) Fence() (uint64, bool) {
-	v, ok := e.Metadata[MetaFence]
-	if !ok {
-		return 0, false
-	}
-	return v.AsUint()
+	return e.Metadata.Get(MetaFence).AsUint()
 }
 
 // Clone returns a deep copy, so a caller can mutate it (for instance to sign
@@ -154,8 +150,8 @@ func (e *Envelope) sizeHint() int {
 	if e.IdempotencyKey != nil {
 		n += len(*e.IdempotencyKey)
 	}
-	for k, v := range e.Metadata {
-		n += 18 + len(k) + v.size()
+	for _, m := range e.Metadata {
+		n += 18 + len(m.Key) + m.Value.size()
 	}
 	if e.Signature != nil {
 		n += 64 + len(e.Signature.KeyID) + len(e.Signature.Bytes)
@@ -355,6 +351,9 @@ type envelopeStorage struct {
 	finish, operation, tool             string
 	taskState                           TaskState
 	usage                               TokenUsage
+	// meta holds the metadata of the usual envelope, which has an entry or
+	// two (a fence, a run); more move it to the heap.
+	meta [2]MetadataEntry
 }
 
 // Envelope field indexes, in wire order, for duplicate and required checks.
@@ -540,7 +539,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 		err = st.usage.decode(r)
 		e.Usage = &st.usage
 	case fMetadata:
-		err = e.Metadata.decode(r)
+		err = e.Metadata.decode(r, st.meta[:0])
 	case fMustUnderstand:
 		e.MustUnderstand, err = r.uint(maxUint64)
 	case fBody:

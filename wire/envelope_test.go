@@ -228,7 +228,7 @@ func TestDecodeEnvelopeDoesNotAliasInput(t *testing.T) {
 	if string(env.Body) != "x" || env.Source != "source-agent" {
 		t.Fatalf("decoded fields changed with the input: %+v", env)
 	}
-	if v, _ := env.Metadata["role"].AsStr(); v != "user" {
+	if v, _ := env.Metadata.Get("role").AsStr(); v != "user" {
 		t.Fatalf("metadata changed with the input: %v", env.Metadata)
 	}
 }
@@ -250,7 +250,7 @@ func TestEnvelopeOmitsDefaultFields(t *testing.T) {
 }
 
 func TestMetadataEncodesKeysBytewiseSorted(t *testing.T) {
-	m := wire.Metadata{"b": wire.IntValue(1), "a": wire.IntValue(2), "aa": wire.IntValue(3), "B": wire.IntValue(4), "é": wire.IntValue(5)}
+	m := wire.Metadata{{Key: "b", Value: wire.IntValue(1)}, {Key: "a", Value: wire.IntValue(2)}, {Key: "aa", Value: wire.IntValue(3)}, {Key: "B", Value: wire.IntValue(4)}, {Key: "é", Value: wire.IntValue(5)}}
 	got, err := m.MarshalCBOR()
 	if err != nil {
 		t.Fatal(err)
@@ -372,8 +372,8 @@ func TestEnvelopeMarshalRejectsUndecodableFields(t *testing.T) {
 		"empty target":       {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Target: &emptyTarget},
 		"long idem key":      {Kind: wire.KindEvent, Conversation: idConv, Source: "s", IdempotencyKey: &longKey},
 		"non-UTF-8 op":       {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Operation: &bad},
-		"non-UTF-8 meta":     {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{"k": wire.StrValue(bad)}},
-		"non-UTF-8 meta key": {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{bad: wire.NullValue()}},
+		"non-UTF-8 meta":     {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{{Key: "k", Value: wire.StrValue(bad)}}},
+		"non-UTF-8 meta key": {Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{{Key: bad, Value: wire.NullValue()}}},
 	} {
 		if _, err := env.Marshal(); !errors.Is(err, wire.ErrEncode) {
 			t.Errorf("%s: Marshal error = %v, want ErrEncode", name, err)
@@ -389,7 +389,7 @@ func TestEnvelopeMarshalRefusesListsTooDeepToDecode(t *testing.T) {
 		}
 		return v
 	}
-	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{"k": nest(254)}}
+	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{{Key: "k", Value: nest(254)}}}
 	b, err := env.Marshal()
 	if err != nil {
 		t.Fatalf("254 levels: %v", err)
@@ -397,7 +397,7 @@ func TestEnvelopeMarshalRefusesListsTooDeepToDecode(t *testing.T) {
 	if _, err := wire.DecodeEnvelope(b); err != nil {
 		t.Fatalf("254 levels do not decode: %v", err)
 	}
-	env.Metadata["k"] = nest(255)
+	env.Metadata.Set("k", nest(255))
 	if _, err := env.Marshal(); !errors.Is(err, wire.ErrBadValue) {
 		t.Fatalf("255 levels: %v", err)
 	}
@@ -418,12 +418,12 @@ func TestFenceReadsUintOrNonNegativeInt(t *testing.T) {
 		want uint64
 		ok   bool
 	}{
-		"uint":         {wire.Metadata{wire.MetaFence: wire.UintValue(7)}, 7, true},
-		"int":          {wire.Metadata{wire.MetaFence: wire.IntValue(7)}, 7, true},
-		"negative int": {wire.Metadata{wire.MetaFence: wire.IntValue(-1)}, 0, false},
-		"string":       {wire.Metadata{wire.MetaFence: wire.StrValue("7")}, 0, false},
-		"float":        {wire.Metadata{wire.MetaFence: wire.FloatValue(7)}, 0, false},
-		"absent":       {wire.Metadata{"other": wire.UintValue(7)}, 0, false},
+		"uint":         {wire.Metadata{{Key: wire.MetaFence, Value: wire.UintValue(7)}}, 7, true},
+		"int":          {wire.Metadata{{Key: wire.MetaFence, Value: wire.IntValue(7)}}, 7, true},
+		"negative int": {wire.Metadata{{Key: wire.MetaFence, Value: wire.IntValue(-1)}}, 0, false},
+		"string":       {wire.Metadata{{Key: wire.MetaFence, Value: wire.StrValue("7")}}, 0, false},
+		"float":        {wire.Metadata{{Key: wire.MetaFence, Value: wire.FloatValue(7)}}, 0, false},
+		"absent":       {wire.Metadata{{Key: "other", Value: wire.UintValue(7)}}, 0, false},
 		"no metadata":  {nil, 0, false},
 	} {
 		env := &wire.Envelope{Metadata: tc.m}
@@ -432,14 +432,14 @@ func TestFenceReadsUintOrNonNegativeInt(t *testing.T) {
 		}
 	}
 	// A Uint written by a producer reads back as Int; Fence must still see it.
-	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{wire.MetaFence: wire.UintValue(3)}}
+	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: idConv, Source: "s", Metadata: wire.Metadata{{Key: wire.MetaFence, Value: wire.UintValue(3)}}}
 	b, _ := env.Marshal()
 	back, err := wire.DecodeEnvelope(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Metadata[wire.MetaFence].Kind() != wire.ValueInt {
-		t.Fatalf("small uint decoded as %s", back.Metadata[wire.MetaFence].Kind())
+	if back.Metadata.Get(wire.MetaFence).Kind() != wire.ValueInt {
+		t.Fatalf("small uint decoded as %s", back.Metadata.Get(wire.MetaFence).Kind())
 	}
 	if f, ok := back.Fence(); !ok || f != 3 {
 		t.Fatalf("Fence after round trip = %d, %v", f, ok)
@@ -463,7 +463,7 @@ func TestEnvelopeCloneIsDeep(t *testing.T) {
 	*c.Record = wire.ID{}
 	*c.Target = "other"
 	c.Body[0] = 'X'
-	c.Metadata["priority"] = wire.StrValue("low")
+	c.Metadata.Set("priority", wire.StrValue("low"))
 	c.Signature.Bytes[0] ^= 1
 	again, _ := env.Marshal()
 	if !bytes.Equal(again, b) {
@@ -473,7 +473,7 @@ func TestEnvelopeCloneIsDeep(t *testing.T) {
 
 func TestEnvelopeImplementsFxamackerInterfaces(t *testing.T) {
 	env := &wire.Envelope{Kind: wire.KindEvent, Conversation: idConv, Source: "s", Body: []byte("x"),
-		Metadata: wire.Metadata{"z": wire.IntValue(1), "a": wire.FloatValue(0.5)}}
+		Metadata: wire.Metadata{{Key: "z", Value: wire.IntValue(1)}, {Key: "a", Value: wire.FloatValue(0.5)}}}
 	want, err := env.Marshal()
 	if err != nil {
 		t.Fatal(err)

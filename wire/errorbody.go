@@ -120,7 +120,7 @@ func (e *ErrorBody) decode(r *reader) error {
 		case 2:
 			e.Retryable, err = r.bool()
 		case 3:
-			err = e.Detail.decode(r)
+			err = e.Detail.decode(r, nil)
 		}
 		return err
 	})

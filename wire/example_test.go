@@ -18,7 +18,7 @@ func Example() {
 		Source:       "trip-planner",
 		Target:       &target,
 		Correlation:  &corr,
-		Metadata:     wire.Metadata{"role": wire.StrValue("assistant")},
+		Metadata:     wire.Metadata{{Key: "role", Value: wire.StrValue("assistant")}},
 		Body:         []byte(`{"ask":"book the flight"}`),
 	}
 	if err := wire.Validate(env); err != nil {
@@ -41,7 +41,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	role, _ := decoded.Metadata["role"].AsStr()
+	role, _ := decoded.Metadata.Get("role").AsStr()
 	fmt.Printf("%s from %s to %s (%s): %s\n", decoded.Kind, decoded.Source, *decoded.Target, role, decoded.Body)
 	// Output:
 	// payload: 193 bytes

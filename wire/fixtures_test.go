@@ -272,8 +272,8 @@ func TestFixtureErrorEnvelopeBody(t *testing.T) {
 	if body.Code != wire.ErrorToolFailure || !body.Retryable || body.Message == nil {
 		t.Fatalf("error body = %+v", body)
 	}
-	if v, ok := body.Detail["attempt"].AsUint(); !ok || v != 3 {
-		t.Fatalf("detail attempt = %v", body.Detail["attempt"])
+	if v, ok := body.Detail.Get("attempt").AsUint(); !ok || v != 3 {
+		t.Fatalf("detail attempt = %v", body.Detail.Get("attempt"))
 	}
 	if eb, ok := files["agent_error_body.bin"]; ok && !bytes.Equal(eb, env.Body) {
 		t.Fatalf("agent_error_body.bin differs from the error envelope's body")
@@ -304,7 +304,7 @@ func TestFixtureCommandContent(t *testing.T) {
 		IdempotencyKey: &idem,
 		DeadlineMicros: &deadline,
 		Operation:      &op,
-		Metadata:       wire.Metadata{"priority": wire.StrValue("high")},
+		Metadata:       wire.Metadata{{Key: "priority", Value: wire.StrValue("high")}},
 		Body:           []byte(`{"ask":"plan the trip"}`),
 	}
 	if diff := cmp.Diff(want, env); diff != "" {

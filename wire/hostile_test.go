@@ -41,7 +41,7 @@ func TestAClaimedHugeMetadataListIsNotPreallocated(t *testing.T) {
 	// by a megabyte of filler so the claim does not exceed the input: the
 	// decoder must fail without reserving room for a million values.
 	env := &Envelope{Kind: KindEvent, Conversation: IDFromUint128(0, 2), Source: "a", Body: []byte("b"),
-		Metadata: Metadata{"k": ListValue(IntValue(1))}}
+		Metadata: Metadata{{Key: "k", Value: ListValue(IntValue(1))}}}
 	rec := IDFromUint128(0, 1)
 	env.Record = &rec
 	b, err := env.Marshal()

@@ -288,17 +288,23 @@ func validateMetadata(k Kind, m Metadata) error {
 	if len(m) > MaxMetadataEntries {
 		return tooLarge("metadata entries", len(m), MaxMetadataEntries)
 	}
-	var buf [MaxMetadataEntries]string
+	// In key order, so the entry an error names does not depend on the
+	// order a caller listed them in.
+	var buf [MaxMetadataEntries]MetadataEntry
+	sorted, err := m.sorted(buf[:])
+	if err != nil {
+		return err
+	}
 	total := 0
-	for _, key := range m.sortedKeys(buf[:]) {
-		if len(key) > MaxMetadataKeyBytes {
-			return tooLarge(fmt.Sprintf("metadata key %.32q", key), len(key), MaxMetadataKeyBytes)
+	for _, e := range sorted {
+		if len(e.Key) > MaxMetadataKeyBytes {
+			return tooLarge(fmt.Sprintf("metadata key %.32q", e.Key), len(e.Key), MaxMetadataKeyBytes)
 		}
-		size := m[key].size()
+		size := e.Value.size()
 		if size > MaxMetadataValueSize {
-			return tooLarge(fmt.Sprintf("metadata value %.32q", key), size, MaxMetadataValueSize)
+			return tooLarge(fmt.Sprintf("metadata value %.32q", e.Key), size, MaxMetadataValueSize)
 		}
-		total += len(key) + size
+		total += len(e.Key) + size
 	}
 	if total > MaxMetadataTotalBytes {
 		return tooLarge("metadata", total, MaxMetadataTotalBytes)

@@ -199,11 +199,11 @@ func TestValidateCaps(t *testing.T) {
 	atCap := strings.Repeat("x", wire.MaxTextFieldBytes)
 	many := wire.Metadata{}
 	for i := 0; i <= wire.MaxMetadataEntries; i++ {
-		many[fmt.Sprint(i)] = wire.NullValue()
+		many.Set(fmt.Sprint(i), wire.NullValue())
 	}
 	heavy := wire.Metadata{}
 	for i := 0; i < 9; i++ {
-		heavy[fmt.Sprint(i)] = wire.StrValue(strings.Repeat("v", 1000))
+		heavy.Set(fmt.Sprint(i), wire.StrValue(strings.Repeat("v", 1000)))
 	}
 	half := strings.Repeat("v", 511)
 	runRuleCases(t, []ruleCase{
@@ -212,13 +212,17 @@ func TestValidateCaps(t *testing.T) {
 		{"tool over cap", wire.KindEvent, func(e *wire.Envelope) { e.Tool = p(long) }, wire.TooLarge, "tool"},
 		{"finish_reason over cap", wire.KindResponse, func(e *wire.Envelope) { e.FinishReason = p(long) }, wire.TooLarge, "finish_reason"},
 		{"33 metadata entries", wire.KindEvent, func(e *wire.Envelope) { e.Metadata = many }, wire.TooLarge, "metadata entries"},
-		{"metadata key over cap", wire.KindEvent, func(e *wire.Envelope) { e.Metadata = wire.Metadata{strings.Repeat("k", 257): wire.NullValue()} }, wire.TooLarge, fmt.Sprintf("metadata key %.32q", strings.Repeat("k", 257))},
-		{"metadata value over cap", wire.KindEvent, func(e *wire.Envelope) { e.Metadata = wire.Metadata{"k": wire.StrValue(strings.Repeat("v", 1025))} }, wire.TooLarge, `metadata value "k"`},
+		{"metadata key over cap", wire.KindEvent, func(e *wire.Envelope) {
+			e.Metadata = wire.Metadata{{Key: strings.Repeat("k", 257), Value: wire.NullValue()}}
+		}, wire.TooLarge, fmt.Sprintf("metadata key %.32q", strings.Repeat("k", 257))},
+		{"metadata value over cap", wire.KindEvent, func(e *wire.Envelope) {
+			e.Metadata = wire.Metadata{{Key: "k", Value: wire.StrValue(strings.Repeat("v", 1025))}}
+		}, wire.TooLarge, `metadata value "k"`},
 		{"metadata list at cap", wire.KindEvent, func(e *wire.Envelope) {
-			e.Metadata = wire.Metadata{"k": wire.ListValue(wire.StrValue(half), wire.StrValue(half))}
+			e.Metadata = wire.Metadata{{Key: "k", Value: wire.ListValue(wire.StrValue(half), wire.StrValue(half))}}
 		}, 0, ""},
 		{"metadata list over cap", wire.KindEvent, func(e *wire.Envelope) {
-			e.Metadata = wire.Metadata{"k": wire.ListValue(wire.StrValue(half+"v"), wire.StrValue(half))}
+			e.Metadata = wire.Metadata{{Key: "k", Value: wire.ListValue(wire.StrValue(half+"v"), wire.StrValue(half))}}
 		}, wire.TooLarge, `metadata value "k"`},
 		{"metadata total over cap", wire.KindEvent, func(e *wire.Envelope) { e.Metadata = heavy }, wire.TooLarge, "metadata"},
 	})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -43,7 +42,7 @@ type Value struct {
 	num  uint64 // Int (two's complement), Uint, Float bits or Bool (0/1)
 	str  string
 	// list points to a List value's items: a pointer rather than a slice
-	// keeps Value at 40 bytes, which shrinks every Metadata map's buckets.
+	// keeps Value at 40 bytes, and so every metadata entry small.
 	list *[]Value
 }
 
@@ -301,43 +300,6 @@ func (v *Value) decode(r *reader) error {
 	return fmt.Errorf("%w: a %s matches no variant", ErrBadValue, majorName(ib&0xe0))
 }
 
-// Metadata is the envelope's open map of annotations; nil means absent, an
-// empty non-nil map is encoded as an empty map. Keys encode in bytewise order.
-type Metadata map[string]Value
-
-// Metadata keys pinned by the spec.
-const (
-	MetaRole               = "role"
-	MetaBridgeHops         = "bridge_hops"
-	MetaRun                = "run"
-	MetaOnBehalfOf         = "on_behalf_of"
-	MetaPurpose            = "purpose"
-	MetaDataClassification = "data_classification"
-	MetaTaskContext        = "task_context"
-	MetaSessionIntent      = "session_intent"
-	MetaFence              = "agdx.fence"
-)
-
-// Metadata caps checked by Validate.
-const (
-	MaxMetadataEntries    = 32
-	MaxMetadataKeyBytes   = 256
-	MaxMetadataValueSize  = 1024
-	MaxMetadataTotalBytes = 8192
-)
-
-// Clone returns a deep copy (nil stays nil).
-func (m Metadata) Clone() Metadata {
-	if m == nil {
-		return nil
-	}
-	out := make(Metadata, len(m))
-	for k, v := range m {
-		out[k] = v.clone()
-	}
-	return out
-}
-
 func (v Value) clone() Value {
 	if v.kind != ValueList {
 		return v
@@ -348,87 +310,4 @@ func (v Value) clone() Value {
 		list[i] = item.clone()
 	}
 	return listOf(list)
-}
-
-// Equal reports whether both maps hold equal values under the same keys; nil
-// and empty differ, as they do on the wire.
-func (m Metadata) Equal(o Metadata) bool {
-	if (m == nil) != (o == nil) || len(m) != len(o) {
-		return false
-	}
-	for k, v := range m {
-		w, ok := o[k]
-		if !ok || !v.Equal(w) {
-			return false
-		}
-	}
-	return true
-}
-
-// sortedKeys returns the keys in bytewise order; buf avoids an allocation for
-// small maps.
-func (m Metadata) sortedKeys(buf []string) []string {
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func (m Metadata) appendCBOR(b []byte) ([]byte, error) {
-	var buf [16]string
-	b = appendHead(b, majorMap, uint64(len(m)))
-	var err error
-	for _, k := range m.sortedKeys(buf[:]) {
-		if !utf8.ValidString(k) {
-			return b, fmt.Errorf("%w: key %q is not valid UTF-8", ErrBadValue, k)
-		}
-		b = appendText(b, k)
-		if b, err = m[k].appendCBOR(b); err != nil {
-			return b, fmt.Errorf("key %q: %w", k, err)
-		}
-	}
-	return b, nil
-}
-
-// MarshalCBOR encodes the map with keys in bytewise order (nil encodes as an
-// empty map; omit the field to mean absent).
-func (m Metadata) MarshalCBOR() ([]byte, error) { return m.appendCBOR(nil) }
-
-// UnmarshalCBOR decodes exactly one CBOR map of text keys to values.
-func (m *Metadata) UnmarshalCBOR(b []byte) error {
-	r := reader{b: b}
-	return r.finish("metadata", m.decode(&r))
-}
-
-func (m *Metadata) decode(r *reader) error {
-	n, indef, err := r.container(majorMap)
-	if err != nil {
-		return err
-	}
-	size := n
-	if indef || size > MaxMetadataEntries {
-		size = MaxMetadataEntries
-	}
-	out := make(Metadata, size)
-	for i := uint64(0); r.next(i, n, indef); i++ {
-		k, err := r.string()
-		if err != nil {
-			return fmt.Errorf("metadata key: %w", err)
-		}
-		// The reference's map would keep the last duplicate; refusing is safer
-		// and no canonical producer writes one.
-		if _, dup := out[k]; dup {
-			return fmt.Errorf("%w %q in metadata", ErrDuplicateKey, k)
-		}
-		var v Value
-		if err := v.decode(r); err != nil {
-			return fmt.Errorf("metadata %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	r.leave()
-	*m = out
-	return nil
 }

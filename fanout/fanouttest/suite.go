@@ -143,7 +143,7 @@ func scenarioBranches(w *world) {
 		if m.Envelope.Target == nil || (string(*m.Envelope.Target) != "rev-a" && string(*m.Envelope.Target) != "rev-b") {
 			w.T.Fatal("a branch is not targeted at its agent")
 		}
-		if s, _ := m.Envelope.Metadata[wire.HeaderParentConversation].AsStr(); s != parent.String() {
+		if s, _ := m.Envelope.Metadata.Get(wire.HeaderParentConversation).AsStr(); s != parent.String() {
 			w.T.Fatalf("branch records parent %q, want %s", s, parent)
 		}
 	}
@@ -264,7 +264,7 @@ func scenarioFromHandler(w *world) {
 		if string(m.Envelope.Source) != "planner" || m.Provenance.Conversation == conv {
 			w.T.Fatalf("a branch came from %s in conversation %s", m.Envelope.Source, m.Provenance.Conversation)
 		}
-		if s, _ := m.Envelope.Metadata[wire.HeaderParentConversation].AsStr(); s != conv.String() {
+		if s, _ := m.Envelope.Metadata.Get(wire.HeaderParentConversation).AsStr(); s != conv.String() {
 			w.T.Fatalf("a branch records parent %q, want the handled conversation %s", s, conv)
 		}
 	}
