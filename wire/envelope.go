@@ -319,7 +319,8 @@ func DecodeEnvelope(b []byte) (*Envelope, error) {
 type EnvelopeBuffer struct{ st envelopeStorage }
 
 // Decode decodes b as DecodeEnvelope does, into the buffer: the envelope
-// returned lives in the buffer and is overwritten by the next Decode.
+// returned, and metadata of up to two entries, live in the buffer and are
+// overwritten by the next Decode.
 func (eb *EnvelopeBuffer) Decode(b []byte) (*Envelope, error) {
 	eb.st = envelopeStorage{}
 	r := newReader(b, true)

@@ -20,6 +20,11 @@ type MetadataEntry struct {
 // in that order. It is a list rather than a Go map because an envelope
 // carries a handful of entries, and a map cost every decoded envelope about
 // 500 bytes and two allocations.
+//
+// Like a map, a Metadata copied by value (with the Envelope holding it)
+// shares its entries: Set on an existing key changes both; a new key or a
+// Delete leaves the other copy as it was. Clone before changing a copy
+// that must stay apart.
 type Metadata []MetadataEntry
 
 // Metadata keys pinned by the spec.
@@ -80,9 +85,15 @@ func (m *Metadata) Set(key string, v Value) {
 	*m = slices.Insert(*m, i, MetadataEntry{Key: key, Value: v})
 }
 
-// Delete removes the entry under key, if any.
+// Delete removes the entry under key, if any. The list left is a new one,
+// so a copy of m taken before (an Envelope copied by value) keeps all its
+// entries.
 func (m *Metadata) Delete(key string) {
-	*m = slices.DeleteFunc(*m, func(e MetadataEntry) bool { return e.Key == key })
+	i := slices.IndexFunc(*m, func(e MetadataEntry) bool { return e.Key == key })
+	if i < 0 {
+		return
+	}
+	*m = slices.Concat((*m)[:i:i], (*m)[i+1:])
 }
 
 // Clone returns a deep copy (nil stays nil).
@@ -106,6 +117,12 @@ func (m Metadata) Equal(o Metadata) bool {
 	for _, e := range m {
 		w, ok := o.lookup(e.Key)
 		if !ok || !e.Value.Equal(w) {
+			return false
+		}
+	}
+	// Both ways, for lists built with a key twice.
+	for _, e := range o {
+		if !m.Has(e.Key) {
 			return false
 		}
 	}
@@ -166,7 +183,9 @@ func (m *Metadata) UnmarshalCBOR(b []byte) error {
 }
 
 // decode reads a metadata map into room's storage (appending past its
-// capacity as needed) and leaves it sorted by key.
+// capacity as needed) and leaves it sorted by key, with no spare capacity,
+// so a Set on a copy of the result cannot write into the storage the
+// original shares.
 func (m *Metadata) decode(r *reader, room Metadata) error {
 	n, indef, err := r.container(majorMap)
 	if err != nil {
@@ -181,10 +200,42 @@ func (m *Metadata) decode(r *reader, room Metadata) error {
 		}
 		out = make(Metadata, 0, size)
 	}
+	var seen map[string]struct{} // only for long maps written out of order
+	inOrder := true
 	for i := uint64(0); r.next(i, n, indef); i++ {
 		k, err := r.string()
 		if err != nil {
 			return fmt.Errorf("metadata key: %w", err)
+		}
+		// The reference's map would keep the last duplicate; refusing is
+		// safer and no canonical producer writes one. Checked as each key
+		// arrives, so a flood of duplicates fails at the first: keys in
+		// order need one comparison, others a scan, or a set past the cap.
+		dup := false
+		switch {
+		case len(out) == 0:
+		case inOrder && k > out[len(out)-1].Key:
+		case inOrder && k == out[len(out)-1].Key:
+			dup = true
+		default:
+			inOrder = false
+			if len(out) <= MaxMetadataEntries {
+				dup = out.Has(k)
+				break
+			}
+			if seen == nil {
+				seen = make(map[string]struct{}, len(out))
+				for _, e := range out {
+					seen[e.Key] = struct{}{}
+				}
+			}
+			_, dup = seen[k]
+		}
+		if dup {
+			return fmt.Errorf("%w %q in metadata", ErrDuplicateKey, k)
+		}
+		if seen != nil {
+			seen[k] = struct{}{}
 		}
 		var v Value
 		if err := v.decode(r); err != nil {
@@ -193,14 +244,9 @@ func (m *Metadata) decode(r *reader, room Metadata) error {
 		out = append(out, MetadataEntry{Key: k, Value: v})
 	}
 	r.leave()
-	// The reference's map would keep the last duplicate; refusing is safer
-	// and no canonical producer writes one.
-	if !slices.IsSortedFunc(out, compareEntries) {
-		slices.SortStableFunc(out, compareEntries)
+	if !inOrder {
+		slices.SortFunc(out, compareEntries)
 	}
-	if err := out.distinct(); err != nil {
-		return err
-	}
-	*m = out
+	*m = out[:len(out):len(out)]
 	return nil
 }

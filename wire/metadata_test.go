@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lasergo/laser/wire"
@@ -78,8 +79,8 @@ func TestMetadataDuplicateKeysAreRefused(t *testing.T) {
 	}
 	rec := wire.IDFromUint128(0, 1)
 	env := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: wire.IDFromUint128(0, 2), Source: "a", Body: []byte("b"), Metadata: dup}
-	if err := wire.Validate(env); !errors.Is(err, wire.ErrDuplicateKey) {
-		t.Fatalf("validating a duplicate key: %v, want ErrDuplicateKey", err)
+	if err := wire.Validate(env); !errors.Is(err, wire.ErrInvalid) {
+		t.Fatalf("validating a duplicate key: %v, want an Invalid rule failure", err)
 	}
 	if _, err := env.Marshal(); !errors.Is(err, wire.ErrDuplicateKey) {
 		t.Fatalf("marshalling a duplicate key: %v, want ErrDuplicateKey", err)
@@ -114,5 +115,105 @@ func TestDecodingAFencedEnvelopeAllocatesOnlyItsTextCopy(t *testing.T) {
 	})
 	if allocs > 1 {
 		t.Fatalf("decoding allocates %v times, want 1", allocs)
+	}
+}
+
+// cborMetadata encodes a map of text keys to null, in the order given,
+// indefinite-length when indef is set, as a hostile or careless encoder
+// might write it.
+func cborMetadata(keys []string, indef bool) []byte {
+	var b []byte
+	if indef {
+		b = append(b, 0xbf)
+	} else {
+		b = append(b, 0xb9, byte(len(keys)>>8), byte(len(keys)))
+	}
+	for _, k := range keys {
+		b = append(b, 0x78, byte(len(k)))
+		b = append(b, k...)
+		b = append(b, 0xf6)
+	}
+	if indef {
+		b = append(b, 0xff)
+	}
+	return b
+}
+
+// TestAFloodOfDuplicateMetadataKeysFailsAtTheFirst checks that a map of
+// one key repeated is refused at its second entry, not after decoding all
+// of them: the input is on the log before anything validates it.
+func TestAFloodOfDuplicateMetadataKeysFailsAtTheFirst(t *testing.T) {
+	keys := make([]string, 50_000)
+	for i := range keys {
+		keys[i] = "k"
+	}
+	in := cborMetadata(keys, true)
+	allocs := testing.AllocsPerRun(5, func() {
+		var m wire.Metadata
+		if err := m.UnmarshalCBOR(in); !errors.Is(err, wire.ErrDuplicateKey) {
+			t.Fatalf("decoding a flood of one key: %v, want ErrDuplicateKey", err)
+		}
+	})
+	if allocs > 10 {
+		t.Fatalf("refusing the flood took %v allocations: the entries were decoded before the check", allocs)
+	}
+}
+
+// TestLongMetadataOutOfOrderIsCheckedForDuplicates covers maps longer than
+// the entry cap written out of key order: decoded sorted, and a key that
+// comes back late refused.
+func TestLongMetadataOutOfOrderIsCheckedForDuplicates(t *testing.T) {
+	var keys []string
+	for i := 99; i >= 0; i-- { // descending: every key out of order
+		keys = append(keys, fmt.Sprintf("k%02d", i))
+	}
+	var m wire.Metadata
+	if err := m.UnmarshalCBOR(cborMetadata(keys, false)); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 100 || m[0].Key != "k00" || m[99].Key != "k99" {
+		t.Fatalf("decoded %d entries from %q to %q, want k00..k99 sorted", len(m), m[0].Key, m[len(m)-1].Key)
+	}
+	if err := m.UnmarshalCBOR(cborMetadata(append(keys, "k50"), false)); !errors.Is(err, wire.ErrDuplicateKey) {
+		t.Fatalf("a late duplicate in a long unordered map: %v, want ErrDuplicateKey", err)
+	}
+	if err := m.UnmarshalCBOR(cborMetadata([]string{"b", "a", "b"}, false)); !errors.Is(err, wire.ErrDuplicateKey) {
+		t.Fatalf("a duplicate in a short unordered map: %v, want ErrDuplicateKey", err)
+	}
+}
+
+// TestACopiedEnvelopesMetadataStaysApartOnInsertAndDelete checks that a
+// decoded envelope copied by value and changed does not change the
+// original's entries (they share storage).
+func TestACopiedEnvelopesMetadataStaysApartOnInsertAndDelete(t *testing.T) {
+	rec := wire.IDFromUint128(0, 1)
+	orig := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: wire.IDFromUint128(0, 2), Source: "a", Body: []byte("b"),
+		Metadata: wire.Metadata{{Key: "m", Value: wire.IntValue(1)}}}
+	b, err := orig.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf wire.EnvelopeBuffer
+	env, err := buf.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := *env
+	cp.Metadata.Set("a", wire.IntValue(2)) // sorts before "m"
+	if len(env.Metadata) != 1 || env.Metadata[0].Key != "m" {
+		t.Fatalf("inserting into a copy changed the original: %v", env.Metadata)
+	}
+	cp = *env
+	cp.Metadata.Delete("m")
+	if len(env.Metadata) != 1 || env.Metadata[0].Key != "m" {
+		t.Fatalf("deleting from a copy changed the original: %v", env.Metadata)
+	}
+}
+
+func TestMetadataEqualIsSymmetric(t *testing.T) {
+	twice := wire.Metadata{{Key: "a", Value: wire.IntValue(1)}, {Key: "a", Value: wire.IntValue(1)}}
+	other := wire.Metadata{{Key: "a", Value: wire.IntValue(1)}, {Key: "b", Value: wire.IntValue(1)}}
+	if twice.Equal(other) || other.Equal(twice) {
+		t.Fatal("lists with different keys compare equal")
 	}
 }

@@ -293,7 +293,7 @@ func validateMetadata(k Kind, m Metadata) error {
 	var buf [MaxMetadataEntries]MetadataEntry
 	sorted, err := m.sorted(buf[:])
 	if err != nil {
-		return err
+		return &ValidateError{Rule: Invalid, Kind: k, Field: "metadata", Reason: err.Error()}
 	}
 	total := 0
 	for _, e := range sorted {
