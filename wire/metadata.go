@@ -132,11 +132,11 @@ func (m Metadata) Equal(o Metadata) bool {
 func compareEntries(a, b MetadataEntry) int { return cmp.Compare(a.Key, b.Key) }
 
 // sorted returns the entries in bytewise key order: m itself when it is
-// already sorted, else a sorted copy (in buf when it fits). A key that
-// appears twice is an error.
-func (m Metadata) sorted(buf []MetadataEntry) (Metadata, error) {
+// already sorted, as decoded and Set-built lists are, else a sorted copy. A
+// key that appears twice is an error.
+func (m Metadata) sorted() (Metadata, error) {
 	if !slices.IsSortedFunc(m, compareEntries) {
-		m = append(Metadata(buf[:0]), m...)
+		m = slices.Clone(m)
 		slices.SortFunc(m, compareEntries)
 	}
 	return m, m.distinct()
@@ -153,8 +153,7 @@ func (m Metadata) distinct() error {
 }
 
 func (m Metadata) appendCBOR(b []byte) ([]byte, error) {
-	var buf [16]MetadataEntry
-	sorted, err := m.sorted(buf[:])
+	sorted, err := m.sorted()
 	if err != nil {
 		return b, err
 	}

@@ -290,8 +290,7 @@ func validateMetadata(k Kind, m Metadata) error {
 	}
 	// In key order, so the entry an error names does not depend on the
 	// order a caller listed them in.
-	var buf [MaxMetadataEntries]MetadataEntry
-	sorted, err := m.sorted(buf[:])
+	sorted, err := m.sorted()
 	if err != nil {
 		return &ValidateError{Rule: Invalid, Kind: k, Field: "metadata", Reason: err.Error()}
 	}
