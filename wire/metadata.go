@@ -93,7 +93,9 @@ func (m *Metadata) Delete(key string) {
 	if i < 0 {
 		return
 	}
-	*m = slices.Concat((*m)[:i:i], (*m)[i+1:])
+	// Never nil: an emptied list still encodes as an empty map.
+	out := make(Metadata, 0, len(*m)-1)
+	*m = append(append(out, (*m)[:i]...), (*m)[i+1:]...)
 }
 
 // Clone returns a deep copy (nil stays nil).
@@ -114,19 +116,27 @@ func (m Metadata) Equal(o Metadata) bool {
 	if (m == nil) != (o == nil) || len(m) != len(o) {
 		return false
 	}
-	for _, e := range m {
-		w, ok := o.lookup(e.Key)
-		if !ok || !e.Value.Equal(w) {
-			return false
-		}
-	}
-	// Both ways, for lists built with a key twice.
-	for _, e := range o {
-		if !m.Has(e.Key) {
+	// Compared in key order, one pass over both (copies sorted when a list
+	// was built out of order); lists that hold a key twice, which nothing
+	// encodes, compare equal only when they list the same entries in the
+	// same order under each key.
+	m, o = m.inKeyOrder(), o.inKeyOrder()
+	for i := range m {
+		if m[i].Key != o[i].Key || !m[i].Value.Equal(o[i].Value) {
 			return false
 		}
 	}
 	return true
+}
+
+// inKeyOrder returns m when it is sorted by key, else a sorted copy.
+func (m Metadata) inKeyOrder() Metadata {
+	if slices.IsSortedFunc(m, compareEntries) {
+		return m
+	}
+	m = slices.Clone(m)
+	slices.SortStableFunc(m, compareEntries)
+	return m
 }
 
 func compareEntries(a, b MetadataEntry) int { return cmp.Compare(a.Key, b.Key) }
@@ -135,10 +145,7 @@ func compareEntries(a, b MetadataEntry) int { return cmp.Compare(a.Key, b.Key) }
 // already sorted, as decoded and Set-built lists are, else a sorted copy. A
 // key that appears twice is an error.
 func (m Metadata) sorted() (Metadata, error) {
-	if !slices.IsSortedFunc(m, compareEntries) {
-		m = slices.Clone(m)
-		slices.SortFunc(m, compareEntries)
-	}
+	m = m.inKeyOrder()
 	return m, m.distinct()
 }
 
@@ -191,7 +198,7 @@ func (m *Metadata) decode(r *reader, room Metadata) error {
 		return err
 	}
 	out := room[:0]
-	if out == nil {
+	if out == nil || !indef && n > uint64(cap(out)) {
 		// A nil result would read as absent metadata.
 		size := n
 		if indef || size > MaxMetadataEntries {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/lasergo/laser/wire"
@@ -36,6 +37,14 @@ func TestMetadataGetHasSetDelete(t *testing.T) {
 	m.Delete("absent")
 	if m.Has("b") || len(m) != 2 {
 		t.Fatalf("after Delete: %v", m)
+	}
+	m.Delete("run")
+	m.Delete("agdx.fence")
+	if m == nil || len(m) != 0 {
+		t.Fatalf("deleting every key left %#v, want an empty list (present, encoded as an empty map)", m)
+	}
+	if b, err := m.MarshalCBOR(); err != nil || !bytes.Equal(b, []byte{0xa0}) {
+		t.Fatalf("emptied metadata encodes as %x, %v; want a0", b, err)
 	}
 }
 
@@ -79,8 +88,8 @@ func TestMetadataDuplicateKeysAreRefused(t *testing.T) {
 	}
 	rec := wire.IDFromUint128(0, 1)
 	env := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: wire.IDFromUint128(0, 2), Source: "a", Body: []byte("b"), Metadata: dup}
-	if err := wire.Validate(env); !errors.Is(err, wire.ErrInvalid) {
-		t.Fatalf("validating a duplicate key: %v, want an Invalid rule failure", err)
+	if err := wire.Validate(env); !errors.Is(err, wire.ErrInvalid) || !errors.Is(err, wire.ErrDuplicateKey) {
+		t.Fatalf("validating a duplicate key: %v, want an Invalid rule failure caused by ErrDuplicateKey", err)
 	}
 	if _, err := env.Marshal(); !errors.Is(err, wire.ErrDuplicateKey) {
 		t.Fatalf("marshalling a duplicate key: %v, want ErrDuplicateKey", err)
@@ -174,8 +183,12 @@ func TestLongMetadataOutOfOrderIsCheckedForDuplicates(t *testing.T) {
 	if len(m) != 100 || m[0].Key != "k00" || m[99].Key != "k99" {
 		t.Fatalf("decoded %d entries from %q to %q, want k00..k99 sorted", len(m), m[0].Key, m[len(m)-1].Key)
 	}
-	if err := m.UnmarshalCBOR(cborMetadata(append(keys, "k50"), false)); !errors.Is(err, wire.ErrDuplicateKey) {
-		t.Fatalf("a late duplicate in a long unordered map: %v, want ErrDuplicateKey", err)
+	// k50 came after the set of keys seen was started, k99 before (it is
+	// the first key): both must be in it.
+	for _, late := range []string{"k50", "k99"} {
+		if err := m.UnmarshalCBOR(cborMetadata(append(slices.Clone(keys), late), false)); !errors.Is(err, wire.ErrDuplicateKey) {
+			t.Fatalf("a late duplicate %s in a long unordered map: %v, want ErrDuplicateKey", late, err)
+		}
 	}
 	if err := m.UnmarshalCBOR(cborMetadata([]string{"b", "a", "b"}, false)); !errors.Is(err, wire.ErrDuplicateKey) {
 		t.Fatalf("a duplicate in a short unordered map: %v, want ErrDuplicateKey", err)
@@ -215,5 +228,13 @@ func TestMetadataEqualIsSymmetric(t *testing.T) {
 	other := wire.Metadata{{Key: "a", Value: wire.IntValue(1)}, {Key: "b", Value: wire.IntValue(1)}}
 	if twice.Equal(other) || other.Equal(twice) {
 		t.Fatal("lists with different keys compare equal")
+	}
+	a := wire.Metadata{{Key: "a", Value: wire.IntValue(1)}, {Key: "a", Value: wire.IntValue(1)}, {Key: "b", Value: wire.IntValue(2)}}
+	b := wire.Metadata{{Key: "a", Value: wire.IntValue(1)}, {Key: "b", Value: wire.IntValue(2)}, {Key: "b", Value: wire.IntValue(3)}}
+	if a.Equal(b) || b.Equal(a) {
+		t.Fatal("lists holding different entries compare equal")
+	}
+	if !other.Equal(wire.Metadata{other[1], other[0]}) {
+		t.Fatal("the same entries in another order compare unequal")
 	}
 }

@@ -58,7 +58,13 @@ type ValidateError struct {
 	Reason string
 	Size   int
 	Cap    int
+	// cause is the error behind an Invalid rule, when there is one.
+	cause error
 }
+
+// Unwrap returns the error behind the failure, if any (ErrDuplicateKey for
+// metadata listing a key twice).
+func (e *ValidateError) Unwrap() error { return e.cause }
 
 // Error renders e.g. "wire: invalid command envelope: missing correlation".
 func (e *ValidateError) Error() string {
@@ -292,7 +298,7 @@ func validateMetadata(k Kind, m Metadata) error {
 	// order a caller listed them in.
 	sorted, err := m.sorted()
 	if err != nil {
-		return &ValidateError{Rule: Invalid, Kind: k, Field: "metadata", Reason: err.Error()}
+		return &ValidateError{Rule: Invalid, Kind: k, Field: "metadata", Reason: err.Error(), cause: err}
 	}
 	total := 0
 	for _, e := range sorted {
