@@ -82,7 +82,9 @@ func (m *Metadata) Set(key string, v Value) {
 		}
 	}
 	i, _ := slices.BinarySearchFunc(*m, key, func(e MetadataEntry, k string) int { return cmp.Compare(e.Key, k) })
-	*m = slices.Insert(*m, i, MetadataEntry{Key: key, Value: v})
+	// Into a new array (Clip leaves no room to insert in place), so a copy
+	// of m made before keeps its entries where they were.
+	*m = slices.Insert(slices.Clip(*m), i, MetadataEntry{Key: key, Value: v})
 }
 
 // Delete removes the entry under key, if any. The list left is a new one,

@@ -221,6 +221,17 @@ func TestACopiedEnvelopesMetadataStaysApartOnInsertAndDelete(t *testing.T) {
 	if len(env.Metadata) != 1 || env.Metadata[0].Key != "m" {
 		t.Fatalf("deleting from a copy changed the original: %v", env.Metadata)
 	}
+
+	// The same for a list with room to spare past its entries.
+	built := make(wire.Metadata, 0, 8)
+	for _, k := range []string{"a", "c", "e"} {
+		built.Set(k, wire.IntValue(1))
+	}
+	cp2 := built
+	cp2.Set("b", wire.IntValue(2))
+	if len(built) != 3 || built[0].Key != "a" || built[1].Key != "c" || built[2].Key != "e" {
+		t.Fatalf("inserting into a copy changed the original Set-built list: %v", built)
+	}
 }
 
 func TestMetadataEqualIsSymmetric(t *testing.T) {
