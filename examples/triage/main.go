@@ -153,6 +153,12 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 			return report.figures(), fmt.Errorf("waiting for the tickets to settle: %w", ctx.Err())
 		}
 	}
+	// The duplicate refund command settles as nothing (dedup drops it), so
+	// no report says when: wait until the resolver has consumed every
+	// resolve command, or stopping it could leave the duplicate unread.
+	if err := waitConsumed(ctx, tr, client, "triage.resolve", "resolver"); err != nil {
+		return report.figures(), err
+	}
 	for _, h := range handles {
 		if err := h.Shutdown(ctx); err != nil {
 			return report.figures(), err
@@ -161,6 +167,36 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 	f := report.figures()
 	printSummary(w, f)
 	return f, nil
+}
+
+// waitConsumed waits until group has consumed every record topic holds
+// now, checking its stored offsets every few milliseconds.
+func waitConsumed(ctx context.Context, tr runtime.Transport, client *runtime.Client, topic, group string) error {
+	partitions, err := tr.Partitions(ctx, topic)
+	if err != nil {
+		return err
+	}
+	for p := range partitions {
+		next, err := tr.NextOffset(ctx, topic, p)
+		if err != nil {
+			return err
+		}
+		for next > 0 {
+			done, err := client.Consumed(ctx, topic, group, runtime.Position{Partition: p, Offset: next - 1})
+			if err != nil {
+				return err
+			}
+			if done {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for %s to consume %s: %w", group, topic, ctx.Err())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 func printSummary(w io.Writer, f Figures) {
