@@ -30,12 +30,11 @@ const (
 // with a no-op handler, Serial and with lanes. It reports the rates and the
 // share of the bare loop's throughput the others keep (transport/sdk,
 // serial/sdk, lanes/sdk), and, on a real server, the CPU time the process
-// spent per message in each (*-cpu-ns/msg, garbage collection included). Rates
-// are steady-state: each loop is timed from the moment it is a member of its
-// group (the bare loop reuses a logged-in
-// client, while a subscription opens and logs in a connection of its own;
-// consumer-join-ms reports what that costs a consumer) to the end of its
-// run, final commit and leave included, and each starts from a collected
+// spent per message in each (*-cpu-ns/msg, garbage collection included).
+// Rates are steady-state: each loop is timed from the moment it is a member
+// of its group (the bare loop reuses a logged-in client, while a
+// subscription opens and logs in a connection of its own; consumer-join-ms
+// reports what that costs a consumer) to the end of its run, final commit and leave included, and each starts from a collected
 // heap. It runs against LASER_IGGY_ADDR when set (a fresh stream per run)
 // and the in-process test server otherwise; only the real server gives
 // meaningful ratios, the test server being far slower than what is

@@ -42,50 +42,34 @@ type messageSlab struct {
 // whoever holds them) and expects n more records.
 func (s *messageSlab) reset(n int) { *s = messageSlab{want: n} }
 
-// size is the length of the next array: the batch's remaining records, at
-// most slabSize, at least one.
-func (s *messageSlab) size() int { return min(max(s.want, 1), slabSize) }
-
-func (s *messageSlab) newPlain() *plainMessage {
-	if s == nil {
-		return new(plainMessage)
-	}
-	m := takeFresh(&s.plain, s.size())
-	s.want--
-	return m
-}
-
-func (s *messageSlab) newAGDX() *agdxMessage {
-	if s == nil {
-		return new(agdxMessage)
-	}
-	m := takeFresh(&s.agdx, s.size())
-	s.want--
-	return m
-}
-
-// takeFresh hands out the first element of *arr, first filling it with n
-// zero elements when it is empty; an element is never handed out twice.
-func takeFresh[T any](arr *[]T, n int) *T {
+// takeFresh hands out the first element of *arr, first filling it with
+// zero elements for the records the batch has left (want, at most
+// slabSize, at least one) when it is empty; an element is never handed out
+// twice.
+func takeFresh[T any](arr *[]T, want *int) *T {
 	if len(*arr) == 0 {
-		*arr = make([]T, n)
+		*arr = make([]T, min(max(*want, 1), slabSize))
 	}
 	e := &(*arr)[0]
 	*arr = (*arr)[1:]
+	*want--
 	return e
 }
 
 // decode is DecodeRecord with the message taken from s.
 func (s *messageSlab) decode(topic string, rec *Incoming, understood uint64) (*Message, error) {
+	if s == nil {
+		s = &messageSlab{want: 1} // an array of one: a message of its own
+	}
 	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
 	var m *Message
 	var am *agdxMessage
 	var pm *plainMessage
 	if agdx {
-		am = s.newAGDX()
+		am = takeFresh(&s.agdx, &s.want)
 		m = &am.m
 	} else {
-		pm = s.newPlain()
+		pm = takeFresh(&s.plain, &s.want)
 		m = &pm.m
 	}
 	// Field by field, not *m = Message{...}: the message is fresh (zero),

@@ -13,9 +13,9 @@ import (
 // record a consumer takes, whatever becomes of it: tracing and metrics
 // need the records that gates drop or the decoder parks, which never reach
 // a handler. ObserveRecord wraps the processing of one record: it must call
-// next exactly once, on its own goroutine before it returns, with the context the gates, the middleware and the
-// handler should run under, and once next returns d says how the record
-// ended. A Middleware in Tuning.Middleware (or
+// next exactly once, on its own goroutine before it returns, with the
+// context the gates, the middleware and the handler should run under, and
+// once next returns d says how the record ended. A Middleware in Tuning.Middleware (or
 // ClientOptions.Middleware) that implements it is used; observers nest in
 // list order, the first outermost.
 type RecordObserver interface {

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -79,8 +78,6 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 		env.Operation = &op
 	}
 	if s.fence != nil {
-		// A copy: the spec's entries are not this envelope's to extend.
-		env.Metadata = slices.Clone(env.Metadata)
 		env.Metadata.Set(wire.HeaderFence, wire.UintValue(*s.fence))
 	}
 	return env, nil

@@ -85,12 +85,12 @@ func TestNilMessageSlabAllocatesEachMessage(t *testing.T) {
 func TestMessageSlabSizesArraysToTheBatch(t *testing.T) {
 	var s messageSlab
 	s.reset(3)
-	first := s.newPlain()
+	first := takeFresh(&s.plain, &s.want)
 	if got := cap(s.plain); got != 2 {
 		t.Fatalf("after one of three messages the array has room for %d more, want 2", got)
 	}
-	s.newPlain()
-	third := s.newPlain()
+	takeFresh(&s.plain, &s.want)
+	third := takeFresh(&s.plain, &s.want)
 	if d := uintptr(unsafe.Pointer(third)) - uintptr(unsafe.Pointer(first)); d != 2*unsafe.Sizeof(plainMessage{}) {
 		t.Fatalf("the batch's three messages are not one array (first to third: %d bytes)", d)
 	}
