@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	goruntime "runtime"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -29,16 +31,25 @@ const (
 // (Subscription.Poll, then Commit), and through the full reliable consumer
 // with a no-op handler, Serial and with lanes. It reports the rates and the
 // share of the bare loop's throughput the others keep (transport/sdk,
-// serial/sdk, lanes/sdk), and, on a real server, the CPU time the process
-// spent per message in each (*-cpu-ns/msg, garbage collection included).
-// Rates are steady-state: each loop is timed from the moment it is a member
-// of its group (the bare loop reuses a logged-in client, while a
-// subscription opens and logs in a connection of its own; consumer-join-ms
-// reports what that costs a consumer) to the end of its run, final commit and leave included, and each starts from a collected
-// heap. It runs against LASER_IGGY_ADDR when set (a fresh stream per run)
-// and the in-process test server otherwise; only the real server gives
-// meaningful ratios, the test server being far slower than what is
-// measured.
+// serial/sdk, lanes/sdk); on a real server, the CPU time the process spent
+// per message in each (*-cpu-ns/msg, garbage collection included); and,
+// when LASER_IGGY_SERVER_PID names the server's process on this machine,
+// the server's CPU per message in each (*-server-cpu-ns/msg). Rates are
+// steady-state: each loop is timed from the moment it is a member of its
+// group (the bare loop reuses a logged-in client, while a subscription
+// opens and logs in a connection of its own; consumer-join-ms reports what
+// that costs a consumer) to the end of its run, final commit and leave
+// included, and each starts from a collected heap. It runs against
+// LASER_IGGY_ADDR when set (a fresh stream per run) and the in-process test
+// server otherwise; only the real server gives meaningful ratios, the test
+// server being far slower than what is measured.
+//
+// A fifth loop runs the Serial consumer over the same records on the
+// embedded log (embedded-serial-msgs/s, embedded-serial-cpu-ns/msg): the
+// consumer's cost with no Iggy poll path and no server beside it. The log
+// is filled before the loop is timed, and its records are live while the
+// loop runs, so that loop collects garbage less often than the others, but
+// each collection scans them.
 func BenchmarkPollAndStore(b *testing.B) {
 	rig := newBenchRig(b, "t")
 	ctx := context.Background()
@@ -49,31 +60,44 @@ func BenchmarkPollAndStore(b *testing.B) {
 		}
 	}
 	b.Logf("%d messages of %d bytes on the %s", benchMessages, benchPayload, target.label())
+	if _, ok := serverCPU(); !ok && os.Getenv("LASER_IGGY_SERVER_PID") != "" {
+		b.Logf("LASER_IGGY_SERVER_PID is set but its CPU time cannot be read: no *-server-cpu-ns/msg")
+	}
 
-	// Per loop kind: wall time from joining to the end, and the process's
-	// CPU time over the whole loop (join included, which is small).
-	type spent struct{ wall, cpu time.Duration }
-	var sdkTime, trTime, serialTime, lanesTime spent
+	// Per loop kind: wall time from joining to the end, the process's CPU
+	// time over the whole loop (join included, which is small), and the
+	// server's CPU time from the join to the end.
+	type spent struct{ wall, cpu, server time.Duration }
+	var sdkTime, trTime, serialTime, lanesTime, embeddedTime spent
 	var joinTime time.Duration
 	round := 0
-	timed := func(total *spent, fn func() (joined time.Time)) {
+	timed := func(total *spent, fn func() joinMark) {
 		// Each loop starts from a collected heap, so none pays for the
 		// garbage of the one before it.
 		goruntime.GC()
 		start, cpu := time.Now(), processCPU()
 		joined := fn()
-		total.wall += time.Since(joined)
+		total.wall += time.Since(joined.at)
 		total.cpu += processCPU() - cpu
+		// From the join on: a login costs the server a password hash,
+		// which the bare loop's reused client does not pay.
+		if now, ok := serverCPU(); ok && joined.serverOK {
+			total.server += now - joined.server
+		}
 		if total == &serialTime {
-			joinTime += joined.Sub(start)
+			joinTime += joined.at.Sub(start)
 		}
 	}
 	for b.Loop() {
 		round++
-		timed(&sdkTime, func() time.Time { return sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
-		timed(&trTime, func() time.Time { return transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
-		timed(&serialTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
-		timed(&lanesTime, func() time.Time { return consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
+		timed(&sdkTime, func() joinMark { return sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
+		timed(&trTime, func() joinMark { return transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
+		timed(&serialTime, func() joinMark { return consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
+		timed(&lanesTime, func() joinMark { return consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
+		// Filled anew each round and dropped after its loop, so the other
+		// loops collect garbage on the same small heap as before.
+		embedded := embeddedLog(b)
+		timed(&embeddedTime, func() joinMark { return consumerLoop(b, embedded, "embedded", runtime.Serial) })
 	}
 	msgs := float64(benchMessages * round)
 	rate := func(s spent) float64 { return msgs / s.wall.Seconds() }
@@ -85,6 +109,7 @@ func BenchmarkPollAndStore(b *testing.B) {
 	b.ReportMetric(rate(trTime)/sdkRate, "transport/sdk")
 	b.ReportMetric(rate(serialTime)/sdkRate, "serial/sdk")
 	b.ReportMetric(rate(lanesTime)/sdkRate, "lanes/sdk")
+	b.ReportMetric(rate(embeddedTime), "embedded-serial-msgs/s")
 	// The client's CPU per message: on a machine the server shares, what
 	// the consumer adds to the bare loop's CPU is what limits its rate. The
 	// in-process test server runs in this process, so its CPU would count.
@@ -94,17 +119,54 @@ func BenchmarkPollAndStore(b *testing.B) {
 		b.ReportMetric(cpuPerMsg(trTime), "transport-cpu-ns/msg")
 		b.ReportMetric(cpuPerMsg(serialTime), "serial-cpu-ns/msg")
 		b.ReportMetric(cpuPerMsg(lanesTime), "lanes-cpu-ns/msg")
+		b.ReportMetric(cpuPerMsg(embeddedTime), "embedded-serial-cpu-ns/msg")
+	}
+	if _, ok := serverCPU(); ok && target.real {
+		serverPerMsg := func(s spent) float64 { return float64(s.server.Nanoseconds()) / msgs }
+		b.ReportMetric(serverPerMsg(sdkTime), "sdk-server-cpu-ns/msg")
+		b.ReportMetric(serverPerMsg(trTime), "transport-server-cpu-ns/msg")
+		b.ReportMetric(serverPerMsg(serialTime), "serial-server-cpu-ns/msg")
+		b.ReportMetric(serverPerMsg(lanesTime), "lanes-server-cpu-ns/msg")
 	}
 	b.ReportMetric(float64(joinTime.Milliseconds())/float64(round), "consumer-join-ms")
+}
+
+// joinMark is the moment a loop became a member of its group, and the
+// server's CPU time then, when serverCPU could tell (serverOK).
+type joinMark struct {
+	at       time.Time
+	server   time.Duration
+	serverOK bool
+}
+
+func markJoin() joinMark {
+	server, ok := serverCPU()
+	return joinMark{at: time.Now(), server: server, serverOK: ok}
+}
+
+// embeddedLog returns an embedded log holding the benchmark's records on
+// one partition of topic "t", as the server holds them.
+func embeddedLog(b *testing.B) *memlog.Log {
+	ctx := context.Background()
+	log := memlog.New("bench")
+	if err := log.EnsureTopics(ctx, 1, "t"); err != nil {
+		b.Fatal(err)
+	}
+	for sent := 0; sent < benchMessages; sent += benchBatch {
+		if _, err := log.Publish(ctx, "t", benchRecords(b, sent, benchBatch)...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return log
 }
 
 // consumerLoop runs the full reliable consumer (decode, dedup, dispatch to
 // a no-op handler, commit after success) over the same messages, until
 // every one was handled and the consumer stopped gracefully (final commit
 // and leave included). It returns when the consumer was ready: joining a
-// group costs the consumer a connection and a login of its own, which the
-// bare loop does not pay, and a long-lived consumer pays once.
-func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.Concurrency) (ready time.Time) {
+// group on Iggy costs the consumer a connection and a login of its own,
+// which the bare loop does not pay, and a long-lived consumer pays once.
+func consumerLoop(b *testing.B, tr runtime.Transport, group string, conc runtime.Concurrency) (ready joinMark) {
 	done := make(chan struct{})
 	var n atomic.Int64
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
@@ -128,7 +190,7 @@ func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.C
 	}
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() { errc <- c.Run(context.Background(), func() { ready = time.Now() }, stop) }()
+	go func() { errc <- c.Run(context.Background(), func() { ready = markJoin() }, stop) }()
 	select {
 	case <-done:
 	case err := <-errc:
@@ -142,7 +204,7 @@ func consumerLoop(b *testing.B, tr *iggy.Transport, group string, conc runtime.C
 }
 
 // sdkLoop is the bare SDK loop; it returns when it had joined its group.
-func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) (joined time.Time) {
+func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) (joined joinMark) {
 	if _, err := c.CreateConsumerGroup(stream, topic, group); err != nil {
 		b.Fatal(err)
 	}
@@ -151,7 +213,7 @@ func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, gro
 		b.Fatal(err)
 	}
 	consumer := iggcon.NewGroupConsumer(gid)
-	joined = time.Now()
+	joined = markJoin()
 	for got := 0; got < benchMessages; {
 		pm, err := c.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), benchBatch, false, nil)
 		if err != nil {
@@ -174,13 +236,13 @@ func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, gro
 
 // transportLoop polls and commits through a Subscription; it returns when
 // it had joined its group.
-func transportLoop(b *testing.B, tr *iggy.Transport, group string) (joined time.Time) {
+func transportLoop(b *testing.B, tr *iggy.Transport, group string) (joined joinMark) {
 	ctx := context.Background()
 	sub, err := tr.Join(ctx, "t", group)
 	if err != nil {
 		b.Fatal(err)
 	}
-	joined = time.Now()
+	joined = markJoin()
 	for got := 0; got < benchMessages; {
 		recs, err := sub.Poll(ctx, benchBatch)
 		if err != nil {

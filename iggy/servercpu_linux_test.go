@@ -1,0 +1,46 @@
+package iggy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serverCPU returns the CPU time the Iggy server named by
+// LASER_IGGY_SERVER_PID (a process on this machine) has used so far, summed
+// over its threads; ok is false when the variable is unset or the process
+// cannot be read. It tells whether a loop makes the server work harder per
+// message, which the client's own CPU figures cannot show.
+func serverCPU() (time.Duration, bool) {
+	pid := os.Getenv("LASER_IGGY_SERVER_PID")
+	if pid == "" {
+		return 0, false
+	}
+	// schedstat's first field is a thread's time on a CPU in nanoseconds;
+	// the process's own file covers its main thread only. A thread that
+	// ends between two readings takes its time with it; Iggy's shards and
+	// workers live as long as the server.
+	tasks, err := filepath.Glob(filepath.Join("/proc", pid, "task", "*", "schedstat"))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var total time.Duration
+	for _, path := range tasks {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		total += time.Duration(ns)
+	}
+	return total, true
+}
