@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -43,4 +44,37 @@ func serverCPU() (time.Duration, bool) {
 		total += time.Duration(ns)
 	}
 	return total, true
+}
+
+// TestServerCPUReadsTheNamedProcess checks the benchmark's server-CPU probe
+// on this test process: unset it reports nothing, set it sees CPU time
+// spent on another thread of the process grow.
+func TestServerCPUReadsTheNamedProcess(t *testing.T) {
+	t.Setenv("LASER_IGGY_SERVER_PID", "")
+	if _, ok := serverCPU(); ok {
+		t.Fatal("read a CPU time with LASER_IGGY_SERVER_PID unset")
+	}
+	t.Setenv("LASER_IGGY_SERVER_PID", strconv.Itoa(os.Getpid()))
+	before, ok := serverCPU()
+	if !ok {
+		t.Fatal("cannot read this process's CPU time")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		}
+	}()
+	<-done
+	after, ok := serverCPU()
+	if !ok {
+		t.Fatal("cannot read this process's CPU time the second time")
+	}
+	if spent := after - before; spent < 10*time.Millisecond {
+		t.Fatalf("a 50 ms busy loop on another goroutine added %v of CPU time", spent)
+	}
+	t.Setenv("LASER_IGGY_SERVER_PID", "not-a-pid")
+	if _, ok := serverCPU(); ok {
+		t.Fatal("read a CPU time for a pid that is no number")
+	}
 }
