@@ -17,6 +17,10 @@ test: vet ## vet and run every test with the race detector (the README's test co
 .PHONY: ci
 ci: checkfmt checkgenerate lint test ## what .ci/run executes: formatting, generated code up to date, lint, then make test
 
+.PHONY: conformance
+conformance: ## run the reference's cross-SDK Gherkin scenarios (LASER_BDD_DIR, default ../shared/reference-bdd)
+	LASER_BDD_DIR=$${LASER_BDD_DIR:-$(CURDIR)/../shared/reference-bdd} $(GO) test -race -count=1 -run '^TestConformance$$' -v ./conformance/
+
 .PHONY: vet
 vet: ## go vet
 	$(GO) vet $(PKGS)
