@@ -31,7 +31,7 @@ type connString struct {
 // The port defaults to 8090. User, password and token are URL-decoded, so
 // reserved characters in them must be percent-encoded.
 func parseConnString(s string) (connString, error) {
-	u, err := url.Parse(s)
+	u, err := parseURL(s)
 	if err != nil {
 		return connString{}, fmt.Errorf("%w: %w", ErrConnString, err)
 	}
@@ -70,6 +70,16 @@ func parseConnString(s string) (connString, error) {
 		return connString{}, fmt.Errorf("%w: %q has a query or fragment, which the transport does not read", ErrConnString, redact(u))
 	}
 	return cs, nil
+}
+
+// parseURL parses s, leaving s out of the error: url.Parse quotes its whole
+// input, password included.
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if urlErr, ok := errors.AsType[*url.Error](err); ok {
+		return nil, urlErr.Err
+	}
+	return u, err
 }
 
 // redact renders u without its secrets, for error messages.

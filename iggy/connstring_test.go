@@ -68,3 +68,25 @@ func TestBackoffDoublesUpToTheCap(t *testing.T) {
 		}
 	}
 }
+
+func TestUnparseableConnStringErrorsHideThePassword(t *testing.T) {
+	for _, in := range []string{
+		"iggy://iggy:hunter2@127.0.0.1:80x90/laser", // a bad port: url.Parse quotes the whole string
+		"iggy://iggy:hunter2@[::1/laser",            // a bad host
+		"iggy://iggy:hunter2@127.0.0.1:8090/la\x7fser",
+	} {
+		_, err := parseConnString(in)
+		if !errors.Is(err, ErrConnString) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("parse %q: err = %v; want ErrConnString without the password", in, err)
+		}
+		_, err = envConnString(func(k string) string {
+			if k == EnvConnectionString {
+				return in
+			}
+			return ""
+		})
+		if !errors.Is(err, ErrConnString) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("env %q: err = %v; want ErrConnString without the password", in, err)
+		}
+	}
+}

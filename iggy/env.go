@@ -3,7 +3,6 @@ package iggy
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 )
 
@@ -34,7 +33,7 @@ func envConnString(getenv func(string) string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: %s is not set; want iggy://user:password@host:port", ErrConnString, EnvConnectionString)
 	}
-	u, err := url.Parse(s)
+	u, err := parseURL(s)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %w", ErrConnString, EnvConnectionString, err)
 	}

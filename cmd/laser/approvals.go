@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
 )
 
 // approvalsCommand lists the requests for human input nobody answered yet
@@ -53,6 +55,21 @@ type approvalView struct {
 	Conversation string `json:"conversation"`
 	Position     string `json:"position"`
 	Prompt       string `json:"prompt"`
+	// Duplicate marks a correlation another pending request shares: an
+	// answer would go to whichever one the asker waits on, so neither can
+	// be answered from here.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// sharedCorrelations counts the pending requests of each correlation.
+func sharedCorrelations(pending []*runtime.Message) map[wire.ID]int {
+	n := make(map[wire.ID]int, len(pending))
+	for _, m := range pending {
+		if c := m.Envelope.Correlation; c != nil {
+			n[*c]++
+		}
+	}
+	return n
 }
 
 func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) error {
@@ -65,10 +82,12 @@ func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) 
 	if err != nil {
 		return err
 	}
+	shared := sharedCorrelations(pending)
 	views := make([]approvalView, len(pending))
 	for i, m := range pending {
 		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
-			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body())}
+			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
+			Duplicate: m.Envelope.Correlation != nil && shared[*m.Envelope.Correlation] > 1}
 	}
 	if a.json {
 		return a.printJSON(views)
@@ -80,7 +99,11 @@ func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) 
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CORRELATION\tFROM\tCONVERSATION\tPROMPT")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Correlation, v.From, v.Conversation, truncate(v.Prompt, 80))
+		prompt := shown(truncate(v.Prompt, 80))
+		if v.Duplicate {
+			prompt = "DUPLICATE CORRELATION  " + prompt
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Correlation, shown(v.From), v.Conversation, prompt)
 	}
 	return tw.Flush()
 }
@@ -140,10 +163,21 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		var matching []*runtime.Message
 		for _, m := range pending {
-			if m.Envelope.Correlation.String() != corr {
-				continue
+			if m.Envelope.Correlation.String() == corr {
+				matching = append(matching, m)
 			}
+		}
+		if len(matching) > 1 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%d pending requests share correlation %s, so an answer could approve a prompt other than the one you read; none was answered:", len(matching), shown(corr))
+			for _, m := range matching {
+				fmt.Fprintf(&b, "\n  %s from %s: %s", m.Position, shown(string(m.Envelope.Source)), shown(truncate(string(m.Body()), 200)))
+			}
+			return errors.New(b.String())
+		}
+		for _, m := range matching {
 			client := runtime.NewClient(t, runtime.ClientOptions{})
 			defer client.Close()
 			if err := humaninput.Answer(ctx, client, *topic, *as, m, refuse, []byte(text), key); err != nil {
@@ -156,7 +190,7 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 			if a.json {
 				return a.printJSON(approvalAnswer{Correlation: corr, Verdict: verdict, From: string(m.Envelope.Source)})
 			}
-			fmt.Fprintf(a.stdout, "%s %s from %s\n", verdict, corr, m.Envelope.Source)
+			fmt.Fprintf(a.stdout, "%s %s from %s\n", verdict, shown(corr), shown(string(m.Envelope.Source)))
 			return nil
 		}
 		return fmt.Errorf("no pending request with correlation %s in %s", corr, *topic)

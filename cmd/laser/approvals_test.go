@@ -13,7 +13,9 @@ import (
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // asking starts a test server and an agent asking a human prompt; it
@@ -107,5 +109,43 @@ func TestApprovalsAnswerNeedsAPendingCorrelation(t *testing.T) {
 	}
 	if code, _, _ := laser(t, "approvals", "answer", "--addr", addr, "c", "maybe"); code != exitUsage {
 		t.Fatalf("a bad verdict exited %d, want %d", code, exitUsage)
+	}
+}
+
+// TestApprovalsAnswerRefusesACorrelationTwoRequestsShare forges a second
+// request with the real one's correlation and a benign prompt: answering by
+// correlation would approve whichever request the asker waits on, so the
+// command must refuse and show both prompts.
+func TestApprovalsAnswerRefusesACorrelationTwoRequestsShare(t *testing.T) {
+	addr, errs, _ := asking(t, "delete production?")
+	v := pendingCorrelation(t, addr)
+	ctx := t.Context()
+	tr, err := iggy.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	pending, err := humaninput.Pending(ctx, tr, runtime.TopicHumanInput)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending = %d, %v", len(pending), err)
+	}
+	forged := *pending[0].Envelope
+	forged.Record, forged.Body = nil, []byte("rotate the staging log?")
+	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := rawsend.Envelope(ctx, client, runtime.TopicHumanInput, &forged, wire.ContentRaw); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := laser(t, "approvals", "--addr", addr)
+	if code != exitOK || strings.Count(out, v.Correlation) != 2 || !strings.Contains(out, "DUPLICATE") {
+		t.Fatalf("approvals list (exit %d) does not mark the shared correlation:\n%s", code, out)
+	}
+	code, _, errOut := laser(t, "approvals", "answer", "--addr", addr, v.Correlation, "approve")
+	if code != exitFailed || !strings.Contains(errOut, "delete production?") || !strings.Contains(errOut, "rotate the staging log?") {
+		t.Fatalf("answering a shared correlation exited %d (want %d) with:\n%s", code, exitFailed, errOut)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("the asker was answered (%v) although the command refused", err)
+	default:
 	}
 }

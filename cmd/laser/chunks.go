@@ -119,9 +119,9 @@ func writeChunk(w io.Writer, l chunkLine, note string) {
 	case env.Operation != nil:
 		what = "open " + *env.Operation
 	}
-	fmt.Fprintf(w, "%s %s  chunk %s #%s  %s  %s -> ", l.topic, l.pos, env.Channel, seq, what, env.Source)
+	fmt.Fprintf(w, "%s %s  chunk %s #%s  %s  %s -> ", l.topic, l.pos, env.Channel, seq, shown(what), shown(string(env.Source)))
 	if env.Target != nil {
-		fmt.Fprint(w, *env.Target)
+		fmt.Fprint(w, shown(string(*env.Target)))
 	} else {
 		fmt.Fprint(w, "*")
 	}

@@ -94,7 +94,7 @@ func bodyText(b []byte) (string, string) {
 func printRecord(w io.Writer, topic string, v recordView) {
 	switch v.Shape {
 	case "undecodable":
-		fmt.Fprintf(w, "%s %s  UNDECODABLE: %s\n", topic, v.Position, v.Error)
+		fmt.Fprintf(w, "%s %s  UNDECODABLE: %s\n", topic, v.Position, shown(v.Error))
 	case "agdx":
 		what := v.Kind
 		if v.Operation != "" {
@@ -103,24 +103,24 @@ func printRecord(w io.Writer, topic string, v recordView) {
 		if v.TaskState != "" {
 			what += " (" + v.TaskState + ")"
 		}
-		fmt.Fprintf(w, "%s %s  %s  %s -> %s  conv %s", topic, v.Position, what, v.From, orAny(v.To), v.Conversation)
+		fmt.Fprintf(w, "%s %s  %s  %s -> %s  conv %s", topic, v.Position, shown(what), shown(v.From), shown(orAny(v.To)), v.Conversation)
 		printTail(w, v)
 	default:
-		fmt.Fprintf(w, "%s %s  plain  %s -> %s  conv %s", topic, v.Position, orAny(v.From), orAny(v.To), v.Conversation)
+		fmt.Fprintf(w, "%s %s  plain  %s -> %s  conv %s", topic, v.Position, shown(orAny(v.From)), shown(orAny(v.To)), shown(v.Conversation))
 		printTail(w, v)
 	}
-	fmt.Fprintf(w, "    %s: %s\n", v.BodyEncoding, truncate(v.Body, 200))
+	fmt.Fprintf(w, "    %s: %s\n", v.BodyEncoding, shown(truncate(v.Body, 200)))
 }
 
 func printTail(w io.Writer, v recordView) {
 	if v.Correlation != "" {
-		fmt.Fprintf(w, "  corr %s", v.Correlation)
+		fmt.Fprintf(w, "  corr %s", shown(v.Correlation))
 	}
 	if v.Idempotency != "" {
-		fmt.Fprintf(w, "  idem %s", v.Idempotency)
+		fmt.Fprintf(w, "  idem %s", shown(v.Idempotency))
 	}
 	if v.ContentType != "" {
-		fmt.Fprintf(w, "  ct %s", v.ContentType)
+		fmt.Fprintf(w, "  ct %s", shown(v.ContentType))
 	}
 	fmt.Fprintln(w)
 }
@@ -132,9 +132,13 @@ func orAny(s string) string {
 	return s
 }
 
+// truncate cuts s to at most n bytes, at a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -170,10 +170,10 @@ func (a *app) dlqListCommand() *cobra.Command {
 		for _, v := range views {
 			when := v.Time.Format(time.DateTime)
 			if v.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tnot a capsule: %s\n", v.Capsule, when, v.Error)
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tnot a capsule: %s\n", v.Capsule, when, shown(v.Error))
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.Capsule, when, v.Reason, v.Attempts, v.Source, orDash(v.Redriven), truncate(v.Detail, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.Capsule, when, shown(v.Reason), v.Attempts, shown(v.Source), shown(orDash(v.Redriven)), shown(truncate(v.Detail, 80)))
 		}
 		return tw.Flush()
 	}
@@ -255,28 +255,28 @@ func (a *app) dlqShowCommand() *cobra.Command {
 			return a.printJSON(out)
 		}
 		w := a.stdout
-		fmt.Fprintf(w, "capsule   %s in %s\ntime      %s UTC\nreason    %s\nattempts  %d\nsource    %s\n", out.Capsule, *topic, out.Time.Format(time.DateTime), out.Reason, out.Attempts, out.Source)
+		fmt.Fprintf(w, "capsule   %s in %s\ntime      %s UTC\nreason    %s\nattempts  %d\nsource    %s\n", out.Capsule, *topic, out.Time.Format(time.DateTime), shown(out.Reason), out.Attempts, shown(out.Source))
 		if out.Detail != "" {
-			fmt.Fprintf(w, "detail    %s\n", out.Detail)
+			fmt.Fprintf(w, "detail    %s\n", shown(out.Detail))
 		}
 		if out.Redriven != "" {
-			fmt.Fprintf(w, "redriven  to %s\n", out.Redriven)
+			fmt.Fprintf(w, "redriven  to %s\n", shown(out.Redriven))
 		}
 		p := out.Payload
 		if p.Shape == "agdx" {
-			fmt.Fprintf(w, "envelope  %s", p.Kind)
+			fmt.Fprintf(w, "envelope  %s", shown(p.Kind))
 			if p.Operation != "" {
-				fmt.Fprintf(w, " %s", p.Operation)
+				fmt.Fprintf(w, " %s", shown(p.Operation))
 			}
-			fmt.Fprintf(w, "\n  from          %s\n  to            %s\n  conversation  %s\n", p.From, orAny(p.To), p.Conversation)
+			fmt.Fprintf(w, "\n  from          %s\n  to            %s\n  conversation  %s\n", shown(p.From), shown(orAny(p.To)), shown(p.Conversation))
 			if p.Correlation != "" {
-				fmt.Fprintf(w, "  correlation   %s\n", p.Correlation)
+				fmt.Fprintf(w, "  correlation   %s\n", shown(p.Correlation))
 			}
 			if p.Idempotency != "" {
-				fmt.Fprintf(w, "  idempotency   %s\n", p.Idempotency)
+				fmt.Fprintf(w, "  idempotency   %s\n", shown(p.Idempotency))
 			}
 		}
-		fmt.Fprintf(w, "payload   %d bytes\nbody (%s)\n%s\n", len(d.Payload), p.BodyEncoding, p.Body)
+		fmt.Fprintf(w, "payload   %d bytes\nbody (%s)\n%s\n", len(d.Payload), p.BodyEncoding, shownText(p.Body))
 		return nil
 	}
 	return cmd
@@ -365,9 +365,9 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 					return err
 				}
 			case res.Error != "":
-				fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, res.Error)
+				fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, shown(res.Error))
 			default:
-				fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, res.Source, res.Republished)
+				fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, shown(res.Source), res.Republished)
 			}
 		}
 		bar.done()

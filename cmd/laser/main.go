@@ -171,7 +171,7 @@ func (a *app) exitCode(err error) int {
 		}{msg, code})
 		return code
 	}
-	fmt.Fprintln(a.stderr, "laser:", msg)
+	fmt.Fprintln(a.stderr, "laser:", shownText(msg))
 	return code
 }
 
