@@ -7,15 +7,15 @@ import (
 
 func TestShownEscapesWhatATerminalWouldObey(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, ünïcode":         "plain text, ünïcode",
-		"\x1b]0;pwned\x07":            `\x1b]0;pwned\a`,
-		"erase\x1b[2K\rline":          `erase\x1b[2K\rline`,
-		"\x1b]52;c;aGVsbG8=\x07":      `\x1b]52;c;aGVsbG8=\a`,
-		"csi\u009b2J":                 `csi\u009b2J`,
-		"two\nlines\tand a tab":       `two\nlines\tand a tab`,
-		"bidi \u202egnp.exe":          `bidi \u202egnp.exe`,
-		"bad utf-8 \xff\xfe":          `bad utf-8 \xff\xfe`,
-		"del\x7f":                     `del\x7f`,
+		"plain text, ünïcode":          "plain text, ünïcode",
+		"\x1b]0;pwned\x07":             `\x1b]0;pwned\a`,
+		"erase\x1b[2K\rline":           `erase\x1b[2K\rline`,
+		"\x1b]52;c;aGVsbG8=\x07":       `\x1b]52;c;aGVsbG8=\a`,
+		"csi\u009b2J":                  `csi\u009b2J`,
+		"two\nlines\tand a tab":        `two\nlines\tand a tab`,
+		"bidi \u202egnp.exe":           `bidi \u202egnp.exe`,
+		"bad utf-8 \xff\xfe":           `bad utf-8 \xff\xfe`,
+		"del\x7f":                      `del\x7f`,
 		"approve?\x1b[8mhidden\x1b[0m": `approve?\x1b[8mhidden\x1b[0m`,
 	} {
 		if got := shown(in); got != want {
