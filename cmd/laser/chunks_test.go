@@ -84,3 +84,46 @@ func TestTailLeavesOtherRecordsAlone(t *testing.T) {
 		t.Fatal("a plain record was printed as a chunk")
 	}
 }
+
+// TestTailPrintsAChannelWhoseFirstChunkNeverCame: a channel that lost
+// sequence 0 is printed, marked, once enough later records went by, and
+// is not held forever.
+func TestTailPrintsAChannelWhoseFirstChunkNeverCame(t *testing.T) {
+	gap := wire.IDFromUint128(0, 0xc)
+	p := newChunkPrinter()
+	var out bytes.Buffer
+	p.print(&out, "agent.responses", chunkRecord(t, gap, 1, "orphan", ""))
+	p.print(&out, "agent.responses", chunkRecord(t, gap, 2, "", "T"))
+	if out.Len() != 0 {
+		t.Fatalf("printed before the gap was given up on:\n%s", out.String())
+	}
+	for i := range gapPatience {
+		p.print(&out, "agent.responses", chunkRecord(t, wire.IDFromUint128(1, uint64(i)), 0, "other", "T"))
+	}
+	text := out.String()
+	if !strings.Contains(text, `#1  data  writer -> *  text: "orphan"  (after a gap: #0 never arrived)`) || !strings.Contains(text, "#2  end (stop)") {
+		t.Fatalf("the orphaned chunks were not printed after the gap:\n%s", text)
+	}
+	if len(p.channels) != 0 || p.held != 0 {
+		t.Fatalf("%d channels and %d chunks still held", len(p.channels), p.held)
+	}
+}
+
+// TestTailBoundsTheChunksItHolds: however many channels wait for an early
+// chunk, tail holds at most maxHeldChunks and at most maxChannels channels.
+func TestTailBoundsTheChunksItHolds(t *testing.T) {
+	p := newChunkPrinter()
+	var out bytes.Buffer
+	for i := range 3 * maxHeldChunks {
+		p.print(&out, "t", chunkRecord(t, wire.IDFromUint128(2, uint64(i)), 1, "early", ""))
+		if p.held > maxHeldChunks || len(p.channels) > maxChannels {
+			t.Fatalf("after %d records tail holds %d chunks in %d channels", i+1, p.held, len(p.channels))
+		}
+	}
+	for i := range 3 * maxChannels {
+		p.print(&out, "t", chunkRecord(t, wire.IDFromUint128(3, uint64(i)), 0, "open", ""))
+		if len(p.channels) > maxChannels {
+			t.Fatalf("after %d open streams tail tracks %d channels", i+1, len(p.channels))
+		}
+	}
+}
