@@ -2,7 +2,9 @@ package iggytest
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
+	"math"
 )
 
 // rootUserID is the id of the server's only user, as on a fresh Iggy server.
@@ -11,7 +13,10 @@ const rootUserID uint32 = 0
 // token is a personal access token of the root user.
 type token struct {
 	name   string
-	expiry uint64 // as the client sent it; 0 is "never"
+	expiry uint64 // as the client sent it, in µs; 0 and MaxUint64 are "never"
+	// expiresAt is when a login with the token stops working (server clock,
+	// Unix µs); 0 is never.
+	expiresAt uint64
 }
 
 // ping (code 1) needs no login.
@@ -33,7 +38,11 @@ func (s *Server) login(c *conn, p []byte) ([]byte, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if user != s.cfg.username || pass != s.cfg.password {
+	// Both compared in full, in constant time, so the answer's timing says
+	// nothing of how much of either was right.
+	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(s.cfg.username))
+	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.password))
+	if userOK&passOK != 1 {
 		return nil, fail(StatusInvalidCredentials, "invalid credentials")
 	}
 	c.authed = true
@@ -48,8 +57,12 @@ func (s *Server) loginWithToken(c *conn, p []byte) ([]byte, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if _, ok := s.tokens[tok]; !ok || tok == "" {
+	t, ok := s.tokens[tok]
+	if !ok || tok == "" {
 		return nil, fail(StatusResourceNotFound, "unknown personal access token")
+	}
+	if t.expiresAt != 0 && s.now() >= t.expiresAt {
+		return nil, fail(StatusTokenExpired, "personal access token expired")
 	}
 	c.authed = true
 	return putU32(nil, rootUserID), nil
@@ -85,7 +98,11 @@ func (s *Server) createToken(p []byte) ([]byte, error) {
 	var raw [32]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails on supported platforms
 	tok := base64.RawURLEncoding.EncodeToString(raw[:])
-	s.tokens[tok] = &token{name: name, expiry: expiry}
+	t := &token{name: name, expiry: expiry}
+	if expiry != 0 && expiry != math.MaxUint64 {
+		t.expiresAt = s.now() + expiry
+	}
+	s.tokens[tok] = t
 	return putName(nil, tok), nil
 }
 

@@ -60,6 +60,7 @@ const (
 	StatusInvalidTokenName            uint32 = 50
 	StatusTokenAlreadyExists          uint32 = 51
 	StatusInvalidToken                uint32 = 53
+	StatusTokenExpired                uint32 = 54
 	StatusStreamIDNotFound            uint32 = 1009
 	StatusStreamNameNotFound          uint32 = 1010
 	StatusStreamNameAlreadyExists     uint32 = 1012

@@ -30,6 +30,7 @@ package iggytest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
@@ -45,6 +47,19 @@ import (
 // maxFrame bounds a request payload; a larger length closes the connection
 // instead of allocating it.
 const maxFrame = 64 << 20
+
+// maxLoginFrame bounds a request payload before login: a ping, a login or a
+// token login fits, and a client with no credentials holds no more memory.
+const maxLoginFrame = 4 << 10
+
+// Defaults that keep a listening server from being held open: Iggy clients
+// log in at once and ping every 5 s while idle.
+const (
+	defaultMaxConnections = 1024
+	defaultLoginTimeout   = 30 * time.Second
+	defaultIdleTimeout    = 2 * time.Minute
+	defaultFrameTimeout   = 30 * time.Second
+)
 
 // Option configures a Server.
 type Option func(*config)
@@ -55,6 +70,32 @@ type config struct {
 	clock              runtime.Clock
 	logger             *slog.Logger
 	onPanic            func(v any, stack []byte)
+	maxConns           int
+	loginTimeout       time.Duration
+	idleTimeout        time.Duration
+	frameTimeout       time.Duration
+}
+
+// WithMaxConnections sets how many client connections the server keeps at
+// once; one more is closed as soon as it is accepted. The default is 1,024.
+func WithMaxConnections(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxConns = n
+		}
+	}
+}
+
+// WithTimeouts sets how long a connection may go without logging in
+// (login), without starting a request (idle), and between a request's
+// header and the last byte of its payload (frame); the connection is closed
+// past any of them. The defaults are 30 s, 2 min and 30 s; zero keeps one.
+func WithTimeouts(login, idle, frame time.Duration) Option {
+	return func(c *config) {
+		c.loginTimeout = cmp.Or(login, c.loginTimeout)
+		c.idleTimeout = cmp.Or(idle, c.idleTimeout)
+		c.frameTimeout = cmp.Or(frame, c.frameTimeout)
+	}
 }
 
 // WithCredentials sets the root user's name and password; the default is
@@ -164,6 +205,11 @@ func newServer(opts ...Option) *Server {
 		password: "iggy",
 		clock:    runtime.SystemClock{},
 		logger:   slog.New(slog.DiscardHandler),
+
+		maxConns:     defaultMaxConnections,
+		loginTimeout: defaultLoginTimeout,
+		idleTimeout:  defaultIdleTimeout,
+		frameTimeout: defaultFrameTimeout,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -230,6 +276,12 @@ func (s *Server) accept(ln net.Listener) {
 			_ = nc.Close()
 			return
 		}
+		if len(s.conns) >= s.cfg.maxConns {
+			s.mu.Unlock()
+			s.cfg.logger.Warn("iggytest: too many connections; closing the new one", "max", s.cfg.maxConns)
+			_ = nc.Close()
+			continue
+		}
 		c := s.attachLocked(nc)
 		s.mu.Unlock()
 		go c.serve()
@@ -255,6 +307,13 @@ func (s *Server) connsLocked() []*conn {
 	return out
 }
 
+// loggedIn reports whether c's client has logged in.
+func (c *conn) loggedIn() bool {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.authed
+}
+
 // now is the server clock in Unix microseconds.
 func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
 
@@ -263,15 +322,33 @@ func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
 // fuzz target can drive it through a pipe.
 func (c *conn) serveFrames(rw io.ReadWriter) {
 	var hdr [8]byte
+	deadline, _ := rw.(interface{ SetReadDeadline(time.Time) error })
+	cfg := &c.s.cfg
+	loginBy := time.Now().Add(cfg.loginTimeout)
 	for {
+		authed := c.loggedIn()
+		if deadline != nil {
+			by := time.Now().Add(cfg.idleTimeout)
+			if !authed && loginBy.Before(by) {
+				by = loginBy
+			}
+			_ = deadline.SetReadDeadline(by)
+		}
 		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
 			return
 		}
 		length := leU32(hdr[0:4])
 		code := leU32(hdr[4:8])
-		if length < 4 || length-4 > maxFrame {
-			c.s.cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length)
+		limit := uint32(maxFrame)
+		if !authed {
+			limit = maxLoginFrame
+		}
+		if length < 4 || length-4 > limit {
+			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed)
 			return
+		}
+		if deadline != nil {
+			_ = deadline.SetReadDeadline(time.Now().Add(cfg.frameTimeout))
 		}
 		// Grow with the bytes that actually arrive, so a bogus length
 		// cannot make the server allocate 64 MiB up front.

@@ -1,0 +1,129 @@
+package iggytest_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	ierror "github.com/apache/iggy/foreign/go/errors"
+
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/lasertest"
+)
+
+// rawConn opens a TCP connection that speaks no protocol of its own.
+func rawConn(t *testing.T, s *iggytest.Server) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	return nc
+}
+
+// frameHeader is an Iggy request header announcing a payload of n bytes.
+func frameHeader(code uint32, n uint32) []byte {
+	var h [8]byte
+	binary.LittleEndian.PutUint32(h[0:4], n+4)
+	binary.LittleEndian.PutUint32(h[4:8], code)
+	return h[:]
+}
+
+// closedByServer waits until the server closes nc, failing t if it does
+// not within limit (a fail-safe, not a measured wait).
+func closedByServer(t *testing.T, nc net.Conn, limit time.Duration) {
+	t.Helper()
+	_ = nc.SetReadDeadline(time.Now().Add(limit))
+	var b [64]byte
+	for {
+		_, err := nc.Read(b[:])
+		if err == nil {
+			continue
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			t.Fatalf("the server kept the connection open for %v", limit)
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			var oe *net.OpError
+			if !errors.As(err, &oe) {
+				t.Fatalf("read: %v", err)
+			}
+		}
+		return
+	}
+}
+
+func TestALargeFrameBeforeLoginClosesTheConnection(t *testing.T) {
+	nc := rawConn(t, iggytest.Start(t))
+	// A login frame announcing 64 MiB, of which only a little is sent: the
+	// server must not wait for (and grow a buffer towards) the rest.
+	if _, err := nc.Write(append(frameHeader(iggytest.CmdLogin, 64<<20-8), make([]byte, 1024)...)); err != nil {
+		t.Fatal(err)
+	}
+	closedByServer(t, nc, 10*time.Second)
+}
+
+func TestAConnectionThatNeverLogsInIsClosed(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithTimeouts(100*time.Millisecond, time.Hour, time.Hour))
+	closedByServer(t, rawConn(t, s), 10*time.Second)
+}
+
+func TestAHalfSentFrameIsClosed(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithTimeouts(time.Hour, time.Hour, 100*time.Millisecond))
+	nc := rawConn(t, s)
+	if _, err := nc.Write(append(frameHeader(iggytest.CmdPing, 100), 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	closedByServer(t, nc, 10*time.Second)
+}
+
+func TestAnIdleConnectionIsClosed(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithTimeouts(time.Hour, 100*time.Millisecond, time.Hour))
+	closedByServer(t, rawConn(t, s), 10*time.Second)
+}
+
+func TestConnectionsBeyondTheCapAreClosed(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithMaxConnections(2))
+	kept := []net.Conn{rawConn(t, s), rawConn(t, s)}
+	// The server has taken both once each answers a ping.
+	for _, nc := range kept {
+		if _, err := nc.Write(frameHeader(iggytest.CmdPing, 0)); err != nil {
+			t.Fatal(err)
+		}
+		var status [8]byte
+		if _, err := io.ReadFull(nc, status[:]); err != nil {
+			t.Fatalf("ping on a kept connection: %v", err)
+		}
+	}
+	closedByServer(t, rawConn(t, s), 10*time.Second)
+	_ = kept[0].Close()
+	// Once one leaves, a new client is served again.
+	for range 100 {
+		c := dial(t, s)
+		if c.Ping() == nil {
+			return
+		}
+	}
+	t.Fatal("no connection was served after one of the two left")
+}
+
+func TestAnExpiredPersonalAccessTokenIsRefused(t *testing.T) {
+	clock := lasertest.NewManualClock(time.UnixMicro(1_000_000))
+	s := iggytest.Start(t, iggytest.WithClock(clock))
+	// The SDK puts its u32 expiry in the upper half of the u64 (see the
+	// spec): 1 is 2^32 µs, about 72 minutes.
+	raw, err := login(t, s).CreatePersonalAccessToken("ci", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(t, s).LoginWithPersonalAccessToken(raw.Token); err != nil {
+		t.Fatalf("a fresh token was refused: %v", err)
+	}
+	clock.Advance(2 * time.Hour)
+	_, err = dial(t, s).LoginWithPersonalAccessToken(raw.Token)
+	wantCode(t, err, ierror.PersonalAccessTokenExpiredCode)
+}
