@@ -1,11 +1,14 @@
 package iggy
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 )
 
 // DefaultPort is Iggy's TCP port, used when a connection string names none.
@@ -54,6 +57,10 @@ func parseConnString(s string) (connString, error) {
 	default:
 		return connString{}, fmt.Errorf("%w: scheme %q, want iggy or iggy+pat", ErrConnString, u.Scheme)
 	}
+	// The login frame gives each a one-byte length.
+	if len(cs.username) > 255 || len(cs.password) > 255 || len(cs.token) > 255 {
+		return connString{}, fmt.Errorf("%w: %q: user, password and token are at most 255 bytes each", ErrConnString, redact(u))
+	}
 	if u.Host == "" {
 		return connString{}, fmt.Errorf("%w: %q names no host", ErrConnString, redact(u))
 	}
@@ -89,4 +96,31 @@ func redact(u *url.URL) string {
 		c.User = url.User("xxxxx")
 	}
 	return c.String()
+}
+
+// Iggy's login command codes.
+const (
+	cmdLoginUser      = 38
+	cmdLoginWithToken = 44
+)
+
+// loginFrame is the request that logs cs in, as the SDK v0.8.0 writes it:
+// u8-prefixed user and password, then the u32-prefixed client version and
+// an empty context; or the u8-prefixed personal access token.
+func (cs connString) loginFrame() []byte {
+	var body []byte
+	code := uint32(cmdLoginUser)
+	if cs.token != "" {
+		code = cmdLoginWithToken
+		body = append(append(body, byte(len(cs.token))), cs.token...)
+	} else {
+		body = append(append(body, byte(len(cs.username))), cs.username...)
+		body = append(append(body, byte(len(cs.password))), cs.password...)
+		body = binary.LittleEndian.AppendUint32(body, uint32(len(iggcon.Version)))
+		body = append(body, iggcon.Version...)
+		body = binary.LittleEndian.AppendUint32(body, 0)
+	}
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(body)+4))
+	frame = binary.LittleEndian.AppendUint32(frame, code)
+	return append(frame, body...)
 }

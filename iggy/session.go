@@ -281,6 +281,16 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 	}
 	l := &link{client: b.c, socket: sdkSocket(b.c), sdkMu: sdkMutex(b.c)}
 	class, _, err := t.bounded(ctx, l, func(c iggcon.Client) error {
+		if l.socket != nil && l.sdkMu != nil {
+			// Our own login frame: the SDK's login asks for cluster metadata
+			// and prints each step to the process's standard logger, which a
+			// library must not write to.
+			reply, err := exchange(l.socket, l.sdkMu, t.cs.loginFrame())
+			if err == nil && len(reply) != 4 {
+				err = fmt.Errorf("iggy: a login reply of %d bytes, want a 4-byte user id: the server does not speak Iggy 0.8", len(reply))
+			}
+			return err
+		}
 		if t.cs.token != "" {
 			_, err := c.LoginWithPersonalAccessToken(t.cs.token)
 			return err
@@ -295,6 +305,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		}
 		return nil, wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", t.cs.addr, err))
 	}
+	t.cfg.logger.Debug("iggy: logged in", "addr", t.cs.addr, "token", t.cs.token != "")
 	return l, nil
 }
 

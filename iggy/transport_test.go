@@ -427,9 +427,10 @@ func TestClosedTransportFails(t *testing.T) {
 	}
 }
 
-// malformedLoginServer answers every request with status OK and a two-byte
-// payload, which the SDK's login decoder slices as four bytes.
-func malformedLoginServer(t *testing.T) string {
+// malformedServer answers a login with a user id and every other request
+// with status OK and a two-byte payload (or every request so, with
+// badLogin), which the SDK's decoders slice as longer.
+func malformedServer(t *testing.T, badLogin bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -452,7 +453,11 @@ func malformedLoginServer(t *testing.T) string {
 					if _, err := io.CopyN(io.Discard, c, int64(binary.LittleEndian.Uint32(hdr[:4])-4)); err != nil {
 						return
 					}
-					if _, err := c.Write([]byte{0, 0, 0, 0, 2, 0, 0, 0, 'o', 'k'}); err != nil {
+					reply := []byte{0, 0, 0, 0, 2, 0, 0, 0, 'o', 'k'}
+					if code := binary.LittleEndian.Uint32(hdr[4:]); code == 38 && !badLogin {
+						reply = []byte{0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0}
+					}
+					if _, err := c.Write(reply); err != nil {
 						return
 					}
 				}
@@ -462,11 +467,23 @@ func malformedLoginServer(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
-	addr := malformedLoginServer(t)
+func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
+	addr := malformedServer(t, true)
 	_, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
-	if !errors.Is(err, iggy.ErrSDKPanic) {
-		t.Fatalf("Dial = %v, want ErrSDKPanic", err)
+	if err == nil || !strings.Contains(err.Error(), "login reply of 2 bytes") {
+		t.Fatalf("Dial = %v, want an error naming the short login reply", err)
+	}
+}
+
+func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
+	addr := malformedServer(t, false)
+	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	if _, err := tr.Partitions(testContext(t), "t"); !errors.Is(err, iggy.ErrSDKPanic) {
+		t.Fatalf("Partitions = %v, want ErrSDKPanic", err)
 	}
 }
 

@@ -1,0 +1,73 @@
+package iggy_test
+
+import (
+	"bytes"
+	"log"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
+)
+
+// lockedBuffer is a buffer the standard logger and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestDialWritesNothingToTheStandardLogger: a library's login must not print
+// the SDK's leader-detection steps on the program's standard logger; what it
+// says goes to the transport's logger at debug level.
+func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
+	var std lockedBuffer
+	prev, flags := log.Writer(), log.Flags()
+	log.SetOutput(&std)
+	t.Cleanup(func() { log.SetOutput(prev); log.SetFlags(flags) })
+	var own lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&own, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	s := iggytest.Start(t)
+	for _, conn := range []string{"iggy://iggy:iggy@" + s.Addr() + "/quiet"} {
+		tr, err := iggy.Dial(testContext(t), conn, iggy.WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Partitions(testContext(t), "nothing"); err == nil {
+			t.Fatal("a missing topic was found")
+		}
+		_ = tr.Close()
+	}
+	if strings.Contains(std.String(), "cluster metadata") {
+		t.Fatalf("the standard logger got:\n%s", std.String())
+	}
+	if !strings.Contains(own.String(), "logged in") {
+		t.Fatalf("the transport's logger got no login line:\n%s", own.String())
+	}
+}
+
+func TestDialWithATokenLogsIn(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-1"))
+	tr, err := iggy.Dial(testContext(t), "iggy+pat://tok-1@"+s.Addr()+"/pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tr.Close()
+	if _, err := iggy.Dial(testContext(t), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
+		t.Fatal("an unknown token logged in")
+	}
+}
