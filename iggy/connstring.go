@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -67,6 +68,9 @@ func parseConnString(s string) (connString, error) {
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
 		port = DefaultPort
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return connString{}, fmt.Errorf("%w: %q: port %s is not a TCP port (1..65535)", ErrConnString, redact(u), port)
 	}
 	cs.addr = net.JoinHostPort(host, port)
 	cs.stream = strings.Trim(u.Path, "/")

@@ -21,7 +21,7 @@ import (
 var realServer = os.Getenv("LASER_IGGY_ADDR")
 
 func TestMain(m *testing.M) {
-	// The Iggy SDK logs every login to the standard logger, as in main.
+	// The Iggy SDK logs heartbeat failures to the standard logger, as in main.
 	log.SetOutput(io.Discard)
 	os.Exit(m.Run())
 }

@@ -287,7 +287,10 @@ type redriveResult struct {
 	Capsule     string `json:"capsule"`
 	Source      string `json:"source"`
 	Republished string `json:"republished,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// Skipped says where an earlier redrive (in the ledger) republished the
+	// capsule, which this run therefore left alone.
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 func (a *app) dlqRedriveCommand() *cobra.Command {
@@ -303,6 +306,7 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
 	all := cmd.Flags().Bool("all", false, "redrive every capsule in the dead-letter topic")
+	again := cmd.Flags().Bool("again", false, "redrive capsules the ledger says were redriven already")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if *all == (len(args) > 0) {
 			return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
@@ -342,12 +346,22 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 		if err != nil {
 			return err
 		}
+		done, err := readRedrives(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
 		bar := a.newProgress(len(caps))
 		failed := 0
 		for _, c := range caps {
 			res := redriveResult{Capsule: c.Position.String()}
 			if c.Capsule != nil {
 				res.Source = src.name(c.Capsule.Source)
+			}
+			if to, ok := done[res.Capsule]; ok && !*again {
+				res.Skipped = to
+				bar.add()
+				a.printRedrive(res)
+				continue
 			}
 			republished, err := redriveOne(ctx, t, src, c)
 			if err == nil {
@@ -359,15 +373,8 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 				res.Error = err.Error()
 			}
 			bar.add()
-			switch {
-			case a.json:
-				if err := a.printJSON(res); err != nil {
-					return err
-				}
-			case res.Error != "":
-				fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, shown(res.Error))
-			default:
-				fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, shown(res.Source), res.Republished)
+			if err := a.printRedrive(res); err != nil {
+				return err
 			}
 		}
 		bar.done()
@@ -396,6 +403,21 @@ func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule)
 		return "", fmt.Errorf("republish to %s: %w", source, err)
 	}
 	return fmt.Sprintf("%s %s", source, pos), nil
+}
+
+// printRedrive writes one line of 'dlq redrive' output.
+func (a *app) printRedrive(res redriveResult) error {
+	switch {
+	case a.json:
+		return a.printJSON(res)
+	case res.Error != "":
+		fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, shown(res.Error))
+	case res.Skipped != "":
+		fmt.Fprintf(a.stdout, "%s  skipped: already redriven (republished at %s); --again redrives it once more\n", res.Capsule, shown(res.Skipped))
+	default:
+		fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, shown(res.Source), res.Republished)
+	}
+	return nil
 }
 
 // redrive is one record of the redrive ledger, TOPIC.redriven.

@@ -126,7 +126,8 @@ func dialError(addr string, err error) error {
 	var opErr *net.OpError
 	switch {
 	case errors.Is(err, iggy.ErrConnString):
-		return usagef("--addr %s is not a connection string: want iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream", addr)
+		reason := strings.TrimPrefix(strings.TrimPrefix(err.Error(), iggy.ErrConnString.Error()), ": ")
+		return usagef("--addr %s is not a connection string (%s): want iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream", addr, reason)
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		return &connectError{err: fmt.Errorf("cannot reach %s: nothing accepts connections there (is the server running? laser dev starts one)", addr)}
 	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, context.DeadlineExceeded):
@@ -144,7 +145,7 @@ func refusedLogin(err error) bool {
 		return false
 	}
 	switch ie.Code() {
-	case ierror.UnauthenticatedCode, ierror.UnauthorizedCode, ierror.InvalidCredentialsCode, ierror.InvalidPersonalAccessTokenCode:
+	case ierror.UnauthenticatedCode, ierror.UnauthorizedCode, ierror.InvalidCredentialsCode, ierror.InvalidPersonalAccessTokenCode, ierror.PersonalAccessTokenExpiredCode:
 		return true
 	}
 	return false

@@ -47,8 +47,8 @@ const (
 )
 
 func main() {
-	// The Iggy SDK writes every login to the standard logger; this program
-	// reports what matters itself.
+	// The Iggy SDK writes heartbeat failures to the standard logger; this
+	// program reports what matters itself.
 	log.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lasergo/laser/runtime"
+)
+
+// TestDLQRedriveTwiceSkipsWhatTheLedgerRecords: a second redrive of the same
+// capsules republishes nothing and says why; --again redrives once more.
+func TestDLQRedriveTwiceSkipsWhatTheLedgerRecords(t *testing.T) {
+	addr, tr := poisoned(t)
+	ctx := context.Background()
+	if code, _, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all"); code != exitOK {
+		t.Fatalf("first redrive: exit %d: %s", code, errOut)
+	}
+	before, err := tr.NextOffset(ctx, runtime.TopicCommands, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all")
+	if code != exitOK || strings.Count(out, "skipped: already redriven") != 2 {
+		t.Fatalf("second redrive (exit %d) did not skip both capsules:\n%s%s", code, out, errOut)
+	}
+	if after, _ := tr.NextOffset(ctx, runtime.TopicCommands, 0); after != before {
+		t.Fatalf("the second redrive republished %d records", after-before)
+	}
+	code, out, _ = laser(t, "dlq", "redrive", "--addr", addr, "--all", "--again", "--json")
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var r redriveResult
+		if err := dec.Decode(&r); err != nil || r.Republished == "" || r.Skipped != "" {
+			t.Fatalf("--again (exit %d) result %+v %v", code, r, err)
+		}
+	}
+}
+
+// TestAddressesThatCannotWorkAreUsageErrors: a bad port or a missing stream
+// in --addr is bad usage (exit 2) with the reason, not a connection failure.
+func TestAddressesThatCannotWorkAreUsageErrors(t *testing.T) {
+	for addr, reason := range map[string]string{
+		"iggy://iggy:iggy@127.0.0.1:99999/laser": "port 99999 is not a TCP port",
+		"iggy://iggy:iggy@127.0.0.1:0/laser":     "port 0 is not a TCP port",
+		"iggy://iggy:iggy@127.0.0.1:8090":        "must name one stream",
+	} {
+		code, _, errOut := laser(t, "dlq", "list", "--addr", addr)
+		if code != exitUsage || !strings.Contains(errOut, reason) {
+			t.Errorf("--addr %s: exit %d (want %d) and %q, want the reason %q", addr, code, exitUsage, errOut, reason)
+		}
+	}
+}
+
+// TestAMissingStreamIsNamedAsTheStream: the server answers a topic lookup in
+// a missing stream as a missing topic; the command names the stream.
+func TestAMissingStreamIsNamedAsTheStream(t *testing.T) {
+	addr := serverAddr(t)
+	missing := addr[:strings.LastIndexByte(addr, '/')] + "/no_such_stream"
+	for _, args := range [][]string{{"dlq", "list"}, {"tail", "-n", "1", runtime.TopicCommands}} {
+		code, _, errOut := laser(t, append(args, "--addr", missing)...)
+		if code != exitFailed || !strings.Contains(errOut, "stream no_such_stream does not exist") {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
