@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,10 +60,16 @@ func TestServerCPUReadsTheNamedProcess(t *testing.T) {
 	if !ok {
 		t.Fatal("cannot read this process's CPU time")
 	}
+	// Busy until the kernel's own account of the process (getrusage) grew
+	// by 20 ms: on a loaded machine that takes longer than 20 ms of wall
+	// time, and a fixed wall-clock loop may get too little CPU to measure.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		start, limit := rusageCPU(), time.Now().Add(10*time.Second)
+		for rusageCPU()-start < 20*time.Millisecond && time.Now().Before(limit) {
+			for i := 0; i < 1e5; i++ {
+			}
 		}
 	}()
 	<-done
@@ -71,10 +78,18 @@ func TestServerCPUReadsTheNamedProcess(t *testing.T) {
 		t.Fatal("cannot read this process's CPU time the second time")
 	}
 	if spent := after - before; spent < 10*time.Millisecond {
-		t.Fatalf("a 50 ms busy loop on another goroutine added %v of CPU time", spent)
+		t.Fatalf("20 ms of CPU spent on another goroutine added %v to the probe's reading", spent)
 	}
 	t.Setenv("LASER_IGGY_SERVER_PID", "not-a-pid")
 	if _, ok := serverCPU(); ok {
 		t.Fatal("read a CPU time for a pid that is no number")
 	}
+}
+
+// rusageCPU is the user and system CPU time of the whole process (zero if
+// the kernel will not say, which leaves the loop to its time limit).
+func rusageCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
