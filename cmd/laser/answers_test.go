@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // TestDLQRedriveTwiceSkipsWhatTheLedgerRecords: a second redrive of the same
@@ -63,5 +65,28 @@ func TestAMissingStreamIsNamedAsTheStream(t *testing.T) {
 		if code != exitFailed || !strings.Contains(errOut, "stream no_such_stream does not exist") {
 			t.Errorf("%v: exit %d: %s", args, code, errOut)
 		}
+	}
+}
+
+// TestTailShowsAnErrorReplyAsItsCodeAndMessage: an AGDX error body is read,
+// not printed as CBOR hex.
+func TestTailShowsAnErrorReplyAsItsCodeAndMessage(t *testing.T) {
+	msg := "no order 42"
+	body, err := (&wire.ErrorBody{Code: wire.ErrorInvalidRequest, Message: &msg}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corr, rec := wire.IDFromUint128(0, 9), wire.IDFromUint128(0, 10)
+	source, _ := wire.ParseAgentID("orders")
+	env := &wire.Envelope{Kind: wire.KindError, Conversation: wire.IDFromUint128(0, 1), Source: source, Correlation: &corr, Record: &rec, Body: body}
+	payload, err := env.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &runtime.Incoming{Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload}
+	var out bytes.Buffer
+	printRecord(&out, runtime.TopicResponses, describe(runtime.TopicResponses, in))
+	if !strings.Contains(out.String(), "error: "+wire.ErrorInvalidRequest.String()+": no order 42") {
+		t.Fatalf("tail printed:\n%s", out.String())
 	}
 }

@@ -206,11 +206,8 @@ func writeChunk(w io.Writer, l chunkLine, note string) {
 	switch {
 	case env.Kind == wire.KindError:
 		what = "error"
-		if eb, err := wire.DecodeErrorBody(env.Body); err == nil {
-			what += " " + eb.Code.String()
-			if eb.Message != nil {
-				what += ": " + *eb.Message
-			}
+		if text, ok := errorText(env.Body); ok {
+			what += " " + text
 		}
 	case env.Last:
 		what = "end"

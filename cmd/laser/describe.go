@@ -28,7 +28,7 @@ type recordView struct {
 	ContentType  string            `json:"content_type,omitempty"`
 	Headers      map[string]string `json:"headers,omitempty"`
 	Body         string            `json:"body"`
-	BodyEncoding string            `json:"body_encoding"` // "text" or "hex"
+	BodyEncoding string            `json:"body_encoding"` // "text", "hex", or "error" for a decoded AGDX error body
 }
 
 // describe decodes a record the way the consumer would, without failing.
@@ -58,7 +58,29 @@ func describe(topic string, rec *runtime.Incoming) recordView {
 		v.ContentType = m.ContentType.String()
 	}
 	v.Body, v.BodyEncoding = bodyText(m.Body())
+	if m.Envelope != nil && m.Envelope.Kind == wire.KindError {
+		if text, ok := errorText(m.Body()); ok {
+			v.Body, v.BodyEncoding = text, "error"
+		}
+	}
 	return v
+}
+
+// errorText renders an AGDX error body as its code, message and whether
+// the sender may retry, or reports that b is not one.
+func errorText(b []byte) (string, bool) {
+	eb, err := wire.DecodeErrorBody(b)
+	if err != nil {
+		return "", false
+	}
+	text := eb.Code.String()
+	if eb.Message != nil {
+		text += ": " + *eb.Message
+	}
+	if eb.Retryable {
+		text += " (retryable)"
+	}
+	return text, true
 }
 
 // headerText renders a typed header value.
