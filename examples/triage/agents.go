@@ -210,7 +210,13 @@ func (r *Report) deadLetter(dl runtime.DeadLetter) {
 	if dl.Capsule.Detail != nil {
 		detail = *dl.Capsule.Detail
 	}
-	r.parked = append(r.parked, fmt.Sprintf("%s: %s (source %s, capsule %s in agent.dlq)", dl.Capsule.Reason, detail, dl.Capsule.Source, dl.Position))
+	// A rejection's detail starts with its reason already, as the
+	// reference writes it.
+	line := detail
+	if reason := dl.Capsule.Reason.String(); !strings.HasPrefix(detail, reason+": ") {
+		line = reason + ": " + detail
+	}
+	r.parked = append(r.parked, fmt.Sprintf("%s (source %s, capsule %s in agent.dlq)", line, dl.Capsule.Source, dl.Position))
 	r.mu.Unlock()
 	r.say("dlq", "%s %s parked as %s after %d attempt(s): %s", dl.Message.Topic, dl.Message.Position, dl.Capsule.Reason, dl.Capsule.Attempts, detail)
 	r.progress <- struct{}{}
