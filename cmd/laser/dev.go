@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
 )
 
 // devCommand serves the in-process Iggy-protocol test server until interrupted.
@@ -28,6 +31,8 @@ production broker.`,
 	password := cmd.Flags().String("password", "iggy", "root password")
 	verbose := cmd.Flags().BoolP("verbose", "v", false, "log every connection")
 	public := cmd.Flags().Bool("public", false, "allow a non-loopback address (the server has well-known credentials and no persistence)")
+	consoleAddr := cmd.Flags().String("console", "127.0.0.1:8088", "loopback address of the web console (empty: none)")
+	write := cmd.Flags().Bool("write", false, "allow redriving and answering from the console")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *password != "iggy" {
 			a.secrets = append(a.secrets, *password)
@@ -63,7 +68,28 @@ production broker.`,
   Stop with Ctrl-C.
 `, srv.Addr(), connect)
 		}
-		<-cmd.Context().Done()
+		if *consoleAddr != "" {
+			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser")
+			if err != nil {
+				return fmt.Errorf("the console cannot reach the dev server: %w", err)
+			}
+			defer t.Close()
+			if err := t.EnsureTopics(cmd.Context(), 1, runtime.BootstrapTopics...); err != nil {
+				return fmt.Errorf("the console cannot create the well-known topics: %w", err)
+			}
+			errs := make(chan error, 1)
+			go func() {
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, write: *write, addr: redactAddr(connect)})
+			}()
+			select {
+			case err := <-errs:
+				return err
+			case <-cmd.Context().Done():
+			}
+			<-errs
+		} else {
+			<-cmd.Context().Done()
+		}
 		if !a.json {
 			fmt.Fprintln(a.stdout, "laser dev: stopped")
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -246,9 +247,9 @@ func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev", "--addr", addr}, &out, &errOut) }()
+	go func() { done <- run(ctx, []string{"dev", "--addr", addr, "--console", "127.0.0.1:0"}, &out, &errOut) }()
 	dialCtx, dialCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dialCancel()
 	var tr *iggy.Transport
@@ -265,6 +266,20 @@ func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Close()
+	// The console is served beside the server, at the address dev prints.
+	console, err := out.line(dialCtx, "laser console: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(console + "topics")
+	if err != nil {
+		t.Fatalf("the console at %q: %v", console, err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "agent.commands") {
+		t.Fatalf("the console's topics page (%d):\n%s", resp.StatusCode, page)
+	}
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())

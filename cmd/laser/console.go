@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lasergo/laser/iggy"
+)
+
+// The console is a web view of the log: server-rendered pages over the same
+// transport and packages the runtime and the other commands use, so it
+// shows what agents see and keeps no state of its own.
+
+//go:embed consoleui
+var consoleUI embed.FS
+
+// consoleConfig is how a console is served.
+type consoleConfig struct {
+	// addr is the connection string as shown on pages (secrets redacted).
+	addr string
+	// write allows the actions that append to the log: redrive and answer.
+	write bool
+	// token, when set, must accompany every request (the console's cookie,
+	// the X-Laser-Token header or a token form field); required off loopback.
+	token string
+	// redact removes the secrets of the connection string from a text.
+	redact func(string) string
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// console serves the pages of one server's log.
+type console struct {
+	t     *iggy.Transport
+	cfg   consoleConfig
+	pages *template.Template
+}
+
+func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	if cfg.redact == nil {
+		cfg.redact = func(s string) string { return s }
+	}
+	pages, err := template.New("").Funcs(pageFuncs).ParseFS(consoleUI, "consoleui/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console templates: %w", err)
+	}
+	return &console{t: t, cfg: cfg, pages: pages}, nil
+}
+
+// handler routes every page; each answers bad input with a page saying
+// what was wrong and a 4xx status.
+func (c *console) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleUI, "consoleui"))))
+	mux.HandleFunc("GET /{$}", c.overviewPage)
+	mux.HandleFunc("GET /agents", c.agentsPage)
+	mux.HandleFunc("GET /topics", c.topicsPage)
+	mux.HandleFunc("GET /topics/{topic}", c.topicPage)
+	mux.HandleFunc("GET /conversations", c.conversationsPage)
+	mux.HandleFunc("GET /conversations/{id}", c.conversationPage)
+	mux.HandleFunc("GET /tail", c.tailPage)
+	mux.HandleFunc("GET /tail/events", c.tailEvents)
+	mux.HandleFunc("GET /dlq", c.dlqPage)
+	mux.HandleFunc("GET /dlq/{pos}", c.capsulePage)
+	mux.HandleFunc("POST /dlq/redrive", c.redriveAction)
+	mux.HandleFunc("GET /approvals", c.approvalsPage)
+	mux.HandleFunc("POST /approvals/answer", c.answerAction)
+	mux.HandleFunc("GET /workflows", c.workflowsPage)
+	return c.guard(mux)
+}
+
+// guard checks the token, sets the headers every page gets and turns a
+// panic into a 500 page instead of a dropped connection.
+func (c *console) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				c.cfg.logger.Error("console: page panicked", "path", r.URL.Path, "panic", v)
+				c.fail(w, r, http.StatusInternalServerError, "the page failed: %v", v)
+			}
+		}()
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if c.cfg.token != "" && !c.authorized(w, r) {
+			c.fail(w, r, http.StatusUnauthorized, "this console needs its token: open the address laser console printed (it carries ?token=)")
+			return
+		}
+		if r.Method == http.MethodPost {
+			if !c.cfg.write {
+				c.fail(w, r, http.StatusForbidden, "this console is read-only: start it with --write to redrive or answer")
+				return
+			}
+			// A form posted from another site must not act with this
+			// console's rights.
+			if origin := r.Header.Get("Origin"); origin != "" && !sameHost(origin, r.Host) {
+				c.fail(w, r, http.StatusForbidden, "a request from %s may not act on this console", origin)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+const tokenCookie = "laser_console_token"
+
+// authorized reports whether r carries the token; one given in the URL is
+// kept as a cookie so links need not repeat it.
+func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
+	given := r.Header.Get("X-Laser-Token")
+	if given == "" {
+		if ck, err := r.Cookie(tokenCookie); err == nil {
+			given = ck.Value
+		}
+	}
+	if q := r.URL.Query().Get("token"); q != "" {
+		given = q
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	return subtle.ConstantTimeCompare([]byte(given), []byte(c.cfg.token)) == 1
+}
+
+// sameHost reports whether origin (scheme://host[:port]) names host.
+func sameHost(origin, host string) bool {
+	_, rest, ok := strings.Cut(origin, "://")
+	return ok && rest == host
+}
+
+// errorView is what the error page shows.
+type errorView struct {
+	Status  int
+	Title   string
+	Message string
+}
+
+// fail answers with a page saying what went wrong.
+func (c *console) fail(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if status >= 500 {
+		c.cfg.logger.Warn("console: page failed", "path", r.URL.Path, "err", msg)
+	}
+	c.render(w, status, "error", errorView{Status: status, Title: http.StatusText(status), Message: msg})
+}
+
+// failErr answers err with the status its kind calls for.
+func (c *console) failErr(w http.ResponseWriter, r *http.Request, err error) {
+	var nf *notFound
+	switch {
+	case errors.As(err, &nf):
+		c.fail(w, r, http.StatusNotFound, "%s", nf.msg)
+	case errors.Is(err, context.Canceled):
+		// The browser went away; nobody reads the answer.
+	default:
+		c.fail(w, r, http.StatusBadGateway, "the server did not answer as expected: %s", c.cfg.redact(err.Error()))
+	}
+}
+
+// notFound is a page asked for something the log does not hold.
+type notFound struct{ msg string }
+
+func (e *notFound) Error() string { return e.msg }
+
+func notFoundf(format string, args ...any) error { return &notFound{msg: fmt.Sprintf(format, args...)} }
+
+// page is what every page template gets besides its own data.
+type page struct {
+	Title string
+	Nav   string
+	Addr  string
+	Write bool
+	Data  any
+}
+
+func (c *console) render(w http.ResponseWriter, status int, name string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	title := name
+	if v, ok := data.(errorView); ok {
+		title = v.Title
+	}
+	if err := c.pages.ExecuteTemplate(w, name, page{Title: title, Nav: name, Addr: c.cfg.addr, Write: c.cfg.write, Data: data}); err != nil {
+		c.cfg.logger.Warn("console: render failed", "page", name, "err", err)
+	}
+}
+
+// consoleCommand serves the console for the server --addr names.
+func (a *app) consoleCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "serve a web console for the log: agents, topics, conversations, dead letters, approvals",
+		Long: `Serve a web console for the server --addr names: agents and their cards,
+topics and group offsets, conversations as timelines and causal trees, a
+live tail, dead letters (with redrive), pending approvals (with answers) and
+workflow journals. It listens on loopback unless --public; actions that write
+need --write, and off loopback a token (generated unless --token).`,
+		Args: noArgs,
+	}
+	sf := a.serverFlags(cmd)
+	listen := cmd.Flags().String("listen", "127.0.0.1:8088", "address the console listens on")
+	write := cmd.Flags().Bool("write", false, "allow redriving dead letters and answering approvals from the console")
+	public := cmd.Flags().Bool("public", false, "allow a non-loopback --listen address (a token is then required)")
+	token := cmd.Flags().String("token", "", "token every request must carry (generated when --public and none is given)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		t, err := sf.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		return a.serveConsole(ctx, t, consoleOptions{listen: *listen, write: *write, public: *public, token: *token, addr: sf.addr.String()})
+	}
+	return cmd
+}
+
+// consoleOptions are the console's command-line choices.
+type consoleOptions struct {
+	listen, token, addr string
+	write, public       bool
+}
+
+// serveConsole listens and serves until ctx ends, printing the address.
+func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOptions) error {
+	if !o.public {
+		if err := requireLoopback(o.listen); err != nil {
+			return err
+		}
+	} else if o.token == "" {
+		o.token = randomToken()
+	}
+	if o.token != "" {
+		a.secrets = append(a.secrets, o.token)
+	}
+	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return listenError(o.listen, err)
+	}
+	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/"
+	if o.token != "" {
+		url += "?token=" + o.token
+	}
+	if a.json {
+		if err := a.printJSON(map[string]string{"console": url}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "laser console: %s\n", url)
+	}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

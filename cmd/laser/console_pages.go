@@ -1,0 +1,907 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/registry"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// scanDepth bounds how many of the newest records of each partition a page
+// that searches the log reads: the console answers in a moment on any log.
+const scanDepth = 2000
+
+// consoleTopics are the topics pages read: the well-known ones and the
+// registry.
+var consoleTopics = append(append([]string(nil), runtime.BootstrapTopics...), runtime.TopicRegistry)
+
+// reflectMapStringAny makes CBOR maps decode as JSON objects.
+var reflectMapStringAny = reflect.TypeFor[map[string]any]()
+
+var pageFuncs = template.FuncMap{
+	"since": func(t time.Time) string { return t.UTC().Format(time.DateTime) },
+	"micros": func(us uint64) string {
+		if us == 0 {
+			return "-"
+		}
+		return time.UnixMicro(int64(us)).UTC().Format("2006-01-02 15:04:05.000")
+	},
+	"short":    func(s string, n int) string { return truncate(s, n) },
+	"navItems": func() []string { return []string{"agents", "topics", "conversations", "dlq", "approvals", "workflows"} },
+	"list":     func(r recordRow) []recordRow { return []recordRow{r} },
+	"indent":   func(depth int) string { return strings.Repeat("    ", depth) },
+	"rows": func(js []journalRow) []recordRow {
+		out := make([]recordRow, len(js))
+		for i, j := range js {
+			out[i] = j.recordRow
+		}
+		return out
+	},
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// ---- agents ----
+
+// agentView is one agent's card and its group's progress.
+type agentView struct {
+	Agent       string
+	Name        string
+	Version     string
+	Skills      []string
+	Observed    time.Time
+	Fresh       bool
+	TTL         string
+	Quarantined bool
+	Lag         []lagView
+}
+
+// lagView is a group's place in one partition of a topic.
+type lagView struct {
+	Topic     string
+	Partition uint32
+	Next      uint64
+	Stored    string
+	Lag       uint64
+}
+
+func (c *console) agents(ctx context.Context) ([]agentView, error) {
+	reg := registry.New(c.t, registry.Options{})
+	if err := reg.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	now := c.cfg.now()
+	var out []agentView
+	for _, e := range reg.Cards() {
+		v := agentView{Agent: e.Agent, Observed: e.ObservedAt, Fresh: e.Fresh(now), Quarantined: reg.Quarantined(e.Agent)}
+		if e.Card != nil {
+			v.Name, v.Version = e.Card.Name, e.Card.Version
+			for _, cap := range e.Card.Capabilities {
+				v.Skills = append(v.Skills, cap.SkillID)
+			}
+			if e.Card.TTLMicros != nil {
+				v.TTL = (time.Duration(*e.Card.TTLMicros) * time.Microsecond).String()
+			}
+		}
+		lag, err := c.groupLag(ctx, runtime.TopicCommands, e.Agent)
+		if err != nil {
+			return nil, err
+		}
+		v.Lag = lag
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b agentView) int { return cmp.Compare(a.Agent, b.Agent) })
+	return out, nil
+}
+
+// groupLag is group's stored offset against the end of each partition of
+// topic.
+func (c *console) groupLag(ctx context.Context, topic, group string) ([]lagView, error) {
+	n, err := c.t.Partitions(ctx, topic)
+	if err != nil {
+		return nil, nil // no such topic: nothing to lag behind
+	}
+	var out []lagView
+	for p := range n {
+		next, err := c.t.NextOffset(ctx, topic, p)
+		if err != nil {
+			return nil, err
+		}
+		v := lagView{Topic: topic, Partition: p, Next: next, Stored: "-", Lag: next}
+		stored, ok, err := c.t.StoredOffset(ctx, topic, group, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.Stored = strconv.FormatUint(stored, 10)
+			v.Lag = next - min(next, stored+1)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (c *console) agentsPage(w http.ResponseWriter, r *http.Request) {
+	agents, err := c.agents(r.Context())
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.render(w, http.StatusOK, "agents", agents)
+}
+
+// ---- topics ----
+
+// topicView is one topic's partitions.
+type topicView struct {
+	Name       string
+	Partitions []partitionView
+	Records    uint64
+}
+
+type partitionView struct {
+	ID   uint32
+	Next uint64
+}
+
+func (c *console) topics(ctx context.Context) ([]topicView, error) {
+	var out []topicView
+	for _, name := range c.topicNames(ctx) {
+		n, err := c.t.Partitions(ctx, name)
+		if err != nil {
+			continue // listed by the server a moment ago, or never created
+		}
+		v := topicView{Name: name}
+		for p := range n {
+			next, err := c.t.NextOffset(ctx, name, p)
+			if err != nil {
+				return nil, err
+			}
+			v.Partitions = append(v.Partitions, partitionView{ID: p, Next: next})
+			v.Records += next
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// topicNames are the stream's topics as the server lists them, the
+// well-known ones when it will not say.
+func (c *console) topicNames(ctx context.Context) []string {
+	_, names, err := c.t.StreamTopics(ctx)
+	if err != nil || len(names) == 0 {
+		return consoleTopics
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *console) topicsPage(w http.ResponseWriter, r *http.Request) {
+	topics, err := c.topics(r.Context())
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.render(w, http.StatusOK, "topics", topics)
+}
+
+// topicDetail is one topic's newest records and the groups reading it.
+type topicDetail struct {
+	topicView
+	Records []recordRow
+	Groups  map[string][]lagView
+}
+
+func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	name := r.PathValue("topic")
+	topics, err := c.topics(ctx)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	i := slices.IndexFunc(topics, func(t topicView) bool { return t.Name == name })
+	if i < 0 {
+		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", name)
+		return
+	}
+	d := topicDetail{topicView: topics[i], Groups: map[string][]lagView{}}
+	recs, err := c.newest(ctx, name, 50)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	d.Records = recs
+	agents, err := c.agents(ctx)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	for _, a := range agents {
+		if lag, err := c.groupLag(ctx, name, a.Agent); err == nil && slices.ContainsFunc(lag, func(l lagView) bool { return l.Stored != "-" }) {
+			d.Groups[a.Agent] = lag
+		}
+	}
+	c.render(w, http.StatusOK, "topic", d)
+}
+
+// ---- records ----
+
+// recordRow is one record decoded for a page.
+type recordRow struct {
+	Topic        string
+	Position     string
+	Time         string
+	Kind         string
+	Operation    string
+	From, To     string
+	Conversation string
+	Record       string
+	Cause        string
+	Correlation  string
+	Signed       string
+	Body         string
+	BodyFormat   string
+	Error        string
+	Channel      string
+	Sequence     uint64
+	Last         bool
+	timestamp    uint64
+}
+
+// row decodes rec of topic for a page, as the consumer would, never failing.
+func row(topic string, rec *runtime.Incoming) recordRow {
+	v := recordRow{Topic: topic, Position: rec.Position.String(), Time: pageFuncs["micros"].(func(uint64) string)(rec.Timestamp), timestamp: rec.Timestamp}
+	m, err := runtime.DecodeRecord(topic, rec, ^uint64(0))
+	if err != nil {
+		v.Kind, v.Error = "undecodable", err.Error()
+		v.Body, v.BodyFormat = showBody(rec.Payload, wire.ContentRaw)
+		return v
+	}
+	p := m.Provenance
+	v.Kind, v.From, v.To, v.Conversation, v.Correlation = "plain", p.Agent, p.Target, p.Conversation.String(), p.Correlation
+	if p.CausalParent != nil {
+		v.Cause = p.CausalParent.String()
+	}
+	ct := wire.ContentRaw
+	if m.HasContentType {
+		ct = m.ContentType
+	}
+	if env := m.Envelope; env != nil {
+		v.Kind, v.Operation = string(env.Kind), m.Operation()
+		if env.Record != nil {
+			v.Record = env.Record.String()
+		}
+		if env.Cause != nil {
+			v.Cause = env.Cause.String()
+		}
+		if env.Signature != nil {
+			v.Signed = "signed, not verified here"
+		}
+		if env.Channel != nil {
+			v.Channel = env.Channel.String()
+			if env.Sequence != nil {
+				v.Sequence = *env.Sequence
+			}
+			v.Last = env.Last
+		}
+		if env.Kind == wire.KindError {
+			if text, ok := errorText(env.Body); ok {
+				v.Body, v.BodyFormat = text, "error"
+				return v
+			}
+		}
+	}
+	v.Body, v.BodyFormat = showBody(m.Body(), ct)
+	return v
+}
+
+// showBody renders a body for people: JSON and CBOR as indented JSON, UTF-8
+// as text, anything else as hex.
+func showBody(b []byte, ct wire.ContentType) (string, string) {
+	switch ct {
+	case wire.ContentJSON:
+		var out bytes.Buffer
+		if json.Indent(&out, b, "", "  ") == nil {
+			return out.String(), "json"
+		}
+	case wire.ContentCBOR:
+		var v any
+		dm, _ := cbor.DecOptions{DefaultMapType: reflectMapStringAny}.DecMode()
+		if dm.Unmarshal(b, &v) == nil {
+			if j, err := json.MarshalIndent(v, "", "  "); err == nil {
+				return string(j), "cbor as json"
+			}
+		}
+	}
+	if utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' }) {
+		if json.Valid(b) && len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+			var out bytes.Buffer
+			_ = json.Indent(&out, b, "", "  ")
+			return out.String(), "json"
+		}
+		return string(b), "text"
+	}
+	return hex.EncodeToString(b), "hex"
+}
+
+// newest reads up to n of the newest records of each partition of topic,
+// oldest first.
+func (c *console) newest(ctx context.Context, topic string, n int) ([]recordRow, error) {
+	parts, err := c.t.Partitions(ctx, topic)
+	if err != nil {
+		return nil, notFoundf("there is no topic %q in this stream", topic)
+	}
+	var out []recordRow
+	for p := range parts {
+		next, err := c.t.NextOffset(ctx, topic, p)
+		if err != nil {
+			return nil, err
+		}
+		from := next - min(next, uint64(n))
+		for from < next {
+			recs, err := c.t.ReadRange(ctx, topic, p, from, int(min(next-from, 500)))
+			if err != nil {
+				return nil, err
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for i := range recs {
+				out = append(out, row(topic, &recs[i]))
+			}
+			from = recs[len(recs)-1].Offset + 1
+		}
+	}
+	slices.SortStableFunc(out, func(a, b recordRow) int { return cmp.Compare(a.timestamp, b.timestamp) })
+	return out, nil
+}
+
+// ---- conversations ----
+
+// conversationHit is one conversation a search found.
+type conversationHit struct {
+	ID         string
+	Agents     []string
+	Operations []string
+	Records    int
+	Last       string
+}
+
+func (c *console) conversationsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if len(q) > 256 {
+		c.fail(w, r, http.StatusBadRequest, "a search of %d bytes is longer than any id, agent or operation", len(q))
+		return
+	}
+	if id, err := wire.ParseID(q); err == nil {
+		http.Redirect(w, r, "/conversations/"+id.String(), http.StatusSeeOther)
+		return
+	}
+	hits := map[string]*conversationHit{}
+	for _, topic := range c.topicNames(ctx) {
+		rows, err := c.newest(ctx, topic, scanDepth)
+		if err != nil {
+			continue
+		}
+		for _, rw := range rows {
+			if rw.Conversation == "" || rw.Conversation == (wire.ID{}).String() {
+				continue
+			}
+			if q != "" && !strings.Contains(rw.From, q) && !strings.Contains(rw.To, q) && !strings.Contains(rw.Operation, q) {
+				continue
+			}
+			h := hits[rw.Conversation]
+			if h == nil {
+				h = &conversationHit{ID: rw.Conversation}
+				hits[rw.Conversation] = h
+			}
+			h.Records++
+			h.Last = max(h.Last, rw.Time)
+			for _, a := range []string{rw.From, rw.To} {
+				if a != "" && !slices.Contains(h.Agents, a) {
+					h.Agents = append(h.Agents, a)
+				}
+			}
+			if rw.Operation != "" && !slices.Contains(h.Operations, rw.Operation) {
+				h.Operations = append(h.Operations, rw.Operation)
+			}
+		}
+	}
+	out := make([]conversationHit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b conversationHit) int { return cmp.Compare(b.Last, a.Last) })
+	c.render(w, http.StatusOK, "conversations", struct {
+		Query string
+		Hits  []conversationHit
+	}{q, out})
+}
+
+// conversationView is one conversation as a timeline, a causal tree and
+// its assembled streams.
+type conversationView struct {
+	ID       string
+	Timeline []recordRow
+	Tree     []treeNode
+	Streams  []streamView
+}
+
+// treeNode is a record and its depth in the causal tree.
+type treeNode struct {
+	Depth int
+	Row   recordRow
+}
+
+// streamView is one chunk channel assembled in sequence order.
+type streamView struct {
+	Channel string
+	Text    string
+	Chunks  int
+	Ended   bool
+}
+
+func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := wire.ParseID(r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, http.StatusBadRequest, "%q is not a conversation id (a 26-character ULID): %v", r.PathValue("id"), err)
+		return
+	}
+	v := conversationView{ID: id.String()}
+	for _, topic := range c.topicNames(ctx) {
+		rows, err := c.newest(ctx, topic, scanDepth)
+		if err != nil {
+			continue
+		}
+		for _, rw := range rows {
+			if rw.Conversation == v.ID {
+				v.Timeline = append(v.Timeline, rw)
+			}
+		}
+	}
+	if len(v.Timeline) == 0 {
+		c.fail(w, r, http.StatusNotFound, "no record of conversation %s among the newest %d of each partition", v.ID, scanDepth)
+		return
+	}
+	slices.SortStableFunc(v.Timeline, func(a, b recordRow) int { return cmp.Compare(a.timestamp, b.timestamp) })
+	v.Tree = causalTree(v.Timeline)
+	v.Streams = assembleStreams(v.Timeline)
+	c.render(w, http.StatusOK, "conversation", v)
+}
+
+// causalTree orders rows depth first from their causes; a row whose cause
+// is not in the conversation is a root.
+func causalTree(rows []recordRow) []treeNode {
+	children := map[string][]int{}
+	known := map[string]bool{}
+	for _, r := range rows {
+		if r.Record != "" {
+			known[r.Record] = true
+		}
+	}
+	var roots []int
+	for i, r := range rows {
+		if r.Cause != "" && known[r.Cause] && r.Cause != r.Record {
+			children[r.Cause] = append(children[r.Cause], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	var out []treeNode
+	seen := make([]bool, len(rows))
+	var walk func(i, depth int)
+	walk = func(i, depth int) {
+		if seen[i] {
+			return // a cycle of forged causes
+		}
+		seen[i] = true
+		out = append(out, treeNode{Depth: depth, Row: rows[i]})
+		if rows[i].Record != "" {
+			for _, ch := range children[rows[i].Record] {
+				walk(ch, depth+1)
+			}
+		}
+	}
+	for _, i := range roots {
+		walk(i, 0)
+	}
+	return out
+}
+
+// assembleStreams joins each channel's chunks in sequence order.
+func assembleStreams(rows []recordRow) []streamView {
+	byChannel := map[string][]recordRow{}
+	var order []string
+	for _, r := range rows {
+		if r.Channel == "" {
+			continue
+		}
+		if _, ok := byChannel[r.Channel]; !ok {
+			order = append(order, r.Channel)
+		}
+		byChannel[r.Channel] = append(byChannel[r.Channel], r)
+	}
+	var out []streamView
+	for _, ch := range order {
+		chunks := byChannel[ch]
+		slices.SortStableFunc(chunks, func(a, b recordRow) int { return cmp.Compare(a.Sequence, b.Sequence) })
+		v := streamView{Channel: ch, Chunks: len(chunks)}
+		var text strings.Builder
+		for _, c := range chunks {
+			if c.BodyFormat == "text" {
+				text.WriteString(c.Body)
+			}
+			v.Ended = v.Ended || c.Last || c.Kind == string(wire.KindError)
+		}
+		v.Text = text.String()
+		out = append(out, v)
+	}
+	return out
+}
+
+// ---- live tail ----
+
+func (c *console) tailPage(w http.ResponseWriter, r *http.Request) {
+	topic := r.URL.Query().Get("topic")
+	if topic == "" {
+		topic = runtime.TopicCommands
+	}
+	if _, err := c.t.Partitions(r.Context(), topic); err != nil {
+		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", topic)
+		return
+	}
+	c.render(w, http.StatusOK, "tail", struct{ Topic string }{topic})
+}
+
+// tailEvents streams topic's new records as server-sent events until the
+// browser leaves.
+func (c *console) tailEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	topic := r.URL.Query().Get("topic")
+	if _, err := c.t.Partitions(ctx, topic); err != nil {
+		http.Error(w, fmt.Sprintf("there is no topic %q in this stream", topic), http.StatusNotFound)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported by this connection", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	fromStart := r.URL.Query().Get("from") == "start"
+	err := follow(ctx, c.t, topic, fromStart, 0, 200*time.Millisecond, func(rec *runtime.Incoming) error {
+		j, err := json.Marshal(row(topic, rec))
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "event: record\ndata: %s\n\n", j); err != nil {
+			return err
+		}
+		flusher.Flush()
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		c.cfg.logger.Warn("console: tail ended", "topic", topic, "err", err)
+	}
+}
+
+// ---- dead letters ----
+
+func (c *console) dlqPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicDLQ)
+	caps, err := readCapsules(ctx, c.t, topic)
+	if err != nil {
+		c.fail(w, r, http.StatusNotFound, "%s", err)
+		return
+	}
+	vw, err := newViewer(ctx, c.t, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	views := make([]capsuleView, len(caps))
+	for i, cp := range caps {
+		views[i] = vw.view(cp)
+	}
+	ledger, err := readLedger(ctx, c, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.render(w, http.StatusOK, "dlq", struct {
+		Topic    string
+		Capsules []capsuleView
+		Ledger   []ledgerRow
+	}{topic, views, ledger})
+}
+
+// ledgerRow is one redrive and what became of the republished record.
+type ledgerRow struct {
+	Capsule     string
+	Republished string
+	Outcome     string
+}
+
+// readLedger lists the redrives of the dead-letter topic with where the
+// republished record now stands: parked again, or not.
+func readLedger(ctx context.Context, c *console, dlq string) ([]ledgerRow, error) {
+	done, err := readRedrives(ctx, c.t, dlq)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ledgerRow, 0, len(done))
+	for cp, to := range done {
+		out = append(out, ledgerRow{Capsule: cp, Republished: to, Outcome: "republished"})
+	}
+	slices.SortFunc(out, func(a, b ledgerRow) int { return cmp.Compare(a.Capsule, b.Capsule) })
+	return out, nil
+}
+
+func (c *console) capsulePage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicDLQ)
+	pos, err := parsePosition(r.PathValue("pos"))
+	if err != nil {
+		c.fail(w, r, http.StatusBadRequest, "%s", err)
+		return
+	}
+	cp, err := findCapsule(ctx, c.t, topic, pos)
+	if err != nil {
+		c.fail(w, r, http.StatusNotFound, "%s", err)
+		return
+	}
+	vw, err := newViewer(ctx, c.t, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	d := cp.Capsule
+	original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
+	if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
+		original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
+		original.Headers.Del(wire.HeaderContentType)
+	}
+	c.render(w, http.StatusOK, "capsule", struct {
+		Topic    string
+		Capsule  capsuleView
+		Original recordRow
+	}{topic, vw.view(cp), row("source", &original)})
+}
+
+// redriveAction republishes the capsules a form names, after the form's
+// confirmation step.
+func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		c.fail(w, r, http.StatusBadRequest, "the form does not parse: %v", err)
+		return
+	}
+	topic := cmp.Or(r.PostForm.Get("topic"), runtime.TopicDLQ)
+	var positions []runtime.Position
+	for _, s := range r.PostForm["capsule"] {
+		pos, err := parsePosition(s)
+		if err != nil {
+			c.fail(w, r, http.StatusBadRequest, "%s", err)
+			return
+		}
+		positions = append(positions, pos)
+	}
+	if len(positions) == 0 {
+		c.fail(w, r, http.StatusBadRequest, "choose at least one capsule to redrive")
+		return
+	}
+	if r.PostForm.Get("confirm") != "yes" {
+		c.render(w, http.StatusOK, "confirm", struct {
+			Topic    string
+			Capsules []string
+		}{topic, r.PostForm["capsule"]})
+		return
+	}
+	src, err := loadSources(ctx, c.t)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	done, err := readRedrives(ctx, c.t, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	var results []redriveResult
+	for _, pos := range positions {
+		res := redriveResult{Capsule: pos.String()}
+		cp, err := findCapsule(ctx, c.t, topic, pos)
+		if err == nil {
+			res.Source = src.name(cp.Capsule.Source)
+			if to, ok := done[res.Capsule]; ok && r.PostForm.Get("again") != "yes" {
+				res.Skipped = to
+				results = append(results, res)
+				continue
+			}
+			var republished string
+			if republished, err = redriveOne(ctx, c.t, src, cp); err == nil {
+				res.Republished = republished
+				err = recordRedrive(ctx, c.t, topic, redrive{Capsule: res.Capsule, Republished: republished})
+			}
+		}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		results = append(results, res)
+	}
+	c.cfg.logger.Info("console: redrive", "topic", topic, "capsules", len(positions))
+	c.render(w, http.StatusOK, "redriven", struct {
+		Topic   string
+		Results []redriveResult
+	}{topic, results})
+}
+
+// ---- approvals ----
+
+func (c *console) approvalsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicHumanInput)
+	pending, err := humaninput.Pending(ctx, c.t, topic)
+	if err != nil {
+		c.fail(w, r, http.StatusNotFound, "%s", err)
+		return
+	}
+	shared := sharedCorrelations(pending)
+	views := make([]approvalView, len(pending))
+	deadlines := make([]string, len(pending))
+	for i, m := range pending {
+		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
+			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
+			Duplicate: m.Envelope.Correlation != nil && shared[*m.Envelope.Correlation] > 1}
+		if d := m.Envelope.DeadlineMicros; d != nil {
+			deadlines[i] = pageFuncs["micros"].(func(uint64) string)(*d)
+		}
+	}
+	c.render(w, http.StatusOK, "approvals", struct {
+		Topic     string
+		Pending   []approvalView
+		Deadlines []string
+	}{topic, views, deadlines})
+}
+
+func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		c.fail(w, r, http.StatusBadRequest, "the form does not parse: %v", err)
+		return
+	}
+	topic := cmp.Or(r.PostForm.Get("topic"), runtime.TopicHumanInput)
+	corr, verdict, text := r.PostForm.Get("correlation"), r.PostForm.Get("verdict"), r.PostForm.Get("text")
+	if verdict != "approve" && verdict != "refuse" {
+		c.fail(w, r, http.StatusBadRequest, "the verdict is approve or refuse, not %q", verdict)
+		return
+	}
+	pending, err := humaninput.Pending(ctx, c.t, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	var matching []*runtime.Message
+	for _, m := range pending {
+		if m.Envelope.Correlation.String() == corr {
+			matching = append(matching, m)
+		}
+	}
+	switch {
+	case len(matching) == 0:
+		c.fail(w, r, http.StatusNotFound, "no pending request with correlation %q in %s", corr, topic)
+		return
+	case len(matching) > 1:
+		c.fail(w, r, http.StatusConflict, "%d pending requests share correlation %s, so an answer could approve a prompt other than the one you read; none was answered", len(matching), corr)
+		return
+	}
+	refuse := verdict == "refuse"
+	if text == "" && !refuse {
+		text = "approved"
+	}
+	client := runtime.NewClient(c.t, runtime.ClientOptions{Logger: c.cfg.logger})
+	defer client.Close()
+	if err := humaninput.Answer(ctx, client, topic, "console", matching[0], refuse, []byte(text), nil); err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/approvals?answered="+corr, http.StatusSeeOther)
+}
+
+// ---- workflows ----
+
+// journalRow is one journal record of a workflow run.
+type journalRow struct {
+	recordRow
+	Run  string
+	Step string
+}
+
+func (c *console) workflowsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	rows, err := c.newest(ctx, runtime.TopicWorkflowJournal, scanDepth)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	runs := map[string][]journalRow{}
+	var order []string
+	for _, rw := range rows {
+		run := rw.Conversation
+		if _, ok := runs[run]; !ok {
+			order = append(order, run)
+		}
+		runs[run] = append(runs[run], journalRow{recordRow: rw, Run: run, Step: rw.Operation})
+	}
+	type runView struct {
+		Run     string
+		Entries []journalRow
+	}
+	out := make([]runView, 0, len(order))
+	for _, run := range order {
+		out = append(out, runView{Run: run, Entries: runs[run]})
+	}
+	c.render(w, http.StatusOK, "workflows", out)
+}
+
+// ---- overview ----
+
+func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	agents, err := c.agents(ctx)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	topics, err := c.topics(ctx)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.render(w, http.StatusOK, "overview", struct {
+		Agents []agentView
+		Topics []topicView
+	}{agents, topics})
+}
