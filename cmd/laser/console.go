@@ -99,7 +99,7 @@ func (c *console) guard(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Referrer-Policy", "same-origin") // "no-referrer" would make a form post's Origin "null"
 		if c.cfg.token != "" && !c.authorized(w, r) {
 			c.fail(w, r, http.StatusUnauthorized, "this console needs its token: open the address laser console printed (it carries ?token=)")
 			return

@@ -645,7 +645,7 @@ func (c *console) dlqPage(w http.ResponseWriter, r *http.Request) {
 	for i, cp := range caps {
 		views[i] = vw.view(cp)
 	}
-	ledger, err := readLedger(ctx, c, topic)
+	ledger, err := readLedger(ctx, c, topic, views)
 	if err != nil {
 		c.failErr(w, r, err)
 		return
@@ -664,16 +664,25 @@ type ledgerRow struct {
 	Outcome     string
 }
 
-// readLedger lists the redrives of the dead-letter topic with where the
-// republished record now stands: parked again, or not.
-func readLedger(ctx context.Context, c *console, dlq string) ([]ledgerRow, error) {
+// readLedger lists the redrives of the dead-letter topic with what became
+// of each republished record: parked again (by a capsule of caps naming it
+// as its source), or not.
+func readLedger(ctx context.Context, c *console, dlq string, caps []capsuleView) ([]ledgerRow, error) {
 	done, err := readRedrives(ctx, c.t, dlq)
 	if err != nil {
 		return nil, err
 	}
+	parkedAs := map[string]string{}
+	for _, cp := range caps {
+		parkedAs[cp.Source] = cp.Capsule
+	}
 	out := make([]ledgerRow, 0, len(done))
 	for cp, to := range done {
-		out = append(out, ledgerRow{Capsule: cp, Republished: to, Outcome: "republished"})
+		outcome := "not parked again: handled, or not yet read"
+		if again, ok := parkedAs[to]; ok {
+			outcome = "parked again as capsule " + again
+		}
+		out = append(out, ledgerRow{Capsule: cp, Republished: to, Outcome: outcome})
 	}
 	slices.SortFunc(out, func(a, b ledgerRow) int { return cmp.Compare(a.Capsule, b.Capsule) })
 	return out, nil

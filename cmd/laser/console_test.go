@@ -196,7 +196,26 @@ func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "republished at") {
 		t.Fatalf("confirmed redrive: %d\n%s", code, body)
 	}
-	wantPage(t, srv, "/dlq", http.StatusOK, `<td>`+bad+`</td>`)
+	wantPage(t, srv, "/dlq", http.StatusOK, `<td>`+bad+`</td>`, "not parked again")
+	// The agent rejects the copy too: the ledger says where it was parked.
+	parked := make(chan struct{}, 1)
+	agent, err := s.client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Rejectf("still cannot book %q", c.Message().Body()) }),
+		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	select {
+	case <-parked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the redriven copy was not parked again")
+	}
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, srv, "/dlq", http.StatusOK, "parked again as capsule")
 	code, body, _ = post(t, srv, "/dlq/redrive", url.Values{"capsule": {bad}, "confirm": {"yes"}})
 	if code != http.StatusOK || !strings.Contains(body, "skipped: already redriven") {
 		t.Fatalf("second redrive: %d\n%s", code, body)
