@@ -177,23 +177,24 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 			}
 			return errors.New(b.String())
 		}
-		for _, m := range matching {
-			client := runtime.NewClient(t, runtime.ClientOptions{})
-			defer client.Close()
-			if err := humaninput.Answer(ctx, client, *topic, *as, m, refuse, []byte(text), key); err != nil {
-				return err
-			}
-			verdict := "approved"
-			if refuse {
-				verdict = "refused"
-			}
-			if a.json {
-				return a.printJSON(approvalAnswer{Correlation: corr, Verdict: verdict, From: string(m.Envelope.Source)})
-			}
-			fmt.Fprintf(a.stdout, "%s %s from %s\n", verdict, shown(corr), shown(string(m.Envelope.Source)))
-			return nil
+		if len(matching) == 0 {
+			return fmt.Errorf("no pending request with correlation %s in %s", shown(corr), *topic)
 		}
-		return fmt.Errorf("no pending request with correlation %s in %s", corr, *topic)
+		m := matching[0]
+		client := runtime.NewClient(t, runtime.ClientOptions{})
+		defer client.Close()
+		if err := humaninput.Answer(ctx, client, *topic, *as, m, refuse, []byte(text), key); err != nil {
+			return err
+		}
+		verdict := "approved"
+		if refuse {
+			verdict = "refused"
+		}
+		if a.json {
+			return a.printJSON(approvalAnswer{Correlation: corr, Verdict: verdict, From: string(m.Envelope.Source)})
+		}
+		fmt.Fprintf(a.stdout, "%s %s from %s\n", verdict, shown(corr), shown(string(m.Envelope.Source)))
+		return nil
 	}
 	return cmd
 }
