@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -126,4 +127,42 @@ func TestAnExpiredPersonalAccessTokenIsRefused(t *testing.T) {
 	clock.Advance(2 * time.Hour)
 	_, err = dial(t, s).LoginWithPersonalAccessToken(raw.Token)
 	wantCode(t, err, ierror.PersonalAccessTokenExpiredCode)
+}
+
+// TestUnauthenticatedClientsHoldLittleMemory replays the attack the
+// security review measured on laser dev (12 half-sent 64 MiB frames and
+// 2,000 idle connections took the server from 8 MiB to 2.1 GiB): the
+// server's heap must stay within a few MiB of where it started.
+func TestUnauthenticatedClientsHoldLittleMemory(t *testing.T) {
+	s := iggytest.Start(t)
+	heap := func() uint64 {
+		goruntime.GC()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	chunk := make([]byte, 1<<20)
+	for range 12 {
+		nc := rawConn(t, s)
+		_, _ = nc.Write(frameHeader(iggytest.CmdLogin, 64<<20-8))
+		for range 16 { // 16 MiB of the announced 64, if the server reads it
+			if _, err := nc.Write(chunk); err != nil {
+				break // closed by the server, as it should
+			}
+		}
+	}
+	for range 2000 {
+		nc, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			break // the machine's limit, not the server's
+		}
+		t.Cleanup(func() { _ = nc.Close() })
+	}
+	after := heap()
+	grew := int64(after) - int64(before)
+	t.Logf("heap %d MiB before, %d MiB after 12 half-sent frames and 2,000 idle connections", before>>20, after>>20)
+	if grew > 48<<20 {
+		t.Fatalf("the server's heap grew by %d MiB", grew>>20)
+	}
 }
