@@ -44,6 +44,16 @@ func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respond
 	return &Ctx{Context: ctx, msg: m, c: c}
 }
 
+// Value answers the handling agent's gate and claims (see EffectGate), so
+// every effect under this Ctx, or a context derived from it, is governed as
+// the agent's; other keys are the context's.
+func (c *Ctx) Value(key any) any {
+	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{})) {
+		return agentGate{gate: c.c.cfg.Gate, claim: c.c.cfg.Claims}
+	}
+	return c.Context.Value(key)
+}
+
 // Message returns the message being handled.
 func (c *Ctx) Message() *Message { return c.msg }
 

@@ -85,7 +85,7 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 
 // send publishes env, built from o, on topic.
 func (c *Client) send(ctx context.Context, topic string, o *outgoing, env *wire.Envelope) (Position, error) {
-	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key)
+	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key, o.spec.effect)
 }
 
 // post builds o's envelope and publishes it on topic.
