@@ -229,3 +229,30 @@ func TestEachFanOutBranchIsGoverned(t *testing.T) {
 		t.Fatalf("%d commands published, want none", len(got))
 	}
 }
+
+func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
+	seen := make(chan runtime.Claims, 1)
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Agent == "payer" {
+			seen <- a.Claims
+		}
+		return govern.Allow(), nil
+	})
+	w := governed(t, gov, govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
+		t.Fatal(err)
+	}
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Claims: runtime.Claims{DataClassification: "internal"},
+		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+			// What lasergen's dispatch does for //laser:handle effect=payment.
+			hc = runtime.WithClaims(hc, runtime.Claims{EffectClass: "payment"})
+			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
+			return err
+		})})
+	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got.EffectClass != "payment" || got.DataClassification != "internal" {
+		t.Fatalf("claims %+v, want the handler's effect class and the agent's data classification", got)
+	}
+}

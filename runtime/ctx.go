@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/lasergo/laser/internal/testhook"
@@ -17,6 +18,9 @@ type Ctx struct {
 	c   *Consumer
 	// attempt is the one-based number of the handler attempt under way.
 	attempt int
+	// claims are what the handler declares about its effects (WithClaims);
+	// they take precedence over the agent's.
+	claims Claims
 }
 
 // Attempt returns the one-based number of the handler attempt under way (0
@@ -48,8 +52,11 @@ func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respond
 // every effect under this Ctx, or a context derived from it, is governed as
 // the agent's; other keys are the context's.
 func (c *Ctx) Value(key any) any {
-	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{})) {
-		return agentGate{gate: c.c.cfg.Gate, claim: c.c.cfg.Claims}
+	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{}) || c.claims != (Claims{})) {
+		claims := c.c.cfg.Claims
+		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)
+		claims.DataClassification = cmp.Or(c.claims.DataClassification, claims.DataClassification)
+		return agentGate{gate: c.c.cfg.Gate, claim: claims}
 	}
 	return c.Context.Value(key)
 }

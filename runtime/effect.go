@@ -149,6 +149,15 @@ func envelopeEffect(topic string, env *wire.Envelope, kind EffectKind, signed bo
 	return e
 }
 
+// WithClaims returns a copy of c whose effects carry claims (the classes a
+// handler declares; lasergen's effect= and data= keys), in place of the
+// agent's for each class claims sets.
+func WithClaims(c *Ctx, claims Claims) *Ctx {
+	cp := *c
+	cp.claims = claims
+	return &cp
+}
+
 // WithEffectKind names the kind of effect a send performs when the verb
 // alone does not say it (a workflow step, a fan-out branch), so a gate sees
 // it as such.
