@@ -256,3 +256,25 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 		t.Fatalf("claims %+v, want the handler's effect class and the agent's data classification", got)
 	}
 }
+
+func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
+	kinds := make(chan runtime.EffectKind, 1)
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Agent == "payer" {
+			kinds <- a.Kind
+		}
+		return govern.Allow(), nil
+	})
+	w := governed(t, gov, govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
+		t.Fatal(err)
+	}
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Respond: runtime.TopicResponses,
+		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error { return hc.Respond([]byte("done")) })})
+	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-kinds; got != runtime.EffectResponse {
+		t.Fatalf("the answer was seen as %q, want response", got)
+	}
+}

@@ -102,6 +102,7 @@ func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	}
 	prov := c.replyProvenance()
 	prov.Target = c.msg.Provenance.Agent
+	spec.effect = EffectResponse // a plain answer is an answer all the same
 	_, err := c.Client().postPlain(c, topic, &prov, body, &spec)
 	return err
 }

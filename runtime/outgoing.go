@@ -126,7 +126,7 @@ func (c *Client) postPlain(ctx context.Context, topic string, prov *wire.Provena
 	if s.hasCT {
 		extra = append(extra, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(s.contentType))})
 	}
-	pos, err := c.prod.sendPlain(ctx, topic, prov, body, extra...)
+	pos, err := c.prod.sendPlain(ctx, topic, prov, body, s.effect, extra...)
 	if err != nil {
 		return Position{}, fmt.Errorf("send to %s: %w", topic, err)
 	}

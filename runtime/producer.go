@@ -114,10 +114,11 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 }
 
 // sendPlain publishes payload as a plain message whose provenance travels
-// as string headers, keyed by its conversation; extra headers are appended.
-func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, extra ...wire.Header) (Position, error) {
+// as string headers, keyed by its conversation, once the gate admitted it
+// as an effect of kind (EffectPlain when ""); extra headers are appended.
+func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind EffectKind, extra ...wire.Header) (Position, error) {
 	if p.governed(ctx) {
-		e := &Effect{Kind: EffectPlain, Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
+		e := &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
 		if err := p.admit(ctx, e); err != nil {
 			return Position{}, err
 		}
