@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // auditCommand shows what the governance gates decided (per agent, with no
@@ -133,7 +136,16 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicAudit, "audit topic")
+	trust := cmd.Flags().StringArray("trust", nil, "PRINCIPAL=HEX: a principal's Ed25519 public key (hex); with any, every record's signature must verify")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var opts govern.VerifyOptions
+		if len(*trust) > 0 {
+			keys, err := trustedKeys(*trust)
+			if err != nil {
+				return err
+			}
+			opts.Keys = keys
+		}
 		t, err := sf.dial(cmd.Context())
 		if err != nil {
 			return err
@@ -143,7 +155,7 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		findings := govern.Verify(entries, govern.VerifyOptions{})
+		findings := govern.Verify(entries, opts)
 		views := make([]findingView, len(findings))
 		for i, f := range findings {
 			views[i] = findingView{Producer: f.Producer, Index: f.Index, Seq: f.Seq, Position: f.At.String(), Problem: string(f.Problem), Detail: f.Detail}
@@ -165,4 +177,20 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// trustedKeys enrolls each PRINCIPAL=HEX public key.
+func trustedKeys(specs []string) (*sign.Registry, error) {
+	keys := sign.NewRegistry()
+	for _, spec := range specs {
+		principal, hexKey, ok := strings.Cut(spec, "=")
+		pub, err := hex.DecodeString(hexKey)
+		if !ok || principal == "" || err != nil || len(pub) != ed25519.PublicKeySize {
+			return nil, usagef("--trust %q is not PRINCIPAL=<%d hex bytes of an Ed25519 public key>", spec, ed25519.PublicKeySize)
+		}
+		if err := keys.Enroll(principal, pub); err != nil {
+			return nil, usagef("--trust %q: %v", spec, err)
+		}
+	}
+	return keys, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,13 +13,14 @@ import (
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
 // governedServer records decisions on a server's agent.audit: two blocks
 // for payer and a defer for clerk. It returns the address, the transport
 // and the records.
-func governedServer(t *testing.T) (string, *iggy.Transport, []govern.Entry) {
+func governedServer(t *testing.T, opts govern.Options) (string, *iggy.Transport, []govern.Entry) {
 	t.Helper()
 	addr := serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -34,7 +36,7 @@ func governedServer(t *testing.T) (string, *iggy.Transport, []govern.Entry) {
 		}
 		return govern.Block("no wires").WithPolicy("payments", "v1"), nil
 	})
-	client := runtime.NewClient(tr, runtime.ClientOptions{Gate: govern.NewGate(policy, govern.Options{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientOptions{Gate: govern.NewGate(policy, opts), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func governedServer(t *testing.T) (string, *iggy.Transport, []govern.Entry) {
 }
 
 func TestAuditListsEachAgentsDecisions(t *testing.T) {
-	addr, _, _ := governedServer(t)
+	addr, _, _ := governedServer(t, govern.Options{})
 	code, out, errOut := laser(t, "audit", "--addr", addr, "--json")
 	if code != exitOK {
 		t.Fatalf("audit: %d %s", code, errOut)
@@ -73,7 +75,7 @@ func TestAuditListsEachAgentsDecisions(t *testing.T) {
 }
 
 func TestAuditVerifyPassesAnIntactChain(t *testing.T) {
-	addr, _, _ := governedServer(t)
+	addr, _, _ := governedServer(t, govern.Options{})
 	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr); code != exitOK || !strings.Contains(out, "3 decision records") {
 		t.Fatalf("audit verify: %d %s %s", code, out, errOut)
 	}
@@ -98,7 +100,7 @@ func republish(t *testing.T, tr *iggy.Transport, topic string, envs ...*wire.Env
 }
 
 func TestAuditVerifyNamesEachTamperingWithItsPosition(t *testing.T) {
-	addr, tr, entries := governedServer(t)
+	addr, tr, entries := governedServer(t, govern.Options{})
 	e := func(i int) *wire.Envelope { return entries[i].Envelope }
 	altered := *entries[1].Evidence
 	altered.Outcome = govern.OutcomeEffected
@@ -132,5 +134,23 @@ func TestAuditVerifyNamesEachTamperingWithItsPosition(t *testing.T) {
 				t.Fatalf("findings %+v, want %s at index 1 (position 0:1) first", views, tc.problem)
 			}
 		})
+	}
+}
+
+func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
+	key, other := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
+	addr, _, _ := governedServer(t, govern.Options{Key: key})
+	trusted := "governor=" + hex.EncodeToString(key.Public())
+	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--trust", trusted); code != exitOK {
+		t.Fatalf("audit verify of signed evidence: %d %s %s", code, out, errOut)
+	}
+	wrong := "governor=" + hex.EncodeToString(other.Public())
+	code, out, _ := laser(t, "audit", "verify", "--addr", addr, "--trust", wrong, "--json")
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 || views[0].Problem != "unverified" {
+		t.Fatalf("audit verify under another key: exit %d\n%s", code, out)
+	}
+	if code, _, _ := laser(t, "audit", "verify", "--addr", addr, "--trust", "governor=zz"); code != exitUsage {
+		t.Fatalf("a malformed --trust exits %d, want %d", code, exitUsage)
 	}
 }
