@@ -50,11 +50,15 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 	if clock == nil {
 		clock = c.Clock()
 	}
+	// Each pass reads only what was appended since the last one.
+	var votes []Vote
+	var from map[uint32]uint64
 	for {
-		_, votes, err := ReadProposals(ctx, c.Transport(), g.opts.ProposalTopic)
+		_, more, next, err := readProposals(ctx, c.Transport(), g.opts.ProposalTopic, from)
 		if err != nil {
 			return p.ID, err
 		}
+		votes, from = append(votes, more...), next
 		switch res := Tally(p, votes, clock.Now()); res.State {
 		case Committed:
 			return p.ID, nil
@@ -92,9 +96,16 @@ func ReadProposals(ctx context.Context, t runtime.Transport, topic string) ([]Pr
 	if topic == "" {
 		topic = TopicProposals
 	}
+	props, votes, _, err := readProposals(ctx, t, topic, nil)
+	return props, votes, err
+}
+
+// readProposals reads the proposals and votes on topic from the offsets in
+// from, and returns the offsets to resume from.
+func readProposals(ctx context.Context, t runtime.Transport, topic string, from map[uint32]uint64) ([]Proposal, []Vote, map[uint32]uint64, error) {
 	var props []Proposal
 	var votes []Vote
-	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+	next, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
 		env, ok := governanceEvent(topic, rec)
 		if !ok {
 			return
@@ -113,9 +124,9 @@ func ReadProposals(ctx context.Context, t runtime.Transport, topic string) ([]Pr
 		}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("govern: %w", err)
+		return nil, nil, nil, fmt.Errorf("govern: %w", err)
 	}
-	return props, votes, nil
+	return props, votes, next, nil
 }
 
 // governanceEvent decodes rec as an AGDX event with an operation.
