@@ -15,7 +15,7 @@
 // humaninput, a proposal waits for its votes to commit, a defer returns a
 // retryable error matching ErrDeferred. Observe records what enforce would
 // have done and lets the effect through unchanged. A failing governor fails
-// closed.
+// closed in either mode.
 //
 // Every decision other than allow (and allows too, with
 // Options.RecordAllows) appends Evidence to agent.audit as an AGDX event with

@@ -95,7 +95,11 @@ func (g *Gate) Admit(ctx context.Context, c *runtime.Client, a *Action) error {
 		govErr = fmt.Errorf("unknown verdict %q", d.Verdict)
 	}
 	if govErr != nil {
+		// A broken policy fails closed in either mode: observing a policy
+		// that cannot decide would let everything through unjudged.
 		d = Decision{Verdict: VerdictError, Reason: govErr.Error()}
+		g.deny(ctx, c, a, d, OutcomeBlocked)
+		return runtime.Reject(&PolicyError{Kind: ErrBlocked, Verdict: d.Verdict, Reason: d.Reason, Err: govErr})
 	}
 	if g.opts.Mode == Observe {
 		if d.Verdict != VerdictAllow || g.opts.RecordAllows {
@@ -128,9 +132,8 @@ func (g *Gate) Admit(ctx context.Context, c *runtime.Client, a *Action) error {
 		id, err := g.propose(ctx, c, a, d)
 		return g.approve(ctx, c, a, d, id, err)
 	}
-	// Block, and a failed governor: fail closed.
 	g.deny(ctx, c, a, d, OutcomeBlocked)
-	return runtime.Reject(&PolicyError{Kind: ErrBlocked, Verdict: d.Verdict, Reason: d.Reason, Policy: d.Policy, Err: govErr})
+	return runtime.Reject(&PolicyError{Kind: ErrBlocked, Verdict: d.Verdict, Reason: d.Reason, Policy: d.Policy})
 }
 
 // approve finishes a step-up or proposal: approved runs the effect once

@@ -100,20 +100,22 @@ func TestDeferIsARetryableErrorAndPublishesNothing(t *testing.T) {
 	}
 }
 
-func TestAGovernorErrorFailsClosed(t *testing.T) {
+func TestAGovernorErrorFailsClosedInEitherMode(t *testing.T) {
 	broken := govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) {
 		return govern.Decision{}, errors.New("policy engine down")
 	})
-	w := governed(t, broken, govern.Options{})
-	_, err := w.emit()
-	if !errors.Is(err, govern.ErrBlocked) {
-		t.Fatalf("emit under a failing governor: %v, want ErrBlocked", err)
-	}
-	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
-		t.Fatalf("%d messages published, want none", len(got))
-	}
-	if ev := w.onlyEvidence(); ev.Verdict != govern.VerdictError || ev.Outcome != govern.OutcomeBlocked {
-		t.Fatalf("evidence %+v, want error/blocked", ev)
+	for _, mode := range []govern.Mode{govern.Enforce, govern.Observe} {
+		w := governed(t, broken, govern.Options{Mode: mode})
+		_, err := w.emit()
+		if !errors.Is(err, govern.ErrBlocked) {
+			t.Fatalf("emit under a failing governor in %s mode: %v, want ErrBlocked", mode, err)
+		}
+		if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+			t.Fatalf("%s mode: %d messages published, want none", mode, len(got))
+		}
+		if ev := w.onlyEvidence(); ev.Verdict != govern.VerdictError || ev.Outcome != govern.OutcomeBlocked || ev.Mode != mode {
+			t.Fatalf("evidence %+v, want error/blocked in %s mode", ev, mode)
+		}
 	}
 }
 
