@@ -2,6 +2,7 @@ package govern_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -158,5 +160,31 @@ func TestAnAgentsGateOverridesTheClients(t *testing.T) {
 	}
 	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
 		t.Fatalf("%d messages published, want none", len(got))
+	}
+}
+
+func TestAProposalNobodyVotesOnExpiresAtItsDeadline(t *testing.T) {
+	clock := lasertest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	q := govern.Quorum{Rule: govern.Majority, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{Clock: clock})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := w.emit()
+		errc <- err
+	}()
+	// The gate waits between its reads of the votes; past the deadline the
+	// next read expires the proposal.
+	if err := clock.BlockUntil(w.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if err := <-errc; !errors.Is(err, govern.ErrRefused) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("emit: %v, want ErrRefused for an expired proposal", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeRefused {
+		t.Fatalf("evidence %+v, want propose/refused", ev)
 	}
 }
