@@ -33,11 +33,11 @@ type feature struct {
 
 // features lists every scenario file of the reference, in its order.
 var features = []feature{
-	{name: "agent", pending: "issue 26"},
-	{name: "agent_must_understand", pending: "issue 26"},
-	{name: "provenance", pending: "issue 26"},
-	{name: "streaming", pending: "issue 26"},
-	{name: "governance", pending: "issue 26"},
+	{name: "agent", steps: agentSteps},
+	{name: "agent_must_understand", steps: agentMustUnderstandSteps},
+	{name: "provenance", steps: agentSteps},
+	{name: "streaming", steps: streamingSteps},
+	{name: "governance", steps: governanceSteps},
 	{name: "bridges", pending: "issue 27"},
 	{name: "memory", pending: "issue 29"},
 	{name: "capabilities", outOfScope: "a managed Cloud surface of the reference"},

@@ -10,5 +10,8 @@
 // Each feature's steps live in a file of their own (steps_<feature>_test.go)
 // and keep their state per scenario; the table in conformance_test.go says
 // which feature is implemented, which waits for an issue, and which is out of
-// laser-go's scope.
+// laser-go's scope. The Background steps most features share (a running
+// platform, a fresh stream, a new conversation, reading it back) are
+// registered by platformSteps (steps_platform_test.go) on the feature's own
+// per-scenario state.
 package conformance

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -134,8 +133,11 @@ func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Reques
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each branch is an effect of its own; the caller's options may
+			// name it otherwise (a workflow step).
+			branch := append([]runtime.RequestOption{runtime.WithEffectKind(runtime.EffectFanoutBranch)}, base...)
 			m, err := c.Request(bctx, runtime.Command{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
-				append(append(slices.Clone(base), opts...), branchOptions(c, req.Within)...)...)
+				append(append(branch, opts...), branchOptions(c, req.Within)...)...)
 			results <- outcome{i: i, msg: m, err: err}
 		}()
 	}

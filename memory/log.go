@@ -260,7 +260,8 @@ func (l *Log) publish(ctx context.Context, rec *wire.MemoryRecord, prov wire.Pro
 	// A memory record is a plain message with headers of its own, which no
 	// send verb adds: it is appended as a raw record.
 	out := runtime.Outgoing{Key: prov.PartitionKey(), Headers: append(headers, extra...), Payload: payload}
-	if _, err := l.client.Producer().Publish(ctx, l.topic, out); err != nil {
+	write := runtime.Effect{Kind: runtime.EffectMemoryWrite, Operation: rec.Op.String(), Agent: scope.Agent}
+	if _, err := l.client.Producer().PublishEffect(ctx, write, l.topic, out); err != nil {
 		return fmt.Errorf("memory: %s: %w", rec.Op, err)
 	}
 	return nil

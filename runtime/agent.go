@@ -30,6 +30,13 @@ type AgentConfig struct {
 	// CardTopic, when set, is where the agent publishes Card as it starts
 	// (see WithCardPublished).
 	CardTopic string
+	// Gate, when set, decides before the effects of the agent's handlers in
+	// place of the client's (ClientOptions.Gate).
+	Gate EffectGate
+	// Claims are what the agent's handlers declare about their effects
+	// (lasergen fills them in from //laser: directives); a gate sees them
+	// on every effect of a handler.
+	Claims Claims
 }
 
 // Agent is a configured agent, ready to Start.
@@ -67,7 +74,7 @@ func (c *Client) NewAgent(cfg AgentConfig, opts ...AgentOption) (*Agent, error) 
 
 // consumer is the consumer configuration of the agent running on c.
 func (cfg *AgentConfig) consumer(c *Client) ConsumerConfig {
-	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, Tuning: cfg.Tuning}
+	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, Gate: cfg.Gate, Claims: cfg.Claims, Tuning: cfg.Tuning}
 }
 
 // ID returns the agent's id.

@@ -29,6 +29,10 @@ type ClientOptions struct {
 	// Middleware, and the ones implementing SendInterceptor wrap every
 	// publish of the client. Tracing goes here. Default none.
 	Middleware []Middleware
+	// Gate decides before every effect of the client and of the agents on
+	// it, unless an agent has a gate of its own (AgentConfig.Gate); package
+	// govern builds one from a policy. Default none: every effect runs.
+	Gate EffectGate
 }
 
 // Client is a process's handle on a transport: it publishes, owns the reply
@@ -64,7 +68,9 @@ func NewClient(t Transport, opts ClientOptions) *Client {
 	}
 	po := opts.Producer
 	po.Interceptors = sendInterceptors(po.Interceptors, opts.Middleware)
-	return &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
+	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
+	c.prod.gate, c.prod.client = opts.Gate, c
+	return c
 }
 
 // Transport returns the client's transport.

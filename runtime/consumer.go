@@ -81,6 +81,10 @@ type ConsumerConfig struct {
 	// and lends the consumer its clock, id source and logger. Default:
 	// NewClient(t, ClientOptions{}), the system clock, ULIDs and slog.Default().
 	Client *Client
+	// Gate, when set, governs the effects of the handler in place of the
+	// client's gate; Claims are what the handler declares about them.
+	Gate   EffectGate
+	Claims Claims
 	// Tuning holds the knobs of the pipeline; the zero value is the default.
 	Tuning
 }

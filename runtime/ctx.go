@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/lasergo/laser/internal/testhook"
@@ -17,6 +18,9 @@ type Ctx struct {
 	c   *Consumer
 	// attempt is the one-based number of the handler attempt under way.
 	attempt int
+	// claims are what the handler declares about its effects (WithClaims);
+	// they take precedence over the agent's.
+	claims Claims
 }
 
 // Attempt returns the one-based number of the handler attempt under way (0
@@ -42,6 +46,19 @@ func init() {
 func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respondTopic string) *Ctx {
 	c := &Consumer{cfg: ConsumerConfig{Agent: agent, RespondTopic: respondTopic, Client: client}, prod: client.Producer(), ids: client.IDs(), clock: client.Clock(), log: client.log}
 	return &Ctx{Context: ctx, msg: m, c: c}
+}
+
+// Value answers the handling agent's gate and claims (see EffectGate), so
+// every effect under this Ctx, or a context derived from it, is governed as
+// the agent's; other keys are the context's.
+func (c *Ctx) Value(key any) any {
+	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{}) || c.claims != (Claims{})) {
+		claims := c.c.cfg.Claims
+		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)
+		claims.DataClassification = cmp.Or(c.claims.DataClassification, claims.DataClassification)
+		return agentGate{gate: c.c.cfg.Gate, claim: claims}
+	}
+	return c.Context.Value(key)
 }
 
 // Message returns the message being handled.
@@ -85,6 +102,7 @@ func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	}
 	prov := c.replyProvenance()
 	prov.Target = c.msg.Provenance.Agent
+	spec.effect = EffectResponse // a plain answer is an answer all the same
 	_, err := c.Client().postPlain(c, topic, &prov, body, &spec)
 	return err
 }

@@ -116,7 +116,9 @@ func (c *Consumer) sendDeadLetter(ctx context.Context, prov wire.Provenance, cap
 		}
 	}
 	headers = append(headers, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentCBOR))})
-	pos, err := c.prod.Publish(ctx, c.cfg.DeadLetterTopic, Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: payload})
+	// Parking is bookkeeping, not an effect of the agent: no gate may stop
+	// it, or a refused message could never leave its partition.
+	pos, err := c.prod.publishOut(ctx, c.cfg.DeadLetterTopic, []Outgoing{{Key: prov.PartitionKey(), Headers: headers, Payload: payload}})
 	if err != nil {
 		return Position{}, err
 	}

@@ -113,6 +113,9 @@ type sendSpec struct {
 	fence        *uint64
 	metadata     wire.Metadata
 	streamBuffer *int
+	// effect is the effect kind a gate sees when the verb's own does not
+	// say it (WithEffectKind).
+	effect EffectKind
 }
 
 // WithContentType says what the body is (the agdx.ct header).

@@ -85,7 +85,7 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 
 // send publishes env, built from o, on topic.
 func (c *Client) send(ctx context.Context, topic string, o *outgoing, env *wire.Envelope) (Position, error) {
-	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key)
+	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key, o.spec.effect)
 }
 
 // post builds o's envelope and publishes it on topic.
@@ -126,7 +126,7 @@ func (c *Client) postPlain(ctx context.Context, topic string, prov *wire.Provena
 	if s.hasCT {
 		extra = append(extra, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(s.contentType))})
 	}
-	pos, err := c.prod.sendPlain(ctx, topic, prov, body, extra...)
+	pos, err := c.prod.sendPlain(ctx, topic, prov, body, s.effect, extra...)
 	if err != nil {
 		return Position{}, fmt.Errorf("send to %s: %w", topic, err)
 	}

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/lasergo/laser/sign"
@@ -33,6 +35,10 @@ type Producer struct {
 	clock Clock
 	ids   IDSource
 	log   *slog.Logger
+	// gate and client govern every effect (see EffectGate); gate is nil
+	// when the client has none.
+	gate   EffectGate
+	client *Client
 }
 
 // newProducer returns a producer over t timing its backoff on clock, minting
@@ -48,7 +54,39 @@ func newProducer(t Transport, opts ProducerOptions, clock Clock, ids IDSource, l
 }
 
 // Publish appends records to topic, retrying transient transport errors.
+// The client's gate admits each record first (as an EffectPublish); when it
+// refuses one, nothing is published.
 func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
+	return p.PublishEffect(ctx, Effect{Kind: EffectPublish}, topic, records...)
+}
+
+// PublishEffect is Publish for records that perform an effect of their own
+// kind (a memory write, say): the gate admits each record as proto with the
+// record's topic, payload and provenance filled in, and a replaced body
+// becomes the record's payload.
+func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string, records ...Outgoing) ([]Position, error) {
+	if p.governed(ctx) {
+		records = slices.Clone(records)
+		for i := range records {
+			e := proto
+			e.Topic, e.Body = topic, records[i].Payload
+			if prov, err := wire.DecodeProvenance(records[i].Headers); err == nil {
+				e.Conversation = prov.Conversation
+				e.Agent = cmp.Or(e.Agent, prov.Agent)
+				e.Target = cmp.Or(e.Target, prov.Target)
+			}
+			if err := p.admit(ctx, &e); err != nil {
+				return nil, err
+			}
+			records[i].Payload = e.Body
+		}
+	}
+	return p.publishOut(ctx, topic, records)
+}
+
+// publishOut publishes records through the interceptors, ungoverned: the
+// send verbs call it once the gate admitted their effect.
+func (p *Producer) publishOut(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
 	if len(p.opts.Interceptors) > 0 {
 		return p.intercepted(ctx, topic, records)
 	}
@@ -76,14 +114,22 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 }
 
 // sendPlain publishes payload as a plain message whose provenance travels
-// as string headers, keyed by its conversation; extra headers are appended.
-func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, extra ...wire.Header) (Position, error) {
+// as string headers, keyed by its conversation, once the gate admitted it
+// as an effect of kind (EffectPlain when ""); extra headers are appended.
+func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind EffectKind, extra ...wire.Header) (Position, error) {
+	if p.governed(ctx) {
+		e := &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
+		if err := p.admit(ctx, e); err != nil {
+			return Position{}, err
+		}
+		payload = e.Body
+	}
 	headers, err := prov.Headers()
 	if err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
 	}
 	headers = append(headers, extra...)
-	pos, err := p.Publish(ctx, topic, Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: payload})
+	pos, err := p.publishOut(ctx, topic, []Outgoing{{Key: prov.PartitionKey(), Headers: headers, Payload: payload}})
 	if err != nil {
 		return Position{}, err
 	}
@@ -91,12 +137,21 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 }
 
 // sendEnvelope validates env, mints its record id when missing (chunks keep
-// none), signs it last when key is set (binding the agdx.ct and agdx.av
-// headers), and publishes it keyed by its conversation.
-func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
+// none), has the gate admit it as an effect of kind (derived from env's kind
+// when ""), signs it last when key is set (binding the agdx.ct and agdx.av
+// headers, and so any body the gate replaced), and publishes it keyed by its
+// conversation.
+func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind EffectKind) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
 		id := p.ids.NewID()
 		env.Record = &id
+	}
+	if p.governed(ctx) {
+		e := envelopeEffect(topic, env, kind, key != nil)
+		if err := p.admit(ctx, e); err != nil {
+			return Position{}, err
+		}
+		env.Body, env.Metadata = e.Body, e.Metadata
 	}
 	if err := wire.Validate(env); err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "envelope", Err: err}
@@ -111,11 +166,11 @@ func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Env
 	if err != nil {
 		return Position{}, &Error{Code: CodeCodec, Msg: "encode envelope", Err: err}
 	}
-	pos, err := p.Publish(ctx, topic, Outgoing{
+	pos, err := p.publishOut(ctx, topic, []Outgoing{{
 		Key:     wire.PartitionKey(env.Conversation),
 		Headers: wire.EnvelopeHeaders(env, ct),
 		Payload: payload,
-	})
+	}})
 	if err != nil {
 		return Position{}, err
 	}

@@ -70,6 +70,9 @@ func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...CommandOp
 // must come from. done unregisters the waiter.
 func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
 	out := command(cmd, *spec, c.opts.IDs.NewID())
+	if out.spec.effect == "" {
+		out.spec.effect = EffectRequest
+	}
 	env, err := c.envelope(out)
 	if err != nil {
 		return nil, nil, nil, err

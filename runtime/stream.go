@@ -128,7 +128,7 @@ func (w *ChunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
 		ct = wire.ContentCBOR
 		env.Record = nil // minted by the producer: an error is a record of its own
 	}
-	if _, err := w.ctx.c.prod.sendEnvelope(w.ctx, w.topic, &env, ct, w.ctx.c.cfg.SigningKey); err != nil {
+	if _, err := w.ctx.c.prod.sendEnvelope(w.ctx, w.topic, &env, ct, w.ctx.c.cfg.SigningKey, ""); err != nil {
 		return err
 	}
 	if m := w.ctx.msg; m != nil {

@@ -123,6 +123,9 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 	return func(yield func([]byte, error) bool) {
 		spec := specOf(opts, StreamOption.applyStream)
 		out := command(cmd, spec, c.opts.IDs.NewID())
+		if out.spec.effect == "" {
+			out.spec.effect = EffectRequest
+		}
 		env, err := c.envelope(out)
 		if err != nil {
 			yield(nil, err)

@@ -8,6 +8,8 @@
 //	laser tail agent.commands          follow a topic, decoded for people
 //	laser approvals                    list pending requests for human input
 //	laser approvals answer CORR approve  answer one
+//	laser audit                        governance decisions per agent (agent.audit)
+//	laser audit verify                 check the evidence chains, naming each break
 //	laser version                      the versions of laser, Go and the Iggy SDK
 //	laser completion bash|zsh|fish     a shell completion script
 //
@@ -123,7 +125,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect or log in.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 	})
-	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.versionCommand())
+	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.auditCommand(), a.versionCommand())
 	return root
 }
 

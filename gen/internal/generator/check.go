@@ -189,6 +189,7 @@ func (c *collector) checkOps(a *Agent) {
 			continue
 		}
 		c.checkContext(op)
+		c.checkClaims(op)
 		if op.Kind != OpEvent {
 			handles++
 			if handles == maxCardOps+1 {

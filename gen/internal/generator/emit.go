@@ -328,6 +328,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 			decodeFailed,
 		),
 	}
+	body = append(body, withClaims(op)...)
 	body = append(body, assembleContext(op)...)
 	args := []jen.Code{jen.Id("c"), jen.Id("in")}
 	if op.Context {

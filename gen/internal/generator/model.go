@@ -107,6 +107,10 @@ type Operation struct {
 	contextValue  string
 	contextPos    token.Pos // the context value, when the directive has one
 
+	// Effect and Data are the classes the handler declares for its
+	// effects (effect= and data=, see claims.go).
+	Effect, Data claim
+
 	sig  *types.Signature
 	decl *ast.FuncDecl
 	name string // directive name: handle or event
@@ -449,6 +453,12 @@ func (c *collector) method(p pendingOp) {
 	}
 	if f, ok := p.d.fields["context"]; ok {
 		op.contextValue, op.contextPos = f.Value, f.ValuePos
+	}
+	if f, ok := p.d.fields["effect"]; ok {
+		op.Effect = claim{f.Value, f.ValuePos}
+	}
+	if f, ok := p.d.fields["data"]; ok {
+		op.Data = claim{f.Value, f.ValuePos}
 	}
 	a.Ops = append(a.Ops, op)
 }

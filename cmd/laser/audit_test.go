@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// governedServer records decisions on a server's agent.audit: two blocks
+// for payer and a defer for clerk. It returns the address, the transport
+// and the records.
+func governedServer(t *testing.T, opts govern.Options) (string, *iggy.Transport, []govern.Entry) {
+	t.Helper()
+	addr := serverAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	tr, err := iggy.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	policy := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Agent == "clerk" {
+			return govern.Defer("after close"), nil
+		}
+		return govern.Block("no wires").WithPolicy("payments", "v1"), nil
+	})
+	client := runtime.NewClient(tr, runtime.ClientOptions{Gate: govern.NewGate(policy, opts), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Bootstrap(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"payer", "payer", "clerk"} {
+		if _, err := client.Emit(ctx, runtime.TopicCommands, from, []byte("wire-funds")); err == nil {
+			t.Fatal("a governed effect ran")
+		}
+	}
+	entries, err := govern.ReadAudit(ctx, tr, "")
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("read %d decisions (%v), want 3", len(entries), err)
+	}
+	return addr, tr, entries
+}
+
+func TestAuditListsEachAgentsDecisions(t *testing.T) {
+	addr, _, _ := governedServer(t, govern.Options{})
+	code, out, errOut := laser(t, "audit", "--addr", addr, "--json")
+	if code != exitOK {
+		t.Fatalf("audit: %d %s", code, errOut)
+	}
+	var views []activityView
+	if err := json.Unmarshal([]byte(out), &views); err != nil {
+		t.Fatal(err)
+	}
+	if len(views) != 2 || views[0].Agent != "payer" || views[0].Decisions != 2 || views[0].ByVerdict["block"] != 2 ||
+		views[0].Latest.Outcome != "blocked" || views[0].Latest.Policy != "payments v1" ||
+		views[1].Agent != "clerk" || views[1].ByVerdict["defer"] != 1 {
+		t.Fatalf("audit --json: %s", out)
+	}
+	code, out, _ = laser(t, "audit", "--addr", addr)
+	if code != exitOK || !strings.Contains(out, "payer") || !strings.Contains(out, "block=2") || !strings.Contains(out, "defer=1") {
+		t.Fatalf("audit: %d\n%s", code, out)
+	}
+}
+
+func TestAuditVerifyPassesAnIntactChain(t *testing.T) {
+	addr, _, _ := governedServer(t, govern.Options{})
+	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr); code != exitOK || !strings.Contains(out, "3 decision records") {
+		t.Fatalf("audit verify: %d %s %s", code, out, errOut)
+	}
+}
+
+// republish appends the records' envelopes to topic in the order given.
+func republish(t *testing.T, tr *iggy.Transport, topic string, envs ...*wire.Envelope) {
+	t.Helper()
+	ctx := t.Context()
+	if err := tr.EnsureTopics(ctx, 1, topic); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range envs {
+		payload, err := env.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Publish(ctx, topic, runtime.Outgoing{Headers: wire.EnvelopeHeaders(env, wire.ContentCBOR), Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAuditVerifyNamesEachTamperingWithItsPosition(t *testing.T) {
+	addr, tr, entries := governedServer(t, govern.Options{})
+	e := func(i int) *wire.Envelope { return entries[i].Envelope }
+	altered := *entries[1].Evidence
+	altered.Outcome = govern.OutcomeEffected
+	body, err := altered.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := *e(1)
+	changed.Body = body
+	cases := []struct {
+		name, topic string
+		envs        []*wire.Envelope
+		problem     string
+	}{
+		{"removed", "removed.audit", []*wire.Envelope{e(0), e(2)}, "removed"},
+		{"reordered", "reordered.audit", []*wire.Envelope{e(0), e(2), e(1)}, "reordered"},
+		{"altered", "altered.audit", []*wire.Envelope{e(0), &changed, e(2)}, "altered"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			republish(t, tr, tc.topic, tc.envs...)
+			code, out, _ := laser(t, "audit", "verify", "--addr", addr, "--topic", tc.topic, "--json")
+			if code != exitFailed {
+				t.Fatalf("audit verify of a %s record: exit %d, want %d\n%s", tc.name, code, exitFailed, out)
+			}
+			var views []findingView
+			if err := json.Unmarshal([]byte(out), &views); err != nil {
+				t.Fatal(err)
+			}
+			if len(views) == 0 || views[0].Problem != tc.problem || views[0].Index != 1 || views[0].Position != "0:1" {
+				t.Fatalf("findings %+v, want %s at index 1 (position 0:1) first", views, tc.problem)
+			}
+		})
+	}
+}
+
+func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
+	key, other := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
+	addr, _, _ := governedServer(t, govern.Options{Key: key})
+	trusted := "governor=" + hex.EncodeToString(key.Public())
+	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--trust", trusted); code != exitOK {
+		t.Fatalf("audit verify of signed evidence: %d %s %s", code, out, errOut)
+	}
+	wrong := "governor=" + hex.EncodeToString(other.Public())
+	code, out, _ := laser(t, "audit", "verify", "--addr", addr, "--trust", wrong, "--json")
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 || views[0].Problem != "unverified" {
+		t.Fatalf("audit verify under another key: exit %d\n%s", code, out)
+	}
+	if code, _, _ := laser(t, "audit", "verify", "--addr", addr, "--trust", "governor=zz"); code != exitUsage {
+		t.Fatalf("a malformed --trust exits %d, want %d", code, exitUsage)
+	}
+}

@@ -1,0 +1,190 @@
+package govern_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/lasertest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// start runs an agent on w's client until the test ends.
+func (w *world) start(cfg runtime.AgentConfig) {
+	w.t.Helper()
+	a, err := w.c.NewAgent(cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	h := a.Start(w.ctx)
+	w.t.Cleanup(func() { _ = h.Stop() })
+	if err := h.Ready(w.ctx); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// human answers every approval request on agent.human_input, granting or
+// refusing it, and hands each request's prompt to prompts.
+func (w *world) human(grant bool, prompts chan<- []byte) {
+	// The human is another principal: the client's policy does not govern
+	// its answers.
+	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Options{})
+	w.start(runtime.AgentConfig{ID: "alice", Listen: runtime.TopicHumanInput, Gate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+		if hc.Message().Kind() != wire.KindCommand {
+			return nil
+		}
+		prompts <- hc.Message().Body()
+		return humaninput.Answer(hc, hc.Client(), "", "alice", hc.Message(), !grant, []byte("decided"), nil)
+	})})
+}
+
+func TestStepUpRunsTheEffectOnceAHumanApproves(t *testing.T) {
+	w := governed(t, fixed(govern.StepUp("payments:wire", "above the limit")), govern.Options{})
+	prompts := make(chan []byte, 1)
+	w.human(true, prompts)
+	if _, err := w.emit(); err != nil {
+		t.Fatalf("emit after approval: %v", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 1 {
+		t.Fatalf("%d messages published, want the approved one", len(got))
+	}
+	if p := <-prompts; len(p) == 0 {
+		t.Fatal("the approval request had no prompt")
+	}
+	if ev := w.onlyEvidence(); ev.Verdict != govern.VerdictStepUp || ev.Outcome != govern.OutcomeApproved || ev.Scope != "payments:wire" {
+		t.Fatalf("evidence %+v, want step_up/approved for payments:wire", ev)
+	}
+}
+
+func TestStepUpRefusedPublishesNothing(t *testing.T) {
+	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Options{})
+	w.human(false, make(chan []byte, 1))
+	_, err := w.emit()
+	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, humaninput.ErrRefused) {
+		t.Fatalf("emit after a refusal: %v, want ErrRefused wrapping the human's refusal", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeRefused {
+		t.Fatalf("evidence %+v, want step_up/refused", ev)
+	}
+}
+
+func TestStepUpWithNoAnswerIsRefusedAtTheTimeout(t *testing.T) {
+	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Options{ApprovalTimeout: 50 * time.Millisecond})
+	_, err := w.emit()
+	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, runtime.ErrTimeout) {
+		t.Fatalf("emit with nobody to approve: %v, want ErrRefused after a timeout", err)
+	}
+}
+
+// voters runs one agent per voter on the proposal topic, each voting
+// approve[voter] on every proposal it reads.
+func (w *world) voters(approve map[string]bool) {
+	for voter, yes := range approve {
+		w.start(runtime.AgentConfig{ID: voter, Listen: govern.TopicProposals, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+			env := hc.Message().Envelope
+			if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
+				return nil
+			}
+			var p govern.Proposal
+			if err := cbor.Unmarshal(env.Body, &p); err != nil {
+				return runtime.Reject(err)
+			}
+			return govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Voter: voter, Approve: yes}, nil)
+		})})
+	}
+}
+
+func TestAProposalCommittedByTwoOfThreeReleasesTheEffect(t *testing.T) {
+	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "large transfer")), govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
+		t.Fatal(err)
+	}
+	w.voters(map[string]bool{"ann": true, "bob": true})
+	if _, err := w.emit(); err != nil {
+		t.Fatalf("emit after two approvals: %v", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 1 {
+		t.Fatalf("%d messages published, want the approved one", len(got))
+	}
+	ev := w.onlyEvidence()
+	if ev.Verdict != govern.VerdictPropose || ev.Outcome != govern.OutcomeApproved || ev.Proposal == "" {
+		t.Fatalf("evidence %+v, want propose/approved naming the proposal", ev)
+	}
+}
+
+func TestAProposalRejectedByTheVotersStopsTheEffect(t *testing.T) {
+	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
+		t.Fatal(err)
+	}
+	w.voters(map[string]bool{"ann": false, "bob": false})
+	if _, err := w.emit(); !errors.Is(err, govern.ErrRefused) {
+		t.Fatalf("emit after two rejections: %v, want ErrRefused", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeRefused {
+		t.Fatalf("evidence %+v, want propose/refused", ev)
+	}
+}
+
+func TestAnAgentsGateOverridesTheClients(t *testing.T) {
+	w := governed(t, fixed(govern.Allow()), govern.Options{})
+	done := make(chan error, 1)
+	strict := govern.NewGate(fixed(govern.Block("this agent may not send")), govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
+		t.Fatal(err)
+	}
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: strict, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+		_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
+		done <- err
+		return nil
+	})})
+	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+		t.Fatalf("the client's own effect: %v, want it allowed", err)
+	}
+	if err := <-done; !errors.Is(err, govern.ErrBlocked) {
+		t.Fatalf("the agent's send: %v, want its own gate to block it", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+}
+
+func TestAProposalNobodyVotesOnExpiresAtItsDeadline(t *testing.T) {
+	clock := lasertest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	q := govern.Quorum{Rule: govern.Majority, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{Clock: clock})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := w.emit()
+		errc <- err
+	}()
+	// The gate waits between its reads of the votes; past the deadline the
+	// next read expires the proposal.
+	if err := clock.BlockUntil(w.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if err := <-errc; !errors.Is(err, govern.ErrRefused) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("emit: %v, want ErrRefused for an expired proposal", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeRefused {
+		t.Fatalf("evidence %+v, want propose/refused", ev)
+	}
+}

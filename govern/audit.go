@@ -1,0 +1,161 @@
+package govern
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/lasergo/laser/internal/logscan"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// Entry is one decision record read off the audit topic.
+type Entry struct {
+	At       runtime.Position
+	Envelope *wire.Envelope
+	// Evidence is the decoded record; nil when the body does not decode,
+	// and Err says why.
+	Evidence *Evidence
+	Err      error
+}
+
+// ReadAudit reads every decision record on topic (default agent.audit), in
+// log order per partition. Other records on the topic are skipped.
+func ReadAudit(ctx context.Context, t runtime.Transport, topic string) ([]Entry, error) {
+	if topic == "" {
+		topic = runtime.TopicAudit
+	}
+	var out []Entry
+	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+		env, ok := governanceEvent(topic, rec)
+		if !ok || *env.Operation != OperationDecision {
+			return
+		}
+		e := Entry{At: rec.Position, Envelope: env}
+		e.Evidence, e.Err = DecodeEvidence(env.Body)
+		out = append(out, e)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("govern: %w", err)
+	}
+	return out, nil
+}
+
+// Problem is what Verify found wrong with a record.
+type Problem string
+
+// Problems.
+const (
+	// Removed: records of the chain are missing before this one.
+	Removed Problem = "removed"
+	// Reordered: this record is out of its chain's order.
+	Reordered Problem = "reordered"
+	// Altered: this record is not what its producer wrote (its hash, its
+	// predecessor's hash or its body no longer match).
+	Altered Problem = "altered"
+	// Unverified: the record's signature is missing or does not verify.
+	Unverified Problem = "unverified"
+)
+
+// Finding is one break Verify found: in which chain, at which record.
+type Finding struct {
+	Producer string
+	// Index is the record's zero-based position in its chain as read.
+	Index int
+	// At is where the record sits on the log.
+	At      runtime.Position
+	Seq     uint64
+	Problem Problem
+	Detail  string
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s record %d (seq %d, at %s): %s: %s", f.Producer, f.Index, f.Seq, f.At, f.Problem, f.Detail)
+}
+
+// VerifyOptions says what Verify checks beyond the chains.
+type VerifyOptions struct {
+	// Keys, when set, makes every record's signature mandatory.
+	Keys *sign.Registry
+}
+
+// Verify checks the chains of entries (as ReadAudit returns them) and
+// returns every break, in chain and then record order; none means every
+// producer's records are complete, in order and unaltered. A chain must
+// start at seq 1, count up by one, and carry its predecessor's hash.
+func Verify(entries []Entry, opts VerifyOptions) []Finding {
+	chains := map[string][]Entry{}
+	var producers []string
+	var findings []Finding
+	for _, e := range entries {
+		if e.Evidence == nil {
+			findings = append(findings, Finding{Producer: "?", At: e.At, Problem: Altered, Detail: fmt.Sprint(e.Err)})
+			continue
+		}
+		p := e.Evidence.Producer
+		if _, ok := chains[p]; !ok {
+			producers = append(producers, p)
+		}
+		chains[p] = append(chains[p], e)
+	}
+	slices.Sort(producers)
+	for _, p := range producers {
+		findings = append(findings, verifyChain(p, chains[p], opts)...)
+	}
+	return findings
+}
+
+// verifyChain checks one producer's records; after a break it resumes from
+// the record that broke, so one tampering is reported where it happened.
+func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
+	var out []Finding
+	report := func(i int, pr Problem, format string, args ...any) {
+		ev := chain[i].Evidence
+		out = append(out, Finding{Producer: producer, Index: i, At: chain[i].At, Seq: ev.Seq, Problem: pr, Detail: fmt.Sprintf(format, args...)})
+	}
+	want, prev := uint64(1), ""
+	for i, e := range chain {
+		ev := e.Evidence
+		if opts.Keys != nil {
+			if _, err := opts.Keys.Verify(e.Envelope); err != nil {
+				report(i, Unverified, "%v", err)
+			}
+		}
+		if digest, err := ev.Digest(); err != nil || digest != ev.Hash {
+			report(i, Altered, "its hash does not match its content")
+		}
+		switch {
+		case ev.Seq < want:
+			report(i, Reordered, "seq %d after seq %d", ev.Seq, want-1)
+		case ev.Seq > want && comesLater(want, ev.Seq, chain[i+1:]):
+			report(i, Reordered, "seq %d where seq %d was expected, which comes later", ev.Seq, want)
+		case ev.Seq > want:
+			report(i, Removed, "seq %s missing before seq %d", span(want, ev.Seq-1), ev.Seq)
+		case ev.Prev != prev:
+			report(i, Altered, "it does not carry its predecessor's hash: it or its predecessor was changed")
+		}
+		if ev.Seq >= want {
+			want, prev = ev.Seq+1, ev.Hash
+		}
+	}
+	return out
+}
+
+// comesLater reports whether a seq in [from, to) appears in rest.
+func comesLater(from, to uint64, rest []Entry) bool {
+	for _, e := range rest {
+		if s := e.Evidence.Seq; s >= from && s < to {
+			return true
+		}
+	}
+	return false
+}
+
+func span(from, to uint64) string {
+	if from == to {
+		return fmt.Sprint(from)
+	}
+	return fmt.Sprintf("%d-%d", from, to)
+}

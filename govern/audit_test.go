@@ -1,0 +1,169 @@
+package govern_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/lasertest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+)
+
+// chain records n block decisions through w's gate and reads them back.
+func (w *world) chain(n int) []govern.Entry {
+	w.t.Helper()
+	for i := range n {
+		if _, err := w.c.Emit(w.ctx, runtime.TopicCommands, "planner", fmt.Appendf(nil, "wire-funds %d", i)); err == nil {
+			w.t.Fatal("a blocked effect ran")
+		}
+	}
+	entries, err := govern.ReadAudit(w.ctx, w.tr, "")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if len(entries) != n {
+		w.t.Fatalf("read %d records, want %d", len(entries), n)
+	}
+	return entries
+}
+
+// only returns the one finding, failing unless there is exactly one.
+func only(t *testing.T, fs []govern.Finding) govern.Finding {
+	t.Helper()
+	if len(fs) != 1 {
+		t.Fatalf("findings %v, want exactly one", fs)
+	}
+	return fs[0]
+}
+
+func TestAnUntouchedChainVerifies(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := w.chain(5)
+	if fs := govern.Verify(entries, govern.VerifyOptions{}); len(fs) != 0 {
+		t.Fatalf("findings on an untouched chain: %v", fs)
+	}
+	for i, e := range entries {
+		if e.Evidence.Seq != uint64(i+1) || (i > 0 && e.Evidence.Prev != entries[i-1].Evidence.Hash) {
+			t.Fatalf("record %d: seq %d prev %q, want seq %d chained to its predecessor", i, e.Evidence.Seq, e.Evidence.Prev, i+1)
+		}
+	}
+}
+
+func TestARemovedRecordIsFoundWhereItWas(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := w.chain(5)
+	f := only(t, govern.Verify(slices.Delete(slices.Clone(entries), 2, 3), govern.VerifyOptions{}))
+	if f.Problem != govern.Removed || f.Index != 2 || f.Seq != 4 {
+		t.Fatalf("finding %v, want seq 3 removed, found at the record now at index 2", f)
+	}
+}
+
+func TestARemovedFirstRecordIsFound(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := w.chain(3)
+	f := only(t, govern.Verify(entries[1:], govern.VerifyOptions{}))
+	if f.Problem != govern.Removed || f.Index != 0 {
+		t.Fatalf("finding %v, want the chain's head removed", f)
+	}
+}
+
+func TestAReorderedRecordIsFoundWhereItWas(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := slices.Clone(w.chain(5))
+	entries[1], entries[2] = entries[2], entries[1]
+	fs := govern.Verify(entries, govern.VerifyOptions{})
+	if len(fs) == 0 || fs[0].Problem != govern.Reordered || fs[0].Index != 1 {
+		t.Fatalf("findings %v, want the swap found at index 1 first", fs)
+	}
+	for _, f := range fs {
+		if f.Problem != govern.Reordered || f.Index > 2 {
+			t.Fatalf("finding %v beyond the swapped pair", f)
+		}
+	}
+}
+
+func TestAnAlteredRecordIsFoundWhereItWas(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := slices.Clone(w.chain(5))
+	altered := *entries[3].Evidence
+	altered.Outcome = govern.OutcomeEffected
+	entries[3].Evidence = &altered
+	f := only(t, govern.Verify(entries, govern.VerifyOptions{}))
+	if f.Problem != govern.Altered || f.Index != 3 {
+		t.Fatalf("finding %v, want the record at index 3 altered", f)
+	}
+}
+
+func TestAnAlteredRecordWithARecomputedHashBreaksTheNextLink(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	entries := slices.Clone(w.chain(5))
+	altered := *entries[2].Evidence
+	altered.Reason = "allowed after all"
+	altered.Hash, _ = altered.Digest()
+	entries[2].Evidence = &altered
+	f := only(t, govern.Verify(entries, govern.VerifyOptions{}))
+	if f.Problem != govern.Altered || f.Index != 3 {
+		t.Fatalf("finding %v, want the link from index 3 to its altered predecessor broken", f)
+	}
+}
+
+func TestSignedEvidenceVerifiesAndATamperedBodyDoesNot(t *testing.T) {
+	key := sign.NewKey([32]byte{7})
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("governor", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key})
+	entries := slices.Clone(w.chain(3))
+	if fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys}); len(fs) != 0 {
+		t.Fatalf("findings on signed evidence: %v", fs)
+	}
+	// Rewrite the second record's body whole, hash and all: only the
+	// signature still tells.
+	altered := *entries[1].Evidence
+	altered.Verdict = govern.VerdictAllow
+	altered.Hash, _ = altered.Digest()
+	body, err := altered.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *entries[1].Envelope
+	env.Body = body
+	entries[1].Envelope, entries[1].Evidence = &env, &altered
+	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys})
+	if len(fs) == 0 || fs[0].Problem != govern.Unverified || fs[0].Index != 1 {
+		t.Fatalf("findings %v, want the record at index 1 unverified", fs)
+	}
+}
+
+func TestEvidenceIsStampedByTheInjectedClock(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Clock: lasertest.NewManualClock(at)})
+	if _, err := w.emit(); err == nil {
+		t.Fatal("a blocked effect ran")
+	}
+	if ev := w.onlyEvidence(); !ev.At.Equal(at) {
+		t.Fatalf("evidence at %v, want the clock's %v", ev.At, at)
+	}
+}
+
+func TestActivityCountsEachAgentsVerdictsAndKeepsTheLatest(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ev := func(agent string, v govern.Verdict, sec int, seq uint64) *govern.Evidence {
+		return &govern.Evidence{Producer: "g", Seq: seq, Hash: fmt.Sprint(seq), Action: govern.Summary{Agent: agent}, Verdict: v, At: t0.Add(time.Duration(sec) * time.Second)}
+	}
+	late := ev("payer", govern.VerdictModify, 9, 3)
+	evs := []*govern.Evidence{ev("payer", govern.VerdictBlock, 1, 1), late, ev("payer", govern.VerdictBlock, 5, 2), ev("clerk", govern.VerdictDefer, 2, 4)}
+	evs = append(evs, evs[0]) // a replay counts once
+	got := govern.Activity(evs)
+	if len(got) != 2 || got[0].Agent != "payer" || got[1].Agent != "clerk" {
+		t.Fatalf("activity %+v, want payer (busiest) then clerk", got)
+	}
+	p := got[0]
+	if p.Decisions != 3 || p.ByVerdict[govern.VerdictBlock] != 2 || p.ByVerdict[govern.VerdictModify] != 1 || p.Latest != late {
+		t.Fatalf("payer %+v, want 3 decisions (2 block, 1 modify), the latest the modify", p)
+	}
+}

@@ -1,0 +1,139 @@
+package govern
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/lasergo/laser/internal/logscan"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
+)
+
+// DefaultProposalWindow is how long a proposal waits for votes when its
+// Quorum says nothing.
+const DefaultProposalWindow = time.Hour
+
+// propose publishes a proposal for a under d's quorum and waits until its
+// votes decide it: nil when committed. It returns the proposal's id.
+func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Decision) (string, error) {
+	q := d.Quorum
+	if q == nil {
+		return "", fmt.Errorf("govern: a propose decision needs a quorum")
+	}
+	within := q.Within
+	if within <= 0 {
+		within = DefaultProposalWindow
+	}
+	now := g.now(c)
+	p := &Proposal{
+		ID: c.IDs().NewID().String(), Proposer: g.asker(a), Action: summarize(a), Reason: d.Reason,
+		Rule: q.Rule, N: q.N, Voters: q.Voters, At: now, Deadline: now.Add(within),
+	}
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	if err := c.Transport().EnsureTopics(ctx, 1, g.opts.ProposalTopic); err != nil {
+		return "", fmt.Errorf("govern: proposal topic: %w", err)
+	}
+	err := appendRecord(ctx, c, record{
+		topic: g.opts.ProposalTopic, source: p.Proposer, operation: OperationProposal,
+		conversation: a.Conversation, body: p, sign: g.opts.Key,
+	})
+	if err != nil {
+		return "", err
+	}
+	clock := g.opts.Clock
+	if clock == nil {
+		clock = c.Clock()
+	}
+	// Each pass reads only what was appended since the last one.
+	var votes []Vote
+	var from map[uint32]uint64
+	for {
+		_, more, next, err := readProposals(ctx, c.Transport(), g.opts.ProposalTopic, from)
+		if err != nil {
+			return p.ID, err
+		}
+		votes, from = append(votes, more...), next
+		switch res := Tally(p, votes, clock.Now()); res.State {
+		case Committed:
+			return p.ID, nil
+		case Rejected, Expired:
+			return p.ID, fmt.Errorf("proposal %s %s (%d of %d approvals)", p.ID, res.State, len(res.Approve), res.Required)
+		}
+		select {
+		case <-clock.After(g.opts.PollInterval):
+		case <-ctx.Done():
+			return p.ID, ctx.Err()
+		}
+	}
+}
+
+// CastVote publishes v on topic (default TopicProposals) as an AGDX event
+// from v.Voter, signed when key is set.
+func CastVote(ctx context.Context, c *runtime.Client, topic string, v Vote, key *sign.Key) error {
+	if topic == "" {
+		topic = TopicProposals
+	}
+	if v.At.IsZero() {
+		v.At = c.Clock().Now()
+	}
+	v.At = v.At.UTC().Truncate(time.Microsecond)
+	if err := c.Transport().EnsureTopics(ctx, 1, topic); err != nil {
+		return fmt.Errorf("govern: proposal topic: %w", err)
+	}
+	return appendRecord(ctx, c, record{topic: topic, key: v.Proposal, source: v.Voter, operation: OperationVote, body: v, sign: key})
+}
+
+// ReadProposals reads every proposal and vote on topic (default
+// TopicProposals), in log order per partition; records that do not decode
+// are skipped.
+func ReadProposals(ctx context.Context, t runtime.Transport, topic string) ([]Proposal, []Vote, error) {
+	if topic == "" {
+		topic = TopicProposals
+	}
+	props, votes, _, err := readProposals(ctx, t, topic, nil)
+	return props, votes, err
+}
+
+// readProposals reads the proposals and votes on topic from the offsets in
+// from, and returns the offsets to resume from.
+func readProposals(ctx context.Context, t runtime.Transport, topic string, from map[uint32]uint64) ([]Proposal, []Vote, map[uint32]uint64, error) {
+	var props []Proposal
+	var votes []Vote
+	next, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
+		env, ok := governanceEvent(topic, rec)
+		if !ok {
+			return
+		}
+		switch *env.Operation {
+		case OperationProposal:
+			var p Proposal
+			if cbor.Unmarshal(env.Body, &p) == nil {
+				props = append(props, p)
+			}
+		case OperationVote:
+			var v Vote
+			if cbor.Unmarshal(env.Body, &v) == nil {
+				votes = append(votes, v)
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("govern: %w", err)
+	}
+	return props, votes, next, nil
+}
+
+// governanceEvent decodes rec as an AGDX event with an operation.
+func governanceEvent(topic string, rec *runtime.Incoming) (*wire.Envelope, bool) {
+	m, err := runtime.DecodeRecord(topic, rec, 0)
+	if err != nil || m.Envelope == nil || m.Envelope.Kind != wire.KindEvent || m.Envelope.Operation == nil {
+		return nil, false
+	}
+	return m.Envelope, true
+}

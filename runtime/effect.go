@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// EffectKind names what an Effect does; the governance evidence records it.
+type EffectKind string
+
+// Effect kinds. The AGDX ones are the envelope's kind; the rest name effects
+// a verb alone does not tell apart.
+const (
+	EffectCommand      EffectKind = "command"  // an AGDX command sent without waiting
+	EffectRequest      EffectKind = "request"  // an AGDX command awaiting its answer
+	EffectEvent        EffectKind = "event"    // an AGDX event
+	EffectResponse     EffectKind = "response" // an AGDX response (an answer)
+	EffectError        EffectKind = "error"    // an AGDX error answer
+	EffectStatus       EffectKind = "status"   // an AGDX task status, ack or card
+	EffectChunk        EffectKind = "chunk"    // one chunk of a streamed answer
+	EffectPlain        EffectKind = "plain"    // a plain message (provenance in headers)
+	EffectPublish      EffectKind = "publish"  // a raw record through Producer.Publish
+	EffectMemoryWrite  EffectKind = "memory_write"
+	EffectWorkflowStep EffectKind = "workflow_step" // a workflow's dispatch of one step
+	EffectFanoutBranch EffectKind = "fanout_branch" // one branch of a fan-out
+	EffectBridgeCall   EffectKind = "bridge_call"   // a call a bridge makes to the outside
+)
+
+// Effect is one side effect the runtime is about to perform, as an
+// EffectGate sees it. The gate may replace Body (and Metadata, on an AGDX
+// envelope) before the effect; the runtime then publishes the replacement,
+// signing it when the record is signed.
+type Effect struct {
+	Kind  EffectKind
+	Topic string
+	// Operation is the envelope's operation (or the memory operation).
+	Operation    string
+	Agent        string // the acting agent, "" when none is known
+	Target       string // the addressed agent, "" for anyone
+	Conversation wire.ID
+	Body         []byte
+	Metadata     wire.Metadata
+	// Signed says the runtime will sign the record: only then do the claims
+	// below bind their author. Unsigned, they are advisory.
+	Signed bool
+	// Claims are what the sender says about the effect: the purpose and
+	// data classification of the envelope's metadata, and the class the
+	// handling agent's directive declares.
+	Claims Claims
+}
+
+// Claims are what an effect's sender asserts about it; advisory unless the
+// effect is signed.
+type Claims struct {
+	Purpose            string
+	DataClassification string
+	// EffectClass is the class of effect the handler declares (a
+	// //laser:effect directive), "" when none.
+	EffectClass string
+}
+
+// EffectGate decides before every effect of the runtime: every send verb,
+// raw Producer.Publish, memory writes, workflow step dispatches, fan-out
+// branches, and what bridges report through Client.Govern. A nil error lets
+// the effect run (with e's Body and Metadata, which the gate may have
+// replaced); any error stops it and nothing is published. Package govern
+// implements it. Unlike a SendInterceptor it may refuse.
+type EffectGate interface {
+	Admit(ctx context.Context, c *Client, e *Effect) error
+}
+
+// gateKey is the context key under which a handler's Ctx answers its
+// agent's gate.
+type gateKey struct{}
+
+// agentGate is what a handler's Ctx answers for gateKey: its agent's gate
+// override (nil for the client's) and the class its directive declares.
+type agentGate struct {
+	gate  EffectGate
+	claim Claims
+}
+
+// ungovernedKey marks a context whose effects skip the gate.
+type ungovernedKey struct{}
+
+// WithoutGate returns ctx under which effects skip the gate. It exists for
+// the gate's own effects (its evidence, its approval requests), which would
+// otherwise be governed by themselves.
+func WithoutGate(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ungovernedKey{}, true)
+}
+
+// Govern runs the gate over an effect the caller performs itself (a bridge
+// calling out, say): nil means go ahead, with e's Body and Metadata as the
+// gate left them.
+func (c *Client) Govern(ctx context.Context, e *Effect) error {
+	return c.prod.admit(ctx, e)
+}
+
+// governed reports whether a gate may govern an effect under ctx, so the
+// ungoverned path builds no Effect.
+func (p *Producer) governed(ctx context.Context) bool {
+	return p.gate != nil || ctx.Value(gateKey{}) != nil
+}
+
+// admit runs the gate that governs ctx over e: the handling agent's when it
+// has one, else the client's; none when ctx is WithoutGate.
+func (p *Producer) admit(ctx context.Context, e *Effect) error {
+	if ctx.Value(ungovernedKey{}) != nil {
+		return nil
+	}
+	gate := p.gate
+	if ag, ok := ctx.Value(gateKey{}).(agentGate); ok {
+		if ag.gate != nil {
+			gate = ag.gate
+		}
+		if e.Claims.EffectClass == "" {
+			e.Claims.EffectClass = ag.claim.EffectClass
+		}
+		if e.Claims.DataClassification == "" {
+			e.Claims.DataClassification = ag.claim.DataClassification
+		}
+	}
+	if gate == nil {
+		return nil
+	}
+	return gate.Admit(ctx, p.client, e)
+}
+
+// envelopeEffect is the effect of publishing env on topic.
+func envelopeEffect(topic string, env *wire.Envelope, kind EffectKind, signed bool) *Effect {
+	if kind == "" {
+		kind = EffectKind(env.Kind)
+	}
+	e := &Effect{Kind: kind, Topic: topic, Agent: string(env.Source), Conversation: env.Conversation, Body: env.Body, Metadata: env.Metadata, Signed: signed}
+	if env.Operation != nil {
+		e.Operation = *env.Operation
+	}
+	if env.Target != nil {
+		e.Target = string(*env.Target)
+	}
+	if v, ok := env.Metadata.Get(wire.MetaPurpose).AsStr(); ok {
+		e.Claims.Purpose = v
+	}
+	if v, ok := env.Metadata.Get(wire.MetaDataClassification).AsStr(); ok {
+		e.Claims.DataClassification = v
+	}
+	return e
+}
+
+// WithClaims returns a copy of c whose effects carry claims (the classes a
+// handler declares; lasergen's effect= and data= keys), in place of the
+// agent's for each class claims sets.
+func WithClaims(c *Ctx, claims Claims) *Ctx {
+	cp := *c
+	cp.claims = claims
+	return &cp
+}
+
+// WithEffectKind names the kind of effect a send performs when the verb
+// alone does not say it (a workflow step, a fan-out branch), so a gate sees
+// it as such.
+func WithEffectKind(kind EffectKind) SendOption {
+	return sendOption(func(s *sendSpec) { s.effect = kind })
+}

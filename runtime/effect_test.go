@@ -1,0 +1,175 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// kindGate records the kind of every effect it is asked about and refuses
+// those in refuse.
+type kindGate struct {
+	mu     sync.Mutex
+	kinds  []runtime.EffectKind
+	refuse map[runtime.EffectKind]bool
+}
+
+var errRefused = errors.New("refused by the test gate")
+
+func (g *kindGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.kinds = append(g.kinds, e.Kind)
+	if g.refuse[e.Kind] {
+		return errRefused
+	}
+	return nil
+}
+
+func (g *kindGate) seen() []runtime.EffectKind {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]runtime.EffectKind(nil), g.kinds...)
+}
+
+func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.Transport) {
+	t.Helper()
+	tr := memlog.New("laser")
+	if err := runtime.Bootstrap(t.Context(), tr, 1); err != nil {
+		t.Fatal(err)
+	}
+	c := runtime.NewClient(tr, runtime.ClientOptions{Gate: g})
+	t.Cleanup(func() { _ = c.Close() })
+	return c, tr
+}
+
+func TestEverySendVerbAsksTheGateWithItsKind(t *testing.T) {
+	ctx := t.Context()
+	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectRequest: true}}
+	c, _ := gatedClient(t, g)
+	cmd := runtime.Command{From: "planner", Body: []byte("x")}
+	if _, err := c.SendCommand(ctx, cmd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendPlain(ctx, runtime.TopicCommands, wire.Provenance{Conversation: c.IDs().NewID(), Agent: "planner"}, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Request(ctx, cmd); !errors.Is(err, errRefused) {
+		t.Fatalf("request: %v, want the gate's refusal", err)
+	}
+	g.refuse[runtime.EffectWorkflowStep] = true
+	if _, err := c.Request(ctx, cmd, runtime.WithEffectKind(runtime.EffectWorkflowStep)); !errors.Is(err, errRefused) {
+		t.Fatalf("workflow step: %v, want the gate's refusal", err)
+	}
+	want := []runtime.EffectKind{runtime.EffectCommand, runtime.EffectEvent, runtime.EffectPlain, runtime.EffectPublish, runtime.EffectRequest, runtime.EffectWorkflowStep}
+	if got := g.seen(); !equalKinds(got, want) {
+		t.Fatalf("the gate saw %v, want %v", got, want)
+	}
+}
+
+func equalKinds(a, b []runtime.EffectKind) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestARefusedEffectPublishesNothing(t *testing.T) {
+	ctx := t.Context()
+	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectEvent: true, runtime.EffectPublish: true}}
+	c, tr := gatedClient(t, g)
+	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); !errors.Is(err, errRefused) {
+		t.Fatalf("emit: %v, want the gate's refusal", err)
+	}
+	rec := runtime.Outgoing{Payload: []byte("x")}
+	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, rec, rec); !errors.Is(err, errRefused) {
+		t.Fatalf("publish: %v, want the gate's refusal", err)
+	}
+	if end, err := tr.NextOffset(ctx, runtime.TopicCommands, 0); err != nil || end != 0 {
+		t.Fatalf("agent.commands holds %d records (%v), want none", end, err)
+	}
+}
+
+func TestWithoutGateSkipsTheGate(t *testing.T) {
+	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectEvent: true}}
+	c, _ := gatedClient(t, g)
+	if _, err := c.Emit(runtime.WithoutGate(t.Context()), runtime.TopicCommands, "planner", []byte("x")); err != nil {
+		t.Fatalf("emit without the gate: %v", err)
+	}
+	if got := g.seen(); len(got) != 0 {
+		t.Fatalf("the gate saw %v, want nothing", got)
+	}
+}
+
+func TestGovernAsksTheGateAboutTheCallersOwnEffect(t *testing.T) {
+	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectBridgeCall: true}}
+	c, _ := gatedClient(t, g)
+	err := c.Govern(t.Context(), &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: "mcp:payments"})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("govern: %v, want the gate's refusal", err)
+	}
+}
+
+// replacing is a gate that replaces every body.
+type replacing struct{}
+
+func (replacing) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+	e.Body = []byte("replaced")
+	return nil
+}
+
+func TestAGateReplacesTheBodyThatIsPublished(t *testing.T) {
+	ctx := t.Context()
+	c, tr := gatedClient(t, replacing{})
+	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := tr.ReadRange(ctx, runtime.TopicCommands, 0, 0, 10)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("read %d records (%v), want 2", len(recs), err)
+	}
+	m, err := runtime.DecodeRecord(runtime.TopicCommands, &recs[0], 0)
+	if err != nil || string(m.Body()) != "replaced" || string(recs[1].Payload) != "replaced" {
+		t.Fatalf("bodies %q and %q (%v), want both replaced", m.Body(), recs[1].Payload, err)
+	}
+}
+
+func TestDeadLettersAreNotGoverned(t *testing.T) {
+	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectPublish: true, runtime.EffectStatus: true}}
+	c, _ := gatedClient(t, g)
+	ctx := t.Context()
+	parked := make(chan runtime.DeadLetter, 1)
+	a, err := c.NewAgent(runtime.AgentConfig{ID: "worker", Listen: runtime.TopicCommands,
+		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl })},
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(ctx)
+	t.Cleanup(func() { _ = h.Stop() })
+	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if dl := <-parked; dl.PublishErr != nil {
+		t.Fatalf("the dead letter was not published: %v", dl.PublishErr)
+	}
+}
