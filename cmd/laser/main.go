@@ -1,7 +1,8 @@
-// Command laser is the laser-go operator tool: a development server, the
-// dead-letter queue, and a live view of any topic.
+// Command laser is the laser-go operator tool: a development server, a web
+// console, the dead-letter queue, and a live view of any topic.
 //
-//	laser dev                          run an in-memory Iggy-protocol server on 127.0.0.1:8090
+//	laser dev                          run an in-memory Iggy-protocol server on 127.0.0.1:8090 and its console
+//	laser console                      serve the web console for --addr on 127.0.0.1:8088
 //	laser dlq list                     list dead-letter capsules
 //	laser dlq show 0:12                show one capsule, decoded
 //	laser dlq redrive 0:12 | --all     republish the original messages
