@@ -63,21 +63,7 @@ func (a *app) auditList(ctx context.Context, sf *serverFlags, topic string) erro
 	if err != nil {
 		return err
 	}
-	var evs []*govern.Evidence
-	for _, e := range entries {
-		evs = append(evs, e.Evidence)
-	}
-	var views []activityView
-	for _, act := range govern.Activity(evs) {
-		v := activityView{Agent: act.Agent, Decisions: act.Decisions, ByVerdict: map[string]int{}}
-		for verdict, n := range act.ByVerdict {
-			v.ByVerdict[string(verdict)] = n
-		}
-		l := act.Latest
-		v.Latest = latestView{Verdict: string(l.Verdict), Outcome: string(l.Outcome), Kind: l.Action.Kind, Topic: l.Action.Topic,
-			Reason: l.Reason, Policy: strings.TrimSpace(l.PolicyID + " " + l.PolicyVersion), At: l.At.Format("2006-01-02T15:04:05.000000Z07:00")}
-		views = append(views, v)
-	}
+	views := auditActivity(entries)
 	if a.json {
 		if views == nil {
 			views = []activityView{}
@@ -99,6 +85,28 @@ func (a *app) auditList(ctx context.Context, sf *serverFlags, topic string) erro
 			v.Latest.Verdict, v.Latest.Outcome, v.Latest.Kind, v.Latest.Topic, v.Latest.At)
 	}
 	return tw.Flush()
+}
+
+// auditActivity folds the decision records into one view per agent.
+func auditActivity(entries []govern.Entry) []activityView {
+	var evs []*govern.Evidence
+	for _, e := range entries {
+		if e.Evidence != nil {
+			evs = append(evs, e.Evidence)
+		}
+	}
+	var views []activityView
+	for _, act := range govern.Activity(evs) {
+		v := activityView{Agent: act.Agent, Decisions: act.Decisions, ByVerdict: map[string]int{}}
+		for verdict, n := range act.ByVerdict {
+			v.ByVerdict[string(verdict)] = n
+		}
+		l := act.Latest
+		v.Latest = latestView{Verdict: string(l.Verdict), Outcome: string(l.Outcome), Kind: l.Action.Kind, Topic: l.Action.Topic,
+			Reason: l.Reason, Policy: strings.TrimSpace(l.PolicyID + " " + l.PolicyVersion), At: l.At.Format("2006-01-02T15:04:05.000000Z07:00")}
+		views = append(views, v)
+	}
+	return views
 }
 
 // verdictCounts renders counts as "block=2 modify=1", by verdict name.

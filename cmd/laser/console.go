@@ -83,6 +83,7 @@ func (c *console) handler() http.Handler {
 	mux.HandleFunc("GET /approvals", c.approvalsPage)
 	mux.HandleFunc("POST /approvals/answer", c.answerAction)
 	mux.HandleFunc("GET /workflows", c.workflowsPage)
+	mux.HandleFunc("GET /audit", c.auditPage)
 	return c.guard(mux)
 }
 
@@ -208,8 +209,8 @@ func (a *app) consoleCommand() *cobra.Command {
 		Short: "serve a web console for the log: agents, topics, conversations, dead letters, approvals",
 		Long: `Serve a web console for the server --addr names: agents and their cards,
 topics and group offsets, conversations as timelines and causal trees, a
-live tail, dead letters (with redrive), pending approvals (with answers) and
-workflow journals. It listens on loopback unless --public; actions that write
+live tail, dead letters (with redrive), pending approvals (with answers),
+workflow journals and governance decisions with their chain check. It listens on loopback unless --public; actions that write
 need --write, and off loopback a token (generated unless --token).`,
 		Args: noArgs,
 	}

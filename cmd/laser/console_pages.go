@@ -20,6 +20,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
@@ -45,10 +46,12 @@ var pageFuncs = template.FuncMap{
 		}
 		return time.UnixMicro(int64(us)).UTC().Format("2006-01-02 15:04:05.000")
 	},
-	"short":    func(s string, n int) string { return truncate(s, n) },
-	"navItems": func() []string { return []string{"agents", "topics", "conversations", "dlq", "approvals", "workflows"} },
-	"list":     func(r recordRow) []recordRow { return []recordRow{r} },
-	"indent":   func(depth int) string { return strings.Repeat("    ", depth) },
+	"short": func(s string, n int) string { return truncate(s, n) },
+	"navItems": func() []string {
+		return []string{"agents", "topics", "conversations", "dlq", "approvals", "workflows", "audit"}
+	},
+	"list":   func(r recordRow) []recordRow { return []recordRow{r} },
+	"indent": func(depth int) string { return strings.Repeat("    ", depth) },
 	"rows": func(js []journalRow) []recordRow {
 		out := make([]recordRow, len(js))
 		for i, j := range js {
@@ -893,6 +896,51 @@ func (c *console) workflowsPage(w http.ResponseWriter, r *http.Request) {
 		out = append(out, runView{Run: run, Entries: runs[run]})
 	}
 	c.render(w, http.StatusOK, "workflows", out)
+}
+
+// ---- audit ----
+
+// auditPage shows the governance decisions per agent, the newest decisions
+// and what the chain check finds (without trusted keys: signatures are
+// shown, not required).
+func (c *console) auditPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicAudit)
+	if _, err := c.t.Partitions(ctx, topic); err != nil {
+		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", topic)
+		return
+	}
+	entries, err := govern.ReadAudit(ctx, c.t, topic)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	type decision struct {
+		At, Time, Agent, Verdict, Mode, Outcome, Action, Reason, Policy string
+	}
+	var recent []decision
+	for i := len(entries) - 1; i >= 0 && len(recent) < 100; i-- {
+		e := entries[i]
+		if e.Evidence == nil {
+			recent = append(recent, decision{At: e.At.String(), Reason: fmt.Sprintf("undecodable: %v", e.Err)})
+			continue
+		}
+		ev := e.Evidence
+		recent = append(recent, decision{At: e.At.String(), Time: ev.At.UTC().Format("2006-01-02 15:04:05.000"), Agent: ev.Action.Agent,
+			Verdict: string(ev.Verdict), Mode: string(ev.Mode), Outcome: string(ev.Outcome), Action: strings.TrimSpace(ev.Action.Kind + " " + ev.Action.Topic + " " + ev.Action.Operation),
+			Reason: ev.Reason, Policy: strings.TrimSpace(ev.PolicyID + " " + ev.PolicyVersion)})
+	}
+	var findings []string
+	for _, f := range govern.Verify(entries, govern.VerifyOptions{}) {
+		findings = append(findings, f.String())
+	}
+	c.render(w, http.StatusOK, "audit", struct {
+		Topic    string
+		Records  int
+		Agents   []activityView
+		Recent   []decision
+		Findings []string
+	}{topic, len(entries), auditActivity(entries), recent, findings})
 }
 
 // ---- overview ----

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/registry"
@@ -294,4 +295,14 @@ func TestConsoleAnswersAnApproval(t *testing.T) {
 	if code, _, _ := post(t, srv, "/approvals/answer", url.Values{"correlation": {v.Correlation}, "verdict": {"maybe"}}); code != http.StatusBadRequest {
 		t.Fatalf("a bad verdict: status %d", code)
 	}
+}
+
+func TestConsoleShowsGovernanceDecisionsAndTheChainCheck(t *testing.T) {
+	addr, tr, entries := governedServer(t, govern.Options{})
+	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{})
+	wantPage(t, srv, "/audit", http.StatusOK, `data-agent="payer"`, "block=2", "defer=1", "payments v1", "no wires", "every chain is complete")
+	// The same records with one removed: the page says where the chain broke.
+	republish(t, tr, "removed.audit", entries[0].Envelope, entries[2].Envelope)
+	wantPage(t, srv, "/audit?topic=removed.audit", http.StatusOK, `id="chain">broken`, "removed")
+	wantPage(t, srv, "/audit?topic=no.such.audit", http.StatusNotFound)
 }
