@@ -237,7 +237,9 @@ func TestHybridRecallFusesKeywordAndSemanticWhenTheyDisagree(t *testing.T) {
 	for _, b := range []string{lexical, semantic, both, "filler one", "filler two", "filler 3"} {
 		ids[b] = remember(t, mem, scope, b)
 	}
-	q := func(s memory.Strategy) []memory.Item { return recallQ(t, mem, scope, memory.Query{Text: "INV-77", Strategy: s}) }
+	q := func(s memory.Strategy) []memory.Item {
+		return recallQ(t, mem, scope, memory.Query{Text: "INV-77", Strategy: s})
+	}
 	if got := bodies(q(memory.Keyword)); got[0] != lexical || got[1] != both {
 		t.Fatalf("keyword recall %q: want the repeated term first", got)
 	}

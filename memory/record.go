@@ -63,7 +63,9 @@ func marshalVector(v *vectorRecord) []byte {
 }
 
 // isVector reports whether a payload is an embedding payload.
-func isVector(b []byte) bool { return len(b) >= len(vectorMagic) && string(b[:len(vectorMagic)]) == string(vectorMagic) }
+func isVector(b []byte) bool {
+	return len(b) >= len(vectorMagic) && string(b[:len(vectorMagic)]) == string(vectorMagic)
+}
 
 func decodeVector(b []byte) (*vectorRecord, error) {
 	b = b[len(vectorMagic):]
