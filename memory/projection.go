@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"slices"
+
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/wire"
 )
@@ -28,9 +30,17 @@ type projection struct {
 	named    map[string][]byte
 	offsets  map[uint32]uint64
 	keywords keywordIndex
-	// vecs holds dims floats per slot, zeros where an item has no vector.
-	vecs []float32
-	seq  uint64
+	// vecs holds words packed words per slot, each slot's unit vector
+	// quantized (see pack); scales turns a level back into its float and
+	// sums is the sum of the slot's levels.
+	vecs   []uint64
+	words  int
+	scales []float32
+	sums   []int32
+	// weights is each slot's accumulated feedback and times its broker
+	// time (0 once forgotten), so scans read neither a map nor the items.
+	weights []float32
+	times   []uint64
 	// refused counts records a verifier refused.
 	refused int
 	// scratch and touched are keyword recall's accumulators, one per slot
@@ -42,8 +52,6 @@ type projection struct {
 // entry is a folded item, or the hole a forgotten one left.
 type entry struct {
 	Item
-	at     uint64 // broker time, the recency order
-	seq    uint64 // arrival, breaking ties of at
 	length uint32 // terms, for BM25
 	hasVec bool
 	gone   bool
@@ -53,6 +61,7 @@ func newProjection(model string, dims int) projection {
 	return projection{
 		model:     model,
 		dims:      dims,
+		words:     packedWords(dims),
 		index:     make(map[wire.ID]int32),
 		forgotten: make(map[wire.ID]bool),
 		feedback:  make(map[wire.ID]float32),
@@ -90,6 +99,9 @@ func (p *projection) absorb(r *record) {
 			p.applied[r.key] = true
 		}
 		p.feedback[id] += rec.Weight
+		if slot, ok := p.index[id]; ok {
+			p.weights[slot] = p.feedback[id]
+		}
 	case wire.MemoryItem:
 		if p.forgotten[id] {
 			return
@@ -98,15 +110,17 @@ func (p *projection) absorb(r *record) {
 			return // the same id appended twice is one item
 		}
 		slot := int32(len(p.items))
-		p.seq++
 		e := entry{Item: Item{
 			ID: id, Kind: KindOf(rec.Kind), Body: rec.Body, Conversation: r.conv, Agent: r.agent,
 			User: r.user, App: r.app, Lifetime: r.lifetime, Author: r.author,
-		}, at: r.at, seq: p.seq}
+		}}
 		e.length = p.keywords.add(slot, Tokens(string(rec.Body)))
 		p.index[id] = slot
 		p.items = append(p.items, e)
-		p.vecs = append(p.vecs, make([]float32, p.dims)...)
+		p.vecs = append(p.vecs, make([]uint64, p.words)...)
+		p.scales, p.sums = append(p.scales, 0), append(p.sums, 0)
+		p.times = append(p.times, max(r.at, 1))
+		p.weights = append(p.weights, p.feedback[id])
 	}
 }
 
@@ -122,14 +136,14 @@ func (p *projection) absorbVector(r *record) {
 }
 
 func (p *projection) setVector(slot int32, v []float32) {
-	dst := p.vecs[int(slot)*p.dims : int(slot+1)*p.dims]
-	copy(dst, v)
-	normalize(dst)
+	unit := slices.Clone(v)
+	normalize(unit)
+	p.scales[slot], p.sums[slot] = pack(p.vector(slot), unit, false)
 	p.items[slot].hasVec = true
 }
 
-func (p *projection) vector(slot int32) []float32 {
-	return p.vecs[int(slot)*p.dims : int(slot+1)*p.dims]
+func (p *projection) vector(slot int32) []uint64 {
+	return p.vecs[int(slot)*p.words : int(slot+1)*p.words]
 }
 
 // remove turns a live item into a hole.
@@ -142,6 +156,7 @@ func (p *projection) remove(id wire.ID) {
 	p.keywords.remove(Tokens(string(p.items[slot].Body)))
 	p.items[slot] = entry{gone: true}
 	clear(p.vector(slot))
+	p.scales[slot], p.sums[slot], p.weights[slot], p.times[slot] = 0, 0, 0, 0
 	p.holes++
 	p.compact()
 }
@@ -162,13 +177,15 @@ func (p *projection) compact() {
 		}
 		n := int32(len(live))
 		renumber[i] = n
-		copy(p.vecs[int(n)*p.dims:int(n+1)*p.dims], p.vecs[i*p.dims:(i+1)*p.dims])
+		copy(p.vector(n), p.vector(int32(i)))
+		p.scales[n], p.sums[n], p.weights[n], p.times[n] = p.scales[i], p.sums[i], p.weights[i], p.times[i]
 		p.index[e.ID] = n
 		live = append(live, e)
 	}
 	clear(p.items[len(live):])
 	p.items, p.holes = live, 0
-	p.vecs = p.vecs[:len(live)*p.dims]
+	n := len(live)
+	p.vecs, p.scales, p.sums, p.weights, p.times = p.vecs[:n*p.words], p.scales[:n], p.sums[:n], p.weights[:n], p.times[:n]
 	for term, list := range p.keywords.postings {
 		kept := list[:0]
 		for _, ps := range list {
