@@ -107,6 +107,13 @@ type Operation struct {
 	contextValue  string
 	contextPos    token.Pos // the context value, when the directive has one
 
+	// Memory is set when the method takes a memory.Recalled, which the
+	// dispatch recalls under MemoryQuery (see memory.go).
+	Memory      bool
+	MemoryQuery MemoryQuery
+	memoryValue string
+	memoryPos   token.Pos // the memory value, when the directive has one
+
 	sig  *types.Signature
 	decl *ast.FuncDecl
 	name string // directive name: handle or event
@@ -449,6 +456,9 @@ func (c *collector) method(p pendingOp) {
 	}
 	if f, ok := p.d.fields["context"]; ok {
 		op.contextValue, op.contextPos = f.Value, f.ValuePos
+	}
+	if f, ok := p.d.fields["memory"]; ok {
+		op.memoryValue, op.memoryPos = f.Value, f.ValuePos
 	}
 	a.Ops = append(a.Ops, op)
 }
