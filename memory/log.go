@@ -64,6 +64,10 @@ type Options struct {
 	// unsigned ones are refused and counted (Refused). Default the client's
 	// Verifier.
 	Verifier runtime.Verifier
+	// MaxItems bounds the projection: past it, the oldest items leave it
+	// (they stay on the log), so a flood of records cannot grow a Log
+	// without end. Default 1,000,000; negative means no bound.
+	MaxItems int
 	// Writers, when set under a verifier, are the only principals whose
 	// records fold: others' items, tombstones and feedback are refused.
 	Writers []string
@@ -111,8 +115,21 @@ func New(client *runtime.Client, opts Options) *Log {
 		client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, embedder: opts.Embedder,
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
 		writer: writer{ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs()},
-		proj:   newProjection(opts.Model, opts.Dims),
+		proj:   newProjection(opts.Model, opts.Dims, maxItems(opts.MaxItems)),
 	}
+}
+
+// DefaultMaxItems is the default bound of a Log's projection.
+const DefaultMaxItems = 1_000_000
+
+func maxItems(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxItems
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // Topic returns the topic the memory lives on.

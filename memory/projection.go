@@ -15,8 +15,12 @@ var derive = conversation.Derive
 // an inverted index of their terms, tombstones, accumulated feedback, named
 // point state, and how far each partition has been read.
 type projection struct {
-	model string
-	dims  int
+	// max bounds the live items (0: no bound); oldest is the slot the
+	// next eviction starts looking from.
+	max    int
+	oldest int32
+	model  string
+	dims   int
 	// items are in arrival order; a forgotten one stays as a hole until
 	// holes outnumber the live items, so forgetting is not a slice shift.
 	items     []entry
@@ -57,8 +61,9 @@ type entry struct {
 	gone   bool
 }
 
-func newProjection(model string, dims int) projection {
+func newProjection(model string, dims, maxItems int) projection {
 	return projection{
+		max:       maxItems,
 		model:     model,
 		dims:      dims,
 		words:     packedWords(dims),
@@ -121,6 +126,7 @@ func (p *projection) absorb(r *record) {
 		p.scales, p.sums = append(p.scales, 0), append(p.sums, 0)
 		p.times = append(p.times, max(r.at, 1))
 		p.weights = append(p.weights, p.feedback[id])
+		p.evict()
 	}
 }
 
@@ -144,6 +150,17 @@ func (p *projection) setVector(slot int32, v []float32) {
 
 func (p *projection) vector(slot int32) []uint64 {
 	return p.vecs[int(slot)*p.words : int(slot+1)*p.words]
+}
+
+// evict drops the oldest live items while the projection holds more than
+// its bound; an evicted item is not tombstoned, it only leaves this view.
+func (p *projection) evict() {
+	for p.max > 0 && len(p.index) > p.max {
+		for p.items[p.oldest].gone {
+			p.oldest++
+		}
+		p.remove(p.items[p.oldest].ID)
+	}
 }
 
 // remove turns a live item into a hole.
@@ -183,7 +200,7 @@ func (p *projection) compact() {
 		live = append(live, e)
 	}
 	clear(p.items[len(live):])
-	p.items, p.holes = live, 0
+	p.items, p.holes, p.oldest = live, 0, 0
 	n := len(live)
 	p.vecs, p.scales, p.sums, p.weights, p.times = p.vecs[:n*p.words], p.scales[:n], p.sums[:n], p.weights[:n], p.times[:n]
 	for term, list := range p.keywords.postings {

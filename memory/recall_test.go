@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -368,5 +369,25 @@ func TestKindsReadAsTheReferenceDoes(t *testing.T) {
 		if k.Class() != c {
 			t.Fatalf("%s is %s, want %s", k, k.Class(), c)
 		}
+	}
+}
+
+func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
+	client := newClient(t)
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	writer := memory.New(client, memory.Options{})
+	for i := range 200 {
+		remember(t, writer, scope, fmt.Sprintf("item %d", i))
+	}
+	mem := memory.New(client, memory.Options{MaxItems: 3})
+	items := recallQ(t, mem, scope, memory.Query{Limit: 10})
+	if got := bodies(items); !slices.Equal(got, []string{"item 199", "item 198", "item 197"}) {
+		t.Fatalf("a Log bounded to 3 recalls %q", got)
+	}
+	if got := bodies(recallQ(t, mem, scope, memory.Query{Text: "item 5", Strategy: memory.Keyword})); len(got) != 3 {
+		t.Fatalf("keyword recall over evicted items %q", got)
+	}
+	if got := recallQ(t, memory.New(client, memory.Options{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
+		t.Fatalf("an unbounded Log recalls %d items", len(got))
 	}
 }
