@@ -3,6 +3,7 @@ package generator
 import (
 	"fmt"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,12 +135,13 @@ func recallMemory(op *Operation) []jen.Code {
 }
 
 // wantsMemory reports whether any operation of the model recalls memory.
-func wantsMemory(m *Model) bool {
+func wantsMemory(m *Model) bool { return anyOp(m, func(op *Operation) bool { return op.Memory }) }
+
+// anyOp reports whether any operation of the model satisfies f.
+func anyOp(m *Model, f func(*Operation) bool) bool {
 	for _, a := range m.Agents {
-		for _, op := range a.Ops {
-			if op.Memory {
-				return true
-			}
+		if slices.ContainsFunc(a.Ops, f) {
+			return true
 		}
 	}
 	return false
