@@ -39,7 +39,7 @@ var features = []feature{
 	{name: "streaming", steps: streamingSteps},
 	{name: "governance", steps: governanceSteps},
 	{name: "bridges", pending: "issue 27"},
-	{name: "memory", pending: "issue 29"},
+	{name: "memory", steps: memorySteps},
 	{name: "capabilities", outOfScope: "a managed Cloud surface of the reference"},
 	{name: "capabilities_injected", outOfScope: "a managed Cloud surface of the reference"},
 	{name: "query", outOfScope: "a managed Cloud surface of the reference"},

@@ -4,15 +4,29 @@
 // Iggy and agents in other SDKs read the same memory.
 //
 //	mem := memory.New(client, memory.Options{})
-//	id, _ := mem.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, []byte("prefers email"))
-//	items, _ := mem.Recall(ctx, memory.Scope{Conversation: conv}, memory.Query{})
+//	id, _ := mem.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, []byte("prefers email"), memory.Dedup())
+//	items, _ := mem.Recall(ctx, memory.Scope{Conversation: conv}, memory.Query{Text: "email", Limit: 5})
+//	prompt := memory.ContextBlock(items, 500, nil)
 //	_ = mem.Forget(ctx, memory.Scope{Conversation: conv}, id)
 //
-// Recall folds the topic incrementally: a Log keeps its projection and the
-// offset it has read to on every partition, and each recall reads only what
-// was appended since. A fresh Log rebuilds the projection from the log on
-// its first recall, so keep one per process. Reading never joins a consumer
-// group and commits nothing.
+// Recall ranks by a Strategy: Recent (newest first), Keyword (BM25 over an
+// inverted index, exact terms such as "INV-77" first), Semantic (cosine
+// over the items' vectors) or Hybrid (both fused by reciprocal rank, each
+// item saying which signals placed it); feedback re-ranks every one.
+// Vectors come from an Embedder (HashEmbedder, a deterministic baseline, by
+// default) and are stored on the log next to their item, so a restart does
+// not embed again.
+//
+// Recall folds the topic incrementally: a Log keeps its projection (items,
+// index, vectors) and the offset it has read to on every partition, and each
+// recall reads only what was appended since. A fresh Log rebuilds the
+// projection from the log on its first recall, so keep one per process.
+// Reading never joins a consumer group and commits nothing.
+//
+// With a Key a Log signs every record it writes; with a Verifier (the
+// client's by default) it folds only records whose signature verifies and
+// whose signer is their source, so nobody without a key writes, forgets or
+// reweights an item, and Writers narrows who may.
 //
 // Remembering wraps a handler so each message it handles successfully is
 // remembered under its conversation; a failed memory write is logged and

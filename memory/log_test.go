@@ -62,7 +62,7 @@ func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *test
 	}
 }
 
-func TestForgettingMostItemsKeepsTheRestInLogOrder(t *testing.T) {
+func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 	ctx := context.Background()
 	client := newClient(t)
 	mem := memory.New(client, memory.Options{})
@@ -88,8 +88,9 @@ func TestForgettingMostItemsKeepsTheRestInLogOrder(t *testing.T) {
 			t.Fatalf("%s recalls %d items, want %d", name, len(items), len(want))
 		}
 		for i := range items {
-			if items[i].ID != want[i] || string(items[i].Body) != fmt.Sprint(i*5) {
-				t.Fatalf("%s: item %d is %s %q, want %s %q", name, i, items[i].ID, items[i].Body, want[i], fmt.Sprint(i*5))
+			j := len(want) - 1 - i // newest first
+			if items[i].ID != want[j] || string(items[i].Body) != fmt.Sprint(j*5) {
+				t.Fatalf("%s: item %d is %s %q, want %s %q", name, i, items[i].ID, items[i].Body, want[j], fmt.Sprint(j*5))
 			}
 		}
 	}

@@ -126,3 +126,7 @@ func (c *Client) hub(topic string) (*replyHub, error) {
 
 // verifier returns the client's reply verifier, or nil.
 func (c *Client) verifier() Verifier { return c.opts.Verifier }
+
+// Verifier returns the client's verifier, or nil: packages that fold a
+// topic themselves (memory) default to it.
+func (c *Client) Verifier() Verifier { return c.opts.Verifier }

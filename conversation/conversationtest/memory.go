@@ -58,19 +58,19 @@ func scenarioMemoryRecall(w *world) {
 		w.t.Fatal(err)
 	}
 	items := w.recall(m, memory.Scope{Conversation: conv}, memory.Query{})
-	if got := itemBodies(items); !sameStrings(got, []string{"prefers email", "budget is tight", "a turn"}) {
+	if got := itemBodies(items); !sameStrings(got, []string{"a turn", "budget is tight", "prefers email"}) {
 		w.t.Fatalf("recalled %q", got)
 	}
-	if items[2].Kind != memory.Message || items[0].Kind != memory.Fact || items[0].Agent != "planner" || items[0].Conversation != conv {
+	if items[0].Kind != memory.Message || items[2].Kind != memory.Fact || items[2].Agent != "planner" || items[2].Conversation != conv {
 		w.t.Fatalf("items %+v", items)
 	}
-	if got := itemBodies(w.recall(m, memory.Scope{Conversation: conv, Agent: "planner"}, memory.Query{})); !sameStrings(got, []string{"prefers email", "a turn"}) {
+	if got := itemBodies(w.recall(m, memory.Scope{Conversation: conv, Agent: "planner"}, memory.Query{})); !sameStrings(got, []string{"a turn", "prefers email"}) {
 		w.t.Fatalf("recalled for the planner %q", got)
 	}
 	if got := itemBodies(w.recall(m, memory.Scope{Conversation: conv, Agent: "planner"}, memory.Query{Agent: "critic"})); !sameStrings(got, []string{"budget is tight"}) {
 		w.t.Fatalf("query agent overrides the scope's: %q", got)
 	}
-	if got := itemBodies(w.recall(m, memory.Scope{Conversation: conv}, memory.Query{Limit: 2})); !sameStrings(got, []string{"budget is tight", "a turn"}) {
+	if got := itemBodies(w.recall(m, memory.Scope{Conversation: conv}, memory.Query{Limit: 2})); !sameStrings(got, []string{"a turn", "budget is tight"}) {
 		w.t.Fatalf("limit keeps the most recent: %q", got)
 	}
 	if got := w.recall(m, memory.Scope{}, memory.Query{}); len(got) != 4 {
@@ -119,7 +119,7 @@ func scenarioMemoryFeedback(w *world) {
 	a := w.remember(m, scope, "a")
 	w.remember(m, scope, "b")
 	c := w.remember(m, scope, "c")
-	if got := itemBodies(w.recall(m, scope, memory.Query{})); !sameStrings(got, []string{"a", "b", "c"}) {
+	if got := itemBodies(w.recall(m, scope, memory.Query{})); !sameStrings(got, []string{"c", "b", "a"}) {
 		w.t.Fatalf("without feedback: %q", got)
 	}
 	for _, fb := range []struct {
@@ -211,17 +211,18 @@ func scenarioMemoryIncremental(w *world) {
 		w.remember(m, scope, b)
 	}
 	w.recall(m, scope, memory.Query{})
-	if n := counting.read.Load(); n != 4 {
-		w.t.Fatalf("first recall read %d records, want 4", n)
+	// Each remember appends the item and its vector.
+	if n := counting.read.Load(); n != 8 {
+		w.t.Fatalf("first recall read %d records, want 8", n)
 	}
 	w.remember(m, memory.Scope{Conversation: w.conv()}, "5") // likely another partition
 	w.remember(m, scope, "6")
 	counting.read.Store(0)
-	if got := itemBodies(w.recall(m, scope, memory.Query{})); !sameStrings(got, []string{"1", "2", "3", "4", "6"}) {
+	if got := itemBodies(w.recall(m, scope, memory.Query{})); !sameStrings(got, []string{"6", "4", "3", "2", "1"}) {
 		w.t.Fatalf("second recall %q", got)
 	}
-	if n := counting.read.Load(); n != 2 {
-		w.t.Fatalf("second recall read %d records, want only the 2 new ones", n)
+	if n := counting.read.Load(); n != 4 {
+		w.t.Fatalf("second recall read %d records, want only the 4 new ones", n)
 	}
 	counting.read.Store(0)
 	w.recall(m, scope, memory.Query{})

@@ -190,6 +190,7 @@ func (c *collector) checkOps(a *Agent) {
 		}
 		c.checkContext(op)
 		c.checkClaims(op)
+		c.checkMemory(a, op)
 		if op.Kind != OpEvent {
 			handles++
 			if handles == maxCardOps+1 {
@@ -248,6 +249,9 @@ func (c *collector) checkShape(a *Agent, op *Operation) bool {
 		if item, ok, pointer := streamParam(params.At(2).Type()); ok {
 			return c.streamShape(op, item, pointer)
 		}
+	}
+	if nparams >= 3 && isRecalled(params.At(nparams-1).Type()) {
+		op.Memory, nparams = true, nparams-1 // recalled memory (memory.go)
 	}
 	if nparams == 3 && isHistory(params.At(2).Type()) {
 		op.Context, nparams = true, 2 // the conversation's context (context.go)

@@ -156,13 +156,4 @@ func assembleContext(op *Operation) []jen.Code {
 }
 
 // wantsContext reports whether any operation of the model takes its context.
-func wantsContext(m *Model) bool {
-	for _, a := range m.Agents {
-		for _, op := range a.Ops {
-			if op.Context {
-				return true
-			}
-		}
-	}
-	return false
-}
+func wantsContext(m *Model) bool { return anyOp(m, func(op *Operation) bool { return op.Context }) }

@@ -54,8 +54,8 @@ type directiveSchema struct {
 
 var directiveSchemas = map[string]directiveSchema{
 	"agent":  {keys: []string{"id", "listen", "respond", "group", "ct"}, required: []string{"id", "listen"}},
-	"handle": {keys: []string{"op", "ct", "context", "effect", "data"}, required: []string{"op"}},
-	"event":  {keys: []string{"op", "ct", "context", "effect", "data"}, required: []string{"op"}},
+	"handle": {keys: []string{"op", "ct", "context", "memory", "effect", "data"}, required: []string{"op"}},
+	"event":  {keys: []string{"op", "ct", "context", "memory", "effect", "data"}, required: []string{"op"}},
 }
 
 // IsDirective reports whether a comment's text is a laser directive.

@@ -65,6 +65,9 @@ func (e *emitter) nameImports() {
 	if wantsContext(e.m) {
 		pkgs[conversationPath] = "conversation"
 	}
+	if wantsMemory(e.m) {
+		pkgs[memoryPath] = "memory"
+	}
 	if wantsIter(e.m) {
 		pkgs["iter"] = "iter"
 	}
@@ -330,9 +333,13 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	}
 	body = append(body, withClaims(op)...)
 	body = append(body, assembleContext(op)...)
+	body = append(body, recallMemory(op)...)
 	args := []jen.Code{jen.Id("c"), jen.Id("in")}
 	if op.Context {
 		args = append(args, jen.Id(historyLocal))
+	}
+	if op.Memory {
+		args = append(args, jen.Id(recalledLocal))
 	}
 	call := jen.Id("h").Dot("impl").Dot(op.Method).Call(args...)
 	switch op.Kind {
@@ -547,7 +554,7 @@ func (e *emitter) assertions(a *Agent) {
 			if op.Out != nil && op.Kind != OpStream {
 				results = jen.Params(e.typ(op.Out), jen.Error())
 			}
-			params := append([]jen.Code{jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...)
+			params := append(append([]jen.Code{jen.Op("*").Add(rt("Ctx")), e.typ(op.In)}, historyParam(op)...), recalledParam(op)...)
 			if op.Kind == OpStream {
 				params = append(params, e.streamParamType(op))
 			}

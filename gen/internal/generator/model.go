@@ -110,6 +110,12 @@ type Operation struct {
 	// Effect and Data are the classes the handler declares for its
 	// effects (effect= and data=, see claims.go).
 	Effect, Data claim
+	// Memory is set when the method takes a memory.Recalled, which the
+	// dispatch recalls under MemoryQuery (see memory.go).
+	Memory      bool
+	MemoryQuery MemoryQuery
+	memoryValue string
+	memoryPos   token.Pos // the memory value, when the directive has one
 
 	sig  *types.Signature
 	decl *ast.FuncDecl
@@ -459,6 +465,9 @@ func (c *collector) method(p pendingOp) {
 	}
 	if f, ok := p.d.fields["data"]; ok {
 		op.Data = claim{f.Value, f.ValuePos}
+	}
+	if f, ok := p.d.fields["memory"]; ok {
+		op.memoryValue, op.memoryPos = f.Value, f.ValuePos
 	}
 	a.Ops = append(a.Ops, op)
 }

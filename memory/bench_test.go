@@ -1,0 +1,158 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/memory"
+	laser "github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// benchItems is the size of the recall benchmarks' memory.
+const benchItems = 100_000
+
+var vocabulary = func() []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 3000)
+	for i := range words {
+		n := 3 + r.IntN(7)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		words[i] = string(b)
+	}
+	return words
+}()
+
+// benchBody is a deterministic body of about 200 bytes: words of a
+// vocabulary of 3,000 (skewed, so some are common) and an invoice number.
+func benchBody(r *rand.Rand, i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "INV-%d ", i)
+	for b.Len() < 200 {
+		b.WriteString(vocabulary[int(float64(len(vocabulary))*r.Float64()*r.Float64())])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// benchFixture is the shared 100,000-item memory, its client, and the heap
+// its projection took per item.
+type benchFixture struct {
+	mem     *memory.Log
+	client  *laser.Client
+	perItem float64
+}
+
+var benchMemory = sync.OnceValue(func() benchFixture {
+	ctx := context.Background()
+	client := laser.NewClient(memlog.New("bench"), laser.ClientOptions{})
+	if err := client.Bootstrap(ctx, 4); err != nil {
+		panic(err)
+	}
+	writer := memory.New(client, memory.Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range benchItems {
+		conv := wire.IDFromUint128(0, uint64(i%64+1))
+		if _, err := writer.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, []byte(benchBody(r, i))); err != nil {
+			panic(err)
+		}
+	}
+	// A fresh Log folds the records: its heap is the projection's.
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	mem := memory.New(client, memory.Options{})
+	if _, err := mem.Recall(ctx, memory.Scope{}, memory.Query{Limit: 1}); err != nil {
+		panic(err)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(mem)
+	return benchFixture{mem: mem, client: client, perItem: float64(after.HeapAlloc-before.HeapAlloc) / benchItems}
+})
+
+// BenchmarkRecall measures recall over 100,000 items of about 200 bytes
+// with 256-dimensional vectors, across every conversation, reporting the
+// median latency and the projection's heap per item.
+func BenchmarkRecall(b *testing.B) {
+	f := benchMemory()
+	mem, perItem := f.mem, f.perItem
+	for _, c := range []struct {
+		name string
+		q    memory.Query
+	}{
+		{"recent", memory.Query{Strategy: memory.Recent, Limit: 10}},
+		{"keyword", memory.Query{Strategy: memory.Keyword, Text: "INV-4242 " + vocabulary[7] + " " + vocabulary[1500], Limit: 10}},
+		{"semantic", memory.Query{Strategy: memory.Semantic, Text: "customer asked about a delayed refund " + vocabulary[3], Limit: 10}},
+		{"hybrid", memory.Query{Strategy: memory.Hybrid, Text: "INV-4242 delayed refund " + vocabulary[3], Limit: 10}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := b.Context()
+			var times []time.Duration
+			cpu := cpuTime()
+			for b.Loop() {
+				start := time.Now()
+				items, err := mem.Recall(ctx, memory.Scope{}, c.q)
+				times = append(times, time.Since(start))
+				if err != nil || len(items) == 0 {
+					b.Fatalf("recall: %d items, %v", len(items), err)
+				}
+			}
+			cpu = cpuTime() - cpu
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+			// On a shared machine the wall time waits for a core; the
+			// process's CPU time per recall is what the recall costs.
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(times)), "cpu-ms/op")
+			b.ReportMetric(perItem, "heap-B/item")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRemember measures remembering items of about 200 bytes (the item
+// and its hashed vector) on the embedded log.
+func BenchmarkRemember(b *testing.B) {
+	ctx := b.Context()
+	client := laser.NewClient(memlog.New("bench"), laser.ClientOptions{})
+	if err := client.Bootstrap(ctx, 4); err != nil {
+		b.Fatal(err)
+	}
+	mem := memory.New(client, memory.Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	bodies := make([][]byte, 1024)
+	for i := range bodies {
+		bodies[i] = []byte(benchBody(r, i))
+	}
+	i := 0
+	start := time.Now()
+	for b.Loop() {
+		conv := wire.IDFromUint128(0, uint64(i%64+1))
+		if _, err := mem.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, bodies[i%len(bodies)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "items/s")
+}
