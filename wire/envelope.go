@@ -470,7 +470,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 	switch f {
 	case fKind:
 		var p []byte
-		if p, err = r.text(); err != nil {
+		if p, err = r.definite(majorText); err != nil {
 			return err
 		}
 		k, ok := kindOf(p)
