@@ -49,6 +49,16 @@ var ErrTrailingBytes = errors.New("wire: trailing bytes after the CBOR value")
 // ErrMalformed reports input that is not well-formed CBOR.
 var ErrMalformed = errors.New("wire: malformed CBOR")
 
+// The shapes the reference accepts and this package refuses on purpose
+// (docs/wire.md), each its own error so the differential test can tell a
+// documented refusal from a disagreement; the fourth is
+// errDuplicateMetadataKey.
+var (
+	errTwoByteSimple = fmt.Errorf("%w: a simple value below 32 in two bytes (RFC 8949 §3.3)", ErrMalformed)
+	errNestedChunk   = fmt.Errorf("%w: an indefinite string's chunk is itself indefinite (RFC 8949 §3.2.3)", ErrMalformed)
+	errKindIsMap     = fmt.Errorf("%w: kind is a map, which the reference reads ambiguously", ErrMalformed)
+)
+
 // DecodeError locates a decoding failure: which type, which field (empty for
 // the value itself) and the input offset where it was detected.
 type DecodeError struct {
@@ -295,6 +305,9 @@ func (r *reader) head() (major byte, arg uint64, indef bool, err error) {
 			arg = arg<<8 | uint64(c)
 		}
 		r.i += n
+		if major == majorSimple && ai == 24 && arg < 32 {
+			return 0, 0, false, fmt.Errorf("%w: %d", errTwoByteSimple, arg)
+		}
 		return major, arg, false, nil
 	case ai == 31:
 		switch major {
@@ -443,6 +456,10 @@ func (r *reader) bool() (bool, error) {
 		case cborTrue:
 			r.i++
 			return true, nil
+		case majorSimple | 24:
+			if _, _, _, err := r.head(); err != nil {
+				return false, err
+			}
 		}
 	}
 	return false, r.errf("want a bool")
@@ -480,7 +497,10 @@ func (r *reader) str(m byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cm != m || cindef {
+		if cm == m && cindef {
+			return nil, errNestedChunk
+		}
+		if cm != m {
 			return nil, r.errf("indefinite string chunk is not a definite %s", majorName(m))
 		}
 		chunk, err := r.take(cn)
@@ -756,11 +776,7 @@ func (r *reader) skip() error {
 			_, _, _, err := r.head()
 			return err
 		case majorSimple | 24:
-			_, v, _, err := r.head()
-			if err == nil && v < 32 {
-				// RFC 8949 §3.3: not well-formed (the reference reads it).
-				return r.errf("simple value %d in two bytes", v)
-			}
+			_, v, _, err := r.head() // errTwoByteSimple below 32
 			if err == nil {
 				err = r.errf("unassigned simple value %d", v)
 			}

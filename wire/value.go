@@ -303,6 +303,10 @@ func (v *Value) decode(r *reader) error {
 			f, err := r.float()
 			*v = FloatValue(f)
 			return err
+		case majorSimple | 24:
+			if _, _, _, err := r.head(); err != nil {
+				return err
+			}
 		}
 		return fmt.Errorf("%w: simple value 0x%02x", ErrBadValue, ib)
 	}
