@@ -391,7 +391,7 @@ func (m *mutator) change(root **item) {
 	all := slots(root)
 	s := all[m.pick(len(all))]
 	it := *s.at
-	switch m.pick(16) {
+	switch m.pick(17) {
 	case 0: // a longer head than needed
 		if it.major != mSimple {
 			it.width = []int{1, 2, 4, 8}[m.pick(4)]
@@ -500,6 +500,19 @@ func (m *mutator) change(root **item) {
 	case 14: // a float in another width
 		if it.major == mSimple && it.width >= 2 {
 			*s.at = m.randomFloat()
+		}
+	case 16: // a string grown to a length next to a cap or the reference's 4 KiB scratch
+		if (it.major == mText || it.major == mBytes) && !s.key {
+			n := []int{63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8193}[m.pick(13)]
+			fill := byte('a')
+			if len(it.data) > 0 {
+				fill = it.data[0]
+			}
+			it.data = append(it.data[:0:0], it.data...)
+			for len(it.data) < n {
+				it.data = append(it.data, fill)
+			}
+			it.data = it.data[:n]
 		}
 	case 15: // the kind as a map, or a value's list nested deep
 		if s.parent != nil && s.parent.major == mMap && s.key && string(it.data) == "kind" {

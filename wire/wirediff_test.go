@@ -66,6 +66,7 @@ func TestWireDiff(t *testing.T) {
 	}
 	t.Logf("%d inputs: %d accepted by both (same bytes and verdict), %d rejected by both, %d refused on purpose %v",
 		st.total, st.accepted, st.rejected, st.documentedTotal(), st.documented)
+	t.Logf("validation verdicts of the accepted inputs (- outside envelopes): %v", st.verdicts)
 	if st.accepted == 0 || st.rejected == 0 {
 		t.Errorf("the inputs exercise one side only: %d accepted, %d rejected", st.accepted, st.rejected)
 	}
@@ -298,6 +299,7 @@ func outcome(ref, ours string) string {
 type diffStats struct {
 	total, accepted, rejected int
 	documented                map[string]int
+	verdicts                  map[string]int // of the inputs both accept, by validation verdict
 	reported                  int
 }
 
@@ -324,6 +326,10 @@ func (st *diffStats) run(t *testing.T, o *oracle, set string, inputs []diffInput
 			switch why := outcome(refs[k], ours); {
 			case why == "" && strings.HasPrefix(ours, "ok "):
 				st.accepted++
+				if st.verdicts == nil {
+					st.verdicts = map[string]int{}
+				}
+				st.verdicts[ours[strings.LastIndexByte(ours, ' ')+1:]]++
 			case why == "":
 				st.rejected++
 			case strings.HasPrefix(why, "documented:"):
@@ -510,13 +516,43 @@ func (g *builder) value(depth int) wire.Value {
 	return wire.IntValue(int64(g.rng.IntN(100)) - 50)
 }
 
+// metadata is a few entries, or one time in eight a map next to one of the
+// caps Validate checks (entries, key and value size, total size).
 func (g *builder) metadata() wire.Metadata {
 	m := wire.Metadata{}
-	for range g.rng.IntN(4) {
-		m.Set([]string{wire.MetaRun, wire.MetaFence, wire.MetaRole, "k", g.text(3)}[g.rng.IntN(5)], g.value(0))
+	if g.rng.IntN(8) != 0 {
+		for range g.rng.IntN(4) {
+			m.Set([]string{wire.MetaRun, wire.MetaFence, wire.MetaRole, "k", g.text(3)}[g.rng.IntN(5)], g.value(0))
+		}
+		return m
+	}
+	near := func(limit int) int { return limit - 1 + g.rng.IntN(3) }
+	switch g.rng.IntN(4) {
+	case 0:
+		for k := range near(wire.MaxMetadataEntries) {
+			m.Set(strconv.Itoa(k), wire.IntValue(int64(k)))
+		}
+	case 1:
+		m.Set(strings.Repeat("k", near(wire.MaxMetadataKeyBytes)), wire.BoolValue(true))
+	case 2:
+		m.Set("v", wire.StrValue(strings.Repeat("v", near(wire.MaxMetadataValueSize))))
+		if g.maybe() {
+			items := make([]wire.Value, near(wire.MaxMetadataValueSize)/10)
+			for k := range items {
+				items[k] = wire.IntValue(int64(k))
+			}
+			m.Set("list", wire.ListValue(items...))
+		}
+	default:
+		for k := range 8 {
+			m.Set(strconv.Itoa(k), wire.StrValue(strings.Repeat("t", near(wire.MaxMetadataTotalBytes/8)-1)))
+		}
 	}
 	return m
 }
+
+// capped is a text of about limit bytes (one short, at, or one over).
+func (g *builder) capped(limit int) string { return strings.Repeat("o", limit-1+g.rng.IntN(3)) }
 
 func (g *builder) envelope() *wire.Envelope {
 	kinds := []wire.Kind{wire.KindCommand, wire.KindResponse, wire.KindEvent, wire.KindChunk, wire.KindStatus, wire.KindError}
@@ -558,6 +594,13 @@ func (g *builder) envelope() *wire.Envelope {
 	if g.maybe() {
 		e.Tool = ptr(g.text(3))
 	}
+	if g.rng.IntN(10) == 0 {
+		field := []**string{&e.Operation, &e.Tool, &e.FinishReason}[g.rng.IntN(3)]
+		*field = ptr(g.capped(wire.MaxTextFieldBytes))
+	}
+	if g.rng.IntN(10) == 0 {
+		e.Source = wire.AgentID(g.capped(wire.MaxAgentIDBytes)) // Marshal refuses one over
+	}
 	if g.maybe() {
 		e.Usage = &wire.TokenUsage{InputTokens: g.u64(), OutputTokens: g.u64()}
 		if g.maybe() {
@@ -576,6 +619,9 @@ func (g *builder) envelope() *wire.Envelope {
 	}
 	if g.rng.IntN(6) != 0 {
 		e.Body = []byte(g.text(6))
+	}
+	if g.rng.IntN(20) == 0 {
+		e.Body = make([]byte, 4095+g.rng.IntN(3)) // the reference reads bytes past 4 KiB another way
 	}
 	if g.rng.IntN(5) == 0 {
 		s := &wire.Signature{Scheme: uint8(g.rng.IntN(3)), KeyID: make([]byte, 8), Bytes: make([]byte, 64)}
