@@ -59,6 +59,13 @@ func eventWith(t testing.TB, field, value string) []byte {
 	return out
 }
 
+// deadLetterWith returns a dead letter (reason 1, 5 attempts) with the
+// given source and payload items, in hex.
+func deadLetterWith(t testing.TB, source, payload string) []byte {
+	t.Helper()
+	return unhex(t, "a4 66736f75726365"+source+"66726561736f6e 01 68617474656d707473 05 677061796c6f6164"+payload)
+}
+
 // refuses asserts that decode fails on in with an error matching ErrDecode.
 func refuses(t *testing.T, decode func([]byte) error, in []byte) {
 	t.Helper()
@@ -114,8 +121,7 @@ func TestDecodeRejectsIndefiniteBytesAsID(t *testing.T) {
 
 func TestDecodeRejectsIndefiniteBytesAsLogPosition(t *testing.T) {
 	// A dead letter whose source is (_ h'00…', h'00…'), 10 + 10 bytes.
-	refuses(t, decodeDeadLetter, unhex(t, "a4 66736f75726365 5f 4a00000000000000000000 4a00000000000000000000 ff"+
-		"66726561736f6e 01 68617474656d707473 05 677061796c6f6164 4170"))
+	refuses(t, decodeDeadLetter, deadLetterWith(t, "5f 4a00000000000000000000 4a00000000000000000000 ff", "4170"))
 }
 
 func TestDecodeRejectsUnassignedSimpleValueInUnknownField(t *testing.T) {
@@ -159,8 +165,7 @@ func TestDecodeRejectsTaggedBody(t *testing.T) {
 }
 
 func TestDecodeRejectsTaggedDeadLetterPayload(t *testing.T) {
-	refuses(t, decodeDeadLetter, unhex(t, "a4 66736f75726365 54 0000000000000000000000000000000000000000"+
-		"66726561736f6e 01 68617474656d707473 05 677061796c6f6164 d818 41 70"))
+	refuses(t, decodeDeadLetter, deadLetterWith(t, "54"+strings.Repeat("00", 20), "d818 41 70"))
 }
 
 func TestDecodeRejectsTaggedSignatureKeyID(t *testing.T) {

@@ -128,10 +128,8 @@ func issueInputs(t *testing.T) []diffInput {
 	} {
 		add("errorbody", unhex(t, h))
 	}
-	add("deadletter", unhex(t, "a466736f757263655f4a000000000000000000004a00000000000000000000ff"+
-		"66726561736f6e0168617474656d70747305677061796c6f61644170"))
-	add("deadletter", unhex(t, "a466736f75726365540000000000000000000000000000000000000000"+
-		"66726561736f6e0168617474656d70747305677061796c6f6164d8184170"))
+	add("deadletter", deadLetterWith(t, "5f4a000000000000000000004a00000000000000000000ff", "4170"))
+	add("deadletter", deadLetterWith(t, "54"+strings.Repeat("00", 20), "d8184170"))
 	for _, kv := range [][2]string{
 		{"kind", "7f626576636e74ff"}, {"conversation", "5f480102030405060708480910111213141516ff"},
 		{"metadata", "a1616bc101"}, {"body", "d8184170"}, {"metadata", "a2616b01616b02"},
