@@ -56,7 +56,11 @@ var ErrMalformed = errors.New("wire: malformed CBOR")
 var (
 	errTwoByteSimple = fmt.Errorf("%w: a simple value below 32 in two bytes (RFC 8949 §3.3)", ErrMalformed)
 	errNestedChunk   = fmt.Errorf("%w: an indefinite string's chunk is itself indefinite (RFC 8949 §3.2.3)", ErrMalformed)
-	errKindIsMap     = fmt.Errorf("%w: kind is a map, which the reference reads ambiguously", ErrMalformed)
+	// errAmbiguousEnum: an enum in a form the reference reads by leaving
+	// part of it in the stream, to be read as what follows: a map for a
+	// unit enum (kind, content type), a bare name for one with data (a
+	// content ref).
+	errAmbiguousEnum = fmt.Errorf("%w: an enum in a form the reference reads ambiguously", ErrMalformed)
 )
 
 // DecodeError locates a decoding failure: which type, which field (empty for

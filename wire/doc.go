@@ -14,7 +14,8 @@
 // lengths, non-shortest heads and bignums where it reads them; trailing
 // bytes, unknown kinds, bad agent ids, wrong id lengths and invalid UTF-8
 // are errors), save four shapes refused on purpose (two-byte simple values,
-// nested indefinite chunks, a map as the kind, duplicate metadata keys):
+// nested indefinite chunks, enums in an ambiguous form such as a map for
+// the kind, duplicate metadata keys):
 // docs/wire.md has the table and the reasons, and TestWireDiff checks it
 // against the reference's crate. Nothing panics on bad input.
 package wire

@@ -473,7 +473,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 			return err
 		}
 		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
-			return errKindIsMap
+			return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
 		}
 		var p []byte
 		if p, err = r.definite(majorText); err != nil {

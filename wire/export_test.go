@@ -11,8 +11,8 @@ func DocumentedRefusal(err error) string {
 		return "two-byte simple value"
 	case errors.Is(err, errNestedChunk):
 		return "nested indefinite chunk"
-	case errors.Is(err, errKindIsMap):
-		return "map in kind's place"
+	case errors.Is(err, errAmbiguousEnum):
+		return "ambiguous enum"
 	case errors.Is(err, errDuplicateMetadataKey):
 		return "duplicate metadata key"
 	}

@@ -256,6 +256,45 @@ func TestDecodeRejectsNegativeBignumBelowI128InUnknownField(t *testing.T) {
 	}
 }
 
+// cardWithInput is an agent card with one capability, skill "a", whose
+// input is the given item (hex).
+func cardWithInput(t testing.TB, input string) []byte {
+	t.Helper()
+	return unhex(t, "a1 6c6361706162696c6974696573 81 a2 68736b696c6c5f6964 6161 65696e707574"+input)
+}
+
+func decodeCard(b []byte) error { _, err := wire.DecodeAgentCard(b); return err }
+
+func TestDecodeRejectsIndefiniteMapAsContentRef(t *testing.T) {
+	// input {_ "content_type": "json"}: an enum with data is read from a
+	// definite map of one entry only.
+	refuses(t, decodeCard, cardWithInput(t, "bf 6c636f6e74656e745f74797065 646a736f6e ff"))
+}
+
+func TestDecodeRejectsIndefiniteTextAsContentType(t *testing.T) {
+	// input {"content_type": (_ "js", "on")}: a content type is an enum, its
+	// name a definite string.
+	refuses(t, decodeCard, cardWithInput(t, "a1 6c636f6e74656e745f74797065 7f 626a73 626f6e ff"))
+}
+
+func TestDecodeRejectsNullCapabilities(t *testing.T) {
+	// {capabilities: null}: the list is no option, so null is not "absent".
+	refuses(t, decodeCard, unhex(t, "a1 6c6361706162696c6974696573 f6"))
+}
+
+func TestDecodeReadsEmptyByteStringAsNoCapabilities(t *testing.T) {
+	// {capabilities: h''}: the reference reads a byte string as a list of
+	// its bytes, so an empty one is an empty list, and re-encodes {}.
+	card, err := wire.DecodeAgentCard(unhex(t, "a1 6c6361706162696c6974696573 40"))
+	if err != nil {
+		t.Fatalf("rejected, the reference accepts: %v", err)
+	}
+	if got, err := card.Marshal(); err != nil || !bytes.Equal(got, []byte{0xa0}) {
+		t.Fatalf("re-encoded %x, %v; the reference writes a0", got, err)
+	}
+	refuses(t, decodeCard, unhex(t, "a1 6c6361706162696c6974696573 41 00"))
+}
+
 // ---- the reference accepts, we refuse on purpose (docs/wire.md) ----
 
 func TestDecodeRefusesTwoByteSimpleValuesBelow32(t *testing.T) {
@@ -279,6 +318,13 @@ func TestDecodeRefusesMapInKindsPlace(t *testing.T) {
 	in := eventWith(t, "kind", "a1 656576656e74 64746f6f6c 63616263")
 	in[0]++ // the smuggled pair is one more than the map claims
 	refuses(t, decodeEnvelope, in)
+}
+
+func TestDecodeRefusesContentRefAsBareName(t *testing.T) {
+	// input "schema_id": the reference reads the name as the variant and the
+	// next item in the stream as its content, here the "x" after the
+	// capability map's two entries, which its count does not cover.
+	refuses(t, decodeCard, cardWithInput(t, "69736368656d615f6964 6178"))
 }
 
 func TestDecodeRefusesDuplicateMetadataKey(t *testing.T) {

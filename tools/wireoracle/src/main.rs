@@ -3,22 +3,26 @@
 //! can compare its own decoder against the reference's on the same inputs.
 //!
 //! Input, one payload per line on stdin: `<mode> <hex>`, where mode is
-//! `envelope`, `deadletter` or `errorbody`. Output, one line per input, in
-//! order:
+//! `envelope`, `deadletter`, `errorbody`, `signature`, `card` or `bodyref`.
+//! Output, one line per input, in order:
 //!
 //!   ok <re-encoded hex> <validation>   the payload decoded
 //!   err <class> <detail>               it did not
 //!
-//! validation is `-` outside envelope mode, else `valid` or
-//! `<missing|forbidden|too_large|invalid>:<field>` from the reference's
-//! `validate`. class is `eof` (input ended inside an item), `syntax` (not
+//! validation is the reference's `validate` of an envelope, `valid` or
+//! `<missing|forbidden|too_large|invalid>:<field>`; `valid` or `invalid` from
+//! the `validate` method of a signature, card or body ref; `-` for the
+//! capsules without one. class is `eof` (input ended inside an item), `syntax` (not
 //! well-formed at the head level), `recursion` (nesting limit), `trailing`
 //! (bytes after the value), `semantic` (well-formed but not the type),
 //! `encode` (decoded but would not re-encode) or `input` (a bad input line).
 
 use std::io::{self, BufRead, BufWriter, Write};
 
-use laser_wire::agent::{AgentDeadLetter, AgentEnvelope, AgentErrorBody, ValidateError, validate};
+use laser_wire::agent::{
+    AgentCard, AgentDeadLetter, AgentEnvelope, AgentErrorBody, BodyRef, Signature, ValidateError,
+    validate,
+};
 use laser_wire::error::DecodeError;
 use laser_wire::framing::{decode_named, encode_named};
 
@@ -66,6 +70,18 @@ fn run(mode: &str, payload: &[u8]) -> String {
             Ok(body) => reencode(&body, "-"),
             Err(error) => rejected(&error),
         },
+        "signature" => match decode_named::<Signature>(payload) {
+            Ok(signature) => reencode(&signature, valid_or_not(signature.validate())),
+            Err(error) => rejected(&error),
+        },
+        "card" => match decode_named::<AgentCard>(payload) {
+            Ok(card) => reencode(&card, valid_or_not(card.validate())),
+            Err(error) => rejected(&error),
+        },
+        "bodyref" => match decode_named::<BodyRef>(payload) {
+            Ok(reference) => reencode(&reference, valid_or_not(reference.validate())),
+            Err(error) => rejected(&error),
+        },
         other => format!("err input unknown mode {other}"),
     }
 }
@@ -88,6 +104,10 @@ fn verdict(result: Result<(), ValidateError>) -> String {
         Err(ValidateError::Invalid { field, .. }) => format!("invalid:{field}"),
         Err(_) => "invalid:unknown".to_owned(),
     }
+}
+
+fn valid_or_not(result: Result<(), ValidateError>) -> &'static str {
+    if result.is_ok() { "valid" } else { "invalid" }
 }
 
 // decode_named renders ciborium's error with Debug, so its variant name leads.
