@@ -54,6 +54,16 @@ fuzz: ## run every fuzz target for FUZZTIME each
 		done; \
 	done
 
+WIREDIFF_COUNT ?= 200000
+WIREDIFF_SEED  ?= $(shell date +%s)
+
+.PHONY: wirediff
+wirediff: ## the wire decoder against the reference's laser-wire crate (tools/wireoracle, from crates.io; needs cargo) on WIREDIFF_COUNT mutated inputs, seed WIREDIFF_SEED
+	cargo build --release --locked --ignore-rust-version --manifest-path tools/wireoracle/Cargo.toml
+	LASER_WIRE_ORACLE=$(CURDIR)/tools/wireoracle/target/release/wireoracle \
+	LASER_WIRE_DIFF_COUNT=$(WIREDIFF_COUNT) LASER_WIRE_DIFF_SEED=$(WIREDIFF_SEED) \
+		$(GO) test -race -count=1 -run '^TestWireDiff$$' -v ./wire/
+
 .PHONY: reliability
 reliability: ## run the reliability suite and print its figures
 	GO=$(GO) $(GO) run ./reliability/cmd/suite -fuzztime $(RELIABILITY_FUZZTIME)

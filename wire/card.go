@@ -76,38 +76,50 @@ func (c *ContentReference) appendCBOR(b []byte) ([]byte, error) {
 	return appendText(b, c.ContentType.String()), nil
 }
 
-// decode reads the externally tagged enum: a one-entry map naming the variant.
+// decode reads the externally tagged enum as the reference does: a
+// definite one-entry map from the variant's name to its content, where the
+// content type is itself an enum, so a definite name.
 func (c *ContentReference) decode(r *reader) error {
+	if err := r.skipTags(); err != nil {
+		return err
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorText {
+		return fmt.Errorf("%w: a content ref as a bare variant name", errAmbiguousEnum)
+	}
 	n, indef, err := r.container(majorMap)
 	if err != nil {
 		return err
 	}
-	if !indef && n != 1 {
-		return fmt.Errorf("%w: content ref map has %d entries, want 1", ErrMalformed, n)
+	if indef || n != 1 {
+		return fmt.Errorf("%w: a content ref is a definite map of one entry", ErrMalformed)
 	}
-	if indef && r.atBreak() {
-		return fmt.Errorf("%w: content ref map is empty", ErrMalformed)
-	}
-	key, err := r.text()
-	if err != nil {
-		return err
-	}
-	s, err := r.string()
+	key, err := r.key()
 	if err != nil {
 		return err
 	}
 	switch string(key) {
 	case "content_type":
-		if c.ContentType, err = ParseContentType(s); err != nil {
+		if err := r.skipTags(); err != nil {
+			return err
+		}
+		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
+			return fmt.Errorf("%w: a content type as a map", errAmbiguousEnum)
+		}
+		name, err := r.definite(majorText)
+		if err != nil {
+			return err
+		}
+		if c.ContentType, err = ParseContentType(string(name)); err != nil {
 			return err
 		}
 	case "schema_id":
+		s, err := r.string()
+		if err != nil {
+			return err
+		}
 		c.SchemaID = &s
 	default:
 		return fmt.Errorf("%w: unknown content ref variant %q", ErrMalformed, key)
-	}
-	if indef && !r.atBreak() {
-		return fmt.Errorf("%w: content ref map has more than one entry", ErrMalformed)
 	}
 	r.leave()
 	return nil
@@ -321,8 +333,11 @@ func (c *AgentCard) decode(r *reader) error {
 		if err := seen.mark(idx, key); err != nil {
 			return err
 		}
-		if none, err := r.absent(); none || err != nil {
-			return err
+		// capabilities is a list, not an option: null is no list.
+		if idx != 2 {
+			if none, err := r.absent(); none || err != nil {
+				return err
+			}
 		}
 		var err error
 		switch idx {
@@ -331,6 +346,23 @@ func (c *AgentCard) decode(r *reader) error {
 		case 1:
 			c.Version, err = r.string()
 		case 2:
+			if err := r.skipTags(); err != nil {
+				return err
+			}
+			if r.i < len(r.b) && r.b[r.i]&0xe0 == majorBytes {
+				// The reference reads a byte string as a list of its bytes,
+				// so an empty one is an empty list (and any byte no
+				// capability).
+				p, err := r.str(majorBytes)
+				if err != nil {
+					return err
+				}
+				if len(p) > 0 {
+					return fmt.Errorf("%w: capabilities as a non-empty byte string", ErrMalformed)
+				}
+				c.Capabilities = nil
+				return nil
+			}
 			var n uint64
 			var indef bool
 			if n, indef, err = r.container(majorArray); err != nil {

@@ -49,6 +49,20 @@ var ErrTrailingBytes = errors.New("wire: trailing bytes after the CBOR value")
 // ErrMalformed reports input that is not well-formed CBOR.
 var ErrMalformed = errors.New("wire: malformed CBOR")
 
+// The shapes the reference accepts and this package refuses on purpose
+// (docs/wire.md), each its own error so the differential test can tell a
+// documented refusal from a disagreement; the fourth is
+// errDuplicateMetadataKey.
+var (
+	errTwoByteSimple = fmt.Errorf("%w: a simple value below 32 in two bytes (RFC 8949 §3.3)", ErrMalformed)
+	errNestedChunk   = fmt.Errorf("%w: an indefinite string's chunk is itself indefinite (RFC 8949 §3.2.3)", ErrMalformed)
+	// errAmbiguousEnum: an enum in a form the reference reads by leaving
+	// part of it in the stream, to be read as what follows: a map for a
+	// unit enum (kind, content type), a bare name for one with data (a
+	// content ref).
+	errAmbiguousEnum = fmt.Errorf("%w: an enum in a form the reference reads ambiguously", ErrMalformed)
+)
+
 // DecodeError locates a decoding failure: which type, which field (empty for
 // the value itself) and the input offset where it was detected.
 type DecodeError struct {
@@ -187,15 +201,21 @@ func float16Exact(s uint32) (uint16, bool) {
 	return 0, false
 }
 
-// float16ToFloat64 widens f16 bits; NaN payloads widen bit by bit so a
-// decoded value re-encodes to the same width.
+// quietBit is the f64 mantissa bit that makes a NaN quiet.
+const quietBit = 1 << 51
+
+// float16ToFloat64 widens f16 bits as the reference does (and x86 and ARM
+// hardware): a NaN keeps its payload and becomes quiet, so a signaling
+// f16 NaN re-encodes as the quiet f16 with the same payload.
 func float16ToFloat64(h uint16) float64 {
 	sign := uint64(h&0x8000) << 48
 	exp := uint64(h>>10) & 0x1f
 	mant := uint64(h & 0x3ff)
 	switch {
+	case exp == 0x1f && mant == 0:
+		return math.Float64frombits(sign | 0x7ff0_0000_0000_0000)
 	case exp == 0x1f:
-		return math.Float64frombits(sign | 0x7ff0_0000_0000_0000 | mant<<42)
+		return math.Float64frombits(sign | 0x7ff0_0000_0000_0000 | quietBit | mant<<42)
 	case exp == 0:
 		v := math.Ldexp(float64(mant), -24)
 		if sign != 0 {
@@ -206,19 +226,25 @@ func float16ToFloat64(h uint16) float64 {
 	return math.Float64frombits(sign | (exp-15+1023)<<52 | mant<<42)
 }
 
+// float32ToFloat64 widens f32 bits, a NaN quieted with its payload kept as
+// float16ToFloat64 does; spelled out in bits so no platform's conversion
+// can differ.
 func float32ToFloat64(s uint32) float64 {
 	if s&0x7f80_0000 == 0x7f80_0000 && s&0x7f_ffff != 0 {
-		// Convert NaN by bits: hardware conversion would quiet a signaling NaN.
-		return math.Float64frombits(uint64(s&0x8000_0000)<<32 | 0x7ff0_0000_0000_0000 | uint64(s&0x7f_ffff)<<29)
+		return math.Float64frombits(uint64(s&0x8000_0000)<<32 | 0x7ff0_0000_0000_0000 | quietBit | uint64(s&0x7f_ffff)<<29)
 	}
 	return float64(math.Float32frombits(s))
 }
 
 // ---- decoding ----
 
-// reader walks one CBOR buffer. It is lenient where the reference decoder is
-// (tags are skipped, indefinite lengths and non-shortest heads are accepted)
-// and strict where it is (text must be UTF-8, nesting is capped).
+// reader walks one CBOR buffer, reading each field as the reference's
+// decoder (serde over ciborium) reads a field of that type: lenient where it
+// is (tags before most items are skipped, indefinite lengths and
+// non-shortest heads are accepted, bignums read as integers) and strict
+// where it is (no tags before byte fields or metadata values, definite
+// strings for ids and field names, each text chunk UTF-8, nesting capped
+// with tags counted). docs/wire.md lists where it is stricter still.
 type reader struct {
 	b     []byte
 	i     int
@@ -283,6 +309,9 @@ func (r *reader) head() (major byte, arg uint64, indef bool, err error) {
 			arg = arg<<8 | uint64(c)
 		}
 		r.i += n
+		if major == majorSimple && ai == 24 && arg < 32 {
+			return 0, 0, false, fmt.Errorf("%w: %d", errTwoByteSimple, arg)
+		}
 		return major, arg, false, nil
 	case ai == 31:
 		switch major {
@@ -316,12 +345,11 @@ func (r *reader) skipTags() error {
 	return nil
 }
 
-// absent consumes a null or undefined (after any tags) and reports whether it
-// did: the reference reads both as a missing optional value.
+// absent consumes a null or undefined and reports whether it did: the
+// reference reads both as a missing optional value. Behind a tag they are
+// not absent: the field's own reader then skips the tag and refuses the
+// null, as the reference's does.
 func (r *reader) absent() (bool, error) {
-	if err := r.skipTags(); err != nil {
-		return false, err
-	}
 	if r.i < len(r.b) && (r.b[r.i] == cborNull || r.b[r.i] == cborUndefined) {
 		r.i++
 		return true, nil
@@ -351,17 +379,71 @@ func (r *reader) want(got, want byte) error {
 	return nil
 }
 
-// uint reads an unsigned integer no larger than max.
+// Bignum tags (RFC 8949 §3.4.3): the byte string after one is an integer.
+const (
+	tagPositiveBignum = 2
+	tagNegativeBignum = 3
+)
+
+// maxBignumBytes is the widest bignum the reference reads (a u128), leading
+// zero bytes not counted.
+const maxBignumBytes = 16
+
+// uint reads an unsigned integer no larger than max: a plain one or a
+// positive bignum, after any other tags.
 func (r *reader) uint(max uint64) (uint64, error) {
-	m, v, _, err := r.item()
+	for {
+		m, v, _, err := r.head()
+		if err != nil {
+			return 0, err
+		}
+		switch m {
+		case majorTag:
+			if v != tagPositiveBignum && v != tagNegativeBignum {
+				continue
+			}
+			v, err = r.bignum(v == tagNegativeBignum)
+			if err != nil {
+				return 0, err
+			}
+		case majorUint:
+		case majorNeg:
+			return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", ErrMalformed)
+		default:
+			return 0, r.want(m, majorUint)
+		}
+		if v > max {
+			return 0, fmt.Errorf("%w: %d is out of range (max %d)", ErrMalformed, v, max)
+		}
+		return v, nil
+	}
+}
+
+// bignum reads the byte string after a bignum tag as an unsigned value. It
+// must follow the tag directly; a negative bignum, or one past 64 bits, is
+// out of any field's range.
+func (r *reader) bignum(negative bool) (uint64, error) {
+	if r.i >= len(r.b) || r.b[r.i]&0xe0 != majorBytes {
+		return 0, r.errf("a bignum tag must precede a byte string")
+	}
+	p, err := r.str(majorBytes)
 	if err != nil {
 		return 0, err
 	}
-	if err := r.want(m, majorUint); err != nil {
-		return 0, err
+	for len(p) > 0 && p[0] == 0 {
+		p = p[1:]
 	}
-	if v > max {
-		return 0, fmt.Errorf("%w: %d is out of range (max %d)", ErrMalformed, v, max)
+	switch {
+	case len(p) > maxBignumBytes:
+		return 0, r.errf("bignum of %d bytes, max %d", len(p), maxBignumBytes)
+	case negative:
+		return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", ErrMalformed)
+	case len(p) > 8:
+		return 0, fmt.Errorf("%w: bignum of %d bytes is out of range", ErrMalformed, len(p))
+	}
+	var v uint64
+	for _, c := range p {
+		v = v<<8 | uint64(c)
 	}
 	return v, nil
 }
@@ -378,6 +460,10 @@ func (r *reader) bool() (bool, error) {
 		case cborTrue:
 			r.i++
 			return true, nil
+		case majorSimple | 24:
+			if _, _, _, err := r.head(); err != nil {
+				return false, err
+			}
 		}
 	}
 	return false, r.errf("want a bool")
@@ -415,12 +501,20 @@ func (r *reader) str(m byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cm != m || cindef {
+		if cm == m && cindef {
+			return nil, errNestedChunk
+		}
+		if cm != m {
 			return nil, r.errf("indefinite string chunk is not a definite %s", majorName(m))
 		}
 		chunk, err := r.take(cn)
 		if err != nil {
 			return nil, err
+		}
+		if m == majorText && !validUTF8(chunk) {
+			// RFC 8949 §3.2.3: each chunk is valid UTF-8 on its own, so a
+			// character split across two chunks is an error.
+			return nil, r.errf("a chunk of an indefinite text string is not valid UTF-8")
 		}
 		out = append(out, chunk...)
 	}
@@ -496,12 +590,13 @@ func (r *reader) intern(p []byte) string {
 }
 
 // binBytes reads a bin_bytes field: a byte string, or an array of u8 as the
-// JSON view writes it. The result is a fresh copy (or the arena's, see
-// newReader), never aliasing the input; empty input yields nil so
-// that decode and re-encode agree on "absent".
+// JSON view writes it, with no tag before either (the reference reads the
+// field as any item, and a tagged item is none it takes). The result is a
+// fresh copy (or the arena's, see newReader), never aliasing the input;
+// empty input yields nil so that decode and re-encode agree on "absent".
 func (r *reader) binBytes() ([]byte, error) {
-	if err := r.skipTags(); err != nil {
-		return nil, err
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorTag {
+		return nil, r.errf("a tag before a byte field")
 	}
 	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorArray {
 		_, n, indef, err := r.head()
@@ -539,7 +634,7 @@ func (r *reader) binBytes() ([]byte, error) {
 
 // id reads a 16-byte wire id; any other length or shape is an error.
 func (r *reader) id() (ID, error) {
-	p, err := r.str(majorBytes)
+	p, err := r.definite(majorBytes)
 	if err != nil {
 		return ID{}, err
 	}
@@ -584,32 +679,77 @@ func (r *reader) next(i, n uint64, indef bool) bool {
 
 func (r *reader) leave() { r.depth-- }
 
-// key reads a struct field name: text, or a byte string as the reference also
-// lets through. Integer keys are an error.
+// maxIdentifierBytes bounds a struct key or kind: the reference reads
+// identifiers through a 4 KiB scratch buffer, so only a definite string
+// that fits it.
+const maxIdentifierBytes = 4 << 10
+
+// definite reads, after any tags, one definite string of major m no longer
+// than maxIdentifierBytes (UTF-8 when text): how the reference reads ids,
+// log positions, struct keys and the kind.
+func (r *reader) definite(m byte) ([]byte, error) {
+	if err := r.skipTags(); err != nil {
+		return nil, err
+	}
+	if r.i < len(r.b) && r.b[r.i] == m|31 {
+		return nil, r.errf("an indefinite-length %s where a definite one is required", majorName(m))
+	}
+	p, err := r.str(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) > maxIdentifierBytes {
+		return nil, r.errf("%s of %d bytes, max %d", majorName(m), len(p), maxIdentifierBytes)
+	}
+	if m == majorText && !validUTF8(p) {
+		return nil, fmt.Errorf("%w: text is not valid UTF-8", ErrMalformed)
+	}
+	return p, nil
+}
+
+// key reads a struct field name: definite text, or a definite byte string
+// as the reference also lets through. Integer keys are an error.
 func (r *reader) key() ([]byte, error) {
 	if err := r.skipTags(); err != nil {
 		return nil, err
 	}
 	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorBytes {
-		return r.str(majorBytes)
+		return r.definite(majorBytes)
 	}
 	if r.i < len(r.b) && r.b[r.i]&0xe0 != majorText {
 		return nil, r.errf("struct key is a %s, want a text string", majorName(r.b[r.i]&0xe0))
 	}
-	return r.text()
+	return r.definite(majorText)
 }
 
 // skip consumes one well-formed data item of any shape (an unknown field's
-// value), enforcing the nesting cap and UTF-8 text.
+// value) as the reference skips one: the nesting cap counts each tag as a
+// level (bignums of up to 16 bytes aside, read as integers), text must be
+// UTF-8, and simple values other than false, true, null and undefined are
+// refused.
 func (r *reader) skip() error {
-	if err := r.skipTags(); err != nil {
-		return err
-	}
 	if r.i >= len(r.b) {
 		return r.errf("unexpected end of input")
 	}
 	ib := r.b[r.i]
 	switch m := ib & 0xe0; m {
+	case majorTag:
+		_, tag, _, err := r.head()
+		if err != nil {
+			return err
+		}
+		if tag == tagPositiveBignum || tag == tagNegativeBignum {
+			if done, err := r.skipBignum(tag == tagNegativeBignum); done {
+				return err
+			}
+		}
+		r.depth++
+		if r.depth > MaxNestingDepth {
+			return r.errf("nesting deeper than %d", MaxNestingDepth)
+		}
+		err = r.skip()
+		r.depth--
+		return err
 	case majorBytes:
 		_, err := r.str(majorBytes)
 		return err
@@ -634,13 +774,56 @@ func (r *reader) skip() error {
 		}
 		r.leave()
 		return nil
-	default:
-		_, v, _, err := r.head()
-		if err == nil && ib == majorSimple|24 && v < 32 {
-			return r.errf("simple value %d in two bytes", v)
+	case majorSimple:
+		switch ib {
+		case cborFalse, cborTrue, cborNull, cborUndefined, cborFloat16, cborFloat32, cborFloat64:
+			_, _, _, err := r.head()
+			return err
+		case majorSimple | 24:
+			_, v, _, err := r.head() // errTwoByteSimple below 32
+			if err == nil {
+				err = r.errf("unassigned simple value %d", v)
+			}
+			return err
+		case cborBreak:
+			return r.errf("unexpected break")
 		}
+		if ib&0x1f < 24 {
+			return r.errf("unassigned simple value %d", ib&0x1f)
+		}
+		_, _, _, err := r.head()
+		return err
+	default:
+		_, _, _, err := r.head()
 		return err
 	}
+}
+
+// skipBignum skips the byte string after a bignum tag when the reference
+// reads it as an integer (a definite string of up to 16 bytes) and reports
+// whether it did; a negative one must fit an i128. Any other item after
+// the tag is skipped as a tagged item.
+func (r *reader) skipBignum(negative bool) (bool, error) {
+	if r.i >= len(r.b) || r.b[r.i]&0xe0 != majorBytes || r.b[r.i] == majorBytes|31 {
+		return false, nil
+	}
+	save := r.i
+	_, n, _, err := r.head()
+	if err != nil || n > maxBignumBytes {
+		r.i = save
+		return false, nil
+	}
+	p, err := r.take(n)
+	if err != nil {
+		return true, err
+	}
+	for len(p) > 0 && p[0] == 0 {
+		p = p[1:]
+	}
+	if negative && len(p) == maxBignumBytes && p[0]&0x80 != 0 {
+		return true, r.errf("negative bignum below the i128 range")
+	}
+	return true, nil
 }
 
 // float reads any CBOR float width as an f64.

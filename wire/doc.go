@@ -9,10 +9,13 @@
 // floats take their shortest exact form and metadata keys are sorted
 // bytewise; signatures cover a re-encoding, so these rules are load-bearing.
 // The codec is hand-written (no reflection): encoding appends heads directly
-// and decoding walks the buffer once. Decoding is as lenient as the
-// reference where that is harmless (tags are skipped, indefinite lengths and
-// non-shortest heads are accepted, unknown fields are skipped) and strict
-// where it matters (trailing bytes, unknown kinds, bad agent ids, wrong id
-// lengths, duplicate keys and invalid UTF-8 are errors). Nothing panics on
-// bad input.
+// and decoding walks the buffer once. Decoding accepts and refuses what the
+// reference's decoder does, field type by field type (tags, indefinite
+// lengths, non-shortest heads and bignums where it reads them; trailing
+// bytes, unknown kinds, bad agent ids, wrong id lengths and invalid UTF-8
+// are errors), save four shapes refused on purpose (two-byte simple values,
+// nested indefinite chunks, enums in an ambiguous form such as a map for
+// the kind, duplicate metadata keys):
+// docs/wire.md has the table and the reasons, and TestWireDiff checks it
+// against the reference's crate. Nothing panics on bad input.
 package wire

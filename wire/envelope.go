@@ -469,8 +469,14 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 	var err error
 	switch f {
 	case fKind:
+		if err := r.skipTags(); err != nil {
+			return err
+		}
+		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
+			return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
+		}
 		var p []byte
-		if p, err = r.text(); err != nil {
+		if p, err = r.definite(majorText); err != nil {
 			return err
 		}
 		k, ok := kindOf(p)

@@ -182,7 +182,8 @@ func TestDecodeEnvelopeRejects(t *testing.T) {
 		{"null body", replace("body", nil), wire.ErrMalformed},
 		{"text body", replace("body", "x"), wire.ErrMalformed},
 		{"metadata map value", cborMap(t, with(eventPairs(), "metadata", map[string]any{"k": map[string]any{}})...), wire.ErrBadValue},
-		{"metadata bytes value", cborMap(t, with(eventPairs(), "metadata", map[string]any{"k": []byte("v")})...), wire.ErrBadValue},
+		{"metadata bytes value not UTF-8", cborMap(t, with(eventPairs(), "metadata", map[string]any{"k": []byte{0xff}})...), wire.ErrBadValue},
+		{"metadata tagged value", cborMap(t, with(eventPairs(), "metadata", map[string]cbor.RawMessage{"k": {0xc1, 0x05}})...), wire.ErrBadValue},
 		{"metadata int below int64", cborMap(t, with(eventPairs(), "metadata", map[string]cbor.RawMessage{"k": {0x3b, 0x80, 0, 0, 0, 0, 0, 0, 0}})...), wire.ErrBadValue},
 		{"metadata duplicate key", cborMap(t, with(eventPairs(), "metadata", cbor.RawMessage{0xa2, 0x61, 'k', 0x01, 0x61, 'k', 0x02})...), wire.ErrDuplicateKey},
 		{"array at top level", []byte{0x80}, wire.ErrMalformed},
@@ -295,7 +296,7 @@ func TestValueDecodesInReferenceVariantOrder(t *testing.T) {
 		{"null", []byte{0xf6}, wire.NullValue(), nil},
 		{"undefined is Null", []byte{0xf7}, wire.NullValue(), []byte{0xf6}},
 		{"list", []byte{0x83, 0x01, 0x61, 'a', 0x80}, wire.ListValue(wire.IntValue(1), wire.StrValue("a"), wire.ListValue()), nil},
-		{"tag is skipped", []byte{0xc1, 0x05}, wire.IntValue(5), []byte{0x05}},
+		{"UTF-8 bytes are Str", []byte{0x42, 'h', 'i'}, wire.StrValue("hi"), []byte{0x62, 'h', 'i'}},
 	} {
 		var v wire.Value
 		if err := v.UnmarshalCBOR(tc.in); err != nil {

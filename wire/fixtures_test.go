@@ -16,23 +16,40 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// fixtureDir returns the folder named by env, defaulting to
-// <repo root>/../shared/<rel>. A missing folder fails the test: CI always has
-// it, and a silent pass would hide a broken checkout.
+// fixtureDir returns the folder named by env, defaulting to the repository's
+// copy, <repo root>/testdata/<rel>, or failing that <repo root>/../shared/<rel>.
+// A missing folder fails the test: a silent pass would hide a broken
+// checkout.
 func fixtureDir(t testing.TB, env, rel string) string {
 	t.Helper()
-	dir := os.Getenv(env)
-	if dir == "" {
-		root, err := repoRoot()
-		if err != nil {
-			t.Fatalf("locate repository root: %v", err)
-		}
-		dir = filepath.Join(root, "..", "shared", rel)
+	dir, err := lookupFixtureDir(env, rel)
+	if err != nil {
+		t.Fatalf("locate repository root: %v", err)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		t.Fatalf("fixture folder %s is missing (set %s): %v", dir, env, err)
 	}
 	return dir
+}
+
+// lookupFixtureDir is fixtureDir without the checks.
+func lookupFixtureDir(env, rel string) (string, error) {
+	if dir := os.Getenv(env); dir != "" {
+		return dir, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	if dir := filepath.Join(root, "testdata", rel); isDir(dir) {
+		return dir, nil
+	}
+	return filepath.Join(root, "..", "shared", rel), nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 func repoRoot() (string, error) {

@@ -17,13 +17,9 @@ import (
 // seedFixtures returns the fixture files when the folder is present; fuzz
 // seeding is best effort (TestFixtures is what fails on a missing folder).
 func seedFixtures() [][]byte {
-	dir := os.Getenv("AGDX_FIXTURES")
-	if dir == "" {
-		root, err := repoRoot()
-		if err != nil {
-			return nil
-		}
-		dir = filepath.Join(root, "..", "shared", "fixtures", "agdx")
+	dir, err := lookupFixtureDir("AGDX_FIXTURES", "fixtures/agdx")
+	if err != nil {
+		return nil
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
 	var out [][]byte

@@ -179,6 +179,10 @@ func (m Metadata) appendCBOR(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// errDuplicateMetadataKey is the decoder's refusal of a metadata key listed
+// twice, which the reference reads as its last value (docs/wire.md).
+var errDuplicateMetadataKey = fmt.Errorf("%w in metadata", ErrDuplicateKey)
+
 // MarshalCBOR encodes the entries as a map with keys in bytewise order (nil
 // encodes as an empty map; omit the field to mean absent). A key that
 // appears twice is an error.
@@ -240,7 +244,7 @@ func (m *Metadata) decode(r *reader, room Metadata) error {
 			_, dup = seen[k]
 		}
 		if dup {
-			return fmt.Errorf("%w %q in metadata", ErrDuplicateKey, k)
+			return fmt.Errorf("%w %q", errDuplicateMetadataKey, k)
 		}
 		if seen != nil {
 			seen[k] = struct{}{}

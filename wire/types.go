@@ -300,7 +300,7 @@ func appendLogPosition(b []byte, p LogPosition) []byte {
 }
 
 func (r *reader) logPosition() (LogPosition, error) {
-	p, err := r.str(majorBytes)
+	p, err := r.definite(majorBytes)
 	if err != nil {
 		return LogPosition{}, err
 	}

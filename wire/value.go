@@ -231,12 +231,11 @@ func (v *Value) UnmarshalCBOR(b []byte) error {
 	return r.finish("value", v.decode(&r))
 }
 
-// decode tries the variants in the reference's order: Str, Int, Uint, Float,
-// Bool, Null (null or undefined), List. Maps and byte strings are rejected.
+// decode tries the variants in the reference's order: Str (text, or a byte
+// string that is UTF-8, as the reference's string variant takes bytes),
+// Int, Uint, Float, Bool, Null (null or undefined), List. Maps and tagged
+// items match no variant.
 func (v *Value) decode(r *reader) error {
-	if err := r.skipTags(); err != nil {
-		return err
-	}
 	if r.i >= len(r.b) {
 		return r.errf("unexpected end of input")
 	}
@@ -246,6 +245,16 @@ func (v *Value) decode(r *reader) error {
 		s, err := r.string()
 		*v = Value{kind: ValueStr, str: s}
 		return err
+	case majorBytes:
+		p, err := r.str(majorBytes)
+		if err != nil {
+			return err
+		}
+		if !validUTF8(p) {
+			return fmt.Errorf("%w: a byte string that is not UTF-8 matches no variant", ErrBadValue)
+		}
+		*v = Value{kind: ValueStr, str: r.intern(p)}
+		return nil
 	case majorUint:
 		_, n, _, err := r.head()
 		if n <= math.MaxInt64 {
@@ -294,6 +303,10 @@ func (v *Value) decode(r *reader) error {
 			f, err := r.float()
 			*v = FloatValue(f)
 			return err
+		case majorSimple | 24:
+			if _, _, _, err := r.head(); err != nil {
+				return err
+			}
 		}
 		return fmt.Errorf("%w: simple value 0x%02x", ErrBadValue, ib)
 	}
