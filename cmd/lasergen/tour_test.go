@@ -22,9 +22,9 @@ import (
 // marker, then the fenced Go block that is the file's whole content.
 var tourFileRE = regexp.MustCompile("(?s)<!-- tour file: (\\S+) -->\n```go\n(.*?)```\n")
 
-// tourCommandsRE finds the README's install commands: the shell block after
-// the "<!-- tour commands -->" marker.
-var tourCommandsRE = regexp.MustCompile("(?s)<!-- tour commands -->\n```sh\n(.*?)```\n")
+// commandsRE finds the README's install blocks: a shell block after a
+// "<!-- tour commands -->" or "<!-- workspace commands -->" marker.
+var commandsRE = regexp.MustCompile("(?s)<!-- (\\S+) commands -->\n```sh\n(.*?)```\n")
 
 // tourRunRE finds the tour's run line and the output it documents: the shell
 // block whose first line is the tidy, generate and run line.
@@ -61,7 +61,7 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	if len(files) < 2 {
 		t.Fatalf("README.md has %d tour files, want the agent and the program", len(files))
 	}
-	install := tourCommands(t, string(readme))
+	install := installCommands(t, string(readme), "tour")
 	run := tourRunRE.FindStringSubmatch(string(readme))
 	if run == nil {
 		t.Fatal("README.md has no tour block starting with: go mod tidy && go generate ./... && go run .")
@@ -71,14 +71,7 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	if out, err := download.CombinedOutput(); err != nil {
 		t.Logf("go mod download in the checkout: %v\n%s", err, out)
 	}
-	parent := t.TempDir()
-	if err := os.Symlink(root, filepath.Join(parent, "laser")); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(parent, "shop")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := besideClone(t, root)
 	env := scratchEnv()
 	for _, args := range install {
 		goIn(t, dir, env, args[1:]...)
@@ -141,16 +134,85 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	}
 }
 
-// tourCommands returns the README's install commands, each split into its
-// words: the clone, then go commands only, so the test can run them as
-// written.
-func tourCommands(t *testing.T, readme string) [][]string {
-	t.Helper()
-	m := tourCommandsRE.FindStringSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no <!-- tour commands --> block")
+// TestReadmeWorkspaceInstall runs the README's other install block, a
+// go.work beside the clone instead of a replace, exactly as written, then
+// generates, builds and vets a small agent in the new module.
+func TestReadmeWorkspaceInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module with the go command")
 	}
-	joined := strings.ReplaceAll(m[1], "\\\n", " ")
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := besideClone(t, root)
+	env := append(os.Environ(), "GOWORK=") // the go.work the block writes
+	for _, args := range installCommands(t, string(readme), "workspace") {
+		goIn(t, dir, env, args[1:]...)
+	}
+	writeFile(t, filepath.Join(dir, "greeter", "greeter.go"), []byte(`// Package greeter greets.
+package greeter
+
+//go:generate go tool lasergen
+
+import "github.com/lasergo/laser/runtime"
+
+// Hello asks for a greeting.
+type Hello struct{ Name string }
+
+// Greeting is the answer.
+type Greeting struct{ Text string }
+
+// Greeter answers hellos.
+//
+//laser:agent id=greeter listen=greeter.commands respond=greeter.responses
+type Greeter struct{}
+
+//laser:handle op=hello
+func (Greeter) Hello(ctx *runtime.Ctx, in Hello) (Greeting, error) {
+	return Greeting{Text: "hello, " + in.Name}, nil
+}
+`))
+	goIn(t, dir, env, "generate", "./...")
+	if _, err := os.Stat(filepath.Join(dir, "greeter", "laser_gen.go")); err != nil {
+		t.Fatalf("go generate wrote no greeter/laser_gen.go: %v", err)
+	}
+	goIn(t, dir, env, "build", "./...")
+	goIn(t, dir, env, "vet", "./...")
+}
+
+// besideClone makes an empty directory for a new module with a link to this
+// checkout beside it, at ../laser, where the README's install blocks clone
+// laser-go.
+func besideClone(t *testing.T, root string) string {
+	t.Helper()
+	parent := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(parent, "laser")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "shop")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// installCommands returns the commands of the README's install block after
+// the "<!-- name commands -->" marker, each split into its words: the
+// clone, then go commands only, so the test can run them as written.
+func installCommands(t *testing.T, readme, name string) [][]string {
+	t.Helper()
+	var block string
+	for _, m := range commandsRE.FindAllStringSubmatch(readme, -1) {
+		if m[1] == name {
+			block = m[2]
+		}
+	}
+	if block == "" {
+		t.Fatalf("README.md has no <!-- %s commands --> block", name)
+	}
+	joined := strings.ReplaceAll(block, "\\\n", " ")
 	lines := strings.Split(strings.TrimSpace(joined), "\n")
 	if lines[0] != cloneLine {
 		t.Fatalf("the install block starts with %q, want %q", lines[0], cloneLine)
