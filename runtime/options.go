@@ -113,6 +113,10 @@ type sendSpec struct {
 	fence        *uint64
 	metadata     wire.Metadata
 	streamBuffer *int
+	// cause and causeAt name the message that caused this one (see
+	// continuing).
+	cause   *wire.ID
+	causeAt *wire.LogPosition
 }
 
 // WithContentType says what the body is (the agdx.ct header).
