@@ -23,7 +23,7 @@ func (o outcomes) ObserveRecord(ctx context.Context, d *runtime.Delivery, next f
 // requestThrough runs an agent whose request handler fails with err through
 // FailRequest, sends it one request and returns the caller's error and how
 // the consumer finished with the request.
-func requestThrough(t *testing.T, err error) (error, runtime.Delivery) {
+func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	t.Helper()
 	log := newLog(t, 1, runtime.SystemClock{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
@@ -34,11 +34,11 @@ func requestThrough(t *testing.T, err error) (error, runtime.Delivery) {
 			return runtime.FailRequest(ctx, err)
 		})})
 	_, callErr := c.Request(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
-	return callErr, recv(t, seen.ended, "the request's outcome")
+	return recv(t, seen.ended, "the request's outcome"), callErr
 }
 
 func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
-	callErr, d := requestThrough(t, runtime.Failf(wire.ErrorToolFailure, "no order %q", "42"))
+	d, callErr := requestThrough(t, runtime.Failf(wire.ErrorToolFailure, "no order %q", "42"))
 	var remote *runtime.RemoteError
 	if !errors.As(callErr, &remote) || remote.Code != wire.ErrorToolFailure || remote.Message != `no order "42"` {
 		t.Fatalf("the caller got %v, want the not-found answer", callErr)
@@ -49,7 +49,7 @@ func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 }
 
 func TestARejectionInARequestIsAnsweredAndStillParked(t *testing.T) {
-	callErr, d := requestThrough(t, runtime.Rejectf("body is no order"))
+	d, callErr := requestThrough(t, runtime.Rejectf("body is no order"))
 	var remote *runtime.RemoteError
 	if !errors.As(callErr, &remote) || remote.Code != wire.ErrorInvalidRequest {
 		t.Fatalf("the caller got %v, want an invalid-request answer", callErr)
