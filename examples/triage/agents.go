@@ -210,9 +210,15 @@ func (r *Report) deadLetter(dl runtime.DeadLetter) {
 	if dl.Capsule.Detail != nil {
 		detail = *dl.Capsule.Detail
 	}
-	r.parked = append(r.parked, fmt.Sprintf("%s: %s (source %s, capsule %s in agent.dlq)", dl.Capsule.Reason, detail, dl.Capsule.Source, dl.Position))
+	// A rejection's detail already reads "rejected: ...", as the reference
+	// writes it; other reasons are named here.
+	why := detail
+	if reason := fmt.Sprint(dl.Capsule.Reason); !strings.HasPrefix(detail, reason+": ") {
+		why = reason + ": " + detail
+	}
+	r.parked = append(r.parked, fmt.Sprintf("%s (source %s, capsule %s in agent.dlq)", why, dl.Capsule.Source, dl.Position))
 	r.mu.Unlock()
-	r.say("dlq", "%s %s parked as %s after %d attempt(s): %s", dl.Message.Topic, dl.Message.Position, dl.Capsule.Reason, dl.Capsule.Attempts, detail)
+	r.say("dlq", "%s %s parked after %d attempt(s): %s", dl.Message.Topic, dl.Message.Position, dl.Capsule.Attempts, why)
 	r.progress <- struct{}{}
 }
 

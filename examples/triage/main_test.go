@@ -36,7 +36,7 @@ func checkOutcome(t *testing.T, f Figures, out string) {
 	if f.Retries != 1 {
 		t.Errorf("%d retries, want 1", f.Retries)
 	}
-	if len(f.DeadLetters) != 1 || !strings.Contains(f.DeadLetters[0], `rejected: operation "submit": decode json body`) {
+	if len(f.DeadLetters) != 1 || !strings.HasPrefix(f.DeadLetters[0], `rejected: operation "submit": decode json body`) {
 		t.Errorf("dead letters %q", f.DeadLetters)
 	}
 	for _, line := range []string{"resolver    T-2: payment gateway busy, will retry", "summary", "dead letters        1"} {
