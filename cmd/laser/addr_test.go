@@ -71,3 +71,17 @@ func TestAddrSecretWithoutSchemeIsEverythingBeforeTheLastAt(t *testing.T) {
 		}
 	}
 }
+
+func TestAnAddressWithAPortOutOfRangeOrNoStreamIsBadUsage(t *testing.T) {
+	for addr, want := range map[string]string{
+		"iggy://iggy:secret@127.0.0.1:99999/laser": "port 99999 is not a number from 1 to 65535",
+		"iggy://iggy:secret@127.0.0.1:0/laser":     "port 0 is not a number from 1 to 65535",
+		"iggy://iggy:secret@127.0.0.1:8090":        "names no stream",
+		"iggy+pat://token@127.0.0.1:8090/":         "names no stream",
+	} {
+		code, _, errOut := laser(t, "dlq", "list", "--timeout", "1s", "--addr", addr)
+		if code != exitUsage || !strings.Contains(errOut, want) || strings.Contains(errOut, "secret") || strings.Contains(errOut, "token@") {
+			t.Errorf("--addr %s: exit %d, stderr %q; want %d saying %q, the secret hidden", addr, code, errOut, exitUsage, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,11 +114,35 @@ func (s *serverFlags) dial(ctx context.Context) (*iggy.Transport, error) {
 	if s.addr.s == "" {
 		return nil, usagef("no server named: pass --addr iggy://user:password@host:port/stream or set LASER_IGGY_ADDR")
 	}
+	if err := checkAddr(s.addr.s, s.addr.String()); err != nil {
+		return nil, err
+	}
 	t, err := iggy.Dial(ctx, s.addr.s, iggy.WithDialTimeout(s.timeout), iggy.WithCallTimeout(s.timeout))
 	if err != nil {
 		return nil, dialError(s.addr.String(), err)
 	}
 	return t, nil
+}
+
+// checkAddr names what is wrong with a connection string that parses but
+// cannot work (shown is the string as it may be printed): a port that is
+// no number from 1 to 65535, which would otherwise fail as a server that
+// cannot be reached, and a missing stream. What does not parse is left to
+// iggy.Dial.
+func checkAddr(raw, shown string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !strings.Contains(raw, "://") {
+		return nil
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return usagef("--addr %s: port %s is not a number from 1 to 65535", shown, p)
+		}
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		return usagef("--addr %s names no stream: add /<stream> after host:port, as in iggy://iggy:iggy@127.0.0.1:8090/laser", shown)
+	}
+	return nil
 }
 
 // dialError explains why a server could not be used.
