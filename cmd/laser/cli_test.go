@@ -259,3 +259,11 @@ func TestJSONErrors(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+func TestAStreamThatDoesNotExistIsNamedAsTheStream(t *testing.T) {
+	srv := iggytest.Start(t)
+	code, _, errOut := laser(t, "dlq", "list", "--timeout", "5s", "--addr", "iggy://iggy:iggy@"+srv.Addr()+"/nosuch")
+	if code != exitFailed || !strings.Contains(errOut, "stream nosuch does not exist") {
+		t.Fatalf("exit %d, stderr %q; want %d saying the stream does not exist", code, errOut, exitFailed)
+	}
+}

@@ -27,12 +27,21 @@ func partitions(ctx context.Context, t *iggy.Transport, topic string) (uint32, e
 	switch {
 	case err == nil:
 		return n, nil
-	case errors.Is(err, ierror.ErrTopicIdNotFound):
+	case errors.Is(err, ierror.ErrTopicIdNotFound) && streamExists(ctx, t):
 		return 0, fmt.Errorf("topic %s does not exist in stream %s", topic, t.Stream())
-	case errors.Is(err, ierror.ErrStreamIdNotFound):
+	case errors.Is(err, ierror.ErrTopicIdNotFound), errors.Is(err, ierror.ErrStreamIdNotFound):
 		return 0, fmt.Errorf("stream %s does not exist on the server (the path of --addr names it)", t.Stream())
 	}
 	return 0, fmt.Errorf("topic %s: %w", topic, err)
+}
+
+// streamExists reports whether the stream of --addr exists: a server
+// answers a topic of a missing stream with "topic not found", so the stream
+// is asked after. When the answer is not a clear "no", it says yes, and
+// the topic is named as missing.
+func streamExists(ctx context.Context, t *iggy.Transport) bool {
+	_, _, err := t.StreamTopics(ctx)
+	return !errors.Is(err, ierror.ErrStreamIdNotFound)
 }
 
 // readAt reads the record at pos of topic, checking the partition and the
