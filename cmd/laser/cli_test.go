@@ -267,3 +267,23 @@ func TestAStreamThatDoesNotExistIsNamedAsTheStream(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want %d saying the stream does not exist", code, errOut, exitFailed)
 	}
 }
+
+func TestRedrivingACapsuleTwiceSaysItWasRedrivenAndSkipsItUnlessAgain(t *testing.T) {
+	addr, _ := poisoned(t)
+	var views []capsuleView
+	_, out, _ := laser(t, "dlq", "list", "--addr", addr, "--json")
+	if err := json.Unmarshal([]byte(out), &views); err != nil {
+		t.Fatal(err)
+	}
+	capsule := views[0].Capsule
+	if code, out, errOut := laser(t, "dlq", "redrive", capsule, "--addr", addr); code != exitOK || !strings.Contains(out, "republished at") {
+		t.Fatalf("first redrive: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := laser(t, "dlq", "redrive", capsule, "--addr", addr)
+	if code != exitOK || !strings.Contains(out, "already redriven to agent.commands ") || strings.Contains(out, "republished at") {
+		t.Fatalf("second redrive: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := laser(t, "dlq", "redrive", capsule, "--again", "--addr", addr); code != exitOK || !strings.Contains(out, "republished at") {
+		t.Fatalf("redrive --again: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -287,7 +287,10 @@ type redriveResult struct {
 	Capsule     string `json:"capsule"`
 	Source      string `json:"source"`
 	Republished string `json:"republished,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// Already is where an earlier redrive republished the capsule, when the
+	// ledger records one and --again was not given: it is not redriven.
+	Already string `json:"already_redriven,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 func (a *app) dlqRedriveCommand() *cobra.Command {
@@ -298,11 +301,13 @@ func (a *app) dlqRedriveCommand() *cobra.Command {
 (named from the capsule's source ids), with their headers and payload
 verbatim, except that a plain message's idempotency key is re-keyed so the
 copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
-'laser dlq list' reads to mark redriven capsules.`,
+'laser dlq list' reads to mark redriven capsules; a capsule the ledger
+records as redriven is skipped, with a note, unless --again is given.`,
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
 	all := cmd.Flags().Bool("all", false, "redrive every capsule in the dead-letter topic")
+	again := cmd.Flags().Bool("again", false, "redrive capsules the ledger records as redriven already")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if *all == (len(args) > 0) {
 			return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
@@ -342,6 +347,10 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 		if err != nil {
 			return err
 		}
+		done, err := readRedrives(ctx, t, *topic)
+		if err != nil {
+			return err
+		}
 		bar := a.newProgress(len(caps))
 		failed := 0
 		for _, c := range caps {
@@ -349,10 +358,14 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 			if c.Capsule != nil {
 				res.Source = src.name(c.Capsule.Source)
 			}
-			republished, err := redriveOne(ctx, t, src, c)
-			if err == nil {
-				res.Republished = republished
-				err = recordRedrive(ctx, t, *topic, redrive{Capsule: res.Capsule, Republished: republished})
+			var err error
+			if res.Already = done[res.Capsule]; res.Already == "" || *again {
+				res.Already = ""
+				var republished string
+				if republished, err = redriveOne(ctx, t, src, c); err == nil {
+					res.Republished = republished
+					err = recordRedrive(ctx, t, *topic, redrive{Capsule: res.Capsule, Republished: republished})
+				}
 			}
 			if err != nil {
 				failed++
@@ -366,6 +379,8 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 				}
 			case res.Error != "":
 				fmt.Fprintf(a.stdout, "%s  FAILED: %s\n", res.Capsule, res.Error)
+			case res.Already != "":
+				fmt.Fprintf(a.stdout, "%s  already redriven to %s: skipped (--again redrives it once more)\n", res.Capsule, res.Already)
 			default:
 				fmt.Fprintf(a.stdout, "%s  source %s  republished at %s\n", res.Capsule, res.Source, res.Republished)
 			}
