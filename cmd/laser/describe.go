@@ -29,6 +29,15 @@ type recordView struct {
 	Headers      map[string]string `json:"headers,omitempty"`
 	Body         string            `json:"body"`
 	BodyEncoding string            `json:"body_encoding"` // "text" or "hex"
+	// ErrorBody is an AGDX error's body decoded (its CBOR bytes stay in Body).
+	ErrorBody *errorView `json:"error_body,omitempty"`
+}
+
+// errorView is an AGDX error body for people.
+type errorView struct {
+	Code      string `json:"code"`
+	Message   string `json:"message,omitempty"`
+	Retryable bool   `json:"retryable"`
 }
 
 // describe decodes a record the way the consumer would, without failing.
@@ -58,6 +67,14 @@ func describe(topic string, rec *runtime.Incoming) recordView {
 		v.ContentType = m.ContentType.String()
 	}
 	v.Body, v.BodyEncoding = bodyText(m.Body())
+	if m.Kind() == wire.KindError {
+		if eb, err := wire.DecodeErrorBody(m.Body()); err == nil {
+			v.ErrorBody = &errorView{Code: eb.Code.String(), Retryable: eb.Retryable}
+			if eb.Message != nil {
+				v.ErrorBody.Message = *eb.Message
+			}
+		}
+	}
 	return v
 }
 
@@ -108,6 +125,14 @@ func printRecord(w io.Writer, topic string, v recordView) {
 	default:
 		fmt.Fprintf(w, "%s %s  plain  %s -> %s  conv %s", topic, v.Position, orAny(v.From), orAny(v.To), v.Conversation)
 		printTail(w, v)
+	}
+	if e := v.ErrorBody; e != nil {
+		retry := "not retryable"
+		if e.Retryable {
+			retry = "retryable"
+		}
+		fmt.Fprintf(w, "    error %s: %s (%s)\n", e.Code, truncate(e.Message, 200), retry)
+		return
 	}
 	fmt.Fprintf(w, "    %s: %s\n", v.BodyEncoding, truncate(v.Body, 200))
 }
