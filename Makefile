@@ -69,8 +69,8 @@ reliability: ## run the reliability suite and print its figures
 	GO=$(GO) $(GO) run ./reliability/cmd/suite -fuzztime $(RELIABILITY_FUZZTIME)
 
 .PHONY: golden
-golden: ## rewrite lasergen's golden files (testdata/golden/*.txtar) from the generator's output
-	$(GO) test ./gen -run '^TestGolden$$' -count=1 -update
+golden: ## rewrite lasergen's golden files (testdata/golden/*.txtar) and gen's Directives doc from the generator
+	$(GO) test ./gen -run '^(TestGolden|TestPackageDocListsTheFormsAndShapesTheDiagnosticsUse)$$' -count=1 -update
 
 .PHONY: generate
 generate: ## run go generate on every package (lasergen writes laser_gen.go files)

@@ -19,19 +19,25 @@
 //
 // On a method of such a type:
 //
-//	//laser:handle op=<operation> [ct=cbor|json]
-//	//laser:event op=<operation> [ct=cbor|json]
+//	//laser:handle op=<operation> [ct=cbor|json] [context=<policy>] [memory=<strategy>[:<limit>]] [effect=<class>] [data=<classification>]
+//	//laser:event op=<operation> [ct=cbor|json] [context=<policy>] [memory=<strategy>[:<limit>]] [effect=<class>] [data=<classification>]
 //
 // Fields are space-separated key=value pairs; a value holding spaces is
 // written as a Go double-quoted string (key="a b"). ct defaults to the
 // agent's ct, which defaults to cbor. group defaults to the agent id.
+// context= applies to methods that take a conversation.History: steps such
+// as last:20, tokens:4000, agents:a,b or sub, joined by + (default last:50).
 //
-// Accepted method shapes, where In and Out are encodable types and In may
-// be a pointer:
+// Accepted method shapes, where In and Out are encodable types, In may be a
+// pointer and Item is the type of a streamed item:
 //
-//	//laser:handle: func (ctx *runtime.Ctx, in In) (Out, error)   request/response
-//	//laser:handle: func (ctx *runtime.Ctx, in In) error          command
-//	//laser:event:  func (ctx *runtime.Ctx, in In) error          AGDX event handler
+//	//laser:handle: func(ctx *runtime.Ctx, in In) (Out, error)                                request/response
+//	//laser:handle: func(ctx *runtime.Ctx, in In, history conversation.History) (Out, error)  request/response, the conversation read first
+//	//laser:handle: func(ctx *runtime.Ctx, in In) error                                       a command
+//	//laser:handle: func(ctx *runtime.Ctx, in In, history conversation.History) error         a command, the conversation read first
+//	//laser:handle: func(ctx *runtime.Ctx, in In, out *runtime.Stream[Item]) error            a streamed answer
+//	//laser:event: func(ctx *runtime.Ctx, in In) error                                        an AGDX event
+//	//laser:event: func(ctx *runtime.Ctx, in In, history conversation.History) error          an AGDX event, the conversation read first
 //
 // # Generated code
 //
@@ -51,10 +57,11 @@
 // see CheckUpToDate.
 //
 // A request method that returns a non-retryable error makes the dispatcher
-// answer the caller with an AGDX error (see runtime.FailRequest) before the
-// message is dead-lettered, so the typed client returns a
-// *runtime.RemoteError instead of waiting for its timeout. A retryable error
-// is retried by the consumer and does not answer.
+// answer the caller with an AGDX error (see runtime.FailRequest), so the
+// typed client returns a *runtime.RemoteError instead of waiting for its
+// timeout. A runtime.Failf answer is then committed as handled; any other
+// permanent error is dead-lettered too. A retryable error is retried by the
+// consumer and does not answer.
 package gen
 
 import "github.com/lasergo/laser/gen/internal/generator"

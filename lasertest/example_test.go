@@ -3,6 +3,7 @@ package lasertest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -44,4 +45,54 @@ func ExampleRunRequest() {
 	// r-1 <nil>
 	// ledger.commands to ledger from billing: charged 999
 	// rejected false cannot charge 0 cents
+}
+
+// RunStream runs a streaming handler, opening and finishing its stream as
+// the generated dispatcher does, and returns the items it sent.
+func ExampleRunStream() {
+	words := func(_ *runtime.Ctx, in string, out *runtime.Stream[string]) error {
+		for _, w := range strings.Fields(in) {
+			if err := out.Send(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	items, sent, err := lasertest.RunStream(context.Background(), lasertest.Handler{Agent: "writer"}, words, "logs are data")
+	fmt.Println(items, len(sent), err)
+	// Output:
+	// [logs are data] 4 <nil>
+}
+
+// Dispatch drives a dispatcher (a generated XHandler(impl), here one
+// written by hand in the same shape) by operation and input, and Answer
+// reads back what the caller would get.
+func ExampleDispatch() {
+	dispatcher := runtime.HandlerFunc(func(c *runtime.Ctx) error {
+		if c.Message().Operation() != "charge" {
+			return runtime.RejectUnknownOperation(c, "billing")
+		}
+		var in Order
+		if err := runtime.DecodeInput(c.Message(), "charge", &in, wire.ContentCBOR); err != nil {
+			return runtime.FailRequest(c, err)
+		}
+		out, err := charge(c, in)
+		if err != nil {
+			return runtime.FailRequest(c, err)
+		}
+		return runtime.RespondValue(c, out, wire.ContentCBOR)
+	})
+	ctx := context.Background()
+	h := lasertest.Handler{Agent: "billing", Operation: "charge"}
+	sent, err := lasertest.Dispatch(ctx, h, dispatcher, Order{Cents: 250})
+	receipt, aerr := lasertest.Answer[Receipt](sent)
+	fmt.Println(receipt.ID, err, aerr)
+
+	h.Operation = "teleport"
+	sent, err = lasertest.Dispatch(ctx, h, dispatcher, Order{Cents: 250})
+	_, aerr = lasertest.Answer[Receipt](sent)
+	fmt.Println(runtime.CodeOf(err), aerr)
+	// Output:
+	// r-1 <nil> <nil>
+	// rejected billing: agent billing has no handler for command operation "teleport" (unsupported)
 }

@@ -1,8 +1,11 @@
 // Package lasertest holds test aids for agents built on package runtime: a
 // clock that moves only when told to (ManualClock), a handler context
-// outside any consumer (NewCtx), and Run and RunRequest, which run one typed
-// handler on one message and return what it sent, so a handler is
-// unit-tested without a log.
+// outside any consumer (NewCtx), and Run, RunRequest and RunStream, which
+// run one typed handler (a command, a request or a streaming handler) on
+// one message and return what it sent, so a handler is unit-tested without
+// a log. Dispatch drives a generated dispatcher (XHandler(impl)) by
+// operation and input, so routing and decoding are tested too, and Answer
+// reads its answer back as the caller's typed client would.
 package lasertest
 
 import (

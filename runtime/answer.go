@@ -53,3 +53,7 @@ func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answe
 	_, pos, err := c.post(ctx, topicOr(topic, TopicResponses), o)
 	return pos, err
 }
+
+// RemoteErrorOf returns the *RemoteError an AGDX error message carries, as
+// Request returns it for an error reply, or nil when m is no AGDX error.
+func RemoteErrorOf(m *Message) error { return remoteError(m) }

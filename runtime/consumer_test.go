@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -154,19 +154,15 @@ func (m *countingMiddleware) AfterHandle(_ context.Context, _ *runtime.Message, 
 }
 
 func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T) {
-	dir := fixtureDir(t)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := vectors.AGDX.Paths(t)
 	var names []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "agent_invalid_") || strings.HasPrefix(e.Name(), "agent_must_understand") {
-			names = append(names, e.Name())
+	for name := range paths {
+		if strings.HasPrefix(name, "agent_invalid_") || strings.HasPrefix(name, "agent_must_understand") {
+			names = append(names, name)
 		}
 	}
 	if len(names) < 2 {
-		t.Fatalf("found only %v in %s", names, dir)
+		t.Fatalf("found only %v among the AGDX vectors", names)
 	}
 	log := newLog(t, 2, runtime.SystemClock{})
 	sink, dls := deadLetters()
@@ -180,7 +176,7 @@ func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T
 		},
 	})
 	for _, name := range names {
-		payload, err := os.ReadFile(filepath.Join(dir, name))
+		payload, err := os.ReadFile(paths[name])
 		if err != nil {
 			t.Fatal(err)
 		}

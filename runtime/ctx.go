@@ -48,10 +48,14 @@ func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respond
 	return &Ctx{Context: ctx, msg: m, c: c}
 }
 
-// Value answers the handling agent's gate and claims (see EffectGate), so
-// every effect under this Ctx, or a context derived from it, is governed as
-// the agent's; other keys are the context's.
+// Value answers, for this Ctx and every context derived from it, which
+// message is being handled (see continue.go) and the handling agent's gate
+// and claims (see EffectGate), so typed calls continue the conversation and
+// every effect is governed as the agent's; other keys are the context's.
 func (c *Ctx) Value(key any) any {
+	if key == (handledKey{}) {
+		return c
+	}
 	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{}) || c.claims != (Claims{})) {
 		claims := c.c.cfg.Claims
 		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)

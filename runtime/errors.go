@@ -127,8 +127,9 @@ func Rejectf(format string, args ...any) error {
 
 // Failf is a permanent failure that tells a waiting caller why: a request
 // handler returning it answers with an AGDX error of code, which the caller's
-// typed client returns as a *RemoteError, and the message is parked as
-// rejected.
+// typed client returns as a *RemoteError. The answered request was handled,
+// so it is committed, not parked (see FailRequest); returned where nobody
+// is answered (a command's handler), it is parked as rejected.
 func Failf(code wire.ErrorCode, format string, args ...any) error {
 	return &Error{Code: CodeRejected, Answer: code, Err: fmt.Errorf(format, args...)}
 }

@@ -25,22 +25,43 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 // FailRequest handles the error of a request/response handler. A retryable
 // error is returned as is, so the consumer retries the handler and no answer
 // is sent yet. A permanent one is answered with an AGDX error (ctx.Fail) so
-// the caller gets a *RemoteError instead of waiting for its timeout, and is
-// returned so the consumer dead-letters the message as rejected.
+// the caller gets a *RemoteError instead of waiting for its timeout. An
+// error made with Failf is the handler's answer ("no order 42"): once it is
+// sent the message was handled, so FailRequest returns nil and the consumer
+// commits it. Any other permanent error (a Reject, an undecodable body) is
+// returned after the answer, so the consumer parks the message as rejected.
 //
 // The error code is the err's Answer (see Failf); otherwise cancellation
 // maps to cancelled, a deadline to deadline exceeded, a rejection to invalid
 // request and anything else to internal.
 func FailRequest(c *Ctx, err error) error {
+	answered, ferr := answerFailure(c, err)
+	if answered && isAnswer(err) {
+		return nil
+	}
+	return ferr
+}
+
+// answerFailure answers a permanent err to the caller and returns it, or
+// a rejection when the answer could not be sent; a retryable err is
+// returned unanswered. answered says whether the answer was sent.
+func answerFailure(c *Ctx, err error) (answered bool, _ error) {
 	if err == nil || IsRetryable(err) {
-		return err
+		return false, err
 	}
 	if ferr := c.Fail(answerCode(err), err.Error(), false); ferr != nil {
 		// Permanent either way: a retry would run the handler again for an
 		// answer it already decided.
-		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("answering the caller failed: %w", ferr))}
+		return false, &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("answering the caller failed: %w", ferr))}
 	}
-	return err
+	return true, err
+}
+
+// isAnswer reports whether err is a failure the handler chose to answer
+// with (Failf), rather than input it refuses to handle.
+func isAnswer(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeRejected && e.Answer != 0
 }
 
 // RejectUnknownOperation is what a generated dispatcher returns for a
@@ -58,7 +79,8 @@ func RejectUnknownOperation(c *Ctx, agent string) error {
 	if _, ok := c.correlation(); !ok {
 		return err
 	}
-	return FailRequest(c, &Error{Code: CodeRejected, Answer: wire.ErrorUnsupported, Err: err})
+	_, err = answerFailure(c, &Error{Code: CodeRejected, Answer: wire.ErrorUnsupported, Err: err})
+	return err
 }
 
 // MergeSendOptions returns base followed by opts, without writing into

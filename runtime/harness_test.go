@@ -5,13 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/internal/logstore"
+	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -225,36 +224,10 @@ func readAll(t *testing.T, tr runtime.Transport, name string) []runtime.Incoming
 	return out
 }
 
-// fixture reads one shared AGDX vector.
+// fixture reads one AGDX vector (the module's copy, or $AGDX_FIXTURES).
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// fixtureDir is $AGDX_FIXTURES or the shared folder beside the repository.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("AGDX_FIXTURES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "fixtures", "agdx")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (go.mod) to locate ../shared/fixtures/agdx; set AGDX_FIXTURES")
-		}
-		dir = parent
-	}
+	return vectors.AGDX.Read(t, name)
 }
 
 // handlerFunc adapts a function returning an error.

@@ -116,6 +116,10 @@ type sendSpec struct {
 	// effect is the effect kind a gate sees when the verb's own does not
 	// say it (WithEffectKind).
 	effect EffectKind
+	// cause and causeAt name the message that caused this one (see
+	// continuing).
+	cause   *wire.ID
+	causeAt *wire.LogPosition
 }
 
 // WithContentType says what the body is (the agdx.ct header).
@@ -128,7 +132,8 @@ func WithContentType(ct wire.ContentType) Option {
 func WithIdempotencyKey(key string) SendOption { return sendOption(func(s *sendSpec) { s.idem = key }) }
 
 // WithDeadline makes the receiver dead-letter the message when it picks it
-// up after t.
+// up after t. A request without it carries the end of its wait (see
+// WithTimeout).
 func WithDeadline(t time.Time) CommandOption {
 	return commandOption(func(s *sendSpec) { s.deadline = t })
 }
@@ -160,7 +165,10 @@ func WithReplyTopic(topic string) RequestOption {
 	return requestOption(func(s *sendSpec) { s.replyTopic = topic })
 }
 
-// WithTimeout bounds a request's wait for its answer. Default 30 s.
+// WithTimeout bounds a request's wait for its answer. Default 30 s. The
+// wait's end (or the context's deadline, when earlier) is also the command's
+// deadline unless WithDeadline sets one, so an agent that picks the request
+// up after nobody waits any more dead-letters it instead of acting on it.
 func WithTimeout(d time.Duration) RequestOption {
 	return requestOption(func(s *sendSpec) { s.timeout = d })
 }

@@ -80,6 +80,7 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 	if s.fence != nil {
 		env.Metadata.Set(wire.HeaderFence, wire.UintValue(*s.fence))
 	}
+	env.Cause, env.CauseAt = s.cause, s.causeAt
 	return env, nil
 }
 

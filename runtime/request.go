@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lasergo/laser/wire"
 )
@@ -107,6 +108,9 @@ func (c *Client) Request(ctx context.Context, cmd Command, opts ...RequestOption
 
 func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption) (*Message, error) {
 	spec := specOf(opts, RequestOption.applyRequest)
+	if spec.deadline.IsZero() {
+		spec.deadline = c.opts.Clock.Now().Add(waitLeft(ctx, spec.wait()))
+	}
 	env, w, done, err := c.sendAwaited(ctx, cmd, &spec)
 	if err != nil {
 		return nil, err
@@ -125,6 +129,16 @@ func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// waitLeft is how long a wait of d lasts under ctx: d, or less when ctx's
+// deadline comes first. It is a duration, not a time, because ctx's
+// deadline is on the system clock and the client's Clock may be another.
+func waitLeft(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return min(d, time.Until(dl))
+	}
+	return d
 }
 
 func topicOr(topic, def string) string {

@@ -64,7 +64,8 @@ func RespondValue(c *Ctx, out any, ct wire.ContentType) error {
 
 // Call sends a typed request for operation op and decodes the typed reply.
 // An AGDX error reply comes back as a *RemoteError; no reply in time as an
-// error matching ErrTimeout.
+// error matching ErrTimeout. Called with a handler's *Ctx (or a context
+// derived from it), it continues the handled conversation (see continue.go).
 func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...RequestOption) (Out, error) {
 	var out Out
 	body, err := EncodeBody(in, ct)
@@ -72,7 +73,7 @@ func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, 
 		return out, err
 	}
 	cmd.Body = body
-	opts = append([]RequestOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]RequestOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
 	reply, err := client.Request(ctx, cmd, opts...)
 	if err != nil {
 		return out, err
@@ -83,14 +84,15 @@ func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, 
 	return out, nil
 }
 
-// Tell sends a typed command for operation op without waiting for a reply.
+// Tell sends a typed command for operation op without waiting for a reply;
+// from a handler, in the handled conversation (see Call).
 func Tell(ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...CommandOption) error {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return err
 	}
 	cmd.Body = body
-	opts = append([]CommandOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]CommandOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
 	_, err = client.SendCommand(ctx, cmd, opts...)
 	return err
 }
@@ -103,7 +105,7 @@ func EmitEvent(ctx context.Context, client *Client, topic, from, op string, ct w
 	if err != nil {
 		return err
 	}
-	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
+	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
 	_, err = client.Emit(ctx, topic, from, body, opts...)
 	return err
 }

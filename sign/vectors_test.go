@@ -9,35 +9,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
-
-// fixtureDir returns the folder named by env, defaulting to
-// <repo root>/../shared/<rel>; a missing folder fails the test.
-func fixtureDir(t testing.TB, env, rel string) string {
-	t.Helper()
-	dir := os.Getenv(env)
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for root := wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				dir = filepath.Join(root, "..", "shared", rel)
-				break
-			}
-			if filepath.Dir(root) == root {
-				t.Fatalf("no go.mod above %s", wd)
-			}
-		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("fixture folder %s is missing (set %s): %v", dir, env, err)
-	}
-	return dir
-}
 
 // vector is one signature vector file. Byte fields may be hex ("x_hex") or
 // base64 ("x_base64" / "x_b64"); read them with bytesField.
@@ -80,16 +55,8 @@ func (v vector) context() *wire.SignatureContext {
 }
 
 func loadVectors(t *testing.T) map[string]vector {
-	dir := fixtureDir(t, "AGDX_SIGNATURE_VECTORS", "fixtures/signatures")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no signature vectors in %s", dir)
-	}
 	out := map[string]vector{}
-	for _, p := range paths {
+	for _, p := range vectors.Signatures.Paths(t) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

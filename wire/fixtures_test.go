@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,82 +11,15 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/wire"
 )
 
-// fixtureDir returns the folder named by env, defaulting to the repository's
-// copy, <repo root>/testdata/<rel>, or failing that <repo root>/../shared/<rel>.
-// A missing folder fails the test: a silent pass would hide a broken
-// checkout.
-func fixtureDir(t testing.TB, env, rel string) string {
-	t.Helper()
-	dir, err := lookupFixtureDir(env, rel)
-	if err != nil {
-		t.Fatalf("locate repository root: %v", err)
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("fixture folder %s is missing (set %s): %v", dir, env, err)
-	}
-	return dir
-}
-
-// lookupFixtureDir is fixtureDir without the checks.
-func lookupFixtureDir(env, rel string) (string, error) {
-	if dir := os.Getenv(env); dir != "" {
-		return dir, nil
-	}
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	if dir := filepath.Join(root, "testdata", rel); isDir(dir) {
-		return dir, nil
-	}
-	return filepath.Join(root, "..", "shared", rel), nil
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// agdxFixtures returns every .bin file of the AGDX fixture folder by name.
+// agdxFixtures returns every AGDX vector by name: the module's copy in
+// testdata/fixtures/agdx, and those of $AGDX_FIXTURES.
 func agdxFixtures(t testing.TB) map[string][]byte {
 	t.Helper()
-	dir := fixtureDir(t, "AGDX_FIXTURES", "fixtures/agdx")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no .bin fixtures in %s", dir)
-	}
-	out := make(map[string][]byte, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(p)] = b
-	}
-	return out
+	return vectors.AGDX.Files(t)
 }
 
 func sortedNames(m map[string][]byte) []string {

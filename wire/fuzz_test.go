@@ -5,23 +5,19 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/wire"
 )
 
-// seedFixtures returns the fixture files when the folder is present; fuzz
-// seeding is best effort (TestFixtures is what fails on a missing folder).
+// seedFixtures returns the AGDX vectors; fuzz seeding is best effort
+// (TestFixtures is what fails when they are missing).
 func seedFixtures() [][]byte {
-	dir, err := lookupFixtureDir("AGDX_FIXTURES", "fixtures/agdx")
-	if err != nil {
-		return nil
-	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	paths, _ := vectors.AGDX.Lookup()
 	var out [][]byte
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil {

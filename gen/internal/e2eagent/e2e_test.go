@@ -204,7 +204,8 @@ func TestRejectedHandlerErrorIsNotRetried(t *testing.T) {
 
 func TestHandlerFailureReachesTheTypedClientAsARemoteError(t *testing.T) {
 	ctx, h := start(t)
-	_, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 0})
+	card := runtime.WithConversation(wire.IDFromUint128(0, 4242))
+	_, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 0}, card)
 	var remote *runtime.RemoteError
 	if !errors.As(err, &remote) {
 		t.Fatalf("Charge error %v (%T), want a *runtime.RemoteError", err, err)
@@ -212,9 +213,16 @@ func TestHandlerFailureReachesTheTypedClientAsARemoteError(t *testing.T) {
 	if remote.Code != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
 		t.Fatalf("remote error %+v", remote)
 	}
-	// The failed request is also parked, as every permanent failure is.
-	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
-		t.Fatalf("dead letter reason %s, want rejected", dl.Capsule.Reason)
+	// The answered request was handled: a request after it in the same
+	// conversation (so on the same partition, after it) is answered, and
+	// nothing was parked.
+	if _, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 1}, card); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case dl := <-h.dead:
+		t.Fatalf("the answered failure was parked too: %s", detail(dl))
+	default:
 	}
 }
 

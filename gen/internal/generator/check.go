@@ -235,9 +235,9 @@ func (c *collector) qualifier(p *types.Package) string {
 // checkShape checks the method signature and fills in In, Out and Kind.
 func (c *collector) checkShape(a *Agent, op *Operation) bool {
 	sig := op.sig
-	p, shape := ErrHandleShape, "a //laser:handle method"
+	p, directive := ErrHandleShape, "handle"
 	if op.Kind == OpEvent {
-		p, shape = ErrEventShape, "a //laser:event method"
+		p, directive = ErrEventShape, "event"
 	}
 	bad := func(why string) bool {
 		c.report(op.Pos, p, "method %s has signature %s: %s", op.Method, c.typeString(sig), why)
@@ -253,7 +253,10 @@ func (c *collector) checkShape(a *Agent, op *Operation) bool {
 	if nparams >= 3 && isRecalled(params.At(nparams-1).Type()) {
 		op.Memory, nparams = true, nparams-1 // recalled memory (memory.go)
 	}
-	if nparams == 3 && isHistory(params.At(2).Type()) {
+	if nparams == 3 {
+		if !isHistory(params.At(2).Type()) {
+			return bad(fmt.Sprintf("the third parameter of a //laser:%s method must be %s, not %s", directive, thirdParams(directive), c.typeString(params.At(2).Type())))
+		}
 		op.Context, nparams = true, 2 // the conversation's context (context.go)
 	}
 	switch {
@@ -262,7 +265,7 @@ func (c *collector) checkShape(a *Agent, op *Operation) bool {
 	case sig.Variadic():
 		return bad("variadic parameters are not supported")
 	case nparams != 2:
-		return bad(fmt.Sprintf("%s takes 2 parameters, not %d", shape, params.Len()))
+		return bad(fmt.Sprintf("a //laser:%s method takes %s parameters, not %d", directive, paramCounts(directive), params.Len()))
 	case !isRuntimeCtx(params.At(0).Type()):
 		return bad("the first parameter must be *runtime.Ctx")
 	}

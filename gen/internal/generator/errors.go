@@ -34,7 +34,7 @@ var (
 	}
 	ErrUnknownKey = &Problem{
 		Title: "unknown key",
-		Help:  "Valid forms: " + agentForm + ", " + handleForm + ", " + eventForm + ".",
+		Help:  validForms(),
 	}
 	ErrDuplicateKey = &Problem{
 		Title: "duplicate key",
@@ -42,7 +42,7 @@ var (
 	}
 	ErrMissingKey = &Problem{
 		Title: "missing key",
-		Help:  "Valid forms: " + agentForm + ", " + handleForm + ", " + eventForm + ".",
+		Help:  validForms(),
 	}
 	ErrBadValue = &Problem{
 		Title: "invalid value",
@@ -90,11 +90,11 @@ var (
 	}
 	ErrHandleShape = &Problem{
 		Title: "unsupported handler signature",
-		Help:  "A //laser:handle method is func(ctx *runtime.Ctx, in In) (Out, error) for request/response or func(ctx *runtime.Ctx, in In) error for a command; In may be a pointer.",
+		Help:  shapeHelp("handle"),
 	}
 	ErrEventShape = &Problem{
 		Title: "unsupported event handler signature",
-		Help:  "A //laser:event method is func(ctx *runtime.Ctx, in In) error; In may be a pointer.",
+		Help:  shapeHelp("event"),
 	}
 	ErrUnencodable = &Problem{
 		Title: "type cannot be encoded",
@@ -134,15 +134,8 @@ var (
 	}
 	ErrNoAgents = &Problem{
 		Title: "nothing to generate",
-		Help:  "Annotate a struct type with " + agentForm + ".",
+		Help:  "Annotate a struct type with " + directiveForm("agent") + ".",
 	}
-)
-
-// The directive forms, shared by the parser's schema and the help texts.
-const (
-	agentForm  = "//laser:agent id=<agent id> listen=<topic> [respond=<topic>] [group=<group>] [ct=cbor|json]"
-	handleForm = "//laser:handle op=<operation> [ct=cbor|json]"
-	eventForm  = "//laser:event op=<operation> [ct=cbor|json]"
 )
 
 // Diagnostic is one problem found in the input, at a source position.

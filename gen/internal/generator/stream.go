@@ -25,7 +25,7 @@ import (
 var (
 	ErrStreamShape = &Problem{
 		Title: "unsupported streaming handler signature",
-		Help:  "A streaming //laser:handle method is func(ctx *runtime.Ctx, in In, out *runtime.Stream[Item]) error; In may be a pointer.",
+		Help:  "A streaming //laser:handle method is " + streamingSignature() + "; In may be a pointer.",
 	}
 	ErrStreamOnEvent = &Problem{
 		Title: "stream on an event handler",
