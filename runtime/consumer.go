@@ -382,7 +382,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 
 	// Fence gate, before dedup: a stale holder's replay must not burn the
 	// idempotency slot that the current holder's retry needs.
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
 		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
 		d.droppedBy(GateFence)
 		return dropped, nil
@@ -393,7 +393,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 	var marked dedupMark
 	if key := m.Provenance.IdempotencyKey; key != "" {
 		var fresh bool
-		marked, fresh, err = c.markKey(ctx, m.Provenance.Agent, key)
+		marked, fresh, err = c.markKey(ctx, c.senderScope(m), key)
 		if err != nil {
 			return 0, fmt.Errorf("dedup: %w", err)
 		}
@@ -458,7 +458,7 @@ func (c *Consumer) verify(ctx context.Context, m *Message) (outcome, error) {
 	var verified sign.Verified
 	err := errors.New("message carries no AGDX envelope")
 	if m.Envelope != nil {
-		verified, err = c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp)
+		verified, err = verifyEnvelope(c.cfg.Verifier, m.Envelope, m.observed, m.Timestamp)
 	}
 	if err != nil {
 		c.log.Warn("unsigned or unverified message on a verified topic", "source", m.Position.String(), "error", err)

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/lasergo/laser/wire"
@@ -30,19 +32,39 @@ type Forgetter interface {
 // DefaultDedupWindow is how many idempotency keys the default window keeps.
 const DefaultDedupWindow = 10_000
 
-// dedupScopeSep separates the sending agent from its key; U+001F cannot
-// appear in an agent id, so two agents' keys never collide.
+// dedupScopeSep separates the sender from its key; U+001F cannot appear in
+// an agent id, so the first one ends the sender and two senders' keys never
+// collide, an unknown sender's included (its scope is empty, not absent).
 const dedupScopeSep = "\x1f"
 
 // DedupKey is the scoped key the consumer observes for a message: the
-// sending agent, U+001F and the idempotency key, or the bare key when the
-// sender is unknown. It is a namespace against accidental reuse, not a
-// security boundary.
+// sender, U+001F and the idempotency key; the sender is "" when unknown
+// (a source of 256 bytes, a plain message without one), so that key is
+// U+001F and the key. The sender is the verified principal under a
+// Verifier, otherwise the claimed agent, which is a namespace against
+// accidental reuse, not a security boundary. A sender holding U+001F
+// (never an agent id, nor a principal the consumer accepts) is quoted, so
+// the composition stays unambiguous.
 func DedupKey(agent, idempotencyKey string) string {
-	if agent == "" {
-		return idempotencyKey
+	return dedupScope(agent) + dedupScopeSep + idempotencyKey
+}
+
+// dedupScope returns sender as DedupKey writes it.
+func dedupScope(sender string) string {
+	if strings.Contains(sender, dedupScopeSep) {
+		return strconv.Quote(sender)
 	}
-	return agent + dedupScopeSep + idempotencyKey
+	return sender
+}
+
+// senderScope is who a message's idempotency key and fence belong to: the
+// verified principal under a verifier (a key proves the principal, not the
+// claimed source), otherwise the claimed agent.
+func (c *Consumer) senderScope(m *Message) string {
+	if c.cfg.Verifier != nil {
+		return m.VerifiedPrincipal
+	}
+	return m.Provenance.Agent
 }
 
 // SlidingWindow is a FIFO set of the most recent keys: once full, the oldest
@@ -76,9 +98,7 @@ func (s *SlidingWindow) hash(key string) keyHash {
 // it almost always is, and written to maphash in parts otherwise (maphash
 // hashes a byte sequence the same however it is written).
 func (s *SlidingWindow) scopedHash(agent, key string) keyHash {
-	if agent == "" {
-		return s.hash(key)
-	}
+	agent = dedupScope(agent)
 	var buf [128]byte
 	if n := len(agent) + len(dedupScopeSep) + len(key); n <= len(buf) {
 		b := append(append(append(buf[:0], agent...), dedupScopeSep...), key...)

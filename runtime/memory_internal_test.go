@@ -58,7 +58,7 @@ func TestFenceMapStaysBoundedUnderDistinctConversations(t *testing.T) {
 	for i := range n {
 		var conv wire.ConversationID
 		binary.BigEndian.PutUint64(conv[8:], uint64(i)+1)
-		if !g.accept(conv, 1, now) {
+		if !g.accept("", conv, 1, now) {
 			t.Fatalf("conversation %d refused a first fence", i)
 		}
 		if l := len(g.high); l > peak {
@@ -103,7 +103,7 @@ func TestFenceMapUnderABurstStaysUnderItsHardCap(t *testing.T) {
 	var last wire.ConversationID
 	for i := range n {
 		binary.BigEndian.PutUint64(last[8:], uint64(i)+1)
-		g.accept(last, 2, now)
+		g.accept("", last, 2, now)
 		peak = max(peak, g.len())
 		now += step
 	}
@@ -117,7 +117,7 @@ func TestFenceMapUnderABurstStaysUnderItsHardCap(t *testing.T) {
 		t.Errorf("peak %d never reached the hard cap; the test did not load the map", peak)
 	}
 	// The newest conversation kept its high-water mark through the shedding.
-	if g.accept(last, 1, now) {
+	if g.accept("", last, 1, now) {
 		t.Error("a stale fence on the newest conversation passed after shedding")
 	}
 	heap := retained(before, after)

@@ -47,7 +47,7 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 			if err != nil || !c.passedGates(m) || m.Provenance.IdempotencyKey == "" {
 				continue
 			}
-			key := DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)
+			key := DedupKey(c.senderScope(m), m.Provenance.IdempotencyKey)
 			fresh, err := c.observeKey(ctx, key)
 			if err != nil {
 				return fmt.Errorf("dedup: %w", err)
@@ -76,9 +76,11 @@ func (c *Consumer) passedGates(m *Message) bool {
 		if m.Envelope == nil {
 			return false
 		}
-		if _, err := c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp); err != nil {
+		verified, err := verifyEnvelope(c.cfg.Verifier, m.Envelope, m.observed, m.Timestamp)
+		if err != nil {
 			return false
 		}
+		m.VerifiedPrincipal = verified.Principal
 		if rec := m.Envelope.Record; rec != nil {
 			c.replayMu.Lock()
 			first := c.replay.insert(*rec)
@@ -88,7 +90,7 @@ func (c *Consumer) passedGates(m *Message) bool {
 			}
 		}
 	}
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
 		return false
 	}
 	return true
