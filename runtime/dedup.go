@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/lasergo/laser/wire"
 )
 
 // Deduplicator decides whether an idempotency key was seen before. The
@@ -146,65 +144,4 @@ func (s *SlidingWindow) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.live
-}
-
-// fifoSet is a bounded set of record ids that evicts in insertion order; it
-// backs the signed-record replay window. A removed key leaves a stale
-// slot in the ring, recognised by its sequence number when it is evicted.
-type fifoSet struct {
-	seen  map[wire.ID]uint64 // key -> sequence of its live insertion
-	ring  []fifoSlot
-	head  int // index of the oldest slot once the ring is full
-	limit int
-	seq   uint64
-	// removed counts ring slots whose key was removed from seen and that
-	// the ring has not dropped yet.
-	removed int
-}
-
-type fifoSlot struct {
-	key wire.ID
-	seq uint64
-}
-
-func newFIFOSet(capacity int) fifoSet {
-	if capacity < 1 {
-		capacity = 1
-	}
-	return fifoSet{seen: make(map[wire.ID]uint64), limit: capacity}
-}
-
-// insert adds key and reports whether it was absent.
-func (f *fifoSet) insert(key wire.ID) bool {
-	if _, dup := f.seen[key]; dup {
-		return false
-	}
-	f.seq++
-	slot := fifoSlot{key: key, seq: f.seq}
-	if len(f.ring) < f.limit {
-		f.ring = append(f.ring, slot)
-	} else {
-		// A slot whose key was removed (and maybe inserted again since)
-		// must not delete the live entry; with no removed key in the
-		// ring, every slot is its key's live entry.
-		if old := f.ring[f.head]; f.removed == 0 {
-			delete(f.seen, old.key)
-		} else if seq, ok := f.seen[old.key]; ok && seq == old.seq {
-			delete(f.seen, old.key)
-		} else {
-			f.removed--
-		}
-		f.ring[f.head] = slot
-		f.head = (f.head + 1) % f.limit
-	}
-	f.seen[key] = f.seq
-	return true
-}
-
-// remove forgets key; its slot ages out of the ring unnoticed.
-func (f *fifoSet) remove(key wire.ID) {
-	if _, ok := f.seen[key]; ok {
-		delete(f.seen, key)
-		f.removed++
-	}
 }

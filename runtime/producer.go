@@ -92,11 +92,15 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 
 // sendEnvelope validates env, mints its record id when missing (chunks keep
 // none), signs it last when key is set (binding the agdx.ct and agdx.av
-// headers), and publishes it keyed by its conversation.
+// headers, and the destination topic and issued-at in signed metadata, see
+// sign.Bind), and publishes it keyed by its conversation.
 func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
 		id := p.ids.NewID()
 		env.Record = &id
+	}
+	if key != nil {
+		sign.Bind(env, topic, micros(p.clock.Now()))
 	}
 	if err := wire.Validate(env); err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "envelope", Err: err}

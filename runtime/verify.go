@@ -15,11 +15,17 @@ type SourceChecker interface {
 	CheckSource(v sign.Verified, env *wire.Envelope) error
 }
 
-// verifyEnvelope is every on-log signature check: the signature over the
-// observed headers at the broker's timestamp, then the source binding, so
-// that a peer holding any enrolled key cannot sign as another agent.
-func verifyEnvelope(v Verifier, env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error) {
-	verified, err := v.VerifyObserved(env, observed, atMicros)
+// verifyWith is every on-log signature check: the signature over the
+// observed headers at the broker's timestamp; the source binding, so that
+// a peer holding any enrolled key cannot sign as another agent; and the
+// signed destination and issued-at under policy, so that signed bytes do
+// not replay to another topic or long after they were issued.
+func (m *Message) verifyWith(v Verifier, policy sign.BindingPolicy) (sign.Verified, error) {
+	env := m.Envelope
+	if env == nil {
+		return sign.Verified{}, &Error{Code: CodeSignature, Msg: "message carries no AGDX envelope"}
+	}
+	verified, err := v.VerifyObserved(env, m.observed, m.Timestamp)
 	if err != nil {
 		return sign.Verified{}, err
 	}
@@ -28,6 +34,9 @@ func verifyEnvelope(v Verifier, env *wire.Envelope, observed wire.SignatureConte
 	} else if string(env.Source) != verified.Principal {
 		err = fmt.Errorf("%w: source %q, signed by %q", sign.ErrSourceMismatch, env.Source, verified.Principal)
 	}
+	if err == nil {
+		err = policy.Check(env, m.Topic, m.Timestamp)
+	}
 	if err != nil {
 		return sign.Verified{}, err
 	}
@@ -35,13 +44,11 @@ func verifyEnvelope(v Verifier, env *wire.Envelope, observed wire.SignatureConte
 }
 
 // Verify checks the message's envelope signature with v against the headers
-// observed on its record at the broker's timestamp, and that the signing
-// principal may send as the envelope's source, the way the consumer does;
+// observed on its record at the broker's timestamp, that the signing
+// principal may send as the envelope's source, and the signed destination
+// and issued-at under the default sign.BindingPolicy, as the consumer does;
 // packages that fold a topic themselves (the agent registry, conversation
 // assembly, human answers) use it to count only verified records.
 func (m *Message) Verify(v Verifier) (sign.Verified, error) {
-	if m.Envelope == nil {
-		return sign.Verified{}, &Error{Code: CodeSignature, Msg: "message carries no AGDX envelope"}
-	}
-	return verifyEnvelope(v, m.Envelope, m.observed, m.Timestamp)
+	return m.verifyWith(v, sign.BindingPolicy{})
 }
