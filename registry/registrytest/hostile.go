@@ -36,7 +36,7 @@ func scenarioForeignCards(w *World) {
 	}
 	publish("reviewer", card("reviewer", wire.HealthHealthy, 5), reviewerKey)
 	publish("reviewer", card("reviewer", wire.HealthUnavailable, 5), malloryKey) // signed by a peer
-	publish("fake-reviewer", card("fake-reviewer", wire.HealthHealthy, 0), nil) // unsigned
+	publish("fake-reviewer", card("fake-reviewer", wire.HealthHealthy, 0), nil)  // unsigned
 	publish("fake-signed", card("fake-signed", wire.HealthHealthy, 0), malloryKey)
 	r := w.Registry(registry.Options{Verifier: keys})
 	w.Refresh(r)
