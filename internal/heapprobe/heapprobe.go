@@ -13,7 +13,7 @@ import (
 )
 
 // Transport wraps a runtime.Transport and samples the live heap (after a
-// collection) before each ReadRange call.
+// collection) before each ReadRange call and when Sample is called.
 type Transport struct {
 	runtime.Transport
 	mu   sync.Mutex
@@ -47,11 +47,17 @@ func (p *Transport) Held() uint64 {
 	return p.peak - min(p.peak, p.base)
 }
 
-// ReadRange samples the live heap, then reads.
-func (p *Transport) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
+// Sample takes one sample of the live heap now: after a fold returned, what
+// its result still holds.
+func (p *Transport) Sample() {
 	live := Live()
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.peak = max(p.peak, live)
-	p.mu.Unlock()
+}
+
+// ReadRange samples the live heap, then reads.
+func (p *Transport) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
+	p.Sample()
 	return p.Transport.ReadRange(ctx, topic, partition, offset, count)
 }
