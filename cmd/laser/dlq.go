@@ -11,6 +11,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -38,6 +39,8 @@ type capsule struct {
 	Timestamp uint64
 	Capsule   *wire.DeadLetter
 	Err       error // set when the record is not a capsule
+	// Record is the capsule's record as read, for its signature.
+	Record runtime.Incoming
 }
 
 // capsuleView is a capsule for people and --json.
@@ -120,7 +123,7 @@ func readCapsules(ctx context.Context, t *iggy.Transport, topic string) ([]capsu
 				if err == nil {
 					good++
 				}
-				out = append(out, capsule{Position: recs[i].Position, Timestamp: recs[i].Timestamp, Capsule: d, Err: err})
+				out = append(out, capsule{Position: recs[i].Position, Timestamp: recs[i].Timestamp, Capsule: d, Err: err, Record: recs[i]})
 			}
 			from = recs[len(recs)-1].Offset + 1
 		}
@@ -206,7 +209,7 @@ func findCapsule(ctx context.Context, t *iggy.Transport, topic string, pos runti
 	if err != nil {
 		return capsule{}, fmt.Errorf("record %s in %s is not a dead-letter capsule: %w", pos, topic, err)
 	}
-	return capsule{Position: pos, Timestamp: rec.Timestamp, Capsule: d}, nil
+	return capsule{Position: pos, Timestamp: rec.Timestamp, Capsule: d, Record: *rec}, nil
 }
 
 // shownCapsule is 'dlq show' output.
@@ -298,14 +301,26 @@ func (a *app) dlqRedriveCommand() *cobra.Command {
 (named from the capsule's source ids), with their headers and payload
 verbatim, except that a plain message's idempotency key is re-keyed so the
 copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
-'laser dlq list' reads to mark redriven capsules.`,
+'laser dlq list' reads to mark redriven capsules.
+
+Only capsules signed by the consumer that parked them are redriven (--all
+included): a forged capsule would republish any record it names with your
+credentials and a fresh idempotency key. --keys names the enrolled keys,
+one "PRINCIPAL KIND HEXPUBLICKEY" a line; consumers sign their capsules
+when they have a SigningKey. --unverified redrives unsigned capsules too,
+for logs whose consumers do not sign.`,
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
 	all := cmd.Flags().Bool("all", false, "redrive every capsule in the dead-letter topic")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys that capsule signatures are checked with")
+	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if *all == (len(args) > 0) {
 			return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
+		}
+		if (*keysFile == "") == !*unverified {
+			return usagef("dlq redrive needs --keys FILE to verify capsule signatures, or --unverified, not both (see --help)")
 		}
 		return nil
 	}
@@ -317,6 +332,13 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 				return err
 			}
 			positions = append(positions, pos)
+		}
+		var keys *sign.Registry
+		if *keysFile != "" {
+			var err error
+			if keys, err = loadKeys(*keysFile); err != nil {
+				return err
+			}
 		}
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
@@ -349,7 +371,11 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 			if c.Capsule != nil {
 				res.Source = src.name(c.Capsule.Source)
 			}
-			republished, err := redriveOne(ctx, t, src, c)
+			var republished string
+			err := verifyCapsule(keys, *topic, c)
+			if err == nil {
+				republished, err = redriveOne(ctx, t, src, c)
+			}
 			if err == nil {
 				res.Republished = republished
 				err = recordRedrive(ctx, t, *topic, redrive{Capsule: res.Capsule, Republished: republished})
@@ -377,6 +403,17 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 		return nil
 	}
 	return cmd
+}
+
+// verifyCapsule checks c's signature with keys (nil: --unverified).
+func verifyCapsule(keys *sign.Registry, dlq string, c capsule) error {
+	if keys == nil || c.Err != nil {
+		return nil
+	}
+	if _, _, err := runtime.VerifyDeadLetter(keys, dlq, &c.Record); err != nil {
+		return fmt.Errorf("not redriven: %w", err)
+	}
+	return nil
 }
 
 // redriveOne republishes the original record a capsule points at to the
