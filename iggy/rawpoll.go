@@ -44,7 +44,9 @@ const (
 // reply was read off the socket and dropped, so the link stays in step.
 type replyTooLarge struct{ n uint32 }
 
-func (e *replyTooLarge) Error() string { return fmt.Sprintf("iggy: poll reply of %d bytes over the bound", e.n) }
+func (e *replyTooLarge) Error() string {
+	return fmt.Sprintf("iggy: poll reply of %d bytes over the bound", e.n)
+}
 
 // errMalformedReply reports a poll reply that does not parse: a bug in the
 // server or a stream out of step.
