@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -60,6 +61,20 @@ type Options struct {
 	// UnderstoodFeatures are the must-understand bits the reader implements;
 	// an envelope requiring others is skipped like an undecodable record.
 	UnderstoodFeatures uint64
+	// Verifier, when set, keeps only records whose signature verifies as
+	// the consumer's gate checks it (runtime.Message.Verify: signed over
+	// their headers, by their source's principal, for the topic they are
+	// on, fresh), once per record id: a forged or replayed turn the
+	// consumer dead-lettered never reaches a model. AssembleFor defaults it
+	// to the handler's verifier.
+	Verifier runtime.Verifier
+	// MaxBytes is the most payload and header bytes held while reading.
+	// LastN, TokenBudget and ByAgent (alone or leading a Chain) are applied
+	// per partition as it is read, so they hold only what they may select;
+	// another policy holds every matching record, and past the budget the
+	// assembly fails with ErrOverBudget instead of growing without bound.
+	// Default DefaultMaxBytes; negative means no budget.
+	MaxBytes int
 
 	// exactFrom makes a FromOffsets start older than the read window an
 	// error (ErrBeyondWindow) instead of a start at the window: a fold's
@@ -77,20 +92,24 @@ func (o *Options) topics() []string {
 // Assemble reads conversation conv back from the log and applies the
 // policy: see the package documentation for the rules.
 func Assemble(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) (History, error) {
-	h, _, err := read(ctx, t, conv, &opts)
-	if err != nil {
-		return nil, err
-	}
 	p := opts.Policy
 	if p == nil {
 		p = DefaultPolicy
+	}
+	h, _, err := read(ctx, t, conv, &opts, p)
+	if err != nil {
+		return nil, err
 	}
 	return p.Select(h), nil
 }
 
 // AssembleFor assembles the conversation of the message a handler is
-// handling, over the handler's client.
+// handling, over the handler's client; without a Verifier in opts it
+// verifies as the handler's consumer does (runtime.Ctx.Verifier).
 func AssembleFor(c *runtime.Ctx, opts Options) (History, error) {
+	if opts.Verifier == nil {
+		opts.Verifier = c.Verifier()
+	}
 	return Assemble(c, c.Client().Transport(), c.Message().Provenance.Conversation, opts)
 }
 
@@ -107,9 +126,14 @@ type source struct {
 	partition uint32
 }
 
-// read returns the conversation's records in order and, per partition, the
-// last offset read (the snapshot position of a fold over this read).
-func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options) (History, map[uint32]uint64, error) {
+// read returns the conversation's records in order, narrowed per partition
+// by what of policy applies while reading (see keeper), and, per partition,
+// the last offset read (the snapshot position of a fold over this read).
+func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options, policy Policy) (History, map[uint32]uint64, error) {
+	budget := &byteBudget{limit: int64(opts.MaxBytes)}
+	if opts.MaxBytes == 0 {
+		budget.limit = DefaultMaxBytes
+	}
 	var sources []source
 	for i, name := range opts.topics() {
 		n, err := t.Partitions(ctx, name)
@@ -133,7 +157,7 @@ func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options)
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			got, last, ok, err := readPartition(ctx, t, s, conv, opts)
+			got, last, ok, err := readPartition(ctx, t, s, conv, opts, newKeeper(policy, budget))
 			if err != nil {
 				errs[i] = err
 				return
@@ -153,9 +177,17 @@ func read(ctx context.Context, t runtime.Transport, conv wire.ID, opts *Options)
 		}
 	}
 	order(entries)
-	h := make(History, len(entries))
+	h := make(History, 0, len(entries))
+	seen := make(map[wire.ID]struct{})
 	for i := range entries {
-		h[i] = entries[i].m
+		// A copy replayed onto another partition is still one turn.
+		if env := entries[i].m.Envelope; env != nil && env.Record != nil {
+			if _, dup := seen[*env.Record]; dup {
+				continue
+			}
+			seen[*env.Record] = struct{}{}
+		}
+		h = append(h, entries[i].m)
 	}
 	return h, asOf, nil
 }
@@ -177,9 +209,10 @@ func order(entries []entry) {
 
 // readPartition reads one partition's window, from max(FromOffsets[p], tail
 // - Window) to the tail as it was when the read began, and keeps the
-// conversation's decodable records. last is the highest offset read and ok
-// whether anything was.
-func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire.ID, opts *Options) (got []entry, last uint64, ok bool, err error) {
+// conversation's decodable (and, under a verifier, verified) records that
+// keep lets through. last is the highest offset read and ok whether
+// anything was.
+func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire.ID, opts *Options, keep *keeper) (got []entry, last uint64, ok bool, err error) {
 	end, err := t.NextOffset(ctx, s.name, s.partition)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("conversation: tail of %s/%d: %w", s.name, s.partition, err)
@@ -190,18 +223,39 @@ func readPartition(ctx context.Context, t runtime.Transport, s source, conv wire
 		return nil, 0, false, fmt.Errorf("%w: %s/%d from %d, but only offsets from %d are read", ErrBeyondWindow, s.name, s.partition, start, oldest)
 	}
 	from := max(start, oldest)
+	var kept error
 	_, err = logscan.Partition(ctx, t, s.name, s.partition, from, end, func(r *runtime.Incoming) {
 		last, ok = r.Offset, true
+		if kept != nil {
+			return
+		}
 		m, err := runtime.DecodeRecord(s.name, r, opts.UnderstoodFeatures)
 		if err != nil || !matches(&m.Provenance, conv, opts.AcrossSubconversations) {
 			return
 		}
-		got = append(got, entry{topic: s.topic, m: m})
+		principal := ""
+		if opts.Verifier != nil {
+			v, err := m.Verify(opts.Verifier)
+			if err != nil {
+				return
+			}
+			principal = v.Principal
+		}
+		// A kept record must not pin the whole read batch it aliases.
+		own := runtime.Incoming{Position: r.Position, Timestamp: r.Timestamp, Headers: r.Headers.Clone(), Payload: bytes.Clone(r.Payload)}
+		if m, err = runtime.DecodeRecord(s.name, &own, opts.UnderstoodFeatures); err != nil {
+			return
+		}
+		m.VerifiedPrincipal = principal
+		kept = keep.offer(entry{topic: s.topic, m: m})
 	})
-	if err != nil {
-		return got, last, ok, fmt.Errorf("conversation: %w", err)
+	if err == nil {
+		err = kept
 	}
-	return got, last, ok, nil
+	if err != nil {
+		return nil, last, ok, fmt.Errorf("conversation: %w", err)
+	}
+	return keep.kept(), last, ok, nil
 }
 
 // matches reports whether a record belongs to the conversation: its own, or

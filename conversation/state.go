@@ -83,7 +83,9 @@ func (f Fold[S]) Load(ctx context.Context, t runtime.Transport, conv wire.ID, bo
 }
 
 func (f Fold[S]) load(ctx context.Context, t runtime.Transport, conv wire.ID, bound ReplayBound, seed S) (S, map[uint32]uint64, error) {
-	opts := Options{Topics: f.Topics, UnderstoodFeatures: f.UnderstoodFeatures}
+	// A fold replays its window whatever its size (it is the state), so it
+	// has no byte budget; Last(n) still keeps only n per partition.
+	opts := Options{Topics: f.Topics, UnderstoodFeatures: f.UnderstoodFeatures, MaxBytes: -1}
 	var policy Policy = LastN(math.MaxInt)
 	switch bound.kind {
 	case boundFromOffsets:
@@ -94,7 +96,7 @@ func (f Fold[S]) load(ctx context.Context, t runtime.Transport, conv wire.ID, bo
 	default:
 		return seed, nil, ErrNoReplayBound
 	}
-	h, asOf, err := read(ctx, t, conv, &opts)
+	h, asOf, err := read(ctx, t, conv, &opts, policy)
 	if err != nil {
 		return seed, nil, err
 	}

@@ -18,6 +18,7 @@ type config struct {
 	logger           *slog.Logger
 	clock            runtime.Clock
 	partitionRefresh time.Duration // how often subscriptions and Publish re-read the partition count
+	maxPollBytes     int           // the most reply bytes one subscription Poll takes in
 }
 
 func defaultConfig() config {
@@ -29,6 +30,24 @@ func defaultConfig() config {
 		logger:           slog.New(slog.DiscardHandler),
 		clock:            runtime.SystemClock{},
 		partitionRefresh: 5 * time.Second,
+		maxPollBytes:     runtime.DefaultMaxQueuedBytes,
+	}
+}
+
+// WithMaxPollBytes bounds the reply bytes one subscription Poll takes in,
+// over all the partitions it reads; default 64 MiB, the consumer's default
+// MaxQueuedBytes, so one poll cannot hold more than the queue it feeds
+// (without it a poll of PollBatch records accepted replies up to 1 GiB).
+// A partition whose reply would exceed what is left is polled again for
+// fewer records (its reply read and dropped, never kept); a single record
+// larger than the bound still comes alone, as the first of a poll. The
+// bound applies to the raw poll path; a link polling through the SDK's
+// PollMessages is not bounded by it. Values <= 0 keep the default.
+func WithMaxPollBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxPollBytes = n
+		}
 	}
 }
 

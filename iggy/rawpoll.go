@@ -34,7 +34,19 @@ const (
 	// maxPollReply bounds the reply length a poll accepts; a longer one
 	// means the stream is out of step.
 	maxPollReply = 1 << 30
+	// maxRecordReply is the largest reply of one record Iggy can send: its
+	// header, a payload of the server's maximum and room for its user
+	// headers. A poll always accepts one record of that size.
+	maxRecordReply = 64 + messageHeaderSize + iggcon.MaxPayloadSize + 1<<20
 )
+
+// replyTooLarge reports a poll reply longer than the caller's bound; the
+// reply was read off the socket and dropped, so the link stays in step.
+type replyTooLarge struct{ n uint32 }
+
+func (e *replyTooLarge) Error() string {
+	return fmt.Sprintf("iggy: poll reply of %d bytes over the bound", e.n)
+}
 
 // errMalformedReply reports a poll reply that does not parse: a bug in the
 // server or a stream out of step.
@@ -82,8 +94,9 @@ func (r pollRequest) build(partition uint32, strategy iggcon.PollingStrategy, co
 // exchange writes req and reads the reply's payload, holding mu (the SDK
 // client's request mutex) throughout so no SDK call shares the socket
 // meanwhile. A non-zero status comes back as the SDK's error for its code;
-// an empty payload as nil.
-func exchange(conn net.Conn, mu *sync.Mutex, req []byte) ([]byte, error) {
+// an empty payload as nil; a payload longer than limit as *replyTooLarge,
+// having been discarded from the socket without being held.
+func exchange(conn net.Conn, mu *sync.Mutex, req []byte, limit int) ([]byte, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	for written := 0; written < len(req); {
@@ -106,6 +119,12 @@ func exchange(conn net.Conn, mu *sync.Mutex, req []byte) ([]byte, error) {
 	}
 	if n > maxPollReply {
 		return nil, fmt.Errorf("%w: reply of %d bytes", ErrConnectionLost, n)
+	}
+	if int64(n) > int64(limit) {
+		if _, err := io.CopyN(io.Discard, conn, int64(n)); err != nil {
+			return nil, err
+		}
+		return nil, &replyTooLarge{n: n}
 	}
 	reply := make([]byte, n)
 	if _, err := io.ReadFull(conn, reply); err != nil {

@@ -285,7 +285,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 			// Our own login frame: the SDK's login asks for cluster metadata
 			// and prints each step to the process's standard logger, which a
 			// library must not write to.
-			reply, err := exchange(l.socket, l.sdkMu, t.cs.loginFrame())
+			reply, err := exchange(l.socket, l.sdkMu, t.cs.loginFrame(), 1<<10) // a login answers a 4-byte user id
 			if err == nil && len(reply) != 4 {
 				err = fmt.Errorf("iggy: a login reply of %d bytes, want a 4-byte user id: the server does not speak Iggy 0.8", len(reply))
 			}

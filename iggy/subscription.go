@@ -197,7 +197,8 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 	start := s.next % n
 	s.next = (start + 1) % n
 	var out []runtime.Incoming
-	for i := 0; i < n && len(out) < max; i++ {
+	budget := s.t.cfg.maxPollBytes // reply bytes this poll may still take in
+	for i := 0; i < n && len(out) < max && budget > 0; i++ {
 		p := uint32((start + i) % n)
 		c := &s.cursors[p]
 		strategy := iggcon.NextPollingStrategy()
@@ -206,20 +207,45 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 		}
 		want := uint32(min(max-len(out), 1<<20))
 		var (
-			pm    *iggcon.PolledMessage
-			reply []byte
-			raw   bool
+			pm       *iggcon.PolledMessage
+			reply    []byte
+			raw      bool
+			deferred bool // the partition's next record did not fit the budget
 		)
 		err := s.sess.callLink(ctx, op, func(l *link) error {
 			var err error
 			if l.sdkMu != nil && l.socket != nil {
 				raw = true
-				reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want))
+				for {
+					limit := budget
+					if want == 1 && len(out) == 0 && limit < maxRecordReply {
+						limit = maxRecordReply
+					}
+					reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want), limit)
+					big, ok := errors.AsType[*replyTooLarge](err)
+					if !ok || want == 1 {
+						break
+					}
+					// Ask for about as many records as fit, at most half.
+					want = uint32(min(uint64(want)/2, uint64(want)*uint64(limit)/uint64(big.n)))
+					if want == 0 {
+						want = 1
+					}
+				}
+				if _, ok := errors.AsType[*replyTooLarge](err); ok {
+					// One record that does not fit what is left: the next
+					// poll takes it first.
+					deferred, err = true, nil
+				}
+				budget -= len(reply)
 				return err
 			}
 			pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
 			return err
 		})
+		if deferred {
+			break
+		}
 		if err == nil && raw {
 			before := len(out)
 			var next uint64

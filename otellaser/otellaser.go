@@ -172,12 +172,20 @@ func (t *Telemetry) Close() error {
 // ObserveRecord implements runtime.RecordObserver: one consumer span per
 // record, the child of the trace context its headers carry, or the root of
 // a new trace when they carry none (never a child of whatever span the
-// consumer's run context holds).
+// consumer's run context holds). When the consumer verifies signatures, a
+// record that does not verify starts a new root instead, linked to the
+// context it claims without its tracestate: a forged record must not join
+// a victim's trace, force its sampling or carry vendor state into it.
 func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next func(context.Context)) {
 	rec := d.Record
 	// Extract over an emptied span context, so that only the headers can
 	// make the parent valid; other context values stay.
 	parent := t.prop.Extract(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), carrier{Headers: &rec.Headers})
+	var links []trace.Link
+	if claimed := trace.SpanContextFromContext(parent); claimed.IsValid() && d.Verifier != nil && !verifies(d) {
+		links = append(links, trace.Link{SpanContext: claimed.WithTraceState(trace.TraceState{}), Attributes: []attribute.KeyValue{UnverifiedKey.Bool(true)}})
+		parent = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+	}
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationName("process"),
@@ -187,7 +195,7 @@ func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next
 		semconv.MessagingDestinationPartitionID(strconv.FormatUint(uint64(rec.Partition), 10)),
 		OffsetKey.Int64(int64(rec.Offset)),
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...), trace.WithLinks(links...)}
 	if !trace.SpanContextFromContext(parent).IsValid() {
 		opts = append(opts, trace.WithNewRoot())
 	}
@@ -227,6 +235,19 @@ func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next
 		appended := time.UnixMicro(int64(rec.Timestamp))
 		t.latency.Record(ctx, max(t.now().Sub(appended), 0).Seconds(), labels)
 	}
+}
+
+// verifies reports whether d's record verifies as the consumer's signature
+// gate will check it. The gate runs after the span starts, so the record
+// is checked here as well: one more decode and signature check per record,
+// paid only when both tracing and verification are on.
+func verifies(d *runtime.Delivery) bool {
+	m, err := runtime.DecodeRecord(d.Topic, d.Record, ^uint64(0))
+	if err != nil {
+		return false
+	}
+	_, err = m.Verify(d.Verifier)
+	return err == nil
 }
 
 // Intercept implements runtime.Interceptor: it times each attempt, counts
@@ -392,6 +413,9 @@ const (
 	AttemptsKey = attribute.Key("laser.attempts")
 	KindKey     = attribute.Key("laser.kind")
 	AgentKey    = attribute.Key("laser.source_agent")
+	// UnverifiedKey marks the link to the trace context a record that
+	// failed verification claimed.
+	UnverifiedKey = attribute.Key("laser.unverified")
 )
 
 // messageAttributes describes a decoded message on its span.

@@ -4,8 +4,12 @@
 // Agents advertise what they can do by publishing a capability card (a
 // status/card envelope) on agent.registry. A Registry folds that topic into
 // the latest card per agent, evicts cards past their ttl, and keeps the set
-// of quarantined agents from quarantine/unquarantine facts (operator-signed
-// when a verifier is configured; a replayed fact is dropped). A Route then
+// of quarantined agents from quarantine/unquarantine facts, the newest per
+// agent winning. Under a verifier a card folds only when signed by its
+// agent's principal, and a fact only when operator-signed, ordered by its
+// signed issued-at, so a replay cannot undo a newer fact however old it is.
+// The fold is a stream: what it holds is bounded by MaxCards and MaxFacts,
+// not by the topic's length. A Route then
 // resolves to agents: one by name, every listener, the one capable agent a
 // Policy picks, or all capable agents, skipping unavailable and quarantined
 // ones.
@@ -39,15 +43,20 @@ const (
 type Options struct {
 	// Topic is the registry topic. Default agent.registry.
 	Topic string
-	// Verifier, when set, makes a quarantine fact fold only when it is
-	// signed by an operator key valid at the record's time. Without it the
-	// topic's ACLs are the gate. Cards are folded either way.
+	// Verifier, when set, makes a card fold only when it is signed by the
+	// principal of its source agent, and a quarantine fact only when it is
+	// signed by an operator key valid at the record's time and carries a
+	// signed issued-at (sign.MetaIssuedAt), which orders the facts of an
+	// agent. Without it the topic's ACLs are the gate, and facts are ordered
+	// by issued-at when present, broker time otherwise.
 	Verifier runtime.Verifier
 	// Clock decides card freshness. Default the system clock.
 	Clock runtime.Clock
 	// MaxCards bounds the cards kept. Default DefaultMaxCards.
 	MaxCards int
-	// MaxFacts bounds the applied fact ids kept. Default DefaultMaxFacts.
+	// MaxFacts bounds the applied fact ids kept, and the agents whose
+	// latest fact is kept (released agents are forgotten first). Default
+	// DefaultMaxFacts.
 	MaxFacts int
 	// FactRetention bounds how long a fact id is kept. Default DefaultFactRetention.
 	FactRetention time.Duration
@@ -62,6 +71,45 @@ type Entry struct {
 	Card  *wire.AgentCard
 	// ObservedAt is the broker time of the card's record.
 	ObservedAt time.Time
+	// order ranks the agent's cards: the newest wins.
+	order foldOrder
+}
+
+// foldOrder ranks records of one agent: by signed issued-at when there is
+// one (broker time otherwise), then broker time, then log position, so the
+// fold does not depend on the order it reads partitions in.
+type foldOrder struct {
+	issued, broker uint64
+	partition      uint32
+	offset         uint64
+}
+
+func (a foldOrder) after(b foldOrder) bool {
+	switch {
+	case a.issued != b.issued:
+		return a.issued > b.issued
+	case a.broker != b.broker:
+		return a.broker > b.broker
+	case a.partition != b.partition:
+		return a.partition > b.partition
+	}
+	return a.offset > b.offset
+}
+
+// orderOf is m's rank; issued is false when it carries no issued-at.
+func orderOf(m *runtime.Message) (o foldOrder, issued bool) {
+	o = foldOrder{issued: m.Timestamp, broker: m.Timestamp, partition: m.Position.Partition, offset: m.Position.Offset}
+	if iat, ok := sign.IssuedAt(m.Envelope); ok {
+		o.issued = iat
+		issued = true
+	}
+	return o, issued
+}
+
+// factState is the newest fact folded for one agent.
+type factState struct {
+	order       foldOrder
+	quarantined bool
 }
 
 // Fresh reports whether the card is within its ttl at now; a card without a
@@ -94,7 +142,7 @@ type Registry struct {
 	mu         sync.Mutex
 	next       map[uint32]uint64
 	cards      map[string]*Entry
-	quarantine map[string]bool
+	quarantine map[string]factState
 	facts      map[string]time.Time // applied fact record id → record time
 	factOrder  []string
 }
@@ -123,7 +171,7 @@ func New(t runtime.Transport, opts Options) *Registry {
 		t: t, opts: opts,
 		next:       map[uint32]uint64{},
 		cards:      map[string]*Entry{},
-		quarantine: map[string]bool{},
+		quarantine: map[string]factState{},
 		facts:      map[string]time.Time{},
 	}
 }
@@ -132,39 +180,33 @@ func New(t runtime.Transport, opts Options) *Registry {
 func (r *Registry) Topic() string { return r.opts.Topic }
 
 // Refresh folds the records appended since the previous refresh, then
-// evicts cards past their ttl. Records of all partitions are applied in
-// broker-time order (ties by partition, offset).
+// evicts cards past their ttl. Records are folded as they are read, each
+// agent's newest card and fact winning (see Options.Verifier for what
+// newest means), so a refresh holds one read batch and the bounded fold,
+// however many records the topic has.
 func (r *Registry) Refresh(ctx context.Context) error {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
 	if err := r.t.EnsureTopics(ctx, r.opts.Partitions, r.opts.Topic); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	var batch []*runtime.Message
 	next, err := logscan.Topic(ctx, r.t, r.opts.Topic, r.next, func(rec *runtime.Incoming) {
-		if m, err := runtime.DecodeRecord(r.opts.Topic, rec, 0); err == nil && m.Envelope != nil {
-			batch = append(batch, m)
+		m, err := runtime.DecodeRecord(r.opts.Topic, rec, 0)
+		if err != nil || m.Envelope == nil {
+			return
 		}
+		r.mu.Lock()
+		r.apply(m)
+		r.mu.Unlock()
 	})
 	if err != nil {
+		// What was folded stays: folding a record twice changes nothing.
 		return fmt.Errorf("registry: %w", err)
 	}
 	r.next = next
-	sort.SliceStable(batch, func(i, j int) bool {
-		a, b := batch[i], batch[j]
-		if a.Timestamp != b.Timestamp {
-			return a.Timestamp < b.Timestamp
-		}
-		if a.Position.Partition != b.Position.Partition {
-			return a.Position.Partition < b.Position.Partition
-		}
-		return a.Position.Offset < b.Position.Offset
-	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, m := range batch {
-		r.apply(m)
-	}
+	r.boundCards(r.opts.MaxCards)
 	now := r.opts.Clock.Now()
 	for id, e := range r.cards {
 		if !e.Fresh(now) {
@@ -182,22 +224,34 @@ func (r *Registry) apply(m *runtime.Message) {
 		return
 	}
 	at := time.UnixMicro(int64(m.Timestamp))
+	order, issued := orderOf(m)
 	switch *env.Operation {
 	case wire.OperationCard:
+		if r.opts.Verifier != nil {
+			// The source binding makes the card its signer's own: a peer
+			// cannot mark another agent unavailable or fill the cap.
+			if _, err := m.Verify(r.opts.Verifier); err != nil {
+				return
+			}
+		}
+		agent := string(env.Source)
+		if old, ok := r.cards[agent]; ok && !order.after(old.order) {
+			return
+		}
 		card, err := wire.DecodeAgentCard(env.Body)
 		if err != nil || card.Validate() != nil {
 			return
 		}
-		agent := string(env.Source)
-		if old, ok := r.cards[agent]; ok && old.ObservedAt.After(at) {
-			return
+		r.cards[agent] = &Entry{Agent: agent, Card: card, ObservedAt: at, order: order}
+		// Shedding in bulk keeps a flood of cards linear; Refresh trims
+		// to MaxCards at its end.
+		if len(r.cards) >= 2*r.opts.MaxCards {
+			r.boundCards(r.opts.MaxCards)
 		}
-		r.cards[agent] = &Entry{Agent: agent, Card: card, ObservedAt: at}
-		r.boundCards()
 	case wire.OperationQuarantine, wire.OperationUnquarantine:
 		if r.opts.Verifier != nil {
 			v, err := m.Verify(r.opts.Verifier)
-			if err != nil || v.Kind != sign.KindOperator {
+			if err != nil || v.Kind != sign.KindOperator || !issued {
 				return
 			}
 		}
@@ -214,24 +268,66 @@ func (r *Registry) apply(m *runtime.Message) {
 			}
 		}
 		agent := string(env.Body)
-		if *env.Operation == wire.OperationQuarantine {
-			r.quarantine[agent] = true
-		} else {
-			delete(r.quarantine, agent)
+		quarantine := *env.Operation == wire.OperationQuarantine
+		if old, ok := r.quarantine[agent]; ok && !factSupersedes(order, quarantine, old) {
+			return // an older fact, or a replay of one: the newer stands
+		}
+		r.quarantine[agent] = factState{order: order, quarantined: quarantine}
+		if len(r.quarantine) > 2*r.opts.MaxFacts {
+			r.boundFacts()
 		}
 	}
 }
 
-// boundCards evicts the oldest observed cards past MaxCards.
-func (r *Registry) boundCards() {
-	for len(r.cards) > r.opts.MaxCards {
-		var oldest *Entry
-		for _, e := range r.cards {
-			if oldest == nil || e.ObservedAt.Before(oldest.ObservedAt) || (e.ObservedAt.Equal(oldest.ObservedAt) && e.Agent < oldest.Agent) {
-				oldest = e
-			}
+// factSupersedes reports whether a fact of rank o (a quarantine when
+// quarantine is set) replaces old: a later issued-at wins; at an equal one
+// a quarantine beats a release, whatever the broker order (a replay is
+// appended later, so broker time must not break that tie).
+func factSupersedes(o foldOrder, quarantine bool, old factState) bool {
+	if o.issued != old.order.issued {
+		return o.issued > old.order.issued
+	}
+	if quarantine != old.quarantined {
+		return quarantine
+	}
+	return o.after(old.order)
+}
+
+// boundCards evicts the oldest cards until at most limit are left.
+func (r *Registry) boundCards(limit int) {
+	if len(r.cards) <= limit {
+		return
+	}
+	all := make([]*Entry, 0, len(r.cards))
+	for _, e := range r.cards {
+		all = append(all, e)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[j].order.after(all[i].order) })
+	for _, e := range all[:len(all)-limit] {
+		delete(r.cards, e.Agent)
+	}
+}
+
+// boundFacts forgets the oldest released agents, then if need be the
+// oldest quarantined ones, until MaxFacts are left: forgetting a release
+// can only let an older quarantine apply again, the safe way to fail.
+func (r *Registry) boundFacts() {
+	type kept struct {
+		agent string
+		factState
+	}
+	all := make([]kept, 0, len(r.quarantine))
+	for a, f := range r.quarantine {
+		all = append(all, kept{a, f})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].quarantined != all[j].quarantined {
+			return !all[i].quarantined
 		}
-		delete(r.cards, oldest.Agent)
+		return all[j].order.after(all[i].order)
+	})
+	for _, k := range all[:len(all)-r.opts.MaxFacts] {
+		delete(r.quarantine, k.agent)
 	}
 }
 
@@ -273,7 +369,7 @@ func (r *Registry) Card(agent string) (Entry, bool) {
 func (r *Registry) Quarantined(agent string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.quarantine[agent]
+	return r.quarantine[agent].quarantined
 }
 
 // Candidates returns the agents that can serve skill now, sorted by agent

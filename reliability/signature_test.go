@@ -41,10 +41,12 @@ func TestForgedReplayedExpiredAndRevokedSignaturesAreRefused(t *testing.T) {
 		now := uint64(brokerEpoch.UnixMicro())
 		hour := uint64(time.Hour / time.Microsecond)
 		good, unknown, expired, notYet, revoked := sign.NewKey(seed(1)), sign.NewKey(seed(2)), sign.NewKey(seed(3)), sign.NewKey(seed(4)), sign.NewKey(seed(5))
+		peer := sign.NewKey(seed(6))
 		reg := sign.NewRegistry()
 		ended := now - hour
 		for _, rec := range []sign.KeyRecord{
-			{Principal: "planner@acme", Public: good.Public(), Kind: sign.KindAgent},
+			{Principal: "planner", Public: good.Public(), Kind: sign.KindAgent},
+			{Principal: "peer", Public: peer.Public(), Kind: sign.KindAgent},
 			{Principal: "old@acme", Public: expired.Public(), Kind: sign.KindAgent, ValidToMicros: &ended},
 			{Principal: "early@acme", Public: notYet.Public(), Kind: sign.KindAgent, ValidFromMicros: now + hour},
 			{Principal: "gone@acme", Public: revoked.Public(), Kind: sign.KindAgent},
@@ -91,6 +93,9 @@ func TestForgedReplayedExpiredAndRevokedSignaturesAreRefused(t *testing.T) {
 		revokedPayload, revokedHeaders := signed(revoked, json, json, nil)
 		mismatchPayload, mismatchHeaders := signed(good, json, wire.ContentCBOR, nil)
 		unsignedPayload, unsignedHeaders := signed(nil, json, json, nil)
+		// An enrolled peer signing as planner: a key proves its principal,
+		// and only that principal may be the source.
+		peerPayload, peerHeaders := signed(peer, json, json, nil)
 		records := []signedRecord{
 			rec("valid", nil, validPayload, validHeaders),
 			rec("forged_unknown_key", sign.ErrUnknownKey, forgedPayload, forgedHeaders),
@@ -100,6 +105,7 @@ func TestForgedReplayedExpiredAndRevokedSignaturesAreRefused(t *testing.T) {
 			rec("revoked_key", sign.ErrRevoked, revokedPayload, revokedHeaders),
 			rec("context_mismatch", sign.ErrContextMismatch, mismatchPayload, mismatchHeaders),
 			rec("unsigned", sign.ErrUnsigned, unsignedPayload, unsignedHeaders),
+			rec("peer_signs_as_planner", sign.ErrSourceMismatch, peerPayload, peerHeaders),
 			{name: "replayed", headers: validHeaders, payload: validPayload, replay: true},
 			{name: "replayed_again", headers: validHeaders, payload: validPayload, replay: true},
 		}

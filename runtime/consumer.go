@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -142,8 +141,14 @@ type Tuning struct {
 	// DeadLetterSink is told of every dead letter and its publish result.
 	DeadLetterSink DeadLetterSink
 	// Verifier, when set, makes signatures mandatory: unsigned or unverified
-	// messages are dead-lettered as rejected.
+	// messages are dead-lettered as rejected, and so are messages whose
+	// source is not the signing principal (see SourceChecker), signed for
+	// another topic or outside the freshness bound (Binding). It also warms
+	// the replay window from the consumed tail at start, as WarmDedup does.
 	Verifier Verifier
+	// Binding is how a verified message's signed destination topic and
+	// issued-at are checked. Default: checked when present, 5 minutes.
+	Binding sign.BindingPolicy
 	// SigningKey signs acks and AGDX responses sent from handlers.
 	SigningKey *sign.Key
 }
@@ -162,8 +167,7 @@ type Consumer struct {
 	ids    IDSource
 	log    *slog.Logger
 
-	replayMu sync.Mutex
-	replay   fifoSet
+	replay *replayGuard
 
 	// running is set while a Run's loop is alive, which can outlast Run
 	// itself when a handler ignores the cancellation of its context.
@@ -250,7 +254,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		clock:  cfg.Client.Clock(),
 		ids:    cfg.Client.IDs(),
 		log:    log,
-		replay: newFIFOSet(replayWindow),
+		replay: newReplayGuard(replayWindow),
 	}
 	c.installHooks()
 	return c, nil
@@ -293,16 +297,14 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 	if c.cfg.Deduplicator == nil {
 		c.dedup = NewSlidingWindow(c.cfg.DedupWindow)
 	}
-	c.replayMu.Lock()
-	c.replay = newFIFOSet(replayWindow)
-	c.replayMu.Unlock()
+	c.replay.reset(replayWindow)
 
 	sub, err := c.t.Join(ctx, c.cfg.Topic, c.cfg.Group)
 	if err != nil {
 		c.running.Store(false)
 		return fmt.Errorf("join group %q on %s: %w", c.cfg.Group, c.cfg.Topic, err)
 	}
-	if c.cfg.WarmDedup {
+	if c.cfg.WarmDedup || c.cfg.Verifier != nil {
 		if err := c.warmDedup(ctx); err != nil {
 			_ = sub.Close()
 			c.running.Store(false)
@@ -386,7 +388,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 
 	// Fence gate, before dedup: a stale holder's replay must not burn the
 	// idempotency slot that the current holder's retry needs.
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
 		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
 		d.droppedBy(GateFence)
 		return dropped, nil
@@ -397,7 +399,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 	var marked dedupMark
 	if key := m.Provenance.IdempotencyKey; key != "" {
 		var fresh bool
-		marked, fresh, err = c.markKey(ctx, m.Provenance.Agent, key)
+		marked, fresh, err = c.markKey(ctx, c.senderScope(m), key)
 		if err != nil {
 			return 0, fmt.Errorf("dedup: %w", err)
 		}
@@ -439,9 +441,7 @@ func (c *Consumer) settle(ctx context.Context, m *Message) (outcome, error) {
 // forget.
 func (c *Consumer) unmark(ctx context.Context, m *Message, marked dedupMark) {
 	if c.cfg.Verifier != nil && m.Envelope != nil && m.Envelope.Record != nil {
-		c.replayMu.Lock()
-		c.replay.remove(*m.Envelope.Record)
-		c.replayMu.Unlock()
+		c.replay.forget(*m.Envelope.Record)
 	}
 	if marked.window != nil {
 		marked.window.forgetHash(marked.hash)
@@ -459,27 +459,25 @@ func (c *Consumer) unmark(ctx context.Context, m *Message, marked dedupMark) {
 
 // verify is the signature gate and the signed-record replay window.
 func (c *Consumer) verify(ctx context.Context, m *Message) (outcome, error) {
-	var verified sign.Verified
-	err := errors.New("message carries no AGDX envelope")
-	if m.Envelope != nil {
-		verified, err = c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp)
-	}
+	verified, err := m.verifyWith(c.cfg.Verifier, c.cfg.Binding)
 	if err != nil {
 		c.log.Warn("unsigned or unverified message on a verified topic", "source", m.Position.String(), "error", err)
 		return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
 	}
+	m.VerifiedPrincipal = verified.Principal
 	// A valid signature proves authorship, not first delivery: anyone able to
 	// write the topic can replay the signed bytes.
 	if rec := m.Envelope.Record; rec != nil {
-		c.replayMu.Lock()
-		first := c.replay.insert(*rec)
-		c.replayMu.Unlock()
-		if !first {
+		iat, _ := sign.IssuedAt(m.Envelope)
+		switch c.replay.admit(*rec, verified.Principal, iat) {
+		case replayed:
 			c.log.Warn("dropping replayed signed record", "record", rec.String(), "source", m.Position.String())
 			return dropped, nil
+		case pastHorizon:
+			err := fmt.Errorf("%w: issued at %d, before what the replay window of %q forgot", sign.ErrStale, iat, verified.Principal)
+			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
 		}
 	}
-	m.VerifiedPrincipal = verified.Principal
 	return handled, nil
 }
 

@@ -277,6 +277,9 @@ func TestSignatureGateRejectsUnverifiedAndSetsPrincipal(t *testing.T) {
 	if err := reg.Enroll("planner-principal", good.Public()); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.AllowSource("planner-principal", sender); err != nil {
+		t.Fatal(err)
+	}
 	sink, dls := deadLetters()
 	got := make(chan *runtime.Message, 1)
 	start(t, log, runtime.ConsumerConfig{
@@ -311,7 +314,7 @@ func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	key := newKey(3)
 	reg := sign.NewRegistry()
-	_ = reg.Enroll("p", key.Public())
+	_ = reg.Enroll(sender, key.Public())
 	got := make(chan string, 4)
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,

@@ -74,6 +74,16 @@ func (c *Ctx) Agent() string { return c.c.cfg.Agent }
 // Client returns the client the agent runs on.
 func (c *Ctx) Client() *Client { return c.c.cfg.Client }
 
+// Verifier returns the verifier the handler's consumer checks signatures
+// with, else its client's reply verifier, else nil: what folds of other
+// records read from a handler (conversation assembly) should trust.
+func (c *Ctx) Verifier() Verifier {
+	if v := c.c.cfg.Verifier; v != nil {
+		return v
+	}
+	return c.c.cfg.Client.verifier()
+}
+
 // replyProvenance is the provenance of an answer to the handled message:
 // same conversation and root, causal parent at the handled record, this
 // agent as sender, the request's correlation echoed. The idempotency key,

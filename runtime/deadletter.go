@@ -116,6 +116,19 @@ func (c *Consumer) sendDeadLetter(ctx context.Context, prov wire.Provenance, cap
 		}
 	}
 	headers = append(headers, wire.Header{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentCBOR))})
+	if k := c.cfg.SigningKey; k != nil {
+		by := c.cfg.Agent
+		if by == "" {
+			by = c.cfg.Group
+		}
+		sig, err := k.SignDetached(DeadLetterDomain, []byte(c.cfg.DeadLetterTopic), []byte(by), payload)
+		if err != nil {
+			return Position{}, fmt.Errorf("sign capsule: %w", err)
+		}
+		headers = append(headers,
+			wire.Header{Key: HeaderDeadLetterBy, Value: wire.StringValue(by)},
+			wire.Header{Key: HeaderDeadLetterSignature, Value: wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig}})
+	}
 	// Parking is bookkeeping, not an effect of the agent: no gate may stop
 	// it, or a refused message could never leave its partition.
 	pos, err := c.prod.publishOut(ctx, c.cfg.DeadLetterTopic, []Outgoing{{Key: prov.PartitionKey(), Headers: headers, Payload: payload}})

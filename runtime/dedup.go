@@ -3,9 +3,9 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
+	"strconv"
+	"strings"
 	"sync"
-
-	"github.com/lasergo/laser/wire"
 )
 
 // Deduplicator decides whether an idempotency key was seen before. The
@@ -30,19 +30,39 @@ type Forgetter interface {
 // DefaultDedupWindow is how many idempotency keys the default window keeps.
 const DefaultDedupWindow = 10_000
 
-// dedupScopeSep separates the sending agent from its key; U+001F cannot
-// appear in an agent id, so two agents' keys never collide.
+// dedupScopeSep separates the sender from its key; U+001F cannot appear in
+// an agent id, so the first one ends the sender and two senders' keys never
+// collide, an unknown sender's included (its scope is empty, not absent).
 const dedupScopeSep = "\x1f"
 
 // DedupKey is the scoped key the consumer observes for a message: the
-// sending agent, U+001F and the idempotency key, or the bare key when the
-// sender is unknown. It is a namespace against accidental reuse, not a
-// security boundary.
+// sender, U+001F and the idempotency key; the sender is "" when unknown
+// (a source of 256 bytes, a plain message without one), so that key is
+// U+001F and the key. The sender is the verified principal under a
+// Verifier, otherwise the claimed agent, which is a namespace against
+// accidental reuse, not a security boundary. A sender holding U+001F
+// (never an agent id, nor a principal the consumer accepts) is quoted, so
+// the composition stays unambiguous.
 func DedupKey(agent, idempotencyKey string) string {
-	if agent == "" {
-		return idempotencyKey
+	return dedupScope(agent) + dedupScopeSep + idempotencyKey
+}
+
+// dedupScope returns sender as DedupKey writes it.
+func dedupScope(sender string) string {
+	if strings.Contains(sender, dedupScopeSep) {
+		return strconv.Quote(sender)
 	}
-	return agent + dedupScopeSep + idempotencyKey
+	return sender
+}
+
+// senderScope is who a message's idempotency key and fence belong to: the
+// verified principal under a verifier (a key proves the principal, not the
+// claimed source), otherwise the claimed agent.
+func (c *Consumer) senderScope(m *Message) string {
+	if c.cfg.Verifier != nil {
+		return m.VerifiedPrincipal
+	}
+	return m.Provenance.Agent
 }
 
 // SlidingWindow is a FIFO set of the most recent keys: once full, the oldest
@@ -76,9 +96,7 @@ func (s *SlidingWindow) hash(key string) keyHash {
 // it almost always is, and written to maphash in parts otherwise (maphash
 // hashes a byte sequence the same however it is written).
 func (s *SlidingWindow) scopedHash(agent, key string) keyHash {
-	if agent == "" {
-		return s.hash(key)
-	}
+	agent = dedupScope(agent)
 	var buf [128]byte
 	if n := len(agent) + len(dedupScopeSep) + len(key); n <= len(buf) {
 		b := append(append(append(buf[:0], agent...), dedupScopeSep...), key...)
@@ -126,65 +144,4 @@ func (s *SlidingWindow) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.live
-}
-
-// fifoSet is a bounded set of record ids that evicts in insertion order; it
-// backs the signed-record replay window. A removed key leaves a stale
-// slot in the ring, recognised by its sequence number when it is evicted.
-type fifoSet struct {
-	seen  map[wire.ID]uint64 // key -> sequence of its live insertion
-	ring  []fifoSlot
-	head  int // index of the oldest slot once the ring is full
-	limit int
-	seq   uint64
-	// removed counts ring slots whose key was removed from seen and that
-	// the ring has not dropped yet.
-	removed int
-}
-
-type fifoSlot struct {
-	key wire.ID
-	seq uint64
-}
-
-func newFIFOSet(capacity int) fifoSet {
-	if capacity < 1 {
-		capacity = 1
-	}
-	return fifoSet{seen: make(map[wire.ID]uint64), limit: capacity}
-}
-
-// insert adds key and reports whether it was absent.
-func (f *fifoSet) insert(key wire.ID) bool {
-	if _, dup := f.seen[key]; dup {
-		return false
-	}
-	f.seq++
-	slot := fifoSlot{key: key, seq: f.seq}
-	if len(f.ring) < f.limit {
-		f.ring = append(f.ring, slot)
-	} else {
-		// A slot whose key was removed (and maybe inserted again since)
-		// must not delete the live entry; with no removed key in the
-		// ring, every slot is its key's live entry.
-		if old := f.ring[f.head]; f.removed == 0 {
-			delete(f.seen, old.key)
-		} else if seq, ok := f.seen[old.key]; ok && seq == old.seq {
-			delete(f.seen, old.key)
-		} else {
-			f.removed--
-		}
-		f.ring[f.head] = slot
-		f.head = (f.head + 1) % f.limit
-	}
-	f.seen[key] = f.seq
-	return true
-}
-
-// remove forgets key; its slot ages out of the ring unnoticed.
-func (f *fifoSet) remove(key wire.ID) {
-	if _, ok := f.seen[key]; ok {
-		delete(f.seen, key)
-		f.removed++
-	}
 }

@@ -11,7 +11,7 @@ import (
 // duplicate the other way, and forgetting it either way frees it.
 func TestSlidingWindowMarksTheScopedKeyByHash(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct{ agent, key string }{{"shop", "order-7"}, {"", "order-7"}, {"a", "\x1fb"}} {
+	for _, tc := range []struct{ agent, key string }{{"shop", "order-7"}, {"", "order-7"}, {"a", "\x1fb"}, {"a\x1fb", "c"}} {
 		w := NewSlidingWindow(4)
 		if !w.observeHash(w.scopedHash(tc.agent, tc.key)) {
 			t.Fatalf("%q/%q: first sight reported a duplicate", tc.agent, tc.key)

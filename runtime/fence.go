@@ -26,12 +26,22 @@ const (
 	fenceHardCap = 4 * fenceSoftCap
 )
 
-// fenceGate keeps the highest fence token accepted per conversation and
-// drops messages from a holder whose fence has been superseded.
+// fenceGate keeps the highest fence token accepted per sender and
+// conversation and drops messages from a holder whose fence has been
+// superseded.
 type fenceGate struct {
 	mu        sync.Mutex
-	high      map[wire.ConversationID]fenceEntry
+	high      map[fenceKey]fenceEntry
 	lastSweep uint64
+}
+
+// fenceKey scopes a fence by its sender (the verified principal under a
+// verifier, see Consumer.senderScope): fence tokens are one holder's
+// sequence, and any signer able to set the conversation's mark could
+// otherwise raise it to the maximum and freeze the real holder's flow.
+type fenceKey struct {
+	sender string
+	conv   wire.ConversationID
 }
 
 type fenceEntry struct {
@@ -40,13 +50,14 @@ type fenceEntry struct {
 }
 
 func newFenceGate() *fenceGate {
-	return &fenceGate{high: make(map[wire.ConversationID]fenceEntry)}
+	return &fenceGate{high: make(map[fenceKey]fenceEntry)}
 }
 
-// accept reports whether fence may pass for conv at nowMicros, advancing the
-// high-water mark. An equal fence passes: it is the same holder retrying, and
+// accept reports whether fence may pass for sender's conv at nowMicros,
+// advancing the high-water mark. An equal fence passes: it is the same holder retrying, and
 // dedup catches the duplicate downstream.
-func (g *fenceGate) accept(conv wire.ConversationID, fence, nowMicros uint64) bool {
+func (g *fenceGate) accept(sender string, conv wire.ConversationID, fence, nowMicros uint64) bool {
+	k := fenceKey{sender: sender, conv: conv}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.high) > fenceSoftCap && nowMicros-min(nowMicros, g.lastSweep) > fenceSweepMicros {
@@ -57,11 +68,11 @@ func (g *fenceGate) accept(conv wire.ConversationID, fence, nowMicros uint64) bo
 			}
 		}
 	}
-	e, ok := g.high[conv]
+	e, ok := g.high[k]
 	if ok && fence < e.fence {
 		return false
 	}
-	g.high[conv] = fenceEntry{fence: fence, touched: nowMicros}
+	g.high[k] = fenceEntry{fence: fence, touched: nowMicros}
 	if len(g.high) > fenceHardCap {
 		g.shed()
 	}

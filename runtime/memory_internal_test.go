@@ -58,7 +58,7 @@ func TestFenceMapStaysBoundedUnderDistinctConversations(t *testing.T) {
 	for i := range n {
 		var conv wire.ConversationID
 		binary.BigEndian.PutUint64(conv[8:], uint64(i)+1)
-		if !g.accept(conv, 1, now) {
+		if !g.accept("", conv, 1, now) {
 			t.Fatalf("conversation %d refused a first fence", i)
 		}
 		if l := len(g.high); l > peak {
@@ -103,7 +103,7 @@ func TestFenceMapUnderABurstStaysUnderItsHardCap(t *testing.T) {
 	var last wire.ConversationID
 	for i := range n {
 		binary.BigEndian.PutUint64(last[8:], uint64(i)+1)
-		g.accept(last, 2, now)
+		g.accept("", last, 2, now)
 		peak = max(peak, g.len())
 		now += step
 	}
@@ -117,7 +117,7 @@ func TestFenceMapUnderABurstStaysUnderItsHardCap(t *testing.T) {
 		t.Errorf("peak %d never reached the hard cap; the test did not load the map", peak)
 	}
 	// The newest conversation kept its high-water mark through the shedding.
-	if g.accept(last, 1, now) {
+	if g.accept("", last, 1, now) {
 		t.Error("a stale fence on the newest conversation passed after shedding")
 	}
 	heap := retained(before, after)
@@ -143,18 +143,18 @@ func TestReplayWindowStaysAtItsCap(t *testing.T) {
 	for i := range n {
 		var rec wire.ID
 		binary.BigEndian.PutUint64(rec[8:], uint64(i)+1)
-		if !c.replay.insert(rec) {
+		if c.replay.admit(rec, "p", 0) != firstSight {
 			t.Fatalf("record %d reported as a replay", i)
 		}
 	}
 	after := liveHeap()
-	seen, ring := len(c.replay.seen), len(c.replay.ring)
+	seen, ring := len(c.replay.ids.seen), len(c.replay.ids.ring)
 	// The newest id is still remembered, the oldest long forgotten.
 	var newest, oldest wire.ID
 	binary.BigEndian.PutUint64(newest[8:], uint64(n))
 	binary.BigEndian.PutUint64(oldest[8:], 1)
-	_, keptNewest := c.replay.seen[newest]
-	_, keptOldest := c.replay.seen[oldest]
+	_, keptNewest := c.replay.ids.seen[newest]
+	_, keptOldest := c.replay.ids.seen[oldest]
 	goruntime.KeepAlive(c)
 	if seen != replayWindow || ring != replayWindow {
 		t.Errorf("replay window holds %d ids in a ring of %d after %d records, want %d", seen, ring, n, replayWindow)

@@ -68,6 +68,10 @@ const (
 type Delivery struct {
 	Topic, Group, Agent string
 	Record              *Incoming
+	// Verifier is the consumer's (nil when it verifies nothing): an
+	// observer that trusts what a record carries (trace context) checks
+	// the record with it first, since it runs before the signature gate.
+	Verifier Verifier
 
 	// Message is the decoded record, nil when it did not decode.
 	Message *Message
@@ -166,7 +170,7 @@ func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr 
 	if len(c.hooks.observers) == 0 {
 		return c.pipeline(ctx, rec, m, derr, slab, nil)
 	}
-	d := &Delivery{Topic: c.cfg.Topic, Group: c.cfg.Group, Agent: c.cfg.Agent, Record: rec}
+	d := &Delivery{Topic: c.cfg.Topic, Group: c.cfg.Group, Agent: c.cfg.Agent, Record: rec, Verifier: c.cfg.Verifier}
 	var (
 		o   outcome
 		err error

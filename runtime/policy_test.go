@@ -44,8 +44,24 @@ func TestDedupKeyIsScopedBySenderWithUnitSeparator(t *testing.T) {
 	if got := DedupKey("planner", "k"); got != "planner\x1fk" {
 		t.Fatalf("scoped key %q", got)
 	}
-	if got := DedupKey("", "k"); got != "k" {
+	if got := DedupKey("", "k"); got != "\x1fk" {
 		t.Fatalf("unscoped key %q", got)
+	}
+}
+
+// An unknown sender (a 256-byte source decodes to none) whose key holds the
+// separator must not land on a named sender's key: the reproducer
+// burnt shop's order-43 this way.
+func TestDedupKeyOfUnknownSenderNeverEqualsANamedSendersKey(t *testing.T) {
+	if DedupKey("", "shop\x1forder-43") == DedupKey("shop", "order-43") {
+		t.Fatal("an unknown sender's key collides with shop's order-43")
+	}
+	if DedupKey("a\x1fb", "c") == DedupKey("a", "b\x1fc") {
+		t.Fatal("a sender holding the separator collides with another")
+	}
+	w := NewSlidingWindow(8)
+	if !w.observeHash(w.scopedHash("shop", "order-43")) || !w.observeHash(w.scopedHash("", "shop\x1forder-43")) {
+		t.Fatal("the window's scoped hash conflates an unknown sender with shop")
 	}
 }
 
@@ -94,7 +110,7 @@ func TestFenceGateKeepsAHighWaterMarkPerConversation(t *testing.T) {
 		{b, 1, true},  // another conversation has its own mark
 	}
 	for i, s := range steps {
-		if got := g.accept(s.conv, s.fence, uint64(100+i)); got != s.ok {
+		if got := g.accept("", s.conv, s.fence, uint64(100+i)); got != s.ok {
 			t.Fatalf("step %d: accept(%d) = %v", i, s.fence, got)
 		}
 	}
@@ -103,24 +119,24 @@ func TestFenceGateKeepsAHighWaterMarkPerConversation(t *testing.T) {
 func TestFenceGateSweepsIdleEntriesOnlyAboveItsCapAndAtMostOncePerSecond(t *testing.T) {
 	g := newFenceGate()
 	for i := 0; i <= fenceSoftCap; i++ {
-		g.accept(wire.IDFromUint128(1, uint64(i)), 1, 0)
+		g.accept("", wire.IDFromUint128(1, uint64(i)), 1, 0)
 	}
 	if g.len() != fenceSoftCap+1 {
 		t.Fatalf("len %d", g.len())
 	}
 	// Not idle long enough: nothing is swept.
-	g.accept(wire.IDFromUint128(2, 0), 1, fenceIdleMicros-1)
+	g.accept("", wire.IDFromUint128(2, 0), 1, fenceIdleMicros-1)
 	if g.len() != fenceSoftCap+2 {
 		t.Fatalf("swept too early: len %d", g.len())
 	}
 	// Within a second of the last sweep, no second sweep runs.
-	g.accept(wire.IDFromUint128(2, 1), 1, fenceIdleMicros)
+	g.accept("", wire.IDFromUint128(2, 1), 1, fenceIdleMicros)
 	if g.len() != fenceSoftCap+3 {
 		t.Fatalf("swept twice within a second: len %d", g.len())
 	}
 	// A second later every entry idle for 600 s goes; recent ones stay.
 	now := uint64(fenceIdleMicros + 2*fenceSweepMicros)
-	g.accept(wire.IDFromUint128(2, 2), 1, now)
+	g.accept("", wire.IDFromUint128(2, 2), 1, now)
 	if g.len() != 3 {
 		t.Fatalf("after the sweep len %d, want the 3 recent entries", g.len())
 	}

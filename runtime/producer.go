@@ -139,7 +139,8 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 // sendEnvelope validates env, mints its record id when missing (chunks keep
 // none), has the gate admit it as an effect of kind (derived from env's kind
 // when ""), signs it last when key is set (binding the agdx.ct and agdx.av
-// headers, and so any body the gate replaced), and publishes it keyed by its
+// headers, and so any body the gate replaced, and the destination topic and
+// issued-at in signed metadata, see sign.Bind), and publishes it keyed by its
 // conversation.
 func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind EffectKind) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
@@ -152,6 +153,9 @@ func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Env
 			return Position{}, err
 		}
 		env.Body, env.Metadata = e.Body, e.Metadata
+	}
+	if key != nil {
+		sign.Bind(env, topic, micros(p.clock.Now()))
 	}
 	if err := wire.Validate(env); err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "envelope", Err: err}

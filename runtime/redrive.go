@@ -1,12 +1,67 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
 
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
+
+// Capsule signatures. A consumer with a SigningKey signs each capsule it
+// parks: the dead-letter topic, its own agent id (the group's name without
+// one) and the capsule bytes, under DeadLetterDomain, in two headers beside
+// the reference's capsule encoding, which stays as it is.
+const (
+	DeadLetterDomain          = "laser.dead-letter.v1"
+	HeaderDeadLetterBy        = "laser.dlq.by"
+	HeaderDeadLetterSignature = "laser.dlq.sig"
+)
+
+// DeadLetterVerifier checks a capsule's detached signature; *sign.Registry
+// implements it.
+type DeadLetterVerifier interface {
+	VerifyDetached(sig []byte, atMicros uint64, domain string, parts ...[]byte) (sign.Verified, error)
+}
+
+// VerifyDeadLetter checks that rec, read from dead-letter topic dlqTopic,
+// is a capsule signed by the consumer that parked it: the signature over
+// the topic, the consumer's agent id and the capsule bytes verifies with a
+// key enrolled in v and valid at the record's broker time, and the key's
+// principal may send as that agent (sign.Registry.SourceAllowed when v has
+// it, equality otherwise). It returns the decoded capsule. A forged capsule
+// would make a redrive republish whatever record it names with the
+// operator's credentials and a fresh idempotency key.
+func VerifyDeadLetter(v DeadLetterVerifier, dlqTopic string, rec *Incoming) (sign.Verified, *wire.DeadLetter, error) {
+	capsule, err := wire.DecodeDeadLetter(rec.Payload)
+	if err != nil {
+		return sign.Verified{}, nil, &Error{Code: CodeCodec, Msg: "not a dead-letter capsule", Err: err}
+	}
+	sigValue, _ := rec.Headers.Get(HeaderDeadLetterSignature)
+	byValue, hasBy := rec.Headers.Get(HeaderDeadLetterBy)
+	by, byErr := byValue.AsString()
+	if len(sigValue.Data) == 0 || !hasBy || byErr != nil {
+		return sign.Verified{}, nil, &Error{Code: CodeSignature, Msg: "capsule is not signed", Err: sign.ErrUnsigned}
+	}
+	verified, err := v.VerifyDetached(sigValue.Data, rec.Timestamp, DeadLetterDomain, []byte(dlqTopic), []byte(by), rec.Payload)
+	if err == nil {
+		allowed := verified.Principal == by
+		if sc, ok := v.(interface {
+			SourceAllowed(principal, source string) bool
+		}); ok {
+			allowed = sc.SourceAllowed(verified.Principal, by)
+		}
+		if !allowed {
+			err = fmt.Errorf("%w: capsule parked by %q, signed by %q", sign.ErrSourceMismatch, by, verified.Principal)
+		}
+	}
+	if err != nil {
+		return sign.Verified{}, nil, &Error{Code: CodeSignature, Msg: "capsule signature", Err: err}
+	}
+	return verified, capsule, nil
+}
 
 // RedriveDeadLetter republishes the original record a dead-letter capsule
 // points at to sourceTopic, the topic it was read from, and returns where
@@ -17,8 +72,9 @@ import (
 // The copy is keyed by the original's conversation when it decodes.
 //
 // A capsule whose numeric stream and topic ids are not sourceTopic's (a
-// forged or foreign capsule), or whose original record is gone, is refused
-// with an ErrInvalid error.
+// forged or foreign capsule), whose original record is gone, or whose
+// payload is not that record's, is refused with an ErrInvalid error. This
+// does not authenticate the capsule: check it with VerifyDeadLetter first.
 func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
 	src := capsule.Source
 	stream, topic, err := c.t.TopicIDs(ctx, sourceTopic)
@@ -36,6 +92,9 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the original record %d:%d is no longer in %s", src.PartitionID, src.Offset, sourceTopic)}
 	}
 	orig := recs[0]
+	if !bytes.Equal(orig.Payload, capsule.Payload) {
+		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the record at %d:%d of %s is not the one the capsule parked (its payload differs)", src.PartitionID, src.Offset, sourceTopic)}
+	}
 	headers := orig.Headers.Clone()
 	if v, ok := headers.Get(wire.HeaderIdempotencyKey); ok {
 		if key, err := v.AsString(); err == nil {

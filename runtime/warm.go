@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+
+	"github.com/lasergo/laser/sign"
 )
 
 // warmDedup pre-fills the dedup window from each partition's consumed tail,
@@ -17,13 +19,24 @@ import (
 // out never marked its key then, so it does not mark it now. The replay and
 // fence windows are warmed on the way, so after a warm restart a stale
 // fence is still dropped (a documented deviation: the README's decisions).
+//
+// Under a Verifier it runs even without WarmDedup, for the replay window
+// alone: a restarted consumer must still refuse the replay of a signed
+// record it handled before, and the window then reads the larger of the
+// two depths.
 func (c *Consumer) warmDedup(ctx context.Context) error {
 	partitions, err := c.t.Partitions(ctx, c.cfg.Topic)
 	if err != nil {
 		return err
 	}
 	partitions = min(partitions, maxWarmPartitions)
-	depth := uint64(c.cfg.DedupWindow)
+	depth := uint64(0)
+	if c.cfg.WarmDedup {
+		depth = uint64(c.cfg.DedupWindow)
+	}
+	if c.cfg.Verifier != nil {
+		depth = max(depth, replayWindow)
+	}
 	warmed := 0
 	for p := uint32(0); p < partitions; p++ {
 		stored, ok, err := c.t.StoredOffset(ctx, c.cfg.Topic, c.cfg.Group, p)
@@ -44,10 +57,10 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 				continue
 			}
 			m, err := DecodeRecord(c.cfg.Topic, &records[i], c.cfg.UnderstoodFeatures)
-			if err != nil || !c.passedGates(m) || m.Provenance.IdempotencyKey == "" {
+			if err != nil || !c.passedGates(m) || !c.cfg.WarmDedup || m.Provenance.IdempotencyKey == "" {
 				continue
 			}
-			key := DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)
+			key := DedupKey(c.senderScope(m), m.Provenance.IdempotencyKey)
 			fresh, err := c.observeKey(ctx, key)
 			if err != nil {
 				return fmt.Errorf("dedup: %w", err)
@@ -76,19 +89,19 @@ func (c *Consumer) passedGates(m *Message) bool {
 		if m.Envelope == nil {
 			return false
 		}
-		if _, err := c.cfg.Verifier.VerifyObserved(m.Envelope, m.observed, m.Timestamp); err != nil {
+		verified, err := m.verifyWith(c.cfg.Verifier, c.cfg.Binding)
+		if err != nil {
 			return false
 		}
+		m.VerifiedPrincipal = verified.Principal
 		if rec := m.Envelope.Record; rec != nil {
-			c.replayMu.Lock()
-			first := c.replay.insert(*rec)
-			c.replayMu.Unlock()
-			if !first {
+			iat, _ := sign.IssuedAt(m.Envelope)
+			if c.replay.admit(*rec, verified.Principal, iat) != firstSight {
 				return false
 			}
 		}
 	}
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(m.Provenance.Conversation, *f, micros(c.clock.Now())) {
+	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
 		return false
 	}
 	return true

@@ -80,10 +80,67 @@ func (e *windowError) Is(target error) bool { return target == ErrOutsideWindow 
 type Registry struct {
 	mu   sync.RWMutex
 	keys map[[KeyIDLen]byte]KeyRecord
+	// sendsAs maps a principal to the agent ids it may name as an
+	// envelope's source besides its own (see AllowSource).
+	sendsAs map[string]map[string]struct{}
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{keys: make(map[[KeyIDLen]byte]KeyRecord)} }
+func NewRegistry() *Registry {
+	return &Registry{keys: make(map[[KeyIDLen]byte]KeyRecord), sendsAs: make(map[string]map[string]struct{})}
+}
+
+// ErrSourceMismatch reports a verified envelope whose self-asserted source
+// is neither the signing principal nor an agent it was allowed to send as:
+// a signature proves a key, and the key's principal must be the sender.
+var ErrSourceMismatch = errors.New("sign: envelope source is not the signing principal")
+
+// AllowSource lets principal sign envelopes whose source is one of agents,
+// besides the principal's own name (one identity running several agents,
+// a gateway relaying for them). Agents must be non-empty, at most 256 bytes
+// and free of control characters, as an envelope source is.
+func (r *Registry) AllowSource(principal string, agents ...string) error {
+	if principal == "" {
+		return fmt.Errorf("%w: empty principal", ErrInvalidKeyRecord)
+	}
+	for _, a := range agents {
+		if _, err := wire.ParseAgentID(a); err != nil {
+			return fmt.Errorf("sign: allow %q to send as %q: %w", principal, a, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set := r.sendsAs[principal]
+	if set == nil {
+		set = make(map[string]struct{}, len(agents))
+		r.sendsAs[principal] = set
+	}
+	for _, a := range agents {
+		set[a] = struct{}{}
+	}
+	return nil
+}
+
+// SourceAllowed reports whether principal may sign an envelope whose source
+// is source: it is the principal itself or was allowed with AllowSource.
+func (r *Registry) SourceAllowed(principal, source string) bool {
+	if principal == source {
+		return true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.sendsAs[principal][source]
+	return ok
+}
+
+// CheckSource returns ErrSourceMismatch unless v's principal may send as
+// env's source (SourceAllowed).
+func (r *Registry) CheckSource(v Verified, env *wire.Envelope) error {
+	if !r.SourceAllowed(v.Principal, string(env.Source)) {
+		return fmt.Errorf("%w: source %q, signed by %q", ErrSourceMismatch, env.Source, v.Principal)
+	}
+	return nil
+}
 
 // Enroll binds an agent key to principal, valid from the epoch with no expiry.
 func (r *Registry) Enroll(principal string, pub ed25519.PublicKey) error {

@@ -16,21 +16,21 @@ import (
 func TestDLQRedriveTwiceSkipsWhatTheLedgerRecords(t *testing.T) {
 	addr, tr := poisoned(t)
 	ctx := context.Background()
-	if code, _, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all"); code != exitOK {
+	if code, _, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--unverified"); code != exitOK {
 		t.Fatalf("first redrive: exit %d: %s", code, errOut)
 	}
 	before, err := tr.NextOffset(ctx, runtime.TopicCommands, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all")
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--unverified")
 	if code != exitOK || strings.Count(out, "skipped: already redriven") != 2 {
 		t.Fatalf("second redrive (exit %d) did not skip both capsules:\n%s%s", code, out, errOut)
 	}
 	if after, _ := tr.NextOffset(ctx, runtime.TopicCommands, 0); after != before {
 		t.Fatalf("the second redrive republished %d records", after-before)
 	}
-	code, out, _ = laser(t, "dlq", "redrive", "--addr", addr, "--all", "--again", "--json")
+	code, out, _ = laser(t, "dlq", "redrive", "--addr", addr, "--all", "--again", "--unverified", "--json")
 	dec := json.NewDecoder(strings.NewReader(out))
 	for dec.More() {
 		var r redriveResult

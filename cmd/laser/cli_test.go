@@ -87,6 +87,7 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{"dlq", "show"},
 		{"dlq", "show", "not-a-position", "--addr", "iggy://iggy:iggy@127.0.0.1:1/x"},
 		{"dlq", "redrive", "--addr", "iggy://iggy:iggy@127.0.0.1:1/x"},
+		{"dlq", "redrive", "--all", "--addr", "iggy://iggy:iggy@127.0.0.1:1/x"},
 		{"dlq", "list", "--no-such-flag"},
 		{"dlq", "frobnicate"},
 		{"version", "extra"},
@@ -145,7 +146,7 @@ func TestDLQListNamesSourcesShowsTimeAndMarksRedriven(t *testing.T) {
 	if views[0].Time.IsZero() || !strings.HasPrefix(views[0].Source, "agent.commands ") || views[0].SourceIDs == "" {
 		t.Fatalf("view %+v", views[0])
 	}
-	code, out, errOut = laser(t, "dlq", "redrive", views[0].Capsule, "--addr", addr)
+	code, out, errOut = laser(t, "dlq", "redrive", views[0].Capsule, "--addr", addr, "--keys", ledgerKeys(t))
 	if code != exitOK || !strings.Contains(out, "republished at agent.commands ") {
 		t.Fatalf("redrive without --source-topic: exit %d\n%s%s", code, out, errOut)
 	}

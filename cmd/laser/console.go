@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/sign"
 )
 
 // The console is a web view of the log: server-rendered pages over the same
@@ -34,6 +35,10 @@ type consoleConfig struct {
 	// token, when set, must accompany every request (the console's cookie,
 	// the X-Laser-Token header or a token form field); required off loopback.
 	token string
+	// keys verify capsule signatures before a redrive; with none, only
+	// unverified allows redriving.
+	keys       *sign.Registry
+	unverified bool
 	// redact removes the secrets of the connection string from a text.
 	redact func(string) string
 	logger *slog.Logger
@@ -219,14 +224,24 @@ need --write, and off loopback a token (generated unless --token).`,
 	write := cmd.Flags().Bool("write", false, "allow redriving dead letters and answering approvals from the console")
 	public := cmd.Flags().Bool("public", false, "allow a non-loopback --listen address (a token is then required)")
 	token := cmd.Flags().String("token", "", "token every request must carry (generated when --public and none is given)")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys capsule signatures are checked with before a redrive")
+	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		o := consoleOptions{listen: *listen, write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
+		if *keysFile != "" {
+			keys, err := loadKeys(*keysFile)
+			if err != nil {
+				return err
+			}
+			o.keys = keys
+		}
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
 		if err != nil {
 			return err
 		}
 		defer t.Close()
-		return a.serveConsole(ctx, t, consoleOptions{listen: *listen, write: *write, public: *public, token: *token, addr: sf.addr.String()})
+		return a.serveConsole(ctx, t, o)
 	}
 	return cmd
 }
@@ -235,6 +250,8 @@ need --write, and off loopback a token (generated unless --token).`,
 type consoleOptions struct {
 	listen, token, addr string
 	write, public       bool
+	keys                *sign.Registry
+	unverified          bool
 }
 
 // serveConsole listens and serves until ctx ends, printing the address.
@@ -249,7 +266,7 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	if o.token != "" {
 		a.secrets = append(a.secrets, o.token)
 	}
-	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact})
+	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified})
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func TestBrowserShowsAgentsTopicsAndAConversation(t *testing.T) {
 func TestBrowserRedrivesADeadLetterThatIsThenHandled(t *testing.T) {
 	ctx := browser(t)
 	s := seed(t)
-	srv := consoleServer(t, s, consoleConfig{write: true})
+	srv := consoleServer(t, s, consoleConfig{write: true, unverified: true})
 	caps, err := readCapsules(t.Context(), s.tr, runtime.TopicDLQ)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestBrowserAnswersAnApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{write: true})
+	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{write: true, unverified: true})
 	v := pendingCorrelation(t, addr)
 	row := `tr.approval[data-correlation="` + v.Correlation + `"]`
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS(row)),

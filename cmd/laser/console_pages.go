@@ -761,27 +761,18 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 		c.failErr(w, r, err)
 		return
 	}
+	if c.cfg.keys == nil && !c.cfg.unverified {
+		c.fail(w, r, http.StatusForbidden, "this console redrives only verified capsules: start it with --keys FILE, or --unverified")
+		return
+	}
+	rd := redriver{t: c.t, src: src, done: done, keys: c.cfg.keys, topic: topic, again: r.PostForm.Get("again") == "yes"}
 	var results []redriveResult
 	for _, pos := range positions {
-		res := redriveResult{Capsule: pos.String()}
 		cp, err := findCapsule(ctx, c.t, topic, pos)
-		if err == nil {
-			res.Source = src.name(cp.Capsule.Source)
-			if to, ok := done[res.Capsule]; ok && r.PostForm.Get("again") != "yes" {
-				res.Skipped = to
-				results = append(results, res)
-				continue
-			}
-			var republished string
-			if republished, err = redriveOne(ctx, c.t, src, cp); err == nil {
-				res.Republished = republished
-				err = recordRedrive(ctx, c.t, topic, redrive{Capsule: res.Capsule, Republished: republished})
-			}
-		}
 		if err != nil {
-			res.Error = err.Error()
+			cp = capsule{Position: pos, Err: err}
 		}
-		results = append(results, res)
+		results = append(results, rd.redrive(ctx, cp))
 	}
 	c.cfg.logger.Info("console: redrive", "topic", topic, "capsules", len(positions))
 	c.render(w, http.StatusOK, "redriven", struct {

@@ -171,7 +171,7 @@ func TestConsoleAnswersBadInputWithAPage(t *testing.T) {
 
 func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 	s := seed(t)
-	srv := consoleServer(t, s, consoleConfig{write: true})
+	srv := consoleServer(t, s, consoleConfig{write: true, unverified: true})
 	ctx := t.Context()
 	caps, err := readCapsules(ctx, s.tr, runtime.TopicDLQ)
 	if err != nil {
@@ -223,6 +223,15 @@ func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 	}
 }
 
+func TestConsoleRedrivesOnlyVerifiedCapsulesUnlessToldOtherwise(t *testing.T) {
+	s := seed(t)
+	srv := consoleServer(t, s, consoleConfig{write: true})
+	code, body, _ := post(t, srv, "/dlq/redrive", url.Values{"capsule": {"0:0"}, "confirm": {"yes"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "--keys") {
+		t.Fatalf("a console without keys redrove (status %d):\n%s", code, body)
+	}
+}
+
 func TestConsoleWritesOnlyWhenAllowed(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
@@ -232,7 +241,7 @@ func TestConsoleWritesOnlyWhenAllowed(t *testing.T) {
 	if body := wantPage(t, srv, "/dlq", http.StatusOK); strings.Contains(body, `id="redrive"`) {
 		t.Fatal("a read-only console offers to redrive")
 	}
-	w := consoleServer(t, s, consoleConfig{write: true})
+	w := consoleServer(t, s, consoleConfig{write: true, unverified: true})
 	req, _ := http.NewRequest(http.MethodPost, w.URL+"/dlq/redrive", strings.NewReader("capsule=1:0&confirm=yes"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", "http://evil.example")
@@ -279,7 +288,7 @@ func TestConsoleAnswersAnApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{write: true})
+	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{write: true, unverified: true})
 	v := pendingCorrelation(t, addr)
 	wantPage(t, srv, "/approvals", http.StatusOK, "ship order o-42?", v.Correlation, `class="approve"`)
 	code, _, h := post(t, srv, "/approvals/answer", url.Values{"correlation": {v.Correlation}, "verdict": {"approve"}, "text": {"go ahead"}})

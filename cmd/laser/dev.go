@@ -32,7 +32,7 @@ production broker.`,
 	verbose := cmd.Flags().BoolP("verbose", "v", false, "log every connection")
 	public := cmd.Flags().Bool("public", false, "allow a non-loopback address (the server has well-known credentials and no persistence)")
 	consoleAddr := cmd.Flags().String("console", "127.0.0.1:8088", "loopback address of the web console (empty: none)")
-	write := cmd.Flags().Bool("write", false, "allow redriving and answering from the console")
+	write := cmd.Flags().Bool("write", false, "allow redriving (capsules unverified: a development server) and answering from the console")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *password != "iggy" {
 			a.secrets = append(a.secrets, *password)
@@ -79,7 +79,7 @@ production broker.`,
 			}
 			errs := make(chan error, 1)
 			go func() {
-				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, write: *write, addr: redactAddr(connect)})
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, write: *write, addr: redactAddr(connect), unverified: true})
 			}()
 			select {
 			case err := <-errs:

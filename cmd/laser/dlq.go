@@ -11,6 +11,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -38,6 +39,8 @@ type capsule struct {
 	Timestamp uint64
 	Capsule   *wire.DeadLetter
 	Err       error // set when the record is not a capsule
+	// Record is the capsule's record as read, for its signature.
+	Record runtime.Incoming
 }
 
 // capsuleView is a capsule for people and --json.
@@ -120,7 +123,7 @@ func readCapsules(ctx context.Context, t *iggy.Transport, topic string) ([]capsu
 				if err == nil {
 					good++
 				}
-				out = append(out, capsule{Position: recs[i].Position, Timestamp: recs[i].Timestamp, Capsule: d, Err: err})
+				out = append(out, capsule{Position: recs[i].Position, Timestamp: recs[i].Timestamp, Capsule: d, Err: err, Record: recs[i]})
 			}
 			from = recs[len(recs)-1].Offset + 1
 		}
@@ -206,7 +209,7 @@ func findCapsule(ctx context.Context, t *iggy.Transport, topic string, pos runti
 	if err != nil {
 		return capsule{}, fmt.Errorf("record %s in %s is not a dead-letter capsule: %w", pos, topic, err)
 	}
-	return capsule{Position: pos, Timestamp: rec.Timestamp, Capsule: d}, nil
+	return capsule{Position: pos, Timestamp: rec.Timestamp, Capsule: d, Record: *rec}, nil
 }
 
 // shownCapsule is 'dlq show' output.
@@ -301,15 +304,27 @@ func (a *app) dlqRedriveCommand() *cobra.Command {
 (named from the capsule's source ids), with their headers and payload
 verbatim, except that a plain message's idempotency key is re-keyed so the
 copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
-'laser dlq list' reads to mark redriven capsules.`,
+'laser dlq list' reads to mark redriven capsules.
+
+Only capsules signed by the consumer that parked them are redriven (--all
+included): a forged capsule would republish any record it names with your
+credentials and a fresh idempotency key. --keys names the enrolled keys,
+one "PRINCIPAL KIND HEXPUBLICKEY" a line; consumers sign their capsules
+when they have a SigningKey. --unverified redrives unsigned capsules too,
+for logs whose consumers do not sign.`,
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicDLQ, "dead-letter topic")
 	all := cmd.Flags().Bool("all", false, "redrive every capsule in the dead-letter topic")
 	again := cmd.Flags().Bool("again", false, "redrive capsules the ledger says were redriven already")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys that capsule signatures are checked with")
+	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if *all == (len(args) > 0) {
 			return usagef("dlq redrive takes CAPSULE positions or --all, not both and not neither (see --help)")
+		}
+		if (*keysFile == "") == !*unverified {
+			return usagef("dlq redrive needs --keys FILE to verify capsule signatures, or --unverified, not both (see --help)")
 		}
 		return nil
 	}
@@ -321,6 +336,13 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 				return err
 			}
 			positions = append(positions, pos)
+		}
+		var keys *sign.Registry
+		if *keysFile != "" {
+			var err error
+			if keys, err = loadKeys(*keysFile); err != nil {
+				return err
+			}
 		}
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
@@ -352,25 +374,11 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 		}
 		bar := a.newProgress(len(caps))
 		failed := 0
+		rd := redriver{t: t, src: src, done: done, keys: keys, topic: *topic, again: *again}
 		for _, c := range caps {
-			res := redriveResult{Capsule: c.Position.String()}
-			if c.Capsule != nil {
-				res.Source = src.name(c.Capsule.Source)
-			}
-			if to, ok := done[res.Capsule]; ok && !*again {
-				res.Skipped = to
-				bar.add()
-				a.printRedrive(res)
-				continue
-			}
-			republished, err := redriveOne(ctx, t, src, c)
-			if err == nil {
-				res.Republished = republished
-				err = recordRedrive(ctx, t, *topic, redrive{Capsule: res.Capsule, Republished: republished})
-			}
-			if err != nil {
+			res := rd.redrive(ctx, c)
+			if res.Error != "" {
 				failed++
-				res.Error = err.Error()
 			}
 			bar.add()
 			if err := a.printRedrive(res); err != nil {
@@ -384,6 +392,17 @@ copy passes dedup. Each redrive is recorded in TOPIC.redriven, which
 		return nil
 	}
 	return cmd
+}
+
+// verifyCapsule checks c's signature with keys (nil: --unverified).
+func verifyCapsule(keys *sign.Registry, dlq string, c capsule) error {
+	if keys == nil || c.Err != nil {
+		return nil
+	}
+	if _, _, err := runtime.VerifyDeadLetter(keys, dlq, &c.Record); err != nil {
+		return fmt.Errorf("not redriven: %w", err)
+	}
+	return nil
 }
 
 // redriveOne republishes the original record a capsule points at to the
@@ -403,6 +422,45 @@ func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule)
 		return "", fmt.Errorf("republish to %s: %w", source, err)
 	}
 	return fmt.Sprintf("%s %s", source, pos), nil
+}
+
+// redriver redrives capsules of one dead-letter topic, for the command and
+// the console alike.
+type redriver struct {
+	t    *iggy.Transport
+	src  *sources
+	done map[string]string // the ledger: capsule → where it was republished
+	// keys, when set, is what capsule signatures are verified with; nil
+	// redrives unverified capsules (--unverified).
+	keys  *sign.Registry
+	topic string
+	again bool // redrive what the ledger says was redriven already
+}
+
+// redrive republishes c's original unless the ledger has it (and again is
+// unset) or its signature does not verify, and records the redrive.
+func (rd *redriver) redrive(ctx context.Context, c capsule) redriveResult {
+	res := redriveResult{Capsule: c.Position.String()}
+	if c.Capsule != nil {
+		res.Source = rd.src.name(c.Capsule.Source)
+	}
+	if to, ok := rd.done[res.Capsule]; ok && !rd.again {
+		res.Skipped = to
+		return res
+	}
+	err := verifyCapsule(rd.keys, rd.topic, c)
+	var republished string
+	if err == nil {
+		republished, err = redriveOne(ctx, rd.t, rd.src, c)
+	}
+	if err == nil {
+		res.Republished = republished
+		err = recordRedrive(ctx, rd.t, rd.topic, redrive{Capsule: res.Capsule, Republished: republished})
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
 }
 
 // printRedrive writes one line of 'dlq redrive' output.

@@ -55,7 +55,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 			}
 			return runtime.Rejectf("cannot book %q", c.Message().Body())
 		}),
-		Tuning: runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+		Tuning: runtime.Tuning{SigningKey: ledgerKey(), DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestDLQRedriveRepublishesTheOriginalWithARekeyedIdempotencyKey(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--json")
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--json", "--keys", ledgerKeys(t))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -301,7 +301,7 @@ func TestDevRefusesANonLoopbackAddress(t *testing.T) {
 // else (a file or a pipe gets no frames).
 func TestDLQRedriveDrawsProgressOnlyOnATerminal(t *testing.T) {
 	addr, _ := poisoned(t)
-	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all")
+	code, out, errOut := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--keys", ledgerKeys(t))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -317,7 +317,7 @@ func TestDLQRedriveDrawsProgressOnlyOnATerminal(t *testing.T) {
 	a := &app{stdout: &stdout, stderr: &stderr, terminal: func(io.Writer) bool { return true }}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if code := a.run(ctx, []string{"dlq", "redrive", "--addr", addr, "--all"}); code != exitOK {
+	if code := a.run(ctx, []string{"dlq", "redrive", "--addr", addr, "--all", "--unverified"}); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "redriving") || !strings.Contains(stderr.String(), "/2)") {

@@ -33,6 +33,8 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"ReplayedQuarantineFactIsDropped", scenarioReplay},
 		{"FactIDsAreKeptWithinCountAndRetention", scenarioFactBounds},
 		{"UnderAVerifierOnlyOperatorSignedFactsFold", scenarioOperatorSigned},
+		{"UnderAVerifierOnlyCardsSignedByTheirAgentFold", scenarioForeignCards},
+		{"UnderAVerifierAReplayedOlderFactCannotUndoANewerOne", scenarioFactReplayAfterRetention},
 		{"RoutesAroundUnavailableAndQuarantinedAgents", scenarioRouteAround},
 		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", scenarioPolicies},
 		{"NoCandidateIsADistinctError", scenarioNoCandidate},
