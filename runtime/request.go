@@ -120,6 +120,9 @@ func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption)
 		}
 		return nil, &Error{Code: CodeTimeout, Msg: "reply", Err: fmt.Errorf("no reply to %s within %s", corr, spec.wait())}
 	case <-ctx.Done():
+		if m := w.answered(); m != nil { // the answer and the cancellation raced
+			return m, remoteError(m)
+		}
 		return nil, ctx.Err()
 	}
 }
