@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -113,6 +114,7 @@ type sendSpec struct {
 	fence        *uint64
 	metadata     wire.Metadata
 	streamBuffer *int
+	accept       func(sign.Verified) bool
 }
 
 // WithContentType says what the body is (the agdx.ct header).
@@ -160,6 +162,15 @@ func WithReplyTopic(topic string) RequestOption {
 // WithTimeout bounds a request's wait for its answer. Default 30 s.
 func WithTimeout(d time.Duration) RequestOption {
 	return requestOption(func(s *sendSpec) { s.timeout = d })
+}
+
+// WithAnswerFrom narrows whose answer a request takes under the client's
+// Verifier: a verified answer counts only when accept holds for its signer
+// (principal and key kind); any other is ignored and the wait goes on, so a
+// peer's answer cannot end the wait for the one that matters. Without a
+// Verifier nothing is authenticated and it has no effect.
+func WithAnswerFrom(accept func(sign.Verified) bool) RequestOption {
+	return requestOption(func(s *sendSpec) { s.accept = accept })
 }
 
 // DefaultRequestTimeout bounds a request without WithTimeout.

@@ -82,6 +82,12 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if spec.accept != nil {
+		// Set before the command is out, so no answer is judged without it.
+		hub.mu.Lock()
+		w.accept = spec.accept
+		hub.mu.Unlock()
+	}
 	done := func() { hub.unregister(w) }
 	if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
 		done()
