@@ -120,3 +120,7 @@ func (c *Client) hub(topic string) (*replyHub, error) {
 
 // verifier returns the client's reply verifier, or nil.
 func (c *Client) verifier() Verifier { return c.opts.Verifier }
+
+// Verifier returns the client's verifier, nil when it has none: the default
+// of the packages that fold a topic themselves.
+func (c *Client) Verifier() Verifier { return c.opts.Verifier }

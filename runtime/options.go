@@ -115,6 +115,7 @@ type sendSpec struct {
 	metadata     wire.Metadata
 	streamBuffer *int
 	accept       func(sign.Verified) bool
+	key          *sign.Key
 }
 
 // WithContentType says what the body is (the agdx.ct header).
@@ -162,6 +163,12 @@ func WithReplyTopic(topic string) RequestOption {
 // WithTimeout bounds a request's wait for its answer. Default 30 s.
 func WithTimeout(d time.Duration) RequestOption {
 	return requestOption(func(s *sendSpec) { s.timeout = d })
+}
+
+// WithSigningKey signs the event, command or request with key, so that
+// readers under a verifier count it (a workflow's journal records).
+func WithSigningKey(key *sign.Key) SendOption {
+	return sendOption(func(s *sendSpec) { s.key = key })
 }
 
 // WithAnswerFrom narrows whose answer a request takes under the client's

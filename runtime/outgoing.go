@@ -85,7 +85,11 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 
 // send publishes env, built from o, on topic.
 func (c *Client) send(ctx context.Context, topic string, o *outgoing, env *wire.Envelope) (Position, error) {
-	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key)
+	key := o.key
+	if o.spec.key != nil {
+		key = o.spec.key
+	}
+	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), key)
 }
 
 // post builds o's envelope and publishes it on topic.
