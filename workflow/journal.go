@@ -28,6 +28,10 @@ import (
 //     written here, and replay reads either. Without a verifier a plain
 //     record counts like an event, so a run a Rust or TypeScript
 //     orchestrator started resumes here, and the reverse.
+//
+// A step whose compensation answered is journaled undone (an event with
+// operation workflow.step_compensated), so a resumed run runs it again; the
+// reference has no such record and skips the step.
 
 // journalWait bounds the journal write of a step that completed: it is
 // written even when the run was stopped meanwhile, so a resumed run does
@@ -117,8 +121,13 @@ func (r *run) replay(ctx context.Context) error {
 		if err != nil {
 			return
 		}
-		label, output, ok := r.entry(m, v)
-		if _, ours := steps[label]; ok && ours {
+		label, output, undone, ok := r.entry(m, v)
+		if _, ours := steps[label]; !ok || !ours {
+			return
+		}
+		if undone {
+			delete(found, label)
+		} else {
 			found[label] = output
 		}
 	})
@@ -137,45 +146,46 @@ func (r *run) replay(ctx context.Context) error {
 }
 
 // entry reads m as a journal record of this run, under verifier v when it
-// is not nil; refusals are counted.
-func (r *run) entry(m *runtime.Message, v runtime.Verifier) (label string, output []byte, ok bool) {
+// is not nil: a completed step and its output, or an undone one. Refusals
+// are counted.
+func (r *run) entry(m *runtime.Message, v runtime.Verifier) (label string, output []byte, undone, ok bool) {
 	if m.Envelope == nil {
 		if m.Provenance.Conversation != r.id {
-			return "", nil, false
+			return "", nil, false, false
 		}
 		label, output, err := decodeReference(m.Payload)
 		if err != nil {
-			return "", nil, false
+			return "", nil, false, false
 		}
 		if v != nil {
 			r.refused++ // a plain record carries no signature
-			return "", nil, false
+			return "", nil, false, false
 		}
-		return label, output, true
+		return label, output, false, true
 	}
 	env := m.Envelope
-	if env.Conversation != r.id || m.Operation() != OperationStepCompleted {
-		return "", nil, false
+	op := m.Operation()
+	if env.Conversation != r.id || (op != OperationStepCompleted && op != OperationStepCompensated) {
+		return "", nil, false, false
 	}
 	var e journalEntry
 	if cbor.Unmarshal(env.Body, &e) != nil {
-		return "", nil, false
+		return "", nil, false, false
 	}
 	if v != nil {
 		verified, err := m.Verify(v)
 		if err != nil || verified.Principal != r.w.Name {
 			r.c.Logger().Warn("ignoring a journal record not signed by the orchestrator", "run", r.id.String(), "step", e.Label, "error", err, "principal", verified.Principal)
 			r.refused++
-			return "", nil, false
+			return "", nil, false, false
 		}
 	}
-	return e.Label, e.Output, true
+	return e.Label, e.Output, op == OperationStepCompensated, true
 }
 
-// journal records that label completed with output, in both forms. It is
-// written even when ctx ended meanwhile (within journalWait), so that a
-// resumed run does not redo a step whose effect happened.
-func (r *run) journal(ctx context.Context, label string, output []byte) error {
+// journalEvent appends the signed journal event op for label, within
+// journalWait even when ctx ended.
+func (r *run) journalEvent(ctx context.Context, op, label string, output []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWait)
 	defer cancel()
 	body, err := cbor.Marshal(journalEntry{Label: label, Output: output})
@@ -183,9 +193,21 @@ func (r *run) journal(ctx context.Context, label string, output []byte) error {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
 	if _, err := r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
-		runtime.WithOperation(OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey)); err != nil {
+		runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey)); err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
+	return nil
+}
+
+// journal records that label completed with output, in both forms. It is
+// written even when ctx ended meanwhile (within journalWait), so that a
+// resumed run does not redo a step whose effect happened.
+func (r *run) journal(ctx context.Context, label string, output []byte) error {
+	if err := r.journalEvent(ctx, OperationStepCompleted, label, output); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWait)
+	defer cancel()
 	ref, err := referenceOutput(label, output)
 	if err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)

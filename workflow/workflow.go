@@ -38,6 +38,9 @@ const (
 	MaxStepWait = 30 * time.Second
 	// OperationStepCompleted is the journal record's operation.
 	OperationStepCompleted = "workflow.step_completed"
+	// OperationStepCompensated is the operation of the journal record of a
+	// step whose compensation answered: a resumed run runs it again.
+	OperationStepCompensated = "workflow.step_compensated"
 )
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
@@ -214,7 +217,11 @@ type run struct {
 // step not yet completed once its dependencies are, independent steps
 // concurrently. A failure stops new steps, waits for the running ones, and
 // sends the compensations of the steps completed in this run in reverse
-// order (best effort, errors ignored). Run does not modify w; a zero
+// order (best effort: a compensation that answered is journaled, so a
+// resumed run redoes that step; errors are ignored). When ctx ends the run
+// is stopped instead: it starts nothing more, journals the steps that still
+// completed, compensates nothing and returns a *Stopped; running again with
+// its RunID resumes it. Run does not modify w; a zero
 // w.RunID mints a fresh run id for this call, reported in Outcome.RunID
 // (pass it as RunID to resume that run).
 func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error) {
@@ -521,7 +528,14 @@ func (r *run) compensate(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxStepWait)
-		_, _, _ = r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
+		_, _, err := r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
 		cancel()
+		if err == nil {
+			// The step is undone: so says the journal, or a resumed run
+			// would skip a step whose effect is gone.
+			if err := r.journalEvent(ctx, OperationStepCompensated, s.Label, nil); err != nil {
+				r.c.Logger().Warn("cannot journal a compensation; a resumed run will skip the undone step", "run", r.id.String(), "step", s.Label, "error", err)
+			}
+		}
 	}
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{Name: "WritesTheJournalRecordTheReferenceReads", Fn: scenarioWritesReferenceJournal},
 		{Name: "UnderAVerifierOnlyTheOrchestratorsSignedJournalCounts", Fn: scenarioVerifiedJournal},
 		{Name: "JournaledOutputFailingVerifyRunsTheStepAgain", Fn: scenarioJournalVerify},
+		{Name: "ResumedRunRedoesACompensatedStep", Fn: scenarioRedoCompensated},
 	})
 }
 
@@ -542,5 +543,33 @@ func scenarioJournalVerify(w *World) {
 	}
 	if len(out.Skipped) != 0 || string(out.Outputs["check"]) != "approved" || out.JournalRefused != 1 || len(w.Handled("checker")) != 1 {
 		w.T.Fatalf("skipped %v, outputs %q, %d refused; want the check run again", out.Skipped, out.Outputs, out.JournalRefused)
+	}
+}
+
+// A failed run's compensations are journaled: resuming it runs the undone
+// step again instead of skipping a step whose effect is gone.
+func scenarioRedoCompensated(w *World) {
+	w.Worker("drafter", "", nil)
+	w.Worker("editor", "", nil)
+	wf := w.Workflow(
+		workflow.Step{Label: "draft", Route: registry.To("drafter"), Compensate: func(out []byte) []byte { return []byte("undo " + string(out)) }},
+		workflow.Step{Label: "edit", After: []string{"draft"}, Route: registry.To("editor")},
+	)
+	wf.RunID = w.Client.IDs().NewID()
+	wf.Budget.Invocations = 1
+	var be *workflow.BudgetExceeded
+	if _, err := wf.Run(w.Ctx, w.Client); !errors.As(err, &be) {
+		w.T.Fatalf("first run: %v, want a budget breach", err)
+	}
+	wf.Budget.Invocations = 0
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if len(out.Skipped) != 0 || string(out.Outputs["edit"]) != "editor(drafter(draft))" {
+		w.T.Fatalf("resumed run skipped %v with outputs %q; want the compensated draft run again", out.Skipped, out.Outputs)
+	}
+	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft", "undo drafter(draft)", "draft"}) {
+		w.T.Fatalf("drafter handled %q: want the step, its undo, and the step again", got)
 	}
 }
