@@ -155,9 +155,10 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // in. The stream's timeout (WithTimeout, default DefaultRequestTimeout) is
 // how long it may go without a new chunk. Iteration ends after the terminal
 // chunk, or with one error, decided by the order of the records on the log
-// (what follows the record that completed the stream is not read): a *StreamError (ErrStreamGap,
-// ErrStreamDuplicate, ErrStreamAfterTerminal, ErrStreamTimeout,
-// ErrStreamOverflow), a *RemoteError when the responder failed, or the
+// (what follows the record that completed the stream is not read): a
+// *StreamError (ErrStreamGap, ErrStreamDuplicate, ErrStreamTwoTerminals,
+// ErrStreamAfterTerminal, ErrStreamTimeout, ErrStreamOverflow; an identical
+// copy of a chunk is dropped), a *RemoteError when the responder failed, or the
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
 // starts, once per iteration. It takes every RequestOption and
