@@ -6,17 +6,23 @@
 // refusal) with that correlation, published on the same topic by default.
 // So the topic alone tells what is pending: commands without an answer
 // whose deadline (the end of the asker's wait) has not passed, which
-// Pending lists and `laser approvals` shows. Under a client verifier
-// only verified answers count; an unverified one is ignored.
+// List and Pending fold and `laser approvals` shows.
+//
+// Under a client verifier only a verified answer from an approver counts:
+// the request's Approver, else one of its Approvers, else any holder of an
+// operator key (an agent key alone approves nothing). Any other answer is
+// ignored and the asker keeps waiting; List given the same verifier ignores
+// it too, so nobody who can merely write the topic hides a request.
 package humaninput
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -56,13 +62,24 @@ type Request struct {
 	// Approver, when set, is the only principal whose answer counts under a
 	// verifier.
 	Approver string
+	// Approvers, when Approver is empty, are the principals whose answers
+	// count under a verifier; with neither, only an operator key's answer
+	// counts. They travel with the request (metadata "approvers"), so List
+	// judges its answers the same way.
+	Approvers []string
 	// Timeout bounds the wait. Default runtime.DefaultRequestTimeout.
 	Timeout time.Duration
 }
 
+// MetaApprovers is the request metadata naming its Approvers, comma
+// separated.
+const MetaApprovers = "approvers"
+
 // Ask publishes req and waits for the answer: the body of a response, a
 // *Refused (matching ErrRefused) for an error answer, or an error matching
-// runtime.ErrTimeout when no (verified) answer arrives in time.
+// runtime.ErrTimeout when no (verified) answer arrives in time. The request's
+// deadline is the end of the wait: Timeout from now, or the end of ctx when
+// that comes first.
 func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 	topic := or(req.Topic, runtime.TopicHumanInput)
 	opts := []runtime.RequestOption{runtime.WithReplyTopic(or(req.ReplyTopic, topic))}
@@ -75,7 +92,17 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 	}
 	// The request carries the end of the wait as its deadline, so Pending
 	// stops listing it once nobody waits for the answer.
-	opts = append(opts, runtime.WithTimeout(timeout), runtime.WithDeadline(c.Clock().Now().Add(timeout)))
+	end := c.Clock().Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(end) {
+		end = d
+	}
+	opts = append(opts, runtime.WithTimeout(timeout), runtime.WithDeadline(end))
+	if req.Approver == "" {
+		if len(req.Approvers) > 0 {
+			opts = append(opts, runtime.WithMetadata(MetaApprovers, wire.StrValue(strings.Join(req.Approvers, ","))))
+		}
+		opts = append(opts, runtime.WithAnswerFrom(approves(req.Approvers)))
+	}
 	m, err := c.Request(ctx, runtime.Command{Topic: topic, From: req.From, Target: req.Approver, Body: req.Prompt}, opts...)
 	var remote *runtime.RemoteError
 	if errors.As(err, &remote) {
@@ -95,6 +122,17 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 // on agent.human_input.
 func Gate(hc *runtime.Ctx, prompt []byte, timeout time.Duration) ([]byte, error) {
 	return Ask(hc, hc.Client(), Request{From: hc.Agent(), Prompt: prompt, Conversation: hc.Message().Provenance.Conversation, Timeout: timeout})
+}
+
+// approves is the rule for an answer's signer when the request names no
+// single Approver: one of approvers, or an operator key when there are none.
+func approves(approvers []string) func(sign.Verified) bool {
+	return func(v sign.Verified) bool {
+		if len(approvers) == 0 {
+			return v.Kind == sign.KindOperator
+		}
+		return slices.Contains(approvers, v.Principal)
+	}
 }
 
 func or(s, def string) string {
@@ -121,45 +159,4 @@ func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *run
 		return fmt.Errorf("humaninput: answer: %w", err)
 	}
 	return nil
-}
-
-// Pending returns the requests on topic (default agent.human_input) that
-// have no answer yet and whose asker still waits (their deadline has not
-// passed), oldest first per partition.
-func Pending(ctx context.Context, t runtime.Transport, topic string) ([]*runtime.Message, error) {
-	return PendingAt(ctx, t, topic, time.Now())
-}
-
-// PendingAt is Pending judged at now: a request whose deadline is before
-// now is no longer pending, since its asker stopped waiting.
-func PendingAt(ctx context.Context, t runtime.Transport, topic string, now time.Time) ([]*runtime.Message, error) {
-	topic = or(topic, runtime.TopicHumanInput)
-	nowMicros := uint64(now.UnixMicro())
-	var asks []*runtime.Message
-	answered := map[wire.ID]bool{}
-	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
-		m, err := runtime.DecodeRecord(topic, rec, 0)
-		if err != nil || m.Envelope == nil || m.Envelope.Correlation == nil {
-			return
-		}
-		switch m.Envelope.Kind {
-		case wire.KindCommand:
-			asks = append(asks, m)
-		case wire.KindResponse, wire.KindError:
-			answered[*m.Envelope.Correlation] = true
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("humaninput: %w", err)
-	}
-	var out []*runtime.Message
-	for _, m := range asks {
-		if d := m.Envelope.DeadlineMicros; d != nil && *d < nowMicros {
-			continue
-		}
-		if !answered[*m.Envelope.Correlation] {
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }

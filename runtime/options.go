@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -120,6 +121,11 @@ type sendSpec struct {
 	// continuing).
 	cause   *wire.ID
 	causeAt *wire.LogPosition
+	// accept, when set, is which signer a reply must come from
+	// (WithAnswerFrom); key signs the send instead of the client's
+	// (WithSigningKey).
+	accept func(sign.Verified) bool
+	key    *sign.Key
 }
 
 // WithContentType says what the body is (the agdx.ct header).
@@ -171,6 +177,21 @@ func WithReplyTopic(topic string) RequestOption {
 // up after nobody waits any more dead-letters it instead of acting on it.
 func WithTimeout(d time.Duration) RequestOption {
 	return requestOption(func(s *sendSpec) { s.timeout = d })
+}
+
+// WithSigningKey signs the event, command or request with key, so that
+// readers under a verifier count it (a workflow's journal records).
+func WithSigningKey(key *sign.Key) SendOption {
+	return sendOption(func(s *sendSpec) { s.key = key })
+}
+
+// WithAnswerFrom narrows whose answer a request takes under the client's
+// Verifier: a verified answer counts only when accept holds for its signer
+// (principal and key kind); any other is ignored and the wait goes on, so a
+// peer's answer cannot end the wait for the one that matters. Without a
+// Verifier nothing is authenticated and it has no effect.
+func WithAnswerFrom(accept func(sign.Verified) bool) RequestOption {
+	return requestOption(func(s *sendSpec) { s.accept = accept })
 }
 
 // DefaultRequestTimeout bounds a request without WithTimeout.

@@ -86,7 +86,11 @@ func (c *Client) envelope(o *outgoing) (*wire.Envelope, error) {
 
 // send publishes env, built from o, on topic.
 func (c *Client) send(ctx context.Context, topic string, o *outgoing, env *wire.Envelope) (Position, error) {
-	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), o.key, o.spec.effect)
+	key := o.key
+	if o.spec.key != nil {
+		key = o.spec.key
+	}
+	return c.prod.sendEnvelope(ctx, topic, env, o.spec.ct(o.ct), key, o.spec.effect)
 }
 
 // post builds o's envelope and publishes it on topic.

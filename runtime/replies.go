@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -32,7 +33,8 @@ type replyHub struct {
 // Working task status was seen.
 type replyWaiter struct {
 	corr     string
-	expect   string // principal a verified reply must come from, or ""
+	expect   string                   // principal a verified reply must come from, or ""
+	accept   func(sign.Verified) bool // when set, also judges a verified reply's signer
 	answer   atomic.Pointer[Message]
 	final    chan struct{} // closed once answer is set
 	progress chan struct{} // capacity 1: signalled when consumed turns true
@@ -202,6 +204,10 @@ func (h *replyHub) deliver(rec *Incoming) {
 		}
 		if w.expect != "" && verified.Principal != w.expect {
 			h.c.log.Warn("ignoring reply signed by another principal", "want", w.expect, "got", verified.Principal)
+			return
+		}
+		if w.accept != nil && !w.accept(verified) {
+			h.c.log.Warn("ignoring reply from a signer the request does not accept", "principal", verified.Principal, "kind", string(verified.Kind))
 			return
 		}
 		m.VerifiedPrincipal = verified.Principal

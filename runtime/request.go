@@ -86,6 +86,12 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if spec.accept != nil {
+		// Set before the command is out, so no answer is judged without it.
+		hub.mu.Lock()
+		w.accept = spec.accept
+		hub.mu.Unlock()
+	}
 	done := func() { hub.unregister(w) }
 	if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
 		done()
@@ -127,6 +133,9 @@ func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption)
 		}
 		return nil, &Error{Code: CodeTimeout, Msg: "reply", Err: fmt.Errorf("no reply to %s within %s", corr, spec.wait())}
 	case <-ctx.Done():
+		if m := w.answered(); m != nil { // the answer and the cancellation raced
+			return m, remoteError(m)
+		}
 		return nil, ctx.Err()
 	}
 }

@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
@@ -68,5 +70,99 @@ func TestRequestCompletesOnlyOnAnAnswerNotOnOtherCorrelatedRecords(t *testing.T)
 	}
 	if r.Outcome != runtime.Completed || string(r.Reply.Body()) != "answer" || !r.Consumed {
 		t.Fatalf("contract %v reply %q consumed %v", r.Outcome, r.Reply.Body(), r.Consumed)
+	}
+}
+
+// answerRace answers every command before publishing it, and closes
+// delivered once the client's reply reader has handed the answer to its
+// waiter: the reader's next read after the one that returned the answer.
+type answerRace struct {
+	runtime.Transport
+	t         *testing.T
+	mu        sync.Mutex
+	read      bool // a read returned the answer
+	delivered chan struct{}
+}
+
+func (r *answerRace) Publish(ctx context.Context, topic string, recs ...runtime.Outgoing) ([]runtime.Position, error) {
+	if topic == runtime.TopicCommands {
+		cmd, err := wire.DecodeEnvelope(recs[0].Payload)
+		if err != nil {
+			return nil, err
+		}
+		rec := wire.IDFromUint128(0xabc, 2)
+		env := &wire.Envelope{Kind: wire.KindResponse, Record: &rec, Correlation: cmd.Correlation, Conversation: cmd.Conversation, Source: "worker", Body: []byte("answer")}
+		payload, err := env.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.Transport.Publish(ctx, runtime.TopicResponses, runtime.Outgoing{Key: wire.PartitionKey(env.Conversation),
+			Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload}); err != nil {
+			return nil, err
+		}
+	}
+	return r.Transport.Publish(ctx, topic, recs...)
+}
+
+func (r *answerRace) ReadRange(ctx context.Context, topic string, p uint32, from uint64, n int) ([]runtime.Incoming, error) {
+	r.mu.Lock()
+	if r.read {
+		r.read = false
+		close(r.delivered)
+	}
+	r.mu.Unlock()
+	recs, err := r.Transport.ReadRange(ctx, topic, p, from, n)
+	if topic == runtime.TopicResponses && len(recs) > 0 {
+		r.mu.Lock()
+		r.read = r.delivered != nil && !isClosed(r.delivered)
+		r.mu.Unlock()
+	}
+	return recs, err
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// cancelOnWait is a clock whose wait of raceWait cancels the request's
+// context once the answer has reached its waiter, so the request sees both
+// at once.
+type cancelOnWait struct {
+	runtime.SystemClock
+	delivered <-chan struct{}
+	cancel    context.CancelFunc
+}
+
+const raceWait = 47 * time.Second
+
+func (c *cancelOnWait) After(d time.Duration) <-chan time.Time {
+	if d == raceWait {
+		<-c.delivered
+		c.cancel()
+	}
+	return c.SystemClock.After(d)
+}
+
+// TestRequestAnsweredBeforeItsCancellationIsAnswered: when the answer is
+// already at the waiter as the caller's context ends (a fan-out branch
+// cancelled as its answer lands), the request reports the answer, as it
+// does when the answer races the timeout. Both are ready at once, so a
+// request choosing between them would report the cancellation about half
+// the time: 32 rounds all answered.
+func TestRequestAnsweredBeforeItsCancellationIsAnswered(t *testing.T) {
+	for round := range 32 {
+		tr := &answerRace{Transport: memlog.New("laser"), t: t, delivered: make(chan struct{})}
+		ctx, cancel := context.WithCancel(t.Context())
+		c := newClient(t, tr, &cancelOnWait{delivered: tr.delivered, cancel: cancel}, nil)
+		reply, err := c.Request(ctx, runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(raceWait))
+		cancel()
+		if err != nil || string(reply.Body()) != "answer" {
+			t.Fatalf("round %d: %v, %v; want the answer that arrived before the cancellation", round, reply, err)
+		}
 	}
 }

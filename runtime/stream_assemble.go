@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"hash/maphash"
+
 	"github.com/lasergo/laser/wire"
 )
 
@@ -9,22 +11,32 @@ import (
 // restarts after a crash opens a new channel, which it ignores), holds at
 // most limit chunks that arrived early, and reports every breach of the
 // chunk rules as a *StreamError.
+//
+// A copy of a chunk it already has (a producer's retry after an ambiguous
+// publish failure, a replayed signed chunk) is dropped when it is identical:
+// same kind, same terminal flag, same body. It remembers an 8-byte digest
+// of every chunk yielded so far to tell, which is what a stream costs beyond
+// its reorder buffer. The first terminal stands: a second one at another
+// sequence is a breach, never a replacement.
 type chunkAssembler struct {
 	limit   int
 	channel wire.ID
 	bound   bool
 	next    uint64            // the sequence to yield next
 	pending map[uint64][]byte // early arrivals by sequence
+	seed    maphash.Seed
+	yielded []uint64 // digest of each chunk yielded, by sequence
 
-	terminal     bool
-	terminalSeq  uint64
-	terminalBody []byte
-	remote       error // the responder's error that ends the stream
-	finished     bool
+	terminal       bool
+	terminalSeq    uint64
+	terminalDigest uint64
+	terminalBody   []byte
+	remote         error // the responder's error that ends the stream
+	finished       bool
 }
 
 func newChunkAssembler(limit int) *chunkAssembler {
-	return &chunkAssembler{limit: limit, pending: make(map[uint64][]byte)}
+	return &chunkAssembler{limit: limit, pending: make(map[uint64][]byte), seed: maphash.MakeSeed()}
 }
 
 func (a *chunkAssembler) fail(sentinel error, seq uint64) error {
@@ -40,6 +52,27 @@ func (a *chunkAssembler) timeout() error {
 	return a.fail(ErrStreamTimeout, a.next)
 }
 
+// digest identifies a chunk's contents: its kind, whether it is the
+// terminal, and its body. The seed is random per stream, so nobody can
+// craft a different chunk with the digest of a real one.
+func (a *chunkAssembler) digest(env *wire.Envelope) uint64 {
+	var h maphash.Hash
+	h.SetSeed(a.seed)
+	_, _ = h.WriteString(string(env.Kind))
+	if env.Last {
+		_ = h.WriteByte(1)
+	} else {
+		_ = h.WriteByte(0)
+	}
+	_, _ = h.Write(env.Body)
+	return h.Sum64()
+}
+
+// dataDigest is the digest of a data chunk with body b.
+func (a *chunkAssembler) dataDigest(b []byte) uint64 {
+	return a.digest(&wire.Envelope{Kind: wire.KindChunk, Body: b})
+}
+
 // add takes one stream record and returns the bodies now ready in order,
 // whether the stream is complete, and the error that ends it, if any.
 func (a *chunkAssembler) add(m *Message) (ready [][]byte, finished bool, err error) {
@@ -53,19 +86,40 @@ func (a *chunkAssembler) add(m *Message) (ready [][]byte, finished bool, err err
 		return nil, true, remoteError(m)
 	}
 	seq := *env.Sequence
-	if a.finished || (a.terminal && seq > a.terminalSeq) {
-		return nil, true, a.fail(ErrStreamAfterTerminal, seq)
+	isTerminal := env.Last || env.Kind == wire.KindError
+	// A sequence the stream already has: an identical copy is dropped, a
+	// different one is a breach.
+	var have uint64
+	known := true
+	switch held, early := a.pending[seq]; {
+	case seq < a.next:
+		have = a.yielded[seq]
+	case early:
+		have = a.dataDigest(held)
+	case a.terminal && seq == a.terminalSeq:
+		have = a.terminalDigest
+	default:
+		known = false
 	}
-	if _, dup := a.pending[seq]; dup || seq < a.next || (a.terminal && seq == a.terminalSeq) {
+	if known {
+		if a.digest(env) == have {
+			return nil, a.finished, nil
+		}
 		return nil, true, a.fail(ErrStreamDuplicate, seq)
 	}
-	if env.Last || env.Kind == wire.KindError {
+	switch {
+	case a.finished || (a.terminal && seq > a.terminalSeq):
+		return nil, true, a.fail(ErrStreamAfterTerminal, seq)
+	case isTerminal && a.terminal:
+		return nil, true, a.fail(ErrStreamTwoTerminals, seq)
+	}
+	if isTerminal {
 		for early := range a.pending {
 			if early > seq {
 				return nil, true, a.fail(ErrStreamAfterTerminal, early)
 			}
 		}
-		a.terminal, a.terminalSeq = true, seq
+		a.terminal, a.terminalSeq, a.terminalDigest = true, seq, a.digest(env)
 		if env.Kind == wire.KindError {
 			a.remote = remoteError(m)
 		} else {
@@ -84,6 +138,7 @@ func (a *chunkAssembler) add(m *Message) (ready [][]byte, finished bool, err err
 		}
 		delete(a.pending, a.next)
 		ready = append(ready, b)
+		a.yielded = append(a.yielded, a.dataDigest(b))
 		a.next++
 	}
 	if a.terminal && a.next == a.terminalSeq {

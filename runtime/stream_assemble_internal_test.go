@@ -60,12 +60,15 @@ func TestChunkAssemblerBreaches(t *testing.T) {
 		want error
 		seq  uint64
 	}{
-		{"duplicate of a yielded chunk", []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "a", false)}, ErrStreamDuplicate, 0},
-		{"duplicate of a held chunk", []*Message{chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "c", false)}, ErrStreamDuplicate, 2},
-		{"second terminal", []*Message{chunkMsg(ch, 2, "", true), chunkMsg(ch, 2, "", true)}, ErrStreamDuplicate, 2},
+		{"differing duplicate of a yielded chunk", []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "z", false)}, ErrStreamDuplicate, 0},
+		{"differing duplicate of a held chunk", []*Message{chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "z", false)}, ErrStreamDuplicate, 2},
+		{"differing duplicate of the terminal", []*Message{chunkMsg(ch, 2, "", true), chunkMsg(ch, 2, "z", true)}, ErrStreamDuplicate, 2},
+		{"a data chunk where the terminal is", []*Message{chunkMsg(ch, 2, "c", true), chunkMsg(ch, 2, "c", false)}, ErrStreamDuplicate, 2},
+		{"second terminal below the first", []*Message{chunkMsg(ch, 3, "tail", true), chunkMsg(ch, 2, "", true)}, ErrStreamTwoTerminals, 2},
 		{"chunk past the terminal", []*Message{chunkMsg(ch, 1, "", true), chunkMsg(ch, 2, "c", false)}, ErrStreamAfterTerminal, 2},
 		{"terminal before a held chunk", []*Message{chunkMsg(ch, 3, "d", false), chunkMsg(ch, 2, "", true)}, ErrStreamAfterTerminal, 3},
-		{"chunk after the stream ended", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 0, "a", false)}, ErrStreamAfterTerminal, 0},
+		{"chunk after the stream ended", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 1, "a", false)}, ErrStreamAfterTerminal, 1},
+		{"data chunk at the ended stream's terminal", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 0, "a", false)}, ErrStreamDuplicate, 0},
 		{"too far ahead", []*Message{chunkMsg(ch, 1, "b", false), chunkMsg(ch, 2, "c", false), chunkMsg(ch, 3, "d", false)}, ErrStreamOverflow, 3},
 	}
 	for _, c := range cases {
@@ -115,5 +118,60 @@ func TestChunkAssemblerEndsWithTheRespondersError(t *testing.T) {
 	var re *RemoteError
 	if got != "a" || !finished || !errors.As(err, &re) || re.Message != msg || !re.Retryable {
 		t.Fatalf("got %q finished %v err %v", got, finished, err)
+	}
+}
+
+// A second terminal below the first must not replace it: the stream of
+// issue 33 (chunk 0, terminal 3 "tail", terminal 2, chunk 1) ends with an
+// error, never cleanly with "tail" and the terminal at 3 silently lost.
+func TestChunkAssemblerRefusesASecondTerminalBelowTheFirst(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	got, finished, err := feed(newChunkAssembler(8),
+		chunkMsg(ch, 0, "c0", false), chunkMsg(ch, 3, "tail", true), chunkMsg(ch, 2, "", true), chunkMsg(ch, 1, "c1", false))
+	var se *StreamError
+	if !errors.Is(err, ErrStreamTwoTerminals) || !errors.As(err, &se) || se.Sequence != 2 || !finished || got != "c0" {
+		t.Fatalf("got %q finished %v err %v; want c0, then ErrStreamTwoTerminals at 2", got, finished, err)
+	}
+}
+
+// A producer's retry redelivers a chunk identical to one the stream already
+// has (yielded, held early, or the terminal): it is dropped, and the stream
+// reads as if it came once.
+func TestChunkAssemblerDropsAnIdenticalDuplicate(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	got, finished, err := feed(newChunkAssembler(8),
+		chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "a", false), // yielded, then again
+		chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "c", false), // held early, then again
+		chunkMsg(ch, 3, "d", true), chunkMsg(ch, 3, "d", true), // the terminal, then again
+		chunkMsg(ch, 1, "b", false))
+	if err != nil || !finished || got != "a,b,c,d" {
+		t.Fatalf("got %q finished %v err %v; want a,b,c,d and a clean end", got, finished, err)
+	}
+	// After the end, an identical copy of any chunk is still no breach.
+	a := newChunkAssembler(8)
+	if _, _, err := feed(a, chunkMsg(ch, 0, "a", false), chunkMsg(ch, 1, "", true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 1, "", true)} {
+		if ready, finished, err := a.add(m); err != nil || !finished || len(ready) != 0 {
+			t.Fatalf("identical copy after the end: ready %q finished %v err %v", ready, finished, err)
+		}
+	}
+}
+
+// A duplicate error chunk identical to the one that ended the stream is
+// dropped too; one with another body is a breach.
+func TestChunkAssemblerComparesErrorDuplicatesByBody(t *testing.T) {
+	ch := wire.IDFromUint128(0, 1)
+	seq := uint64(1)
+	fail := func(body string) *Message {
+		return &Message{Envelope: &wire.Envelope{Kind: wire.KindError, Channel: &ch, Sequence: &seq, Body: []byte(body)}}
+	}
+	a := newChunkAssembler(8)
+	if _, _, err := feed(a, fail("x"), fail("x")); err != nil {
+		t.Fatalf("identical error duplicate held early: %v", err)
+	}
+	if _, _, err := a.add(fail("y")); !errors.Is(err, ErrStreamDuplicate) {
+		t.Fatalf("differing error duplicate: %v, want ErrStreamDuplicate", err)
 	}
 }

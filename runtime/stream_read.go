@@ -18,15 +18,21 @@ var (
 	// ErrStreamGap: the terminal chunk arrived but a chunk before it never
 	// did within the stream's timeout.
 	ErrStreamGap = errors.New("stream chunk missing")
-	// ErrStreamDuplicate: a sequence number arrived twice.
+	// ErrStreamDuplicate: a sequence number arrived twice with different
+	// contents (an identical copy, such as a producer's retry, is dropped).
 	ErrStreamDuplicate = errors.New("stream chunk duplicated")
+	// ErrStreamTwoTerminals: a terminal chunk (or error) arrived at another
+	// sequence than the terminal already seen; the first one stands.
+	ErrStreamTwoTerminals = errors.New("stream has two terminal chunks")
 	// ErrStreamAfterTerminal: a chunk arrived past the terminal one.
 	ErrStreamAfterTerminal = errors.New("stream chunk after the terminal")
 	// ErrStreamTimeout: the stream stopped without a terminal chunk; it also
 	// matches ErrTimeout.
 	ErrStreamTimeout = errors.New("stream ended without a terminal chunk")
-	// ErrStreamOverflow: the sender ran further ahead of the reader than the
-	// reorder buffer holds.
+	// ErrStreamOverflow: the reader fell behind: the sender ran further
+	// ahead of it than the stream's buffer holds, for longer than the client
+	// waits for room (100 ms over the stream's life), or chunks arrived
+	// out of order beyond the buffer.
 	ErrStreamOverflow = errors.New("stream reorder buffer full")
 )
 
@@ -55,7 +61,8 @@ func (e *StreamError) Is(target error) bool {
 const DefaultStreamBuffer = 256
 
 // WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
-// (default DefaultStreamBuffer); a sender further ahead ends the stream with
+// (default DefaultStreamBuffer). A burst larger than the buffer reaches a
+// reader that keeps up whole; a reader that falls behind ends the stream with
 // ErrStreamOverflow instead of making the client's reply reader buffer.
 func WithStreamBuffer(n int) StreamOption {
 	return streamOption(func(s *sendSpec) { s.streamBuffer = &n })
@@ -73,21 +80,56 @@ func (s *sendSpec) buffered() int {
 	return *s.streamBuffer
 }
 
-// streamInbox is where the reply reader drops the chunks of one stream. It
-// never blocks the reader: a full inbox marks the stream overflowed, so a
-// slow consumer of one stream costs the other callers of the client nothing.
+// streamGrace is how long, in all, the reply reader waits for the reader of
+// one stream to make room in its full inbox before it marks the stream
+// overflowed. A reader that keeps up takes a chunk within microseconds, so a
+// burst larger than the buffer (one reply-reader pass offers up to 200
+// records without yielding) reaches it whole; a reader that stopped costs
+// the other callers of the client at most this once. Wall time, like the
+// reply reader's poll interval: it measures scheduling, not the stream.
+const streamGrace = 100 * time.Millisecond
+
+// streamInbox is where the reply reader drops the chunks of one stream. A
+// full inbox holds the reply reader up for at most streamGrace over the
+// stream's life; past that the stream is overflowed, so a slow consumer of
+// one stream costs the other callers of the client little.
 type streamInbox struct {
 	ch       chan *Message
 	overflow atomic.Bool
+	gone     chan struct{} // closed when the stream's reader stops
+	waited   time.Duration // reply reader only
 }
 
-// offer hands m to the stream without waiting.
+func newStreamInbox(n int) *streamInbox {
+	return &streamInbox{ch: make(chan *Message, n), gone: make(chan struct{})}
+}
+
+// offer hands m to the stream, waiting for room while the stream's grace
+// lasts.
 func (in *streamInbox) offer(m *Message) {
+	if in.overflow.Load() {
+		return
+	}
 	select {
 	case in.ch <- m:
+		return
 	default:
-		in.overflow.Store(true)
 	}
+	left := streamGrace - in.waited
+	if left <= 0 {
+		in.overflow.Store(true)
+		return
+	}
+	start := time.Now()
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case in.ch <- m:
+	case <-t.C:
+		in.overflow.Store(true)
+	case <-in.gone:
+	}
+	in.waited += time.Since(start)
 }
 
 // isStreamRecord reports whether m belongs to a chunk stream: a chunk, or
@@ -112,9 +154,11 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // stream, yielding the bodies in sequence order whatever order they arrive
 // in. The stream's timeout (WithTimeout, default DefaultRequestTimeout) is
 // how long it may go without a new chunk. Iteration ends after the terminal
-// chunk, or with one error: a *StreamError (ErrStreamGap,
-// ErrStreamDuplicate, ErrStreamAfterTerminal, ErrStreamTimeout,
-// ErrStreamOverflow), a *RemoteError when the responder failed, or the
+// chunk, or with one error, decided by the order of the records on the log
+// (what follows the record that completed the stream is not read): a
+// *StreamError (ErrStreamGap, ErrStreamDuplicate, ErrStreamTwoTerminals,
+// ErrStreamAfterTerminal, ErrStreamTimeout, ErrStreamOverflow; an identical
+// copy of a chunk is dropped), a *RemoteError when the responder failed, or the
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
 // starts, once per iteration. It takes every RequestOption and
@@ -136,7 +180,8 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 			yield(nil, err)
 			return
 		}
-		in := &streamInbox{ch: make(chan *Message, spec.buffered())}
+		in := newStreamInbox(spec.buffered())
+		defer close(in.gone)
 		w, err := hub.registerStream(ctx, env.Correlation.String(), cmd.Target, in)
 		if err != nil {
 			yield(nil, err)
@@ -196,19 +241,9 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 				return
 			}
 			if finished {
-				// Whatever already arrived behind the terminal is a protocol
-				// breach the caller should hear about.
-				for {
-					select {
-					case m := <-in.ch:
-						if _, _, err := asm.add(m); err != nil {
-							yield(nil, err)
-							return
-						}
-					default:
-						return
-					}
-				}
+				// What lies behind the completing record is not read, however
+				// soon it arrived: the outcome follows the log, not timing.
+				return
 			}
 		}
 	}

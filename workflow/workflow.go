@@ -2,7 +2,9 @@
 // dependencies, each dispatched to one agent or to every capable agent, a
 // journal on agent.workflow_journal so a restarted run skips the steps it
 // already completed, budgets, output verification, and compensations run
-// in reverse when a step fails.
+// in reverse when a step fails. A run whose context ends is stopped, not
+// failed: nothing is compensated, and running again with its RunID
+// resumes it (see Stopped).
 //
 // Unlike the reference runtime, which runs steps strictly one after
 // another, independent steps run concurrently: a step starts as soon as
@@ -21,11 +23,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fxamacker/cbor/v2"
 	"github.com/lasergo/laser/fanout"
-	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -37,6 +38,9 @@ const (
 	MaxStepWait = 30 * time.Second
 	// OperationStepCompleted is the journal record's operation.
 	OperationStepCompleted = "workflow.step_completed"
+	// OperationStepCompensated is the operation of the journal record of a
+	// step whose compensation answered: a resumed run runs it again.
+	OperationStepCompensated = "workflow.step_compensated"
 )
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
@@ -103,6 +107,14 @@ type Workflow struct {
 	ReplyTopic string
 	// Registry resolves capability routes; required when a step uses one.
 	Registry *registry.Registry
+	// Verifier judges the journal on replay: when set, a step counts as
+	// completed only by a journal record signed by the orchestrator (the
+	// principal Name), and the reference's unsigned plain records are
+	// ignored. Default the client's Verifier.
+	Verifier runtime.Verifier
+	// SigningKey signs the journal records the run writes, which a replay
+	// under a verifier requires.
+	SigningKey *sign.Key
 }
 
 // Outcome is a completed run.
@@ -111,7 +123,26 @@ type Outcome struct {
 	Outputs map[string][]byte
 	// Skipped lists the steps the journal recorded as completed before this run.
 	Skipped []string
+	// JournalRefused counts the journal records of this run replay did not
+	// trust: unverified or signed by another principal under a verifier, or
+	// whose output failed the step's Verify (that step ran again).
+	JournalRefused int
 }
+
+// Stopped is the error of a run whose context ended: the steps completed
+// are journaled and none is compensated, so running the workflow again with
+// RunID resumes it. It matches the context's error with errors.Is.
+type Stopped struct {
+	RunID wire.ID
+	Err   error // the context's error
+}
+
+func (e *Stopped) Error() string {
+	return fmt.Sprintf("workflow: run %s stopped (resume it with its RunID): %v", e.RunID, e.Err)
+}
+
+// Unwrap returns the context's error.
+func (e *Stopped) Unwrap() error { return e.Err }
 
 // order returns the steps' labels in topological order, ties in authored
 // order; a cycle or an unknown dependency is ErrInvalid.
@@ -162,12 +193,6 @@ func order(steps []Step) ([]string, error) {
 	return order, nil
 }
 
-// journalEntry is the CBOR body of a step-completed record.
-type journalEntry struct {
-	Label  string `cbor:"label"`
-	Output []byte `cbor:"output"`
-}
-
 // run is one execution's state. The resolved run id and topics live here,
 // not in the caller's Workflow, so the same Workflow value can run again
 // (a fresh run each time unless it names a RunID) or concurrently.
@@ -185,13 +210,18 @@ type run struct {
 	done         []string // completed this run, in completion order
 	tokens       uint64
 	calls        uint64
+	refused      int // journal records replay did not trust
 }
 
 // Run runs the workflow: it replays the journal, then dispatches every
 // step not yet completed once its dependencies are, independent steps
 // concurrently. A failure stops new steps, waits for the running ones, and
 // sends the compensations of the steps completed in this run in reverse
-// order (best effort, errors ignored). Run does not modify w; a zero
+// order (best effort: a compensation that answered is journaled, so a
+// resumed run redoes that step; errors are ignored). When ctx ends the run
+// is stopped instead: it starts nothing more, journals the steps that still
+// completed, compensates nothing and returns a *Stopped; running again with
+// its RunID resumes it. Run does not modify w; a zero
 // w.RunID mints a fresh run id for this call, reported in Outcome.RunID
 // (pass it as RunID to resume that run).
 func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error) {
@@ -201,12 +231,18 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	if _, err := wire.ParseAgentID(w.Name); err != nil {
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
+	// An empty registry resolves a route To an agent and nothing else: a
+	// capability route without the workflow's Registry can never resolve.
+	empty := registry.New(c.Transport(), registry.Options{})
 	for _, s := range w.Steps {
 		if s.Route.IsBroadcast() {
 			return nil, fmt.Errorf("%w: step %q is a broadcast", ErrInvalid, s.Label)
 		}
 		if err := s.Route.Validate(); err != nil {
 			return nil, fmt.Errorf("%w: step %q: %w", ErrInvalid, s.Label, err)
+		}
+		if _, err := empty.Resolve(s.Route); w.Registry == nil && err != nil {
+			return nil, fmt.Errorf("%w: step %q routes %s but the workflow has no Registry", ErrInvalid, s.Label, s.Route)
 		}
 	}
 	r := &run{w: w, c: c, id: w.RunID, start: c.Clock().Now(), outputs: map[string][]byte{},
@@ -223,13 +259,18 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	if err := r.replay(ctx); err != nil {
 		return nil, err
 	}
-	out := &Outcome{RunID: r.id}
+	out := &Outcome{RunID: r.id, JournalRefused: r.refused}
 	for _, s := range w.Steps {
 		if _, ok := r.outputs[s.Label]; ok {
 			out.Skipped = append(out.Skipped, s.Label)
 		}
 	}
 	if err := r.schedule(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped, not failed: compensating would undo steps the journal
+			// still records as completed, which a resumed run then skips.
+			return nil, &Stopped{RunID: r.id, Err: ctx.Err()}
+		}
 		r.compensate(ctx)
 		return nil, err
 	}
@@ -242,29 +283,6 @@ func or(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// replay reads the journal for the run's conversation.
-func (r *run) replay(ctx context.Context) error {
-	t := r.c.Transport()
-	topic := r.journalTopic
-	if err := t.EnsureTopics(ctx, 1, topic); err != nil {
-		return fmt.Errorf("workflow: journal: %w", err)
-	}
-	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
-		m, err := runtime.DecodeRecord(topic, rec, 0)
-		if err != nil || m.Envelope == nil || m.Envelope.Conversation != r.id || m.Operation() != OperationStepCompleted {
-			return
-		}
-		var e journalEntry
-		if cbor.Unmarshal(m.Envelope.Body, &e) == nil {
-			r.outputs[e.Label] = e.Output
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("workflow: journal: %w", err)
-	}
-	return nil
 }
 
 type stepResult struct {
@@ -286,6 +304,9 @@ func (r *run) schedule(ctx context.Context) error {
 	running := 0
 	var firstErr error
 	for {
+		if firstErr == nil && ctx.Err() != nil {
+			firstErr = ctx.Err() // start nothing once the run is stopped
+		}
 		if firstErr == nil {
 			for _, s := range r.w.Steps {
 				if started[s.Label] || !r.ready(&s) {
@@ -492,19 +513,6 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 
 var errIncomplete = errors.New("no reply")
 
-// journal appends the step-completed record for label.
-func (r *run) journal(ctx context.Context, label string, output []byte) error {
-	body, err := cbor.Marshal(journalEntry{Label: label, Output: output})
-	if err != nil {
-		return fmt.Errorf("workflow: journal %s: %w", label, err)
-	}
-	if _, err := r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
-		runtime.WithOperation(OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
-		return fmt.Errorf("workflow: journal %s: %w", label, err)
-	}
-	return nil
-}
-
 // compensate undoes the steps completed in this run, latest first.
 func (r *run) compensate(ctx context.Context) {
 	steps := map[string]*Step{}
@@ -520,7 +528,14 @@ func (r *run) compensate(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxStepWait)
-		_, _, _ = r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
+		_, _, err := r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
 		cancel()
+		if err == nil {
+			// The step is undone: so says the journal, or a resumed run
+			// would skip a step whose effect is gone.
+			if err := r.journalEvent(ctx, OperationStepCompensated, s.Label, nil); err != nil {
+				r.c.Logger().Warn("cannot journal a compensation; a resumed run will skip the undone step", "run", r.id.String(), "step", s.Label, "error", err)
+			}
+		}
 	}
 }

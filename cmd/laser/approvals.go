@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -78,16 +77,16 @@ func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) 
 		return err
 	}
 	defer t.Close()
-	pending, err := humaninput.Pending(ctx, t, topic)
+	l, err := humaninput.List(ctx, t, humaninput.ListOptions{Topic: topic})
 	if err != nil {
 		return err
 	}
-	shared := sharedCorrelations(pending)
+	pending, shared := l.Pending, l.Shared
 	views := make([]approvalView, len(pending))
 	for i, m := range pending {
 		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
 			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
-			Duplicate: m.Envelope.Correlation != nil && shared[*m.Envelope.Correlation] > 1}
+			Duplicate: shared[*m.Envelope.Correlation] > 0}
 	}
 	if a.json {
 		return a.printJSON(views)
@@ -159,23 +158,20 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 			return err
 		}
 		defer t.Close()
-		pending, err := humaninput.Pending(ctx, t, *topic)
+		l, err := humaninput.List(ctx, t, humaninput.ListOptions{Topic: *topic})
 		if err != nil {
 			return err
 		}
 		var matching []*runtime.Message
-		for _, m := range pending {
+		for _, m := range l.Pending {
 			if m.Envelope.Correlation.String() == corr {
 				matching = append(matching, m)
 			}
 		}
-		if len(matching) > 1 {
-			var b strings.Builder
-			fmt.Fprintf(&b, "%d pending requests share correlation %s, so an answer could approve a prompt other than the one you read; none was answered:", len(matching), shown(corr))
-			for _, m := range matching {
-				fmt.Fprintf(&b, "\n  %s from %s: %s", m.Position, shown(string(m.Envelope.Source)), shown(truncate(string(m.Body()), 200)))
-			}
-			return errors.New(b.String())
+		if len(matching) == 1 && l.Shared[*matching[0].Envelope.Correlation] > 0 {
+			m := matching[0]
+			return fmt.Errorf("%d more request(s) share correlation %s with the one from %s at %s (%s), so an answer could approve a prompt other than the one you read; none was answered",
+				l.Shared[*m.Envelope.Correlation], shown(corr), shown(string(m.Envelope.Source)), m.Position, shown(truncate(string(m.Body()), 200)))
 		}
 		if len(matching) == 0 {
 			return fmt.Errorf("no pending request with correlation %s in %s", shown(corr), *topic)

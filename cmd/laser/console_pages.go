@@ -786,18 +786,18 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 func (c *console) approvalsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicHumanInput)
-	pending, err := humaninput.Pending(ctx, c.t, topic)
+	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
 	if err != nil {
 		c.fail(w, r, http.StatusNotFound, "%s", err)
 		return
 	}
-	shared := sharedCorrelations(pending)
+	pending, shared := l.Pending, l.Shared
 	views := make([]approvalView, len(pending))
 	deadlines := make([]string, len(pending))
 	for i, m := range pending {
 		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
 			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
-			Duplicate: m.Envelope.Correlation != nil && shared[*m.Envelope.Correlation] > 1}
+			Duplicate: shared[*m.Envelope.Correlation] > 0}
 		if d := m.Envelope.DeadlineMicros; d != nil {
 			deadlines[i] = pageFuncs["micros"].(func(uint64) string)(*d)
 		}
@@ -821,13 +821,13 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusBadRequest, "the verdict is approve or refuse, not %q", verdict)
 		return
 	}
-	pending, err := humaninput.Pending(ctx, c.t, topic)
+	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
 	if err != nil {
 		c.failErr(w, r, err)
 		return
 	}
 	var matching []*runtime.Message
-	for _, m := range pending {
+	for _, m := range l.Pending {
 		if m.Envelope.Correlation.String() == corr {
 			matching = append(matching, m)
 		}
@@ -836,8 +836,8 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 	case len(matching) == 0:
 		c.fail(w, r, http.StatusNotFound, "no pending request with correlation %q in %s", corr, topic)
 		return
-	case len(matching) > 1:
-		c.fail(w, r, http.StatusConflict, "%d pending requests share correlation %s, so an answer could approve a prompt other than the one you read; none was answered", len(matching), corr)
+	case l.Shared[*matching[0].Envelope.Correlation] > 0:
+		c.fail(w, r, http.StatusConflict, "other requests share correlation %s, so an answer could approve a prompt other than the one you read; none was answered", corr)
 		return
 	}
 	refuse := verdict == "refuse"

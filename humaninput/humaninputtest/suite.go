@@ -3,7 +3,10 @@
 package humaninputtest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
 )
 
 // Run runs every scenario, each on a fresh transport from newTransport and
@@ -24,6 +28,11 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{Name: "GateAsksWithinTheHandledConversation", Fn: scenarioGate},
 		{Name: "UnderAVerifierOnlyVerifiedAnswersCount", Fn: scenarioVerified},
 		{Name: "PendingListsOnlyUnansweredRequestsStillAwaited", Fn: scenarioPending},
+		{Name: "RequestDeadlineIsTheAskersContextDeadline", Fn: scenarioContextDeadline},
+		{Name: "AnAgentKeyCannotApprove", Fn: scenarioAgentKeyCannotApprove},
+		{Name: "ConfiguredApproversAnswer", Fn: scenarioApprovers},
+		{Name: "ListJudgesAnswersAsTheAskerDoes", Fn: scenarioListVerifies},
+		{Name: "ListIsBoundedAndReportsWhatItRefused", Fn: scenarioListBounded},
 	})
 }
 
@@ -160,7 +169,7 @@ func scenarioGate(w *world) {
 func scenarioVerified(w *world) {
 	alice := registrytest.SeededKey(3)
 	keys := sign.NewRegistry()
-	if err := keys.Enroll("alice", alice.Public()); err != nil {
+	if err := keys.EnrollOperator("alice", alice.Public()); err != nil {
 		w.T.Fatal(err)
 	}
 	strict := runtime.NewClient(w.Tr, runtime.ClientOptions{Verifier: keys})
@@ -200,5 +209,192 @@ func scenarioPending(w *world) {
 	// Now both askers have stopped waiting: nothing is pending any more.
 	if now, err := humaninput.Pending(w.Ctx, w.Tr, w.topic); err != nil || len(now) != 0 {
 		w.T.Fatalf("after the askers' deadlines, pending %d (%v), want none", len(now), err)
+	}
+}
+
+// The request's deadline is the end of its asker's wait: an asker whose
+// context ends in 300 ms with the default timeout publishes a request that
+// stops being pending then, not 30 s later.
+func scenarioContextDeadline(w *world) {
+	ctx, cancel := context.WithTimeout(w.Ctx, 300*time.Millisecond)
+	defer cancel()
+	end, _ := ctx.Deadline()
+	asked := w.Client.Clock().Now()
+	if _, err := humaninput.Ask(ctx, w.Client, humaninput.Request{Topic: w.topic, From: "planner", Prompt: []byte("publish?")}); !errors.Is(err, context.DeadlineExceeded) {
+		w.T.Fatalf("ask: %v, want the context's deadline", err)
+	}
+	pending, err := humaninput.PendingAt(w.Ctx, w.Tr, w.topic, asked)
+	if err != nil || len(pending) != 1 {
+		w.T.Fatalf("pending while the asker waited: %d (%v), want 1", len(pending), err)
+	}
+	if d := pending[0].Envelope.DeadlineMicros; d == nil || *d > uint64(end.UnixMicro()) {
+		w.T.Fatalf("request deadline %v, want at most the asker's context deadline %d", d, end.UnixMicro())
+	}
+	if later, err := humaninput.PendingAt(w.Ctx, w.Tr, w.topic, end.Add(time.Millisecond)); err != nil || len(later) != 0 {
+		w.T.Fatalf("pending after the asker's context ended: %d (%v), want none", len(later), err)
+	}
+}
+
+// keys enrolls alice with an operator key and mallory and bob with agent
+// keys, and returns a client verifying under them.
+func (w *world) keys() (strict *runtime.Client, keys *sign.Registry, alice, mallory, bob *sign.Key) {
+	alice, mallory, bob = registrytest.SeededKey(3), registrytest.SeededKey(4), registrytest.SeededKey(5)
+	keys = sign.NewRegistry()
+	for _, err := range []error{keys.EnrollOperator("alice", alice.Public()), keys.Enroll("mallory", mallory.Public()), keys.Enroll("bob", bob.Public())} {
+		if err != nil {
+			w.T.Fatal(err)
+		}
+	}
+	strict = runtime.NewClient(w.Tr, runtime.ClientOptions{Verifier: keys})
+	w.T.Cleanup(func() { _ = strict.Close() })
+	return strict, keys, alice, mallory, bob
+}
+
+// asking runs req on client in the background and returns the request once
+// it is on the topic, and the channel of the answer.
+func (w *world) asking(client *runtime.Client, req humaninput.Request) (*runtime.Message, <-chan askResult) {
+	req.Topic, req.From, req.Timeout = w.topic, "planner", time.Minute
+	if req.Prompt == nil {
+		req.Prompt = []byte("publish?")
+	}
+	done, finished := make(chan askResult, 1), make(chan struct{})
+	ctx, cancel := context.WithCancel(w.Ctx)
+	w.T.Cleanup(func() { cancel(); <-finished })
+	go func() {
+		defer close(finished)
+		b, err := humaninput.Ask(ctx, client, req)
+		done <- askResult{b, err}
+	}()
+	for w.Ctx.Err() == nil {
+		pending, err := humaninput.Pending(w.Ctx, w.Tr, w.topic)
+		if err != nil {
+			w.T.Fatal(err)
+		}
+		for _, m := range pending {
+			if string(m.Body()) == string(req.Prompt) {
+				return m, done
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.T.Fatal("the request never reached the topic")
+	return nil, nil
+}
+
+type askResult struct {
+	answer []byte
+	err    error
+}
+
+func (w *world) answer(req *runtime.Message, from, decision string, key *sign.Key) {
+	w.T.Helper()
+	if err := humaninput.Answer(w.Ctx, w.Client, w.topic, from, req, false, []byte(decision), key); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+func (w *world) list(v runtime.Verifier) *humaninput.Listing {
+	w.T.Helper()
+	l, err := humaninput.List(w.Ctx, w.Tr, humaninput.ListOptions{Topic: w.topic, Verifier: v})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return l
+}
+
+// A peer agent's enrolled key does not approve a gate with no approver
+// named: only an operator key does. The asker keeps waiting past the
+// agent's signed "approved", and List under the same verifier still shows
+// the request.
+func scenarioAgentKeyCannotApprove(w *world) {
+	strict, keys, alice, mallory, _ := w.keys()
+	req, done := w.asking(strict, humaninput.Request{})
+	w.answer(req, "mallory", "approved", mallory)
+	if l := w.list(keys); len(l.Pending) != 1 || l.RefusedAnswers != 1 {
+		w.T.Fatalf("after an agent key's answer: %d pending, %d refused; want the request still pending and the answer refused", len(l.Pending), l.RefusedAnswers)
+	}
+	w.answer(req, "alice", "approved by the operator", alice)
+	if r := <-done; r.err != nil || string(r.answer) != "approved by the operator" {
+		w.T.Fatalf("ask: %q, %v; want the operator's answer, not the agent's", r.answer, r.err)
+	}
+	if l := w.list(keys); len(l.Pending) != 0 {
+		w.T.Fatalf("after the operator's answer %d pending, want none", len(l.Pending))
+	}
+}
+
+// A request naming its approvers takes the answer of one of them, agent
+// key or not, and no one else's, operator keys included.
+func scenarioApprovers(w *world) {
+	strict, keys, alice, mallory, bob := w.keys()
+	req, done := w.asking(strict, humaninput.Request{Approvers: []string{"bob"}})
+	w.answer(req, "mallory", "approved", mallory)
+	w.answer(req, "alice", "approved", alice)
+	if l := w.list(keys); len(l.Pending) != 1 || l.RefusedAnswers != 2 {
+		w.T.Fatalf("after two answers from outside the approvers: %d pending, %d refused; want 1 and 2", len(l.Pending), l.RefusedAnswers)
+	}
+	w.answer(req, "bob", "bob says yes", bob)
+	if r := <-done; r.err != nil || string(r.answer) != "bob says yes" {
+		w.T.Fatalf("ask: %q, %v; want the approver's answer", r.answer, r.err)
+	}
+}
+
+// Under a verifier the asker ignores an unsigned answer and keeps waiting;
+// List given that verifier keeps the request too, so whoever can write the
+// topic cannot hide it from the approvers.
+func scenarioListVerifies(w *world) {
+	strict, keys, alice, _, _ := w.keys()
+	req, done := w.asking(strict, humaninput.Request{})
+	w.answer(req, "alice", "forged yes", nil)
+	if l := w.list(keys); len(l.Pending) != 1 || l.RefusedAnswers != 1 {
+		w.T.Fatalf("under the verifier after an unsigned answer: %d pending, %d refused; want 1 and 1", len(l.Pending), l.RefusedAnswers)
+	}
+	if l := w.list(nil); len(l.Pending) != 0 {
+		w.T.Fatalf("without a verifier any answer counts: %d pending, want none", len(l.Pending))
+	}
+	w.answer(req, "alice", "signed yes", alice)
+	if r := <-done; r.err != nil || string(r.answer) != "signed yes" {
+		w.T.Fatalf("ask: %q, %v", r.answer, r.err)
+	}
+}
+
+// A topic flooded with requests holds List to its bounds: the requests
+// beyond them are counted, not held, and what was held first is listed.
+func scenarioListBounded(w *world) {
+	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
+		w.T.Fatal(err)
+	}
+	const junk = 500
+	out := make([]runtime.Outgoing, 0, junk)
+	for i := range junk {
+		corr, conv := w.Client.IDs().NewID(), w.Client.IDs().NewID()
+		env := &wire.Envelope{Kind: wire.KindCommand, Record: &corr, Correlation: &corr, Conversation: conv, Source: "mallory",
+			Body: fmt.Appendf(nil, "junk %d %s", i, strings.Repeat("x", 1000))}
+		payload, err := env.Marshal()
+		if err != nil {
+			w.T.Fatal(err)
+		}
+		out = append(out, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload})
+	}
+	if _, err := w.Client.Producer().Publish(w.Ctx, w.topic, out...); err != nil {
+		w.T.Fatal(err)
+	}
+	past := w.Client.Clock().Now().Add(-time.Minute) // the real request is still awaited then
+	l, err := humaninput.List(w.Ctx, w.Tr, humaninput.ListOptions{Topic: w.topic, Now: past, MaxRequests: 100})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if len(l.Pending) != 100 || l.Unlisted != junk+1-100 {
+		w.T.Fatalf("bounded to 100 requests: %d pending, %d unlisted; want 100 and %d", len(l.Pending), l.Unlisted, junk+1-100)
+	}
+	l, err = humaninput.List(w.Ctx, w.Tr, humaninput.ListOptions{Topic: w.topic, Now: past, MaxBytes: 20_000})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	held := 0
+	for _, m := range l.Pending {
+		held += len(m.Payload)
+	}
+	if held > 20_000 || len(l.Pending) == 0 || len(l.Pending)+l.Unlisted != junk+1 {
+		w.T.Fatalf("bounded to 20 kB: %d pending holding %d bytes, %d unlisted", len(l.Pending), held, l.Unlisted)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,11 @@ func RunStream(t *testing.T, newTransport func(t *testing.T) runtime.Transport) 
 		{"ShuffledIsReassembled", streamShuffled},
 		{"LostChunkIsAGap", streamLostChunk},
 		{"DuplicateSequence", streamDuplicate},
+		{"IdenticalDuplicateIsDropped", streamIdenticalDuplicate},
+		{"SecondTerminalBelowTheFirst", streamTwoTerminals},
 		{"ChunkAfterTerminal", streamAfterTerminal},
+		{"ChunkAfterTerminalDecidedByTheLog", streamAfterTerminalDecidedByTheLog},
+		{"BurstLargerThanTheBufferForAReaderKeepingUp", streamBurstLargerThanTheBuffer},
 		{"SenderTooFarAheadOverflows", streamOverflow},
 		{"AbandonedReaderReleasesTheStream", streamAbandoned},
 		{"ResponderFailsHalfway", streamResponderFails},
@@ -107,14 +112,24 @@ func (w *streamWorld) read(ctx context.Context, opts ...runtime.StreamOption) ([
 	return got, nil
 }
 
-// script answers with raw chunks in the given order: a number is a data
-// chunk of that sequence with body "c<n>", "T<n>" the terminal at n.
-func script(steps ...string) responder {
+// script answers with raw chunks in the given order, each published on
+// its own: a number is a data chunk of that sequence with body "c<n>", "T<n>"
+// the terminal at n; "=body" after either sets the body.
+func script(steps ...string) responder { return scripted(false, steps) }
+
+// scriptBatch is script publishing every chunk in one batch, so that they
+// reach the log together and the client's reply reader reads them in one
+// pass.
+func scriptBatch(steps ...string) responder { return scripted(true, steps) }
+
+func scripted(batch bool, steps []string) responder {
 	return func(c *runtime.Ctx, resps string) error {
 		env := c.Message().Envelope
 		source, _ := wire.ParseAgentID(c.Agent())
 		channel := c.Client().IDs().NewID()
+		var out []runtime.Outgoing
 		for _, s := range steps {
+			s, body, hasBody := strings.Cut(s, "=")
 			var seq uint64
 			last := strings.HasPrefix(s, "T")
 			for _, r := range strings.TrimPrefix(s, "T") {
@@ -123,16 +138,31 @@ func script(steps ...string) responder {
 			ch := channel
 			chunk := &wire.Envelope{Kind: wire.KindChunk, Conversation: env.Conversation, Source: source,
 				Correlation: env.Correlation, Channel: &ch, Sequence: &seq, Last: last}
-			if !last {
+			switch {
+			case hasBody:
+				chunk.Body = []byte(body)
+			case !last:
 				chunk.Body = []byte("c" + strings.TrimPrefix(s, "T"))
 			}
 			if seq == 0 {
 				op := wire.OperationChat
 				chunk.Operation = &op
 			}
-			if _, err := rawsend.Envelope(c, c.Client(), resps, chunk, wire.ContentRaw); err != nil {
+			if !batch {
+				if _, err := rawsend.Envelope(c, c.Client(), resps, chunk, wire.ContentRaw); err != nil {
+					return err
+				}
+				continue
+			}
+			payload, err := chunk.Marshal()
+			if err != nil {
 				return err
 			}
+			out = append(out, runtime.Outgoing{Key: wire.PartitionKey(chunk.Conversation), Headers: wire.EnvelopeHeaders(chunk, wire.ContentRaw), Payload: payload})
+		}
+		if len(out) > 0 {
+			_, err := c.Client().Producer().Publish(c, resps, out...)
+			return err
 		}
 		return nil
 	}
@@ -213,10 +243,67 @@ func streamLostChunk(t *testing.T, tr runtime.Transport) {
 }
 
 func streamDuplicate(t *testing.T, tr runtime.Transport) {
-	w := newStreamWorld(t, tr, script("0", "1", "1", "T2"))
+	w := newStreamWorld(t, tr, script("0", "1", "1=other", "T2"))
 	got, err := w.read(w.ctx)
 	expectIs(t, err, runtime.ErrStreamDuplicate)
 	expectPieces(t, got, "c0", "c1")
+}
+
+// A producer's retry after an ambiguous publish failure (or a replayed
+// signed chunk) repeats a chunk exactly: the stream reads as if it came once.
+func streamIdenticalDuplicate(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("0", "1", "1", "0", "T2", "T2"))
+	got, err := w.read(w.ctx)
+	if err != nil {
+		t.Fatalf("identical duplicates ended the stream: %v", err)
+	}
+	expectPieces(t, got, "c0", "c1")
+}
+
+// A second terminal below the first does not replace it: the stream ends
+// with ErrStreamTwoTerminals instead of cleanly without "tail".
+func streamTwoTerminals(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, script("0", "T3=tail", "T2", "1"))
+	got, err := w.read(w.ctx)
+	expectIs(t, err, runtime.ErrStreamTwoTerminals)
+	expectPieces(t, got, "c0")
+}
+
+// What lies behind the record that completed the stream is never read,
+// however soon it reaches the client: a chunk past the terminal is an error
+// when the log has it before the stream completed, and unseen after. Both
+// logs are published in one batch, so the reply reader takes each in one
+// pass; before, the one behind the terminal was an error or not by timing.
+func streamAfterTerminalDecidedByTheLog(t *testing.T, tr runtime.Transport) {
+	w := newStreamWorld(t, tr, scriptBatch("0", "T1", "2"))
+	got, err := w.read(w.ctx)
+	if err != nil {
+		t.Fatalf("a chunk behind the completing terminal: %v, want a clean end", err)
+	}
+	expectPieces(t, got, "c0")
+	w = newStreamWorld(t, tr, scriptBatch("0", "2", "T1"))
+	got, err = w.read(w.ctx)
+	expectIs(t, err, runtime.ErrStreamAfterTerminal)
+	expectPieces(t, got, "c0")
+}
+
+// A reader that keeps up takes a burst far larger than its buffer: the
+// reply reader offers a pass of up to 200 records without yielding, and
+// overflow must mean the reader fell behind, not that the burst was big.
+func streamBurstLargerThanTheBuffer(t *testing.T, tr runtime.Transport) {
+	const n = 300
+	steps := make([]string, 0, n+1)
+	want := make([]string, 0, n)
+	for i := range n {
+		steps = append(steps, strconv.Itoa(i))
+		want = append(want, "c"+strconv.Itoa(i))
+	}
+	w := newStreamWorld(t, tr, scriptBatch(append(steps, "T"+strconv.Itoa(n))...))
+	got, err := w.read(w.ctx, runtime.WithStreamBuffer(4))
+	if err != nil {
+		t.Fatalf("a reader keeping up with a burst of %d chunks: %v after %d", n, err, len(got))
+	}
+	expectPieces(t, got, want...)
 }
 
 func streamAfterTerminal(t *testing.T, tr runtime.Transport) {

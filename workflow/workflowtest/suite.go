@@ -3,6 +3,8 @@
 package workflowtest
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -10,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
 	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
 )
@@ -32,6 +36,13 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{Name: "TokensBudgetCountsReplyUsage", Fn: scenarioTokens},
 		{Name: "FailedVerificationFailsTheStepAndCompensates", Fn: scenarioVerify},
 		{Name: "IndependentStepsRunConcurrently", Fn: scenarioConcurrent},
+		{Name: "CancelledRunCompensatesNothingAndResumes", Fn: scenarioCancelled},
+		{Name: "CapabilityStepWithoutARegistryIsRefusedBeforeAnyStepRuns", Fn: scenarioNoRegistry},
+		{Name: "ResumesAJournalTheReferenceWrote", Fn: scenarioReferenceJournal},
+		{Name: "WritesTheJournalRecordTheReferenceReads", Fn: scenarioWritesReferenceJournal},
+		{Name: "UnderAVerifierOnlyTheOrchestratorsSignedJournalCounts", Fn: scenarioVerifiedJournal},
+		{Name: "JournaledOutputFailingVerifyRunsTheStepAgain", Fn: scenarioJournalVerify},
+		{Name: "ResumedRunRedoesACompensatedStep", Fn: scenarioRedoCompensated},
 	})
 }
 
@@ -293,5 +304,272 @@ func scenarioTokens(w *World) {
 	}
 	if len(w.Handled("editor")) != 0 {
 		w.T.Fatal("a step ran after the token budget was spent")
+	}
+}
+
+// Cancelling a run while a step is in flight stops it without undoing the
+// steps it completed: the journal records them, so the resumed run skips
+// them and completes the rest, and the world matches the journal.
+func scenarioCancelled(w *World) {
+	w.Worker("drafter", "", nil)
+	started := make(chan struct{}, 1)
+	var calls sync.Mutex
+	n := 0
+	w.Worker("editor", "", func(body string) (string, bool) {
+		calls.Lock()
+		defer calls.Unlock()
+		n++
+		if n == 1 {
+			started <- struct{}{}
+			return "", false // the first run's edit never answers
+		}
+		return "edited " + body, true
+	})
+	steps := []workflow.Step{
+		{Label: "draft", Route: registry.To("drafter"), Compensate: func(out []byte) []byte { return []byte("undo " + string(out)) }},
+		{Label: "edit", After: []string{"draft"}, Route: registry.To("editor")},
+	}
+	ctx, cancel := context.WithCancel(w.Ctx)
+	defer cancel()
+	wf := w.Workflow(steps...)
+	wf.RunID = w.Client.IDs().NewID()
+	errs := make(chan error, 1)
+	go func() {
+		_, err := wf.Run(ctx, w.Client)
+		errs <- err
+	}()
+	<-started
+	cancel()
+	err := <-errs
+	var stopped *workflow.Stopped
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &stopped) || stopped.RunID != wf.RunID {
+		w.T.Fatalf("cancelled run: %v, want a Stopped matching context.Canceled naming the run", err)
+	}
+	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft"}) {
+		w.T.Fatalf("drafter handled %q: a stopped run must not compensate", got)
+	}
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if !slices.Equal(out.Skipped, []string{"draft"}) || string(out.Outputs["edit"]) != "edited drafter(draft)" {
+		w.T.Fatalf("resumed run skipped %v with outputs %q", out.Skipped, out.Outputs)
+	}
+	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft"}) {
+		w.T.Fatalf("drafter handled %q, want its one step", got)
+	}
+}
+
+// A capability route needs the workflow's Registry: without one it can
+// never resolve, which is ErrInvalid before any step is dispatched.
+func scenarioNoRegistry(w *World) {
+	w.Worker("drafter", "", nil)
+	for name, route := range map[string]registry.Route{"to one capable": registry.ToCapable("review", registry.Policy{}), "to all capable": registry.AllCapable("review")} {
+		wf := w.Workflow(workflow.Step{Label: "draft", Route: registry.To("drafter")}, workflow.Step{Label: "review", After: []string{"draft"}, Route: route})
+		wf.Registry = nil
+		if _, err := wf.Run(w.Ctx, w.Client); !errors.Is(err, workflow.ErrInvalid) {
+			w.T.Errorf("%s without a registry: %v, want ErrInvalid", name, err)
+		}
+	}
+	if got := w.Handled("drafter"); len(got) != 0 {
+		w.T.Fatalf("drafter handled %q before the route was refused", got)
+	}
+}
+
+// The reference's journal records, built by hand from its format (see
+// sdk/src/agent/workflow.rs: the enum WorkflowJournalEntry, variant
+// StepCompleted { label: String, output: Vec<u8> }, encoded by
+// laser_wire::framing::encode_named, that is ciborium's serde CBOR: an
+// externally tagged enum is a one-entry map from the variant's name to its
+// fields as a map in declaration order). A plain record (send_agent) whose
+// provenance names the run's conversation carries it.
+//
+// rustJournalRecord is label "draft", output "ok", as the Rust SDK writes
+// it: serde serializes Vec<u8> as a sequence, so the output is an array of
+// integers.
+var rustJournalRecord = []byte{
+	0xa1,                                                                  // map, 1 entry
+	0x6d, 'S', 't', 'e', 'p', 'C', 'o', 'm', 'p', 'l', 'e', 't', 'e', 'd', // text(13) "StepCompleted"
+	0xa2,                          // map, 2 entries
+	0x65, 'l', 'a', 'b', 'e', 'l', // text(5) "label"
+	0x65, 'd', 'r', 'a', 'f', 't', // text(5) "draft"
+	0x66, 'o', 'u', 't', 'p', 'u', 't', // text(6) "output"
+	0x82, 0x18, 'o', 0x18, 'k', // array(2): uint 111, uint 107
+}
+
+// tsJournalRecord is label "edit", output "ok2", as the TypeScript port
+// writes it (foreign/typescript/src/agent/workflow.ts, encodeJournalEntry):
+// the output is a byte string, which the Rust decoder reads too.
+var tsJournalRecord = []byte{
+	0xa1,
+	0x6d, 'S', 't', 'e', 'p', 'C', 'o', 'm', 'p', 'l', 'e', 't', 'e', 'd',
+	0xa2,
+	0x65, 'l', 'a', 'b', 'e', 'l',
+	0x64, 'e', 'd', 'i', 't', // text(4) "edit"
+	0x66, 'o', 'u', 't', 'p', 'u', 't',
+	0x43, 'o', 'k', '2', // bytes(3) "ok2"
+}
+
+func (w *World) plainJournal(run wire.ID, payload []byte) {
+	w.T.Helper()
+	if _, err := w.Client.SendPlain(w.Ctx, w.Journal, wire.Provenance{Conversation: run}, payload); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+// A run a Rust or TypeScript orchestrator started resumes here: their
+// plain StepCompleted records count as completed steps.
+func scenarioReferenceJournal(w *World) {
+	w.Worker("drafter", "", nil)
+	w.Worker("editor", "", nil)
+	w.Worker("publisher", "", nil)
+	wf := w.Workflow(
+		workflow.Step{Label: "draft", Route: registry.To("drafter")},
+		workflow.Step{Label: "edit", After: []string{"draft"}, Route: registry.To("editor")},
+		workflow.Step{Label: "publish", After: []string{"edit"}, Route: registry.To("publisher")},
+	)
+	wf.RunID = w.Client.IDs().NewID()
+	w.plainJournal(wf.RunID, rustJournalRecord)
+	w.plainJournal(wf.RunID, tsJournalRecord)
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if !slices.Equal(out.Skipped, []string{"draft", "edit"}) || string(out.Outputs["draft"]) != "ok" || string(out.Outputs["publish"]) != "publisher(ok2)" {
+		w.T.Fatalf("resuming the reference's journal: skipped %v, outputs %q", out.Skipped, out.Outputs)
+	}
+	if len(w.Handled("drafter")) != 0 || len(w.Handled("editor")) != 0 {
+		w.T.Fatal("a step the reference journaled was dispatched again")
+	}
+}
+
+// Each completed step is also journaled as the reference's plain record,
+// its output a byte string (what both the Rust SDK and the TypeScript port
+// read): byte for byte the TypeScript form.
+func scenarioWritesReferenceJournal(w *World) {
+	w.Worker("editor", "", func(string) (string, bool) { return "ok2", true })
+	wf := w.Workflow(workflow.Step{Label: "edit", Route: registry.To("editor")})
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	var plain [][]byte
+	parts, err := w.Tr.Partitions(w.Ctx, w.Journal)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	for p := range parts {
+		recs, err := w.Tr.ReadRange(w.Ctx, w.Journal, p, 0, 100)
+		if err != nil {
+			w.T.Fatal(err)
+		}
+		for i := range recs {
+			m, err := runtime.DecodeRecord(w.Journal, &recs[i], 0)
+			if err == nil && m.Envelope == nil && m.Provenance.Conversation == out.RunID {
+				plain = append(plain, m.Payload)
+			}
+		}
+	}
+	if len(plain) != 1 || !bytes.Equal(plain[0], tsJournalRecord) {
+		w.T.Fatalf("plain journal records %x, want one: %x", plain, tsJournalRecord)
+	}
+}
+
+// journalEvent publishes an unsigned step_completed event for label, as
+// anyone who can write the journal topic can.
+func (w *World) journalEvent(run wire.ID, label, output string) {
+	w.T.Helper()
+	body, err := cbor.Marshal(map[string]any{"label": label, "output": []byte(output)})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if _, err := w.Client.Emit(w.Ctx, w.Journal, "planner", body, runtime.WithConversation(run),
+		runtime.WithOperation(workflow.OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+		w.T.Fatal(err)
+	}
+}
+
+// Under a verifier one forged journal record does not make a resumed run
+// skip its fraud check: only records the orchestrator signed count, and
+// the run reports the ones it refused.
+func scenarioVerifiedJournal(w *World) {
+	planner, peer := registrytest.SeededKey(7), registrytest.SeededKey(8)
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("planner", planner.Public()); err != nil {
+		w.T.Fatal(err)
+	}
+	if err := keys.Enroll("peer", peer.Public()); err != nil {
+		w.T.Fatal(err)
+	}
+	w.Worker("drafter", "", nil)
+	w.Worker("checker", "", nil)
+	steps := []workflow.Step{
+		{Label: "draft", Route: registry.To("drafter")},
+		{Label: "check", After: []string{"draft"}, Route: registry.To("checker")},
+	}
+	wf := w.Workflow(steps...)
+	wf.RunID, wf.Verifier, wf.SigningKey = w.Client.IDs().NewID(), keys, planner
+	w.journalEvent(wf.RunID, "check", "no fraud")                                                 // unsigned event
+	w.plainJournal(wf.RunID, []byte("\xa1\x6dStepCompleted\xa2\x65label\x65check\x66output\x40")) // unsigned plain record
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if got := w.Handled("checker"); len(got) != 1 || out.JournalRefused != 2 {
+		w.T.Fatalf("checker handled %q, %d journal records refused; want the check run once and both forgeries refused", got, out.JournalRefused)
+	}
+	// The run's own records are signed: resuming it under the verifier
+	// skips both steps.
+	again, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if !slices.Equal(again.Skipped, []string{"draft", "check"}) || len(w.Handled("checker")) != 1 {
+		w.T.Fatalf("resumed signed run skipped %v; checker handled %q", again.Skipped, w.Handled("checker"))
+	}
+}
+
+// A step's Verify also judges the output the journal records for it: a
+// journaled output it refuses does not complete the step, which runs again.
+func scenarioJournalVerify(w *World) {
+	w.Worker("checker", "", func(string) (string, bool) { return "approved", true })
+	wf := w.Workflow(workflow.Step{Label: "check", Route: registry.To("checker"),
+		Verify: func(out []byte) bool { return string(out) == "approved" }})
+	wf.RunID = w.Client.IDs().NewID()
+	w.journalEvent(wf.RunID, "check", "forged")
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if len(out.Skipped) != 0 || string(out.Outputs["check"]) != "approved" || out.JournalRefused != 1 || len(w.Handled("checker")) != 1 {
+		w.T.Fatalf("skipped %v, outputs %q, %d refused; want the check run again", out.Skipped, out.Outputs, out.JournalRefused)
+	}
+}
+
+// A failed run's compensations are journaled: resuming it runs the undone
+// step again instead of skipping a step whose effect is gone.
+func scenarioRedoCompensated(w *World) {
+	w.Worker("drafter", "", nil)
+	w.Worker("editor", "", nil)
+	wf := w.Workflow(
+		workflow.Step{Label: "draft", Route: registry.To("drafter"), Compensate: func(out []byte) []byte { return []byte("undo " + string(out)) }},
+		workflow.Step{Label: "edit", After: []string{"draft"}, Route: registry.To("editor")},
+	)
+	wf.RunID = w.Client.IDs().NewID()
+	wf.Budget.Invocations = 1
+	var be *workflow.BudgetExceeded
+	if _, err := wf.Run(w.Ctx, w.Client); !errors.As(err, &be) {
+		w.T.Fatalf("first run: %v, want a budget breach", err)
+	}
+	wf.Budget.Invocations = 0
+	out, err := wf.Run(w.Ctx, w.Client)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	if len(out.Skipped) != 0 || string(out.Outputs["edit"]) != "editor(drafter(draft))" {
+		w.T.Fatalf("resumed run skipped %v with outputs %q; want the compensated draft run again", out.Skipped, out.Outputs)
+	}
+	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft", "undo drafter(draft)", "draft"}) {
+		w.T.Fatalf("drafter handled %q: want the step, its undo, and the step again", got)
 	}
 }
