@@ -38,7 +38,7 @@ var features = []feature{
 	{name: "provenance", pending: "issue 26"},
 	{name: "streaming", pending: "issue 26"},
 	{name: "governance", pending: "issue 26"},
-	{name: "bridges", pending: "issue 27"},
+	{name: "bridges", steps: bridgesSteps},
 	{name: "memory", pending: "issue 29"},
 	{name: "capabilities", outOfScope: "a managed Cloud surface of the reference"},
 	{name: "capabilities_injected", outOfScope: "a managed Cloud surface of the reference"},
