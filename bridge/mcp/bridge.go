@@ -91,7 +91,7 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{client: client, cfg: cfg}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version},
-		&mcp.ServerOptions{Logger: cfg.Logger, HasTools: true, HasResources: true})
+		&mcp.ServerOptions{Logger: cfg.Logger})
 	seen := make(map[string]bool)
 	for _, info := range cfg.Operations {
 		t, err := newTool(info)
