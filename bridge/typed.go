@@ -63,7 +63,18 @@ func (o *Operation) EncodeInput(args []byte) ([]byte, error) {
 		}
 	}
 	if o.Input == nil {
-		return args, nil
+		if o.ContentType == wire.ContentJSON {
+			return args, nil
+		}
+		v, err := untypedJSON(args)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInput, o.Name, err)
+		}
+		body, err := runtime.EncodeBody(v, o.ContentType)
+		if err != nil {
+			return nil, fmt.Errorf("bridge: encode %s input: %w", o.Name, err)
+		}
+		return body, nil
 	}
 	v := reflect.New(o.Input)
 	if err := json.Unmarshal(args, v.Interface()); err != nil {
@@ -93,6 +104,39 @@ func (o *Operation) OutputJSON(m *runtime.Message) (json.RawMessage, error) {
 func (o *Operation) ItemJSON(body []byte) (json.RawMessage, error) {
 	m := &runtime.Message{Envelope: &wire.Envelope{Kind: wire.KindChunk, Body: body}, ContentType: o.ContentType, HasContentType: true}
 	return o.OutputJSON(m)
+}
+
+// untypedJSON decodes JSON into Go values CBOR encodes as JSON meant them:
+// a whole number as an integer (a Go int field does not take a CBOR
+// float), any other number as a float.
+func untypedJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
 }
 
 // untypedCBOR decodes CBOR maps with text keys, so the value marshals as

@@ -11,7 +11,7 @@ import (
 	"github.com/lasergo/laser/bridge"
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/bridge/internal/desk"
+	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"

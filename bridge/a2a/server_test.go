@@ -11,7 +11,7 @@ import (
 
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/bridge/internal/desk"
+	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/bridge/internal/desk"
+	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"

@@ -125,6 +125,9 @@ func wrap(property string, schema json.RawMessage) json.RawMessage {
 // stripDialect drops the top-level $schema: MCP schemas are 2020-12 by
 // default, and a nested one would be misread.
 func stripDialect(schema string) (json.RawMessage, error) {
+	if schema == "" {
+		return json.RawMessage(`{}`), nil // unknown: any JSON value
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(schema), &m); err != nil {
 		return nil, err

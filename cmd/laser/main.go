@@ -8,6 +8,7 @@
 //	laser tail agent.commands          follow a topic, decoded for people
 //	laser approvals                    list pending requests for human input
 //	laser approvals answer CORR approve  answer one
+//	laser mcp                          serve the registry's agents as MCP tools (stdio, --http)
 //	laser version                      the versions of laser, Go and the Iggy SDK
 //	laser completion bash|zsh|fish     a shell completion script
 //
@@ -123,7 +124,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect or log in.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 	})
-	root.AddCommand(a.devCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.versionCommand())
+	root.AddCommand(a.devCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.mcpCommand(), a.versionCommand())
 	return root
 }
 
