@@ -42,7 +42,7 @@ func (r *Renderer) Next(dst []Event, m *runtime.Message) []Event {
 		return dst
 	}
 	if e.Channel != nil && (e.Kind == wire.KindChunk || e.Kind == wire.KindError) {
-		return r.chunk(dst, e)
+		return r.chunk(dst, e, m.HasContentType && m.ContentType == wire.ContentJSON)
 	}
 	switch e.Kind {
 	case wire.KindStatus:
@@ -61,7 +61,16 @@ func (r *Renderer) Next(dst []Event, m *runtime.Message) []Event {
 }
 
 // chunk renders one record of a chunk stream, or the error ending it.
-func (r *Renderer) chunk(dst []Event, e *wire.Envelope) []Event {
+// A JSON chunk that is one string (a typed stream of strings) renders as
+// that string, not its quoted form.
+func (r *Renderer) chunk(dst []Event, e *wire.Envelope, isJSON bool) []Event {
+	piece := text(e.Body)
+	if isJSON {
+		var s string
+		if json.Unmarshal(e.Body, &s) == nil {
+			piece = s
+		}
+	}
 	if r.channels == nil {
 		r.channels = make(map[wire.ID]channel)
 	}
@@ -102,7 +111,7 @@ func (r *Renderer) chunk(dst []Event, e *wire.Envelope) []Event {
 		dst = append(dst, Event{Type: start, MessageID: id, Role: role})
 	}
 	if e.Kind == wire.KindChunk && len(e.Body) > 0 {
-		dst = append(dst, Event{Type: content, MessageID: id, Delta: text(e.Body)})
+		dst = append(dst, Event{Type: content, MessageID: id, Delta: piece})
 	}
 	if e.Last || e.Kind == wire.KindError {
 		dst = append(dst, Event{Type: end, MessageID: id})

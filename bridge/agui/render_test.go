@@ -181,3 +181,13 @@ func TestEventJSONIsAGUIsWireForm(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderAJSONStringChunkAsItsText(t *testing.T) {
+	open := chunk(chA, 0, wire.OperationChat, `"hello"`, false)
+	open.ContentType, open.HasContentType = wire.ContentJSON, true
+	raw := chunk(chA, 1, "", `"kept"`, true) // no content type: the bytes as they are
+	got := agui.Render([]*runtime.Message{open, raw})
+	if got[1].Delta != "hello" || got[2].Delta != `"kept"` {
+		t.Fatalf("deltas %q and %q", got[1].Delta, got[2].Delta)
+	}
+}
