@@ -6,27 +6,9 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
-
-// records reads the conversation's records on topic back in log order.
-func records(t *testing.T, client *runtime.Client, conv wire.ID, topic string) []*wire.Envelope {
-	t.Helper()
-	h, err := conversation.Assemble(t.Context(), client.Transport(), conv, conversation.Options{
-		Topics: []string{topic},
-		Policy: conversation.PolicyFunc(func(h conversation.History) conversation.History { return h }),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]*wire.Envelope, len(h))
-	for i, m := range h {
-		out[i] = m.Envelope
-	}
-	return out
-}
 
 func TestStreamWriterWritesOneChannelFromSequenceZero(t *testing.T) {
 	bridgetest.EachTransport(t, func(t *testing.T, client *runtime.Client) {
@@ -45,7 +27,7 @@ func TestStreamWriterWritesOneChannelFromSequenceZero(t *testing.T) {
 		if err := w.Close(t.Context(), "length"); err != nil {
 			t.Fatal(err)
 		}
-		envs := records(t, client, conv, runtime.TopicLLMIO)
+		envs := bridgetest.Envelopes(t, client, conv, runtime.TopicLLMIO)
 		if len(envs) != 3 {
 			t.Fatalf("read %d records, want 3", len(envs))
 		}
@@ -90,7 +72,7 @@ func TestStreamWriterFailEndsTheStreamWithAnError(t *testing.T) {
 		if err := w.Close(t.Context(), ""); err != nil {
 			t.Fatalf("Close after Fail: %v, want a no-op", err)
 		}
-		envs := records(t, client, conv, runtime.TopicLLMIO)
+		envs := bridgetest.Envelopes(t, client, conv, runtime.TopicLLMIO)
 		if len(envs) != 2 || envs[1].Kind != wire.KindError || *envs[1].Channel != w.Channel() || *envs[1].Sequence != 1 {
 			t.Fatalf("records %d, the second %+v", len(envs), envs[len(envs)-1])
 		}
@@ -120,7 +102,7 @@ func TestStreamWriterRefusesBadInput(t *testing.T) {
 	if err := w.Send(t.Context(), make([]byte, wire.MaxChunkBodyBytes+1)); err == nil {
 		t.Fatal("an oversized chunk was accepted")
 	}
-	if n := len(records(t, client, conv, runtime.TopicLLMIO)); n != 0 {
+	if n := len(bridgetest.Envelopes(t, client, conv, runtime.TopicLLMIO)); n != 0 {
 		t.Fatalf("%d records were published for refused chunks", n)
 	}
 }

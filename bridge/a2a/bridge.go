@@ -19,7 +19,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -322,15 +321,12 @@ type replayed struct {
 	events []a2a.Event
 }
 
-// keepAll keeps the whole read window: a task's state needs every record.
-var keepAll = conversation.PolicyFunc(func(h conversation.History) conversation.History { return h })
-
 func (b *Bridge) replay(ctx context.Context, id a2a.TaskID) (*replayed, error) {
 	conv, err := wire.ParseID(string(id))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is no task id of this bridge", a2a.ErrTaskNotFound, id)
 	}
-	h, err := conversation.Assemble(ctx, b.client.Transport(), conv, conversation.Options{Topics: b.replyTopics(), Policy: keepAll})
+	h, err := bridge.Read(ctx, b.client.Transport(), conv, b.replyTopics()...)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: replay task %s: %w", id, err)
 	}

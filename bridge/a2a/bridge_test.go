@@ -12,7 +12,6 @@ import (
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/bridge/bridgetest"
 	"github.com/lasergo/laser/bridge/bridgetest/desk"
-	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
@@ -25,22 +24,6 @@ func newBridge(t *testing.T, client *runtime.Client, ops []runtime.OperationInfo
 		t.Fatal(err)
 	}
 	return b
-}
-
-func records(t *testing.T, client *runtime.Client, conv wire.ID, topic string) []*wire.Envelope {
-	t.Helper()
-	h, err := conversation.Assemble(t.Context(), client.Transport(), conv, conversation.Options{
-		Topics: []string{topic},
-		Policy: conversation.PolicyFunc(func(h conversation.History) conversation.History { return h }),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]*wire.Envelope, len(h))
-	for i, m := range h {
-		out[i] = m.Envelope
-	}
-	return out
 }
 
 func data(skill string, v map[string]any) *a2a.MessageSendParams {
@@ -79,7 +62,7 @@ func TestSubmitTunnelsTheMessageAsACommandOnTheTaskConversation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmds := records(t, client, conv, runtime.TopicCommands)
+		cmds := bridgetest.Envelopes(t, client, conv, runtime.TopicCommands)
 		if len(cmds) != 1 {
 			t.Fatalf("%d commands, want 1", len(cmds))
 		}

@@ -88,13 +88,6 @@ func Events(ctx context.Context, t runtime.Transport, conv wire.ConversationID, 
 	return Render(msgs), nil
 }
 
-// keepAll keeps the whole read window: rendering needs every record.
-var keepAll = conversation.PolicyFunc(func(h conversation.History) conversation.History { return h })
-
 func read(ctx context.Context, t runtime.Transport, conv wire.ConversationID, topic string) (conversation.History, error) {
-	h, err := conversation.Assemble(ctx, t, conv, conversation.Options{Topics: []string{topic}, Policy: keepAll})
-	if err != nil {
-		return nil, fmt.Errorf("agui: read conversation %s on %s: %w", conv, topic, err)
-	}
-	return h, nil
+	return bridge.Read(ctx, t, conv, topic)
 }

@@ -7,10 +7,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // EachTransport runs test once per transport, as a subtest named after it,
@@ -57,4 +59,19 @@ func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
 func MemClient(t *testing.T) *runtime.Client {
 	t.Helper()
 	return Client(t, memlog.New("bridges"))
+}
+
+// Envelopes are the AGDX envelopes of conversation conv on topic, in log
+// order; a plain message is a nil entry.
+func Envelopes(t *testing.T, client *runtime.Client, conv wire.ID, topic string) []*wire.Envelope {
+	t.Helper()
+	h, err := bridge.Read(t.Context(), client.Transport(), conv, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*wire.Envelope, len(h))
+	for i, m := range h {
+		out[i] = m.Envelope
+	}
+	return out
 }

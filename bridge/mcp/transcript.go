@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -31,16 +30,13 @@ type Record struct {
 	Body        json.RawMessage `json:"body,omitempty"`
 }
 
-// keepAll keeps the whole read window: a transcript is every record.
-var keepAll = conversation.PolicyFunc(func(h conversation.History) conversation.History { return h })
-
 func (b *Bridge) readTranscript(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	conv, err := wire.ParseID(strings.TrimPrefix(uri, transcriptPrefix))
 	if !strings.HasPrefix(uri, transcriptPrefix) || err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	h, err := conversation.Assemble(ctx, b.client.Transport(), conv, conversation.Options{Topics: b.cfg.TranscriptTopics, Policy: keepAll})
+	h, err := bridge.Read(ctx, b.client.Transport(), conv, b.cfg.TranscriptTopics...)
 	if err != nil {
 		return nil, err
 	}
