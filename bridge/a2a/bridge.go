@@ -10,6 +10,7 @@ package a2a
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,10 @@ type Config struct {
 	// PollInterval is how often a stream re-reads its task; default
 	// DefaultPollInterval, on the client's clock.
 	PollInterval time.Duration
+	// CardKey, when set, signs the served card (SignCard), under key id
+	// CardKeyID.
+	CardKey   ed25519.PrivateKey
+	CardKeyID string
 }
 
 // Bridge maps A2A tasks onto the log.

@@ -90,7 +90,13 @@ func modes(ref *wire.ContentReference) []string {
 func (b *Bridge) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return b.Card(), nil
+		card := b.Card()
+		if b.cfg.CardKey != nil {
+			if err := SignCard(card, b.cfg.CardKey, b.cfg.CardKeyID); err != nil {
+				return nil, err
+			}
+		}
+		return card, nil
 	})))
 	mux.Handle("/", a2asrv.NewJSONRPCHandler(RequestHandler(b)))
 	return mux
