@@ -95,8 +95,8 @@ func resolve(t *testing.T, schema any) *jsonschema.Resolved {
 func TestToolsListEveryOperationWithItsGeneratedSchemas(t *testing.T) {
 	cs := connect(t, newBridge(t, bridgetest.MemClient(t)), nil)
 	got := tools(t, cs)
-	if len(got) != 3 {
-		t.Fatalf("%d tools, want 3 (quote, order, spell)", len(got))
+	if len(got) != 4 {
+		t.Fatalf("%d tools, want 4 (quote, order, restocked, spell)", len(got))
 	}
 	quote := got["desk_quote"]
 	if quote == nil || !strings.HasPrefix(quote.Description, "Quote prices an item at 250 cents each.") {
@@ -117,7 +117,7 @@ func TestToolsListEveryOperationWithItsGeneratedSchemas(t *testing.T) {
 	if err := out.Validate(map[string]any{"sku": "pen", "cents": 500.0}); err != nil {
 		t.Fatalf("a quote does not validate against the output schema: %v", err)
 	}
-	for _, name := range []string{"desk_order", "desk_spell"} {
+	for _, name := range []string{"desk_order", "desk_restocked", "desk_spell"} {
 		resolve(t, got[name].InputSchema)
 		resolve(t, got[name].OutputSchema)
 	}
@@ -247,6 +247,24 @@ func TestAOneWayToolPutsACommandOnTheLogWithTheCallsDeadline(t *testing.T) {
 		}
 		if hops, _ := bridge.Hops(e.Metadata); len(hops) != 1 || hops[0] != mcpb.DefaultID {
 			t.Fatalf("hops %v", hops)
+		}
+	})
+}
+
+func TestAnEventToolPublishesTheEventTheAgentHandles(t *testing.T) {
+	bridgetest.EachTransport(t, func(t *testing.T, client *runtime.Client) {
+		restocks := make(chan desk.Restock, 1)
+		desk.Start(t, client, &desk.Desk{Restocks: restocks})
+		cs := connect(t, newBridge(t, client), nil)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_restocked", Arguments: map[string]any{"sku": "ink"}})
+		if err != nil || res.IsError {
+			t.Fatalf("result %+v, %v", res, err)
+		}
+		if res.StructuredContent.(map[string]any)["accepted"] != true {
+			t.Fatalf("structured %v", res.StructuredContent)
+		}
+		if got := <-restocks; got.SKU != "ink" {
+			t.Fatalf("the desk noted %+v", got)
 		}
 	})
 }

@@ -1,5 +1,5 @@
 // Package desk is the agent the bridges' tests expose: a request, a
-// command and a stream, in CBOR so every bridge converts from JSON and
+// command, an event and a stream, in CBOR so every bridge converts from JSON and
 // back through the generated Go types.
 package desk
 
@@ -34,6 +34,11 @@ type Order struct {
 	Qty int    `json:"qty"`
 }
 
+// Restock says an item is back in stock.
+type Restock struct {
+	SKU string `json:"sku"`
+}
+
 // Word is what Spell spells.
 type Word struct {
 	Text string `json:"text"`
@@ -48,8 +53,10 @@ type Letter struct {
 //
 //laser:agent id=desk listen=desk.commands respond=agent.responses
 type Desk struct {
-	// Orders receives every order taken, when set.
-	Orders chan<- Order
+	// Orders receives every order taken, and Restocks every restock event,
+	// when set.
+	Orders   chan<- Order
+	Restocks chan<- Restock
 }
 
 // Quote prices an item at 250 cents each.
@@ -69,6 +76,20 @@ func (d *Desk) Order(ctx *runtime.Ctx, in Order) error {
 	if d.Orders != nil {
 		select {
 		case d.Orders <- in:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Restocked notes an item back in stock.
+//
+//laser:event op=restocked
+func (d *Desk) Restocked(ctx *runtime.Ctx, in Restock) error {
+	if d.Restocks != nil {
+		select {
+		case d.Restocks <- in:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -22,6 +22,7 @@ const _ = runtime.IsAtLeastVersion0_1
 type laserGenIsStale_RunGoGenerate_Desk interface {
 	Quote(*runtime.Ctx, QuoteRequest) (Quote, error)
 	Order(*runtime.Ctx, Order) error
+	Restocked(*runtime.Ctx, Restock) error
 	Spell(*runtime.Ctx, Word, *runtime.Stream[Letter]) error
 }
 
@@ -39,6 +40,8 @@ const (
 	DeskOpQuote = "quote"
 	// DeskOpOrder names operation "order", handled by Desk.Order.
 	DeskOpOrder = "order"
+	// DeskOpRestocked names event "restocked", handled by Desk.Restocked.
+	DeskOpRestocked = "restocked"
 	// DeskOpSpell names operation "spell", handled by Desk.Spell.
 	DeskOpSpell = "spell"
 )
@@ -86,6 +89,11 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 		case DeskOpSpell:
 			return h.handleSpell(c, m)
 		}
+	case wire.KindEvent:
+		switch m.Operation() {
+		case DeskOpRestocked:
+			return h.handleRestocked(c, m)
+		}
 	}
 	return runtime.RejectUnknownOperation(c, DeskAgentID)
 }
@@ -112,6 +120,15 @@ func (h deskDispatcher) handleOrder(c *runtime.Ctx, m *runtime.Message) error {
 	return h.impl.Order(c, in)
 }
 
+// handleRestocked handles event "restocked" with Desk.Restocked.
+func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) error {
+	var in Restock
+	if err := runtime.DecodeInput(m, DeskOpRestocked, &in, wire.ContentCBOR); err != nil {
+		return err
+	}
+	return h.impl.Restocked(c, in)
+}
+
 // handleSpell handles operation "spell" with Desk.Spell.
 func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 	var in Word
@@ -134,6 +151,9 @@ type DeskClient interface {
 	Quote(ctx context.Context, in QuoteRequest, opts ...runtime.RequestOption) (Quote, error)
 	// Order sends operation "order" without waiting for it to be handled.
 	Order(ctx context.Context, in Order, opts ...runtime.CommandOption) error
+	// Restocked publishes event "restocked" on "desk.commands" from the
+	// client's agent.
+	Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error
 	// Spell sends operation "spell" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
@@ -175,6 +195,11 @@ func (c *deskClient) Order(ctx context.Context, in Order, opts ...runtime.Comman
 		From:   c.from,
 		Target: DeskAgentID,
 	}, DeskOpOrder, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
+}
+
+// Restocked implements DeskClient.
+func (c *deskClient) Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error {
+	return runtime.EmitEvent(ctx, c.client, DeskListenTopic, c.from, DeskOpRestocked, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
 }
 
 // Spell implements DeskClient.
@@ -232,6 +257,16 @@ func DeskOperations() []runtime.OperationInfo {
 		ContentType: wire.ContentCBOR,
 		Input:       reflect.TypeFor[Order](),
 		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Order places an order.","properties":{"qty":{"type":"integer"},"sku":{"type":"string"}},"required":["qty","sku"]}`,
+	}, {
+		Agent:       DeskAgentID,
+		Name:        DeskOpRestocked,
+		Kind:        runtime.OperationEvent,
+		Doc:         "Restocked notes an item back in stock.",
+		Topic:       DeskListenTopic,
+		ReplyTopic:  DeskRespondTopic,
+		ContentType: wire.ContentCBOR,
+		Input:       reflect.TypeFor[Restock](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Restock says an item is back in stock.","properties":{"sku":{"type":"string"}},"required":["sku"]}`,
 	}, {
 		Agent:        DeskAgentID,
 		Name:         DeskOpSpell,
