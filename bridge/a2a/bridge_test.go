@@ -223,3 +223,20 @@ func TestStreamFollowsTheAgentsChunksToTheFinalStatus(t *testing.T) {
 		}
 	})
 }
+
+func TestStreamOfAFailingSkillEndsFailed(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	b := newBridge(t, client, desk.DeskOperations())
+	var last a2a.Event
+	for ev, err := range b.Stream(t.Context(), data("spell", map[string]any{"text": "a!"})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev
+	}
+	final, ok := last.(*a2a.TaskStatusUpdateEvent)
+	if !ok || !final.Final || final.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("last event %#v, want a final failed status", last)
+	}
+}

@@ -219,6 +219,20 @@ func TestAStreamingToolSendsProgressPerChunk(t *testing.T) {
 	})
 }
 
+func TestAStreamThatFailsIsAToolErrorWithTheItemsBeforeIt(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	cs := connect(t, newBridge(t, client), nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_spell", Arguments: map[string]any{"text": "ab!c"}})
+	if err != nil {
+		t.Fatalf("a failed stream became a protocol error: %v", err)
+	}
+	items, _ := res.StructuredContent.(map[string]any)["items"].([]any)
+	if !res.IsError || len(items) != 2 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "cannot spell") {
+		t.Fatalf("result %+v, want isError with a and b", res)
+	}
+}
+
 func TestAOneWayToolPutsACommandOnTheLogWithTheCallsDeadline(t *testing.T) {
 	bridgetest.EachTransport(t, func(t *testing.T, client *runtime.Client) {
 		orders := make(chan desk.Order, 1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // QuoteRequest asks for the price of an item.
@@ -97,11 +98,15 @@ func (d *Desk) Restocked(ctx *runtime.Ctx, in Restock) error {
 	return nil
 }
 
-// Spell streams the word one letter per chunk.
+// Spell streams the word one letter per chunk; it fails at a "!", after
+// the letters before it.
 //
 //laser:handle op=spell
 func (d *Desk) Spell(_ *runtime.Ctx, in Word, out *runtime.Stream[Letter]) error {
 	for _, r := range strings.Split(in.Text, "") {
+		if r == "!" {
+			return runtime.Failf(wire.ErrorToolFailure, "cannot spell %q", r)
+		}
 		if err := out.Send(Letter{Char: r}); err != nil {
 			return err
 		}

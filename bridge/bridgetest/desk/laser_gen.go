@@ -271,7 +271,7 @@ func DeskOperations() []runtime.OperationInfo {
 		Agent:        DeskAgentID,
 		Name:         DeskOpSpell,
 		Kind:         runtime.OperationStream,
-		Doc:          "Spell streams the word one letter per chunk.",
+		Doc:          "Spell streams the word one letter per chunk; it fails at a \"!\", after the letters before it.",
 		Topic:        DeskListenTopic,
 		ReplyTopic:   DeskRespondTopic,
 		ContentType:  wire.ContentCBOR,
