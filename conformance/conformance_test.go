@@ -38,7 +38,7 @@ var features = []feature{
 	{name: "provenance", steps: agentSteps},
 	{name: "streaming", steps: streamingSteps},
 	{name: "governance", steps: governanceSteps},
-	{name: "bridges", pending: "issue 27"},
+	{name: "bridges", steps: bridgesSteps},
 	{name: "memory", steps: memorySteps},
 	{name: "capabilities", outOfScope: "a managed Cloud surface of the reference"},
 	{name: "capabilities_injected", outOfScope: "a managed Cloud surface of the reference"},

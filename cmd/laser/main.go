@@ -11,6 +11,7 @@
 //	laser approvals answer CORR approve  answer one
 //	laser audit                        governance decisions per agent (agent.audit)
 //	laser audit verify                 check the evidence chains, naming each break
+//	laser mcp                          serve the registry's agents as MCP tools (stdio, --http)
 //	laser version                      the versions of laser, Go and the Iggy SDK
 //	laser completion bash|zsh|fish     a shell completion script
 //
@@ -126,7 +127,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect or log in.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 	})
-	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.auditCommand(), a.versionCommand())
+	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.auditCommand(), a.mcpCommand(), a.versionCommand())
 	return root
 }
 

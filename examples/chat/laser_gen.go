@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
@@ -144,4 +145,23 @@ func HistorianCard() *wire.AgentCard {
 			Output:  wire.ContentByType(wire.ContentJSON),
 		}},
 	}
+}
+
+// HistorianOperations describes the operations of agent "historian" for
+// bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
+// types and the JSON Schemas of its input and output.
+func HistorianOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:        HistorianAgentID,
+		Name:         HistorianOpAsk,
+		Kind:         runtime.OperationRequest,
+		Doc:          "Ask answers a question. The generated dispatch reads the conversation back from the log (agent.commands and agent.responses, the last 50 records) and passes it in as history.",
+		Topic:        HistorianListenTopic,
+		ReplyTopic:   HistorianRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Question](),
+		Output:       reflect.TypeFor[Answer](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Question is what the front desk passes on.","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Answer is the historian's reply.","properties":{"text":{"type":"string"}},"required":["text"]}`,
+	}}
 }

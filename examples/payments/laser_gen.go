@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -143,4 +144,23 @@ func PayerCard() *wire.AgentCard {
 			Output:  wire.ContentByType(wire.ContentJSON),
 		}},
 	}
+}
+
+// PayerOperations describes the operations of agent "payer" for bridges such
+// as MCP and A2A: each one's kind, doc comment, topics, Go types and the
+// JSON Schemas of its input and output.
+func PayerOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:        PayerAgentID,
+		Name:         PayerOpWireFunds,
+		Kind:         runtime.OperationRequest,
+		Doc:          "WireFunds sends the transfer to the bank.",
+		Topic:        PayerListenTopic,
+		ReplyTopic:   PayerRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Transfer](),
+		Output:       reflect.TypeFor[Receipt](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Transfer asks for money to move.","properties":{"cents":{"type":"integer"},"to":{"type":"string"}},"required":["cents","to"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Receipt says a transfer went out.","properties":{"cents":{"type":"integer"},"to":{"type":"string"}},"required":["cents","to"]}`,
+	}}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"iter"
+	"reflect"
 
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -141,4 +142,23 @@ func WriterCard() *wire.AgentCard {
 			Output:  wire.ContentByType(wire.ContentJSON),
 		}},
 	}
+}
+
+// WriterOperations describes the operations of agent "writer" for bridges
+// such as MCP and A2A: each one's kind, doc comment, topics, Go types and
+// the JSON Schemas of its input and output.
+func WriterOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:        WriterAgentID,
+		Name:         WriterOpDraft,
+		Kind:         runtime.OperationStream,
+		Doc:          "Draft streams the story one word per chunk; it fails with an AGDX error after FailAfter words when asked to, and the caller sees that error after the words that came before it.",
+		Topic:        WriterListenTopic,
+		ReplyTopic:   WriterRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Prompt](),
+		Output:       reflect.TypeFor[Token](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Prompt asks the writer for a story.","properties":{"fail_after":{"type":"integer","description":"FailAfter makes the writer fail after this many words (0: never), to show a stream that breaks halfway."},"topic":{"type":"string"}},"required":["topic"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Token is one piece of the answer: a word, as a language model would emit.","properties":{"text":{"type":"string"}},"required":["text"]}`,
+	}}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -161,6 +162,23 @@ func IntakeCard() *wire.AgentCard {
 	}
 }
 
+// IntakeOperations describes the operations of agent "intake" for bridges
+// such as MCP and A2A: each one's kind, doc comment, topics, Go types and
+// the JSON Schemas of its input and output.
+func IntakeOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:       IntakeAgentID,
+		Name:        IntakeOpSubmit,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Submit handles one ticket.",
+		Topic:       IntakeListenTopic,
+		ReplyTopic:  IntakeRespondTopic,
+		ContentType: wire.ContentJSON,
+		Input:       reflect.TypeFor[Ticket](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Ticket is a customer's support request.","properties":{"customer":{"type":"string"},"id":{"type":"string"},"text":{"type":"string"}},"required":["customer","id","text"]}`,
+	}}
+}
+
 // Names agent "classifier" is known by on the log.
 const (
 	// ClassifierAgentID is the id of agent "classifier".
@@ -280,6 +298,25 @@ func ClassifierCard() *wire.AgentCard {
 	}
 }
 
+// ClassifierOperations describes the operations of agent "classifier" for
+// bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
+// types and the JSON Schemas of its input and output.
+func ClassifierOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:        ClassifierAgentID,
+		Name:         ClassifierOpClassify,
+		Kind:         runtime.OperationRequest,
+		Doc:          "Classify answers with a category, a priority and the refund due.",
+		Topic:        ClassifierListenTopic,
+		ReplyTopic:   ClassifierRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Ticket](),
+		Output:       reflect.TypeFor[Classification](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Ticket is a customer's support request.","properties":{"customer":{"type":"string"},"id":{"type":"string"},"text":{"type":"string"}},"required":["customer","id","text"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Classification is the classifier's verdict on a ticket.","properties":{"category":{"type":"string"},"priority":{"type":"string"},"refund_cents":{"type":"integer","description":"0 when no refund is due"}},"required":["category","priority","refund_cents"]}`,
+	}}
+}
+
 // Names agent "resolver" is known by on the log.
 const (
 	// ResolverAgentID is the id of agent "resolver".
@@ -388,6 +425,22 @@ func ResolverCard() *wire.AgentCard {
 	}
 }
 
+// ResolverOperations describes the operations of agent "resolver" for
+// bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
+// types and the JSON Schemas of its input and output.
+func ResolverOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:       ResolverAgentID,
+		Name:        ResolverOpResolve,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Resolve issues the refund.",
+		Topic:       ResolverListenTopic,
+		ContentType: wire.ContentJSON,
+		Input:       reflect.TypeFor[Resolution](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Resolution asks the resolver to act on a classified ticket.","properties":{"cents":{"type":"integer"},"customer":{"type":"string"},"ticket_id":{"type":"string"}},"required":["cents","customer","ticket_id"]}`,
+	}}
+}
+
 // Names agent "auditor" is known by on the log.
 const (
 	// AuditorAgentID is the id of agent "auditor".
@@ -489,4 +542,20 @@ func AuditorCard() *wire.AgentCard {
 		Name:         AuditorAgentID,
 		Capabilities: []wire.CapabilityDescriptor{},
 	}
+}
+
+// AuditorOperations describes the operations of agent "auditor" for bridges
+// such as MCP and A2A: each one's kind, doc comment, topics, Go types and
+// the JSON Schemas of its input and output.
+func AuditorOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:       AuditorAgentID,
+		Name:        AuditorOpTicketTriaged,
+		Kind:        runtime.OperationEvent,
+		Doc:         "TicketTriaged records a triage decision.",
+		Topic:       AuditorListenTopic,
+		ContentType: wire.ContentJSON,
+		Input:       reflect.TypeFor[Triaged](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Triaged is the event the auditor keeps.","properties":{"category":{"type":"string"},"priority":{"type":"string"},"ticket_id":{"type":"string"}},"required":["category","priority","ticket_id"]}`,
+	}}
 }

@@ -5,6 +5,7 @@ package e2eagent
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
 	"github.com/lasergo/laser/runtime"
@@ -339,4 +340,95 @@ func BillingCard() *wire.AgentCard {
 			Input:   wire.ContentByType(wire.ContentCBOR),
 		}},
 	}
+}
+
+// BillingOperations describes the operations of agent "billing" for bridges
+// such as MCP and A2A: each one's kind, doc comment, topics, Go types and
+// the JSON Schemas of its input and output.
+func BillingOperations() []runtime.OperationInfo {
+	return []runtime.OperationInfo{{
+		Agent:        BillingAgentID,
+		Name:         BillingOpCharge,
+		Kind:         runtime.OperationRequest,
+		Doc:          "Charge charges a card: a request/response operation over CBOR. A charge of no money fails with an invalid-request answer to the caller.",
+		Topic:        BillingListenTopic,
+		ReplyTopic:   BillingRespondTopic,
+		ContentType:  wire.ContentCBOR,
+		Input:        reflect.TypeFor[ChargeCard](),
+		Output:       reflect.TypeFor[Charged](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"ChargeCard asks to charge a card.","properties":{"Card":{"type":"string"},"Cents":{"type":"integer"}},"required":["Card","Cents"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Charged is the receipt of a charge.","properties":{"Cents":{"type":"integer"},"Charge":{"type":"string"}},"required":["Cents","Charge"]}`,
+	}, {
+		Agent:        BillingAgentID,
+		Name:         BillingOpQuote,
+		Kind:         runtime.OperationRequest,
+		Doc:          "Quote prices a charge: request/response over JSON with pointer input and output.",
+		Topic:        BillingListenTopic,
+		ReplyTopic:   BillingRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[*QuoteRequest](),
+		Output:       reflect.TypeFor[*Quote](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"QuoteRequest asks what a charge would cost with fees.","properties":{"cents":{"type":"integer"}},"required":["cents"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Quote is the answer to a QuoteRequest.","properties":{"cents":{"type":"integer"},"fee":{"type":"integer"}},"required":["cents","fee"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpRefund,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Refund is a command over JSON whose input comes from another package.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentJSON,
+		Input:       reflect.TypeFor[*billingapi.Refund](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"cents":{"type":"integer"},"charge":{"type":"string"}},"required":["cents","charge"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpCardExpired,
+		Kind:        runtime.OperationEvent,
+		Doc:         "CardExpired handles the issuer's AGDX event.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentCBOR,
+		Input:       reflect.TypeFor[billingapi.CardExpired](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"Card":{"type":"string"},"Month":{"type":"integer"}},"required":["Card","Month"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpSettle,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Settle fails once with a retryable error and succeeds on the retry. The consumer runs one message at a time, so the attempts map needs no lock.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentCBOR,
+		Input:       reflect.TypeFor[Settle](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Settle asks to settle the day's charges.","properties":{"Day":{"type":"string"}},"required":["Day"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpVoid,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Void refuses every void permanently, so it is never retried.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentCBOR,
+		Input:       reflect.TypeFor[Void](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Void asks to cancel a charge.","properties":{"Charge":{"type":"string"}},"required":["Charge"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpNote,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Note is a command that does nothing, so benchmarks can send it in a loop.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentJSON,
+		Input:       reflect.TypeFor[*billingapi.Refund](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"cents":{"type":"integer"},"charge":{"type":"string"}},"required":["cents","charge"]}`,
+	}, {
+		Agent:       BillingAgentID,
+		Name:        BillingOpFlake,
+		Kind:        runtime.OperationCommand,
+		Doc:         "Flake always fails with a retryable error, until the attempts run out.",
+		Topic:       BillingListenTopic,
+		ReplyTopic:  BillingRespondTopic,
+		ContentType: wire.ContentCBOR,
+		Input:       reflect.TypeFor[Void](),
+		InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Void asks to cancel a charge.","properties":{"Charge":{"type":"string"}},"required":["Charge"]}`,
+	}}
 }

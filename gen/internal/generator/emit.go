@@ -17,6 +17,7 @@ import (
 const (
 	wirePath    = "github.com/lasergo/laser/wire"
 	contextPath = "context"
+	reflectPath = "reflect"
 )
 
 // emitter renders the generated file of one package with jennifer.
@@ -61,7 +62,7 @@ func emit(m *Model, scope *types.Scope) ([]byte, error) {
 // that clashes with a package-level declaration or another import, so the
 // generated file never shadows the user's identifiers.
 func (e *emitter) nameImports() {
-	pkgs := map[string]string{runtimePath: "runtime", wirePath: "wire", contextPath: "context"}
+	pkgs := map[string]string{runtimePath: "runtime", wirePath: "wire", contextPath: "context", reflectPath: "reflect"}
 	if wantsContext(e.m) {
 		pkgs[conversationPath] = "conversation"
 	}
@@ -273,6 +274,8 @@ func (e *emitter) agent(a *Agent) {
 	e.client(a, x)
 	f.Line()
 	e.card(a, x)
+	f.Line()
+	e.operations(a, x)
 }
 
 // constants emits the names agent a is known by on the log, which the
@@ -539,6 +542,54 @@ func (e *emitter) card(a *Agent, x string) {
 			field("Capabilities", caps),
 		))),
 	)
+}
+
+// operations emits the agent's operation table: what a bridge needs to
+// expose each operation elsewhere (an MCP tool, an A2A skill), the JSON
+// Schemas of its input and output included (schema.go).
+func (e *emitter) operations(a *Agent, x string) {
+	kinds := map[OpKind]string{OpRequest: "OperationRequest", OpCommand: "OperationCommand", OpEvent: "OperationEvent", OpStream: "OperationStream"}
+	ops := jen.Index().Add(rt("OperationInfo")).ValuesFunc(func(g *jen.Group) {
+		for _, op := range a.Ops {
+			fields := []jen.Code{
+				field("Agent", jen.Id(agentIDConst(a))),
+				field("Name", jen.Id(opConst(a, op))),
+				field("Kind", rt(kinds[op.Kind])),
+			}
+			if op.decl != nil && op.decl.Doc != nil {
+				if doc := strings.Join(strings.Fields(op.decl.Doc.Text()), " "); doc != "" {
+					fields = append(fields, field("Doc", jen.Lit(doc)))
+				}
+			}
+			fields = append(fields, field("Topic", jen.Id(listenConst(a))))
+			if a.Respond != "" {
+				fields = append(fields, field("ReplyTopic", jen.Id(respondConst(a))))
+			}
+			fields = append(fields,
+				field("ContentType", ctCode(op.CT)),
+				field("Input", jen.Qual(reflectPath, "TypeFor").Types(e.typ(op.In)).Call()),
+			)
+			if op.Out != nil {
+				fields = append(fields, field("Output", jen.Qual(reflectPath, "TypeFor").Types(e.typ(op.Out)).Call()))
+			}
+			fields = append(fields, field("InputSchema", rawString(schemaJSON(op.In, e.m.docs))))
+			if op.Out != nil {
+				fields = append(fields, field("OutputSchema", rawString(schemaJSON(op.Out, e.m.docs))))
+			}
+			g.Add(keyed(fields...))
+		}
+	})
+	e.doc("%sOperations describes the operations of agent %q for bridges such as MCP and A2A: each one's kind, doc comment, topics, Go types and the JSON Schemas of its input and output.", x, a.ID)
+	e.f.Func().Id(x + "Operations").Params().Index().Add(rt("OperationInfo")).Block(jen.Return(ops))
+}
+
+// rawString spells s as a raw string literal when it can, so a schema reads
+// as JSON in the generated file.
+func rawString(s string) jen.Code {
+	if strings.ContainsAny(s, "`\r") {
+		return jen.Lit(s)
+	}
+	return jen.Op("`" + s + "`")
 }
 
 // assertions pin every handler's signature in an interface the agent must

@@ -110,7 +110,7 @@ var (
 	}
 	ErrNameCollision = &Problem{
 		Title: "name collision",
-		Help:  "Rename the declaration or method; generated code declares New<Agent>Agent, <Agent>Handler, <Agent>Client and its implementation <agent>Client (with fields client, from and opts), New<Agent>Client, <Agent>Card, <agent>Dispatcher, laserGenIsStale_RunGoGenerate_<Agent> and the constants <Agent>AgentID, <Agent>ListenTopic, <Agent>RespondTopic and <Agent>Op<Method> per agent.",
+		Help:  "Rename the declaration or method; generated code declares New<Agent>Agent, <Agent>Handler, <Agent>Client and its implementation <agent>Client (with fields client, from and opts), New<Agent>Client, <Agent>Card, <Agent>Operations, <agent>Dispatcher, laserGenIsStale_RunGoGenerate_<Agent> and the constants <Agent>AgentID, <Agent>ListenTopic, <Agent>RespondTopic and <Agent>Op<Method> per agent.",
 	}
 	ErrNotGenerated = &Problem{
 		Title: "output file is not generated",

@@ -80,6 +80,7 @@ func Generate(dir string, opts Options) (*Result, error) {
 	c.collect()
 	c.check()
 	model := c.model
+	model.docs = collectDocs(l.pkg)
 	c.typeErrors()
 	if len(model.Agents) == 0 && len(c.diags) == 0 {
 		c.diags = append(c.diags, Diagnostic{Pos: token.Position{Filename: "."}, Problem: ErrNoAgents,

@@ -58,6 +58,10 @@ type Model struct {
 	// Files are the names of the files holding the agents' directives,
 	// relative to the package directory, sorted.
 	Files []string
+
+	// docs are the doc comments of the package's types and fields, which
+	// the generated JSON Schemas carry as descriptions.
+	docs docs
 }
 
 // Agent is a struct type annotated with //laser:agent.

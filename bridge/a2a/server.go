@@ -1,0 +1,149 @@
+package a2a
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// ProtocolVersion is the A2A version the card declares (a2a-go v0.3).
+const ProtocolVersion = "0.3.0"
+
+// Card is the bridge's A2A agent card: named after the laser card (or the
+// bridge), one skill per operation with its doc comment as the
+// description, streaming advertised, JSON-RPC at Config.URL.
+func (b *Bridge) Card() *a2a.AgentCard {
+	name := b.cfg.ID
+	if b.cfg.Card != nil && b.cfg.Card.Name != "" {
+		name = b.cfg.Card.Name
+	}
+	desc := b.cfg.Description
+	if desc == "" {
+		desc = "A laser-go agent over a durable log, bridged to A2A."
+	}
+	version := b.cfg.Version
+	if version == "" {
+		version = "0.1.0"
+	}
+	card := &a2a.AgentCard{
+		Name: name, Description: desc, URL: b.cfg.URL, Version: version,
+		ProtocolVersion:    ProtocolVersion,
+		PreferredTransport: a2a.TransportProtocolJSONRPC,
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{"application/json", "text/plain"},
+		DefaultOutputModes: []string{"application/json", "text/plain"},
+		Skills:             []a2a.AgentSkill{},
+	}
+	for _, n := range b.order {
+		op := b.ops[n]
+		desc := op.Doc
+		if desc == "" {
+			desc = fmt.Sprintf("%s operation %q of agent %s", op.Kind, op.Name, op.Agent)
+		}
+		card.Skills = append(card.Skills, a2a.AgentSkill{
+			ID: op.Name, Name: op.Name, Description: desc, Tags: []string{op.Agent, op.Kind.String()},
+			InputModes: []string{"application/json"}, OutputModes: outputModes(op.Kind),
+		})
+	}
+	if len(b.ops) == 0 && b.cfg.Card != nil {
+		for _, c := range b.cfg.Card.Capabilities {
+			card.Skills = append(card.Skills, a2a.AgentSkill{ID: c.SkillID, Name: c.SkillID, Description: c.SkillID, Tags: []string{name},
+				InputModes: modes(c.Input), OutputModes: modes(c.Output)})
+		}
+	}
+	return card
+}
+
+func outputModes(k runtime.OperationKind) []string {
+	if k == runtime.OperationRequest || k == runtime.OperationStream {
+		return []string{"application/json"}
+	}
+	return nil
+}
+
+// modes is a laser content reference as A2A media types.
+func modes(ref *wire.ContentReference) []string {
+	if ref == nil {
+		return nil
+	}
+	if ref.SchemaID != nil {
+		return []string{"application/x-agdx-schema;id=" + *ref.SchemaID}
+	}
+	switch ref.ContentType {
+	case wire.ContentJSON:
+		return []string{"application/json"}
+	case wire.ContentCBOR:
+		return []string{"application/cbor"}
+	}
+	return []string{"application/octet-stream"}
+}
+
+// Handler serves the bridge over HTTP with a2a-go: JSON-RPC at every path
+// but the well-known agent card.
+func (b *Bridge) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
+		card := b.Card()
+		if b.cfg.CardKey != nil {
+			if err := SignCard(card, b.cfg.CardKey, b.cfg.CardKeyID); err != nil {
+				return nil, err
+			}
+		}
+		return card, nil
+	})))
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(RequestHandler(b)))
+	return mux
+}
+
+// RequestHandler is the bridge as a2a-go's transport-agnostic handler, for
+// serving it over another a2a-go transport (gRPC).
+func RequestHandler(b *Bridge) a2asrv.RequestHandler { return handler{b} }
+
+type handler struct{ b *Bridge }
+
+func (h handler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.Task, error) {
+	return h.b.Task(ctx, q.ID)
+}
+
+func (h handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.Task, error) {
+	return h.b.Cancel(ctx, id.ID)
+}
+
+func (h handler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
+	return h.b.Submit(ctx, p)
+}
+
+func (h handler) OnResubscribeToTask(ctx context.Context, id *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+	return h.b.Resubscribe(ctx, id.ID)
+}
+
+func (h handler) OnSendMessageStream(ctx context.Context, p *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return h.b.Stream(ctx, p)
+}
+
+func (h handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+func (h handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+}

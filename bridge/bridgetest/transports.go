@@ -1,0 +1,77 @@
+// Package bridgetest runs the bridges' tests over every log laser-go
+// ships: the embedded log and the in-process Iggy test server, and a real
+// Iggy server when LASER_IGGY_ADDR names one.
+package bridgetest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/registry/registrytest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// EachTransport runs test once per transport, as a subtest named after it,
+// with a fresh client whose topics are bootstrapped with one partition.
+func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)) {
+	t.Helper()
+	trs := []struct {
+		name string
+		make func(t *testing.T) runtime.Transport
+	}{
+		{"memlog", func(*testing.T) runtime.Transport { return memlog.New("bridges") }},
+		{"iggytest", func(t *testing.T) runtime.Transport {
+			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/bridges")
+		}},
+	}
+	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
+		trs = append(trs, struct {
+			name string
+			make func(t *testing.T) runtime.Transport
+		}{"iggy", func(t *testing.T) runtime.Transport { return registrytest.Dial(t, addr) }})
+	}
+	for _, tr := range trs {
+		t.Run(tr.name, func(t *testing.T) {
+			client := Client(t, tr.make(t))
+			test(t, client)
+		})
+	}
+}
+
+// Client returns a client on tr with its topics bootstrapped (one
+// partition), closed when t ends.
+func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
+	t.Helper()
+	client := runtime.NewClient(tr, runtime.ClientOptions{})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Bootstrap(t.Context(), 1); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	return client
+}
+
+// MemClient is Client on a fresh embedded log, for tests whose rule does
+// not depend on the transport.
+func MemClient(t *testing.T) *runtime.Client {
+	t.Helper()
+	return Client(t, memlog.New("bridges"))
+}
+
+// Envelopes are the AGDX envelopes of conversation conv on topic, in log
+// order; a plain message is a nil entry.
+func Envelopes(t *testing.T, client *runtime.Client, conv wire.ID, topic string) []*wire.Envelope {
+	t.Helper()
+	h, err := bridge.Read(t.Context(), client.Transport(), conv, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*wire.Envelope, len(h))
+	for i, m := range h {
+		out[i] = m.Envelope
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// handler runs a tool call on the log. A refused bridge path is a protocol
+// error; arguments that do not fit the input schema, an agent's failure and
+// a missed deadline are tool results with isError, so the model can read
+// them and try again.
+func (b *Bridge) handler(t *tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		hops, err := b.hops(req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		args, err := t.arguments(req.Params.Arguments)
+		if err != nil {
+			return failure(err), nil
+		}
+		body, err := t.op.EncodeInput(args)
+		if err != nil {
+			if errors.Is(err, bridge.ErrInput) {
+				return failure(err), nil
+			}
+			return nil, err
+		}
+		deadline, err := b.deadline(ctx, req.Params.Meta)
+		if err != nil {
+			return failure(err), nil
+		}
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		c := call{b: b, t: t, conv: b.client.IDs().NewID(), body: body, hops: hops, deadline: deadline}
+		var res *mcp.CallToolResult
+		switch t.op.Kind {
+		case runtime.OperationRequest:
+			res, err = c.request(ctx)
+		case runtime.OperationStream:
+			res, err = c.stream(ctx, req)
+		default:
+			res, err = c.oneWay(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta[MetaConversation] = c.conv.String()
+		return res, nil
+	}
+}
+
+// call is one tools/call on its way to the log.
+type call struct {
+	b    *Bridge
+	t    *tool
+	conv wire.ID
+	body []byte
+	hops []string
+	// deadline is the call's, sent as the envelope's.
+	deadline time.Time
+}
+
+func (c *call) command() runtime.Command {
+	return runtime.Command{Topic: c.t.op.Topic, From: c.b.cfg.ID, Target: c.t.op.Agent, Body: c.body}
+}
+
+// requestOptions carry the operation, the call's deadline (to the agent and
+// as the wait), the conversation and the bridge path.
+func (c *call) requestOptions() []runtime.RequestOption {
+	deadline := c.deadline
+	opts := []runtime.RequestOption{
+		runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
+		runtime.WithDeadline(deadline), runtime.WithTimeout(deadline.Sub(c.b.client.Clock().Now())),
+		runtime.WithConversation(c.conv), bridge.WithHops(c.hops),
+	}
+	if c.t.op.ReplyTopic != "" {
+		opts = append(opts, runtime.WithReplyTopic(c.t.op.ReplyTopic))
+	}
+	return opts
+}
+
+func (c *call) request(ctx context.Context) (*mcp.CallToolResult, error) {
+	m, err := c.b.client.Request(ctx, c.command(), c.requestOptions()...)
+	if err != nil {
+		return agentFailure(err)
+	}
+	out, err := c.t.op.OutputJSON(m)
+	if err != nil {
+		return failure(err), nil
+	}
+	return c.success(out, c.t.wrapOut)
+}
+
+func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	opts := make([]runtime.StreamOption, 0, 8)
+	for _, o := range c.requestOptions() {
+		opts = append(opts, o)
+	}
+	token := req.Params.GetProgressToken()
+	items := []json.RawMessage{}
+	for chunk, err := range c.b.client.RequestStream(ctx, c.command(), opts...) {
+		if err != nil {
+			res, perr := agentFailure(err)
+			if res != nil {
+				res.StructuredContent = map[string]any{itemsProperty: items}
+			}
+			return res, perr
+		}
+		item, err := c.t.op.ItemJSON(chunk)
+		if err != nil {
+			return failure(err), nil
+		}
+		items = append(items, item)
+		if token != nil {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: float64(len(items)), Message: string(item),
+			}); err != nil {
+				return nil, fmt.Errorf("mcp: progress of %s: %w", c.t.def.Name, err)
+			}
+		}
+	}
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	return c.success(raw, itemsProperty)
+}
+
+// oneWay puts a command (or an event) on the log and reports it accepted.
+func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
+	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
+		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
+	var err error
+	if c.t.op.Kind == runtime.OperationEvent {
+		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
+	} else {
+		cmdOpts := make([]runtime.CommandOption, 0, len(opts)+1)
+		for _, o := range opts {
+			cmdOpts = append(cmdOpts, o)
+		}
+		cmdOpts = append(cmdOpts, runtime.WithDeadline(c.deadline))
+		_, err = c.b.client.SendCommand(ctx, c.command(), cmdOpts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: %w", c.t.def.Name, err)
+	}
+	out, _ := json.Marshal(map[string]any{"accepted": true, "conversation": c.conv.String()})
+	return c.success(out, "")
+}
+
+// success is a result carrying out as structured content (under property
+// when set) and as its JSON text.
+func (c *call) success(out json.RawMessage, property string) (*mcp.CallToolResult, error) {
+	var structured any
+	if err := json.Unmarshal(out, &structured); err != nil {
+		return nil, err
+	}
+	if property != "" {
+		structured = map[string]any{property: structured}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: jsonText(structured)}},
+		StructuredContent: structured,
+	}, nil
+}
+
+// agentFailure turns what the agent answered with (an AGDX error, or no
+// answer in time) into a tool error; other errors (the log is down) stay
+// protocol errors.
+func agentFailure(err error) (*mcp.CallToolResult, error) {
+	var re *runtime.RemoteError
+	switch {
+	case errors.As(err, &re):
+		res := failure(err)
+		res.StructuredContent = map[string]any{"error": map[string]any{"code": re.Code.String(), "message": re.Message, "retryable": re.Retryable}}
+		return res, nil
+	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return failure(fmt.Errorf("no answer before the call's deadline: %w", err)), nil
+	}
+	return nil, err
+}
+
+func failure(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+}

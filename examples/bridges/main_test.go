@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMain lets the test binary stand in for `bridges -stdio`, so the stdio
+// test launches a real process as a desktop client does.
+func TestMain(m *testing.M) {
+	if os.Getenv("LASER_BRIDGES_STDIO") == "1" {
+		if err := serveStdio(context.Background()); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestBridgesExampleDrivesTheHelpdeskOverMCPAGUIAndA2A(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(t.Context(), &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`mcp: helpdesk_classify -> {"category":"outage","urgent":true}`,
+		`mcp: helpdesk_classify without text -> isError=true: helpdesk: the ticket has no text (invalid_request)`,
+		`mcp: progress "Hello "`,
+		`mcp: progress "it. "`,
+		`ag-ui: TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END`,
+		`ag-ui: the assistant said "Hello ada, we are on it."`,
+		`a2a: message/send -> task submitted`,
+		`a2a: tasks/get -> completed {"kind":"data","data":{"category":"billing","urgent":false}}`,
+		`desktop MCP client config:`,
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w+"\n") {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &cfg); err != nil {
+		t.Fatalf("the last line is no config: %v", err)
+	}
+	if s := cfg.MCPServers["laser-helpdesk"]; s.Command != "go" || !strings.Contains(strings.Join(s.Args, " "), "run ./examples/bridges -stdio") {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+func TestBridgesExampleServesMCPOverStdio(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "LASER_BRIDGES_STDIO=1")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "helpdesk_classify", Arguments: Ticket{Customer: "cy", Text: "refund please"}})
+	if err != nil || res.IsError {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	if got := res.StructuredContent.(map[string]any)["category"]; got != "billing" {
+		t.Fatalf("category %v, want billing", got)
+	}
+}
