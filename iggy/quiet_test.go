@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/lasertest"
 )
 
 // lockedBuffer is a buffer the standard logger and the test share.
@@ -69,5 +71,56 @@ func TestDialWithATokenLogsIn(t *testing.T) {
 	_ = tr.Close()
 	if _, err := iggy.Dial(testContext(t), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
 		t.Fatal("an unknown token logged in")
+	}
+}
+
+// notifyingBuffer is a lockedBuffer that says when something was written.
+type notifyingBuffer struct {
+	lockedBuffer
+	wrote chan struct{}
+}
+
+func (w *notifyingBuffer) Write(p []byte) (int, error) {
+	n, err := w.lockedBuffer.Write(p)
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// TestAFailedHeartbeatIsLoggedOnTheTransportsLogger: the link pings on its
+// own schedule, and a ping to a server that went away is the transport's
+// to log, never the process's standard logger (the SDK's heartbeat printed
+// "[WARN] heartbeat failed" there).
+func TestAFailedHeartbeatIsLoggedOnTheTransportsLogger(t *testing.T) {
+	var std lockedBuffer
+	prev, flags := log.Writer(), log.Flags()
+	log.SetOutput(&std)
+	t.Cleanup(func() { log.SetOutput(prev); log.SetFlags(flags) })
+	own := &notifyingBuffer{wrote: make(chan struct{}, 1)}
+	logger := slog.New(slog.NewTextHandler(own, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
+
+	s := iggytest.Start(t)
+	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.WithLogger(logger), iggy.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	s.Close()
+	for !strings.Contains(own.String(), "heartbeat failed") {
+		if err := clock.BlockUntil(testContext(t), 1); err != nil {
+			t.Fatalf("the link never waited for its heartbeat: %v\n%s", err, own.String())
+		}
+		clock.Advance(5 * time.Second)
+		select {
+		case <-own.wrote:
+		case <-testContext(t).Done():
+			t.Fatalf("no heartbeat failure was logged:\n%s", own.String())
+		}
+	}
+	if std.String() != "" {
+		t.Fatalf("the standard logger got:\n%s", std.String())
 	}
 }

@@ -11,6 +11,16 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 )
 
+// sdkTCP is the SDK's TCP client behind c: c itself, or the one an
+// IggyClient wraps; nil for any other client.
+func sdkTCP(c iggcon.Client) *tcp.IggyTcpClient {
+	if ic, ok := c.(*client.IggyClient); ok {
+		c = ic.Client
+	}
+	tc, _ := c.(*tcp.IggyTcpClient)
+	return tc
+}
+
 // sdkSocket digs the TCP socket out of an SDK v0.8.0 client, or returns nil
 // when the client is not the layout this was written against.
 //
@@ -21,12 +31,8 @@ import (
 // read once, right after the constructor returned it, before any other
 // goroutine uses the client; nothing writes it afterwards.
 func sdkSocket(c iggcon.Client) net.Conn {
-	ic, ok := c.(*client.IggyClient)
-	if !ok {
-		return nil
-	}
-	tc, ok := ic.Client.(*tcp.IggyTcpClient)
-	if !ok || tc == nil {
+	tc := sdkTCP(c)
+	if tc == nil {
 		return nil
 	}
 	f := reflect.ValueOf(tc).Elem().FieldByName("conn")
@@ -41,16 +47,12 @@ func sdkSocket(c iggcon.Client) net.Conn {
 // was written against.
 //
 // Why: the subscription polls over the client's socket with its own codec
-// (see rawpoll.go), and the SDK's heartbeat goroutine pings on the same
+// (see rawpoll.go), and the link's heartbeat pings through the SDK on the same
 // socket every five seconds; holding the SDK's own mutex keeps the two
 // exchanges from interleaving.
 func sdkMutex(c iggcon.Client) *sync.Mutex {
-	ic, ok := c.(*client.IggyClient)
-	if !ok {
-		return nil
-	}
-	tc, ok := ic.Client.(*tcp.IggyTcpClient)
-	if !ok || tc == nil {
+	tc := sdkTCP(c)
+	if tc == nil {
 		return nil
 	}
 	// The SDK decompresses polled payloads only when told to; the codec

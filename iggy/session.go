@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
@@ -25,13 +24,18 @@ type link struct {
 	sdkMu    *sync.Mutex
 	once     sync.Once
 	inlineMu sync.Mutex // serializes boundedInline's use of the socket deadline
+	// closed ends the link's heartbeat.
+	closed chan struct{}
 }
 
 // close ends the link without waiting: closing the socket fails a call in
 // flight, which lets the SDK's Close (run aside, as it waits for that call)
-// finish and stop the heartbeat.
+// finish, and the heartbeat stops.
 func (l *link) close() {
 	l.once.Do(func() {
+		if l.closed != nil {
+			close(l.closed)
+		}
 		if l.socket != nil {
 			_ = l.socket.Close()
 		}
@@ -263,8 +267,15 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 
 	ch := make(chan built, 1)
 	go func() {
-		c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(t.cs.addr)))
-		ch <- built{c, err}
+		// The TCP client itself, not client.NewIggyClient: that one starts a
+		// heartbeat that prints its failures on the process's standard
+		// logger. The link runs its own (heartbeat below).
+		c, err := tcp.NewIggyTcpClient(tcp.WithServerAddress(t.cs.addr))
+		if err != nil {
+			ch <- built{nil, err}
+			return
+		}
+		ch <- built{c, nil}
 	}()
 	var b built
 	select {
@@ -279,7 +290,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 	if b.err != nil {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
 	}
-	l := &link{client: b.c, socket: sdkSocket(b.c), sdkMu: sdkMutex(b.c)}
+	l := &link{client: b.c, socket: sdkSocket(b.c), sdkMu: sdkMutex(b.c), closed: make(chan struct{})}
 	class, _, err := t.bounded(ctx, l, func(c iggcon.Client) error {
 		if l.socket != nil && l.sdkMu != nil {
 			// Our own login frame: the SDK's login asks for cluster metadata
@@ -306,7 +317,27 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		return nil, wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", t.cs.addr, err))
 	}
 	t.cfg.logger.Debug("iggy: logged in", "addr", t.cs.addr, "token", t.cs.token != "")
+	go t.heartbeat(l)
 	return l, nil
+}
+
+// heartbeatInterval is how often an idle link pings, as the SDK's own
+// heartbeat did: servers close connections that stay silent.
+const heartbeatInterval = 5 * time.Second
+
+// heartbeat pings over l every heartbeatInterval until l is closed; a
+// failure is the transport's to log (at debug: the next call reconnects).
+func (t *Transport) heartbeat(l *link) {
+	for {
+		select {
+		case <-l.closed:
+			return
+		case <-t.cfg.clock.After(heartbeatInterval):
+		}
+		if _, _, err := t.bounded(context.Background(), l, func(c iggcon.Client) error { return c.Ping() }); err != nil {
+			t.cfg.logger.Debug("iggy: heartbeat failed", "addr", t.cs.addr, "err", err)
+		}
+	}
 }
 
 // built is what the SDK constructor returned.
