@@ -13,7 +13,6 @@ import (
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
-	"github.com/lasergo/laser/wire"
 )
 
 // approvalsCommand lists the requests for human input nobody answered yet
@@ -58,17 +57,6 @@ type approvalView struct {
 	// answer would go to whichever one the asker waits on, so neither can
 	// be answered from here.
 	Duplicate bool `json:"duplicate,omitempty"`
-}
-
-// sharedCorrelations counts the pending requests of each correlation.
-func sharedCorrelations(pending []*runtime.Message) map[wire.ID]int {
-	n := make(map[wire.ID]int, len(pending))
-	for _, m := range pending {
-		if c := m.Envelope.Correlation; c != nil {
-			n[*c]++
-		}
-	}
-	return n
 }
 
 func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) error {
