@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	goruntime "runtime"
+
 	"github.com/lasergo/laser/wire"
 )
 
@@ -57,6 +59,12 @@ const (
 	// watermark to spanFactor × MaxQueuedRecords: it bounds the watermark's
 	// memory and what a crash redelivers while one record holds its key.
 	spanFactor = 8
+	// fastHandler is the average handling time below which handing records
+	// to more workers than there are processors costs more than it gains:
+	// then at most GOMAXPROCS workers run, unless the ready keys wait
+	// longer than stallWait for any record to finish (see watchLocked).
+	fastHandler = 50 * time.Microsecond
+	stallWait   = time.Millisecond
 )
 
 // orderKey is the unit of order of a record: a conversation, a key of
@@ -145,8 +153,15 @@ type keyedSet struct {
 	// progress, when set, is closed at the next finished record: the
 	// intake waits on it for a key's share or a partition's span.
 	progress chan struct{}
-	closing  bool  // no record starts any more
-	failed   error // first failure
+	// avg is the moving average of how long a record takes to handle;
+	// it starts high, so a consumer of slow handlers ramps up at once.
+	avg      time.Duration
+	fastCap  int    // workers that run at once while handlers are fast
+	finished uint64 // records finished, for the stall watch
+	watching bool   // a stall watch is armed
+	wakeDue  bool   // ready keys wait for the intake to wake workers
+	closing  bool   // no record starts any more
+	failed   error  // first failure
 	wake     chan struct{}
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
@@ -171,6 +186,8 @@ func (s *session) runKeyed(ctx context.Context) error {
 		k:       s.startCommitBehind(),
 		keys:    make(map[orderKey]*keyQueue),
 		wm:      newWatermark(),
+		avg:     stallWait,
+		fastCap: goruntime.GOMAXPROCS(0),
 		wake:    make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
@@ -240,6 +257,7 @@ func (ks *keyedSet) poll() error {
 			}
 		}
 		slab.reset(0)
+		ks.wakeWorkers()
 	}
 }
 
@@ -283,6 +301,9 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	j.size = ks.size(&j.rec)
 	ks.mu.Lock()
 	for !ks.closing && ks.wm.span(j.rec.Partition) >= ks.span {
+		if ks.wakeDue {
+			ks.wakeLocked()
+		}
 		// The partition's oldest unfinished record holds it: wait for a
 		// record to finish.
 		if ks.progress == nil {
@@ -311,22 +332,28 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	if q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB) {
 		*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
 	} else {
-		ks.mu.Unlock()
-		if !ks.records.acquire(1, s.stop, s.workCtx.Done()) {
-			return false
-		}
-		if !ks.bytes.acquire(j.size, s.stop, s.workCtx.Done()) {
-			ks.records.release(1)
-			return false
-		}
-		ks.mu.Lock()
-		if ks.closing {
+		if !ks.tryAcquire(j.size) {
+			// The bound is full: the ready keys must run for it to empty.
+			if ks.wakeDue {
+				ks.wakeLocked()
+			}
 			ks.mu.Unlock()
-			ks.records.release(1)
-			ks.bytes.release(j.size)
-			return false
+			if !ks.records.acquire(1, s.stop, s.workCtx.Done()) {
+				return false
+			}
+			if !ks.bytes.acquire(j.size, s.stop, s.workCtx.Done()) {
+				ks.records.release(1)
+				return false
+			}
+			ks.mu.Lock()
+			if ks.closing {
+				ks.mu.Unlock()
+				ks.records.release(1)
+				ks.bytes.release(j.size)
+				return false
+			}
+			q = ks.keys[key]
 		}
-		q = ks.keys[key]
 	}
 	j.mark = ks.wm.take(j.rec.Position)
 	if q == nil {
@@ -342,6 +369,19 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		ks.dispatch(q)
 	}
 	ks.mu.Unlock()
+	return true
+}
+
+// tryAcquire takes one record of size from the global bound if it is free
+// now.
+func (ks *keyedSet) tryAcquire(size int64) bool {
+	if !ks.records.tryAcquire(1) {
+		return false
+	}
+	if !ks.bytes.tryAcquire(size) {
+		ks.records.release(1)
+		return false
+	}
 	return true
 }
 
@@ -362,19 +402,81 @@ func (ks *keyedSet) newQueue(key orderKey) *keyQueue {
 // dispatch hands a key that has a record to start to a worker when a slot
 // is free (an idle worker, or a new one), else to the back of the ready
 // list; mu held.
+//
+// While handlers are fast, a key waits in the ready list instead and the
+// intake wakes workers (at most GOMAXPROCS) once per batch or before it
+// waits: a wake per record would cost more than the handler.
 func (ks *keyedSet) dispatch(q *keyQueue) {
-	if ks.running >= ks.n || len(ks.returners) > 0 {
-		q.next = nil
-		if ks.readyTail == nil {
-			ks.readyHead = q
-		} else {
-			ks.readyTail.next = q
-		}
-		ks.readyTail = q
+	switch {
+	case ks.running >= ks.n || len(ks.returners) > 0:
+		ks.dispatchBack(q)
+	case ks.avg < fastHandler:
+		ks.dispatchBack(q)
+		ks.wakeDue = true
+	default:
+		ks.running++
+		ks.startOn(q)
+	}
+}
+
+// wakeLocked starts workers for ready keys: up to GOMAXPROCS of them while
+// handlers are fast (arming the stall watch when keys are left waiting),
+// else up to n. mu held.
+func (ks *keyedSet) wakeLocked() {
+	ks.wakeDue = false
+	limit := ks.n
+	if ks.avg < fastHandler {
+		limit = min(ks.n, ks.fastCap)
+	}
+	for ks.readyHead != nil && ks.running < limit && len(ks.returners) == 0 && !ks.closing {
+		ks.running++
+		ks.startOn(ks.popReady())
+	}
+	if ks.readyHead != nil && limit < ks.n {
+		ks.watchLocked()
+	}
+}
+
+// wakeWorkers is wakeLocked for the intake, when a batch is queued or before it
+// waits for room.
+func (ks *keyedSet) wakeWorkers() {
+	ks.mu.Lock()
+	if ks.wakeDue {
+		ks.wakeLocked()
+	}
+	ks.mu.Unlock()
+}
+
+// watchLocked arms the stall watch: while handlers are fast, ready keys
+// wait for the few running workers, which is cheaper than waking one
+// worker per key; should no record finish within stallWait (the handlers
+// turned slow, or are stuck) the watch starts workers for the ready keys
+// up to n. mu held.
+func (ks *keyedSet) watchLocked() {
+	if ks.watching || ks.closing {
 		return
 	}
-	ks.running++
-	ks.startOn(q)
+	ks.watching = true
+	from := ks.finished
+	// Real time, like commit pacing: the watch changes how soon a key
+	// starts, never the order or the outcome of any record.
+	time.AfterFunc(stallWait, func() {
+		ks.mu.Lock()
+		defer ks.mu.Unlock()
+		ks.watching = false
+		if ks.closing || ks.readyHead == nil {
+			return
+		}
+		if ks.finished == from {
+			ks.avg = stallWait // slow for now: let keys start on slots of their own
+			for ks.readyHead != nil && ks.running < ks.n && len(ks.returners) == 0 {
+				ks.running++
+				ks.startOn(ks.popReady())
+			}
+			return
+		}
+		ks.watchLocked()
+	})
 }
 
 // startOn gives q and a slot to an idle worker or a new one; mu held.
@@ -410,6 +512,9 @@ func (ks *keyedSet) work(q *keyQueue) {
 	// The worker's context carries it, so a retry wait can lend its slot
 	// (see retryWait).
 	ctx := context.WithValue(ks.s.workCtx, keyWorkerKey{}, w)
+	// One job per worker, reused: the pipeline keeps a pointer to its
+	// record, which would otherwise move every job to the heap.
+	j := new(keyJob)
 	for q != nil {
 		ks.mu.Lock()
 		// After a graceful stop no record starts, though intake may not
@@ -419,18 +524,20 @@ func (ks *keyedSet) work(q *keyQueue) {
 			ks.mu.Unlock()
 			return
 		}
-		j := q.pop()
+		*j = q.pop()
 		ks.mu.Unlock()
 		var err error
+		began := time.Now()
 		if !j.deferred {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
 			ks.records.release(1)
 			ks.bytes.release(j.size)
-		} else if err = ks.reread(ctx, &j); err == nil && (j.m != nil || j.err != nil) {
+		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
 		}
 		var exit bool
-		q, exit = ks.finish(w, q, &j, err)
+		q, exit = ks.finish(w, q, j, err, time.Since(began))
+		*j = keyJob{} // an idle worker keeps no message alive
 		if exit {
 			return
 		}
@@ -464,9 +571,11 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 
 // finish records j's result and returns the key this worker handles next
 // (nil: it went idle), or exit once the scheduler is closing.
-func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error) (next *keyQueue, exit bool) {
+func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took time.Duration) (next *keyQueue, exit bool) {
 	kick := false
 	ks.mu.Lock()
+	ks.finished++
+	ks.avg += (took - ks.avg) / 8
 	q.bytes -= j.size
 	if err != nil {
 		ks.failLocked(err)

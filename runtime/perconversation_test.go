@@ -602,3 +602,47 @@ func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
 		t.Fatalf("err = %v, want ErrConfig", err)
 	}
 }
+
+func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
+	const n, warm = 8, 300
+	log := newLog(t, 1, runtime.SystemClock{})
+	var in atomic.Int32
+	barrier := make(chan struct{})
+	finished := make(chan struct{}, warm+n)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			if strings.HasPrefix(string(c.Message().Body()), "slow") {
+				// Only n handlers inside at once open it: after a run of
+				// fast handlers the scheduler runs few workers, and must
+				// start more once these stall.
+				if in.Add(1) == n {
+					close(barrier)
+				}
+				select {
+				case <-barrier:
+				case <-c.Done():
+					return c.Err()
+				}
+			}
+			finished <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(n)},
+	})
+	for i := range warm {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("fast%d", i))
+	}
+	for range warm {
+		recv(t, finished, "a fast record")
+	}
+	for i := range n {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("slow%d", i))
+	}
+	for range n {
+		recv(t, finished, fmt.Sprintf("%d slow handlers at once", n))
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
