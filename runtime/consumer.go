@@ -39,11 +39,11 @@ type Concurrency struct {
 	// by the poller. Zero means Serial: one message at a time overall.
 	Lanes int
 	// Handlers is the most handlers PerConversation runs at once, each
-	// conversation (or OrderKey) in order; it excludes Lanes.
+	// conversation (or OrderedBy key) in order; it excludes Lanes.
 	Handlers int
-	// OrderKey, for PerConversation, orders records by its result instead
-	// of by conversation (see OrderedBy).
-	OrderKey func(m *Message) string
+	// orderBy, for PerConversation, orders records by a key instead of by
+	// conversation (see OrderedBy); a pointer keeps Concurrency comparable.
+	orderBy *orderKeyFunc
 }
 
 // Serial handles one message at a time across every partition: the ordered,

@@ -32,8 +32,19 @@ func PerConversation(n int) Concurrency { return Concurrency{Handlers: max(n, 1)
 // an empty key (or a panic) orders the record by its partition. Only
 // PerConversation honours it.
 func (c Concurrency) OrderedBy(key func(m *Message) string) Concurrency {
-	c.OrderKey = key
+	c.orderBy = &orderKeyFunc{key: key}
 	return c
+}
+
+// orderKeyFunc holds the key function of OrderedBy.
+type orderKeyFunc struct{ key func(*Message) string }
+
+// orderKey returns OrderedBy's key function, or nil.
+func (c Concurrency) orderKey() func(*Message) string {
+	if c.orderBy == nil {
+		return nil
+	}
+	return c.orderBy.key
 }
 
 // String names the mode: "serial", "lanes=4", "perconversation=256".
@@ -176,7 +187,7 @@ func (s *session) runKeyed(ctx context.Context) error {
 	ks := &keyedSet{
 		s:       s,
 		n:       cfg.Concurrency.Handlers,
-		custom:  cfg.Concurrency.OrderKey,
+		custom:  cfg.Concurrency.orderKey(),
 		records: newWeighted(int64(cfg.MaxQueuedRecords)),
 		bytes:   newWeighted(int64(cfg.MaxQueuedBytes)),
 		maxB:    int64(cfg.MaxQueuedBytes),
