@@ -215,7 +215,7 @@ func (c *Consumer) Running() bool { return c.running.Load() }
 // consumer or one not running).
 func (c *Consumer) Queued() (records, bytes int64) {
 	if ks := c.hooks.keyed.Load(); ks != nil {
-		return ks.records.used(), ks.bytes.used()
+		return ks.queued()
 	}
 	ls := c.hooks.lanes.Load()
 	if ls == nil {

@@ -141,16 +141,15 @@ type keyWorker struct {
 // moves its key to the back of the ready list when more records wait, so
 // keys take turns. All of it is guarded by mu.
 type keyedSet struct {
-	s       *session
-	n       int
-	custom  func(*Message) string
-	records *weighted
-	bytes   *weighted
-	maxB    int64
-	share   int   // records one key may hold
-	shareB  int64 // bytes one key may hold
-	span    int   // records of a partition past its watermark
-	k       *commitBehind
+	s      *session
+	n      int
+	custom func(*Message) string
+	maxN   int64 // MaxQueuedRecords
+	maxB   int64 // MaxQueuedBytes
+	share  int   // records one key may hold
+	shareB int64 // bytes one key may hold
+	span   int   // records of a partition past its watermark
+	k      *commitBehind
 
 	mu        sync.Mutex
 	keys      map[orderKey]*keyQueue
@@ -161,6 +160,8 @@ type keyedSet struct {
 	idle      []*keyWorker
 	returners []chan struct{} // workers back from a retry wait, wanting a slot
 	wm        watermark
+	queuedN   int64 // records the global bound holds (waiting or running)
+	queuedB   int64 // their bytes
 	// progress, when set, is closed at the next finished record: the
 	// intake waits on it for a key's share or a partition's span.
 	progress chan struct{}
@@ -188,8 +189,7 @@ func (s *session) runKeyed(ctx context.Context) error {
 		s:       s,
 		n:       cfg.Concurrency.Handlers,
 		custom:  cfg.Concurrency.orderKey(),
-		records: newWeighted(int64(cfg.MaxQueuedRecords)),
-		bytes:   newWeighted(int64(cfg.MaxQueuedBytes)),
+		maxN:    int64(cfg.MaxQueuedRecords),
 		maxB:    int64(cfg.MaxQueuedBytes),
 		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
 		shareB:  max(int64(cfg.MaxQueuedBytes)/keyShareDivisor, 1),
@@ -311,12 +311,29 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	key := ks.keyOf(j)
 	j.size = ks.size(&j.rec)
 	ks.mu.Lock()
-	for !ks.closing && ks.wm.span(j.rec.Partition) >= ks.span {
+	var q *keyQueue
+	for {
+		if ks.closing {
+			ks.mu.Unlock()
+			return false
+		}
+		q = ks.keys[key]
+		deferred := q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB)
+		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.fits(j.size)) {
+			if deferred {
+				*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
+			} else {
+				ks.queuedN++
+				ks.queuedB += j.size
+			}
+			break
+		}
+		// The bound is full, or the partition's oldest unfinished record
+		// holds it: the ready keys must run, and intake waits for a
+		// record to finish.
 		if ks.wakeDue {
 			ks.wakeLocked()
 		}
-		// The partition's oldest unfinished record holds it: wait for a
-		// record to finish.
 		if ks.progress == nil {
 			ks.progress = make(chan struct{})
 		}
@@ -332,39 +349,6 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 			return false
 		}
 		ks.mu.Lock()
-	}
-	if ks.closing {
-		ks.mu.Unlock()
-		return false
-	}
-	// Only intake adds to a queue, so a key over its share now stays over
-	// it while intake waits for the global bound below.
-	q := ks.keys[key]
-	if q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB) {
-		*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
-	} else {
-		if !ks.tryAcquire(j.size) {
-			// The bound is full: the ready keys must run for it to empty.
-			if ks.wakeDue {
-				ks.wakeLocked()
-			}
-			ks.mu.Unlock()
-			if !ks.records.acquire(1, s.stop, s.workCtx.Done()) {
-				return false
-			}
-			if !ks.bytes.acquire(j.size, s.stop, s.workCtx.Done()) {
-				ks.records.release(1)
-				return false
-			}
-			ks.mu.Lock()
-			if ks.closing {
-				ks.mu.Unlock()
-				ks.records.release(1)
-				ks.bytes.release(j.size)
-				return false
-			}
-			q = ks.keys[key]
-		}
 	}
 	j.mark = ks.wm.take(j.rec.Position)
 	if q == nil {
@@ -383,17 +367,17 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	return true
 }
 
-// tryAcquire takes one record of size from the global bound if it is free
-// now.
-func (ks *keyedSet) tryAcquire(size int64) bool {
-	if !ks.records.tryAcquire(1) {
-		return false
-	}
-	if !ks.bytes.tryAcquire(size) {
-		ks.records.release(1)
-		return false
-	}
-	return true
+// fits reports whether a record of size fits the global bound now (a
+// record always fits an empty queue); mu held.
+func (ks *keyedSet) fits(size int64) bool {
+	return ks.queuedN == 0 || ks.queuedN < ks.maxN && ks.queuedB+size <= ks.maxB
+}
+
+// queued returns the records and bytes the bound holds.
+func (ks *keyedSet) queued() (records, bytes int64) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.queuedN, ks.queuedB
 }
 
 // newQueue returns an empty queue for key, registered; mu held.
@@ -541,8 +525,6 @@ func (ks *keyedSet) work(q *keyQueue) {
 		began := time.Now()
 		if !j.deferred {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
-			ks.records.release(1)
-			ks.bytes.release(j.size)
 		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
 		}
@@ -588,6 +570,10 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	ks.finished++
 	ks.avg += (took - ks.avg) / 8
 	q.bytes -= j.size
+	if !j.deferred {
+		ks.queuedN--
+		ks.queuedB -= j.size
+	}
 	if err != nil {
 		ks.failLocked(err)
 	} else if p, moved := ks.wm.finish(j.mark); moved {
@@ -740,8 +726,8 @@ func (ks *keyedSet) closeLocked() {
 		for q.waiting() > 0 {
 			if j := q.pop(); !j.deferred {
 				q.bytes -= j.size
-				ks.records.release(1)
-				ks.bytes.release(j.size)
+				ks.queuedN--
+				ks.queuedB -= j.size
 			}
 		}
 	}

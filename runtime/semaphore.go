@@ -35,17 +35,6 @@ func (s *weighted) acquire(n int64, cancel ...<-chan struct{}) bool {
 	}
 }
 
-// tryAcquire takes n units if they are free now.
-func (s *weighted) tryAcquire(n int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.avail < n {
-		return false
-	}
-	s.avail -= n
-	return true
-}
-
 // release returns n units and wakes every waiter.
 func (s *weighted) release(n int64) {
 	s.mu.Lock()
