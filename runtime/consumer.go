@@ -267,7 +267,8 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 //
 // Closing stop is the graceful path: polling stops, in-flight (and, with
 // lanes, queued) messages finish within ShutdownGrace, their offsets are
-// committed, the member leaves its group and Run returns nil; if the grace
+// committed (with PerConversation up to the watermark: queued records stay
+// for the next owner), the member leaves its group and Run returns nil; if the grace
 // runs out Run returns an ErrTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its
