@@ -380,6 +380,17 @@ func (ks *keyedSet) queued() (records, bytes int64) {
 	return ks.queuedN, ks.queuedB
 }
 
+// recycle keeps an emptied queue for reuse, unless the free list holds
+// as many as there are slots or the queue grew long (a deferred backlog):
+// an idle consumer keeps little; mu held.
+func (ks *keyedSet) recycle(q *keyQueue) {
+	if len(ks.free) >= ks.n || cap(q.jobs) > 64 {
+		return
+	}
+	*q = keyQueue{jobs: q.jobs[:0]}
+	ks.free = append(ks.free, q)
+}
+
 // newQueue returns an empty queue for key, registered; mu held.
 func (ks *keyedSet) newQueue(key orderKey) *keyQueue {
 	var q *keyQueue
@@ -593,8 +604,7 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 		q.scheduled = false
 		if q.bytes == 0 {
 			delete(ks.keys, q.key)
-			q.jobs, q.head = q.jobs[:0], 0
-			ks.free = append(ks.free, q)
+			ks.recycle(q)
 		}
 	}
 	switch {
