@@ -41,7 +41,7 @@ func TestCrashRecoveryRedis(t *testing.T) {
 				defer cancel()
 				addr := b.addr(t, ctx)
 				c := &crashRun{
-					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills, seed: seed,
+					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, handlers: v.handlers, kills: kills, seed: seed,
 					name:  "redis/" + b.name + "/" + v.name,
 					topic: fmt.Sprintf("rel-rcmd-%d-%s-%d", seed, v.name, time.Now().UnixNano()),
 				}
@@ -52,11 +52,15 @@ func TestCrashRecoveryRedis(t *testing.T) {
 	}
 }
 
-// runReplicas is run with several replicas deduplicating on Redis.
+// runReplicas is run with several replicas deduplicating on Redis, or in
+// memory each when redisAddr is "".
 func (c *crashRun) runReplicas(n int, redisAddr string) {
 	t := c.t
 	c.setUp(n)
 	replica := func(i int) *proc {
+		if redisAddr == "" {
+			return c.startWorker()
+		}
 		// A short lease: a replica killed mid-message holds up the one that
 		// takes its partition for at most this long.
 		return c.startWorker("-redis", redisAddr, "-owner", fmt.Sprintf("replica-%d", i), "-lease", "1s")
@@ -93,11 +97,15 @@ func (c *crashRun) runReplicas(n int, redisAddr string) {
 		return nil
 	}))
 	for _, p := range procs {
+		c.awaitReady(p)
 		if err := p.terminate(30 * time.Second); err != nil {
 			t.Fatalf("final replica: %v", err)
 		}
 	}
 	c.verify(killedAt)
+	if redisAddr == "" {
+		return // in-memory dedup: a replica taking a partition handles its tail again
+	}
 
 	// Only a handler cut off by a kill (one per lane of the victim) can see
 	// its command again; Redis dropped every other redelivery.
@@ -105,7 +113,7 @@ func (c *crashRun) runReplicas(n int, redisAddr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inFlight := max(1, c.lanes)
+	inFlight := max(1, c.lanes, c.handlers)
 	if got, bound := ev.Total[reliability.EventDuplicate], len(killedAt)*inFlight; got > bound {
 		t.Errorf("%d redeliveries reached a handler; at most %d can (one per lane per kill)", got, bound)
 	}
@@ -114,4 +122,32 @@ func (c *crashRun) runReplicas(n int, redisAddr string) {
 		figures.V("redis_dedup_drops", ev.Total[reliability.EventDedup]),
 		figures.V("handler_saw_again", ev.Total[reliability.EventDuplicate]),
 	}})
+}
+
+// TestCrashRecoveryReplicas is the crash test of the PerConversation
+// consumer with several replicas in one group and in-memory dedup (the
+// Redis run above covers it with Redis when redis-server is installed):
+// replicas are SIGKILLed and restarted, so partitions move between them
+// with records in flight. Nothing is lost, no effect is applied twice
+// (the effect store's exclusive create; the event log), and within each
+// conversation every effect is applied after its predecessor's.
+func TestCrashRecoveryReplicas(t *testing.T) {
+	laser, worker := buildBinaries(t)
+	n, kills, limit := crashScale()
+	seed := crashSeed(t)
+	t.Logf("crash test seed %d (replay with %s=%d), %d commands, %d kills, %d replicas", seed, envSeed, seed, n, kills, crashReplicas)
+	for _, b := range crashBackends(laser) {
+		t.Run(b.name+"/perconversation", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
+			defer cancel()
+			addr := b.addr(t, ctx)
+			c := &crashRun{
+				t: t, ctx: ctx, addr: addr, worker: worker, handlers: crashHandlers, kills: kills, seed: seed,
+				name:  "replicas/" + b.name + "/perconversation",
+				topic: fmt.Sprintf("rel-pcmd-%d-%d", seed, time.Now().UnixNano()),
+			}
+			c.dlq = strings.Replace(c.topic, "rel-pcmd-", "rel-pdlq-", 1)
+			c.runReplicas(n, "")
+		})
+	}
 }

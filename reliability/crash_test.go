@@ -73,7 +73,7 @@ func TestCrashRecovery(t *testing.T) {
 				defer cancel()
 				addr := b.addr(t, ctx)
 				c := &crashRun{
-					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, kills: kills,
+					t: t, ctx: ctx, addr: addr, worker: worker, lanes: v.lanes, handlers: v.handlers, kills: kills,
 					seed: seed,
 					name: b.name + "/" + v.name,
 					// Lower-case letters, digits and dashes: names any Iggy accepts,
@@ -112,11 +112,19 @@ func crashBackends(laser string) []crashBackend {
 	}
 }
 
+// crashHandlers and crashConversations shape the PerConversation variant:
+// its commands share a few conversations, so each holds many, in order.
+const crashHandlers, crashConversations = 16, 24
+
+// crashVariant is a consumer shape a crash run uses.
+type crashVariant struct {
+	name     string
+	lanes    int
+	handlers int // PerConversation's n; its plan spreads commands over crashConversations
+}
+
 // crashVariants are the consumer shapes a crash run uses.
-var crashVariants = []struct {
-	name  string
-	lanes int
-}{{"serial", 0}, {"lanes", crashPartitions}}
+var crashVariants = []crashVariant{{"serial", 0, 0}, {"lanes", crashPartitions, 0}, {"perconversation", 0, crashHandlers}}
 
 // crashRun is one crash test: a backend, a consumer variant, a plan.
 type crashRun struct {
@@ -126,8 +134,11 @@ type crashRun struct {
 	addr   string
 	worker string
 	lanes  int
-	kills  int
-	seed   uint64
+	// handlers, when set, runs PerConversation(handlers) over a plan whose
+	// conversations hold many commands, and checks their order.
+	handlers int
+	kills    int
+	seed     uint64
 
 	topic, dlq string
 	tr         *iggy.Transport
@@ -155,7 +166,12 @@ func (c *crashRun) setUp(n int) {
 	if err := tr.EnsureTopics(c.ctx, crashPartitions, c.topic, c.dlq); err != nil {
 		t.Fatal(err)
 	}
-	if c.plan, err = reliability.NewPlan(c.seed, n); err != nil {
+	if c.handlers > 0 {
+		c.plan, err = reliability.NewConversationPlan(c.seed, n, crashConversations)
+	} else {
+		c.plan, err = reliability.NewPlan(c.seed, n)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	c.dir = t.TempDir()
@@ -192,6 +208,7 @@ func (c *crashRun) crashSerially() {
 	// The last incarnation finishes the work: every partition committed to
 	// its end once the producer is done.
 	final := c.startWorker()
+	c.awaitReady(final)
 	c.await(final, "every record to be handled and committed", c.finished(published, nil))
 	if err := final.terminate(30 * time.Second); err != nil {
 		t.Fatalf("final worker: %v", err)
@@ -226,12 +243,22 @@ func (c *crashRun) startWorker(extra ...string) *proc {
 	args := []string{
 		"-addr", c.addr, "-topic", c.topic, "-dlq", c.dlq,
 		"-effects", c.store.Dir(), "-events", filepath.Join(c.dir, "events.log"),
-		"-lanes", strconv.Itoa(c.lanes),
+		"-lanes", strconv.Itoa(c.lanes), "-handlers", strconv.Itoa(c.handlers),
 	}
 	args = append(args, extra...)
 	p := startProc(c.t, fmt.Sprintf("crashworker #%d", len(c.procs)+1), c.worker, args...)
 	c.procs = append(c.procs, p)
 	return p
+}
+
+// awaitReady waits until p reports ready: a worker that the test stops
+// before it installed its signal handler would die of the SIGTERM instead
+// of draining (a fast consumer may have committed everything already).
+func (c *crashRun) awaitReady(p *proc) {
+	c.t.Helper()
+	if _, err := p.waitLine(c.ctx, "ready"); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // await polls cond (the worker's effects live in another process) and
@@ -383,6 +410,10 @@ func (c *crashRun) verify(killedAt []int) {
 			t.Errorf("effect %s applied %d times", k, n)
 		}
 	}
+	// Within a conversation, every effect found its predecessor's applied.
+	for k := range ev.ByKey[reliability.EventOutOfOrder] {
+		t.Errorf("effect %s was applied before the previous command of its conversation", k)
+	}
 
 	lost := len(c.plan.Commands) - effects - len(parked)
 	if lost != 0 {
@@ -398,6 +429,7 @@ func (c *crashRun) verify(killedAt []int) {
 		figures.V("kills", len(killedAt)),
 		figures.V("starts", ev.Total[reliability.EventStart]),
 		figures.V("lost", lost),
+		figures.V("out_of_order", ev.Total[reliability.EventOutOfOrder]),
 		figures.V("seed", c.seed),
 	}})
 	t.Logf("killed at effect counts %v", killedAt)

@@ -14,14 +14,14 @@ import (
 // BenchmarkInFlightMemory reports the heap a consumer holds for the records
 // it has taken from the log but not finished: plain 256-byte messages,
 // handlers that block, so intake fills every bound (with lanes the global
-// MaxQueuedRecords, 1,024 here; Serial the batch in hand and the one read
-// ahead) before the heap is measured. inflight-B/record is the heap
+// MaxQueuedRecords, 1,024 here, and PerConversation as much less the
+// records it defers; Serial the batch in hand and the one read ahead) before the heap is measured. inflight-B/record is the heap
 // growth divided by the records polled.
 func BenchmarkInFlightMemory(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		c    runtime.Concurrency
-	}{{"serial", runtime.Serial}, {"lanes4", runtime.PerPartition(4)}} {
+	}{{"serial", runtime.Serial}, {"lanes4", runtime.PerPartition(4)}, {"perconversation256", runtime.PerConversation(256)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			const queued, batch = 1024, 256
 			var perRecord, total float64

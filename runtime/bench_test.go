@@ -9,17 +9,19 @@ import (
 
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
 )
 
 // BenchmarkConsumerThroughput measures messages per second through the
 // embedded log: b.N AGDX commands (dedup and fence on) published up front,
-// then consumed by a no-op handler, for Serial and for 4 lanes.
+// then consumed by a no-op handler, for Serial, for 4 lanes and for
+// PerConversation(256) (whose fast path must keep up with Serial's).
 func BenchmarkConsumerThroughput(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		c    runtime.Concurrency
-	}{{"serial", runtime.Serial}, {"lanes4", runtime.PerPartition(4)}} {
+	}{{"serial", runtime.Serial}, {"lanes4", runtime.PerPartition(4)}, {"perconversation256", runtime.PerConversation(256)}} {
 		b.Run(bc.name, func(b *testing.B) { benchConsume(b, bc.c, nil) })
 	}
 }
@@ -90,4 +92,13 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+}
+
+// BenchmarkSlowHandler measures a handler that waits 20 ms (a fast model or
+// API call) on the embedded log: Serial, PerPartition(4) and
+// PerConversation(256) side by side over 512 conversations × 4 records on
+// one partition, each with msgs/s and x/ideal (see
+// transporttest.SlowHandler).
+func BenchmarkSlowHandler(b *testing.B) {
+	transporttest.SlowHandler(b, func(*testing.B) runtime.Transport { return memlog.New("bench") })
 }

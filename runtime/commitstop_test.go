@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -50,8 +49,8 @@ func (s *heldCommitSub) Commit(ctx context.Context, partition uint32, offset uin
 // handled before it (within the final commit bound), whatever the commit
 // goroutine was doing.
 func TestACommitInFlightAtAHardStopStillStoresWhatWasHandled(t *testing.T) {
-	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
-		t.Run(fmt.Sprintf("lanes=%d", conc.Lanes), func(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
+		t.Run(conc.String(), func(t *testing.T) {
 			log := &heldCommitLog{Log: newLog(t, 1, runtime.SystemClock{}), inFlight: make(chan struct{}), release: make(chan struct{})}
 			c := conv()
 			plain(t, log, wire.Provenance{Conversation: c}, "m0")

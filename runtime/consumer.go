@@ -30,12 +30,19 @@ type Verifier interface {
 	VerifyObserved(env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error)
 }
 
-// Concurrency says how the consumer schedules messages across partitions.
+// Concurrency says how the consumer schedules messages: Serial,
+// PerPartition(n) or PerConversation(n).
 type Concurrency struct {
 	// Lanes is the most partitions handled concurrently, each in order on
 	// its own lane; records of partitions beyond the cap are handled inline
 	// by the poller. Zero means Serial: one message at a time overall.
 	Lanes int
+	// Handlers is the most handlers PerConversation runs at once, each
+	// conversation (or OrderedBy key) in order; it excludes Lanes.
+	Handlers int
+	// orderBy, for PerConversation, orders records by a key instead of by
+	// conversation (see OrderedBy); a pointer keeps Concurrency comparable.
+	orderBy *orderKeyFunc
 }
 
 // Serial handles one message at a time across every partition: the ordered,
@@ -94,7 +101,7 @@ type ConsumerConfig struct {
 type Tuning struct {
 	// DeadLetterTopic receives dead-letter capsules. Default "agent.dlq".
 	DeadLetterTopic string
-	// Concurrency is Serial (default) or PerPartition(n).
+	// Concurrency is Serial (default), PerPartition(n) or PerConversation(n).
 	Concurrency Concurrency
 	// MaxQueuedRecords bounds records queued across all lanes (global, so
 	// one stalled lane stops intake for every partition). Default 4096.
@@ -193,6 +200,9 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	case cfg.Handler == nil:
 		return nil, &Error{Code: CodeConfig, Msg: "consumer needs a handler"}
 	}
+	if cfg.Concurrency.Lanes > 0 && cfg.Concurrency.Handlers > 0 {
+		return nil, &Error{Code: CodeConfig, Msg: "consumer concurrency sets both Lanes and Handlers; choose PerPartition or PerConversation"}
+	}
 	if cfg.Agent != "" {
 		if _, err := parseAgentID(cfg.Agent); err != nil {
 			return nil, &Error{Code: CodeConfig, Msg: "consumer agent id", Err: err}
@@ -265,7 +275,8 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 //
 // Closing stop is the graceful path: polling stops, in-flight (and, with
 // lanes, queued) messages finish within ShutdownGrace, their offsets are
-// committed, the member leaves its group and Run returns nil; if the grace
+// committed (with PerConversation up to the watermark: queued records stay
+// for the next owner), the member leaves its group and Run returns nil; if the grace
 // runs out Run returns an ErrTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its
@@ -321,6 +332,9 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 	s := &session{c: c, sub: sub, stop: stop}
 	s.workCtx, s.cancelWork = context.WithCancel(ctx)
 	defer s.cancelWork()
+	if c.cfg.Concurrency.Handlers > 0 {
+		return s.runKeyed(ctx)
+	}
 	if c.cfg.Concurrency.Lanes > 0 {
 		return s.runLanes(ctx)
 	}
@@ -529,10 +543,8 @@ func (c *Consumer) handle(ctx context.Context, hctx *Ctx, m *Message) (outcome, 
 			return parked, c.deadLetter(ctx, m, wire.ReasonRetryExhausted, attempt, f.detail, err)
 		}
 		c.log.Warn("handler failed, retrying", "source", m.Position.String(), "attempt", attempt, "error", err)
-		select {
-		case <-c.clock.After(c.cfg.Retry.Delay(attempt - 1)):
-		case <-ctx.Done():
-			return 0, ctx.Err()
+		if err := c.retryWait(ctx, c.cfg.Retry.Delay(attempt-1)); err != nil {
+			return 0, err
 		}
 	}
 }

@@ -1059,8 +1059,8 @@ func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
 }
 
 func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.T) {
-	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
-		t.Run(fmt.Sprintf("lanes=%d", conc.Lanes), func(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
+		t.Run(conc.String(), func(t *testing.T) {
 			log := newLog(t, 1, runtime.SystemClock{})
 			c := conv()
 			for i := 0; i < 5; i++ {

@@ -60,6 +60,7 @@ func (s *seqIDs) NewID() wire.ID {
 
 // running is a consumer started by start.
 type running struct {
+	c      *runtime.Consumer
 	stop   chan struct{}
 	cancel context.CancelFunc
 	done   chan error
@@ -82,7 +83,7 @@ func start(t *testing.T, tr runtime.Transport, cfg runtime.ConsumerConfig) *runn
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{stop: make(chan struct{}), cancel: cancel, done: make(chan error, 1)}
+	r := &running{c: c, stop: make(chan struct{}), cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan struct{})
 	go func() { r.done <- c.Run(ctx, func() { close(ready) }, r.stop) }()
 	select {

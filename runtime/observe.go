@@ -133,7 +133,8 @@ func (d *Delivery) finish(o outcome, err error) {
 type consumerHooks struct {
 	chain     func(*Ctx) error
 	observers []RecordObserver
-	lanes     atomic.Pointer[laneSet] // the running lane scheduler, if any
+	lanes     atomic.Pointer[laneSet]  // the running lane scheduler, if any
+	keyed     atomic.Pointer[keyedSet] // the running PerConversation scheduler, if any
 
 	mu      sync.Mutex
 	handled map[uint32]uint64 // next offset to handle per partition, when observed
@@ -214,8 +215,12 @@ func (c *Consumer) Topic() string { return c.cfg.Topic }
 func (c *Consumer) Running() bool { return c.running.Load() }
 
 // Queued returns how many records, and how many of their bytes, wait in
-// the lanes' queues now (both 0 for a Serial consumer or one not running).
+// the lanes' (or PerConversation's) queues now (both 0 for a Serial
+// consumer or one not running).
 func (c *Consumer) Queued() (records, bytes int64) {
+	if ks := c.hooks.keyed.Load(); ks != nil {
+		return ks.queued()
+	}
 	ls := c.hooks.lanes.Load()
 	if ls == nil {
 		return 0, 0

@@ -18,8 +18,8 @@ import (
 // be collected: the consumer allocates messages in groups, and a group kept
 // by an idle loop would keep them, and what they point at, alive.
 func TestIdleConsumerKeepsNoHandledMessageAlive(t *testing.T) {
-	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
-		t.Run(map[bool]string{true: "serial", false: "lanes"}[conc.Lanes <= 1], func(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
+		t.Run(conc.String(), func(t *testing.T) {
 			const n = 5
 			log := newLog(t, 2, runtime.SystemClock{})
 			var mu sync.Mutex

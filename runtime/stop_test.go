@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -12,8 +11,8 @@ import (
 // of a batch still commits what was handled earlier in it, and nothing of
 // the record cut off.
 func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
-	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2)} {
-		t.Run(fmt.Sprintf("lanes=%d", conc.Lanes), func(t *testing.T) {
+	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
+		t.Run(conc.String(), func(t *testing.T) {
 			log := newLog(t, 1, runtime.SystemClock{})
 			c := conv()
 			plain(t, log, wire.Provenance{Conversation: c}, "m0")

@@ -77,6 +77,15 @@ func (s *EffectStore) Apply(key string, content []byte) (applied bool, err error
 	return true, nil
 }
 
+// Has reports whether key's effect is applied.
+func (s *EffectStore) Has(key string) bool {
+	if !validKey(key) {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(s.dir, key))
+	return err == nil
+}
+
 // Count returns how many effects the store holds.
 func (s *EffectStore) Count() (int, error) {
 	names, err := s.Keys()

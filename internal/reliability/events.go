@@ -23,6 +23,9 @@ const (
 	EventPoison = "poison"
 	// EventStart: a worker process started; the key is its pid.
 	EventStart = "start"
+	// EventOutOfOrder: a command's effect was applied before the effect of
+	// the previous command of its conversation (HeaderAfter).
+	EventOutOfOrder = "out-of-order"
 )
 
 // EventLog appends events to a file shared by every incarnation of the

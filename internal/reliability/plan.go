@@ -134,6 +134,44 @@ func NewCommand(seed uint64, i int, kind Kind) (Command, error) {
 	return Command{Index: i, Kind: kind, Key: key, Record: rec}, nil
 }
 
+// HeaderAfter is the header of a conversation plan's normal command naming
+// the previous normal command of its conversation: the effect handler
+// checks that its effect is already applied, so effects within a
+// conversation follow log order.
+const HeaderAfter = "rel.after"
+
+// NewConversationPlan is NewPlan with the commands spread round-robin over
+// conversations (seed, 0..conversations-1) instead of one conversation
+// each, so a conversation holds many commands, and each normal command
+// names the previous normal one of its conversation in HeaderAfter.
+func NewConversationPlan(seed uint64, n, conversations int) (*Plan, error) {
+	p, err := NewPlan(seed, n)
+	if err != nil {
+		return nil, err
+	}
+	last := make(map[int]string, conversations)
+	for i := range p.Commands {
+		cmd := &p.Commands[i]
+		conv := i % conversations
+		if cmd.Kind == Undecodable {
+			continue // no conversation to speak of: it never decodes
+		}
+		prov := wire.Provenance{Conversation: wire.IDFromUint128(seed, uint64(conv)), Agent: ProducerAgent, IdempotencyKey: cmd.Key}
+		headers, err := prov.Headers()
+		if err != nil {
+			return nil, fmt.Errorf("plan command %d: %w", i, err)
+		}
+		if cmd.Kind == Normal {
+			if prev, ok := last[conv]; ok {
+				headers = append(headers, wire.Header{Key: HeaderAfter, Value: wire.StringValue(prev)})
+			}
+			last[conv] = cmd.Key
+		}
+		cmd.Record.Key, cmd.Record.Headers = prov.PartitionKey(), headers
+	}
+	return p, nil
+}
+
 // Count returns how many commands are of kind k.
 func (p *Plan) Count(k Kind) int {
 	n := 0
@@ -175,6 +213,18 @@ func (h *EffectHandler) Handle(c *runtime.Ctx) error {
 			return err
 		}
 		return fmt.Errorf("command %s fails on every attempt", key)
+	}
+	if v, ok := m.Headers.Get(HeaderAfter); ok {
+		// Per-conversation order: the previous command's effect comes first.
+		prev, err := v.AsString()
+		if err != nil {
+			return runtime.Rejectf("header %s: %v", HeaderAfter, err)
+		}
+		if !h.Store.Has(prev) {
+			if err := h.Events.Record(EventOutOfOrder, key); err != nil {
+				return err
+			}
+		}
 	}
 	applied, err := h.Store.Apply(key, m.Payload)
 	if err != nil {

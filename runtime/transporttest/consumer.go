@@ -35,6 +35,14 @@ func RunConsumer(t *testing.T, newTransport func(t *testing.T) runtime.Transport
 		{"RedriveRepublishesOnceAndConsumedReportsIt", scenarioRedrive},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionSerial", scenarioGraceTimeout(runtime.Serial)},
 		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionLanes", scenarioGraceTimeout(runtime.PerPartition(2))},
+		{"GraceTimeoutCommitsWhatWasHandledAndKeepsThePartitionPerConversation", scenarioGraceTimeout(runtime.PerConversation(4))},
+		{"PerConversationKeepsConversationOrderAndRunsInParallel", scenarioPerConversationOrderAndParallelism},
+		{"PerConversationWatermarkStaysBelowAnUnhandledRecord", scenarioPerConversationWatermark},
+		{"PerConversationPoisonHoldsOnlyItsConversation", scenarioPerConversationPoison},
+		{"PerConversationSameIdempotencyKeyInFlightRunsOnce", scenarioPerConversationSameKeyInFlight},
+		{"PerConversationDrainFinishesWhatRunsAndCommitsTheWatermark", scenarioPerConversationDrain},
+		{"PerConversationRebalanceWithRecordsInFlightLosesNothing", scenarioPerConversationRebalance},
+		{"PerConversationHotBacklogIsDeferredAndReadAgainInOrder", scenarioPerConversationHotBacklog},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newTransport(t)) })

@@ -6,7 +6,7 @@
 // at random points and restarts it; SIGTERM or SIGINT stop it gracefully.
 //
 //	crashworker -addr iggy://iggy:iggy@127.0.0.1:8090/laser -topic t -dlq d \
-//	    -effects DIR -events FILE [-lanes N] [-redis 127.0.0.1:6379 -owner NAME -lease 1s]
+//	    -effects DIR -events FILE [-lanes N | -handlers N] [-redis 127.0.0.1:6379 -owner NAME -lease 1s]
 //
 // With -redis the agent deduplicates on that Redis (package redisdedup)
 // instead of in memory, under the owner name given (stable across the
@@ -46,7 +46,7 @@ func main() {
 type options struct {
 	addr, topic, dlq, group string
 	effects, events         string
-	lanes                   int
+	lanes, handlers         int
 	grace                   time.Duration
 	redis, owner            string
 	lease                   time.Duration
@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.effects, "effects", "", "effect store directory (required)")
 	fs.StringVar(&o.events, "events", "", "event log file (required)")
 	fs.IntVar(&o.lanes, "lanes", 0, "per-partition lanes; 0 runs the default Serial consumer")
+	fs.IntVar(&o.handlers, "handlers", 0, "run PerConversation with this many handlers at once (excludes -lanes)")
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "shutdown grace")
 	fs.StringVar(&o.redis, "redis", "", "deduplicate on the Redis at host:port instead of in memory")
 	fs.StringVar(&o.owner, "owner", "", "the replica's stable owner name for the Redis deduplicator")
@@ -112,7 +113,10 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
 	concurrency := runtime.Serial
-	if o.lanes > 0 {
+	switch {
+	case o.handlers > 0:
+		concurrency = runtime.PerConversation(o.handlers)
+	case o.lanes > 0:
 		concurrency = runtime.PerPartition(o.lanes)
 	}
 	agent, err := client.NewAgent(runtime.AgentConfig{

@@ -1,0 +1,53 @@
+package e2eagent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/runtime"
+)
+
+// A generated constructor takes PerConversation through runtime.WithTuning,
+// and the typed calls it serves keep their answers apart.
+func TestGeneratedAgentRunsPerConversation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { client.Close() })
+	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := NewBillingAgent(client, NewBilling(), runtime.WithTuning(runtime.Tuning{Concurrency: runtime.PerConversation(8)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	billing := NewBillingClient(client, caller)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			card := fmt.Sprintf("42%02d", i)
+			got, err := billing.Charge(ctx, ChargeCard{Card: card, Cents: int64(100 + i)})
+			if err == nil && got != (Charged{Charge: "ch-" + card, Cents: int64(100 + i)}) {
+				err = fmt.Errorf("charge %d answered %+v", i, got)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

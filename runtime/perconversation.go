@@ -1,0 +1,756 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	goruntime "runtime"
+
+	"github.com/lasergo/laser/wire"
+)
+
+// PerConversation runs up to n handlers at once, on one partition or many:
+// the records of one conversation are handled strictly one at a time in
+// log order, records of different conversations in parallel. Records
+// without a conversation, and records that do not decode, are ordered by
+// their partition instead (one at a time per partition, as PerPartition).
+// Offsets are committed per partition up to the newest record below which
+// every record was handled, skipped or parked. It suits handlers that wait
+// on I/O (a model, an API): throughput grows with n instead of with the
+// partition count. See docs/concurrency.md.
+func PerConversation(n int) Concurrency { return Concurrency{Handlers: max(n, 1)} }
+
+// OrderedBy returns c ordering records by key instead of by conversation:
+// records with the same key are handled one at a time in log order (per
+// entity: an order id, a user). key runs on the intake goroutine for every
+// decoded record, before any gate, so it must be fast and must not keep m;
+// an empty key (or a panic) orders the record by its partition. Only
+// PerConversation honours it.
+func (c Concurrency) OrderedBy(key func(m *Message) string) Concurrency {
+	c.orderBy = &orderKeyFunc{key: key}
+	return c
+}
+
+// orderKeyFunc holds the key function of OrderedBy.
+type orderKeyFunc struct{ key func(*Message) string }
+
+// orderKey returns OrderedBy's key function, or nil.
+func (c Concurrency) orderKey() func(*Message) string {
+	if c.orderBy == nil {
+		return nil
+	}
+	return c.orderBy.key
+}
+
+// String names the mode: "serial", "lanes=4", "perconversation=256".
+func (c Concurrency) String() string {
+	switch {
+	case c.Handlers > 0:
+		return "perconversation=" + strconv.Itoa(c.Handlers)
+	case c.Lanes > 0:
+		return "lanes=" + strconv.Itoa(c.Lanes)
+	}
+	return "serial"
+}
+
+const (
+	// keyShareDivisor bounds the queue share of one key: at most
+	// 1/keyShareDivisor of MaxQueuedRecords and of MaxQueuedBytes wait in
+	// memory behind one key. Further records of the key are remembered by
+	// position only and read from the log again when their turn comes, so
+	// a key stuck on a slow record neither fills the queue nor stalls
+	// intake for the others.
+	keyShareDivisor = 4
+	// spanFactor bounds the records of one partition taken past its
+	// watermark to spanFactor × MaxQueuedRecords: it bounds the watermark's
+	// memory and what a crash redelivers while one record holds its key.
+	spanFactor = 8
+	// fastHandler is the average handling time below which handing records
+	// to more workers than there are processors costs more than it gains:
+	// then at most GOMAXPROCS workers run, unless the ready keys wait
+	// longer than stallWait for any record to finish (see watchLocked).
+	fastHandler = 50 * time.Microsecond
+	stallWait   = time.Millisecond
+)
+
+// orderKey is the unit of order of a record: a conversation, a key of
+// Concurrency.OrderKey, or (neither) its partition.
+type orderKey struct {
+	conv      wire.ID
+	name      string
+	partition uint32
+	byName    bool
+}
+
+// keyJob is one record waiting for, or being handled by, its key's worker.
+type keyJob struct {
+	rec  Incoming
+	m    *Message
+	err  error // decoding failure (m is nil then)
+	size int64
+	mark markTicket
+	// deferred is set for a record beyond its key's share: only its
+	// position is kept, and it is read from the log again when it starts.
+	deferred bool
+}
+
+// keyQueue is one key's records not yet started, oldest first.
+type keyQueue struct {
+	key  orderKey
+	jobs []keyJob // jobs[head:] wait
+	head int
+	// held is how many waiting records are kept in memory (not deferred).
+	held int
+	// bytes is what the key's waiting and running records charge.
+	bytes int64
+	// scheduled is set while the key is in the ready list or held by a
+	// worker, so it is never handled by two workers at once.
+	scheduled bool
+	next      *keyQueue // ready list link
+}
+
+func (q *keyQueue) waiting() int { return len(q.jobs) - q.head }
+
+func (q *keyQueue) pop() keyJob {
+	j := q.jobs[q.head]
+	q.jobs[q.head] = keyJob{}
+	q.head++
+	if !j.deferred {
+		q.held--
+	}
+	if q.head == len(q.jobs) {
+		q.jobs, q.head = q.jobs[:0], 0
+	}
+	return j
+}
+
+// keyWorker is a goroutine that handles keys, one record at a time.
+type keyWorker struct {
+	ks   *keyedSet
+	next chan *keyQueue // a key handed to this idle worker, with its slot
+}
+
+// keyedSet is the PerConversation scheduler: the intake loop queues each
+// record behind its key, and at most n workers at a time (those holding a
+// slot) handle one record of a key each. A worker that finished a record
+// moves its key to the back of the ready list when more records wait, so
+// keys take turns. All of it is guarded by mu.
+type keyedSet struct {
+	s      *session
+	n      int
+	custom func(*Message) string
+	maxN   int64 // MaxQueuedRecords
+	maxB   int64 // MaxQueuedBytes
+	share  int   // records one key may hold
+	shareB int64 // bytes one key may hold
+	span   int   // records of a partition past its watermark
+	k      *commitBehind
+
+	mu        sync.Mutex
+	keys      map[orderKey]*keyQueue
+	free      []*keyQueue // emptied queues for reuse
+	readyHead *keyQueue
+	readyTail *keyQueue
+	running   int // slots held
+	idle      []*keyWorker
+	returners []chan struct{} // workers back from a retry wait, wanting a slot
+	wm        watermark
+	queuedN   int64 // records the global bound holds (waiting or running)
+	queuedB   int64 // their bytes
+	// progress, when set, is closed at the next finished record: the
+	// intake waits on it for a key's share or a partition's span.
+	progress chan struct{}
+	// avg is the moving average of how long a record takes to handle;
+	// it starts high, so a consumer of slow handlers ramps up at once.
+	avg      time.Duration
+	fastCap  int    // workers that run at once while handlers are fast
+	finished uint64 // records finished, for the stall watch
+	watching bool   // a stall watch is armed
+	wakeDue  bool   // ready keys wait for the intake to wake workers
+	closing  bool   // no record starts any more
+	failed   error  // first failure
+	wake     chan struct{}
+	quit     chan struct{} // closed when the idle workers are to exit
+	wg       sync.WaitGroup
+}
+
+// runKeyed runs the PerConversation scheduler until stopped. A graceful
+// stop stops intake and finishes the records already started (queued ones
+// stay uncommitted for the partition's next owner); the watermark is
+// committed at the end, even after a failure.
+func (s *session) runKeyed(ctx context.Context) error {
+	cfg := s.c.cfg
+	ks := &keyedSet{
+		s:       s,
+		n:       cfg.Concurrency.Handlers,
+		custom:  cfg.Concurrency.orderKey(),
+		maxN:    int64(cfg.MaxQueuedRecords),
+		maxB:    int64(cfg.MaxQueuedBytes),
+		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
+		shareB:  max(int64(cfg.MaxQueuedBytes)/keyShareDivisor, 1),
+		span:    spanFactor * cfg.MaxQueuedRecords,
+		k:       s.startCommitBehind(),
+		keys:    make(map[orderKey]*keyQueue),
+		wm:      newWatermark(),
+		avg:     stallWait,
+		fastCap: goruntime.GOMAXPROCS(0),
+		wake:    make(chan struct{}),
+		quit:    make(chan struct{}),
+	}
+	s.flushHandled = ks.k.flush
+	s.c.hooks.keyed.Store(ks)
+	return s.supervise(ctx, func() error {
+		loopErr := ks.poll()
+		ks.close()
+		if loopErr != nil {
+			// A failure gets the grace a graceful stop has, after which
+			// handlers are cancelled and what is left stays uncommitted.
+			drained := make(chan struct{})
+			go func() {
+				select {
+				case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
+					s.cancelWork()
+				case <-drained:
+				}
+			}()
+			ks.wg.Wait()
+			close(drained)
+		} else {
+			ks.wg.Wait()
+		}
+		errs := []error{loopErr}
+		for _, err := range []error{ks.k.flush(), ks.failure()} {
+			if err != nil && !errors.Is(loopErr, err) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// poll is the intake loop: it decodes each record (the prefetcher does it
+// ahead while intake is busy), finds its key and queues it; it returns when
+// stopped, on a poll failure, or once a record failed.
+func (ks *keyedSet) poll() error {
+	s := ks.s
+	pf := s.startPrefetch(true)
+	defer pf.close()
+	var slab messageSlab
+	for {
+		if err := ks.failure(); err != nil {
+			return err
+		}
+		next, ok := pf.nextOrWake(ks.wake, ks.k.failed)
+		if !ok {
+			return nil
+		}
+		if next.err != nil {
+			return next.err
+		}
+		if err := ks.k.kick(); err != nil {
+			return err
+		}
+		slab.reset(len(next.batch))
+		for i := range next.batch {
+			j := keyJob{rec: next.batch[i]}
+			if next.decoded != nil {
+				j.m, j.err = next.decoded[i].m, next.decoded[i].err
+			} else {
+				j.m, j.err = slab.decode(s.c.cfg.Topic, &j.rec, s.c.cfg.UnderstoodFeatures)
+			}
+			if !ks.admit(&j) {
+				return ks.failure()
+			}
+		}
+		slab.reset(0)
+		ks.wakeWorkers()
+	}
+}
+
+// keyOf returns the unit of order of j.
+func (ks *keyedSet) keyOf(j *keyJob) orderKey {
+	if j.m != nil {
+		if ks.custom != nil {
+			if name := ks.customKey(j.m); name != "" {
+				return orderKey{name: name, byName: true}
+			}
+		} else if c := j.m.Provenance.Conversation; !c.IsZero() {
+			return orderKey{conv: c}
+		}
+	}
+	return orderKey{partition: j.rec.Partition}
+}
+
+// customKey runs the user's key function; a panic orders the record by its
+// partition rather than crash the consumer.
+func (ks *keyedSet) customKey(m *Message) (name string) {
+	defer func() {
+		if r := recover(); r != nil {
+			ks.s.c.log.Error("OrderKey panicked; ordering the record by its partition", "source", m.Position.String(), "panic", r)
+			name = ""
+		}
+	}()
+	return ks.custom(m)
+}
+
+// size is what a record charges the bytes bound: never 0, never more than
+// the whole bound.
+func (ks *keyedSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), ks.maxB) }
+
+// admit queues j behind its key, waiting for room in the global bound and
+// in its partition's span; false once the consumer is stopping or failed.
+// A record beyond its key's share is deferred instead: kept by position,
+// charging nothing.
+func (ks *keyedSet) admit(j *keyJob) bool {
+	s := ks.s
+	key := ks.keyOf(j)
+	j.size = ks.size(&j.rec)
+	ks.mu.Lock()
+	var q *keyQueue
+	for {
+		if ks.closing {
+			ks.mu.Unlock()
+			return false
+		}
+		q = ks.keys[key]
+		deferred := q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB)
+		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.fits(j.size)) {
+			if deferred {
+				*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
+			} else {
+				ks.queuedN++
+				ks.queuedB += j.size
+			}
+			break
+		}
+		// The bound is full, or the partition's oldest unfinished record
+		// holds it: the ready keys must run, and intake waits for a
+		// record to finish.
+		if ks.wakeDue {
+			ks.wakeLocked()
+		}
+		if ks.progress == nil {
+			ks.progress = make(chan struct{})
+		}
+		progress := ks.progress
+		ks.mu.Unlock()
+		select {
+		case <-progress:
+		case <-ks.wake:
+		case <-s.stop:
+		case <-s.workCtx.Done():
+		}
+		if s.stopping() || s.workCtx.Err() != nil {
+			return false
+		}
+		ks.mu.Lock()
+	}
+	j.mark = ks.wm.take(j.rec.Position)
+	if q == nil {
+		q = ks.newQueue(key)
+	}
+	q.jobs = append(q.jobs, *j)
+	if !j.deferred {
+		q.held++
+		q.bytes += j.size
+	}
+	if !q.scheduled {
+		q.scheduled = true
+		ks.dispatch(q)
+	}
+	ks.mu.Unlock()
+	return true
+}
+
+// fits reports whether a record of size fits the global bound now (a
+// record always fits an empty queue); mu held.
+func (ks *keyedSet) fits(size int64) bool {
+	return ks.queuedN == 0 || ks.queuedN < ks.maxN && ks.queuedB+size <= ks.maxB
+}
+
+// queued returns the records and bytes the bound holds.
+func (ks *keyedSet) queued() (records, bytes int64) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.queuedN, ks.queuedB
+}
+
+// recycle keeps an emptied queue for reuse, unless the free list holds
+// as many as there are slots or the queue grew long (a deferred backlog):
+// an idle consumer keeps little; mu held.
+func (ks *keyedSet) recycle(q *keyQueue) {
+	if len(ks.free) >= ks.n || cap(q.jobs) > 64 {
+		return
+	}
+	*q = keyQueue{jobs: q.jobs[:0]}
+	ks.free = append(ks.free, q)
+}
+
+// newQueue returns an empty queue for key, registered; mu held.
+func (ks *keyedSet) newQueue(key orderKey) *keyQueue {
+	var q *keyQueue
+	if n := len(ks.free); n > 0 {
+		q = ks.free[n-1]
+		ks.free = ks.free[:n-1]
+	} else {
+		q = &keyQueue{}
+	}
+	q.key = key
+	ks.keys[key] = q
+	return q
+}
+
+// dispatch hands a key that has a record to start to a worker when a slot
+// is free (an idle worker, or a new one), else to the back of the ready
+// list; mu held.
+//
+// While handlers are fast, a key waits in the ready list instead and the
+// intake wakes workers (at most GOMAXPROCS) once per batch or before it
+// waits: a wake per record would cost more than the handler.
+func (ks *keyedSet) dispatch(q *keyQueue) {
+	switch {
+	case ks.running >= ks.n || len(ks.returners) > 0:
+		ks.dispatchBack(q)
+	case ks.avg < fastHandler:
+		ks.dispatchBack(q)
+		ks.wakeDue = true
+	default:
+		ks.running++
+		ks.startOn(q)
+	}
+}
+
+// wakeLocked starts workers for ready keys: up to GOMAXPROCS of them while
+// handlers are fast (arming the stall watch when keys are left waiting),
+// else up to n. mu held.
+func (ks *keyedSet) wakeLocked() {
+	ks.wakeDue = false
+	limit := ks.n
+	if ks.avg < fastHandler {
+		limit = min(ks.n, ks.fastCap)
+	}
+	for ks.readyHead != nil && ks.running < limit && len(ks.returners) == 0 && !ks.closing {
+		ks.running++
+		ks.startOn(ks.popReady())
+	}
+	if ks.readyHead != nil && limit < ks.n {
+		ks.watchLocked()
+	}
+}
+
+// wakeWorkers is wakeLocked for the intake, when a batch is queued or before it
+// waits for room.
+func (ks *keyedSet) wakeWorkers() {
+	ks.mu.Lock()
+	if ks.wakeDue {
+		ks.wakeLocked()
+	}
+	ks.mu.Unlock()
+}
+
+// watchLocked arms the stall watch: while handlers are fast, ready keys
+// wait for the few running workers, which is cheaper than waking one
+// worker per key; should no record finish within stallWait (the handlers
+// turned slow, or are stuck) the watch starts workers for the ready keys
+// up to n. mu held.
+func (ks *keyedSet) watchLocked() {
+	if ks.watching || ks.closing {
+		return
+	}
+	ks.watching = true
+	from := ks.finished
+	// Real time, like commit pacing: the watch changes how soon a key
+	// starts, never the order or the outcome of any record.
+	time.AfterFunc(stallWait, func() {
+		ks.mu.Lock()
+		defer ks.mu.Unlock()
+		ks.watching = false
+		if ks.closing || ks.readyHead == nil {
+			return
+		}
+		if ks.finished == from {
+			ks.avg = stallWait // slow for now: let keys start on slots of their own
+			for ks.readyHead != nil && ks.running < ks.n && len(ks.returners) == 0 {
+				ks.running++
+				ks.startOn(ks.popReady())
+			}
+			return
+		}
+		ks.watchLocked()
+	})
+}
+
+// startOn gives q and a slot to an idle worker or a new one; mu held.
+func (ks *keyedSet) startOn(q *keyQueue) {
+	if n := len(ks.idle); n > 0 {
+		w := ks.idle[n-1]
+		ks.idle = ks.idle[:n-1]
+		w.next <- q
+		return
+	}
+	ks.wg.Add(1)
+	go ks.work(q)
+}
+
+// popReady takes the key at the front of the ready list; mu held.
+func (ks *keyedSet) popReady() *keyQueue {
+	q := ks.readyHead
+	if q != nil {
+		ks.readyHead = q.next
+		if ks.readyHead == nil {
+			ks.readyTail = nil
+		}
+		q.next = nil
+	}
+	return q
+}
+
+// work is a worker: it handles the next record of its key, then takes the
+// next ready key, or waits idle until handed one.
+func (ks *keyedSet) work(q *keyQueue) {
+	defer ks.wg.Done()
+	w := &keyWorker{ks: ks, next: make(chan *keyQueue, 1)}
+	// The worker's context carries it, so a retry wait can lend its slot
+	// (see retryWait).
+	ctx := context.WithValue(ks.s.workCtx, keyWorkerKey{}, w)
+	// One job per worker, reused: the pipeline keeps a pointer to its
+	// record, which would otherwise move every job to the heap.
+	j := new(keyJob)
+	for q != nil {
+		ks.mu.Lock()
+		// After a graceful stop no record starts, though intake may not
+		// have noticed the stop yet.
+		if ks.closing || ks.s.stopping() {
+			ks.running--
+			ks.mu.Unlock()
+			return
+		}
+		*j = q.pop()
+		ks.mu.Unlock()
+		var err error
+		began := time.Now()
+		if !j.deferred {
+			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
+			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+		}
+		var exit bool
+		q, exit = ks.finish(w, q, j, err, time.Since(began))
+		*j = keyJob{} // an idle worker keeps no message alive
+		if exit {
+			return
+		}
+		if q == nil {
+			select {
+			case q = <-w.next:
+			case <-ks.quit:
+				return
+			}
+		}
+	}
+}
+
+// reread reads a deferred record from the log again and decodes it. A
+// record the log no longer holds (retention removed it meanwhile) is
+// finished without being handled, since no member could handle it.
+func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
+	c := ks.s.c
+	recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
+	if err != nil {
+		return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), err)
+	}
+	if len(recs) == 0 || recs[0].Offset != j.rec.Offset {
+		c.log.Warn("a deferred record is no longer in the log; skipping it", "source", j.rec.Position.String())
+		return nil
+	}
+	j.rec = recs[0]
+	j.m, j.err = DecodeRecord(c.cfg.Topic, &j.rec, c.cfg.UnderstoodFeatures)
+	return nil
+}
+
+// finish records j's result and returns the key this worker handles next
+// (nil: it went idle), or exit once the scheduler is closing.
+func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took time.Duration) (next *keyQueue, exit bool) {
+	kick := false
+	ks.mu.Lock()
+	ks.finished++
+	ks.avg += (took - ks.avg) / 8
+	q.bytes -= j.size
+	if !j.deferred {
+		ks.queuedN--
+		ks.queuedB -= j.size
+	}
+	if err != nil {
+		ks.failLocked(err)
+	} else if p, moved := ks.wm.finish(j.mark); moved {
+		ks.k.mark(p)
+		kick = true
+	}
+	if ks.progress != nil {
+		close(ks.progress)
+		ks.progress = nil
+	}
+	switch {
+	case ks.closing:
+	case q.waiting() > 0:
+		// Its turn is over: the key goes behind the others that wait.
+		ks.dispatchBack(q)
+	default:
+		q.scheduled = false
+		if q.bytes == 0 {
+			delete(ks.keys, q.key)
+			ks.recycle(q)
+		}
+	}
+	switch {
+	case ks.closing:
+		ks.running--
+		exit = true
+	case len(ks.returners) > 0:
+		ks.handSlot()
+		ks.idle = append(ks.idle, w)
+	default:
+		if next = ks.popReady(); next == nil {
+			ks.running--
+			ks.idle = append(ks.idle, w)
+		}
+	}
+	ks.mu.Unlock()
+	if kick {
+		// A failed commit surfaces in the intake loop, which watches the
+		// committer.
+		_ = ks.k.kick()
+	}
+	return next, exit
+}
+
+// dispatchBack puts a scheduled key with more records at the back of the
+// ready list; mu held.
+func (ks *keyedSet) dispatchBack(q *keyQueue) {
+	q.next = nil
+	if ks.readyTail == nil {
+		ks.readyHead = q
+	} else {
+		ks.readyTail.next = q
+	}
+	ks.readyTail = q
+}
+
+// handSlot gives a freed slot to the first worker back from a retry wait;
+// mu held, len(returners) > 0.
+func (ks *keyedSet) handSlot() {
+	ch := ks.returners[0]
+	ks.returners = slices.Delete(ks.returners, 0, 1)
+	close(ch)
+}
+
+// keyWorkerKey is the context key of the worker a record runs on.
+type keyWorkerKey struct{}
+
+// lendSlot frees the slot of a worker entering a retry wait, so the
+// backoff of one key holds no other: the slot goes to a worker back from
+// its own wait, or to the next ready key.
+func (ks *keyedSet) lendSlot() {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	switch {
+	case len(ks.returners) > 0:
+		ks.handSlot()
+	case !ks.closing && ks.readyHead != nil:
+		ks.startOn(ks.popReady())
+	default:
+		ks.running--
+	}
+}
+
+// retakeSlot waits for a slot after a retry wait; workers back from their
+// wait go before keys that wait to start. A hard stop takes the slot at
+// once: the handler returns without running again.
+func (ks *keyedSet) retakeSlot(ctx context.Context) {
+	ks.mu.Lock()
+	if ks.running < ks.n && len(ks.returners) == 0 {
+		ks.running++
+		ks.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	ks.returners = append(ks.returners, ch)
+	ks.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		ks.mu.Lock()
+		if i := slices.Index(ks.returners, ch); i >= 0 {
+			ks.returners = slices.Delete(ks.returners, i, i+1)
+			ks.running++
+		}
+		ks.mu.Unlock()
+	}
+}
+
+// retryWait waits d (on the consumer's clock) before a handler's next
+// attempt; a PerConversation worker lends its slot meanwhile.
+func (c *Consumer) retryWait(ctx context.Context, d time.Duration) error {
+	if w, ok := ctx.Value(keyWorkerKey{}).(*keyWorker); ok {
+		w.ks.lendSlot()
+		defer w.ks.retakeSlot(ctx)
+	}
+	select {
+	case <-c.clock.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failLocked records the first failure: no record starts any more, and
+// the queued ones stay uncommitted; mu held.
+func (ks *keyedSet) failLocked(err error) {
+	if ks.failed != nil {
+		return
+	}
+	ks.failed = err
+	close(ks.wake)
+	ks.closeLocked()
+}
+
+// close stops every record from starting: queued ones give back their
+// bound and stay uncommitted; running ones finish.
+func (ks *keyedSet) close() {
+	ks.mu.Lock()
+	ks.closeLocked()
+	ks.mu.Unlock()
+}
+
+func (ks *keyedSet) closeLocked() {
+	if ks.closing {
+		return
+	}
+	ks.closing = true
+	for _, q := range ks.keys {
+		for q.waiting() > 0 {
+			if j := q.pop(); !j.deferred {
+				q.bytes -= j.size
+				ks.queuedN--
+				ks.queuedB -= j.size
+			}
+		}
+	}
+	ks.readyHead, ks.readyTail = nil, nil
+	if ks.progress != nil {
+		close(ks.progress)
+		ks.progress = nil
+	}
+	close(ks.quit)
+}
+
+func (ks *keyedSet) failure() error {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.failed
+}

@@ -1,0 +1,648 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/lasertest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/runtime/transporttest"
+	"github.com/lasergo/laser/wire"
+)
+
+// The PerConversation scheduler over the embedded log; the scenarios every
+// transport must pass are in transporttest (perconversation.go).
+
+// bodies records the bodies a handler finished, in the order it finished them.
+type bodies struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (b *bodies) add(s string) {
+	b.mu.Lock()
+	b.got = append(b.got, s)
+	b.mu.Unlock()
+}
+
+func (b *bodies) list() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.got...)
+}
+
+// of returns the bodies starting with prefix, in finishing order.
+func (b *bodies) of(prefix string) []string {
+	var out []string
+	for _, s := range b.list() {
+		if strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestPerConversationKeepsLogOrderWithinAConversation(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	convs := []wire.ID{conv(), conv(), conv()}
+	var done bodies
+	finished := make(chan struct{}, 64)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			done.add(string(c.Message().Body()))
+			finished <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(8), PollBatch: 5},
+	})
+	for i := range 30 {
+		plain(t, log, wire.Provenance{Conversation: convs[i%3]}, fmt.Sprintf("c%d-%02d", i%3, i/3))
+	}
+	for range 30 {
+		recv(t, finished, "handled")
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	for c := range 3 {
+		got := done.of(fmt.Sprintf("c%d-", c))
+		for i, b := range got {
+			if want := fmt.Sprintf("c%d-%02d", c, i); b != want {
+				t.Fatalf("conversation %d handled %v: position %d is %s, want %s", c, got, i, b, want)
+			}
+		}
+	}
+}
+
+func TestPerConversationRunsNHandlersAtOnce(t *testing.T) {
+	const n = 4
+	log := newLog(t, 1, runtime.SystemClock{})
+	// The barrier opens only once n handlers are inside at the same time:
+	// with less parallelism than n it never opens and the test times out.
+	var in atomic.Int32
+	barrier := make(chan struct{})
+	passed := make(chan struct{}, 2*n)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			if in.Add(1) == n {
+				close(barrier)
+			}
+			select {
+			case <-barrier:
+			case <-c.Done():
+				return c.Err()
+			}
+			passed <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(n)},
+	})
+	for i := range n {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("m%d", i))
+	}
+	for range n {
+		recv(t, passed, fmt.Sprintf("%d handlers of different conversations at once on one partition", n))
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPerConversationNeverRunsMoreThanNHandlers(t *testing.T) {
+	const n = 3
+	log := newLog(t, 1, runtime.SystemClock{})
+	var in, most atomic.Int32
+	finished := make(chan struct{}, 64)
+	release := make(chan struct{})
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			now := in.Add(1)
+			for {
+				m := most.Load()
+				if now <= m || most.CompareAndSwap(m, now) {
+					break
+				}
+			}
+			<-release
+			in.Add(-1)
+			finished <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(n)},
+	})
+	for i := range 10 {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("m%d", i))
+	}
+	transporttest.Eventually(t, waitLimit, "n handlers running", func() bool { return in.Load() == n })
+	close(release)
+	for range 10 {
+		recv(t, finished, "handled")
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if m := most.Load(); m != n {
+		t.Fatalf("%d handlers ran at once, want at most and at least %d", m, n)
+	}
+}
+
+func TestPerConversationWatermarkNeverPassesAnUnhandledRecord(t *testing.T) {
+	log := newLog(t, 2, runtime.SystemClock{})
+	_ = log.EnsureTopics(context.Background(), 2, "probe")
+	tr := transporttest.NewFaulty(log)
+	release := make(chan struct{})
+	finished := make(chan string, 16)
+	r := start(t, tr, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "low" {
+				<-release
+			}
+			finished <- b
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4)},
+	})
+	first := plain(t, log, wire.Provenance{Conversation: convOn(t, log, 0)}, "first")
+	recv(t, finished, "first")
+	low := plain(t, log, wire.Provenance{Conversation: convOn(t, log, 0)}, "low")
+	var last runtime.Position
+	for i := range 5 {
+		last = plain(t, log, wire.Provenance{Conversation: convOn(t, log, 0)}, fmt.Sprintf("high%d", i))
+	}
+	for range 5 {
+		recv(t, finished, "a higher record")
+	}
+	transporttest.Eventually(t, waitLimit, "the higher records finished", func() bool { n, _ := r.c.Queued(); return n == 1 })
+	// A commit round after the higher records finished: partition 1's
+	// record is committed in it, so a commit of partition 0 past the held
+	// record would have happened by now.
+	marker := plain(t, log, wire.Provenance{Conversation: convOn(t, log, 1)}, "marker")
+	recv(t, finished, "marker")
+	transporttest.Eventually(t, waitLimit, "partition 1 committed", func() bool {
+		off, ok := stored(t, log, 1)
+		return ok && off == marker.Offset
+	})
+	if off, ok := stored(t, log, 0); !ok || off != first.Offset {
+		t.Fatalf("stored %d,%v while offset %d is unhandled, want %d", off, ok, low.Offset, first.Offset)
+	}
+	for _, c := range tr.Commits() {
+		if c.Partition == 0 && c.Offset >= low.Offset {
+			t.Fatalf("committed %d:%d while offset %d was unhandled", c.Partition, c.Offset, low.Offset)
+		}
+	}
+	close(release)
+	recv(t, finished, "low")
+	transporttest.Eventually(t, waitLimit, "everything committed once the low record is handled", func() bool {
+		off, ok := stored(t, log, 0)
+		return ok && off == last.Offset
+	})
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPerConversationPoisonHoldsOnlyItsConversation(t *testing.T) {
+	clock := lasertest.NewManualClock(epoch)
+	log := newLog(t, 1, clock)
+	poisoned, other := conv(), conv()
+	var done bodies
+	finished := make(chan string, 16)
+	sink, dls := deadLetters()
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "poison" {
+				return errBoom // retryable: backs off on the clock, then parked
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Tuning: runtime.Tuning{
+			Concurrency:    runtime.PerConversation(2),
+			Retry:          runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second},
+			DeadLetterSink: sink,
+		},
+	})
+	plain(t, log, wire.Provenance{Conversation: poisoned}, "poison")
+	plain(t, log, wire.Provenance{Conversation: poisoned}, "after poison")
+	for i := range 3 {
+		plain(t, log, wire.Provenance{Conversation: other}, fmt.Sprintf("other%d", i))
+	}
+	// The poison waits out its first backoff; the other conversation goes on.
+	for i := range 3 {
+		if got := recv(t, finished, "the other conversation"); got != fmt.Sprintf("other%d", i) {
+			t.Fatalf("handled %q", got)
+		}
+	}
+	if got := done.of("after"); len(got) != 0 {
+		t.Fatal("the poison's conversation went on before the poison was parked")
+	}
+	for range 2 { // two backoffs, then the third attempt parks it
+		if err := clock.BlockUntil(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Hour)
+	}
+	dl := recv(t, dls, "the poison parked")
+	if string(dl.Capsule.Payload) != "poison" || dl.Capsule.Reason != wire.ReasonRetryExhausted {
+		t.Fatalf("parked %q as %v", dl.Capsule.Payload, dl.Capsule.Reason)
+	}
+	if got := recv(t, finished, "the poison's conversation after it was parked"); got != "after poison" {
+		t.Fatalf("handled %q", got)
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPerConversationRetryBackoffOfOneConversationDoesNotBlockAnother(t *testing.T) {
+	clock := lasertest.NewManualClock(epoch)
+	log := newLog(t, 1, clock)
+	var attempts atomic.Int32
+	finished := make(chan string, 16)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "flaky" && attempts.Add(1) == 1 {
+				return errBoom
+			}
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Tuning: runtime.Tuning{
+			// One handler at a time: only a slot lent during the backoff
+			// lets the other conversation run before the retry.
+			Concurrency: runtime.PerConversation(1),
+			Retry:       runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Minute},
+		},
+	})
+	plain(t, log, wire.Provenance{Conversation: conv()}, "flaky")
+	plain(t, log, wire.Provenance{Conversation: conv()}, "steady")
+	if got := recv(t, finished, "the other conversation during the backoff"); got != "steady" {
+		t.Fatalf("handled %q first", got)
+	}
+	if err := clock.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if got := recv(t, finished, "the retry"); got != "flaky" {
+		t.Fatalf("handled %q", got)
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimDedup is a two-step Deduplicator kept in memory, as redisdedup keeps
+// it in Redis: a key claimed by a message still in flight is reported as a
+// transient failure, a completed one as a duplicate.
+type claimDedup struct {
+	mu       sync.Mutex
+	state    map[string]string // "claimed" or "done"
+	observed chan string
+}
+
+func (d *claimDedup) Observe(_ context.Context, key string) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	defer func() {
+		select {
+		case d.observed <- key:
+		default:
+		}
+	}()
+	switch d.state[key] {
+	case "claimed":
+		return false, &runtime.TransportError{Op: "dedup", Transient: true, Err: errors.New("claimed by a message in flight")}
+	case "done":
+		return false, nil
+	}
+	d.state[key] = "claimed"
+	return true, nil
+}
+
+func (d *claimDedup) Complete(_ context.Context, key string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.state[key] = "done"
+	return nil
+}
+
+func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		dedup func() (runtime.Deduplicator, chan string)
+	}{
+		{"window", func() (runtime.Deduplicator, chan string) { return nil, nil }},
+		{"claims", func() (runtime.Deduplicator, chan string) {
+			d := &claimDedup{state: map[string]string{}, observed: make(chan string, 64)}
+			return d, d.observed
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := newLog(t, 1, runtime.SystemClock{})
+			dedup, observed := tc.dedup()
+			var runs atomic.Int32
+			entered, release := make(chan string, 4), make(chan struct{})
+			finished := make(chan string, 4)
+			r := start(t, log, runtime.ConsumerConfig{
+				Agent: agent,
+				Handler: handlerFunc(func(c *runtime.Ctx) error {
+					b := string(c.Message().Body())
+					if c.Message().Provenance.IdempotencyKey != "" {
+						runs.Add(1)
+						entered <- b
+						<-release
+					}
+					finished <- b
+					return nil
+				}),
+				Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), Deduplicator: dedup},
+			})
+			// Two conversations, one key: the scheduler would run them in
+			// parallel; dedup must let one through.
+			plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-1"}, "original")
+			plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-1"}, "copy")
+			plain(t, log, wire.Provenance{Conversation: conv()}, "marker")
+			// Either may win the key; the other must not run.
+			first := recv(t, entered, "the first of the two")
+			if got := recv(t, finished, "the marker"); got != "marker" {
+				t.Fatal(got)
+			}
+			if observed != nil {
+				// The copy asked the store while the original held the claim.
+				recv(t, observed, "the first claim")
+				recv(t, observed, "the second claim refused")
+			} else {
+				// The second was dropped: only the first holds the bound.
+				transporttest.Eventually(t, waitLimit, "the second dropped", func() bool { n, _ := r.c.Queued(); return n == 1 })
+			}
+			select {
+			case b := <-entered:
+				t.Fatalf("%q ran while %q with the same key was in flight", b, first)
+			default:
+			}
+			close(release)
+			recv(t, finished, "the first")
+			if err := r.shutdown(t); err != nil {
+				t.Fatal(err)
+			}
+			if n := runs.Load(); n != 1 {
+				t.Fatalf("the key ran %d times", n)
+			}
+			if off, _ := stored(t, log, 0); off != 2 {
+				t.Fatalf("stored %d, want 2 (the second dropped, all committed)", off)
+			}
+		})
+	}
+}
+
+func TestPerConversationGracefulStopFinishesWhatRunsAndCommitsTheWatermark(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	started := make(chan string, 8)
+	release := make(chan struct{})
+	var done bodies
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			started <- b
+			if b != "quick" {
+				<-release
+			}
+			done.add(b)
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(2)},
+	})
+	a, b := conv(), conv()
+	plain(t, log, wire.Provenance{Conversation: a}, "quick")
+	recv(t, started, "quick")
+	plain(t, log, wire.Provenance{Conversation: a}, "a-slow")
+	bSlow := plain(t, log, wire.Provenance{Conversation: b}, "b-slow")
+	plain(t, log, wire.Provenance{Conversation: a}, "a-queued")
+	for range 2 {
+		recv(t, started, "the slow ones")
+	}
+	transporttest.Eventually(t, waitLimit, "a-queued taken in", func() bool { n, _ := r.c.Queued(); return n == 3 })
+	close(r.stop)
+	close(release)
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+	got := done.list()
+	if strings.Join(got, ",") != "quick,a-slow,b-slow" && strings.Join(got, ",") != "quick,b-slow,a-slow" {
+		t.Fatalf("handled %v: the running records finish, the queued one does not start", got)
+	}
+	if off, ok := stored(t, log, 0); !ok || off != bSlow.Offset {
+		t.Fatalf("stored %d,%v, want the watermark %d (a-queued left for the next owner)", off, ok, bSlow.Offset)
+	}
+}
+
+func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T) {
+	clock := lasertest.NewManualClock(epoch)
+	log := newLog(t, 1, clock)
+	held, release := make(chan struct{}), make(chan struct{})
+	finished := make(chan string, 8)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "deaf" {
+				close(held)
+				<-release // ignores its cancellation
+			}
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), ShutdownGrace: time.Second},
+	})
+	before := plain(t, log, wire.Provenance{Conversation: conv()}, "before")
+	recv(t, finished, "before")
+	plain(t, log, wire.Provenance{Conversation: conv()}, "deaf")
+	<-held
+	after := plain(t, log, wire.Provenance{Conversation: conv()}, "after")
+	recv(t, finished, "after")
+	close(r.stop)
+	if err := clock.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := r.wait(t); !errors.Is(err, runtime.ErrTimeout) {
+		t.Fatalf("Run = %v, want ErrTimeout", err)
+	}
+	if off, ok := stored(t, log, 0); !ok || off != before.Offset {
+		t.Fatalf("stored %d,%v after the grace ran out, want %d: 'after' (%d) lies past the unfinished 'deaf'", off, ok, before.Offset, after.Offset)
+	}
+	close(release)
+	recv(t, finished, "deaf")
+}
+
+func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	hot := conv()
+	release := make(chan struct{})
+	finished := make(chan string, 64)
+	var done bodies
+	var c *runtime.Consumer
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-00" {
+				<-release
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+		// A queue of 8 records: the hot conversation's backlog would fill
+		// it five times over.
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 4},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const backlog = 40 // five times the bound, within the span of 8×8
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%02d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
+		t.Fatalf("handled %q", got)
+	}
+	if n, _ := c.Queued(); n > 8 {
+		t.Fatalf("%d records queued, over the bound of 8", n)
+	}
+	close(release)
+	for range backlog {
+		recv(t, finished, "the hot backlog")
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	for i, b := range got {
+		if want := fmt.Sprintf("hot-%02d", i); b != want {
+			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
+		}
+	}
+	if off, _ := stored(t, log, 0); off != backlog {
+		t.Fatalf("stored %d, want %d", off, backlog)
+	}
+}
+
+func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	var done bodies
+	finished := make(chan struct{}, 64)
+	entity := func(m *runtime.Message) string {
+		// The order id is the body's prefix up to the slash.
+		b, _, _ := strings.Cut(string(m.Body()), "/")
+		return b
+	}
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			done.add(string(c.Message().Body()))
+			finished <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(8).OrderedBy(entity)},
+	})
+	// Every record in a conversation of its own: only the key orders them.
+	for i := range 24 {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("order%d/%02d", i%3, i/3))
+	}
+	for range 24 {
+		recv(t, finished, "handled")
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		for i, b := range done.of(fmt.Sprintf("order%d/", k)) {
+			if want := fmt.Sprintf("order%d/%02d", k, i); b != want {
+				t.Fatalf("key order%d out of order: %s at %d, want %s", k, b, i, want)
+			}
+		}
+	}
+}
+
+func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	conc := runtime.PerConversation(4)
+	conc.Lanes = 2
+	_, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
+		Tuning: runtime.Tuning{Concurrency: conc}})
+	if !errors.Is(err, runtime.ErrConfig) {
+		t.Fatalf("err = %v, want ErrConfig", err)
+	}
+}
+
+func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
+	const n, warm = 8, 300
+	log := newLog(t, 1, runtime.SystemClock{})
+	var in atomic.Int32
+	barrier := make(chan struct{})
+	finished := make(chan struct{}, warm+n)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			if strings.HasPrefix(string(c.Message().Body()), "slow") {
+				// Only n handlers inside at once open it: after a run of
+				// fast handlers the scheduler runs few workers, and must
+				// start more once these stall.
+				if in.Add(1) == n {
+					close(barrier)
+				}
+				select {
+				case <-barrier:
+				case <-c.Done():
+					return c.Err()
+				}
+			}
+			finished <- struct{}{}
+			return nil
+		}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(n)},
+	})
+	for i := range warm {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("fast%d", i))
+	}
+	for range warm {
+		recv(t, finished, "a fast record")
+	}
+	for i := range n {
+		plain(t, log, wire.Provenance{Conversation: conv()}, fmt.Sprintf("slow%d", i))
+	}
+	for range n {
+		recv(t, finished, fmt.Sprintf("%d slow handlers at once", n))
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+}
