@@ -22,6 +22,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -58,6 +59,9 @@ type Config struct {
 	TranscriptTopics []string
 	// Logger receives the server's log; default the client's.
 	Logger *slog.Logger
+	// Memory, when set, adds the memory_remember and memory_recall tools
+	// and the laser://memory/{conversation} resource over this log.
+	Memory *memory.Log
 }
 
 // Bridge is an MCP server over a laser client.
@@ -112,6 +116,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 		MIMEType:    "application/json",
 		URITemplate: transcriptTemplate,
 	}, b.readTranscript)
+	if cfg.Memory != nil {
+		b.addMemory(cfg.Memory)
+	}
 	return b, nil
 }
 

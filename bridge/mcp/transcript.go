@@ -62,9 +62,5 @@ func (b *Bridge) readTranscript(ctx context.Context, req *mcp.ReadResourceReques
 		}
 		records = append(records, r)
 	}
-	text, err := json.Marshal(records)
-	if err != nil {
-		return nil, err
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(text)}}}, nil
+	return jsonResource(uri, records)
 }
