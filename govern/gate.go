@@ -39,6 +39,10 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	// ProposalTopic carries proposals and votes. Default TopicProposals.
 	ProposalTopic string
+	// VoterKeys, when set, counts a vote only if its signature verifies to
+	// the voter's principal; without it a vote counts when its envelope's
+	// source is the voter, which the topic's write ACLs alone vouch for.
+	VoterKeys *sign.Registry
 	// PollInterval is how often a pending proposal's votes are read.
 	// Default 20 ms.
 	PollInterval time.Duration
