@@ -77,8 +77,14 @@ func (f Finding) String() string {
 
 // VerifyOptions says what Verify checks beyond the chains.
 type VerifyOptions struct {
-	// Keys, when set, makes every record's signature mandatory.
+	// Keys, when set, makes every record's signature mandatory, by a key
+	// whose principal may send as the record's source and the same
+	// principal for the whole chain.
 	Keys *sign.Registry
+	// Signers pins the principal that must sign each producer's chain
+	// (producer name to principal); a chain not named here must be signed
+	// throughout by the principal of its first record.
+	Signers map[string]string
 }
 
 // Verify checks the chains of entries (as ReadAudit returns them) and
@@ -116,11 +122,12 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		out = append(out, Finding{Producer: producer, Index: i, At: chain[i].At, Seq: ev.Seq, Problem: pr, Detail: fmt.Sprintf(format, args...)})
 	}
 	want, prev := uint64(1), ""
+	signer := opts.Signers[producer]
 	for i, e := range chain {
 		ev := e.Evidence
 		if opts.Keys != nil {
-			if _, err := opts.Keys.Verify(e.Envelope); err != nil {
-				report(i, Unverified, "%v", err)
+			if msg := checkSigner(opts.Keys, e.Envelope, &signer); msg != "" {
+				report(i, Unverified, "%s", msg)
 			}
 		}
 		if digest, err := ev.Digest(); err != nil || digest != ev.Hash {
@@ -141,6 +148,27 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		}
 	}
 	return out
+}
+
+// checkSigner says what is wrong with env's signature, "" when nothing: it
+// must verify, its principal may send as env's source, and it must be
+// *signer, which the chain's first verified record sets when empty. Any
+// trusted key re-signing a rewritten record would otherwise pass.
+func checkSigner(keys *sign.Registry, env *wire.Envelope, signer *string) string {
+	v, err := keys.Verify(env)
+	if err != nil {
+		return err.Error()
+	}
+	if err := keys.CheckSource(v, env); err != nil {
+		return err.Error()
+	}
+	if *signer == "" {
+		*signer = v.Principal
+	}
+	if v.Principal != *signer {
+		return fmt.Sprintf("signed by %q, the chain's signer is %q", v.Principal, *signer)
+	}
+	return ""
 }
 
 // comesLater reports whether a seq in [from, to) appears in rest.

@@ -10,6 +10,7 @@ import (
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
 )
 
 // chain records n block decisions through w's gate and reads them back.
@@ -165,5 +166,72 @@ func TestActivityCountsEachAgentsVerdictsAndKeepsTheLatest(t *testing.T) {
 	p := got[0]
 	if p.Decisions != 3 || p.ByVerdict[govern.VerdictBlock] != 2 || p.ByVerdict[govern.VerdictModify] != 1 || p.Latest != late {
 		t.Fatalf("payer %+v, want 3 decisions (2 block, 1 modify), the latest the modify", p)
+	}
+}
+
+// resign rewrites entry i's verdict to allow, reseals it and signs it with
+// key as source.
+func resign(t *testing.T, entries []govern.Entry, i int, key *sign.Key, source wire.AgentID) {
+	t.Helper()
+	altered := *entries[i].Evidence
+	altered.Verdict = govern.VerdictAllow
+	altered.Hash, _ = altered.Digest()
+	body, err := altered.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *entries[i].Envelope
+	env.Body, env.Source, env.Signature = body, source, nil
+	code, version := uint8(wire.ContentCBOR), wire.AgentOpVersion
+	if err := key.Sign(&env, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
+		t.Fatal(err)
+	}
+	entries[i].Envelope, entries[i].Evidence = &env, &altered
+}
+
+func TestEvidenceResignedByAnotherTrustedKeyIsReported(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{7}), sign.NewKey([32]byte{8})
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("governor", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Enroll("eve", eve.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key})
+	entries := slices.Clone(w.chain(3))
+	resign(t, entries, 1, eve, entries[1].Envelope.Source)
+	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys})
+	if len(fs) == 0 || fs[0].Problem != govern.Unverified || fs[0].Index != 1 {
+		t.Fatalf("findings %v, want the record eve re-signed unverified", fs)
+	}
+}
+
+func TestAChainResignedWholeUnderAnotherSourceFailsItsPinnedSigner(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{7}), sign.NewKey([32]byte{8})
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("governor", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Enroll("eve", eve.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key, Producer: "gate-1"})
+	entries := slices.Clone(w.chain(2))
+	for i := range entries {
+		resign(t, entries, i, eve, "eve")
+	}
+	// Re-sealed whole, the chain links again; only the pinned signer tells.
+	entries[1].Evidence.Prev = entries[0].Evidence.Hash
+	entries[1].Evidence.Hash, _ = entries[1].Evidence.Digest()
+	body, _ := entries[1].Evidence.Marshal()
+	entries[1].Envelope.Body, entries[1].Envelope.Signature = body, nil
+	code, version := uint8(wire.ContentCBOR), wire.AgentOpVersion
+	if err := eve.Sign(entries[1].Envelope, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
+		t.Fatal(err)
+	}
+	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"gate-1": "governor"}})
+	if len(fs) != 2 || fs[0].Problem != govern.Unverified || fs[1].Problem != govern.Unverified {
+		t.Fatalf("findings %v, want both records signed by eve unverified", fs)
 	}
 }

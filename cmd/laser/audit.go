@@ -145,8 +145,9 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicAudit, "audit topic")
 	trust := cmd.Flags().StringArray("trust", nil, "PRINCIPAL=HEX: a principal's Ed25519 public key (hex); with any, every record's signature must verify")
+	signers := cmd.Flags().StringToString("signer", nil, "PRODUCER=PRINCIPAL: the principal that must sign a chain (with --trust; default the signer of its first record)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		var opts govern.VerifyOptions
+		opts := govern.VerifyOptions{Signers: *signers}
 		if len(*trust) > 0 {
 			keys, err := trustedKeys(*trust)
 			if err != nil {

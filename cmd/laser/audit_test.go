@@ -154,3 +154,17 @@ func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
 		t.Fatalf("a malformed --trust exits %d, want %d", code, exitUsage)
 	}
 }
+
+func TestAuditVerifyPinsAChainsSigner(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
+	addr, _, _ := governedServer(t, govern.Options{Key: key, Producer: "gate-1"})
+	trust := []string{"--trust", "governor=" + hex.EncodeToString(key.Public()), "--trust", "eve=" + hex.EncodeToString(eve.Public())}
+	if code, out, errOut := laser(t, append([]string{"audit", "verify", "--addr", addr, "--signer", "gate-1=governor"}, trust...)...); code != exitOK {
+		t.Fatalf("audit verify with the right signer pinned: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := laser(t, append([]string{"audit", "verify", "--addr", addr, "--json", "--signer", "gate-1=eve"}, trust...)...)
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 || views[0].Problem != "unverified" {
+		t.Fatalf("audit verify with another trusted principal pinned: exit %d\n%s", code, out)
+	}
+}
