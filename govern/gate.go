@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 )
@@ -170,7 +171,7 @@ func (g *Gate) stepUp(ctx context.Context, c *runtime.Client, a *Action, d Decis
 	if err != nil {
 		return err
 	}
-	_, err = humaninput.Ask(runtime.WithoutGate(ctx), c, humaninput.Request{
+	_, err = humaninput.Ask(effectgate.Without(ctx), c, humaninput.Request{
 		Topic: g.opts.ApprovalTopic, From: g.asker(a), Prompt: prompt, Conversation: a.Conversation,
 		Approver: d.Approver, Timeout: g.opts.ApprovalTimeout,
 	})

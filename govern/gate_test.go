@@ -280,3 +280,26 @@ func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
 		t.Fatalf("the answer was seen as %q, want response", got)
 	}
 }
+
+func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
+	var mu sync.Mutex
+	var topics []string
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		topics = append(topics, a.Topic)
+		return govern.Block("nothing leaves"), nil
+	})
+	w := governed(t, gov, govern.Options{})
+	if _, err := w.emit(); !errors.Is(err, govern.ErrBlocked) {
+		t.Fatalf("emit: %v, want ErrBlocked", err)
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeBlocked {
+		t.Fatalf("evidence %+v, want the block recorded despite a policy blocking every publish", ev)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(topics, []string{runtime.TopicCommands}) {
+		t.Fatalf("the governor was asked about %v, want only the emit, never its own evidence", topics)
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -81,16 +82,6 @@ type agentGate struct {
 	claim Claims
 }
 
-// ungovernedKey marks a context whose effects skip the gate.
-type ungovernedKey struct{}
-
-// WithoutGate returns ctx under which effects skip the gate. It exists for
-// the gate's own effects (its evidence, its approval requests), which would
-// otherwise be governed by themselves.
-func WithoutGate(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ungovernedKey{}, true)
-}
-
 // Govern runs the gate over an effect the caller performs itself (a bridge
 // calling out, say): nil means go ahead, with e's Body and Metadata as the
 // gate left them.
@@ -105,9 +96,11 @@ func (p *Producer) governed(ctx context.Context) bool {
 }
 
 // admit runs the gate that governs ctx over e: the handling agent's when it
-// has one, else the client's; none when ctx is WithoutGate.
+// has one, else the client's; none for the gate's own effects (its
+// evidence, its approval requests), which would otherwise govern
+// themselves: only code inside this module can mark those (effectgate).
 func (p *Producer) admit(ctx context.Context, e *Effect) error {
-	if ctx.Value(ungovernedKey{}) != nil {
+	if effectgate.Skipped(ctx) {
 		return nil
 	}
 	gate := p.gate
