@@ -85,6 +85,11 @@ type VerifyOptions struct {
 	// (producer name to principal); a chain not named here must be signed
 	// throughout by the principal of its first record.
 	Signers map[string]string
+	// Expect is the last seq each named producer is known to have written
+	// (from a checkpoint kept elsewhere): a chain that ends before it, or
+	// is missing, is reported Removed. Without it a chain's tail, or a
+	// whole chain, can be removed unnoticed, since nothing after it breaks.
+	Expect map[string]uint64
 }
 
 // Verify checks the chains of entries (as ReadAudit returns them) and
@@ -106,11 +111,37 @@ func Verify(entries []Entry, opts VerifyOptions) []Finding {
 		}
 		chains[p] = append(chains[p], e)
 	}
+	for p := range opts.Expect {
+		if _, ok := chains[p]; !ok {
+			producers = append(producers, p)
+		}
+	}
 	slices.Sort(producers)
 	for _, p := range producers {
 		findings = append(findings, verifyChain(p, chains[p], opts)...)
+		findings = append(findings, verifyTail(p, chains[p], opts.Expect)...)
 	}
 	return findings
+}
+
+// verifyTail reports a chain that ends before the seq expect names for it.
+func verifyTail(producer string, chain []Entry, expect map[string]uint64) []Finding {
+	want, ok := expect[producer]
+	if !ok {
+		return nil
+	}
+	var last uint64
+	for _, e := range chain {
+		last = max(last, e.Evidence.Seq)
+	}
+	if last >= want {
+		return nil
+	}
+	detail := fmt.Sprintf("seq %s missing at the end: the chain ends at seq %d", span(last+1, want), last)
+	if len(chain) == 0 {
+		detail = fmt.Sprintf("the whole chain is missing (seq %s)", span(1, want))
+	}
+	return []Finding{{Producer: producer, Index: len(chain), Seq: want, Problem: Removed, Detail: detail}}
 }
 
 // verifyChain checks one producer's records; after a break it resumes from

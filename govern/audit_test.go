@@ -235,3 +235,27 @@ func TestAChainResignedWholeUnderAnotherSourceFailsItsPinnedSigner(t *testing.T)
 		t.Fatalf("findings %v, want both records signed by eve unverified", fs)
 	}
 }
+
+func TestARemovedTailIsReportedAgainstTheExpectedLastSeq(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	entries := w.chain(4)
+	if fs := govern.Verify(entries[:2], govern.VerifyOptions{}); len(fs) != 0 {
+		t.Fatalf("findings %v: without an expectation a cut tail is not visible, as documented", fs)
+	}
+	f := only(t, govern.Verify(entries[:2], govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 4}}))
+	if f.Problem != govern.Removed || f.Producer != "gate-1" || f.Index != 2 || f.Seq != 4 {
+		t.Fatalf("finding %v, want seq 3-4 removed at index 2", f)
+	}
+	if fs := govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 4}}); len(fs) != 0 {
+		t.Fatalf("findings %v on the whole chain", fs)
+	}
+}
+
+func TestAWholeRemovedChainIsReportedWhenExpected(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	entries := w.chain(2)
+	f := only(t, govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 2, "gate-2": 3}}))
+	if f.Problem != govern.Removed || f.Producer != "gate-2" || f.Index != 0 {
+		t.Fatalf("finding %v, want gate-2's chain removed", f)
+	}
+}

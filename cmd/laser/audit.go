@@ -146,8 +146,15 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 	topic := cmd.Flags().String("topic", runtime.TopicAudit, "audit topic")
 	trust := cmd.Flags().StringArray("trust", nil, "PRINCIPAL=HEX: a principal's Ed25519 public key (hex); with any, every record's signature must verify")
 	signers := cmd.Flags().StringToString("signer", nil, "PRODUCER=PRINCIPAL: the principal that must sign a chain (with --trust; default the signer of its first record)")
+	expect := cmd.Flags().StringToInt64("expect", nil, "PRODUCER=SEQ: the last seq a producer is known to have written; a chain ending before it, or missing, is reported removed")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		opts := govern.VerifyOptions{Signers: *signers}
+		opts := govern.VerifyOptions{Signers: *signers, Expect: map[string]uint64{}}
+		for producer, seq := range *expect {
+			if seq < 1 {
+				return usagef("--expect %s=%d: a seq counts from 1", producer, seq)
+			}
+			opts.Expect[producer] = uint64(seq)
+		}
 		if len(*trust) > 0 {
 			keys, err := trustedKeys(*trust)
 			if err != nil {

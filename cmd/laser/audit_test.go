@@ -168,3 +168,18 @@ func TestAuditVerifyPinsAChainsSigner(t *testing.T) {
 		t.Fatalf("audit verify with another trusted principal pinned: exit %d\n%s", code, out)
 	}
 }
+
+func TestAuditVerifyReportsAChainEndingBeforeItsExpectedSeq(t *testing.T) {
+	addr, _, _ := governedServer(t, govern.Options{Producer: "gate-1"})
+	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--expect", "gate-1=3"); code != exitOK {
+		t.Fatalf("audit verify of a complete chain: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := laser(t, "audit", "verify", "--addr", addr, "--json", "--expect", "gate-1=5")
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 1 || views[0].Problem != "removed" || views[0].Index != 3 {
+		t.Fatalf("audit verify expecting two more records: exit %d\n%s", code, out)
+	}
+	if code, _, _ := laser(t, "audit", "verify", "--addr", addr, "--expect", "gate-1=0"); code != exitUsage {
+		t.Fatalf("--expect of seq 0 exits %d, want %d", code, exitUsage)
+	}
+}
