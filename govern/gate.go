@@ -62,6 +62,15 @@ type Gate struct {
 	mu   sync.Mutex
 	seq  uint64
 	prev string
+	// admitted holds the recorded decisions that let an effect run, until
+	// the runtime says how it ended (Effected).
+	admitted map[*Action]admission
+}
+
+// admission is a recorded decision awaiting its effect's end.
+type admission struct {
+	d        Decision
+	proposal string
 }
 
 // NewGate returns the gate applying gov under opts.
@@ -87,7 +96,24 @@ func NewGate(gov Governor, opts Options) *Gate {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 20 * time.Millisecond
 	}
-	return &Gate{gov: gov, opts: opts}
+	return &Gate{gov: gov, opts: opts, admitted: map[*Action]admission{}}
+}
+
+// Effected records a failed outcome after a recorded admission of a whose
+// effect then did not reach the log; it is a runtime.EffectOutcome.
+func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err error) {
+	g.mu.Lock()
+	adm, ok := g.admitted[a]
+	delete(g.admitted, a)
+	g.mu.Unlock()
+	if !ok || err == nil {
+		return
+	}
+	d := adm.d
+	d.Reason = fmt.Sprintf("%s (the effect failed: %v)", d.Reason, err)
+	if rerr := g.record(ctx, c, a, d, OutcomeFailed, adm.proposal); rerr != nil {
+		g.logger(c).Warn("governance evidence of a failed effect not recorded", "error", rerr, "effect_error", err)
+	}
 }
 
 // Mode returns the gate's mode.
@@ -209,6 +235,10 @@ func (g *Gate) record(ctx context.Context, c *runtime.Client, a *Action, d Decis
 		return err
 	}
 	g.seq, g.prev = ev.Seq, ev.Hash
+	switch outcome {
+	case OutcomeEffected, OutcomeModified, OutcomeApproved:
+		g.admitted[a] = admission{d: d, proposal: proposal}
+	}
 	return nil
 }
 
@@ -237,4 +267,7 @@ func known(v Verdict) bool {
 	return false
 }
 
-var _ runtime.EffectGate = (*Gate)(nil)
+var (
+	_ runtime.EffectGate    = (*Gate)(nil)
+	_ runtime.EffectOutcome = (*Gate)(nil)
+)

@@ -303,3 +303,20 @@ func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
 		t.Fatalf("the governor was asked about %v, want only the emit, never its own evidence", topics)
 	}
 }
+
+func TestAnAdmittedEffectThatFailsToPublishIsRecordedFailed(t *testing.T) {
+	w := governed(t, fixed(govern.Allow()), govern.Options{RecordAllows: true})
+	if _, err := w.c.Emit(w.ctx, "agent.nowhere", "planner", []byte("wire-funds")); err == nil {
+		t.Fatal("an emit to a topic that does not exist succeeded")
+	}
+	evs := w.evidence()
+	if len(evs) != 2 || evs[0].Outcome != govern.OutcomeEffected || evs[1].Outcome != govern.OutcomeFailed || evs[1].Action.Topic != "agent.nowhere" {
+		t.Fatalf("evidence %+v, want effected then failed for agent.nowhere", evs)
+	}
+	if _, err := w.emit(); err != nil {
+		t.Fatal(err)
+	}
+	if evs := w.evidence(); len(evs) != 3 || evs[2].Outcome != govern.OutcomeEffected {
+		t.Fatalf("evidence %+v, want a published effect recorded effected alone", evs)
+	}
+}
