@@ -320,3 +320,34 @@ func TestAnAdmittedEffectThatFailsToPublishIsRecordedFailed(t *testing.T) {
 		t.Fatalf("evidence %+v, want a published effect recorded effected alone", evs)
 	}
 }
+
+func TestAModifyGivingMetadataToARecordWithoutAnEnvelopeFailsClosed(t *testing.T) {
+	var md wire.Metadata
+	md.Set(wire.MetaPurpose, wire.StrValue("audit"))
+	d := govern.Modify([]byte("redacted"), "redact")
+	d.Metadata = md
+	w := governed(t, fixed(d), govern.Options{})
+	sends := map[string]func() error{
+		"publish": func() error {
+			_, err := w.c.Producer().Publish(w.ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("wire-funds")})
+			return err
+		},
+		"plain": func() error {
+			_, err := w.c.SendPlain(w.ctx, runtime.TopicCommands, wire.Provenance{Agent: "planner", Conversation: w.c.IDs().NewID()}, []byte("wire-funds"))
+			return err
+		},
+	}
+	for name, send := range sends {
+		var rerr *runtime.Error
+		if err := send(); !errors.As(err, &rerr) || rerr.Code != runtime.CodeInvalid {
+			t.Fatalf("%s with metadata modified in: %v, want a CodeInvalid error", name, err)
+		}
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	evs := w.evidence()
+	if len(evs) != 4 || evs[1].Outcome != govern.OutcomeFailed || evs[3].Outcome != govern.OutcomeFailed {
+		t.Fatalf("evidence %+v, want each modify followed by its failure", evs)
+	}
+}

@@ -86,11 +86,25 @@ func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string
 		}
 		gate = cmp.Or(gate, g)
 		admitted = append(admitted, &e)
+		if err := noMetadata(&e); err != nil {
+			p.effected(ctx, gate, err, admitted...)
+			return nil, err
+		}
 		records[i].Payload = e.Body
 	}
 	pos, err := p.publishOut(ctx, topic, records)
 	p.effected(ctx, gate, err, admitted...)
 	return pos, err
+}
+
+// noMetadata refuses an effect on a record without an envelope to which
+// the gate gave metadata: it has nowhere to go, and dropping it would
+// publish something other than what the gate admitted.
+func noMetadata(e *Effect) error {
+	if len(e.Metadata) > 0 {
+		return &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the gate set metadata on a %s effect, which has no envelope to carry it", e.Kind)}
+	}
+	return nil
 }
 
 // publishOut publishes records through the interceptors, ungoverned: the
@@ -136,6 +150,10 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 	if p.governed(ctx) {
 		e = &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
 		if gate, err = p.admit(ctx, e); err != nil {
+			return Position{}, err
+		}
+		if err := noMetadata(e); err != nil {
+			p.effected(ctx, gate, err, e)
 			return Position{}, err
 		}
 		payload = e.Body
