@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/govern"
@@ -349,5 +350,51 @@ func TestAModifyGivingMetadataToARecordWithoutAnEnvelopeFailsClosed(t *testing.T
 	evs := w.evidence()
 	if len(evs) != 4 || evs[1].Outcome != govern.OutcomeFailed || evs[3].Outcome != govern.OutcomeFailed {
 		t.Fatalf("evidence %+v, want each modify followed by its failure", evs)
+	}
+}
+
+func TestAHandlerDeferredOnceIsRetriedAndItsEffectPublished(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Topic != runtime.TopicCommands {
+			return govern.Allow(), nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if asked++; asked == 1 {
+			return govern.Defer("not yet"), nil
+		}
+		return govern.Allow(), nil
+	})
+	w := governed(t, fixed(govern.Allow()), govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
+		t.Fatal(err)
+	}
+	attempts, sent := make(chan int, 2), make(chan error, 2)
+	gate := govern.NewGate(gov, govern.Options{})
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: gate,
+		Tuning: runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond}},
+		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+			attempts <- hc.Attempt()
+			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
+			sent <- err
+			return err
+		})})
+	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := <-attempts, <-sent; first != 1 || !errors.Is(err, govern.ErrDeferred) {
+		t.Fatalf("attempt %d sent: %v, want attempt 1 deferred", first, err)
+	}
+	if second, err := <-attempts, <-sent; second != 2 || err != nil {
+		t.Fatalf("attempt %d sent: %v, want attempt 2 allowed", second, err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 1 {
+		t.Fatalf("%d commands published, want the retried one", len(got))
+	}
+	ev := w.evidence()
+	if len(ev) != 1 || ev[0].Outcome != govern.OutcomeDeferred {
+		t.Fatalf("evidence %+v, want the one deferral", ev)
 	}
 }
