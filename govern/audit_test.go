@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -257,5 +259,28 @@ func TestAWholeRemovedChainIsReportedWhenExpected(t *testing.T) {
 	f := only(t, govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 2, "gate-2": 3}}))
 	if f.Problem != govern.Removed || f.Producer != "gate-2" || f.Index != 0 {
 		t.Fatalf("finding %v, want gate-2's chain removed", f)
+	}
+}
+
+func TestEvidenceWithAFieldItDoesNotDefineDoesNotDecode(t *testing.T) {
+	ev := govern.Evidence{Producer: "g", Seq: 1, Verdict: govern.VerdictBlock}
+	body, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := govern.DecodeEvidence(body); err != nil {
+		t.Fatalf("a record as written: %v", err)
+	}
+	var fields map[string]any
+	if err := cbor.Unmarshal(body, &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["note"] = "smuggled"
+	extra, err := cbor.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := govern.DecodeEvidence(extra); err == nil {
+		t.Fatal("a record carrying a field evidence does not define decoded")
 	}
 }

@@ -77,12 +77,14 @@ func (a *app) auditList(ctx context.Context, sf *serverFlags, topic string) erro
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tDECISIONS\tBY VERDICT\tLATEST")
 	for _, v := range views {
-		agent := v.Agent
+		// Every field but the counts is what a peer wrote: escaped, so a
+		// record cannot drive the terminal.
+		agent := shown(v.Agent)
 		if agent == "" {
 			agent = "(none)"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s %s: %s %s at %s\n", agent, v.Decisions, verdictCounts(v.ByVerdict),
-			v.Latest.Verdict, v.Latest.Outcome, v.Latest.Kind, v.Latest.Topic, v.Latest.At)
+			shown(v.Latest.Verdict), shown(v.Latest.Outcome), shown(v.Latest.Kind), shown(v.Latest.Topic), v.Latest.At)
 	}
 	return tw.Flush()
 }
@@ -118,7 +120,7 @@ func verdictCounts(by map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, name := range names {
-		parts[i] = fmt.Sprintf("%s=%d", name, by[name])
+		parts[i] = fmt.Sprintf("%s=%d", shown(name), by[name])
 	}
 	return strings.Join(parts, " ")
 }
@@ -184,7 +186,7 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 			fmt.Fprintf(a.stdout, "%d decision records in %s, every chain intact\n", len(entries), *topic)
 		} else {
 			for _, f := range findings {
-				fmt.Fprintln(a.stdout, f)
+				fmt.Fprintln(a.stdout, shown(f.String()))
 			}
 		}
 		if len(findings) > 0 {

@@ -183,3 +183,23 @@ func TestAuditVerifyReportsAChainEndingBeforeItsExpectedSeq(t *testing.T) {
 		t.Fatalf("--expect of seq 0 exits %d, want %d", code, exitUsage)
 	}
 }
+
+func TestAuditEscapesWhatPeersWrote(t *testing.T) {
+	addr, tr, entries := governedServer(t, govern.Options{})
+	forged := *entries[0].Evidence
+	forged.Producer, forged.Verdict, forged.Outcome = "gate\x1b[2J", "block\x1b[31m", "blocked\x07"
+	forged.Action.Agent, forged.Action.Kind, forged.Action.Topic = "payer\x1b]0;owned\x07", "event\x1b[1m", "agent.commands\x1b[0m"
+	body, err := forged.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *entries[0].Envelope
+	env.Body = body
+	republish(t, tr, "forged.audit", &env)
+	for _, args := range [][]string{{"audit", "--topic", "forged.audit"}, {"audit", "verify", "--topic", "forged.audit"}} {
+		_, out, _ := laser(t, append(args, "--addr", addr)...)
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "gate") && !strings.Contains(out, "payer") {
+			t.Fatalf("%v printed %q, want the peer's fields escaped", args, out)
+		}
+	}
+}
