@@ -100,7 +100,9 @@ func NewGate(gov Governor, opts Options) *Gate {
 }
 
 // Effected records a failed outcome after a recorded admission of a whose
-// effect then did not reach the log; it is a runtime.EffectOutcome.
+// effect then did not reach the log; it is a runtime.EffectOutcome. The
+// runtime calls it for every effect it admitted; a caller of Admit outside
+// the runtime calls it too, or the gate keeps the admission.
 func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err error) {
 	g.mu.Lock()
 	adm, ok := g.admitted[a]
