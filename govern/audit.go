@@ -77,8 +77,19 @@ func (f Finding) String() string {
 
 // VerifyOptions says what Verify checks beyond the chains.
 type VerifyOptions struct {
-	// Keys, when set, makes every record's signature mandatory.
+	// Keys, when set, makes every record's signature mandatory, by a key
+	// whose principal may send as the record's source and the same
+	// principal for the whole chain.
 	Keys *sign.Registry
+	// Signers pins the principal that must sign each producer's chain
+	// (producer name to principal); a chain not named here must be signed
+	// throughout by the principal of its first record.
+	Signers map[string]string
+	// Expect is the last seq each named producer is known to have written
+	// (from a checkpoint kept elsewhere): a chain that ends before it, or
+	// is missing, is reported Removed. Without it a chain's tail, or a
+	// whole chain, can be removed unnoticed, since nothing after it breaks.
+	Expect map[string]uint64
 }
 
 // Verify checks the chains of entries (as ReadAudit returns them) and
@@ -100,11 +111,37 @@ func Verify(entries []Entry, opts VerifyOptions) []Finding {
 		}
 		chains[p] = append(chains[p], e)
 	}
+	for p := range opts.Expect {
+		if _, ok := chains[p]; !ok {
+			producers = append(producers, p)
+		}
+	}
 	slices.Sort(producers)
 	for _, p := range producers {
 		findings = append(findings, verifyChain(p, chains[p], opts)...)
+		findings = append(findings, verifyTail(p, chains[p], opts.Expect)...)
 	}
 	return findings
+}
+
+// verifyTail reports a chain that ends before the seq expect names for it.
+func verifyTail(producer string, chain []Entry, expect map[string]uint64) []Finding {
+	want, ok := expect[producer]
+	if !ok {
+		return nil
+	}
+	var last uint64
+	for _, e := range chain {
+		last = max(last, e.Evidence.Seq)
+	}
+	if last >= want {
+		return nil
+	}
+	detail := fmt.Sprintf("seq %s missing at the end: the chain ends at seq %d", span(last+1, want), last)
+	if len(chain) == 0 {
+		detail = fmt.Sprintf("the whole chain is missing (seq %s)", span(1, want))
+	}
+	return []Finding{{Producer: producer, Index: len(chain), Seq: want, Problem: Removed, Detail: detail}}
 }
 
 // verifyChain checks one producer's records; after a break it resumes from
@@ -116,11 +153,12 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		out = append(out, Finding{Producer: producer, Index: i, At: chain[i].At, Seq: ev.Seq, Problem: pr, Detail: fmt.Sprintf(format, args...)})
 	}
 	want, prev := uint64(1), ""
+	signer := opts.Signers[producer]
 	for i, e := range chain {
 		ev := e.Evidence
 		if opts.Keys != nil {
-			if _, err := opts.Keys.Verify(e.Envelope); err != nil {
-				report(i, Unverified, "%v", err)
+			if msg := checkSigner(opts.Keys, e.Envelope, &signer); msg != "" {
+				report(i, Unverified, "%s", msg)
 			}
 		}
 		if digest, err := ev.Digest(); err != nil || digest != ev.Hash {
@@ -141,6 +179,27 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		}
 	}
 	return out
+}
+
+// checkSigner says what is wrong with env's signature, "" when nothing: it
+// must verify, its principal may send as env's source, and it must be
+// *signer, which the chain's first verified record sets when empty. Any
+// trusted key re-signing a rewritten record would otherwise pass.
+func checkSigner(keys *sign.Registry, env *wire.Envelope, signer *string) string {
+	v, err := keys.Verify(env)
+	if err != nil {
+		return err.Error()
+	}
+	if err := keys.CheckSource(v, env); err != nil {
+		return err.Error()
+	}
+	if *signer == "" {
+		*signer = v.Principal
+	}
+	if v.Principal != *signer {
+		return fmt.Sprintf("signed by %q, the chain's signer is %q", v.Principal, *signer)
+	}
+	return ""
 }
 
 // comesLater reports whether a seq in [from, to) appears in rest.

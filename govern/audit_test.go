@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
 )
 
 // chain records n block decisions through w's gate and reads them back.
@@ -165,5 +168,119 @@ func TestActivityCountsEachAgentsVerdictsAndKeepsTheLatest(t *testing.T) {
 	p := got[0]
 	if p.Decisions != 3 || p.ByVerdict[govern.VerdictBlock] != 2 || p.ByVerdict[govern.VerdictModify] != 1 || p.Latest != late {
 		t.Fatalf("payer %+v, want 3 decisions (2 block, 1 modify), the latest the modify", p)
+	}
+}
+
+// resign rewrites entry i's verdict to allow, reseals it and signs it with
+// key as source.
+func resign(t *testing.T, entries []govern.Entry, i int, key *sign.Key, source wire.AgentID) {
+	t.Helper()
+	altered := *entries[i].Evidence
+	altered.Verdict = govern.VerdictAllow
+	altered.Hash, _ = altered.Digest()
+	body, err := altered.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *entries[i].Envelope
+	env.Body, env.Source, env.Signature = body, source, nil
+	code, version := uint8(wire.ContentCBOR), wire.AgentOpVersion
+	if err := key.Sign(&env, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
+		t.Fatal(err)
+	}
+	entries[i].Envelope, entries[i].Evidence = &env, &altered
+}
+
+func TestEvidenceResignedByAnotherTrustedKeyIsReported(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{7}), sign.NewKey([32]byte{8})
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("governor", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Enroll("eve", eve.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key})
+	entries := slices.Clone(w.chain(3))
+	resign(t, entries, 1, eve, entries[1].Envelope.Source)
+	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys})
+	if len(fs) == 0 || fs[0].Problem != govern.Unverified || fs[0].Index != 1 {
+		t.Fatalf("findings %v, want the record eve re-signed unverified", fs)
+	}
+}
+
+func TestAChainResignedWholeUnderAnotherSourceFailsItsPinnedSigner(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{7}), sign.NewKey([32]byte{8})
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("governor", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Enroll("eve", eve.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key, Producer: "gate-1"})
+	entries := slices.Clone(w.chain(2))
+	for i := range entries {
+		resign(t, entries, i, eve, "eve")
+	}
+	// Re-sealed whole, the chain links again; only the pinned signer tells.
+	entries[1].Evidence.Prev = entries[0].Evidence.Hash
+	entries[1].Evidence.Hash, _ = entries[1].Evidence.Digest()
+	body, _ := entries[1].Evidence.Marshal()
+	entries[1].Envelope.Body, entries[1].Envelope.Signature = body, nil
+	code, version := uint8(wire.ContentCBOR), wire.AgentOpVersion
+	if err := eve.Sign(entries[1].Envelope, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
+		t.Fatal(err)
+	}
+	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"gate-1": "governor"}})
+	if len(fs) != 2 || fs[0].Problem != govern.Unverified || fs[1].Problem != govern.Unverified {
+		t.Fatalf("findings %v, want both records signed by eve unverified", fs)
+	}
+}
+
+func TestARemovedTailIsReportedAgainstTheExpectedLastSeq(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	entries := w.chain(4)
+	if fs := govern.Verify(entries[:2], govern.VerifyOptions{}); len(fs) != 0 {
+		t.Fatalf("findings %v: without an expectation a cut tail is not visible, as documented", fs)
+	}
+	f := only(t, govern.Verify(entries[:2], govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 4}}))
+	if f.Problem != govern.Removed || f.Producer != "gate-1" || f.Index != 2 || f.Seq != 4 {
+		t.Fatalf("finding %v, want seq 3-4 removed at index 2", f)
+	}
+	if fs := govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 4}}); len(fs) != 0 {
+		t.Fatalf("findings %v on the whole chain", fs)
+	}
+}
+
+func TestAWholeRemovedChainIsReportedWhenExpected(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	entries := w.chain(2)
+	f := only(t, govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 2, "gate-2": 3}}))
+	if f.Problem != govern.Removed || f.Producer != "gate-2" || f.Index != 0 {
+		t.Fatalf("finding %v, want gate-2's chain removed", f)
+	}
+}
+
+func TestEvidenceWithAFieldItDoesNotDefineDoesNotDecode(t *testing.T) {
+	ev := govern.Evidence{Producer: "g", Seq: 1, Verdict: govern.VerdictBlock}
+	body, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := govern.DecodeEvidence(body); err != nil {
+		t.Fatalf("a record as written: %v", err)
+	}
+	var fields map[string]any
+	if err := cbor.Unmarshal(body, &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["note"] = "smuggled"
+	extra, err := cbor.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := govern.DecodeEvidence(extra); err == nil {
+		t.Fatal("a record carrying a field evidence does not define decoded")
 	}
 }

@@ -54,7 +54,7 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 	var votes []Vote
 	var from map[uint32]uint64
 	for {
-		_, more, next, err := readProposals(ctx, c.Transport(), g.opts.ProposalTopic, from)
+		_, more, next, err := readProposals(ctx, c.Transport(), g.opts.ProposalTopic, from, g.opts.VoterKeys)
 		if err != nil {
 			return p.ID, err
 		}
@@ -91,18 +91,20 @@ func CastVote(ctx context.Context, c *runtime.Client, topic string, v Vote, key 
 
 // ReadProposals reads every proposal and vote on topic (default
 // TopicProposals), in log order per partition; records that do not decode
-// are skipped.
-func ReadProposals(ctx context.Context, t runtime.Transport, topic string) ([]Proposal, []Vote, error) {
+// are skipped, and so is a vote not sent by its voter or, when keys is set,
+// not signed by its voter's key.
+func ReadProposals(ctx context.Context, t runtime.Transport, topic string, keys *sign.Registry) ([]Proposal, []Vote, error) {
 	if topic == "" {
 		topic = TopicProposals
 	}
-	props, votes, _, err := readProposals(ctx, t, topic, nil)
+	props, votes, _, err := readProposals(ctx, t, topic, nil, keys)
 	return props, votes, err
 }
 
 // readProposals reads the proposals and votes on topic from the offsets in
-// from, and returns the offsets to resume from.
-func readProposals(ctx context.Context, t runtime.Transport, topic string, from map[uint32]uint64) ([]Proposal, []Vote, map[uint32]uint64, error) {
+// from, and returns the offsets to resume from. A vote counts only from its
+// voter (see voteAuthentic).
+func readProposals(ctx context.Context, t runtime.Transport, topic string, from map[uint32]uint64, keys *sign.Registry) ([]Proposal, []Vote, map[uint32]uint64, error) {
 	var props []Proposal
 	var votes []Vote
 	next, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
@@ -118,7 +120,7 @@ func readProposals(ctx context.Context, t runtime.Transport, topic string, from 
 			}
 		case OperationVote:
 			var v Vote
-			if cbor.Unmarshal(env.Body, &v) == nil {
+			if cbor.Unmarshal(env.Body, &v) == nil && voteAuthentic(env, v, keys) {
 				votes = append(votes, v)
 			}
 		}
@@ -136,4 +138,19 @@ func governanceEvent(topic string, rec *runtime.Incoming) (*wire.Envelope, bool)
 		return nil, false
 	}
 	return m.Envelope, true
+}
+
+// voteAuthentic reports whether v was cast by its voter: the envelope's
+// source must be the voter and, when keys is set, its signature must verify
+// to the voter's principal. Without keys a vote is only as trustworthy as
+// the topic's write ACLs.
+func voteAuthentic(env *wire.Envelope, v Vote, keys *sign.Registry) bool {
+	if string(env.Source) != v.Voter {
+		return false
+	}
+	if keys == nil {
+		return true
+	}
+	verified, err := keys.Verify(env)
+	return err == nil && verified.Principal == v.Voter
 }

@@ -80,10 +80,21 @@ var recordCBOR = func() cbor.EncMode {
 // Marshal encodes the record.
 func (e *Evidence) Marshal() ([]byte, error) { return recordCBOR.Marshal(e) }
 
-// DecodeEvidence decodes a record read off agent.audit.
+// recordDec refuses fields a record does not define: an unsigned record
+// could otherwise carry content its hash does not cover.
+var recordDec = func() cbor.DecMode {
+	dm, err := cbor.DecOptions{ExtraReturnErrors: cbor.ExtraDecErrorUnknownField}.DecMode()
+	if err != nil {
+		panic(err) // static options
+	}
+	return dm
+}()
+
+// DecodeEvidence decodes a record read off agent.audit; a field it does not
+// define is an error.
 func DecodeEvidence(b []byte) (*Evidence, error) {
 	var e Evidence
-	if err := cbor.Unmarshal(b, &e); err != nil {
+	if err := recordDec.Unmarshal(b, &e); err != nil {
 		return nil, fmt.Errorf("govern: decode evidence: %w", err)
 	}
 	return &e, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/humaninput"
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 )
@@ -39,6 +40,10 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	// ProposalTopic carries proposals and votes. Default TopicProposals.
 	ProposalTopic string
+	// VoterKeys, when set, counts a vote only if its signature verifies to
+	// the voter's principal; without it a vote counts when its envelope's
+	// source is the voter, which the topic's write ACLs alone vouch for.
+	VoterKeys *sign.Registry
 	// PollInterval is how often a pending proposal's votes are read.
 	// Default 20 ms.
 	PollInterval time.Duration
@@ -57,6 +62,15 @@ type Gate struct {
 	mu   sync.Mutex
 	seq  uint64
 	prev string
+	// admitted holds the recorded decisions that let an effect run, until
+	// the runtime says how it ended (Effected).
+	admitted map[*Action]admission
+}
+
+// admission is a recorded decision awaiting its effect's end.
+type admission struct {
+	d        Decision
+	proposal string
 }
 
 // NewGate returns the gate applying gov under opts.
@@ -82,7 +96,26 @@ func NewGate(gov Governor, opts Options) *Gate {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 20 * time.Millisecond
 	}
-	return &Gate{gov: gov, opts: opts}
+	return &Gate{gov: gov, opts: opts, admitted: map[*Action]admission{}}
+}
+
+// Effected records a failed outcome after a recorded admission of a whose
+// effect then did not reach the log; it is a runtime.EffectOutcome. The
+// runtime calls it for every effect it admitted; a caller of Admit outside
+// the runtime calls it too, or the gate keeps the admission.
+func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err error) {
+	g.mu.Lock()
+	adm, ok := g.admitted[a]
+	delete(g.admitted, a)
+	g.mu.Unlock()
+	if !ok || err == nil {
+		return
+	}
+	d := adm.d
+	d.Reason = fmt.Sprintf("%s (the effect failed: %v)", d.Reason, err)
+	if rerr := g.record(ctx, c, a, d, OutcomeFailed, adm.proposal); rerr != nil {
+		g.logger(c).Warn("governance evidence of a failed effect not recorded", "error", rerr, "effect_error", err)
+	}
 }
 
 // Mode returns the gate's mode.
@@ -166,7 +199,7 @@ func (g *Gate) stepUp(ctx context.Context, c *runtime.Client, a *Action, d Decis
 	if err != nil {
 		return err
 	}
-	_, err = humaninput.Ask(runtime.WithoutGate(ctx), c, humaninput.Request{
+	_, err = humaninput.Ask(effectgate.Without(ctx), c, humaninput.Request{
 		Topic: g.opts.ApprovalTopic, From: g.asker(a), Prompt: prompt, Conversation: a.Conversation,
 		Approver: d.Approver, Timeout: g.opts.ApprovalTimeout,
 	})
@@ -204,6 +237,10 @@ func (g *Gate) record(ctx context.Context, c *runtime.Client, a *Action, d Decis
 		return err
 	}
 	g.seq, g.prev = ev.Seq, ev.Hash
+	switch outcome {
+	case OutcomeEffected, OutcomeModified, OutcomeApproved:
+		g.admitted[a] = admission{d: d, proposal: proposal}
+	}
 	return nil
 }
 
@@ -232,4 +269,7 @@ func known(v Verdict) bool {
 	return false
 }
 
-var _ runtime.EffectGate = (*Gate)(nil)
+var (
+	_ runtime.EffectGate    = (*Gate)(nil)
+	_ runtime.EffectOutcome = (*Gate)(nil)
+)

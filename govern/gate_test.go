@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/govern"
@@ -278,5 +279,122 @@ func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
 	}
 	if got := <-kinds; got != runtime.EffectResponse {
 		t.Fatalf("the answer was seen as %q, want response", got)
+	}
+}
+
+func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
+	var mu sync.Mutex
+	var topics []string
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		topics = append(topics, a.Topic)
+		return govern.Block("nothing leaves"), nil
+	})
+	w := governed(t, gov, govern.Options{})
+	if _, err := w.emit(); !errors.Is(err, govern.ErrBlocked) {
+		t.Fatalf("emit: %v, want ErrBlocked", err)
+	}
+	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeBlocked {
+		t.Fatalf("evidence %+v, want the block recorded despite a policy blocking every publish", ev)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(topics, []string{runtime.TopicCommands}) {
+		t.Fatalf("the governor was asked about %v, want only the emit, never its own evidence", topics)
+	}
+}
+
+func TestAnAdmittedEffectThatFailsToPublishIsRecordedFailed(t *testing.T) {
+	w := governed(t, fixed(govern.Allow()), govern.Options{RecordAllows: true})
+	if _, err := w.c.Emit(w.ctx, "agent.nowhere", "planner", []byte("wire-funds")); err == nil {
+		t.Fatal("an emit to a topic that does not exist succeeded")
+	}
+	evs := w.evidence()
+	if len(evs) != 2 || evs[0].Outcome != govern.OutcomeEffected || evs[1].Outcome != govern.OutcomeFailed || evs[1].Action.Topic != "agent.nowhere" {
+		t.Fatalf("evidence %+v, want effected then failed for agent.nowhere", evs)
+	}
+	if _, err := w.emit(); err != nil {
+		t.Fatal(err)
+	}
+	if evs := w.evidence(); len(evs) != 3 || evs[2].Outcome != govern.OutcomeEffected {
+		t.Fatalf("evidence %+v, want a published effect recorded effected alone", evs)
+	}
+}
+
+func TestAModifyGivingMetadataToARecordWithoutAnEnvelopeFailsClosed(t *testing.T) {
+	var md wire.Metadata
+	md.Set(wire.MetaPurpose, wire.StrValue("audit"))
+	d := govern.Modify([]byte("redacted"), "redact")
+	d.Metadata = md
+	w := governed(t, fixed(d), govern.Options{})
+	sends := map[string]func() error{
+		"publish": func() error {
+			_, err := w.c.Producer().Publish(w.ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("wire-funds")})
+			return err
+		},
+		"plain": func() error {
+			_, err := w.c.SendPlain(w.ctx, runtime.TopicCommands, wire.Provenance{Agent: "planner", Conversation: w.c.IDs().NewID()}, []byte("wire-funds"))
+			return err
+		},
+	}
+	for name, send := range sends {
+		var rerr *runtime.Error
+		if err := send(); !errors.As(err, &rerr) || rerr.Code != runtime.CodeInvalid {
+			t.Fatalf("%s with metadata modified in: %v, want a CodeInvalid error", name, err)
+		}
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	evs := w.evidence()
+	if len(evs) != 4 || evs[1].Outcome != govern.OutcomeFailed || evs[3].Outcome != govern.OutcomeFailed {
+		t.Fatalf("evidence %+v, want each modify followed by its failure", evs)
+	}
+}
+
+func TestAHandlerDeferredOnceIsRetriedAndItsEffectPublished(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Topic != runtime.TopicCommands {
+			return govern.Allow(), nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if asked++; asked == 1 {
+			return govern.Defer("not yet"), nil
+		}
+		return govern.Allow(), nil
+	})
+	w := governed(t, fixed(govern.Allow()), govern.Options{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
+		t.Fatal(err)
+	}
+	attempts, sent := make(chan int, 2), make(chan error, 2)
+	gate := govern.NewGate(gov, govern.Options{})
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: gate,
+		Tuning: runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond}},
+		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+			attempts <- hc.Attempt()
+			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
+			sent <- err
+			return err
+		})})
+	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := <-attempts, <-sent; first != 1 || !errors.Is(err, govern.ErrDeferred) {
+		t.Fatalf("attempt %d sent: %v, want attempt 1 deferred", first, err)
+	}
+	if second, err := <-attempts, <-sent; second != 2 || err != nil {
+		t.Fatalf("attempt %d sent: %v, want attempt 2 allowed", second, err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 1 {
+		t.Fatalf("%d commands published, want the retried one", len(got))
+	}
+	ev := w.evidence()
+	if len(ev) != 1 || ev[0].Outcome != govern.OutcomeDeferred {
+		t.Fatalf("evidence %+v, want the one deferral", ev)
 	}
 }

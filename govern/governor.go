@@ -119,6 +119,9 @@ const (
 	OutcomeDeferred Outcome = "deferred" // the effect did not run, retry later
 	OutcomeApproved Outcome = "approved" // a human or a quorum approved; the effect ran
 	OutcomeRefused  Outcome = "refused"  // the approval was refused or expired
+	// OutcomeFailed follows an effected, modified or approved record of the
+	// same action when the effect then failed to reach the log.
+	OutcomeFailed Outcome = "failed"
 )
 
 // Sentinels the gate's errors match with errors.Is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -66,7 +67,7 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 		key = wire.PartitionKey(conv)
 	}
 	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, wire.ContentCBOR), Payload: payload}
-	if _, err := c.Producer().Publish(runtime.WithoutGate(ctx), r.topic, out); err != nil {
+	if _, err := c.Producer().Publish(effectgate.Without(ctx), r.topic, out); err != nil {
 		return fmt.Errorf("govern: append %s: %w", r.operation, err)
 	}
 	return nil

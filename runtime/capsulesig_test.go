@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -93,5 +94,34 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	client := runtime.NewClient(log, runtime.ClientOptions{})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
+	}
+}
+
+// opGate refuses every effect and records the kind and operation asked.
+type opGate struct{ asked chan runtime.Effect }
+
+func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+	g.asked <- *e
+	return errRefused
+}
+
+func TestARedriveAsksTheGate(t *testing.T) {
+	log := newLog(t, 1, runtime.SystemClock{})
+	rec := parkSigned(t, log, nil)
+	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
+	end, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := opGate{asked: make(chan runtime.Effect, 1)}
+	client := runtime.NewClient(log, runtime.ClientOptions{Gate: g})
+	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
+		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
+	}
+	if e := <-g.asked; e.Kind != runtime.EffectPublish || e.Operation != runtime.OperationRedrive || e.Topic != topic {
+		t.Fatalf("the gate was asked about %+v, want a publish %q to %s", e, runtime.OperationRedrive, topic)
+	}
+	if after, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID); err != nil || after != end {
+		t.Fatalf("%s grew from %d to %d (%v), want nothing redriven", topic, end, after, err)
 	}
 }

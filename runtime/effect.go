@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -81,21 +82,16 @@ type agentGate struct {
 	claim Claims
 }
 
-// ungovernedKey marks a context whose effects skip the gate.
-type ungovernedKey struct{}
-
-// WithoutGate returns ctx under which effects skip the gate. It exists for
-// the gate's own effects (its evidence, its approval requests), which would
-// otherwise be governed by themselves.
-func WithoutGate(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ungovernedKey{}, true)
-}
-
 // Govern runs the gate over an effect the caller performs itself (a bridge
 // calling out, say): nil means go ahead, with e's Body and Metadata as the
-// gate left them.
+// gate left them. The runtime does not see how that effect ends, so the
+// gate hears it as done once admitted.
 func (c *Client) Govern(ctx context.Context, e *Effect) error {
-	return c.prod.admit(ctx, e)
+	gate, err := c.prod.admit(ctx, e)
+	if err == nil {
+		c.prod.effected(ctx, gate, nil, e)
+	}
+	return err
 }
 
 // governed reports whether a gate may govern an effect under ctx, so the
@@ -105,10 +101,13 @@ func (p *Producer) governed(ctx context.Context) bool {
 }
 
 // admit runs the gate that governs ctx over e: the handling agent's when it
-// has one, else the client's; none when ctx is WithoutGate.
-func (p *Producer) admit(ctx context.Context, e *Effect) error {
-	if ctx.Value(ungovernedKey{}) != nil {
-		return nil
+// has one, else the client's; none for the gate's own effects (its
+// evidence, its approval requests), which would otherwise govern
+// themselves: only code inside this module can mark those (effectgate).
+// It returns the gate that admitted e, nil when none did.
+func (p *Producer) admit(ctx context.Context, e *Effect) (EffectGate, error) {
+	if effectgate.Skipped(ctx) {
+		return nil, nil
 	}
 	gate := p.gate
 	if ag, ok := ctx.Value(gateKey{}).(agentGate); ok {
@@ -123,9 +122,26 @@ func (p *Producer) admit(ctx context.Context, e *Effect) error {
 		}
 	}
 	if gate == nil {
-		return nil
+		return nil, nil
 	}
-	return gate.Admit(ctx, p.client, e)
+	return gate, gate.Admit(ctx, p.client, e)
+}
+
+// EffectOutcome is an EffectGate that hears how each effect it admitted
+// ended: err is nil once the effect is on the log. A gate that recorded
+// the admission records a failure too, so its evidence never says an
+// effect ran that did not.
+type EffectOutcome interface {
+	Effected(ctx context.Context, c *Client, e *Effect, err error)
+}
+
+// effected tells gate, when it listens, how the effects it admitted ended.
+func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*Effect) {
+	if o, ok := gate.(EffectOutcome); ok {
+		for _, e := range effects {
+			o.Effected(ctx, p.client, e, err)
+		}
+	}
 }
 
 // envelopeEffect is the effect of publishing env on topic.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -106,10 +107,10 @@ func TestARefusedEffectPublishesNothing(t *testing.T) {
 	}
 }
 
-func TestWithoutGateSkipsTheGate(t *testing.T) {
+func TestTheGatesOwnContextSkipsTheGate(t *testing.T) {
 	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectEvent: true}}
 	c, _ := gatedClient(t, g)
-	if _, err := c.Emit(runtime.WithoutGate(t.Context()), runtime.TopicCommands, "planner", []byte("x")); err != nil {
+	if _, err := c.Emit(effectgate.Without(t.Context()), runtime.TopicCommands, "planner", []byte("x")); err != nil {
 		t.Fatalf("emit without the gate: %v", err)
 	}
 	if got := g.seen(); len(got) != 0 {

@@ -65,23 +65,46 @@ func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoin
 // record's topic, payload and provenance filled in, and a replaced body
 // becomes the record's payload.
 func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string, records ...Outgoing) ([]Position, error) {
-	if p.governed(ctx) {
-		records = slices.Clone(records)
-		for i := range records {
-			e := proto
-			e.Topic, e.Body = topic, records[i].Payload
-			if prov, err := wire.DecodeProvenance(records[i].Headers); err == nil {
-				e.Conversation = prov.Conversation
-				e.Agent = cmp.Or(e.Agent, prov.Agent)
-				e.Target = cmp.Or(e.Target, prov.Target)
-			}
-			if err := p.admit(ctx, &e); err != nil {
-				return nil, err
-			}
-			records[i].Payload = e.Body
-		}
+	if !p.governed(ctx) {
+		return p.publishOut(ctx, topic, records)
 	}
-	return p.publishOut(ctx, topic, records)
+	records = slices.Clone(records)
+	var gate EffectGate
+	admitted := make([]*Effect, 0, len(records))
+	for i := range records {
+		e := proto
+		e.Topic, e.Body = topic, records[i].Payload
+		if prov, err := wire.DecodeProvenance(records[i].Headers); err == nil {
+			e.Conversation = prov.Conversation
+			e.Agent = cmp.Or(e.Agent, prov.Agent)
+			e.Target = cmp.Or(e.Target, prov.Target)
+		}
+		g, err := p.admit(ctx, &e)
+		if err != nil {
+			p.effected(ctx, gate, err, admitted...)
+			return nil, err
+		}
+		gate = cmp.Or(gate, g)
+		admitted = append(admitted, &e)
+		if err := noMetadata(&e); err != nil {
+			p.effected(ctx, gate, err, admitted...)
+			return nil, err
+		}
+		records[i].Payload = e.Body
+	}
+	pos, err := p.publishOut(ctx, topic, records)
+	p.effected(ctx, gate, err, admitted...)
+	return pos, err
+}
+
+// noMetadata refuses an effect on a record without an envelope to which
+// the gate gave metadata: it has nowhere to go, and dropping it would
+// publish something other than what the gate admitted.
+func noMetadata(e *Effect) error {
+	if len(e.Metadata) > 0 {
+		return &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the gate set metadata on a %s effect, which has no envelope to carry it", e.Kind)}
+	}
+	return nil
 }
 
 // publishOut publishes records through the interceptors, ungoverned: the
@@ -117,19 +140,28 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 // as string headers, keyed by its conversation, once the gate admitted it
 // as an effect of kind (EffectPlain when ""); extra headers are appended.
 func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind EffectKind, extra ...wire.Header) (Position, error) {
-	if p.governed(ctx) {
-		e := &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
-		if err := p.admit(ctx, e); err != nil {
-			return Position{}, err
-		}
-		payload = e.Body
-	}
 	headers, err := prov.Headers()
 	if err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
 	}
 	headers = append(headers, extra...)
+	var gate EffectGate
+	var e *Effect
+	if p.governed(ctx) {
+		e = &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
+		if gate, err = p.admit(ctx, e); err != nil {
+			return Position{}, err
+		}
+		if err := noMetadata(e); err != nil {
+			p.effected(ctx, gate, err, e)
+			return Position{}, err
+		}
+		payload = e.Body
+	}
 	pos, err := p.publishOut(ctx, topic, []Outgoing{{Key: prov.PartitionKey(), Headers: headers, Payload: payload}})
+	if e != nil {
+		p.effected(ctx, gate, err, e)
+	}
 	if err != nil {
 		return Position{}, err
 	}
@@ -147,13 +179,22 @@ func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Env
 		id := p.ids.NewID()
 		env.Record = &id
 	}
-	if p.governed(ctx) {
-		e := envelopeEffect(topic, env, kind, key != nil)
-		if err := p.admit(ctx, e); err != nil {
-			return Position{}, err
-		}
-		env.Body, env.Metadata = e.Body, e.Metadata
+	if !p.governed(ctx) {
+		return p.publishEnvelope(ctx, topic, env, ct, key)
 	}
+	e := envelopeEffect(topic, env, kind, key != nil)
+	gate, err := p.admit(ctx, e)
+	if err != nil {
+		return Position{}, err
+	}
+	env.Body, env.Metadata = e.Body, e.Metadata
+	pos, err := p.publishEnvelope(ctx, topic, env, ct, key)
+	p.effected(ctx, gate, err, e)
+	return pos, err
+}
+
+// publishEnvelope binds, validates, signs and publishes env once admitted.
+func (p *Producer) publishEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
 	if key != nil {
 		sign.Bind(env, topic, micros(p.clock.Now()))
 	}

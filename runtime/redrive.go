@@ -75,6 +75,8 @@ func VerifyDeadLetter(v DeadLetterVerifier, dlqTopic string, rec *Incoming) (sig
 // forged or foreign capsule), whose original record is gone, or whose
 // payload is not that record's, is refused with an ErrInvalid error. This
 // does not authenticate the capsule: check it with VerifyDeadLetter first.
+// The client's gate admits the copy first, as an EffectPublish with
+// operation OperationRedrive.
 func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
 	src := capsule.Source
 	stream, topic, err := c.t.TopicIDs(ctx, sourceTopic)
@@ -105,12 +107,16 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	if m, err := DecodeRecord(sourceTopic, &orig, ^uint64(0)); err == nil {
 		key = m.Provenance.PartitionKey()
 	}
-	pos, err := c.t.Publish(ctx, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
+	pos, err := c.prod.PublishEffect(ctx, Effect{Kind: EffectPublish, Operation: OperationRedrive}, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
 	if err != nil {
 		return Position{}, err
 	}
 	return pos[0], nil
 }
+
+// OperationRedrive is the operation of the effect a redrive asks the gate
+// about: republishing a parked record is an effect like any other.
+const OperationRedrive = "redrive"
 
 // RedriveKey is the idempotency key a redriven plain message carries: the
 // original key re-keyed by the source position, as the reference does.

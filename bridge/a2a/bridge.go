@@ -206,6 +206,13 @@ func (b *Bridge) Submit(ctx context.Context, p *a2a.MessageSendParams) (*a2a.Tas
 		}
 		cmd.topic, cmd.target, cmd.operation, cmd.ct = op.Topic, op.Agent, op.Name, op.ContentType
 	}
+	// The call is the bridge's effect on the log: the gate may refuse it
+	// before the task opens, or replace its body.
+	effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: cmd.topic, Operation: cmd.operation, Agent: b.cfg.ID, Target: cmd.target, Conversation: task, Body: cmd.body}
+	if err := b.client.Govern(ctx, effect); err != nil {
+		return nil, fmt.Errorf("a2a: refused: %w", err)
+	}
+	cmd.body = effect.Body
 	// The status opens the task before the command can be answered: a
 	// replay ignores what precedes it, so an instant answer is never lost.
 	if err := b.publishStatus(ctx, task, b.replyTopic(op), wire.TaskSubmitted, hops); err != nil {

@@ -42,6 +42,13 @@ func (b *Bridge) handler(t *tool) mcp.ToolHandler {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 		c := call{b: b, t: t, conv: b.client.IDs().NewID(), body: body, hops: hops, deadline: deadline}
+		// The call is the bridge's effect on the log: the gate may refuse it
+		// (a tool result the model reads) or replace its body.
+		effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: t.op.Topic, Operation: t.op.Name, Agent: b.cfg.ID, Target: t.op.Agent, Conversation: c.conv, Body: body}
+		if err := b.client.Govern(ctx, effect); err != nil {
+			return failure(err), nil
+		}
+		c.body = effect.Body
 		var res *mcp.CallToolResult
 		switch t.op.Kind {
 		case runtime.OperationRequest:

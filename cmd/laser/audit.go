@@ -77,12 +77,14 @@ func (a *app) auditList(ctx context.Context, sf *serverFlags, topic string) erro
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tDECISIONS\tBY VERDICT\tLATEST")
 	for _, v := range views {
-		agent := v.Agent
+		// Every field but the counts is what a peer wrote: escaped, so a
+		// record cannot drive the terminal.
+		agent := shown(v.Agent)
 		if agent == "" {
 			agent = "(none)"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s %s: %s %s at %s\n", agent, v.Decisions, verdictCounts(v.ByVerdict),
-			v.Latest.Verdict, v.Latest.Outcome, v.Latest.Kind, v.Latest.Topic, v.Latest.At)
+			shown(v.Latest.Verdict), shown(v.Latest.Outcome), shown(v.Latest.Kind), shown(v.Latest.Topic), v.Latest.At)
 	}
 	return tw.Flush()
 }
@@ -118,7 +120,7 @@ func verdictCounts(by map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, name := range names {
-		parts[i] = fmt.Sprintf("%s=%d", name, by[name])
+		parts[i] = fmt.Sprintf("%s=%d", shown(name), by[name])
 	}
 	return strings.Join(parts, " ")
 }
@@ -145,8 +147,16 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicAudit, "audit topic")
 	trust := cmd.Flags().StringArray("trust", nil, "PRINCIPAL=HEX: a principal's Ed25519 public key (hex); with any, every record's signature must verify")
+	signers := cmd.Flags().StringToString("signer", nil, "PRODUCER=PRINCIPAL: the principal that must sign a chain (with --trust; default the signer of its first record)")
+	expect := cmd.Flags().StringToInt64("expect", nil, "PRODUCER=SEQ: the last seq a producer is known to have written; a chain ending before it, or missing, is reported removed")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		var opts govern.VerifyOptions
+		opts := govern.VerifyOptions{Signers: *signers, Expect: map[string]uint64{}}
+		for producer, seq := range *expect {
+			if seq < 1 {
+				return usagef("--expect %s=%d: a seq counts from 1", producer, seq)
+			}
+			opts.Expect[producer] = uint64(seq)
+		}
 		if len(*trust) > 0 {
 			keys, err := trustedKeys(*trust)
 			if err != nil {
@@ -176,7 +186,7 @@ func (a *app) auditVerifyCommand() *cobra.Command {
 			fmt.Fprintf(a.stdout, "%d decision records in %s, every chain intact\n", len(entries), *topic)
 		} else {
 			for _, f := range findings {
-				fmt.Fprintln(a.stdout, f)
+				fmt.Fprintln(a.stdout, shown(f.String()))
 			}
 		}
 		if len(findings) > 0 {

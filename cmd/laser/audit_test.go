@@ -154,3 +154,52 @@ func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
 		t.Fatalf("a malformed --trust exits %d, want %d", code, exitUsage)
 	}
 }
+
+func TestAuditVerifyPinsAChainsSigner(t *testing.T) {
+	key, eve := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
+	addr, _, _ := governedServer(t, govern.Options{Key: key, Producer: "gate-1"})
+	trust := []string{"--trust", "governor=" + hex.EncodeToString(key.Public()), "--trust", "eve=" + hex.EncodeToString(eve.Public())}
+	if code, out, errOut := laser(t, append([]string{"audit", "verify", "--addr", addr, "--signer", "gate-1=governor"}, trust...)...); code != exitOK {
+		t.Fatalf("audit verify with the right signer pinned: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := laser(t, append([]string{"audit", "verify", "--addr", addr, "--json", "--signer", "gate-1=eve"}, trust...)...)
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 || views[0].Problem != "unverified" {
+		t.Fatalf("audit verify with another trusted principal pinned: exit %d\n%s", code, out)
+	}
+}
+
+func TestAuditVerifyReportsAChainEndingBeforeItsExpectedSeq(t *testing.T) {
+	addr, _, _ := governedServer(t, govern.Options{Producer: "gate-1"})
+	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--expect", "gate-1=3"); code != exitOK {
+		t.Fatalf("audit verify of a complete chain: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := laser(t, "audit", "verify", "--addr", addr, "--json", "--expect", "gate-1=5")
+	var views []findingView
+	if code != exitFailed || json.Unmarshal([]byte(out), &views) != nil || len(views) != 1 || views[0].Problem != "removed" || views[0].Index != 3 {
+		t.Fatalf("audit verify expecting two more records: exit %d\n%s", code, out)
+	}
+	if code, _, _ := laser(t, "audit", "verify", "--addr", addr, "--expect", "gate-1=0"); code != exitUsage {
+		t.Fatalf("--expect of seq 0 exits %d, want %d", code, exitUsage)
+	}
+}
+
+func TestAuditEscapesWhatPeersWrote(t *testing.T) {
+	addr, tr, entries := governedServer(t, govern.Options{})
+	forged := *entries[0].Evidence
+	forged.Producer, forged.Verdict, forged.Outcome = "gate\x1b[2J", "block\x1b[31m", "blocked\x07"
+	forged.Action.Agent, forged.Action.Kind, forged.Action.Topic = "payer\x1b]0;owned\x07", "event\x1b[1m", "agent.commands\x1b[0m"
+	body, err := forged.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *entries[0].Envelope
+	env.Body = body
+	republish(t, tr, "forged.audit", &env)
+	for _, args := range [][]string{{"audit", "--topic", "forged.audit"}, {"audit", "verify", "--topic", "forged.audit"}} {
+		_, out, _ := laser(t, append(args, "--addr", addr)...)
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "gate") && !strings.Contains(out, "payer") {
+			t.Fatalf("%v printed %q, want the peer's fields escaped", args, out)
+		}
+	}
+}

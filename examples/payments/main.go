@@ -136,7 +136,7 @@ func startTreasurer(ctx context.Context, client *runtime.Client, name string) (*
 
 // approvers names who approved the committed proposal on the log.
 func approvers(ctx context.Context, tr runtime.Transport) string {
-	props, votes, err := govern.ReadProposals(ctx, tr, "")
+	props, votes, err := govern.ReadProposals(ctx, tr, "", nil)
 	if err != nil || len(props) == 0 {
 		return "nobody"
 	}
