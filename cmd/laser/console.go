@@ -106,6 +106,12 @@ func (c *console) guard(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin") // "no-referrer" would make a form post's Origin "null"
+		// Without a token, the Host is what tells a page on a rebound name
+		// (evil.example resolved to 127.0.0.1) from the operator's browser.
+		if c.cfg.token == "" && !loopbackHost(r.Host) {
+			c.fail(w, r, http.StatusMisdirectedRequest, "this console answers only loopback names (localhost, 127.0.0.1, ::1), not %q: give it a --token to serve another name", r.Host)
+			return
+		}
 		if c.cfg.token != "" && !c.authorized(w, r) {
 			c.fail(w, r, http.StatusUnauthorized, "this console needs its token: open the address laser console printed (it carries ?token=)")
 			return
@@ -142,6 +148,20 @@ func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
 		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	return subtle.ConstantTimeCompare([]byte(given), []byte(c.cfg.token)) == 1
+}
+
+// loopbackHost reports whether host (a Host header, port optional) names
+// loopback: localhost or a loopback IP literal.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sameHost reports whether origin (scheme://host[:port]) names host.
