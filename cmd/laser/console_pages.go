@@ -226,8 +226,8 @@ func (c *console) topicsPage(w http.ResponseWriter, r *http.Request) {
 // topicDetail is one topic's newest records and the groups reading it.
 type topicDetail struct {
 	topicView
-	Records []recordRow
-	Groups  map[string][]lagView
+	Newest []recordRow
+	Groups map[string][]lagView
 }
 
 func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
@@ -249,7 +249,7 @@ func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
 		c.failErr(w, r, err)
 		return
 	}
-	d.Records = recs
+	d.Newest = recs
 	agents, err := c.agents(ctx)
 	if err != nil {
 		c.failErr(w, r, err)

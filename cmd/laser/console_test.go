@@ -128,7 +128,7 @@ func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
 	wantPage(t, srv, "/topics", http.StatusOK, "agent.commands", "agent.dlq", "agent.registry")
-	wantPage(t, srv, "/topics/agent.commands", http.StatusOK, "quote", "&#34;order&#34;: &#34;o-42&#34;", "Consumer groups", "ledger")
+	wantPage(t, srv, "/topics/agent.commands", http.StatusOK, "2 partition(s), 4 record(s).", "quote", "&#34;order&#34;: &#34;o-42&#34;", "Consumer groups", "ledger")
 	wantPage(t, srv, "/topics/no.such.topic", http.StatusNotFound, "no topic")
 }
 
