@@ -50,6 +50,8 @@ type console struct {
 	t     *iggy.Transport
 	cfg   consoleConfig
 	pages *template.Template
+	// scans holds a token per request scanning the log (maxScans at most).
+	scans chan struct{}
 }
 
 func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
@@ -66,7 +68,7 @@ func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
 	}
-	return &console{t: t, cfg: cfg, pages: pages}, nil
+	return &console{t: t, cfg: cfg, pages: pages, scans: make(chan struct{}, maxScans)}, nil
 }
 
 // handler routes every page; each answers bad input with a page saying

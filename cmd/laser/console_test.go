@@ -73,6 +73,12 @@ func consoleServer(t *testing.T, s *seeded, cfg consoleConfig) *httptest.Server 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveHandler(t, c)
+}
+
+// serveHandler serves c over loopback HTTP until t ends.
+func serveHandler(t *testing.T, c *console) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(c.handler())
 	t.Cleanup(srv.Close)
 	return srv
