@@ -697,7 +697,11 @@ func (c *console) tailPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", topic)
 		return
 	}
-	c.render(w, http.StatusOK, "tail", struct{ Topic string }{topic})
+	from := "now"
+	if r.URL.Query().Get("from") == "start" {
+		from = "start"
+	}
+	c.render(w, http.StatusOK, "tail", struct{ Topic, From string }{topic, from})
 }
 
 // tailEvents streams topic's new records as server-sent events until the
@@ -709,30 +713,74 @@ func (c *console) tailEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("there is no topic %q in this stream", topic), http.StatusNotFound)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming is not supported by this connection", http.StatusInternalServerError)
+	o := followOptions{fromStart: r.URL.Query().Get("from") == "start", interval: 200 * time.Millisecond}
+	// A reconnecting EventSource names the last event it had: go on from
+	// there instead of replaying or skipping.
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		from, err := parseTailCursor(last)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		o.from = from
+	}
+	// The cursors are fixed before the stream opens, so a record sent once
+	// the browser sees it open is shown.
+	cursors, err := startCursors(ctx, c.t, topic, o)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	o.from = cursors
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a tail stays open as long as the browser does
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	fromStart := r.URL.Query().Get("from") == "start"
-	err := follow(ctx, c.t, topic, fromStart, 0, 200*time.Millisecond, func(rec *runtime.Incoming) error {
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	err = follow(ctx, c.t, topic, o, func(rec *runtime.Incoming) error {
+		cursors[rec.Partition] = rec.Offset + 1
 		j, err := json.Marshal(row(topic, rec))
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "event: record\ndata: %s\n\n", j); err != nil {
+		if _, err := fmt.Fprintf(w, "event: record\nid: %s\ndata: %s\n\n", tailCursor(cursors), j); err != nil {
 			return err
 		}
-		flusher.Flush()
-		return nil
+		return rc.Flush()
 	})
 	if err != nil && ctx.Err() == nil {
 		c.cfg.logger.Warn("console: tail ended", "topic", topic, "err", err)
 	}
+}
+
+// tailCursor is the SSE event id of a tail: each partition's next offset,
+// comma-separated.
+func tailCursor(cursors []uint64) string {
+	parts := make([]string, len(cursors))
+	for i, c := range cursors {
+		parts[i] = strconv.FormatUint(c, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseTailCursor reads an event id tailCursor wrote.
+func parseTailCursor(s string) ([]uint64, error) {
+	fields := strings.Split(s, ",")
+	if len(fields) > 1<<16 {
+		return nil, fmt.Errorf("Last-Event-ID names %d partitions", len(fields))
+	}
+	out := make([]uint64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("Last-Event-ID %q is not a tail cursor (next offsets, comma-separated)", truncate(s, 64))
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // ---- dead letters ----
