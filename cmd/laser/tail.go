@@ -40,7 +40,16 @@ func (a *app) tailCommand() *cobra.Command {
 			return err
 		}
 		chunks := newChunkPrinter()
-		return follow(ctx, t, topic, followOptions{fromStart: *fromStart, count: *count, interval: *interval}, func(rec *runtime.Incoming) error {
+		// What waits behind a gap is printed when the topic goes quiet and
+		// when tail stops, not lost.
+		flush := func() error {
+			if !a.json {
+				chunks.flush(a.stdout)
+			}
+			return nil
+		}
+		defer flush() //nolint:errcheck // flush never fails
+		return follow(ctx, t, topic, followOptions{fromStart: *fromStart, count: *count, interval: *interval, idle: flush}, func(rec *runtime.Incoming) error {
 			if !a.json && chunks.print(a.stdout, topic, rec) {
 				return nil
 			}
