@@ -198,3 +198,17 @@ func TestAClientThatDoesNotReadItsRepliesLosesItsSlot(t *testing.T) {
 		t.Fatalf("a new client was not served after the flooding one lost its slot: %v", err)
 	}
 }
+
+func TestAPersonalAccessTokenWithAHugeExpiryNeverExpires(t *testing.T) {
+	clock := lasertest.NewManualClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := iggytest.Start(t, iggytest.WithClock(clock))
+	// The largest expiry the SDK sends, 0xFFFFFFFF << 32 µs: added to the
+	// clock it would wrap past 2^64 to a time long gone.
+	raw, err := login(t, s).CreatePersonalAccessToken("forever", 0xFFFFFFFF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(t, s).LoginWithPersonalAccessToken(raw.Token); err != nil {
+		t.Fatalf("a token with the largest expiry was refused: %v", err)
+	}
+}
