@@ -249,7 +249,7 @@ need --write, and off loopback a token (generated unless --token).`,
 	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys capsule signatures are checked with before a redrive")
 	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o := consoleOptions{listen: *listen, write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
+		o := consoleOptions{listen: *listen, listenFlag: "console --listen", write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
 		if *keysFile != "" {
 			keys, err := loadKeys(*keysFile)
 			if err != nil {
@@ -271,15 +271,17 @@ need --write, and off loopback a token (generated unless --token).`,
 // consoleOptions are the console's command-line choices.
 type consoleOptions struct {
 	listen, token, addr string
-	write, public       bool
-	keys                *sign.Registry
-	unverified          bool
+	// listenFlag names the command and flag listen came from, for errors.
+	listenFlag    string
+	write, public bool
+	keys          *sign.Registry
+	unverified    bool
 }
 
 // serveConsole listens and serves until ctx ends, printing the address.
 func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOptions) error {
 	if !o.public {
-		if err := requireLoopback(o.listen); err != nil {
+		if err := requireLoopback(o.listenFlag, o.listen, "the console shows the log to whoever reaches it"); err != nil {
 			return err
 		}
 	} else if o.token == "" {
@@ -288,7 +290,8 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	if o.token != "" {
 		a.secrets = append(a.secrets, o.token)
 	}
-	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified})
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified, logger: logger})
 	if err != nil {
 		return err
 	}
@@ -296,7 +299,17 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	if err != nil {
 		return listenError(o.listen, err)
 	}
-	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           c.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A page is written within a minute; the live tail lifts the
+		// deadline for its own response (http.ResponseController).
+		WriteTimeout: time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		// Requests end with ctx, so Shutdown does not wait on open tails.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 	url := "http://" + ln.Addr().String() + "/"
 	if o.token != "" {
 		url += "?token=" + o.token
@@ -308,14 +321,20 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	} else {
 		fmt.Fprintf(a.stdout, "laser console: %s\n", url)
 	}
+	shutDown := make(chan struct{})
 	go func() {
+		defer close(shutDown)
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shut)
+		if err := srv.Shutdown(shut); err != nil {
+			logger.Warn("console: shutdown left requests open", "err", err)
+		}
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// The handlers read through t, which the caller closes once this returns.
+	<-shutDown
 	return nil
 }

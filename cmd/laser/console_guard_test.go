@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lasergo/laser/runtime"
 )
 
 // hostRequest sends method path to srv naming host in the Host header (and
@@ -58,5 +62,46 @@ func TestConsoleWithATokenServesAnyHost(t *testing.T) {
 	srv := consoleServer(t, s, consoleConfig{token: "s3cret"})
 	if code, body := hostRequest(t, srv.URL, http.MethodGet, "/agents", "console.example:8088", nil, "X-Laser-Token", "s3cret"); code != http.StatusOK {
 		t.Fatalf("a tokened console refused a named host: status %d:\n%s", code, body)
+	}
+}
+
+func TestConsoleRefusesANonLoopbackListenNamingItsFlag(t *testing.T) {
+	s := seed(t)
+	code, _, errOut := laser(t, "console", "--listen", "0.0.0.0:0", "--addr", s.addr)
+	if code != exitUsage || !strings.Contains(errOut, `console --listen "0.0.0.0:0" is not a loopback address`) {
+		t.Fatalf("console --listen 0.0.0.0:0: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestConsoleShutdownEndsOpenTails(t *testing.T) {
+	s := seed(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"console", "--addr", s.addr, "--listen", "127.0.0.1:0"}, &out, &errOut)
+	}()
+	safe, safeCancel := context.WithTimeout(t.Context(), 10*time.Second) // a fail-safe, not a measured wait
+	defer safeCancel()
+	console, err := out.line(safe, "laser console: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(safe, http.MethodGet, console+"tail/events?topic="+runtime.TopicCommands, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("tail: status %d", resp.StatusCode)
+	}
+	cancel()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("the open tail was not ended by the console's shutdown: %v", err)
+	}
+	if code := <-done; code != exitOK || strings.Contains(errOut.String(), "shutdown") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }
