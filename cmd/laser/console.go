@@ -75,7 +75,7 @@ func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
 // what was wrong and a 4xx status.
 func (c *console) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleUI, "consoleui"))))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", filesOnly(http.FileServerFS(mustSub(consoleUI, "consoleui")))))
 	mux.HandleFunc("GET /{$}", c.overviewPage)
 	mux.HandleFunc("GET /agents", c.agentsPage)
 	mux.HandleFunc("GET /topics", c.topicsPage)
@@ -114,7 +114,10 @@ func (c *console) guard(next http.Handler) http.Handler {
 			c.fail(w, r, http.StatusMisdirectedRequest, "this console answers only loopback names (localhost, 127.0.0.1, ::1), not %q: give it a --token to serve another name", r.Host)
 			return
 		}
-		if c.cfg.token != "" && !c.authorized(w, r) {
+		if c.cfg.token != "" && c.tokenInURL(w, r) {
+			return
+		}
+		if c.cfg.token != "" && !c.authorized(r) {
 			c.fail(w, r, http.StatusUnauthorized, "this console needs its token: open the address laser console printed (it carries ?token=)")
 			return
 		}
@@ -134,11 +137,22 @@ func (c *console) guard(next http.Handler) http.Handler {
 	})
 }
 
+// filesOnly answers 404 for a directory, so the assets are served one by
+// one and never listed.
+func filesOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") || !strings.Contains(r.URL.Path, ".") {
+			http.NotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 const tokenCookie = "laser_console_token"
 
-// authorized reports whether r carries the token; one given in the URL is
-// kept as a cookie so links need not repeat it.
-func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
+// authorized reports whether r carries the token.
+func (c *console) authorized(r *http.Request) bool {
 	given := r.Header.Get("X-Laser-Token")
 	if given == "" {
 		if ck, err := r.Cookie(tokenCookie); err == nil {
@@ -147,9 +161,31 @@ func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if q := r.URL.Query().Get("token"); q != "" {
 		given = q
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
-	return subtle.ConstantTimeCompare([]byte(given), []byte(c.cfg.token)) == 1
+	return sameToken(given, c.cfg.token)
+}
+
+// tokenInURL answers a GET that carries the right token in its URL: the
+// token is kept as a cookie and the browser sent on to the same URL without
+// it, so it neither lingers in the address bar and history nor leaks in a
+// shared link. It reports whether it answered.
+func (c *console) tokenInURL(w http.ResponseWriter, r *http.Request) bool {
+	query := r.URL.Query()
+	q := query.Get("token")
+	if q == "" || !sameToken(q, c.cfg.token) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	query.Del("token")
+	clean := *r.URL
+	clean.RawQuery = query.Encode()
+	http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
+	return true
+}
+
+// sameToken compares tokens in constant time.
+func sameToken(given, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
 }
 
 // loopbackHost reports whether host (a Host header, port optional) names
@@ -181,7 +217,9 @@ type errorView struct {
 
 // fail answers with a page saying what went wrong.
 func (c *console) fail(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	// Every error text shown passes redact: one may quote the connection
+	// string, password included.
+	msg := c.cfg.redact(fmt.Sprintf(format, args...))
 	if status >= 500 {
 		c.cfg.logger.Warn("console: page failed", "path", r.URL.Path, "err", msg)
 	}

@@ -105,3 +105,50 @@ func TestConsoleShutdownEndsOpenTails(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }
+
+func TestConsoleTakesTheTokenOutOfTheURL(t *testing.T) {
+	s := seed(t)
+	srv := consoleServer(t, s, consoleConfig{token: "s3cret"})
+	client := *srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Get(srv.URL + "/topics?token=s3cret&x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/topics?x=1" {
+		t.Fatalf("the token stays in the URL: status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if !strings.Contains(resp.Header.Get("Set-Cookie"), tokenCookie+"=s3cret") {
+		t.Fatalf("no cookie for the right token: %q", resp.Header.Get("Set-Cookie"))
+	}
+	resp, err = client.Get(srv.URL + "/topics?token=wrong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("a wrong token: status %d, cookie %q", resp.StatusCode, resp.Header.Get("Set-Cookie"))
+	}
+}
+
+func TestConsoleServesAssetsButNoListing(t *testing.T) {
+	s := seed(t)
+	srv := consoleServer(t, s, consoleConfig{})
+	wantPage(t, srv, "/static/console.css", http.StatusOK)
+	for _, path := range []string{"/static/", "/static/."} {
+		if code, body := get(t, srv, path); code != http.StatusNotFound || strings.Contains(body, "console.js") {
+			t.Fatalf("GET %s: status %d:\n%s", path, code, body)
+		}
+	}
+}
+
+func TestConsoleRedactsErrorTexts(t *testing.T) {
+	s := seed(t)
+	srv := consoleServer(t, s, consoleConfig{redact: func(s string) string { return strings.ReplaceAll(s, "no.such", "[redacted]") }})
+	for _, path := range []string{"/dlq?topic=no.such.dlq", "/approvals?topic=no.such.input", "/dlq/0:0?topic=no.such.dlq"} {
+		if code, body := get(t, srv, path); code < 400 || strings.Contains(body, "no.such") || !strings.Contains(body, "[redacted]") {
+			t.Fatalf("GET %s (status %d) shows an unredacted error:\n%s", path, code, body)
+		}
+	}
+}

@@ -801,6 +801,7 @@ func (c *console) dlqPage(w http.ResponseWriter, r *http.Request) {
 	views := make([]capsuleView, len(caps))
 	for i, cp := range caps {
 		views[i] = vw.view(cp)
+		views[i].Error = c.cfg.redact(views[i].Error)
 	}
 	ledger, err := readLedger(ctx, c, topic, views)
 	if err != nil {
@@ -926,7 +927,9 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			cp = capsule{Position: pos, Err: err}
 		}
-		results = append(results, rd.redrive(ctx, cp))
+		res := rd.redrive(ctx, cp)
+		res.Error = c.cfg.redact(res.Error) // a transport error may name the server's address
+		results = append(results, res)
 	}
 	c.cfg.logger.Info("console: redrive", "topic", topic, "capsules", len(positions))
 	c.render(w, http.StatusOK, "redriven", struct {
