@@ -99,8 +99,10 @@ func (s *Server) createToken(p []byte) ([]byte, error) {
 	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails on supported platforms
 	tok := base64.RawURLEncoding.EncodeToString(raw[:])
 	t := &token{name: name, expiry: expiry}
-	if expiry != 0 && expiry != math.MaxUint64 {
-		t.expiresAt = s.now() + expiry
+	// An expiry past the end of the clock's range saturates to never
+	// rather than wrapping to a time long gone.
+	if now := s.now(); expiry != 0 && expiry != math.MaxUint64 && expiry <= math.MaxUint64-now {
+		t.expiresAt = now + expiry
 	}
 	s.tokens[tok] = t
 	return putName(nil, tok), nil

@@ -1,6 +1,8 @@
 package iggytest_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -164,5 +166,49 @@ func TestUnauthenticatedClientsHoldLittleMemory(t *testing.T) {
 	t.Logf("heap %d MiB before, %d MiB after 12 half-sent frames and 2,000 idle connections", before>>20, after>>20)
 	if grew > 48<<20 {
 		t.Fatalf("the server's heap grew by %d MiB", grew>>20)
+	}
+}
+
+func TestAClientThatDoesNotReadItsRepliesLosesItsSlot(t *testing.T) {
+	s := iggytest.Start(t, iggytest.WithMaxConnections(1), iggytest.WithTimeouts(time.Hour, time.Hour, 100*time.Millisecond))
+	flood := rawConn(t, s)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // a fail-safe, not a measured wait
+	defer cancel()
+	if err := s.WaitConnections(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Pings without reading a reply: the replies fill the socket buffers
+	// until the server's write blocks.
+	pings := bytes.Repeat(frameHeader(iggytest.CmdPing, 0), 8192)
+	wrote := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := flood.Write(pings); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	if err := s.WaitConnections(ctx, 0); err != nil {
+		t.Fatalf("the server kept a client that reads nothing: %v", err)
+	}
+	_ = flood.Close()
+	<-wrote
+	if err := dial(t, s).Ping(); err != nil {
+		t.Fatalf("a new client was not served after the flooding one lost its slot: %v", err)
+	}
+}
+
+func TestAPersonalAccessTokenWithAHugeExpiryNeverExpires(t *testing.T) {
+	clock := lasertest.NewManualClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := iggytest.Start(t, iggytest.WithClock(clock))
+	// The largest expiry the SDK sends, 0xFFFFFFFF << 32 µs: added to the
+	// clock it would wrap past 2^64 to a time long gone.
+	raw, err := login(t, s).CreatePersonalAccessToken("forever", 0xFFFFFFFF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(t, s).LoginWithPersonalAccessToken(raw.Token); err != nil {
+		t.Fatalf("a token with the largest expiry was refused: %v", err)
 	}
 }

@@ -88,8 +88,8 @@ func WithMaxConnections(n int) Option {
 
 // WithTimeouts sets how long a connection may go without logging in
 // (login), without starting a request (idle), and between a request's
-// header and the last byte of its payload (frame); the connection is closed
-// past any of them. The defaults are 30 s, 2 min and 30 s; zero keeps one.
+// header and the last byte of its payload, or to write one reply (frame);
+// the connection is closed past any of them. The defaults are 30 s, 2 min and 30 s; zero keeps one.
 func WithTimeouts(login, idle, frame time.Duration) Option {
 	return func(c *config) {
 		c.loginTimeout = cmp.Or(login, c.loginTimeout)
@@ -323,6 +323,9 @@ func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
 func (c *conn) serveFrames(rw io.ReadWriter) {
 	var hdr [8]byte
 	deadline, _ := rw.(interface{ SetReadDeadline(time.Time) error })
+	// A client that sends without reading would otherwise block the reply
+	// write, and hold its connection slot, forever.
+	writeBy, _ := rw.(interface{ SetWriteDeadline(time.Time) error })
 	cfg := &c.s.cfg
 	loginBy := time.Now().Add(cfg.loginTimeout)
 	for {
@@ -369,6 +372,9 @@ func (c *conn) serveFrames(rw io.ReadWriter) {
 		putLE32(head[4:8], uint32(len(resp)))
 		// One writev on a socket, and no copy of a large poll answer.
 		bufs := net.Buffers{head[:], resp}
+		if writeBy != nil {
+			_ = writeBy.SetWriteDeadline(time.Now().Add(cfg.frameTimeout))
+		}
 		if _, err := bufs.WriteTo(rw); err != nil {
 			return
 		}

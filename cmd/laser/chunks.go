@@ -50,6 +50,20 @@ type channelView struct {
 	// since is when (in chunk records seen) the channel last printed or
 	// began to wait.
 	since uint64
+	// skipped are the sequence ranges tail gave up waiting for (the newest
+	// maxSkipped), so one arriving after all is shown as late.
+	skipped []seqRange
+}
+
+// seqRange is the sequences from first to last, both included.
+type seqRange struct{ first, last uint64 }
+
+// maxSkipped bounds the gaps remembered per channel.
+const maxSkipped = 8
+
+// late reports whether seq is in a gap tail gave up on.
+func (ch *channelView) late(seq uint64) bool {
+	return slices.ContainsFunc(ch.skipped, func(r seqRange) bool { return r.first <= seq && seq <= r.last })
 }
 
 // waitingChannel is a channel that began holding chunks at since.
@@ -86,6 +100,8 @@ func (p *chunkPrinter) print(w io.Writer, topic string, rec *runtime.Incoming) b
 	id, seq := *env.Channel, *env.Sequence
 	ch := p.channel(id)
 	switch {
+	case seq < ch.next && ch.late(seq):
+		writeChunk(w, line, "  (late: printed after its gap was given up on)")
 	case seq < ch.next:
 		writeChunk(w, line, "  (repeated)")
 	case seq > ch.next:
@@ -153,7 +169,9 @@ func (p *chunkPrinter) drain(w io.Writer, id wire.ID, ch *channelView) {
 	ch.since = p.seen
 	if len(ch.held) > 0 {
 		p.waiting = append(p.waiting, waitingChannel{id: id, since: ch.since})
-	} else if ch.ended {
+	} else if ch.ended && len(ch.skipped) == 0 {
+		// A channel with a gap is kept, so a late chunk is told from a
+		// new stream; maxChannels bounds how many.
 		delete(p.channels, id)
 	}
 }
@@ -178,6 +196,10 @@ func (p *chunkPrinter) giveUpOldestGap(w io.Writer, now bool) bool {
 		if first-1 > ch.next {
 			missing += "–#" + strconv.FormatUint(first-1, 10)
 		}
+		ch.skipped = append(ch.skipped, seqRange{ch.next, first - 1})
+		if len(ch.skipped) > maxSkipped {
+			ch.skipped = ch.skipped[1:]
+		}
 		l := ch.held[first]
 		delete(ch.held, first)
 		p.held--
@@ -188,6 +210,13 @@ func (p *chunkPrinter) giveUpOldestGap(w io.Writer, now bool) bool {
 		return true
 	}
 	return false
+}
+
+// flush prints every chunk still held, each gap marked: tail calls it when
+// the topic is quiet and when it stops, so no chunk is lost behind a gap.
+func (p *chunkPrinter) flush(w io.Writer) {
+	for p.giveUpOldestGap(w, true) {
+	}
 }
 
 // isEnd reports whether env ends its stream.

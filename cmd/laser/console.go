@@ -50,6 +50,8 @@ type console struct {
 	t     *iggy.Transport
 	cfg   consoleConfig
 	pages *template.Template
+	// scans holds a token per request scanning the log (maxScans at most).
+	scans chan struct{}
 }
 
 func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
@@ -66,14 +68,14 @@ func newConsole(t *iggy.Transport, cfg consoleConfig) (*console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
 	}
-	return &console{t: t, cfg: cfg, pages: pages}, nil
+	return &console{t: t, cfg: cfg, pages: pages, scans: make(chan struct{}, maxScans)}, nil
 }
 
 // handler routes every page; each answers bad input with a page saying
 // what was wrong and a 4xx status.
 func (c *console) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleUI, "consoleui"))))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", filesOnly(http.FileServerFS(mustSub(consoleUI, "consoleui")))))
 	mux.HandleFunc("GET /{$}", c.overviewPage)
 	mux.HandleFunc("GET /agents", c.agentsPage)
 	mux.HandleFunc("GET /topics", c.topicsPage)
@@ -106,7 +108,16 @@ func (c *console) guard(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin") // "no-referrer" would make a form post's Origin "null"
-		if c.cfg.token != "" && !c.authorized(w, r) {
+		// Without a token, the Host is what tells a page on a rebound name
+		// (evil.example resolved to 127.0.0.1) from the operator's browser.
+		if c.cfg.token == "" && !loopbackHost(r.Host) {
+			c.fail(w, r, http.StatusMisdirectedRequest, "this console answers only loopback names (localhost, 127.0.0.1, ::1), not %q: give it a --token to serve another name", r.Host)
+			return
+		}
+		if c.cfg.token != "" && c.tokenInURL(w, r) {
+			return
+		}
+		if c.cfg.token != "" && !c.authorized(r) {
 			c.fail(w, r, http.StatusUnauthorized, "this console needs its token: open the address laser console printed (it carries ?token=)")
 			return
 		}
@@ -126,11 +137,22 @@ func (c *console) guard(next http.Handler) http.Handler {
 	})
 }
 
+// filesOnly answers 404 for a directory, so the assets are served one by
+// one and never listed.
+func filesOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") || !strings.Contains(r.URL.Path, ".") {
+			http.NotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 const tokenCookie = "laser_console_token"
 
-// authorized reports whether r carries the token; one given in the URL is
-// kept as a cookie so links need not repeat it.
-func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
+// authorized reports whether r carries the token.
+func (c *console) authorized(r *http.Request) bool {
 	given := r.Header.Get("X-Laser-Token")
 	if given == "" {
 		if ck, err := r.Cookie(tokenCookie); err == nil {
@@ -139,9 +161,45 @@ func (c *console) authorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if q := r.URL.Query().Get("token"); q != "" {
 		given = q
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
-	return subtle.ConstantTimeCompare([]byte(given), []byte(c.cfg.token)) == 1
+	return sameToken(given, c.cfg.token)
+}
+
+// tokenInURL answers a GET that carries the right token in its URL: the
+// token is kept as a cookie and the browser sent on to the same URL without
+// it, so it neither lingers in the address bar and history nor leaks in a
+// shared link. It reports whether it answered.
+func (c *console) tokenInURL(w http.ResponseWriter, r *http.Request) bool {
+	query := r.URL.Query()
+	q := query.Get("token")
+	if q == "" || !sameToken(q, c.cfg.token) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	query.Del("token")
+	clean := *r.URL
+	clean.RawQuery = query.Encode()
+	http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
+	return true
+}
+
+// sameToken compares tokens in constant time.
+func sameToken(given, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
+}
+
+// loopbackHost reports whether host (a Host header, port optional) names
+// loopback: localhost or a loopback IP literal.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sameHost reports whether origin (scheme://host[:port]) names host.
@@ -159,7 +217,9 @@ type errorView struct {
 
 // fail answers with a page saying what went wrong.
 func (c *console) fail(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	// Every error text shown passes redact: one may quote the connection
+	// string, password included.
+	msg := c.cfg.redact(fmt.Sprintf(format, args...))
 	if status >= 500 {
 		c.cfg.logger.Warn("console: page failed", "path", r.URL.Path, "err", msg)
 	}
@@ -227,7 +287,7 @@ need --write, and off loopback a token (generated unless --token).`,
 	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys capsule signatures are checked with before a redrive")
 	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o := consoleOptions{listen: *listen, write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
+		o := consoleOptions{listen: *listen, listenFlag: "console --listen", write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
 		if *keysFile != "" {
 			keys, err := loadKeys(*keysFile)
 			if err != nil {
@@ -249,15 +309,17 @@ need --write, and off loopback a token (generated unless --token).`,
 // consoleOptions are the console's command-line choices.
 type consoleOptions struct {
 	listen, token, addr string
-	write, public       bool
-	keys                *sign.Registry
-	unverified          bool
+	// listenFlag names the command and flag listen came from, for errors.
+	listenFlag    string
+	write, public bool
+	keys          *sign.Registry
+	unverified    bool
 }
 
 // serveConsole listens and serves until ctx ends, printing the address.
 func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOptions) error {
 	if !o.public {
-		if err := requireLoopback(o.listen); err != nil {
+		if err := requireLoopback(o.listenFlag, o.listen, "the console shows the log to whoever reaches it"); err != nil {
 			return err
 		}
 	} else if o.token == "" {
@@ -266,7 +328,8 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	if o.token != "" {
 		a.secrets = append(a.secrets, o.token)
 	}
-	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified})
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified, logger: logger})
 	if err != nil {
 		return err
 	}
@@ -274,7 +337,17 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	if err != nil {
 		return listenError(o.listen, err)
 	}
-	srv := &http.Server{Handler: c.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           c.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A page is written within a minute; the live tail lifts the
+		// deadline for its own response (http.ResponseController).
+		WriteTimeout: time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		// Requests end with ctx, so Shutdown does not wait on open tails.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 	url := "http://" + ln.Addr().String() + "/"
 	if o.token != "" {
 		url += "?token=" + o.token
@@ -286,14 +359,20 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 	} else {
 		fmt.Fprintf(a.stdout, "laser console: %s\n", url)
 	}
+	shutDown := make(chan struct{})
 	go func() {
+		defer close(shutDown)
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shut)
+		if err := srv.Shutdown(shut); err != nil {
+			logger.Warn("console: shutdown left requests open", "err", err)
+		}
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// The handlers read through t, which the caller closes once this returns.
+	<-shutDown
 	return nil
 }

@@ -187,8 +187,13 @@ func TestBrowserTailsLiveAndPauses(t *testing.T) {
 	ctx := browser(t)
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/tail?topic="+runtime.TopicCommands), chromedp.WaitVisible(chromedp.CSS("#tail tr.record"))); err != nil {
+	// The tail follows new records only: once the stream is open, what is
+	// sent appears and the seeded records do not.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/tail?topic="+runtime.TopicCommands)); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("state").textContent === "following"`)); err != nil {
+		t.Fatalf("the tail did not open: %v", err)
 	}
 	send := func(body string) {
 		t.Helper()
@@ -202,6 +207,9 @@ func TestBrowserTailsLiveAndPauses(t *testing.T) {
 	send("live one")
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](shows("live one"))); err != nil {
 		t.Fatalf("a new record did not appear: %v", err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#tail tr.record").length`)); err != nil || n != 1 {
+		t.Fatalf("the tail drew %d records, want only the new one (%v)", n, err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("pause"))); err != nil {
 		t.Fatal(err)

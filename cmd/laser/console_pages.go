@@ -226,8 +226,8 @@ func (c *console) topicsPage(w http.ResponseWriter, r *http.Request) {
 // topicDetail is one topic's newest records and the groups reading it.
 type topicDetail struct {
 	topicView
-	Records []recordRow
-	Groups  map[string][]lagView
+	Newest []recordRow
+	Groups map[string][]lagView
 }
 
 func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
@@ -244,12 +244,17 @@ func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := topicDetail{topicView: topics[i], Groups: map[string][]lagView{}}
-	recs, err := c.newest(ctx, name, 50)
+	release, ok := c.scanning(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	recs, err := c.newest(ctx, name, 50, newBodyBudget())
 	if err != nil {
 		c.failErr(w, r, err)
 		return
 	}
-	d.Records = recs
+	d.Newest = recs
 	agents, err := c.agents(ctx)
 	if err != nil {
 		c.failErr(w, r, err)
@@ -284,17 +289,76 @@ type recordRow struct {
 	Channel      string
 	Sequence     uint64
 	Last         bool
-	timestamp    uint64
+	// Truncated says the body shown is a part of the record's.
+	Truncated bool
+	timestamp uint64
 }
 
-// row decodes rec of topic for a page, as the consumer would, never failing.
+// Bounds on what one page holds: a request over records of 60 KiB each
+// must not hold them all.
+const (
+	// shownBody is how much of one record's rendered body a page shows.
+	shownBody = 4 << 10
+	// pageBodies is how many body bytes one request keeps in all.
+	pageBodies = 1 << 20
+	// maxScans is how many requests scan the log at once; more are told
+	// to come back.
+	maxScans = 2
+)
+
+// bodyBudget is what is left of one request's body bytes.
+type bodyBudget struct{ left int }
+
+func newBodyBudget() *bodyBudget { return &bodyBudget{left: pageBodies} }
+
+// pendingBody is a record's body before it is rendered, so a scan that
+// drops the row never decodes it.
+type pendingBody struct {
+	raw     []byte
+	ct      wire.ContentType
+	errText string
+	isError bool
+}
+
+// row decodes rec of topic for a page, as the consumer would, never failing;
+// its body is cut to shownBody.
 func row(topic string, rec *runtime.Incoming) recordRow {
+	v, body := rowHead(topic, rec)
+	newBodyBudget().show(&v, body)
+	return v
+}
+
+// show renders body into v, cut to shownBody and to what is left of b
+// (v.Truncated says so).
+func (b *bodyBudget) show(v *recordRow, body pendingBody) {
+	if b.left <= 0 {
+		v.Body, v.BodyFormat, v.Truncated = "", "omitted", true
+		return
+	}
+	if body.isError {
+		v.Body, v.BodyFormat = body.errText, "error"
+	} else {
+		// Render only a bounded prefix of a huge body.
+		raw := body.raw
+		if len(raw) > 4*shownBody {
+			raw, v.Truncated = raw[:4*shownBody], true
+		}
+		v.Body, v.BodyFormat = showBody(raw, body.ct)
+	}
+	if n := min(shownBody, b.left); len(v.Body) > n {
+		v.Body, v.Truncated = strings.Clone(truncate(v.Body, n)), true // not the whole body behind it
+	}
+	b.left -= len(v.Body)
+}
+
+// rowHead decodes everything of rec but its body, which it returns for
+// show.
+func rowHead(topic string, rec *runtime.Incoming) (recordRow, pendingBody) {
 	v := recordRow{Topic: topic, Position: rec.Position.String(), Time: pageFuncs["micros"].(func(uint64) string)(rec.Timestamp), timestamp: rec.Timestamp}
 	m, err := runtime.DecodeRecord(topic, rec, ^uint64(0))
 	if err != nil {
 		v.Kind, v.Error = "undecodable", err.Error()
-		v.Body, v.BodyFormat = showBody(rec.Payload, wire.ContentRaw)
-		return v
+		return v, pendingBody{raw: rec.Payload, ct: wire.ContentRaw}
 	}
 	p := m.Provenance
 	v.Kind, v.From, v.To, v.Conversation, v.Correlation = "plain", p.Agent, p.Target, p.Conversation.String(), p.Correlation
@@ -325,13 +389,21 @@ func row(topic string, rec *runtime.Incoming) recordRow {
 		}
 		if env.Kind == wire.KindError {
 			if text, ok := errorText(env.Body); ok {
-				v.Body, v.BodyFormat = text, "error"
-				return v
+				v.detach()
+				return v, pendingBody{errText: text, isError: true}
 			}
 		}
 	}
-	v.Body, v.BodyFormat = showBody(m.Body(), ct)
-	return v
+	v.detach()
+	return v, pendingBody{raw: m.Body(), ct: ct}
+}
+
+// detach copies the strings decoded from the record, which may share its
+// payload's memory: a kept row must not keep a large record alive.
+func (v *recordRow) detach() {
+	for _, f := range []*string{&v.Kind, &v.Operation, &v.From, &v.To, &v.Conversation, &v.Record, &v.Cause, &v.Correlation, &v.Channel} {
+		*f = strings.Clone(*f)
+	}
 }
 
 // showBody renders a body for people: JSON and CBOR as indented JSON, UTF-8
@@ -364,8 +436,15 @@ func showBody(b []byte, ct wire.ContentType) (string, string) {
 }
 
 // newest reads up to n of the newest records of each partition of topic,
-// oldest first.
-func (c *console) newest(ctx context.Context, topic string, n int) ([]recordRow, error) {
+// oldest first, with their bodies (within b).
+func (c *console) newest(ctx context.Context, topic string, n int, b *bodyBudget) ([]recordRow, error) {
+	return c.scan(ctx, topic, n, nil, b)
+}
+
+// scan reads up to n of the newest records of each partition of topic and
+// keeps, oldest first, those keep accepts (all when nil); their bodies are
+// rendered within b, or dropped when b is nil.
+func (c *console) scan(ctx context.Context, topic string, n int, keep func(*recordRow) bool, b *bodyBudget) ([]recordRow, error) {
 	parts, err := c.t.Partitions(ctx, topic)
 	if err != nil {
 		return nil, notFoundf("there is no topic %q in this stream", topic)
@@ -386,13 +465,33 @@ func (c *console) newest(ctx context.Context, topic string, n int) ([]recordRow,
 				break
 			}
 			for i := range recs {
-				out = append(out, row(topic, &recs[i]))
+				v, body := rowHead(topic, &recs[i])
+				if keep != nil && !keep(&v) {
+					continue
+				}
+				if b != nil {
+					b.show(&v, body)
+				}
+				out = append(out, v)
 			}
 			from = recs[len(recs)-1].Offset + 1
 		}
 	}
 	slices.SortStableFunc(out, func(a, b recordRow) int { return cmp.Compare(a.timestamp, b.timestamp) })
 	return out, nil
+}
+
+// scanning takes one of the console's scan slots, answering 503 when all
+// are taken; the caller calls the returned release.
+func (c *console) scanning(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	select {
+	case c.scans <- struct{}{}:
+		return func() { <-c.scans }, true
+	default:
+		w.Header().Set("Retry-After", "1")
+		c.fail(w, r, http.StatusServiceUnavailable, "the console is busy reading the log for other pages: try again in a moment")
+		return nil, false
+	}
 }
 
 // ---- conversations ----
@@ -417,9 +516,14 @@ func (c *console) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/conversations/"+id.String(), http.StatusSeeOther)
 		return
 	}
+	release, ok := c.scanning(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	hits := map[string]*conversationHit{}
 	for _, topic := range c.topicNames(ctx) {
-		rows, err := c.newest(ctx, topic, scanDepth)
+		rows, err := c.scan(ctx, topic, scanDepth, nil, nil) // a search shows no bodies
 		if err != nil {
 			continue
 		}
@@ -489,16 +593,18 @@ func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := conversationView{ID: id.String()}
+	release, ok := c.scanning(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	bodies := newBodyBudget()
 	for _, topic := range c.topicNames(ctx) {
-		rows, err := c.newest(ctx, topic, scanDepth)
+		rows, err := c.scan(ctx, topic, scanDepth, func(rw *recordRow) bool { return rw.Conversation == v.ID }, bodies)
 		if err != nil {
 			continue
 		}
-		for _, rw := range rows {
-			if rw.Conversation == v.ID {
-				v.Timeline = append(v.Timeline, rw)
-			}
-		}
+		v.Timeline = append(v.Timeline, rows...)
 	}
 	if len(v.Timeline) == 0 {
 		c.fail(w, r, http.StatusNotFound, "no record of conversation %s among the newest %d of each partition", v.ID, scanDepth)
@@ -591,7 +697,11 @@ func (c *console) tailPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", topic)
 		return
 	}
-	c.render(w, http.StatusOK, "tail", struct{ Topic string }{topic})
+	from := "now"
+	if r.URL.Query().Get("from") == "start" {
+		from = "start"
+	}
+	c.render(w, http.StatusOK, "tail", struct{ Topic, From string }{topic, from})
 }
 
 // tailEvents streams topic's new records as server-sent events until the
@@ -603,30 +713,74 @@ func (c *console) tailEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("there is no topic %q in this stream", topic), http.StatusNotFound)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming is not supported by this connection", http.StatusInternalServerError)
+	o := followOptions{fromStart: r.URL.Query().Get("from") == "start", interval: 200 * time.Millisecond}
+	// A reconnecting EventSource names the last event it had: go on from
+	// there instead of replaying or skipping.
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		from, err := parseTailCursor(last)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		o.from = from
+	}
+	// The cursors are fixed before the stream opens, so a record sent once
+	// the browser sees it open is shown.
+	cursors, err := startCursors(ctx, c.t, topic, o)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	o.from = cursors
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a tail stays open as long as the browser does
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	fromStart := r.URL.Query().Get("from") == "start"
-	err := follow(ctx, c.t, topic, fromStart, 0, 200*time.Millisecond, func(rec *runtime.Incoming) error {
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	err = follow(ctx, c.t, topic, o, func(rec *runtime.Incoming) error {
+		cursors[rec.Partition] = rec.Offset + 1
 		j, err := json.Marshal(row(topic, rec))
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "event: record\ndata: %s\n\n", j); err != nil {
+		if _, err := fmt.Fprintf(w, "event: record\nid: %s\ndata: %s\n\n", tailCursor(cursors), j); err != nil {
 			return err
 		}
-		flusher.Flush()
-		return nil
+		return rc.Flush()
 	})
 	if err != nil && ctx.Err() == nil {
 		c.cfg.logger.Warn("console: tail ended", "topic", topic, "err", err)
 	}
+}
+
+// tailCursor is the SSE event id of a tail: each partition's next offset,
+// comma-separated.
+func tailCursor(cursors []uint64) string {
+	parts := make([]string, len(cursors))
+	for i, c := range cursors {
+		parts[i] = strconv.FormatUint(c, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseTailCursor reads an event id tailCursor wrote.
+func parseTailCursor(s string) ([]uint64, error) {
+	fields := strings.Split(s, ",")
+	if len(fields) > 1<<16 {
+		return nil, fmt.Errorf("Last-Event-ID names %d partitions", len(fields))
+	}
+	out := make([]uint64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("Last-Event-ID %q is not a tail cursor (next offsets, comma-separated)", truncate(s, 64))
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // ---- dead letters ----
@@ -647,6 +801,7 @@ func (c *console) dlqPage(w http.ResponseWriter, r *http.Request) {
 	views := make([]capsuleView, len(caps))
 	for i, cp := range caps {
 		views[i] = vw.view(cp)
+		views[i].Error = c.cfg.redact(views[i].Error)
 	}
 	ledger, err := readLedger(ctx, c, topic, views)
 	if err != nil {
@@ -772,7 +927,9 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			cp = capsule{Position: pos, Err: err}
 		}
-		results = append(results, rd.redrive(ctx, cp))
+		res := rd.redrive(ctx, cp)
+		res.Error = c.cfg.redact(res.Error) // a transport error may name the server's address
+		results = append(results, res)
 	}
 	c.cfg.logger.Info("console: redrive", "topic", topic, "capsules", len(positions))
 	c.render(w, http.StatusOK, "redriven", struct {
@@ -864,7 +1021,12 @@ type journalRow struct {
 
 func (c *console) workflowsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rows, err := c.newest(ctx, runtime.TopicWorkflowJournal, scanDepth)
+	release, ok := c.scanning(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	rows, err := c.newest(ctx, runtime.TopicWorkflowJournal, scanDepth, newBodyBudget())
 	if err != nil {
 		c.failErr(w, r, err)
 		return

@@ -73,6 +73,12 @@ func consoleServer(t *testing.T, s *seeded, cfg consoleConfig) *httptest.Server 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveHandler(t, c)
+}
+
+// serveHandler serves c over loopback HTTP until t ends.
+func serveHandler(t *testing.T, c *console) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(c.handler())
 	t.Cleanup(srv.Close)
 	return srv
@@ -128,7 +134,7 @@ func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
 	wantPage(t, srv, "/topics", http.StatusOK, "agent.commands", "agent.dlq", "agent.registry")
-	wantPage(t, srv, "/topics/agent.commands", http.StatusOK, "quote", "&#34;order&#34;: &#34;o-42&#34;", "Consumer groups", "ledger")
+	wantPage(t, srv, "/topics/agent.commands", http.StatusOK, "2 partition(s), 4 record(s).", "quote", "&#34;order&#34;: &#34;o-42&#34;", "Consumer groups", "ledger")
 	wantPage(t, srv, "/topics/no.such.topic", http.StatusNotFound, "no topic")
 }
 

@@ -38,7 +38,7 @@ production broker.`,
 			a.secrets = append(a.secrets, *password)
 		}
 		if !*public {
-			if err := requireLoopback(*addr); err != nil {
+			if err := requireLoopback("dev --addr", *addr, "laser dev is a development server with well-known credentials"); err != nil {
 				return err
 			}
 		}
@@ -79,7 +79,7 @@ production broker.`,
 			}
 			errs := make(chan error, 1)
 			go func() {
-				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, write: *write, addr: redactAddr(connect), unverified: true})
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true})
 			}()
 			select {
 			case err := <-errs:
@@ -114,11 +114,12 @@ func listenError(addr string, err error) error {
 }
 
 // requireLoopback refuses an address that is reachable from other machines:
-// a development server with default credentials belongs on loopback.
-func requireLoopback(addr string) error {
+// flag names the command and flag that gave addr, why what it serves must
+// stay local.
+func requireLoopback(flag, addr, why string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("dev --addr %q: %v", addr, err)
+		return usagef("%s %q: %v", flag, addr, err)
 	}
 	if host == "localhost" {
 		return nil
@@ -126,5 +127,5 @@ func requireLoopback(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("dev --addr %q is not a loopback address; laser dev is a development server with well-known credentials (pass --public to listen there anyway)", addr)
+	return usagef("%s %q is not a loopback address; %s (pass --public to listen there anyway)", flag, addr, why)
 }

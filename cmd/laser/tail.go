@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,16 @@ func (a *app) tailCommand() *cobra.Command {
 			return err
 		}
 		chunks := newChunkPrinter()
-		return follow(ctx, t, topic, *fromStart, *count, *interval, func(rec *runtime.Incoming) error {
+		// What waits behind a gap is printed when the topic goes quiet and
+		// when tail stops, not lost.
+		flush := func() error {
+			if !a.json {
+				chunks.flush(a.stdout)
+			}
+			return nil
+		}
+		defer flush() //nolint:errcheck // flush never fails
+		return follow(ctx, t, topic, followOptions{fromStart: *fromStart, count: *count, interval: *interval, idle: flush}, func(rec *runtime.Incoming) error {
 			if !a.json && chunks.print(a.stdout, topic, rec) {
 				return nil
 			}
@@ -54,20 +64,51 @@ func (a *app) tailCommand() *cobra.Command {
 	return cmd
 }
 
-// follow reads every partition of topic from its tail (or its start) and
-// calls fn for each record until ctx ends or count records were seen.
-func follow(ctx context.Context, t runtime.Transport, topic string, fromStart bool, count int, interval time.Duration, fn func(*runtime.Incoming) error) error {
+// followOptions say where follow starts and when it stops.
+type followOptions struct {
+	// fromStart starts at each partition's first record, not its tail.
+	fromStart bool
+	// from, when set, is the next offset to read of each partition,
+	// overriding fromStart (a resumed follow).
+	from []uint64
+	// count stops after this many records (0: until ctx ends).
+	count int
+	// interval is how long to wait when nothing is new.
+	interval time.Duration
+	// idle, when set, is called when a poll found nothing new.
+	idle func() error
+}
+
+// startCursors is the next offset to read of each partition of topic: o.from,
+// the start, or the tail.
+func startCursors(ctx context.Context, t runtime.Transport, topic string, o followOptions) ([]uint64, error) {
 	n, err := t.Partitions(ctx, topic)
 	if err != nil {
-		return fmt.Errorf("topic %s: %w", topic, err)
+		return nil, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	if o.from != nil {
+		if len(o.from) != int(n) {
+			return nil, fmt.Errorf("topic %s has %d partitions, not the %d of the cursor", topic, n, len(o.from))
+		}
+		return slices.Clone(o.from), nil
 	}
 	cursors := make([]uint64, n)
-	if !fromStart {
+	if !o.fromStart {
 		for p := range cursors {
 			if cursors[p], err = t.NextOffset(ctx, topic, uint32(p)); err != nil {
-				return err
+				return nil, err
 			}
 		}
+	}
+	return cursors, nil
+}
+
+// follow reads every partition of topic from where o says and calls fn for
+// each record until ctx ends or o.count records were seen.
+func follow(ctx context.Context, t runtime.Transport, topic string, o followOptions, fn func(*runtime.Incoming) error) error {
+	cursors, err := startCursors(ctx, t, topic, o)
+	if err != nil {
+		return err
 	}
 	seen := 0
 	for {
@@ -86,7 +127,7 @@ func follow(ctx context.Context, t runtime.Transport, topic string, fromStart bo
 				if err := fn(&recs[i]); err != nil {
 					return err
 				}
-				if seen++; count > 0 && seen >= count {
+				if seen++; o.count > 0 && seen >= o.count {
 					return nil
 				}
 			}
@@ -94,10 +135,15 @@ func follow(ctx context.Context, t runtime.Transport, topic string, fromStart bo
 		if found {
 			continue
 		}
+		if o.idle != nil {
+			if err := o.idle(); err != nil {
+				return err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(interval):
+		case <-time.After(o.interval):
 		}
 	}
 }

@@ -1,4 +1,5 @@
-// The live tail: rows arrive as server-sent events; pause stops drawing
+// The live tail: rows arrive as server-sent events, new ones only unless
+// the page says from=start; pause stops drawing
 // them (and keeps what arrives meanwhile) until resumed.
 (function () {
   var table = document.getElementById("tail");
@@ -21,7 +22,9 @@
     cell(tr, r.Error ? r.Error : r.Body, "body " + r.BodyFormat);
     table.appendChild(tr);
   }
-  var events = new EventSource("/tail/events?from=start&topic=" + encodeURIComponent(table.dataset.topic));
+  // The browser resumes a dropped stream with the last event's id (each
+  // partition's next offset), so a reconnect neither replays nor skips.
+  var events = new EventSource("/tail/events?from=" + encodeURIComponent(table.dataset.from) + "&topic=" + encodeURIComponent(table.dataset.topic));
   events.addEventListener("record", function (e) {
     var r = JSON.parse(e.data);
     if (paused) { held.push(r); state.textContent = "paused, " + held.length + " new"; return; }
