@@ -205,19 +205,25 @@ func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 	}
 	wantPage(t, srv, "/dlq", http.StatusOK, `<td>`+bad+`</td>`, "not parked again")
 	// The agent rejects the copy too: the ledger says where it was parked.
-	parked := make(chan struct{}, 1)
+	// It parks the other commands not yet handled too (the seeded quote):
+	// wait for the copy's own capsule.
+	parked := make(chan string, 8)
 	agent, err := s.client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Rejectf("still cannot book %q", c.Message().Body()) }),
-		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+		Tuning: runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+			parked <- string(dl.Message.Body())
+		})},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := agent.Start(ctx)
-	select {
-	case <-parked:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the redriven copy was not parked again")
+	for body := ""; body != "bad amount"; {
+		select {
+		case body = <-parked:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the redriven copy was not parked again")
+		}
 	}
 	if err := h.Shutdown(ctx); err != nil {
 		t.Fatal(err)
