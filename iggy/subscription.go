@@ -35,7 +35,9 @@ const closeLeaveTimeout = time.Second
 // subscription the partition is not (or no longer) its own. A partition
 // that is new to this member, or that it lost, is polled with "next", so it
 // starts at the group's stored offset + 1, but never below the cursor: what
-// this member already delivered is not delivered again. Cursors survive a
+// this member already delivered is not delivered again, unless a commit
+// there was refused meanwhile (then the partition is read again from the
+// stored offset, as for any new owner). Cursors survive a
 // reconnect, so a subscription that gets its partitions back neither skips
 // nor repeats records. The cost is one round trip per partition of the
 // topic per Poll when there is nothing to read.
@@ -344,7 +346,21 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 	if err == nil || !errors.As(err, &ie) || ie.Code() != ierror.ErrorCode || s.owns(ctx, partition, offset) {
 		return err
 	}
+	s.forget(partition)
 	return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group)}
+}
+
+// forget drops partition's cursor after a commit there was refused: the
+// consumer drops such a commit, relying on the next owner to start at the
+// group's stored offset, and when that owner is this member again it must
+// read from there too, or the records the refused commit covered are never
+// committed by anyone.
+func (s *subscription) forget(partition uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if int(partition) < len(s.cursors) {
+		s.cursors[partition] = cursor{}
+	}
 }
 
 // owns reports whether this member still owns partition, judged by a

@@ -530,6 +530,54 @@ func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 	}
 }
 
+// A member whose commit was refused while another member held the
+// partition must see the uncommitted records again when the partition comes
+// back: nobody else will commit them, and with nothing new published the
+// group's offset would stay behind forever (the TestCrashRecoveryReplicas
+// stall: a replica killed and restarted moves partitions away and back).
+func TestSubscriptionRedeliversWhatALostCommitLeftUncommitted(t *testing.T) {
+	s := iggytest.Start(t)
+	tr := ready(t, s, 2)
+	ctx := testContext(t)
+	a := joinSub(t, tr, "g")
+	key := "k"
+	for i := 0; xxh32.Sum32([]byte(key), 0)%2 != 1; i++ {
+		key = fmt.Sprintf("k-%d", i)
+	}
+	for _, payload := range []string{"one", "two"} {
+		if _, err := tr.Publish(ctx, "t", runtime.Outgoing{Key: key, Payload: []byte(payload)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := a.Poll(ctx, 10)
+	if err != nil || !slices.Equal(payloads(first), []string{"one", "two"}) {
+		t.Fatalf("first poll = %q, %v", payloads(first), err)
+	}
+	// b takes partition 1 before a commits what it handled, and leaves it
+	// to a again without reading or committing anything.
+	b := joinSub(t, tr, "g")
+	if err := a.Commit(ctx, 1, first[1].Offset); !errors.Is(err, runtime.ErrPartitionLost) {
+		t.Fatalf("commit while b owns partition 1 = %v, want ErrPartitionLost", err)
+	}
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 2 { // one poll per partition rotation
+		recs, err := a.Poll(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, payloads(recs)...)
+	}
+	if !slices.Equal(got, []string{"one", "two"}) {
+		t.Fatalf("after getting partition 1 back a polled %q, want the records its lost commit left uncommitted", got)
+	}
+	if err := a.Commit(ctx, 1, first[1].Offset); err != nil {
+		t.Fatalf("commit after getting partition 1 back: %v", err)
+	}
+}
+
 // race runs fn twice at once while command code is held, so both callers
 // have seen the entity missing before either creates it, and returns both
 // errors.

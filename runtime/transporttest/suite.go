@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,6 +47,7 @@ func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 		{"GroupRebalancesOnLeave", testGroupRebalancesOnLeave},
 		{"StoredOffsetSurvivesNewSubscription", testStoredOffsetSurvivesNewSubscription},
 		{"UncommittedRedeliveredToNewMember", testUncommittedRedelivered},
+		{"LostCommitRedeliveredWhenPartitionReturns", testLostCommitRedelivered},
 		{"PollNeverCommits", testPollNeverCommits},
 		{"CommitPastEndFails", testCommitPastEndFails},
 		{"StoredOffsetReportsCommit", testStoredOffsetReportsCommit},
@@ -438,6 +440,39 @@ func testUncommittedRedelivered(t *testing.T, tr runtime.Transport) {
 	again := PollUntil(t, second, 3)
 	if want := wantPayloads(recs); !slices.Equal(payloads(again), want) {
 		t.Fatalf("new member read %q, want every uncommitted record %q", payloads(again), want)
+	}
+}
+
+// A commit refused because another member took the partition is dropped
+// by the consumer, which counts on the partition's next owner to start at
+// the stored offset; when that owner is the same member again, it must see
+// the records again, or nobody ever commits them.
+func testLostCommitRedelivered(t *testing.T, tr runtime.Transport) {
+	const parts = 2
+	ctx, topic := setup(t, tr, parts)
+	group := freshName(t, "group")
+	a := join(t, ctx, tr, topic, group)
+	want := onePerPartition(t, ctx, tr, topic, parts, "lost")
+	got := PollUntil(t, a, len(want))
+	b := join(t, ctx, tr, topic, group)
+	var lost []runtime.Incoming
+	for _, r := range got {
+		switch err := a.Commit(ctx, r.Partition, r.Offset); {
+		case errors.Is(err, runtime.ErrPartitionLost):
+			lost = append(lost, r)
+		case err != nil:
+			t.Fatalf("Commit(%d, %d): %v", r.Partition, r.Offset, err)
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatalf("no commit was refused after a second member joined")
+	}
+	if err := b.Leave(ctx); err != nil {
+		t.Fatalf("Leave: %v", err)
+	}
+	again := PollUntil(t, a, len(lost))
+	if !slices.Equal(payloads(again), payloads(lost)) {
+		t.Fatalf("after the partition came back a read %q, want the records of its refused commits %q", payloads(again), payloads(lost))
 	}
 }
 
