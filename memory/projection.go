@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"slices"
 
 	"github.com/lasergo/laser/conversation"
@@ -141,11 +142,23 @@ func (p *projection) absorbVector(r *record) {
 	p.setVector(slot, v.vec)
 }
 
+// setVector stores v as the slot's vector. A vector with no finite, non-zero
+// norm has no direction to rank by: the slot keeps scale 0 (the scan skips
+// it) yet counts as embedded, so recall does not embed it again each time.
 func (p *projection) setVector(slot int32, v []float32) {
+	p.items[slot].hasVec = true
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		clear(p.vector(slot))
+		p.scales[slot], p.sums[slot] = 0, 0
+		return
+	}
 	unit := slices.Clone(v)
 	normalize(unit)
 	p.scales[slot], p.sums[slot] = pack(p.vector(slot), unit, false)
-	p.items[slot].hasVec = true
 }
 
 func (p *projection) vector(slot int32) []uint64 {

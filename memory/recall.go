@@ -247,6 +247,11 @@ const semanticChunk = 16_384
 func (p *projection) semantic(m *matcher, q []float32, k int) []scored {
 	qv := make([]uint64, p.words)
 	qs, qsum := pack(qv, q, true)
+	if qs == 0 || !finite(q) {
+		// A zero query (text the embedder has no features for) is near
+		// nothing; ranking every item by a score of 0 would be noise.
+		return nil
+	}
 	all := m.all()
 	scan := func(b *best, from, to int) {
 		for i := from; i < to; i++ {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -389,5 +391,35 @@ func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
 	}
 	if got := recallQ(t, memory.New(client, memory.Options{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
 		t.Fatalf("an unbounded Log recalls %d items", len(got))
+	}
+}
+
+// nanEmbedder returns a vector whose first value is NaN for every text.
+type nanEmbedder struct{}
+
+func (nanEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{float32(math.NaN()), 1, 0, 0}
+	}
+	return out, nil
+}
+
+func TestRecallRejectsNaNFromEmbedder(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{Embedder: nanEmbedder{}, Model: "m", Dims: 4})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	_, err := mem.Recall(t.Context(), scope, memory.Query{Text: "latency", Strategy: memory.Semantic})
+	if err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Fatalf("Recall with a NaN-returning embedder: err = %v, want a NaN error", err)
+	}
+}
+
+func TestSemanticRecallOfZeroQueryIsEmpty(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	remember(t, mem, scope, "latency of the database pool")
+	remember(t, mem, scope, "refund policy")
+	if items := recallQ(t, mem, scope, memory.Query{Text: "???", Strategy: memory.Semantic}); len(items) != 0 {
+		t.Fatalf("semantic recall of %q = %q, want nothing", "???", bodies(items))
 	}
 }

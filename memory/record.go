@@ -88,6 +88,9 @@ func decodeVector(b []byte) (*vectorRecord, error) {
 	for i := range v.vec {
 		v.vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
+	if !finite(v.vec) {
+		return nil, errors.New("memory: embedding record carries a NaN or infinite value")
+	}
 	return v, nil
 }
 
