@@ -109,7 +109,9 @@ type record struct {
 	// key identifies the write (its idempotency key, or a signed record's
 	// id), so a feedback record appended twice counts once.
 	key string
-	at  uint64
+	// id is the envelope's record id (a ULID), zero for the plain form.
+	id wire.ID
+	at uint64
 }
 
 // scopeOf reads a record's scope fields from a header or metadata lookup.
@@ -181,7 +183,7 @@ func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 	}
 	r.scopeOf(meta)
 	if env.Record != nil {
-		r.key = env.Record.String()
+		r.key, r.id = env.Record.String(), *env.Record
 	}
 	if rd.verifier != nil {
 		v, err := m.Verify(rd.verifier)
