@@ -423,3 +423,37 @@ func TestSemanticRecallOfZeroQueryIsEmpty(t *testing.T) {
 		t.Fatalf("semantic recall of %q = %q, want nothing", "???", bodies(items))
 	}
 }
+
+// signalOf returns the item's signal of strategy s, failing when it has none.
+func signalOf(t *testing.T, it memory.Item, s memory.Strategy) memory.Signal {
+	t.Helper()
+	for _, sig := range it.Signals {
+		if sig.Strategy == s {
+			return sig
+		}
+	}
+	t.Fatalf("no %v signal in %+v", s, it.Signals)
+	return memory.Signal{}
+}
+
+func TestHybridSignalScoresExcludeFeedback(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	id := remember(t, mem, scope, "latency of the database pool")
+	bare := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Hybrid})
+	if _, err := mem.Feedback(t.Context(), scope, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	kw := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Keyword})
+	hy := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Hybrid})
+	if got, want := signalOf(t, hy[0], memory.Keyword).Score, kw[0].Signals[0].Score; got != want {
+		t.Errorf("hybrid keyword signal score = %v, want the keyword ranking's %v", got, want)
+	}
+	// Adding and taking back the weight may move the float by an ulp.
+	if got, want := signalOf(t, hy[0], memory.Semantic).Score, signalOf(t, bare[0], memory.Semantic).Score; math.Abs(float64(got-want)) > 1e-5 {
+		t.Errorf("hybrid semantic signal score = %v after feedback, want the cosine %v it had before", got, want)
+	}
+	if got := signalOf(t, hy[0], memory.FeedbackRank).Score; got != 5 {
+		t.Errorf("feedback signal score = %v, want the weight 5", got)
+	}
+}
