@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -231,6 +233,30 @@ type writer struct {
 	key   *sign.Key
 	agent string
 	ids   runtime.IDSource
+	// mu guards last, the newest record id minted: ids are kept strictly
+	// increasing (a ULID's random part is not ordered within a
+	// millisecond) since a reader drops a named write not newer than the
+	// last it applied.
+	mu   sync.Mutex
+	last wire.ID
+}
+
+// nextID mints a record id newer than every one this writer minted before.
+func (w *writer) nextID() wire.ID {
+	id := w.ids.NewID()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Compare(id[:], w.last[:]) <= 0 {
+		id = w.last
+		for i := len(id) - 1; i >= 0; i-- {
+			id[i]++
+			if id[i] != 0 {
+				break
+			}
+		}
+	}
+	w.last = id
+	return id
 }
 
 // outgoing builds the transport record of a memory payload written under
@@ -255,7 +281,7 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	if embedding {
 		op, ct = OperationEmbedding, wire.ContentRaw
 	}
-	rec := w.ids.NewID()
+	rec := w.nextID()
 	env := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: prov.Conversation, Source: source, Operation: &op, Body: payload}
 	env.Metadata.Set(HeaderNamespace, wire.StrValue(w.ns))
 	if scope.Agent != "" {

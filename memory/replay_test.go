@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
@@ -80,5 +81,26 @@ func TestReplayedSignedSetNamedDoesNotResurrectAForgottenKey(t *testing.T) {
 		if v, ok := namedValue(t, m, "refund_limit"); ok {
 			t.Errorf("%s reads the forgotten refund_limit as %q after a replay", name, v)
 		}
+	}
+}
+
+// fallingIDs mints ever smaller ids, as ULIDs minted in one millisecond
+// may be (their random part is not ordered).
+type fallingIDs struct{ next atomic.Uint64 }
+
+func (f *fallingIDs) NewID() wire.ID { return wire.IDFromUint128(1, 1000-f.next.Add(1)) }
+
+func TestSignedSetNamedKeepsTheLastValueWhenIDsFall(t *testing.T) {
+	ctx := t.Context()
+	w := newSignedWorld(t)
+	writer := runtime.NewClient(w.tr, runtime.ClientOptions{IDs: &fallingIDs{}})
+	mem := memory.New(writer, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	for _, v := range []string{"1000000", "700", "500"} {
+		if err := mem.SetNamed(ctx, "refund_limit", []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing"}), "refund_limit"); v != "500" {
+		t.Fatalf("a fresh Log reads refund_limit = %q, want the last write %q", v, "500")
 	}
 }
