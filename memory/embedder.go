@@ -80,6 +80,17 @@ func hashVector(text string) []float32 {
 
 // normalize scales v to unit length in place (a zero vector stays zero), so
 // cosine similarity is a dot product.
+// finite reports whether v holds no NaN or infinity; one such value would
+// make every score it touches NaN and freeze the ranking heap.
+func finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
 func normalize(v []float32) {
 	var sum float64
 	for _, x := range v {

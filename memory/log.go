@@ -324,6 +324,9 @@ func (l *Log) embed(ctx context.Context, texts []string) ([][]float32, error) {
 		if len(v) != l.proj.dims {
 			return nil, fmt.Errorf("embedder returned a vector of %d dimensions, want %d", len(v), l.proj.dims)
 		}
+		if !finite(v) {
+			return nil, errors.New("embedder returned a vector with a NaN or infinite value")
+		}
 		normalize(v)
 	}
 	return vecs, nil

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"math"
 	"slices"
 
 	"github.com/lasergo/laser/conversation"
@@ -30,8 +32,11 @@ type projection struct {
 	feedback  map[wire.ID]float32
 	// applied are the keys of the feedback records counted, so a record
 	// appended twice (a retried publish, a replay) counts once.
-	applied  map[string]bool
-	named    map[string][]byte
+	applied map[string]bool
+	named   map[string][]byte
+	// namedAt is the record id of the last enveloped write applied to each
+	// named key, so a re-appended older record cannot roll the state back.
+	namedAt  map[string]wire.ID
 	offsets  map[uint32]uint64
 	keywords keywordIndex
 	// vecs holds words packed words per slot, each slot's unit vector
@@ -72,6 +77,7 @@ func newProjection(model string, dims, maxItems int) projection {
 		feedback:  make(map[wire.ID]float32),
 		applied:   make(map[string]bool),
 		named:     make(map[string][]byte),
+		namedAt:   make(map[string]wire.ID),
 		offsets:   make(map[uint32]uint64),
 		keywords:  newKeywordIndex(),
 	}
@@ -87,7 +93,7 @@ func (p *projection) absorb(r *record) {
 	rec := r.mem
 	id, err := wire.ParseID(rec.ID)
 	if err != nil {
-		p.absorbNamed(rec)
+		p.absorbNamed(r)
 		return
 	}
 	switch rec.Op {
@@ -141,11 +147,23 @@ func (p *projection) absorbVector(r *record) {
 	p.setVector(slot, v.vec)
 }
 
+// setVector stores v as the slot's vector. A vector with no finite, non-zero
+// norm has no direction to rank by: the slot keeps scale 0 (the scan skips
+// it) yet counts as embedded, so recall does not embed it again each time.
 func (p *projection) setVector(slot int32, v []float32) {
+	p.items[slot].hasVec = true
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		clear(p.vector(slot))
+		p.scales[slot], p.sums[slot] = 0, 0
+		return
+	}
 	unit := slices.Clone(v)
 	normalize(unit)
 	p.scales[slot], p.sums[slot] = pack(p.vector(slot), unit, false)
-	p.items[slot].hasVec = true
 }
 
 func (p *projection) vector(slot int32) []uint64 {
@@ -218,7 +236,18 @@ func (p *projection) compact() {
 	}
 }
 
-func (p *projection) absorbNamed(rec *wire.MemoryRecord) {
+// absorbNamed folds a named write. An enveloped write carries a record id (a
+// ULID, ordered by time): one not newer than the last applied for its key
+// is a replay or a stale copy and is dropped. A plain write has no such
+// id and applies in fold order.
+func (p *projection) absorbNamed(r *record) {
+	rec := r.mem
+	if r.id != (wire.ID{}) {
+		if last, ok := p.namedAt[rec.ID]; ok && bytes.Compare(r.id[:], last[:]) <= 0 {
+			return
+		}
+		p.namedAt[rec.ID] = r.id
+	}
 	switch rec.Op {
 	case wire.MemoryItem:
 		p.named[rec.ID] = rec.Body

@@ -247,6 +247,11 @@ const semanticChunk = 16_384
 func (p *projection) semantic(m *matcher, q []float32, k int) []scored {
 	qv := make([]uint64, p.words)
 	qs, qsum := pack(qv, q, true)
+	if qs == 0 || !finite(q) {
+		// A zero query (text the embedder has no features for) is near
+		// nothing; ranking every item by a score of 0 would be noise.
+		return nil
+	}
 	all := m.all()
 	scan := func(b *best, from, to int) {
 		for i := from; i < to; i++ {
@@ -288,13 +293,20 @@ type fusion struct {
 	signals map[int32][]Signal
 }
 
-func (f *fusion) add(s Strategy, ranked []scored, sign float32) {
+// add fuses one ranking. A keyword or semantic score includes the item's
+// feedback weight (it breaks ties there); weights, when given, is taken
+// back out so the signal reports the ranking's own score.
+func (f *fusion) add(s Strategy, ranked []scored, sign float32, weights []float32) {
 	for r, c := range ranked {
 		if _, ok := f.score[c.slot]; !ok {
 			f.order = append(f.order, c.slot)
 		}
 		f.score[c.slot] += sign / float32(rrfK+r+1)
-		f.signals[c.slot] = append(f.signals[c.slot], Signal{Strategy: s, Rank: r, Score: c.score})
+		own := c.score
+		if weights != nil {
+			own -= weights[c.slot]
+		}
+		f.signals[c.slot] = append(f.signals[c.slot], Signal{Strategy: s, Rank: r, Score: own})
 	}
 }
 
@@ -304,9 +316,9 @@ func (f *fusion) add(s Strategy, ranked []scored, sign float32) {
 func (p *projection) hybrid(m *matcher, text string, q []float32, k int) ([]scored, map[int32][]Signal) {
 	depth := max(2*k, 50)
 	f := &fusion{score: map[int32]float32{}, signals: map[int32][]Signal{}}
-	f.add(Keyword, p.keyword(m, text, depth), 1)
+	f.add(Keyword, p.keyword(m, text, depth), 1, p.weights)
 	if q != nil {
-		f.add(Semantic, p.semantic(m, q, depth), 1)
+		f.add(Semantic, p.semantic(m, q, depth), 1, p.weights)
 	}
 	var up, down []scored
 	for _, slot := range f.order {
@@ -318,8 +330,8 @@ func (p *projection) hybrid(m *matcher, text string, q []float32, k int) ([]scor
 	}
 	slices.SortStableFunc(up, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	slices.SortStableFunc(down, func(a, b scored) int { return cmp.Compare(a.score, b.score) })
-	f.add(FeedbackRank, up, 1)
-	f.add(FeedbackRank, down, -1)
+	f.add(FeedbackRank, up, 1, nil)
+	f.add(FeedbackRank, down, -1, nil)
 	b := p.byScore(k)
 	for _, slot := range f.order {
 		b.offer(scored{slot: slot, score: f.score[slot]})

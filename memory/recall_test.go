@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -389,5 +391,69 @@ func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
 	}
 	if got := recallQ(t, memory.New(client, memory.Options{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
 		t.Fatalf("an unbounded Log recalls %d items", len(got))
+	}
+}
+
+// nanEmbedder returns a vector whose first value is NaN for every text.
+type nanEmbedder struct{}
+
+func (nanEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{float32(math.NaN()), 1, 0, 0}
+	}
+	return out, nil
+}
+
+func TestRecallRejectsNaNFromEmbedder(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{Embedder: nanEmbedder{}, Model: "m", Dims: 4})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	_, err := mem.Recall(t.Context(), scope, memory.Query{Text: "latency", Strategy: memory.Semantic})
+	if err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Fatalf("Recall with a NaN-returning embedder: err = %v, want a NaN error", err)
+	}
+}
+
+func TestSemanticRecallOfZeroQueryIsEmpty(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	remember(t, mem, scope, "latency of the database pool")
+	remember(t, mem, scope, "refund policy")
+	if items := recallQ(t, mem, scope, memory.Query{Text: "???", Strategy: memory.Semantic}); len(items) != 0 {
+		t.Fatalf("semantic recall of %q = %q, want nothing", "???", bodies(items))
+	}
+}
+
+// signalOf returns the item's signal of strategy s, failing when it has none.
+func signalOf(t *testing.T, it memory.Item, s memory.Strategy) memory.Signal {
+	t.Helper()
+	for _, sig := range it.Signals {
+		if sig.Strategy == s {
+			return sig
+		}
+	}
+	t.Fatalf("no %v signal in %+v", s, it.Signals)
+	return memory.Signal{}
+}
+
+func TestHybridSignalScoresExcludeFeedback(t *testing.T) {
+	mem := memory.New(newClient(t), memory.Options{})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	id := remember(t, mem, scope, "latency of the database pool")
+	bare := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Hybrid})
+	if _, err := mem.Feedback(t.Context(), scope, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	kw := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Keyword})
+	hy := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Hybrid})
+	if got, want := signalOf(t, hy[0], memory.Keyword).Score, kw[0].Signals[0].Score; got != want {
+		t.Errorf("hybrid keyword signal score = %v, want the keyword ranking's %v", got, want)
+	}
+	// Adding and taking back the weight may move the float by an ulp.
+	if got, want := signalOf(t, hy[0], memory.Semantic).Score, signalOf(t, bare[0], memory.Semantic).Score; math.Abs(float64(got-want)) > 1e-5 {
+		t.Errorf("hybrid semantic signal score = %v after feedback, want the cosine %v it had before", got, want)
+	}
+	if got := signalOf(t, hy[0], memory.FeedbackRank).Score; got != 5 {
+		t.Errorf("feedback signal score = %v, want the weight 5", got)
 	}
 }

@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -88,6 +90,9 @@ func decodeVector(b []byte) (*vectorRecord, error) {
 	for i := range v.vec {
 		v.vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
+	if !finite(v.vec) {
+		return nil, errors.New("memory: embedding record carries a NaN or infinite value")
+	}
 	return v, nil
 }
 
@@ -106,7 +111,9 @@ type record struct {
 	// key identifies the write (its idempotency key, or a signed record's
 	// id), so a feedback record appended twice counts once.
 	key string
-	at  uint64
+	// id is the envelope's record id (a ULID), zero for the plain form.
+	id wire.ID
+	at uint64
 }
 
 // scopeOf reads a record's scope fields from a header or metadata lookup.
@@ -178,7 +185,7 @@ func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 	}
 	r.scopeOf(meta)
 	if env.Record != nil {
-		r.key = env.Record.String()
+		r.key, r.id = env.Record.String(), *env.Record
 	}
 	if rd.verifier != nil {
 		v, err := m.Verify(rd.verifier)
@@ -226,6 +233,30 @@ type writer struct {
 	key   *sign.Key
 	agent string
 	ids   runtime.IDSource
+	// mu guards last, the newest record id minted: ids are kept strictly
+	// increasing (a ULID's random part is not ordered within a
+	// millisecond) since a reader drops a named write not newer than the
+	// last it applied.
+	mu   sync.Mutex
+	last wire.ID
+}
+
+// nextID mints a record id newer than every one this writer minted before.
+func (w *writer) nextID() wire.ID {
+	id := w.ids.NewID()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Compare(id[:], w.last[:]) <= 0 {
+		id = w.last
+		for i := len(id) - 1; i >= 0; i-- {
+			id[i]++
+			if id[i] != 0 {
+				break
+			}
+		}
+	}
+	w.last = id
+	return id
 }
 
 // outgoing builds the transport record of a memory payload written under
@@ -250,7 +281,7 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	if embedding {
 		op, ct = OperationEmbedding, wire.ContentRaw
 	}
-	rec := w.ids.NewID()
+	rec := w.nextID()
 	env := &wire.Envelope{Kind: wire.KindEvent, Record: &rec, Conversation: prov.Conversation, Source: source, Operation: &op, Body: payload}
 	env.Metadata.Set(HeaderNamespace, wire.StrValue(w.ns))
 	if scope.Agent != "" {
