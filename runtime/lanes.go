@@ -51,36 +51,41 @@ func (s *session) runLanes(ctx context.Context) error {
 	s.c.hooks.lanes.Store(ls)
 	return s.supervise(ctx, func() error {
 		loopErr := ls.poll()
-		// Drain: closing the lanes lets each finish its queue and exit. A
-		// graceful stop is bounded by the supervisor's grace; a failure
-		// gets the same bound here, after which handlers are cancelled and
-		// what is left stays uncommitted.
+		// Closing the lanes lets each finish its queue and exit.
 		for _, ch := range ls.lanes {
 			close(ch)
 		}
-		if loopErr != nil {
-			drained := make(chan struct{})
-			go func() {
-				select {
-				case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
-					s.cancelWork()
-				case <-drained:
-				}
-			}()
-			ls.wg.Wait()
-			close(drained)
-		} else {
-			ls.wg.Wait()
-		}
-		// Handled work is committed even when a lane failed.
-		errs := []error{loopErr}
-		for _, err := range []error{ls.k.flush(), ls.failure()} {
-			if err != nil && !errors.Is(loopErr, err) {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
+		return s.drain(loopErr, &ls.wg, ls.k, ls.failure)
 	})
+}
+
+// drain waits for the handlers of wg to end and commits what was handled,
+// even after a failure; a graceful stop is bounded by the supervisor's
+// grace, and a failure (loopErr) gets the same bound here, after which
+// handlers are cancelled and what is left stays uncommitted. The lanes and
+// the PerConversation scheduler end this way.
+func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, failure func() error) error {
+	if loopErr != nil {
+		drained := make(chan struct{})
+		go func() {
+			select {
+			case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
+				s.cancelWork()
+			case <-drained:
+			}
+		}()
+		wg.Wait()
+		close(drained)
+	} else {
+		wg.Wait()
+	}
+	errs := []error{loopErr}
+	for _, err := range []error{k.flush(), failure()} {
+		if err != nil && !errors.Is(loopErr, err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // poll is the intake loop; it returns when stopped, on a failure, or when a

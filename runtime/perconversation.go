@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -207,29 +206,7 @@ func (s *session) runKeyed(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		loopErr := ks.poll()
 		ks.close()
-		if loopErr != nil {
-			// A failure gets the grace a graceful stop has, after which
-			// handlers are cancelled and what is left stays uncommitted.
-			drained := make(chan struct{})
-			go func() {
-				select {
-				case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
-					s.cancelWork()
-				case <-drained:
-				}
-			}()
-			ks.wg.Wait()
-			close(drained)
-		} else {
-			ks.wg.Wait()
-		}
-		errs := []error{loopErr}
-		for _, err := range []error{ks.k.flush(), ks.failure()} {
-			if err != nil && !errors.Is(loopErr, err) {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
+		return s.drain(loopErr, &ks.wg, ks.k, ks.failure)
 	})
 }
 
