@@ -42,7 +42,7 @@ bench: ## run the benchmarks (ns/op, allocs/op, msgs/s)
 bench-iggy: ## the README's performance figures: Iggy benchmarks (against LASER_IGGY_ADDR when set, else the in-process test server), latency, pipeline
 	$(GO) test -run '^$$' -bench '^BenchmarkPollAndStore$$' -benchtime 20x ./iggy/
 	$(GO) test -run '^$$' -bench '^BenchmarkPublish$$' -benchtime 2000x ./iggy/
-	$(GO) test -run '^$$' -bench '^BenchmarkLatency$$' ./iggy/ ./memlog/
+	$(GO) test -run '^$$' -bench '^BenchmarkLatency$$' ./iggy/ ./embedlog/
 	$(GO) test -run '^$$' -bench '^Benchmark(Pipeline|InFlightMemory)' -benchmem ./runtime/
 
 .PHONY: fuzz

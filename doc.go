@@ -5,7 +5,7 @@
 //   - README.md: install (until a release is tagged, a replace to a clone),
 //     the five-minute tour, the annotations, errors and dead letters.
 //   - Package runtime: the reliable consumer, agents, the handler context
-//     (runtime.Ctx), request/reply and streams. Package memlog is the
+//     (runtime.Ctx), request/reply and streams. Package embedlog is the
 //     embedded log, package iggy the Apache Iggy transport.
 //   - Command lasergen (cmd/lasergen, run by go generate): turns
 //     //laser:agent, //laser:handle and //laser:event annotations into

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 )
@@ -53,7 +53,7 @@ var features = []feature{
 // LASER_IGGY_ADDR names one.
 func transports(t *testing.T) []transport {
 	trs := []transport{
-		{name: "memlog", make: func(*testing.T) runtime.Transport { return memlog.New("laser") }},
+		{name: "embedlog", make: func(*testing.T) runtime.Transport { return embedlog.New("laser") }},
 	}
 	s := iggytest.Start(t)
 	trs = append(trs, transport{name: "iggytest", make: func(t *testing.T) runtime.Transport {

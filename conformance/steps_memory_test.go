@@ -21,7 +21,7 @@ import (
 type memoryWorld struct {
 	t     *testing.T
 	tr    transport
-	mem   *memory.Log
+	mem   *memory.Store
 	scope memory.Scope
 	ids   map[string]wire.ID
 }

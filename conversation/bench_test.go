@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -23,7 +23,7 @@ func BenchmarkAssembleWindow(b *testing.B) {
 	}{{"all", 1}, {"tenth", 10}} {
 		b.Run(share.name, func(b *testing.B) {
 			ctx := context.Background()
-			log := memlog.New("bench")
+			log := embedlog.New("bench")
 			if err := log.EnsureTopics(ctx, 1, "turns"); err != nil {
 				b.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -30,7 +30,7 @@ func (h *hugeTopic) NextOffset(ctx context.Context, topic string, p uint32) (uin
 
 func TestAPartitionCountIsClampedTo1024(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(ctx, 1, "turns"); err != nil {
 		t.Fatal(err)
 	}

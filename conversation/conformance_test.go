@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation/conversationtest"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
 func TestRulesOverTheEmbeddedLog(t *testing.T) {
-	conversationtest.Run(t, func(t *testing.T) runtime.Transport { return memlog.New("laser") })
+	conversationtest.Run(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser") })
 }
 
 func TestRulesOverTheTestServer(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
 func ExampleAssemble() {
 	ctx := context.Background()
-	client := runtime.NewClient(memlog.New("shop"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop"), runtime.ClientOptions{})
 	_ = client.Bootstrap(ctx, 4)
 	conv := conversation.PerUser.ConversationFor("ada", nil)
 	for _, turn := range []struct{ topic, agent, text string }{
@@ -38,7 +38,7 @@ func ExampleDerive() {
 
 func ExampleFold_Checkpoint() {
 	ctx := context.Background()
-	log := memlog.New("ledger")
+	log := embedlog.New("ledger")
 	_ = log.EnsureTopics(ctx, 1, "ledger")
 	client := runtime.NewClient(log, runtime.ClientOptions{})
 	conv := conversation.Derive("account-7")

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/logstore"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -27,7 +27,7 @@ func sumFold(topics ...string) conversation.Fold[int] {
 
 func TestCheckpointAndLoadWithRefuseAFoldOfSeveralTopics(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(ctx, 2, runtime.TopicCommands, runtime.TopicResponses); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCheckpointAndLoadWithRefuseAFoldOfSeveralTopics(t *testing.T) {
 
 func TestFromOffsetsOlderThanTheReadWindowIsAnErrorNotAGap(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(ctx, 1, "ledger"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -18,7 +18,7 @@ import (
 // publish order was.
 func TestEqualBrokerTimestampsOrderByTopicIndexOverTheLog(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.New("laser", memlog.WithClock(lasertest.NewManualClock(time.Unix(1_700_000_000, 0))))
+	log := embedlog.New("laser", embedlog.WithClock(lasertest.NewManualClock(time.Unix(1_700_000_000, 0))))
 	if err := log.EnsureTopics(ctx, 1, "first", "second"); err != nil {
 		t.Fatal(err)
 	}

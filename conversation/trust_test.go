@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/heapprobe"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -54,9 +54,9 @@ func republish(t *testing.T, tr runtime.Transport, env *wire.Envelope) {
 	}
 }
 
-func trustLog(t *testing.T) (*memlog.Log, *sign.Registry, *sign.Key, *sign.Key) {
+func trustLog(t *testing.T) (*embedlog.Log, *sign.Registry, *sign.Key, *sign.Key) {
 	t.Helper()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(context.Background(), 2, turns); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestAssembleLastNHoldsOnlyWhatItKeeps(t *testing.T) {
 	if figures.Full() {
 		n = 4000
 	}
-	probe := heapprobe.Wrap(memlog.New("laser"))
+	probe := heapprobe.Wrap(embedlog.New("laser"))
 	ctx := t.Context()
 	if err := probe.EnsureTopics(ctx, 1, turns); err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestAssembleLastNHoldsOnlyWhatItKeeps(t *testing.T) {
 // A policy that cannot be applied while reading fails past the byte budget
 // rather than holding the whole window.
 func TestAssembleWithAnOpaquePolicyFailsPastTheByteBudget(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	ctx := t.Context()
 	if err := log.EnsureTopics(ctx, 1, turns); err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/fanout"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -41,7 +41,7 @@ func lateWorld(t *testing.T, hold holdUntilStopped, agents ...string) (*runtime.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	tr := memlog.New("fanout_late")
+	tr := embedlog.New("fanout_late")
 	if err := tr.EnsureTopics(ctx, 1, "inbox", "replies"); err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -22,7 +22,7 @@ type world struct {
 // governed returns a world whose client is governed by gov under opts.
 func governed(t *testing.T, gov govern.Governor, opts govern.Options) *world {
 	t.Helper()
-	tr := memlog.New("laser")
+	tr := embedlog.New("laser")
 	if err := runtime.Bootstrap(t.Context(), tr, 1); err != nil {
 		t.Fatal(err)
 	}

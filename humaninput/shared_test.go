@@ -3,9 +3,9 @@ package humaninput_test
 import (
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/internal/rawsend"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -16,7 +16,7 @@ import (
 // that correlation after showing one prompt of the two.
 func TestListCountsTheRequestsThatShareAPendingCorrelation(t *testing.T) {
 	ctx := t.Context()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	client := runtime.NewClient(log, runtime.ClientOptions{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -146,9 +146,9 @@ func markJoin() joinMark {
 
 // embeddedLog returns an embedded log holding the benchmark's records on
 // one partition of topic "t", as the server holds them.
-func embeddedLog(b *testing.B) *memlog.Log {
+func embeddedLog(b *testing.B) *embedlog.Log {
 	ctx := context.Background()
-	log := memlog.New("bench")
+	log := embedlog.New("bench")
 	if err := log.EnsureTopics(ctx, 1, "t"); err != nil {
 		b.Fatal(err)
 	}

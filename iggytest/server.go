@@ -10,7 +10,7 @@
 // every entity is addressed by id or name, commands other than ping and
 // login need a login on the same connection, group membership belongs to
 // the connection and ends with it. Each Iggy stream is backed by the engine
-// of the embedded log (the one behind package memlog).
+// of the embedded log (the one behind package embedlog).
 //
 // It is a testing tool, not a production broker: everything lives in memory,
 // there is one root user and no permissions, consumer groups rebalance by a

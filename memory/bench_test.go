@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	laser "github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -50,14 +50,14 @@ func benchBody(r *rand.Rand, i int) string {
 // benchFixture is the shared 100,000-item memory, its client, and the heap
 // its projection took per item.
 type benchFixture struct {
-	mem     *memory.Log
+	mem     *memory.Store
 	client  *laser.Client
 	perItem float64
 }
 
 var benchMemory = sync.OnceValue(func() benchFixture {
 	ctx := context.Background()
-	client := laser.NewClient(memlog.New("bench"), laser.ClientOptions{})
+	client := laser.NewClient(embedlog.New("bench"), laser.ClientOptions{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		panic(err)
 	}
@@ -69,7 +69,7 @@ var benchMemory = sync.OnceValue(func() benchFixture {
 			panic(err)
 		}
 	}
-	// A fresh Log folds the records: its heap is the projection's.
+	// A fresh Store folds the records: its heap is the projection's.
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -135,7 +135,7 @@ func cpuTime() time.Duration {
 // and its hashed vector) on the embedded log.
 func BenchmarkRemember(b *testing.B) {
 	ctx := b.Context()
-	client := laser.NewClient(memlog.New("bench"), laser.ClientOptions{})
+	client := laser.NewClient(embedlog.New("bench"), laser.ClientOptions{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		b.Fatal(err)
 	}

@@ -17,13 +17,13 @@
 // default) and are stored on the log next to their item, so a restart does
 // not embed again.
 //
-// Recall folds the topic incrementally: a Log keeps its projection (items,
+// Recall folds the topic incrementally: a Store keeps its projection (items,
 // index, vectors) and the offset it has read to on every partition, and each
-// recall reads only what was appended since. A fresh Log rebuilds the
+// recall reads only what was appended since. A fresh Store rebuilds the
 // projection from the log on its first recall, so keep one per process.
 // Reading never joins a consumer group and commits nothing.
 //
-// With a Key a Log signs every record it writes; with a Verifier (the
+// With a Key a Store signs every record it writes; with a Verifier (the
 // client's by default) it folds only records whose signature verifies and
 // whose signer is their source, so nobody without a key writes, forgets or
 // reweights an item, and Writers narrows who may.

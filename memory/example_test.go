@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 )
 
 func ExampleLog() {
 	ctx := context.Background()
-	client := runtime.NewClient(memlog.New("shop"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop"), runtime.ClientOptions{})
 	_ = client.Bootstrap(ctx, 4)
 	mem := memory.New(client, memory.Options{}) // on agent.audit
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}

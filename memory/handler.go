@@ -10,7 +10,7 @@ import (
 // envelope for an AGDX message, as the reference does. A failed memory write
 // is logged and dropped: the message was handled, and retrying it would
 // repeat the handler's effects.
-func Remembering(h runtime.Handler, mem *Log, kind Kind) runtime.Handler {
+func Remembering(h runtime.Handler, mem *Store, kind Kind) runtime.Handler {
 	return runtime.HandlerFunc(func(c *runtime.Ctx) error {
 		if err := h.Handle(c); err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-func remember(t *testing.T, mem *memory.Log, scope memory.Scope, body string, opts ...memory.RememberOption) wire.ID {
+func remember(t *testing.T, mem *memory.Store, scope memory.Scope, body string, opts ...memory.RememberOption) wire.ID {
 	t.Helper()
 	id, err := mem.Remember(t.Context(), scope, memory.Fact, []byte(body), opts...)
 	if err != nil {
@@ -25,7 +25,7 @@ func remember(t *testing.T, mem *memory.Log, scope memory.Scope, body string, op
 	return id
 }
 
-func recallQ(t *testing.T, mem *memory.Log, scope memory.Scope, q memory.Query) []memory.Item {
+func recallQ(t *testing.T, mem *memory.Store, scope memory.Scope, q memory.Query) []memory.Item {
 	t.Helper()
 	items, err := mem.Recall(t.Context(), scope, q)
 	if err != nil {
@@ -72,7 +72,7 @@ func TestRememberWithDedupStoresOneItem(t *testing.T) {
 	if first != second || first != third || first != memory.ContentID("", "agent", memory.Fact, []byte("the budget is 5000")) {
 		t.Fatalf("ids %s %s %s, want one content id", first, second, third)
 	}
-	for name, m := range map[string]*memory.Log{"the Log": mem, "a fresh Log": memory.New(client, memory.Options{})} {
+	for name, m := range map[string]*memory.Store{"the Store": mem, "a fresh Store": memory.New(client, memory.Options{})} {
 		if items := recallQ(t, m, scope, memory.Query{}); len(items) != 1 {
 			t.Fatalf("%s holds %d items, want 1", name, len(items))
 		}
@@ -294,13 +294,13 @@ func TestARestartedLogUsesTheStoredVectors(t *testing.T) {
 		t.Fatalf("semantic recall %q", got)
 	}
 	if n := emb.texts.Load(); n != 1 {
-		t.Fatalf("a fresh Log embedded %d texts, want only the query", n)
+		t.Fatalf("a fresh Store embedded %d texts, want only the query", n)
 	}
-	// A Log of another model does not trust them: it embeds the items again.
+	// A Store of another model does not trust them: it embeds the items again.
 	emb.texts.Store(0)
 	recallQ(t, memory.New(client, memory.Options{Embedder: emb, Model: "table-v2", Dims: 4}), scope, memory.Query{Text: "q", Strategy: memory.Semantic})
 	if n := emb.texts.Load(); n != 3 {
-		t.Fatalf("a Log of another model embedded %d texts, want the query and both items", n)
+		t.Fatalf("a Store of another model embedded %d texts, want the query and both items", n)
 	}
 }
 
@@ -384,13 +384,13 @@ func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
 	mem := memory.New(client, memory.Options{MaxItems: 3})
 	items := recallQ(t, mem, scope, memory.Query{Limit: 10})
 	if got := bodies(items); !slices.Equal(got, []string{"item 199", "item 198", "item 197"}) {
-		t.Fatalf("a Log bounded to 3 recalls %q", got)
+		t.Fatalf("a Store bounded to 3 recalls %q", got)
 	}
 	if got := bodies(recallQ(t, mem, scope, memory.Query{Text: "item 5", Strategy: memory.Keyword})); len(got) != 3 {
 		t.Fatalf("keyword recall over evicted items %q", got)
 	}
 	if got := recallQ(t, memory.New(client, memory.Options{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
-		t.Fatalf("an unbounded Log recalls %d items", len(got))
+		t.Fatalf("an unbounded Store recalls %d items", len(got))
 	}
 }
 

@@ -17,7 +17,7 @@ func (r Recalled) Block(budget int) string { return ContextBlock(r, budget, nil)
 // Source is what an agent whose generated handlers take Recalled
 // implements: the memory they recall from.
 type Source interface {
-	Memory() *Log
+	Memory() *Store
 }
 
 // RecallFor recalls for the message a handler is handling, the way the
@@ -25,9 +25,9 @@ type Source interface {
 // message's conversation (and the durable items), by q. A q without text
 // takes the handler's input as its text: its String method, the string or
 // bytes it is, or else the message body.
-func RecallFor(c *runtime.Ctx, mem *Log, in any, q Query) (Recalled, error) {
+func RecallFor(c *runtime.Ctx, mem *Store, in any, q Query) (Recalled, error) {
 	if mem == nil {
-		return nil, runtime.NewError(runtime.CodeHandlerConfig, "memory: the agent's Memory method returned no Log", nil)
+		return nil, runtime.NewError(runtime.CodeHandlerConfig, "memory: the agent's Memory method returned no Store", nil)
 	}
 	if q.Text == "" && q.Strategy != Recent {
 		q.Text = queryText(in, c.Message().Body())

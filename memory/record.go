@@ -165,7 +165,7 @@ func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 }
 
 // readEnvelope decodes a memory record that rode an AGDX envelope, the form
-// a signing Log writes.
+// a signing Store writes.
 func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 	m, err := runtime.DecodeRecord(rd.topic, in, 0)
 	if err != nil || m.Envelope == nil {
@@ -225,8 +225,8 @@ func headerString(h wire.Headers, key string) (string, bool) {
 	return s, err == nil
 }
 
-// writer encodes the records a Log appends: plain records in the
-// reference's form, or, with a key, AGDX events from the Log's agent
+// writer encodes the records a Store appends: plain records in the
+// reference's form, or, with a key, AGDX events from the Store's agent
 // signed over the record and its scope.
 type writer struct {
 	ns    string

@@ -39,7 +39,7 @@ func replayFirst(t *testing.T, w *signedWorld, topic, namedID string) {
 	}
 }
 
-func namedValue(t *testing.T, m *memory.Log, key string) (string, bool) {
+func namedValue(t *testing.T, m *memory.Store, key string) (string, bool) {
 	t.Helper()
 	v, ok, err := m.Named(t.Context(), key)
 	if err != nil {
@@ -59,7 +59,7 @@ func TestReplayedSignedSetNamedDoesNotRollBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayFirst(t, w, mem.Topic(), "billing/refund_limit")
-	for name, m := range map[string]*memory.Log{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
 		if v, _ := namedValue(t, m, "refund_limit"); v != "500" {
 			t.Errorf("%s reads refund_limit = %q after a replay, want %q", name, v, "500")
 		}
@@ -77,7 +77,7 @@ func TestReplayedSignedSetNamedDoesNotResurrectAForgottenKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayFirst(t, w, mem.Topic(), "billing/refund_limit")
-	for name, m := range map[string]*memory.Log{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
 		if v, ok := namedValue(t, m, "refund_limit"); ok {
 			t.Errorf("%s reads the forgotten refund_limit as %q after a replay", name, v)
 		}
@@ -101,6 +101,6 @@ func TestSignedSetNamedKeepsTheLastValueWhenIDsFall(t *testing.T) {
 		}
 	}
 	if v, _ := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing"}), "refund_limit"); v != "500" {
-		t.Fatalf("a fresh Log reads refund_limit = %q, want the last write %q", v, "500")
+		t.Fatalf("a fresh Store reads refund_limit = %q, want the last write %q", v, "500")
 	}
 }

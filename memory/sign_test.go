@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -21,7 +21,7 @@ func seededKey(b byte) *sign.Key {
 // signedWorld is a topic read by a client whose verifier knows support's
 // and mallory's keys, and a client without one that anybody could run.
 type signedWorld struct {
-	tr      *memlog.Log
+	tr      *embedlog.Log
 	client  *runtime.Client // verifying
 	anybody *runtime.Client
 	support *sign.Key
@@ -30,7 +30,7 @@ type signedWorld struct {
 
 func newSignedWorld(t *testing.T) *signedWorld {
 	t.Helper()
-	w := &signedWorld{tr: memlog.New("shop"), support: seededKey(1), mallory: seededKey(2)}
+	w := &signedWorld{tr: embedlog.New("shop"), support: seededKey(1), mallory: seededKey(2)}
 	keys := sign.NewRegistry()
 	if err := keys.Enroll("support", w.support.Public()); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestUnsignedMemoryRecordsAreRefusedUnderTheClientsVerifier(t *testing.T) {
 	if _, err := forger.Feedback(ctx, scope, real, -100); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range map[string]*memory.Log{"the writing Log": mem, "a fresh verifying Log": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"the writing Store": mem, "a fresh verifying Store": memory.New(w.client, memory.Options{Namespace: "billing"})} {
 		items := recallQ(t, m, scope, memory.Query{})
 		if len(items) != 1 || items[0].ID != real || items[0].Feedback != 0 || items[0].Author != "support" {
 			t.Fatalf("%s recalls %q (%+v): the forger's item, tombstone or feedback folded", name, bodies(items), items)

@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 )
@@ -19,7 +19,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	spans := tracetest.NewSpanRecorder()
 	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
-	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
+	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)
 	}

@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -42,7 +42,7 @@ type rig struct {
 
 func newRig(t *testing.T, topics ...string) *rig {
 	t.Helper()
-	return newRigOn(t, memlog.New("laser"), topics...)
+	return newRigOn(t, embedlog.New("laser"), topics...)
 }
 
 func newRigOn(t *testing.T, tr runtime.Transport, topics ...string) *rig {
@@ -216,7 +216,7 @@ func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 		return tr
 	}
 	return map[string]func(t *testing.T) runtime.Transport{
-		"memlog": func(*testing.T) runtime.Transport { return memlog.New("laser") },
+		"embedlog": func(*testing.T) runtime.Transport { return embedlog.New("laser") },
 		"iggytest": func(t *testing.T) runtime.Transport {
 			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/otel")
 		},

@@ -6,13 +6,13 @@ import (
 
 	"go.opentelemetry.io/otel/metric/noop"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 )
 
 func TestObserveConsumerPrunesCollectedConsumersWithoutAMetricsReader(t *testing.T) {
 	tel := New(Options{MeterProvider: noop.NewMeterProvider()})
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	for i := 0; i < 50; i++ {
 		// An agent building a consumer per start: each is dropped at once.
 		if _, err := runtime.NewConsumer(log, runtime.ConsumerConfig{

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/redistest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/redisdedup"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -22,7 +22,7 @@ const topic = "agent.commands"
 
 // consumer runs a consumer of topic with d until the test ends or stop
 // closes; handled receives each body handled.
-func consumer(t *testing.T, log *memlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
+func consumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
 	t.Helper()
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: topic,
@@ -52,7 +52,7 @@ func consumer(t *testing.T, log *memlog.Log, d runtime.Deduplicator, handled cha
 	return func() error { close(stopCh); return <-done }
 }
 
-func send(t *testing.T, log *memlog.Log, conv wire.ID, key, body string) {
+func send(t *testing.T, log *embedlog.Log, conv wire.ID, key, body string) {
 	t.Helper()
 	prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: key}
 	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
@@ -62,10 +62,10 @@ func send(t *testing.T, log *memlog.Log, conv wire.ID, key, body string) {
 
 // setup starts Redis and returns a client of it and an embedded log
 // holding topic.
-func setup(t *testing.T) (*redis.Client, *memlog.Log) {
+func setup(t *testing.T) (*redis.Client, *embedlog.Log) {
 	t.Helper()
 	rdb := client(t, redistest.Start(t).Addr())
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func next(t *testing.T, ch <-chan string) string {
 func TestConsumerDropsADuplicateAcrossARestartWithoutWarmDedup(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestConsumerDropsADuplicateAcrossARestartWithoutWarmDedup(t *testing.T) {
 func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}

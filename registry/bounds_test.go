@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/heapprobe"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -48,7 +48,7 @@ func TestRefreshHoldsABoundedHeapOverAFloodOfJunkStatuses(t *testing.T) {
 	if figures.Full() {
 		n = 300_000
 	}
-	probe := heapprobe.Wrap(memlog.New("registry"))
+	probe := heapprobe.Wrap(embedlog.New("registry"))
 	junkStatuses(t, probe, runtime.TopicRegistry, n)
 	r := registry.New(probe, registry.Options{})
 	probe.Reset()

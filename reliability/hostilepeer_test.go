@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/heapprobe"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -108,9 +108,9 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 
 func peerQuiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func peerLog(t *testing.T, topics ...string) *memlog.Log {
+func peerLog(t *testing.T, topics ...string) *embedlog.Log {
 	t.Helper()
-	l := memlog.New("peer")
+	l := embedlog.New("peer")
 	if err := l.EnsureTopics(context.Background(), 1, append(topics, runtime.TopicDLQ)...); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestHostilePeer(t *testing.T) {
 
 	t.Run("floods the registry", func(t *testing.T) {
 		n := peerScale(20_000, 300_000)
-		probe := heapprobe.Wrap(memlog.New("peer"))
+		probe := heapprobe.Wrap(embedlog.New("peer"))
 		ctx := testContext(t)
 		if err := probe.EnsureTopics(ctx, 1, runtime.TopicRegistry); err != nil {
 			t.Fatal(err)
@@ -204,7 +204,7 @@ func TestHostilePeer(t *testing.T) {
 
 	t.Run("pads a conversation and forges a turn", func(t *testing.T) {
 		n := peerScale(400, 4000)
-		probe := heapprobe.Wrap(memlog.New("peer"))
+		probe := heapprobe.Wrap(embedlog.New("peer"))
 		ctx := testContext(t)
 		if err := probe.EnsureTopics(ctx, 1, "turns"); err != nil {
 			t.Fatal(err)

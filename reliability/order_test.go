@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/reliability"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -43,7 +43,7 @@ func TestEffectHandlerReportsAnEffectAppliedBeforeItsPredecessor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := log.EnsureTopics(ctx, 1, "cmds", "dlq"); err != nil {

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -45,7 +45,7 @@ var brokerEpoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // overTransports runs f over the embedded log and over the Iggy transport.
 func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
-	for _, name := range []string{"memlog", "iggy"} {
+	for _, name := range []string{"embedlog", "iggy"} {
 		t.Run(name, func(t *testing.T) {
 			w := &world{
 				t: t, ctx: testContext(t), name: name, clock: lasertest.NewManualClock(brokerEpoch), logs: newLogCapture(),
@@ -53,8 +53,8 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 				handled: map[runtime.Position]int{}, bodies: map[runtime.Position]int{}, changed: make(chan struct{}),
 			}
 			switch name {
-			case "memlog":
-				w.tr = memlog.New("reliability", memlog.WithClock(w.clock))
+			case "embedlog":
+				w.tr = embedlog.New("reliability", embedlog.WithClock(w.clock))
 			case "iggy":
 				srv := iggytest.Start(t, iggytest.WithClock(w.clock))
 				tr, err := iggy.Dial(w.ctx, "iggy://iggy:iggy@"+srv.Addr()+"/reliability", iggy.WithLogger(w.logs.logger()))

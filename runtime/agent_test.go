@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -55,7 +55,7 @@ func echo(prefix string) runtime.Handler {
 }
 
 func TestRequestReplyBetweenTwoAgents(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	if err := log.EnsureTopics(context.Background(), 1, "shop.in"); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func (r *instantReplies) Publish(ctx context.Context, topic string, recs ...runt
 }
 
 func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, &instantReplies{Transport: log}, runtime.SystemClock{}, nil)
 	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "fast", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
@@ -115,7 +115,7 @@ func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
 
 func TestRequestTimeoutIsADistinctError(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := memlog.New("laser", memlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
@@ -135,7 +135,7 @@ func TestRequestTimeoutIsADistinctError(t *testing.T) {
 }
 
 func TestRemoteErrorReachesTheCaller(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "billing", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -169,7 +169,7 @@ func advanceWhenTimer(t *testing.T, clock *lasertest.ManualClock, d time.Duratio
 
 func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := memlog.New("laser", memlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 
 	// Nobody listens for "ghost": the expiry passes without a pickup.
@@ -218,7 +218,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 }
 
 func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	key, forger := newKey(9), newKey(10)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("crediter", key.Public()); err != nil {
@@ -261,7 +261,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 }
 
 func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	const n = 200
 	var mu sync.Mutex
@@ -304,7 +304,7 @@ func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T)
 }
 
 func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	const n = 300
 	var mu sync.Mutex
@@ -376,7 +376,7 @@ func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 }
 
 func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	got := make(chan string, 1)
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "solo", Listen: runtime.TopicCommands,
@@ -404,7 +404,7 @@ func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
 }
 
 func TestAgentConfigIsValidated(t *testing.T) {
-	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
 	h := handlerFunc(func(*runtime.Ctx) error { return nil })
 	for _, cfg := range []runtime.AgentConfig{
 		{Listen: "t", Handler: h},
@@ -419,7 +419,7 @@ func TestAgentConfigIsValidated(t *testing.T) {
 }
 
 func TestAgentThatCannotJoinFailsReady(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()})
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "lonely", Listen: "no.such.topic", Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	if err != nil {
@@ -432,7 +432,7 @@ func TestAgentThatCannotJoinFailsReady(t *testing.T) {
 }
 
 func TestBootstrapIsIdempotent(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	for range 2 {
 		if err := runtime.Bootstrap(context.Background(), log, 3, "custom.topic"); err != nil {
 			t.Fatal(err)
@@ -450,7 +450,7 @@ func TestBootstrapIsIdempotent(t *testing.T) {
 }
 
 func TestSendStaysInTheConversationWithCausalParent(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	got := make(chan *runtime.Message, 1)
 	runAgent(t, c, runtime.AgentConfig{ID: "executor", Listen: runtime.TopicToolCalls,
@@ -506,7 +506,7 @@ func (f *flakyPublish) Publish(ctx context.Context, topic string, recs ...runtim
 }
 
 func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := runtime.Bootstrap(context.Background(), log, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +531,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 }
 
 func TestAnswerIsNotLostBehindAFloodOfStatuses(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -53,7 +53,7 @@ func pendingRequest(t *testing.T, c *runtime.Client, a *announcing, body string)
 // newAsking returns a log with topics asks and answers, announcing asks.
 func newAsking(t *testing.T) *announcing {
 	t.Helper()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(context.Background(), 1, "asks", "answers"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -37,7 +37,7 @@ func BenchmarkInFlightMemory(b *testing.B) {
 func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (total, perRecord float64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := memlog.New("laser")
+	l := embedlog.New("laser")
 	if err := l.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}

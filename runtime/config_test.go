@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -120,7 +120,7 @@ func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 }
 
 func TestADedupWindowBeyondWhatTheWindowHoldsIsAConfigError(t *testing.T) {
-	_, err := runtime.NewConsumer(memlog.New("laser"), runtime.ConsumerConfig{Topic: topic, Group: agent,
+	_, err := runtime.NewConsumer(embedlog.New("laser"), runtime.ConsumerConfig{Topic: topic, Group: agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DedupWindow: math.MaxInt}})
 	if !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("err = %v, want ErrConfig", err)

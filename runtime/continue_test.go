@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -20,7 +20,7 @@ type relay struct {
 
 func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) error) *relay {
 	t.Helper()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(t.Context(), 4, "front.commands"); err != nil {
 		t.Fatal(err)
 	}

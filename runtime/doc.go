@@ -2,11 +2,11 @@
 // turns at-least-once delivery into safe handling, agents built on it, the
 // context a handler works with, and request/reply over a log.
 //
-// The log sits behind the Transport interface: package memlog is the
+// The log sits behind the Transport interface: package embedlog is the
 // embedded in-process log, package iggy is Apache Iggy. A Client wraps a
 // transport for a process; agents are built from it:
 //
-//	client := runtime.NewClient(memlog.New("shop"), runtime.ClientOptions{})
+//	client := runtime.NewClient(embedlog.New("shop"), runtime.ClientOptions{})
 //	_ = client.Bootstrap(ctx, 4)
 //	agent, _ := client.NewAgent(runtime.AgentConfig{ID: "billing", Listen: runtime.TopicCommands,
 //		Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(charge)})

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/effectgate"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -40,7 +40,7 @@ func (g *kindGate) seen() []runtime.EffectKind {
 
 func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.Transport) {
 	t.Helper()
-	tr := memlog.New("laser")
+	tr := embedlog.New("laser")
 	if err := runtime.Bootstrap(t.Context(), tr, 1); err != nil {
 		t.Fatal(err)
 	}

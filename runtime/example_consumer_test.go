@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -16,7 +16,7 @@ import (
 // Closing stop drains in-flight work, commits it and leaves the group.
 func ExampleNewConsumer() {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := runtime.Bootstrap(ctx, log, 2, "orders"); err != nil {
 		panic(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -20,7 +20,7 @@ type requestIDKey struct{}
 // the attempt's result, so it can time, log or translate errors.
 func ExampleInterceptor() {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := runtime.Bootstrap(ctx, log, 1, "orders"); err != nil {
 		panic(err)
 	}

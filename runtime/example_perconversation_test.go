@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -19,7 +19,7 @@ import (
 func ExamplePerConversation() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)

@@ -34,7 +34,7 @@ var epoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// newLog returns an embedded log with the agent topics created: memlog's
+// newLog returns an embedded log with the agent topics created: embedlog's
 // engine, whose groups a test can inspect.
 func newLog(t *testing.T, partitions uint32, clock runtime.Clock) *logstore.Log {
 	t.Helper()

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -17,7 +17,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 	if err := reg.Enroll("approver", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, reg)
 	if err := log.EnsureTopics(context.Background(), 1, "agent.human_input", "decisions"); err != nil {
 		t.Fatal(err)

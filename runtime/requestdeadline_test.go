@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
 func TestARequestNobodyWaitsForAnyMoreIsParkedByAnAgentStartedLater(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := memlog.New("laser", memlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
@@ -58,7 +58,7 @@ func deadlineSeen(t *testing.T, c *runtime.Client) <-chan time.Time {
 
 func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := memlog.New("laser", memlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.WithClock(clock))
 	c := newClient(t, log, clock, nil)
 	seen := deadlineSeen(t, c)
 	cmd := runtime.Command{From: "caller", Target: "clerk", Body: []byte("q")}
@@ -84,7 +84,7 @@ func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 }
 
 func TestARequestUnderAnEarlierContextDeadlineCarriesThatDeadline(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	seen := deadlineSeen(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/sign"
@@ -45,7 +45,7 @@ func readStream(seq func(func([]byte, error) bool)) ([]string, error) {
 }
 
 func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("a", "b")})
 	deadline := time.Now().Add(time.Minute).Truncate(time.Microsecond)
@@ -87,7 +87,7 @@ func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
 }
 
 func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	key := newKey(7)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("writer", key.Public()); err != nil {
@@ -116,7 +116,7 @@ type token struct {
 }
 
 func TestStreamTypedItemsRoundTrip(t *testing.T) {
-	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 		w, err := ctx.OpenStream(wire.OperationChat, wire.ContentJSON)
 		if err != nil {
@@ -147,7 +147,7 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 // the stream overflows its own bounded buffer while a request on the same
 // reply topic, answered after all the chunks, still completes.
 func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
-	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
 	const n = 50
 	var many []string
 	for range n {
@@ -181,7 +181,7 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 }
 
 func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
-	c := newClient(t, memlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
 	// One stream read to its end first, so the agent's poller and committer
 	// run before the count is taken (Ready may come before they start).
@@ -209,7 +209,7 @@ func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 // no longer reads): its request is dead-lettered at once, even for an error
 // that would otherwise be retried.
 func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	var runs atomic.Int32
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {

@@ -9,7 +9,7 @@ import (
 )
 
 // Transport is the seam between the runtime and a log: the embedded
-// in-process log (package memlog) and Apache Iggy (package iggy) implement it,
+// in-process log (package embedlog) and Apache Iggy (package iggy) implement it,
 // and the reliable consumer, producers and reply readers use nothing else.
 //
 // Every method is safe for concurrent use. Errors that a retry may cure (a

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/bridge/bridgetest/desk"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -18,7 +18,7 @@ func TestAMessageTheGovernorBlocksOpensNoTask(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	client := runtime.NewClient(memlog.New("bridges"), runtime.ClientOptions{Gate: govern.NewGate(policy, govern.Options{})})
+	client := runtime.NewClient(embedlog.New("bridges"), runtime.ClientOptions{Gate: govern.NewGate(policy, govern.Options{})})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -23,7 +23,7 @@ func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)
 		name string
 		make func(t *testing.T) runtime.Transport
 	}{
-		{"memlog", func(*testing.T) runtime.Transport { return memlog.New("bridges") }},
+		{"embedlog", func(*testing.T) runtime.Transport { return embedlog.New("bridges") }},
 		{"iggytest", func(t *testing.T) runtime.Transport {
 			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/bridges")
 		}},
@@ -58,7 +58,7 @@ func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
 // not depend on the transport.
 func MemClient(t *testing.T) *runtime.Client {
 	t.Helper()
-	return Client(t, memlog.New("bridges"))
+	return Client(t, embedlog.New("bridges"))
 }
 
 // Envelopes are the AGDX envelopes of conversation conv on topic, in log

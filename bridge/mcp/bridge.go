@@ -61,7 +61,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Memory, when set, adds the memory_remember and memory_recall tools
 	// and the laser://memory/{conversation} resource over this log.
-	Memory *memory.Log
+	Memory *memory.Store
 }
 
 // Bridge is an MCP server over a laser client.

@@ -8,8 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge/bridgetest/desk"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -20,7 +20,7 @@ func TestAToolCallTheGovernorBlocksIsAToolErrorAndNeverSent(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	client := runtime.NewClient(memlog.New("bridges"), runtime.ClientOptions{Gate: govern.NewGate(policy, govern.Options{})})
+	client := runtime.NewClient(embedlog.New("bridges"), runtime.ClientOptions{Gate: govern.NewGate(policy, govern.Options{})})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 // The memory tools and resource, served when Config.Memory is set: a model
 // client remembers facts and recalls them by recency, keyword, meaning or
-// both, through the same memory.Log agents use.
+// both, through the same memory.Store agents use.
 
 // memoryTemplate names one conversation's memory items.
 const memoryTemplate = "laser://memory/{conversation}"
@@ -62,7 +62,7 @@ type RecalledItem struct {
 }
 
 // addMemory registers the memory tools and resource on the server.
-func (b *Bridge) addMemory(log *memory.Log) {
+func (b *Bridge) addMemory(log *memory.Store) {
 	mcp.AddTool(b.server, &mcp.Tool{Name: "memory_remember", Description: "Remember a fact or message in the agents' memory on the log."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RememberInput) (*mcp.CallToolResult, RememberOutput, error) {
 			scope, err := memoryScope(in.Conversation, in.Agent)

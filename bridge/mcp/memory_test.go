@@ -14,7 +14,7 @@ import (
 )
 
 // memoryBridge serves the memory tools over a fresh memory log.
-func memoryBridge(t *testing.T, client *runtime.Client) (*mcp.ClientSession, *memory.Log) {
+func memoryBridge(t *testing.T, client *runtime.Client) (*mcp.ClientSession, *memory.Store) {
 	t.Helper()
 	log := memory.New(client, memory.Options{})
 	b, err := mcpb.New(client, mcpb.Config{Memory: log})

@@ -15,14 +15,14 @@ import (
 )
 
 // mem returns a memory on a fresh topic.
-func (w *world) mem(opts memory.Options) *memory.Log {
+func (w *world) mem(opts memory.Options) *memory.Store {
 	if opts.Topic == "" {
 		opts.Topic = w.topic("mem", 3)
 	}
 	return memory.New(w.client, opts)
 }
 
-func (w *world) recall(m *memory.Log, scope memory.Scope, q memory.Query) []memory.Item {
+func (w *world) recall(m *memory.Store, scope memory.Scope, q memory.Query) []memory.Item {
 	w.t.Helper()
 	items, err := m.Recall(w.ctx, scope, q)
 	if err != nil {
@@ -39,7 +39,7 @@ func itemBodies(items []memory.Item) []string {
 	return out
 }
 
-func (w *world) remember(m *memory.Log, scope memory.Scope, body string) wire.ID {
+func (w *world) remember(m *memory.Store, scope memory.Scope, body string) wire.ID {
 	w.t.Helper()
 	id, err := m.Remember(w.ctx, scope, memory.Fact, []byte(body))
 	if err != nil {
@@ -144,7 +144,7 @@ func scenarioMemoryFeedback(w *world) {
 
 func scenarioMemoryNamed(w *world) {
 	m := w.mem(memory.Options{Namespace: "prefs"})
-	named := func(l *memory.Log, key string) (string, bool) {
+	named := func(l *memory.Store, key string) (string, bool) {
 		w.t.Helper()
 		b, ok, err := l.Named(w.ctx, key)
 		if err != nil {

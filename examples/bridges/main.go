@@ -36,7 +36,7 @@ import (
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/bridge/agui"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -63,7 +63,7 @@ func main() {
 
 // start runs the help desk on an embedded log and returns its client.
 func start(ctx context.Context) (*runtime.Client, func(), error) {
-	client := runtime.NewClient(memlog.New("bridges"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("bridges"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1, HelpdeskListenTopic); err != nil {
 		return nil, nil, err
 	}

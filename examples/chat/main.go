@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -44,7 +44,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var tr runtime.Transport = memlog.New("chat")
+	var tr runtime.Transport = embedlog.New("chat")
 	if *addr != "" {
 		t, err := iggy.Dial(ctx, *addr)
 		if err != nil {

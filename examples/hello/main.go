@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -30,7 +30,7 @@ func main() {
 // caller has printed the greeter's answer.
 func run(ctx context.Context, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(memlog.New("hello"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("hello"), runtime.ClientOptions{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2, "caller.inbox"); err != nil {
 		return err

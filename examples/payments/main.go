@@ -27,9 +27,9 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -37,7 +37,7 @@ func main() {
 	log.SetOutput(io.Discard) // the Iggy SDK logs every login
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var tr runtime.Transport = memlog.New("payments")
+	var tr runtime.Transport = embedlog.New("payments")
 	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
 		t, err := iggy.Dial(ctx, addr)
 		if err != nil {

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -40,7 +40,7 @@ func runOn(t *testing.T, tr runtime.Transport) {
 }
 
 func TestPaymentsExampleOnTheEmbeddedLog(t *testing.T) {
-	runOn(t, memlog.New("payments"))
+	runOn(t, embedlog.New("payments"))
 }
 
 func TestPaymentsExampleOverTheTestServer(t *testing.T) {

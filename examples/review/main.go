@@ -25,10 +25,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -47,7 +47,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var tr runtime.Transport = memlog.New("review")
+	var tr runtime.Transport = embedlog.New("review")
 	if *addr != "" {
 		t, err := iggy.Dial(ctx, *addr)
 		if err != nil {

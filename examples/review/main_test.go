@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -33,7 +33,7 @@ func check(t *testing.T, tr runtime.Transport) {
 	}
 }
 
-func TestReviewExampleOnTheEmbeddedLog(t *testing.T) { check(t, memlog.New("review")) }
+func TestReviewExampleOnTheEmbeddedLog(t *testing.T) { check(t, embedlog.New("review")) }
 
 func TestReviewExampleOnTheTestServer(t *testing.T) {
 	s := iggytest.Start(t)

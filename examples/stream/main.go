@@ -22,8 +22,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -31,7 +31,7 @@ func main() {
 	log.SetOutput(io.Discard) // the Iggy SDK logs every login
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var tr runtime.Transport = memlog.New("stream")
+	var tr runtime.Transport = embedlog.New("stream")
 	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
 		t, err := iggy.Dial(ctx, addr)
 		if err != nil {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -34,7 +34,7 @@ func runOn(t *testing.T, tr runtime.Transport) {
 }
 
 func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
-	runOn(t, memlog.New("stream"))
+	runOn(t, embedlog.New("stream"))
 }
 
 func TestStreamExampleOverTheTestServer(t *testing.T) {

@@ -26,8 +26,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -43,7 +43,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var tr runtime.Transport = memlog.New("triage")
+	var tr runtime.Transport = embedlog.New("triage")
 	where := "the embedded log"
 	if *addr != "" {
 		t, err := iggy.Dial(ctx, *addr)

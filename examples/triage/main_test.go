@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -50,7 +50,7 @@ func TestTriageOnTheEmbeddedLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	f, err := run(ctx, memlog.New("triage"), &out)
+	f, err := run(ctx, embedlog.New("triage"), &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

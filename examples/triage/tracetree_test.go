@@ -10,7 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 )
@@ -21,7 +21,7 @@ func TestTriageTracedPrintsOneTreePerTicket(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
 	var out bytes.Buffer
-	f, err := run(ctx, memlog.New("triage"), &out, []runtime.Middleware{tel}...)
+	f, err := run(ctx, embedlog.New("triage"), &out, []runtime.Middleware{tel}...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

@@ -10,7 +10,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -38,7 +38,7 @@ type Rig struct {
 // agents, each ready when Start returns. Logs are discarded, so an example's
 // output is only what it prints. It panics when setup fails.
 func Start(ctx context.Context, agents ...Agent) *Rig {
-	client := runtime.NewClient(memlog.New("example"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("example"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)
 	}

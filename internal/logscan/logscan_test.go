@@ -7,16 +7,16 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/logscan"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
 // fill publishes at least n records to each partition of a new topic.
-func fill(t *testing.T, partitions uint32, n int) *memlog.Log {
+func fill(t *testing.T, partitions uint32, n int) *embedlog.Log {
 	t.Helper()
 	ctx := context.Background()
-	l := memlog.New("scan")
+	l := embedlog.New("scan")
 	if err := l.EnsureTopics(ctx, partitions, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestTopicReadsEveryPartitionToItsTailFromTheGivenOffsets(t *testing.T) {
 }
 
 func TestTopicReportsAMissingTopic(t *testing.T) {
-	_, err := logscan.Topic(context.Background(), memlog.New("scan"), "nope", nil, func(*runtime.Incoming) {})
-	if !errors.Is(err, memlog.ErrNoTopic) {
+	_, err := logscan.Topic(context.Background(), embedlog.New("scan"), "nope", nil, func(*runtime.Incoming) {})
+	if !errors.Is(err, embedlog.ErrNoTopic) {
 		t.Fatalf("Topic on a missing topic = %v, want ErrNoTopic", err)
 	}
 }

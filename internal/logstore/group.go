@@ -51,7 +51,7 @@ func (t *Topic) CreateGroup(name string) (*Group, error) {
 		return nil, err
 	}
 	if _, ok := t.groups[name]; ok {
-		return nil, errorf(ErrGroupExists, "memlog: topic %q: consumer group %q already exists", t.name, name)
+		return nil, errorf(ErrGroupExists, "embedlog: topic %q: consumer group %q already exists", t.name, name)
 	}
 	return t.createGroupLocked(name), nil
 }
@@ -119,7 +119,7 @@ func (t *Topic) DeleteGroup(name string) error {
 }
 
 func noGroup(topic, group string) error {
-	return errorf(ErrNoGroup, "memlog: topic %q has no consumer group %q", topic, group)
+	return errorf(ErrNoGroup, "embedlog: topic %q has no consumer group %q", topic, group)
 }
 
 // ID returns the group's numeric id.
@@ -171,7 +171,7 @@ func (g *Group) leaveLocked(member uint64) error {
 	}
 	i := slices.Index(g.members, member)
 	if i < 0 {
-		return errorf(ErrNotMember, "memlog: topic %q consumer group %q has no member %d", g.topic.name, g.name, member)
+		return errorf(ErrNotMember, "embedlog: topic %q consumer group %q has no member %d", g.topic.name, g.name, member)
 	}
 	g.members = slices.Delete(g.members, i, i+1)
 	g.rebalanceLocked()

@@ -1,11 +1,11 @@
 // Package logstore is the engine of the embedded log: one named stream of
 // topics and partitions with Iggy's placement rules, consumer groups and
-// stored offsets, and the runtime.Transport over it. Package memlog is its
+// stored offsets, and the runtime.Transport over it. Package embedlog is its
 // public face (the transport); the in-process Iggy test server (iggytest)
 // drives the engine directly.
 //
 // Everything lives in memory only: nothing is persisted, and a Log is not
-// shared across processes or replicas. Error messages start with "memlog:",
+// shared across processes or replicas. Error messages start with "embedlog:",
 // the package users meet.
 package logstore
 
@@ -30,18 +30,18 @@ const maxNameLen = 255
 // Errors callers branch on. None of them is transient: each means the
 // request names something that does not exist or is not allowed.
 var (
-	ErrNoTopic       = errors.New("memlog: no such topic")
-	ErrTopicExists   = errors.New("memlog: topic already exists")
-	ErrBadPartitions = errors.New("memlog: partition count out of range")
-	ErrNoPartition   = errors.New("memlog: no such partition")
-	ErrNoGroup       = errors.New("memlog: no such consumer group")
-	ErrGroupExists   = errors.New("memlog: consumer group already exists")
-	ErrNotMember     = errors.New("memlog: not a member of the consumer group")
-	ErrNotOwner      = fmt.Errorf("memlog: member does not own the partition: %w", runtime.ErrPartitionLost)
-	ErrInvalidOffset = errors.New("memlog: invalid offset")
-	ErrNoOffset      = errors.New("memlog: no stored offset")
-	ErrBadName       = errors.New("memlog: invalid name")
-	ErrBadCount      = errors.New("memlog: invalid record count")
+	ErrNoTopic       = errors.New("embedlog: no such topic")
+	ErrTopicExists   = errors.New("embedlog: topic already exists")
+	ErrBadPartitions = errors.New("embedlog: partition count out of range")
+	ErrNoPartition   = errors.New("embedlog: no such partition")
+	ErrNoGroup       = errors.New("embedlog: no such consumer group")
+	ErrGroupExists   = errors.New("embedlog: consumer group already exists")
+	ErrNotMember     = errors.New("embedlog: not a member of the consumer group")
+	ErrNotOwner      = fmt.Errorf("embedlog: member does not own the partition: %w", runtime.ErrPartitionLost)
+	ErrInvalidOffset = errors.New("embedlog: invalid offset")
+	ErrNoOffset      = errors.New("embedlog: no stored offset")
+	ErrBadName       = errors.New("embedlog: invalid name")
+	ErrBadCount      = errors.New("embedlog: invalid record count")
 )
 
 // entityError carries a precise message while matching its sentinel under
@@ -142,12 +142,12 @@ func (l *Log) CreateTopic(name string, partitions uint32) (*Topic, error) {
 		return nil, err
 	}
 	if partitions < 1 || partitions > MaxPartitions {
-		return nil, errorf(ErrBadPartitions, "memlog: topic %q: %d partitions, want 1..%d", name, partitions, MaxPartitions)
+		return nil, errorf(ErrBadPartitions, "embedlog: topic %q: %d partitions, want 1..%d", name, partitions, MaxPartitions)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.topics[name]; ok {
-		return nil, errorf(ErrTopicExists, "memlog: topic %q already exists", name)
+		return nil, errorf(ErrTopicExists, "embedlog: topic %q already exists", name)
 	}
 	t := newTopic(l, l.nextTopicID, name, partitions)
 	l.nextTopicID++
@@ -211,12 +211,12 @@ func (l *Log) topic(name string) (*Topic, error) {
 }
 
 func noTopic(name string) error {
-	return errorf(ErrNoTopic, "memlog: topic %q does not exist", name)
+	return errorf(ErrNoTopic, "embedlog: topic %q does not exist", name)
 }
 
 func checkName(what, name string) error {
 	if len(name) == 0 || len(name) > maxNameLen {
-		return errorf(ErrBadName, "memlog: %s name of %d bytes, want 1..%d", what, len(name), maxNameLen)
+		return errorf(ErrBadName, "embedlog: %s name of %d bytes, want 1..%d", what, len(name), maxNameLen)
 	}
 	return nil
 }

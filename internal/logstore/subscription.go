@@ -49,15 +49,15 @@ func (s *Subscription) Member() uint64 { return s.member }
 func (s *Subscription) usableLocked() error {
 	switch s.state {
 	case subClosed:
-		return fmt.Errorf("memlog: subscription to %q/%q is closed: %w", s.topic.name, s.group.name, runtime.ErrDisconnected)
+		return fmt.Errorf("embedlog: subscription to %q/%q is closed: %w", s.topic.name, s.group.name, runtime.ErrDisconnected)
 	case subLeft:
-		return errorf(ErrNotMember, "memlog: subscription left consumer group %q of topic %q", s.group.name, s.topic.name)
+		return errorf(ErrNotMember, "embedlog: subscription left consumer group %q of topic %q", s.group.name, s.topic.name)
 	}
 	if err := s.group.liveLocked(); err != nil {
 		return err
 	}
 	if _, ok := s.group.assignment[s.member]; !ok {
-		return errorf(ErrNotMember, "memlog: member %d was removed from consumer group %q of topic %q", s.member, s.group.name, s.topic.name)
+		return errorf(ErrNotMember, "embedlog: member %d was removed from consumer group %q of topic %q", s.member, s.group.name, s.topic.name)
 	}
 	return nil
 }
@@ -95,10 +95,10 @@ func (s *Subscription) ownedLocked() []uint32 {
 // partition cannot starve the others.
 func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memlog: poll: %w", err)
+		return nil, fmt.Errorf("embedlog: poll: %w", err)
 	}
 	if max < 0 {
-		return nil, errorf(ErrBadCount, "memlog: poll of %d records", max)
+		return nil, errorf(ErrBadCount, "embedlog: poll of %d records", max)
 	}
 	t := s.topic
 	t.mu.Lock()
@@ -164,7 +164,7 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 // must exist (ErrInvalidOffset).
 func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint64) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memlog: commit: %w", err)
+		return fmt.Errorf("embedlog: commit: %w", err)
 	}
 	t := s.topic
 	t.mu.Lock()
@@ -176,7 +176,7 @@ func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint
 		return err
 	}
 	if !s.group.ownsLocked(s.member, partition) {
-		return errorf(ErrNotOwner, "memlog: member %d of consumer group %q does not own partition %d of topic %q", s.member, s.group.name, partition, t.name)
+		return errorf(ErrNotOwner, "embedlog: member %d of consumer group %q does not own partition %d of topic %q", s.member, s.group.name, partition, t.name)
 	}
 	return t.storeOffsetLocked(s.group.key, partition, offset)
 }
@@ -185,7 +185,7 @@ func (s *Subscription) Commit(ctx context.Context, partition uint32, offset uint
 // others.
 func (s *Subscription) Leave(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memlog: leave: %w", err)
+		return fmt.Errorf("embedlog: leave: %w", err)
 	}
 	t := s.topic
 	t.mu.Lock()
@@ -240,7 +240,7 @@ func (s *Subscription) Wait(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("memlog: wait: %w", ctx.Err())
+			return fmt.Errorf("embedlog: wait: %w", ctx.Err())
 		}
 	}
 }

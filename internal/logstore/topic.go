@@ -136,7 +136,7 @@ func (t *Topic) partitionLocked(p uint32) (*partition, error) {
 		return nil, err
 	}
 	if p >= uint32(len(t.parts)) {
-		return nil, errorf(ErrNoPartition, "memlog: topic %q has no partition %d (it has %d)", t.name, p, len(t.parts))
+		return nil, errorf(ErrNoPartition, "embedlog: topic %q has no partition %d (it has %d)", t.name, p, len(t.parts))
 	}
 	return t.parts[p], nil
 }
@@ -160,7 +160,7 @@ func (t *Topic) AddPartitions(n uint32) error {
 		return err
 	}
 	if n == 0 || uint64(n)+uint64(len(t.parts)) > MaxPartitions {
-		return errorf(ErrBadPartitions, "memlog: topic %q: adding %d partitions to %d, want a total of 1..%d", t.name, n, len(t.parts), MaxPartitions)
+		return errorf(ErrBadPartitions, "embedlog: topic %q: adding %d partitions to %d, want a total of 1..%d", t.name, n, len(t.parts), MaxPartitions)
 	}
 	t.addPartitionsLocked(n, t.log.nowMicros())
 	for _, g := range t.groups {
@@ -213,7 +213,7 @@ func (t *Topic) nextBalancedLocked() uint32 {
 // timestamp. The records are copied, so callers may reuse their buffers.
 func (t *Topic) Append(partition uint32, recs []Record) (first uint64, err error) {
 	if len(recs) == 0 {
-		return 0, errorf(ErrBadCount, "memlog: topic %q: append of no records", t.name)
+		return 0, errorf(ErrBadCount, "embedlog: topic %q: append of no records", t.name)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -255,7 +255,7 @@ func (t *Topic) appendLocked(p *partition, r Record, ts uint64, a *arena) uint64
 // Read returns up to max records of a partition from offset from on.
 func (t *Topic) Read(partition uint32, from uint64, max int) ([]Record, error) {
 	if max < 0 {
-		return nil, errorf(ErrBadCount, "memlog: read of %d records", max)
+		return nil, errorf(ErrBadCount, "embedlog: read of %d records", max)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -270,7 +270,7 @@ func (t *Topic) Read(partition uint32, from uint64, max int) ([]Record, error) {
 // first whose timestamp is at or after ts (Unix µs).
 func (t *Topic) ReadFromTimestamp(partition uint32, ts uint64, max int) ([]Record, error) {
 	if max < 0 {
-		return nil, errorf(ErrBadCount, "memlog: read of %d records", max)
+		return nil, errorf(ErrBadCount, "embedlog: read of %d records", max)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -405,7 +405,7 @@ func (t *Topic) storeOffsetLocked(consumer string, partition uint32, offset uint
 		return err
 	}
 	if n := uint64(len(p.records)); n == 0 || offset >= n {
-		return errorf(ErrInvalidOffset, "memlog: topic %q partition %d: offset %d is past the last record (partition holds %d)", t.name, partition, offset, n)
+		return errorf(ErrInvalidOffset, "embedlog: topic %q partition %d: offset %d is past the last record (partition holds %d)", t.name, partition, offset, n)
 	}
 	t.offsets[offsetKey{consumer, partition}] = offset
 	return nil
@@ -431,7 +431,7 @@ func (t *Topic) DeleteOffset(consumer string, partition uint32) error {
 	}
 	k := offsetKey{consumer, partition}
 	if _, ok := t.offsets[k]; !ok {
-		return errorf(ErrNoOffset, "memlog: topic %q partition %d: no offset stored for this consumer", t.name, partition)
+		return errorf(ErrNoOffset, "embedlog: topic %q partition %d: no offset stored for this consumer", t.name, partition)
 	}
 	delete(t.offsets, k)
 	return nil

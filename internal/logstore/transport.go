@@ -18,7 +18,7 @@ const transportMemberBit = 1 << 63
 // means the WithDefaultPartitions count); existing topics are left alone.
 func (l *Log) EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memlog: ensure topics: %w", err)
+		return fmt.Errorf("embedlog: ensure topics: %w", err)
 	}
 	if partitions == 0 {
 		partitions = l.cfg.defaultPartitions
@@ -40,7 +40,7 @@ func (l *Log) EnsureTopics(ctx context.Context, partitions uint32, topics ...str
 // sharing a partition get consecutive offsets.
 func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memlog: publish %q: %w", topic, err)
+		return nil, fmt.Errorf("embedlog: publish %q: %w", topic, err)
 	}
 	t, err := l.topic(topic)
 	if err != nil {
@@ -82,7 +82,7 @@ func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outg
 // topic.
 func (l *Log) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memlog: join %q/%q: %w", topic, group, err)
+		return nil, fmt.Errorf("embedlog: join %q/%q: %w", topic, group, err)
 	}
 	if err := checkName("consumer group", group); err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (l *Log) Join(ctx context.Context, topic, group string) (runtime.Subscripti
 // StoredOffset returns the group's committed offset on a partition.
 func (l *Log) StoredOffset(ctx context.Context, topic, group string, partition uint32) (uint64, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, false, fmt.Errorf("memlog: stored offset %q/%q: %w", topic, group, err)
+		return 0, false, fmt.Errorf("embedlog: stored offset %q/%q: %w", topic, group, err)
 	}
 	t, err := l.topic(topic)
 	if err != nil {
@@ -128,10 +128,10 @@ func (l *Log) StoredOffset(ctx context.Context, topic, group string, partition u
 // ReadRange reads up to count records of a partition from offset on.
 func (l *Log) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memlog: read %q: %w", topic, err)
+		return nil, fmt.Errorf("embedlog: read %q: %w", topic, err)
 	}
 	if count < 0 {
-		return nil, errorf(ErrBadCount, "memlog: read of %d records", count)
+		return nil, errorf(ErrBadCount, "embedlog: read of %d records", count)
 	}
 	t, err := l.topic(topic)
 	if err != nil {
@@ -157,7 +157,7 @@ func (l *Log) ReadRange(ctx context.Context, topic string, partition uint32, off
 // gets: the partition's record count.
 func (l *Log) NextOffset(ctx context.Context, topic string, partition uint32) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("memlog: next offset %q: %w", topic, err)
+		return 0, fmt.Errorf("embedlog: next offset %q: %w", topic, err)
 	}
 	t, err := l.topic(topic)
 	if err != nil {
@@ -175,7 +175,7 @@ func (l *Log) NextOffset(ctx context.Context, topic string, partition uint32) (u
 // Partitions returns the topic's partition count.
 func (l *Log) Partitions(ctx context.Context, topic string) (uint32, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("memlog: partitions %q: %w", topic, err)
+		return 0, fmt.Errorf("embedlog: partitions %q: %w", topic, err)
 	}
 	t, err := l.topic(topic)
 	if err != nil {
@@ -187,7 +187,7 @@ func (l *Log) Partitions(ctx context.Context, topic string) (uint32, error) {
 // TopicIDs returns the stream id and the topic's id.
 func (l *Log) TopicIDs(ctx context.Context, topic string) (uint32, uint32, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, 0, fmt.Errorf("memlog: topic ids %q: %w", topic, err)
+		return 0, 0, fmt.Errorf("embedlog: topic ids %q: %w", topic, err)
 	}
 	t, err := l.topic(topic)
 	if err != nil {

@@ -82,8 +82,8 @@ func positions(recs []runtime.Incoming) []string {
 func TestPublishToMissingTopicFails(t *testing.T) {
 	l := logstore.New("laser")
 	_, err := l.Publish(context.Background(), "x", runtime.Outgoing{Payload: []byte("a")})
-	if err == nil || err.Error() != `memlog: topic "x" does not exist` {
-		t.Fatalf("error %v, want memlog: topic \"x\" does not exist", err)
+	if err == nil || err.Error() != `embedlog: topic "x" does not exist` {
+		t.Fatalf("error %v, want embedlog: topic \"x\" does not exist", err)
 	}
 	if !errors.Is(err, logstore.ErrNoTopic) || runtime.IsTransient(err) {
 		t.Errorf("error %v: ErrNoTopic=%v transient=%v, want a permanent ErrNoTopic", err, errors.Is(err, logstore.ErrNoTopic), runtime.IsTransient(err))

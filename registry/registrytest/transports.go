@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 )
 
 // The three transports every coordination suite runs over.
 
 // EmbeddedLog returns a fresh embedded log.
-func EmbeddedLog(*testing.T) runtime.Transport { return memlog.New("laser") }
+func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser") }
 
 // TestServer starts an in-process Iggy test server and returns a maker of
 // transports dialed to it on stream.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/logstore"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 )
@@ -28,7 +28,7 @@ func out(payload string) runtime.Outgoing {
 
 func TestFaultyPassesConformance(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return transporttest.NewFaulty(memlog.New("laser"))
+		return transporttest.NewFaulty(embedlog.New("laser"))
 	})
 }
 

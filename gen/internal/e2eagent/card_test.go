@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 )
@@ -17,7 +17,7 @@ import (
 func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := memlog.New("laser")
+	tr := embedlog.New("laser")
 	client := runtime.NewClient(tr, runtime.ClientOptions{})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1, "billing.commands"); err != nil {

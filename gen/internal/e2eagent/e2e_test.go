@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
-	"github.com/lasergo/laser/memlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -31,7 +31,7 @@ func start(t *testing.T) (context.Context, *harness) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
 }
 
 func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
-	client := runtime.NewClient(memlog.New("laser"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{})
 	defer client.Close()
 	if _, err := NewBillingAgent(client, nil); !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("error %v, want a config error", err)

@@ -13,7 +13,7 @@ import (
 // A handler asks for what its agent remembers by taking a last parameter
 // of type memory.Recalled, after the history when it takes one too; the
 // generated dispatch recalls it (memory.RecallFor) from the agent's memory,
-// which the agent returns from a method Memory() *memory.Log, under the
+// which the agent returns from a method Memory() *memory.Store, under the
 // query of the directive's memory= key, strategy[:limit]:
 //
 //	//laser:handle op=chat context=last:20 memory=hybrid:5
@@ -27,7 +27,7 @@ import (
 // cannot honour.
 var ErrBadMemory = &Problem{
 	Title: "invalid memory recall",
-	Help:  "A handler that recalls memory takes a last parameter recalled memory.Recalled, its agent has a method Memory() *memory.Log, and it may declare memory=<strategy>[:limit], the strategies auto, recent, keyword, semantic and hybrid, such as memory=hybrid:5.",
+	Help:  "A handler that recalls memory takes a last parameter recalled memory.Recalled, its agent has a method Memory() *memory.Store, and it may declare memory=<strategy>[:limit], the strategies auto, recent, keyword, semantic and hybrid, such as memory=hybrid:5.",
 }
 
 // memoryPath is the package of the memory types.
@@ -88,11 +88,11 @@ func (c *collector) checkMemory(a *Agent, op *Operation) {
 		op.MemoryQuery = q
 	}
 	if !hasMemoryMethod(a.Obj) {
-		c.report(op.Pos, ErrBadMemory, "method %s takes memory.Recalled but *%s has no method Memory() *memory.Log to recall from", op.Method, a.Name)
+		c.report(op.Pos, ErrBadMemory, "method %s takes memory.Recalled but *%s has no method Memory() *memory.Store to recall from", op.Method, a.Name)
 	}
 }
 
-// hasMemoryMethod reports whether *T has a method Memory() *memory.Log.
+// hasMemoryMethod reports whether *T has a method Memory() *memory.Store.
 func hasMemoryMethod(obj *types.TypeName) bool {
 	sel := types.NewMethodSet(types.NewPointer(obj.Type())).Lookup(obj.Pkg(), "Memory")
 	if sel == nil {
@@ -107,7 +107,7 @@ func hasMemoryMethod(obj *types.TypeName) bool {
 		return false
 	}
 	n, ok := types.Unalias(p.Elem()).(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == memoryPath && n.Obj().Name() == "Log"
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == memoryPath && n.Obj().Name() == "Store"
 }
 
 // recalledParam is the last parameter of a handler that recalls memory.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -15,14 +15,14 @@ import (
 
 func newClient(t *testing.T) *runtime.Client {
 	t.Helper()
-	client := runtime.NewClient(memlog.New("shop"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop"), runtime.ClientOptions{})
 	if err := client.Bootstrap(context.Background(), 4); err != nil {
 		t.Fatal(err)
 	}
 	return client
 }
 
-func recall(t *testing.T, mem *memory.Log, scope memory.Scope) []memory.Item {
+func recall(t *testing.T, mem *memory.Store, scope memory.Scope) []memory.Item {
 	t.Helper()
 	items, err := mem.Recall(context.Background(), scope, memory.Query{Limit: 1000})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *test
 	if err := b.Forget(ctx, scope, id); err != nil {
 		t.Fatal(err)
 	}
-	for name, mem := range map[string]*memory.Log{"the same Log": a, "a fresh Log": memory.New(client, memory.Options{Namespace: "a"})} {
+	for name, mem := range map[string]*memory.Store{"the same Store": a, "a fresh Store": memory.New(client, memory.Options{Namespace: "a"})} {
 		items := recall(t, mem, scope)
 		if len(items) != 1 || items[0].ID != id {
 			t.Fatalf("%s of namespace a recalls %v; namespace b's tombstone must not hide a's item", name, items)
@@ -82,7 +82,7 @@ func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 			recall(t, mem, scope)
 		}
 	}
-	for name, m := range map[string]*memory.Log{"the folding Log": mem, "a fresh Log": memory.New(client, memory.Options{})} {
+	for name, m := range map[string]*memory.Store{"the folding Store": mem, "a fresh Store": memory.New(client, memory.Options{})} {
 		items := recall(t, m, scope)
 		if len(items) != len(want) {
 			t.Fatalf("%s recalls %d items, want %d", name, len(items), len(want))

@@ -1,10 +1,10 @@
-// Package memlog is an embedded in-process log: one named stream of topics
+// Package embedlog is an embedded in-process log: one named stream of topics
 // and partitions with Iggy's placement rules, consumer groups and stored
 // offsets. It is the zero-setup runtime.Transport.
 //
 // Everything lives in memory only: nothing is persisted, and a Log is not
 // shared across processes or replicas.
-package memlog
+package embedlog
 
 import (
 	"context"

@@ -1,10 +1,10 @@
-package memlog_test
+package embedlog_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -12,7 +12,7 @@ import (
 // poll and commit what was handled.
 func Example() {
 	ctx := context.Background()
-	log := memlog.New("laser")
+	log := embedlog.New("laser")
 	if err := log.EnsureTopics(ctx, 2, "agent.commands"); err != nil {
 		fmt.Println(err)
 		return

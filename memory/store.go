@@ -35,12 +35,12 @@ type Scope struct {
 	Lifetime Lifetime
 }
 
-// Options configures a Log; the zero value is usable.
+// Options configures a Store; the zero value is usable.
 type Options struct {
 	// Topic holds the memory records. Default runtime.TopicAudit.
 	Topic string
 	// Namespace isolates memories sharing one topic: every record is
-	// stamped with it (agdx.mem.ns), and a Log recalls only its own
+	// stamped with it (agdx.mem.ns), and a Store recalls only its own
 	// namespace's items, feedback, tombstones and named state. Default the
 	// topic name.
 	Namespace string
@@ -53,7 +53,7 @@ type Options struct {
 	Model string
 	// Dims is the embedder's dimension. Default HashDims.
 	Dims int
-	// Key, when set, signs every record this Log writes: each rides as an
+	// Key, when set, signs every record this Store writes: each rides as an
 	// AGDX event from Agent whose signature covers the record and its scope.
 	Key *sign.Key
 	// Agent is the signing agent's id, the source of signed records;
@@ -65,7 +65,7 @@ type Options struct {
 	// Verifier.
 	Verifier runtime.Verifier
 	// MaxItems bounds the projection: past it, the oldest items leave it
-	// (they stay on the log), so a flood of records cannot grow a Log
+	// (they stay on the log), so a flood of records cannot grow a Store
 	// without end. Default 1,000,000; negative means no bound.
 	MaxItems int
 	// Writers, when set under a verifier, are the only principals whose
@@ -76,8 +76,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Log is memory kept on the log. It is safe for concurrent use.
-type Log struct {
+// Store is memory kept on the log. It is safe for concurrent use.
+type Store struct {
 	client   *runtime.Client
 	topic    string
 	ns       string
@@ -91,7 +91,7 @@ type Log struct {
 }
 
 // New returns the memory of a client's stream.
-func New(client *runtime.Client, opts Options) *Log {
+func New(client *runtime.Client, opts Options) *Store {
 	opts.Topic = cmp.Or(opts.Topic, runtime.TopicAudit)
 	opts.Namespace = cmp.Or(opts.Namespace, opts.Topic)
 	if opts.Logger == nil {
@@ -111,7 +111,7 @@ func New(client *runtime.Client, opts Options) *Log {
 			writers[w] = true
 		}
 	}
-	return &Log{
+	return &Store{
 		client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, embedder: opts.Embedder,
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
 		writer: writer{ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs()},
@@ -119,7 +119,7 @@ func New(client *runtime.Client, opts Options) *Log {
 	}
 }
 
-// DefaultMaxItems is the default bound of a Log's projection.
+// DefaultMaxItems is the default bound of a Store's projection.
 const DefaultMaxItems = 1_000_000
 
 func maxItems(n int) int {
@@ -133,7 +133,7 @@ func maxItems(n int) int {
 }
 
 // Topic returns the topic the memory lives on.
-func (l *Log) Topic() string { return l.topic }
+func (l *Store) Topic() string { return l.topic }
 
 // RememberOption adjusts one Remember.
 type RememberOption func(*rememberSpec)
@@ -149,7 +149,7 @@ func Dedup() RememberOption { return func(s *rememberSpec) { s.dedup = true } }
 // returns its id: fresh, or the content id with Dedup. An embedder failure
 // is logged and the item remembered without a vector (recall embeds it
 // later); it never loses the item.
-func (l *Log) Remember(ctx context.Context, scope Scope, kind Kind, body []byte, opts ...RememberOption) (wire.ID, error) {
+func (l *Store) Remember(ctx context.Context, scope Scope, kind Kind, body []byte, opts ...RememberOption) (wire.ID, error) {
 	var spec rememberSpec
 	for _, o := range opts {
 		o(&spec)
@@ -180,7 +180,7 @@ func (l *Log) Remember(ctx context.Context, scope Scope, kind Kind, body []byte,
 
 // Forget appends a tombstone: the item drops out of every later recall,
 // even one folding a log where the tombstone lands before the item.
-func (l *Log) Forget(ctx context.Context, scope Scope, id wire.ID) error {
+func (l *Store) Forget(ctx context.Context, scope Scope, id wire.ID) error {
 	rec := wire.MemoryRecord{Op: wire.MemoryForget, ID: id.String()}
 	return l.publish(ctx, scope, l.provenance(scope, l.client.IDs().NewID().String()), payload{rec: &rec})
 }
@@ -188,7 +188,7 @@ func (l *Log) Forget(ctx context.Context, scope Scope, id wire.ID) error {
 // Feedback appends a reweighting of item id: positive promotes, negative
 // demotes, in every strategy (see Strategy). It returns the feedback
 // record's id.
-func (l *Log) Feedback(ctx context.Context, scope Scope, id wire.ID, weight float32) (wire.ID, error) {
+func (l *Store) Feedback(ctx context.Context, scope Scope, id wire.ID, weight float32) (wire.ID, error) {
 	fid := l.client.IDs().NewID()
 	rec := wire.MemoryRecord{Op: wire.MemoryFeedback, ID: id.String(), Weight: weight}
 	if err := l.publish(ctx, scope, l.provenance(scope, fid.String()), payload{rec: &rec}); err != nil {
@@ -198,7 +198,7 @@ func (l *Log) Feedback(ctx context.Context, scope Scope, id wire.ID, weight floa
 }
 
 // SetNamed writes named point state: the latest body set under key wins.
-func (l *Log) SetNamed(ctx context.Context, key string, body []byte) error {
+func (l *Store) SetNamed(ctx context.Context, key string, body []byte) error {
 	id := l.namedKey(key)
 	rec := wire.MemoryRecord{Op: wire.MemoryItem, ID: id, Kind: string(Fact), Body: body}
 	if err := l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec}); err != nil {
@@ -211,7 +211,7 @@ func (l *Log) SetNamed(ctx context.Context, key string, body []byte) error {
 }
 
 // ForgetNamed deletes named point state.
-func (l *Log) ForgetNamed(ctx context.Context, key string) error {
+func (l *Store) ForgetNamed(ctx context.Context, key string) error {
 	id := l.namedKey(key)
 	rec := wire.MemoryRecord{Op: wire.MemoryForget, ID: id}
 	if err := l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec}); err != nil {
@@ -223,9 +223,9 @@ func (l *Log) ForgetNamed(ctx context.Context, key string) error {
 	return nil
 }
 
-// Named reads named point state, folding the topic first so a fresh Log
+// Named reads named point state, folding the topic first so a fresh Store
 // sees what was written before it.
-func (l *Log) Named(ctx context.Context, key string) ([]byte, bool, error) {
+func (l *Store) Named(ctx context.Context, key string) ([]byte, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUp(ctx); err != nil {
@@ -236,7 +236,7 @@ func (l *Log) Named(ctx context.Context, key string) ([]byte, bool, error) {
 }
 
 // Refused returns how many records the verifier has refused so far.
-func (l *Log) Refused() int {
+func (l *Store) Refused() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.proj.refused
@@ -245,7 +245,7 @@ func (l *Log) Refused() int {
 // Recall returns up to Limit of the scope's items that were not forgotten,
 // best first by the query's strategy (see Strategy). It reads only what
 // was appended since the previous recall.
-func (l *Log) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error) {
+func (l *Store) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error) {
 	k := q.Limit
 	if k <= 0 {
 		k = 50
@@ -311,8 +311,8 @@ func (l *Log) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error) 
 }
 
 // embed returns the normalized vectors of texts, checking the embedder
-// returned one of the Log's dimension per text.
-func (l *Log) embed(ctx context.Context, texts []string) ([][]float32, error) {
+// returned one of the Store's dimension per text.
+func (l *Store) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	vecs, err := l.embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func (l *Log) embed(ctx context.Context, texts []string) ([][]float32, error) {
 
 // embedMissing embeds the items in scope that have no vector (written by
 // an SDK that stores none, or under another model), in batches. l.mu is held.
-func (l *Log) embedMissing(ctx context.Context, m *matcher) error {
+func (l *Store) embedMissing(ctx context.Context, m *matcher) error {
 	const batch = 256
 	p := &l.proj
 	var slots []int32
@@ -368,11 +368,11 @@ func (l *Log) embedMissing(ctx context.Context, m *matcher) error {
 	return flush()
 }
 
-func (l *Log) namedKey(key string) string { return l.ns + "/" + key }
+func (l *Store) namedKey(key string) string { return l.ns + "/" + key }
 
 // provenance of a memory record: the scope's conversation (a fresh one when
 // unset), its agent, and the record's id as idempotency key.
-func (l *Log) provenance(scope Scope, idem string) wire.Provenance {
+func (l *Store) provenance(scope Scope, idem string) wire.Provenance {
 	conv := scope.Conversation
 	if conv.IsZero() {
 		conv = l.client.IDs().NewID()
@@ -394,7 +394,7 @@ type payload struct {
 
 // publish appends payloads as one batch on the scope's partition, so an
 // item's vector lands right after it.
-func (l *Log) publish(ctx context.Context, scope Scope, prov wire.Provenance, payloads ...payload) error {
+func (l *Store) publish(ctx context.Context, scope Scope, prov wire.Provenance, payloads ...payload) error {
 	op := payloads[0].rec.Op
 	out := make([]runtime.Outgoing, 0, len(payloads))
 	for _, pl := range payloads {
@@ -423,7 +423,7 @@ func (l *Log) publish(ctx context.Context, scope Scope, prov wire.Provenance, pa
 
 // catchUp folds every record appended since the last catch-up, partition by
 // partition up to the tail each had when it was read. l.mu must be held.
-func (l *Log) catchUp(ctx context.Context) error {
+func (l *Store) catchUp(ctx context.Context) error {
 	t := l.client.Transport()
 	n, err := t.Partitions(ctx, l.topic)
 	if err != nil {
@@ -444,7 +444,7 @@ func (l *Log) catchUp(ctx context.Context) error {
 }
 
 // fold decodes one record and folds it, counting a refused one.
-func (l *Log) fold(in *runtime.Incoming) {
+func (l *Store) fold(in *runtime.Incoming) {
 	r, err := l.reader.read(in)
 	switch {
 	case errors.Is(err, ErrUnverified):

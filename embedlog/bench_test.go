@@ -1,17 +1,17 @@
-package memlog_test
+package embedlog_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/lasergo/laser/memlog"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
 )
 
 func BenchmarkPublish(b *testing.B) {
-	l := memlog.New("laser")
+	l := embedlog.New("laser")
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 4, "t"); err != nil {
 		b.Fatal(err)
@@ -30,7 +30,7 @@ func BenchmarkPublish(b *testing.B) {
 }
 
 func BenchmarkPollCommit(b *testing.B) {
-	l := memlog.New("laser")
+	l := embedlog.New("laser")
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 4, "t"); err != nil {
 		b.Fatal(err)
@@ -68,6 +68,6 @@ func BenchmarkPollCommit(b *testing.B) {
 // BenchmarkLatency times publish-to-handler delivery to an idle consumer on
 // the embedded log (see transporttest.Latency).
 func BenchmarkLatency(b *testing.B) {
-	l := memlog.New("laser")
+	l := embedlog.New("laser")
 	transporttest.Latency(b, l, l)
 }
