@@ -66,10 +66,13 @@ type Options struct {
 	Verifier runtime.Verifier
 	// MaxItems bounds the projection: past it, the oldest items leave it
 	// (they stay on the log), so a flood of records cannot grow a Store
-	// without end. Default 1,000,000; negative means no bound.
+	// without end; the tombstones and applied feedback keys kept are
+	// bounded by it too. Default 1,000,000; negative means no bound.
 	MaxItems int
 	// Writers, when set under a verifier, are the only principals whose
 	// records fold: others' items, tombstones and feedback are refused.
+	// Every listed writer may write every named key; without Writers a
+	// named key is its first writer's.
 	Writers []string
 	// Moderators, under a verifier, are principals whose forgets and
 	// feedback apply to items they did not write; everyone else's apply
@@ -282,7 +285,9 @@ func (l *Store) Named(ctx context.Context, key string) ([]byte, bool, error) {
 	return slices.Clone(body), ok, nil
 }
 
-// Refused returns how many records the verifier has refused so far.
+// Refused returns how many records the fold has refused so far: unverified
+// (ErrUnverified), replayed (ErrReplayed), or changing what their principal
+// did not write (ErrNotAuthor).
 func (l *Store) Refused() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -481,8 +486,9 @@ func (l *Store) catchUp(ctx context.Context) error {
 		return fmt.Errorf("memory: partitions of %s: %w", l.topic, err)
 	}
 	n = min(n, maxPartitions)
-	// Read about logscan's batch across all partitions at once.
-	per := max(16, 1000/int(max(n, 1)))
+	// Hold about 1,000 records read ahead across all partitions (one per
+	// partition past 1,000 partitions), as one logscan batch would.
+	per := max(1, 1000/int(max(n, 1)))
 	var heads cursors
 	for part := range n {
 		end, err := t.NextOffset(ctx, l.topic, part)
