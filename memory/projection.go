@@ -28,9 +28,9 @@ type projection struct {
 	items []entry
 	index map[wire.ID]int32 // live item id to its slot in items
 	holes int
-	// forgotten are the ids of items a forget removed, so the same item
-	// appended again stays forgotten; bounded by max, the oldest dropped.
-	forgotten boundedSet[wire.ID]
+	// forgotten are the items a forget removed, so the same item appended
+	// again stays forgotten; bounded by max, the oldest dropped.
+	forgotten boundedSet[tombstone]
 	// feedback is the accumulated feedback of live items only: feedback for
 	// an id not in the projection applies to nothing and is not kept.
 	feedback map[wire.ID]float32
@@ -72,6 +72,15 @@ type projection struct {
 	touched []int32
 }
 
+// tombstone names a forgotten item by its id, its author and whether the id
+// was its content id: a squatter forgotten by its own author does not keep
+// the real content-addressed item, or another author's, out.
+type tombstone struct {
+	id           wire.ID
+	author       string
+	contentBound bool
+}
+
 // entry is a folded item, or the hole a forgotten one left.
 type entry struct {
 	Item
@@ -91,7 +100,7 @@ func newProjection(model string, dims, maxItems int) projection {
 		dims:       dims,
 		words:      packedWords(dims),
 		index:      make(map[wire.ID]int32),
-		forgotten:  newBoundedSet[wire.ID](maxItems),
+		forgotten:  newBoundedSet[tombstone](maxItems),
 		feedback:   make(map[wire.ID]float32),
 		applied:    newBoundedSet[string](maxItems),
 		named:      make(map[string][]byte),
@@ -134,7 +143,8 @@ func (p *projection) absorb(r *record) bool {
 		if !p.may(r.author, p.items[slot].Author) {
 			return false
 		}
-		p.forgotten.add(id)
+		e := &p.items[slot]
+		p.forgotten.add(tombstone{id: id, author: e.Author, contentBound: e.contentBound})
 		p.remove(id)
 	case wire.MemoryFeedback:
 		slot, ok := p.index[id]
@@ -152,10 +162,10 @@ func (p *projection) absorb(r *record) bool {
 		p.feedback[id] += rec.Weight
 		p.weights[slot] = p.feedback[id]
 	case wire.MemoryItem:
-		if p.forgotten.has(id) {
+		bound := ContentID("", r.scopeAgent, Kind(rec.Kind), rec.Body) == id
+		if p.forgotten.has(tombstone{id: id, author: r.author, contentBound: bound}) {
 			return true
 		}
-		bound := ContentID("", r.scopeAgent, Kind(rec.Kind), rec.Body) == id
 		if slot, ok := p.index[id]; ok {
 			old := &p.items[slot]
 			if old.contentBound || !bound {

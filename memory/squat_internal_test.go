@@ -121,3 +121,37 @@ func TestAFreshStoreFoldsAWritersRecordsAcrossPartitionsInBrokerTimeOrder(t *tes
 		t.Fatalf("a fresh Store recalls %d items and refused %d, want all 11 and none", len(items), fresh.Refused())
 	}
 }
+
+// A squatter forgotten by its own author left a tombstone under the content
+// id, which kept the real item out when it came.
+func TestAForgottenSquatterDoesNotKeepTheRealItemOut(t *testing.T) {
+	ctx := t.Context()
+	client, supportKey, malloryKey := signedClient(t, 4)
+	support := New(client, Options{Key: supportKey, Agent: "support"})
+	mallory := New(client, Options{Key: malloryKey, Agent: "mallory"})
+	scope := Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
+	fact := []byte("refunds above 500 need a manager")
+	id := ContentID("", "support", Fact, fact)
+	squat := wire.MemoryRecord{Op: wire.MemoryItem, ID: id.String(), Kind: string(Fact), Body: []byte("anything")}
+	if err := mallory.publish(ctx, scope, mallory.provenance(scope, id.String()), payload{rec: &squat}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mallory.Recall(ctx, scope, Query{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mallory.Forget(ctx, scope, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := support.Remember(ctx, scope, Fact, fact, Dedup()); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*Store{"mallory's Store": mallory, "a fresh Store": New(client, Options{})} {
+		items, err := m.Recall(ctx, scope, Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 1 || items[0].ID != id || string(items[0].Body) != string(fact) {
+			t.Fatalf("%s recalls %+v, want support's fact", name, items)
+		}
+	}
+}
