@@ -242,10 +242,12 @@ func headerString(h wire.Headers, key string) (string, bool) {
 // reference's form, or, with a key, AGDX events from the Store's agent
 // signed over the record and its scope.
 type writer struct {
+	topic string
 	ns    string
 	key   *sign.Key
 	agent string
 	ids   runtime.IDSource
+	clock runtime.Clock
 	// mu guards last, the newest record id minted: ids are kept strictly
 	// increasing (a ULID's random part is not ordered within a
 	// millisecond) since a reader drops a named write not newer than the
@@ -303,6 +305,9 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	for _, h := range scopeFields(scope) {
 		env.Metadata.Set(h[0], wire.StrValue(h[1]))
 	}
+	// Signed with its topic and issued-at, a record copied to another
+	// topic, or appended past the freshness bound, does not verify.
+	sign.Bind(env, w.topic, uint64(w.clock.Now().UnixMicro()))
 	if err := wire.Validate(env); err != nil {
 		return runtime.Outgoing{}, runtime.NewError(runtime.CodeInvalid, "memory envelope", err)
 	}

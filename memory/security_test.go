@@ -283,3 +283,35 @@ func replayAll(t *testing.T, w *signedWorld, topic string, conv wire.ID, n int) 
 		}
 	}
 }
+
+// A signed memory record bound no destination: copied to another topic
+// where a Store reads the same namespace, it folded there.
+func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
+	ctx := t.Context()
+	w := newSignedWorld(t)
+	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	scope := memory.Scope{Conversation: conversation.Derive("ada")}
+	remember(t, support, scope, "refunds above 500 need a manager")
+	if err := w.tr.EnsureTopics(ctx, 1, "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := w.tr.Partitions(ctx, support.Topic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range parts {
+		recs, err := w.tr.ReadRange(ctx, support.Topic(), p, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if _, err := w.anybody.Producer().Publish(ctx, "elsewhere", runtime.Outgoing{Headers: r.Headers, Payload: r.Payload}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	other := memory.New(w.client, memory.Options{Topic: "elsewhere", Namespace: "billing"})
+	if items := recallQ(t, other, scope, memory.Query{}); len(items) != 0 || other.Refused() != 2 {
+		t.Fatalf("a Store on another topic recalls %q and refused %d, want nothing and the item and vector refused", bodies(items), other.Refused())
+	}
+}

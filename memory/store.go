@@ -121,7 +121,7 @@ func New(client *runtime.Client, opts Options) *Store {
 	l := &Store{
 		client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, embedder: opts.Embedder,
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
-		writer: writer{ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs()},
+		writer: writer{topic: opts.Topic, ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs(), clock: client.Clock()},
 		proj:   newProjection(opts.Model, opts.Dims, maxItems(opts.MaxItems)),
 	}
 	l.proj.openNamed = writers != nil
