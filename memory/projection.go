@@ -301,19 +301,22 @@ func (p *projection) compact() {
 	}
 }
 
-// absorbNamed folds a named write. An enveloped write carries a record id (a
-// ULID, ordered by time): one not newer than the last applied for its key
-// is a replay or a stale copy and is dropped. A plain write has no such
-// id and applies in fold order. Under a verifier, the principal that first
-// wrote a key owns it: another's write or forget of it is refused, unless
-// the namespace's Writers all may write every key.
+// absorbNamed folds a named write. Under a verifier, the principal that
+// first wrote a key owns it: another's write or forget of it is refused,
+// unless the namespace's Writers all may write every key; the replay marks
+// have refused any record folded before, so a write applies in fold order
+// (ids of two writers minted in one millisecond are not ordered). Read
+// without a verifier, an enveloped write carries a record id (a ULID,
+// ordered by time): one not newer than the last applied for its key is a
+// replay or a stale copy and is dropped. A plain write has no such id and
+// applies in fold order.
 func (p *projection) absorbNamed(r *record) bool {
 	rec := r.mem
 	owner, owned := p.namedOwner[rec.ID]
 	if r.author != "" && !p.openNamed && owned && owner != r.author {
 		return false
 	}
-	if r.id != (wire.ID{}) {
+	if r.author == "" && r.id != (wire.ID{}) {
 		if last, ok := p.namedAt[rec.ID]; ok && bytes.Compare(r.id[:], last[:]) <= 0 {
 			return true
 		}
