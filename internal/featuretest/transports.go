@@ -41,6 +41,7 @@ type Transport struct {
 // an in-process test server (on stream), and a real Iggy server when
 // LASER_IGGY_ADDR names one.
 func Transports(t *testing.T, stream string) []Transport {
+	t.Helper()
 	trs := []Transport{
 		{Name: "embedlog", New: EmbeddedLog},
 		{Name: "iggytest", New: TestServer(t, stream)},
@@ -57,6 +58,7 @@ func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser") }
 // TestServer starts an in-process Iggy test server and returns a maker of
 // transports dialed to it on stream.
 func TestServer(t *testing.T, stream string) func(*testing.T) runtime.Transport {
+	t.Helper()
 	s := iggytest.Start(t)
 	return func(t *testing.T) runtime.Transport { return Dial(t, "iggy://iggy:iggy@"+s.Addr()+"/"+stream) }
 }
@@ -64,6 +66,7 @@ func TestServer(t *testing.T, stream string) func(*testing.T) runtime.Transport 
 // RealServer returns a maker of transports dialed to the Iggy server named
 // by LASER_IGGY_ADDR, skipping t when it is unset.
 func RealServer(t *testing.T) func(*testing.T) runtime.Transport {
+	t.Helper()
 	addr := RealServerAddr(t)
 	return func(t *testing.T) runtime.Transport { return Dial(t, addr) }
 }

@@ -43,7 +43,8 @@ func Workflow(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	})
 }
 
-// WorkflowWorld is a scenario's topics and worker agents; the crash test reuses it.
+// WorkflowWorld is a scenario's topics and worker agents; package workflow's
+// crash and run tests reuse it.
 type WorkflowWorld struct {
 	*World
 	Inbox, Replies, Journal string
