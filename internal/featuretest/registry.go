@@ -18,7 +18,7 @@ import (
 // newTransport and with a registry topic of its own.
 func Registry(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	RunScenarios(t, newTransport, NewWorldOf, []Scenario[*World]{
+	RunScenarios(t, newTransport, baseWorld, []Scenario[*World]{
 		{"FoldsTheLatestCardPerAgent", registryLatestCard},
 		{"RefreshResumesWhereTheLastOneEnded", registryIncremental},
 		{"EvictsCardsPastTheirTTL", registryTTL},

@@ -27,8 +27,8 @@ func RunScenarios[W any](t *testing.T, newTransport func(t *testing.T) runtime.T
 	}
 }
 
-// NewWorldOf returns w itself: the registry suite's world is the base one.
-func NewWorldOf(w *World) *World { return w }
+// baseWorld returns w itself: the registry suite's world is the base one.
+func baseWorld(w *World) *World { return w }
 
 // World is one scenario's transport, client and registry topic; every
 // feature's world is built around it.
