@@ -21,7 +21,7 @@ import (
 // captured records once their items left the bounded view; holding no
 // key, it floods forgets and feedback for ids never remembered.
 func TestHostilePeerMemory(t *testing.T) {
-	ctx := testContext(t)
+	ctx := t.Context()
 	n := peerScale(200, 100_000)
 	supportKey, malloryKey := sign.NewKey(seed(51)), sign.NewKey(seed(52))
 	reg := sign.NewRegistry()
