@@ -53,7 +53,7 @@ var features = []feature{
 // LASER_IGGY_ADDR names one.
 func transports(t *testing.T) []transport {
 	trs := []transport{
-		{name: "embedlog", make: func(*testing.T) runtime.Transport { return embedlog.New("laser") }},
+		{name: "embedlog", make: func(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) }},
 	}
 	s := iggytest.Start(t)
 	trs = append(trs, transport{name: "iggytest", make: func(t *testing.T) runtime.Transport {

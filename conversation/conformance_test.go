@@ -14,7 +14,7 @@ import (
 )
 
 func TestRulesOverTheEmbeddedLog(t *testing.T) {
-	conversationtest.Run(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser") })
+	conversationtest.Run(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) })
 }
 
 func TestRulesOverTheTestServer(t *testing.T) {
@@ -38,7 +38,7 @@ func dial(t *testing.T, conn string) runtime.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, conn)
+	tr, err := iggy.Dial(ctx, conn, iggy.Config{})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

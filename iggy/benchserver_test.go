@@ -116,7 +116,7 @@ type benchRig struct {
 func newBenchRig(b *testing.B, topic string) benchRig {
 	b.Helper()
 	target := newBenchTarget(b)
-	tr, err := iggy.Dial(context.Background(), target.conn)
+	tr, err := iggy.Dial(context.Background(), target.conn, iggy.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

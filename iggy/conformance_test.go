@@ -16,11 +16,11 @@ import (
 // of a real Iggy 0.8 server for the conformance suite.
 const realServerEnv = "LASER_IGGY_ADDR"
 
-func dialTransport(t *testing.T, connString string, opts ...iggy.Option) *iggy.Transport {
+func dialTransport(t *testing.T, connString string, cfg iggy.Config) *iggy.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, connString, opts...)
+	tr, err := iggy.Dial(ctx, connString, cfg)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -31,7 +31,7 @@ func dialTransport(t *testing.T, connString string, opts ...iggy.Option) *iggy.T
 func TestConformanceOverTestServer(t *testing.T) {
 	s := iggytest.Start(t)
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
@@ -44,14 +44,14 @@ func TestConformanceOverRealServer(t *testing.T) {
 		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
 	}
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, addr)
+		return dialTransport(t, addr, iggy.Config{})
 	})
 }
 
 func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
 	s := iggytest.Start(t)
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
@@ -60,13 +60,13 @@ func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
 	}
-	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }
 
 func TestStreamScenariosOverTestServer(t *testing.T) {
 	s := iggytest.Start(t)
 	transporttest.RunStream(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
@@ -75,5 +75,5 @@ func TestStreamScenariosOverRealServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
 	}
-	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -16,7 +17,7 @@ import (
 // reconnects, rejoins its group and handles everything, losing nothing.
 func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 2, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 	seen := map[string]bool{}
 	progress := make(chan struct{}, 400)
 	start := func() (chan struct{}, chan error) {
-		tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 		if err := tr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 		go func() { done <- c.Run(ctx, nil, stop) }()
 		return stop, done
 	}
-	prodTr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	prodTr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	if err := prodTr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
 	}

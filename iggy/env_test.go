@@ -13,7 +13,7 @@ func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
 	s := iggytest.Start(t)
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@"+s.Addr())
 	t.Setenv(iggy.EnvStream, "from_env")
-	tr, err := iggy.DialEnv(testContext(t))
+	tr, err := iggy.DialEnv(testContext(t), iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
 	}
 	// LASER_STREAM overrides the connection string's path.
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@"+s.Addr()+"/other")
-	tr2, err := iggy.DialEnv(testContext(t))
+	tr2, err := iggy.DialEnv(testContext(t), iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +36,11 @@ func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
 func TestDialEnvNamesWhatIsMissing(t *testing.T) {
 	t.Setenv(iggy.EnvConnectionString, "")
 	t.Setenv(iggy.EnvStream, "")
-	if _, err := iggy.DialEnv(testContext(t)); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvConnectionString) {
+	if _, err := iggy.DialEnv(testContext(t), iggy.Config{}); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvConnectionString) {
 		t.Fatalf("err = %v, want one naming %s", err, iggy.EnvConnectionString)
 	}
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@127.0.0.1:1")
-	if _, err := iggy.DialEnv(testContext(t)); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvStream) {
+	if _, err := iggy.DialEnv(testContext(t), iggy.Config{}); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvStream) {
 		t.Fatalf("err = %v, want one naming %s", err, iggy.EnvStream)
 	}
 }

@@ -20,7 +20,7 @@ func ExampleDial() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/app")
+	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/app", iggy.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(300*time.Millisecond))
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: 300 * time.Millisecond})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 4)...); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
 
 func TestSubscriptionPollCancelledReturnsAtOnce(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(time.Minute))
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: time.Minute})
 	sub := joinSub(t, tr, "g")
 	s.Hang(iggytest.CmdPoll)
 	defer s.Unhang()

@@ -15,7 +15,7 @@ import (
 // polls that follow deliver the rest in order, losing nothing.
 func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(3<<20))
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 3 << 20})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 // A record larger than the bound still comes, alone.
 func TestARecordLargerThanMaxPollBytesStillComesAlone(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(1<<10))
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 1 << 10})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 
 	s := iggytest.Start(t)
 	for _, conn := range []string{"iggy://iggy:iggy@" + s.Addr() + "/quiet"} {
-		tr, err := iggy.Dial(testContext(t), conn, iggy.WithLogger(logger))
+		tr, err := iggy.Dial(testContext(t), conn, iggy.Config{Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,12 +64,12 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 
 func TestDialWithATokenLogsIn(t *testing.T) {
 	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-1"))
-	tr, err := iggy.Dial(testContext(t), "iggy+pat://tok-1@"+s.Addr()+"/pat")
+	tr, err := iggy.Dial(testContext(t), "iggy+pat://tok-1@"+s.Addr()+"/pat", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = tr.Close()
-	if _, err := iggy.Dial(testContext(t), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
+	if _, err := iggy.Dial(testContext(t), "iggy+pat://wrong@"+s.Addr()+"/pat", iggy.Config{}); err == nil {
 		t.Fatal("an unknown token logged in")
 	}
 }
@@ -103,7 +103,7 @@ func TestAFailedHeartbeatIsLoggedOnTheTransportsLogger(t *testing.T) {
 	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
 
 	s := iggytest.Start(t)
-	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.WithLogger(logger), iggy.WithClock(clock))
+	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.Config{Logger: logger, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func BenchmarkStream(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/bench")
+		tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/bench", iggy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func BenchmarkStream(b *testing.B) {
 		if addr == "" {
 			b.Skip("LASER_IGGY_ADDR is not set")
 		}
-		tr, err := iggy.Dial(context.Background(), addr)
+		tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

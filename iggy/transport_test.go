@@ -36,9 +36,9 @@ func testContext(t *testing.T) context.Context {
 func connString(s *iggytest.Server) string { return "iggy://iggy:iggy@" + s.Addr() + "/laser_test" }
 
 // ready dials a transport to s with topic "t" of n partitions.
-func ready(t *testing.T, s *iggytest.Server, partitions uint32, opts ...iggy.Option) *iggy.Transport {
+func ready(t *testing.T, s *iggytest.Server, partitions uint32, cfg iggy.Config) *iggy.Transport {
 	t.Helper()
-	tr := dialTransport(t, connString(s), opts...)
+	tr := dialTransport(t, connString(s), cfg)
 	if err := tr.EnsureTopics(testContext(t), partitions, "t"); err != nil {
 		t.Fatalf("EnsureTopics: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	start := time.Now()
-	_, err = iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s", iggy.WithDialTimeout(time.Second))
+	_, err = iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{DialTimeout: time.Second})
 	if err == nil {
 		t.Fatal("Dial to a closed port succeeded")
 	}
@@ -116,7 +116,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 
 func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 	s := iggytest.Start(t)
-	_, err := iggy.Dial(testContext(t), "iggy://iggy:wrong@"+s.Addr()+"/s")
+	_, err := iggy.Dial(testContext(t), "iggy://iggy:wrong@"+s.Addr()+"/s", iggy.Config{})
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidCredentialsCode {
 		t.Fatalf("err = %v, want InvalidCredentials", err)
@@ -128,7 +128,7 @@ func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 
 func TestDialWithPersonalAccessToken(t *testing.T) {
 	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("ci-token"))
-	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s")
+	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s", iggy.Config{})
 	if err := tr.EnsureTopics(testContext(t), 1, "t"); err != nil {
 		t.Fatalf("EnsureTopics after a token login: %v", err)
 	}
@@ -136,7 +136,7 @@ func TestDialWithPersonalAccessToken(t *testing.T) {
 
 func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 	s := iggytest.Start(t)
-	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
+	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	for _, tr := range []*iggy.Transport{a, b, a} {
 		if err := tr.EnsureTopics(ctx, 2, "x", "y"); err != nil {
@@ -156,7 +156,7 @@ func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 
 func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(150*time.Millisecond))
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: 150 * time.Millisecond})
 	ctx := testContext(t)
 	s.Hang(iggytest.CmdGetTopic)
 	_, err := tr.Partitions(ctx, "t")
@@ -176,7 +176,7 @@ func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 
 func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	s.DropConnections()
 	_, err := tr.Partitions(ctx, "t")
@@ -194,7 +194,7 @@ func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 	s := iggytest.Start(t)
 	clock := lasertest.NewManualClock(time.Unix(1000, 0))
-	tr := ready(t, s, 1, iggy.WithClock(clock), iggy.WithReconnectBackoff(time.Second, 4*time.Second))
+	tr := ready(t, s, 1, iggy.Config{Clock: clock, ReconnectBackoff: time.Second, ReconnectBackoffMax: 4 * time.Second})
 	ctx := testContext(t)
 	s.StopAccepting()
 	s.DropConnections()
@@ -222,7 +222,7 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 
 func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	recs := records("r", 10)
 	if _, err := tr.Publish(ctx, "t", recs...); err != nil {
@@ -269,7 +269,7 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 		t.Fatalf("commit after the rejoin: %v", err)
 	}
 	// The drop cut the control connection too; a fresh transport checks.
-	check := dialTransport(t, connString(s))
+	check := dialTransport(t, connString(s), iggy.Config{})
 	if off, ok, err := check.StoredOffset(ctx, "t", "g", 0); err != nil || !ok || off != 9 {
 		t.Fatalf("stored offset = %d, %v, %v", off, ok, err)
 	}
@@ -277,7 +277,7 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 
 func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 2)...); err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 
 func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 1)...); err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 
 func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	other := sdk(t, s)
 	if _, err := tr.Publish(ctx, "t", records("before", 2)...); err != nil {
@@ -364,7 +364,7 @@ func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 
 func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	for name, rec := range map[string]runtime.Outgoing{
 		"empty payload": {Key: "k"},
@@ -381,7 +381,7 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 
 func TestJoinOnAMissingTopicFails(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	if _, err := tr.Join(testContext(t), "missing", "g"); err == nil || runtime.IsTransient(err) {
 		t.Fatalf("Join = %v, want a permanent error", err)
 	}
@@ -389,7 +389,7 @@ func TestJoinOnAMissingTopicFails(t *testing.T) {
 
 func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	sub := joinSub(t, tr, "g")
 	if err := sub.Leave(ctx); err != nil {
@@ -403,7 +403,7 @@ func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 
 func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	sub := joinSub(t, tr, "g")
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
@@ -418,7 +418,7 @@ func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 
 func TestClosedTransportFails(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func malformedServer(t *testing.T, badLogin bool) string {
 
 func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 	addr := malformedServer(t, true)
-	_, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
+	_, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{})
 	if err == nil || !strings.Contains(err.Error(), "login reply of 2 bytes") {
 		t.Fatalf("Dial = %v, want an error naming the short login reply", err)
 	}
@@ -477,7 +477,7 @@ func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 
 func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 	addr := malformedServer(t, false)
-	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
+	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{})
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -489,7 +489,7 @@ func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 
 func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	a := joinSub(t, tr, "g")
 	key := "k"
@@ -537,7 +537,7 @@ func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 // stall: a replica killed and restarted moves partitions away and back).
 func TestSubscriptionRedeliversWhatALostCommitLeftUncommitted(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	a := joinSub(t, tr, "g")
 	key := "k"
@@ -597,7 +597,7 @@ func race(t *testing.T, s *iggytest.Server, code uint32, fn func() error) [2]err
 
 func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 	s := iggytest.Start(t)
-	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
+	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	next := make(chan *iggy.Transport, 2)
 	next <- a
@@ -610,7 +610,7 @@ func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 
 func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 	s := iggytest.Start(t)
-	a, b := ready(t, s, 1), dialTransport(t, connString(s))
+	a, b := ready(t, s, 1, iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	next := make(chan *iggy.Transport, 2)
 	next <- a
@@ -623,7 +623,7 @@ func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 
 func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	subs := make(chan runtime.Subscription, 2)
 	errs := race(t, s, iggytest.CmdCreateConsumerGroup, func() error {
@@ -649,7 +649,7 @@ func lost(err error) bool {
 
 func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	spread := records("r", 8)
 	for i := range spread {
@@ -687,7 +687,7 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 	s := iggytest.Start(t)
 	clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
-	tr := ready(t, s, 1, iggy.WithClock(clock))
+	tr := ready(t, s, 1, iggy.Config{Clock: clock})
 	ctx := testContext(t)
 	key := ""
 	for i := 0; key == ""; i++ {
@@ -714,7 +714,7 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 
 func TestACancelledCallDoesNotBreakTheSharedConnection(t *testing.T) {
 	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	logins := s.Requests(iggytest.CmdLogin)
 	s.Hang(iggytest.CmdGetTopic)

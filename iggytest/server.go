@@ -23,7 +23,7 @@
 // stop accepting connections. A test starts one per test:
 //
 //	srv := iggytest.Start(t) // 127.0.0.1, a free port, closed when t ends
-//	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream")
+//	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream", iggy.Config{})
 //	...
 //	srv.FailNext(iggytest.CmdStoreOffset, iggytest.StatusInvalidOffset, 1)
 package iggytest

@@ -23,7 +23,7 @@ func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)
 		name string
 		make func(t *testing.T) runtime.Transport
 	}{
-		{"embedlog", func(*testing.T) runtime.Transport { return embedlog.New("bridges") }},
+		{"embedlog", func(*testing.T) runtime.Transport { return embedlog.New("bridges", embedlog.Config{}) }},
 		{"iggytest", func(t *testing.T) runtime.Transport {
 			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/bridges")
 		}},
@@ -58,7 +58,7 @@ func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
 // not depend on the transport.
 func MemClient(t *testing.T) *runtime.Client {
 	t.Helper()
-	return Client(t, embedlog.New("bridges"))
+	return Client(t, embedlog.New("bridges", embedlog.Config{}))
 }
 
 // Envelopes are the AGDX envelopes of conversation conv on topic, in log

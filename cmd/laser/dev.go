@@ -69,7 +69,7 @@ production broker.`,
 `, srv.Addr(), connect)
 		}
 		if *consoleAddr != "" {
-			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser")
+			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser", iggy.Config{})
 			if err != nil {
 				return fmt.Errorf("the console cannot reach the dev server: %w", err)
 			}

@@ -24,7 +24,7 @@ import (
 func deskOnRegistry(t *testing.T) string {
 	t.Helper()
 	addr := "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/laser"
-	tr, err := iggy.Dial(t.Context(), addr)
+	tr, err := iggy.Dial(t.Context(), addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 	runShop(t, shop, append(env[:len(env):len(env)], "LASER_IGGY_ADDR="+addr), want)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,12 +34,12 @@ func runOn(t *testing.T, tr runtime.Transport) {
 }
 
 func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
-	runOn(t, embedlog.New("stream"))
+	runOn(t, embedlog.New("stream", embedlog.Config{}))
 }
 
 func TestStreamExampleOverTheTestServer(t *testing.T) {
 	s := iggytest.Start(t)
-	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream")
+	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestStreamExampleOverRealServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
 	}
-	tr, err := iggy.Dial(context.Background(), addr)
+	tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // The three transports every coordination suite runs over.
 
 // EmbeddedLog returns a fresh embedded log.
-func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser") }
+func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) }
 
 // TestServer starts an in-process Iggy test server and returns a maker of
 // transports dialed to it on stream.
@@ -40,7 +40,7 @@ func Dial(t *testing.T, conn string) runtime.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, conn)
+	tr, err := iggy.Dial(ctx, conn, iggy.Config{})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
