@@ -55,7 +55,7 @@ func transports(t *testing.T) []transport {
 	trs := []transport{
 		{name: "embedlog", make: func(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) }},
 	}
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	trs = append(trs, transport{name: "iggytest", make: func(t *testing.T) runtime.Transport {
 		return registrytest.Dial(t, "iggy://iggy:iggy@"+s.Addr()+"/conformance")
 	}})

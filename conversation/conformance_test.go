@@ -18,7 +18,7 @@ func TestRulesOverTheEmbeddedLog(t *testing.T) {
 }
 
 func TestRulesOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	conversationtest.Run(t, func(t *testing.T) runtime.Transport {
 		return dial(t, "iggy://iggy:iggy@"+s.Addr()+"/conversation_test")
 	})

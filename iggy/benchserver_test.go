@@ -57,7 +57,7 @@ func newBenchTarget(b *testing.B) benchTarget {
 		b.Cleanup(func() { t.dropStream(b) })
 		return t
 	}
-	s, err := iggytest.Listen("127.0.0.1:0")
+	s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func dialTransport(t *testing.T, connString string, cfg iggy.Config) *iggy.Trans
 }
 
 func TestConformanceOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
 		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
@@ -49,7 +49,7 @@ func TestConformanceOverRealServer(t *testing.T) {
 }
 
 func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport {
 		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
@@ -64,7 +64,7 @@ func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
 }
 
 func TestStreamScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.RunStream(t, func(t *testing.T) runtime.Transport {
 		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})

@@ -16,7 +16,7 @@ import (
 // A dropped connection is repaired under a running consumer: it backs off,
 // reconnects, rejoins its group and handles everything, losing nothing.
 func TestConsumerRidesOverDroppedConnections(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 2, "in", "agent.dlq"); err != nil {
@@ -85,7 +85,7 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 // carry on with what it keeps (its refused commits are dropped, the new
 // owner resumes from the stored offsets) and together they handle all.
 func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	ctx := testContext(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var mu sync.Mutex

@@ -10,7 +10,7 @@ import (
 )
 
 func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@"+s.Addr())
 	t.Setenv(iggy.EnvStream, "from_env")
 	tr, err := iggy.DialEnv(testContext(t), iggy.Config{})

@@ -13,7 +13,7 @@ import (
 // ExampleDial publishes a record and reads it back as a consumer group
 // member, against the in-process test server.
 func ExampleDial() {
-	srv, err := iggytest.Listen("127.0.0.1:0")
+	srv, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ import (
 // while a handler that ignores its cancellation still runs, so another
 // member could take the partition and handle the same record at once.
 func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	addr := "iggy://iggy:iggy@" + s.Addr() + "/laser_test"
 	tr := dialTransport(t, addr, iggy.Config{})
 	ctx := testContext(t)

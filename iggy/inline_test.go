@@ -17,7 +17,7 @@ import (
 // subscription carries on where it was afterwards.
 
 func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{CallTimeout: 300 * time.Millisecond})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 4)...); err != nil {
@@ -48,7 +48,7 @@ func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
 }
 
 func TestSubscriptionPollCancelledReturnsAtOnce(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{CallTimeout: time.Minute})
 	sub := joinSub(t, tr, "g")
 	s.Hang(iggytest.CmdPoll)

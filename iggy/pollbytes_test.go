@@ -14,7 +14,7 @@ import (
 // bound a poll of 100 records of 1 MiB takes in at most 3 MiB, and the
 // polls that follow deliver the rest in order, losing nothing.
 func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 3 << 20})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
@@ -59,7 +59,7 @@ func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 
 // A record larger than the bound still comes, alone.
 func TestARecordLargerThanMaxPollBytesStillComesAlone(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 1 << 10})
 	ctx := testContext(t)
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {

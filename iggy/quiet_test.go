@@ -43,7 +43,7 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 	var own lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&own, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	for _, conn := range []string{"iggy://iggy:iggy@" + s.Addr() + "/quiet"} {
 		tr, err := iggy.Dial(testContext(t), conn, iggy.Config{Logger: logger})
 		if err != nil {
@@ -63,7 +63,7 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 }
 
 func TestDialWithATokenLogsIn(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-1"))
+	s := iggytest.Start(t, iggytest.Config{Tokens: []string{"tok-1"}})
 	tr, err := iggy.Dial(testContext(t), "iggy+pat://tok-1@"+s.Addr()+"/pat", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestAFailedHeartbeatIsLoggedOnTheTransportsLogger(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(own, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
 
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.Config{Logger: logger, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

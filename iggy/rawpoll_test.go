@@ -111,7 +111,7 @@ func TestDecodePollRefusesAMalformedReply(t *testing.T) {
 // client of the known layout polls through its own codec, under the SDK
 // client's mutex, and reads what was published.
 func TestSubscriptionPollsWithItsOwnCodec(t *testing.T) {
-	s, err := iggytest.Listen("127.0.0.1:0")
+	s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 func BenchmarkStream(b *testing.B) {
 	log.SetOutput(io.Discard) // the SDK logs every login
 	b.Run("TestServer", func(b *testing.B) {
-		s, err := iggytest.Listen("127.0.0.1:0")
+		s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 }
 
 func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	_, err := iggy.Dial(testContext(t), "iggy://iggy:wrong@"+s.Addr()+"/s", iggy.Config{})
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidCredentialsCode {
@@ -127,7 +127,7 @@ func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 }
 
 func TestDialWithPersonalAccessToken(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("ci-token"))
+	s := iggytest.Start(t, iggytest.Config{Tokens: []string{"ci-token"}})
 	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s", iggy.Config{})
 	if err := tr.EnsureTopics(testContext(t), 1, "t"); err != nil {
 		t.Fatalf("EnsureTopics after a token login: %v", err)
@@ -135,7 +135,7 @@ func TestDialWithPersonalAccessToken(t *testing.T) {
 }
 
 func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	for _, tr := range []*iggy.Transport{a, b, a} {
@@ -155,7 +155,7 @@ func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 }
 
 func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{CallTimeout: 150 * time.Millisecond})
 	ctx := testContext(t)
 	s.Hang(iggytest.CmdGetTopic)
@@ -175,7 +175,7 @@ func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 }
 
 func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	s.DropConnections()
@@ -192,7 +192,7 @@ func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 }
 
 func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	clock := lasertest.NewManualClock(time.Unix(1000, 0))
 	tr := ready(t, s, 1, iggy.Config{Clock: clock, ReconnectBackoff: time.Second, ReconnectBackoffMax: 4 * time.Second})
 	ctx := testContext(t)
@@ -221,7 +221,7 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 }
 
 func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	recs := records("r", 10)
@@ -276,7 +276,7 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 }
 
 func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 2)...); err != nil {
@@ -299,7 +299,7 @@ func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 }
 
 func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	if _, err := tr.Publish(ctx, "t", records("r", 1)...); err != nil {
@@ -322,7 +322,7 @@ func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 }
 
 func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	other := sdk(t, s)
@@ -363,7 +363,7 @@ func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 }
 
 func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	for name, rec := range map[string]runtime.Outgoing{
@@ -380,7 +380,7 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 }
 
 func TestJoinOnAMissingTopicFails(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	if _, err := tr.Join(testContext(t), "missing", "g"); err == nil || runtime.IsTransient(err) {
 		t.Fatalf("Join = %v, want a permanent error", err)
@@ -388,7 +388,7 @@ func TestJoinOnAMissingTopicFails(t *testing.T) {
 }
 
 func TestLeftSubscriptionFailsPermanently(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	sub := joinSub(t, tr, "g")
@@ -402,7 +402,7 @@ func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 }
 
 func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	sub := joinSub(t, tr, "g")
 	if err := sub.Close(); err != nil {
@@ -417,7 +417,7 @@ func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 }
 
 func TestClosedTransportFails(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
@@ -488,7 +488,7 @@ func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 }
 
 func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	a := joinSub(t, tr, "g")
@@ -536,7 +536,7 @@ func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 // group's offset would stay behind forever (the TestCrashRecoveryReplicas
 // stall: a replica killed and restarted moves partitions away and back).
 func TestSubscriptionRedeliversWhatALostCommitLeftUncommitted(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	a := joinSub(t, tr, "g")
@@ -596,7 +596,7 @@ func race(t *testing.T, s *iggytest.Server, code uint32, fn func() error) [2]err
 }
 
 func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	next := make(chan *iggy.Transport, 2)
@@ -609,7 +609,7 @@ func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 }
 
 func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	a, b := ready(t, s, 1, iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := testContext(t)
 	next := make(chan *iggy.Transport, 2)
@@ -622,7 +622,7 @@ func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 }
 
 func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	subs := make(chan runtime.Subscription, 2)
@@ -648,7 +648,7 @@ func lost(err error) bool {
 }
 
 func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 2, iggy.Config{})
 	ctx := testContext(t)
 	spread := records("r", 8)
@@ -685,7 +685,7 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 }
 
 func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	tr := ready(t, s, 1, iggy.Config{Clock: clock})
 	ctx := testContext(t)
@@ -713,7 +713,7 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 }
 
 func TestACancelledCallDoesNotBreakTheSharedConnection(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
 	ctx := testContext(t)
 	logins := s.Requests(iggytest.CmdLogin)

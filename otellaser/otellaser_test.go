@@ -218,7 +218,7 @@ func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 	return map[string]func(t *testing.T) runtime.Transport{
 		"embedlog": func(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) },
 		"iggytest": func(t *testing.T) runtime.Transport {
-			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/otel")
+			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t, iggytest.Config{}).Addr()+"/otel")
 		},
 		"iggy": func(t *testing.T) runtime.Transport {
 			addr := os.Getenv("LASER_IGGY_ADDR")

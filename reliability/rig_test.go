@@ -121,7 +121,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		o.partitions = 2
 	}
 	r := &rig{
-		t: t, ctx: testContext(t), srv: iggytest.Start(t), logs: newLogCapture(),
+		t: t, ctx: testContext(t), srv: iggytest.Start(t, iggytest.Config{}), logs: newLogCapture(),
 		topic: "rel.commands", dlq: "rel.dlq", seed: 0x5ca1e,
 		applied: map[string]bool{}, dups: map[string]int{}, changed: make(chan struct{}), positions: map[runtime.Position]int{},
 	}

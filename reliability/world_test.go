@@ -56,7 +56,7 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 			case "embedlog":
 				w.tr = embedlog.New("reliability", embedlog.Config{Clock: w.clock})
 			case "iggy":
-				srv := iggytest.Start(t, iggytest.WithClock(w.clock))
+				srv := iggytest.Start(t, iggytest.Config{Clock: w.clock})
 				tr, err := iggy.Dial(w.ctx, "iggy://iggy:iggy@"+srv.Addr()+"/reliability", iggy.Config{Logger: w.logs.logger()})
 				if err != nil {
 					t.Fatal(err)

@@ -25,7 +25,7 @@ func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)
 	}{
 		{"embedlog", func(*testing.T) runtime.Transport { return embedlog.New("bridges", embedlog.Config{}) }},
 		{"iggytest", func(t *testing.T) runtime.Transport {
-			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/bridges")
+			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t, iggytest.Config{}).Addr()+"/bridges")
 		}},
 	}
 	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {

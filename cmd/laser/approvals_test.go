@@ -22,7 +22,7 @@ import (
 // returns the address and a channel with Ask's outcome.
 func asking(t *testing.T, prompt string) (string, chan error, chan string) {
 	t.Helper()
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	addr := "iggy://iggy:iggy@" + srv.Addr() + "/laser"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

@@ -47,7 +47,7 @@ production broker.`,
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-		srv, err := iggytest.Listen(*addr, iggytest.WithCredentials(*user, *password), iggytest.WithLogger(logger))
+		srv, err := iggytest.Listen(*addr, iggytest.Config{Username: *user, Password: *password, Logger: logger})
 		if err != nil {
 			return listenError(*addr, err)
 		}

@@ -233,7 +233,7 @@ func TestExitCodesForUsageAndConnectionErrors(t *testing.T) {
 	if code, _, errOut := laser(t, "dlq", "list", "--timeout", "1s", "--addr", "iggy://iggy:iggy@"+closed+"/laser"); code != exitConnect {
 		t.Fatalf("closed port: %d %s", code, errOut)
 	}
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	if code, _, errOut := laser(t, "dlq", "list", "--addr", "iggy://iggy:wrong@"+srv.Addr()+"/laser"); code != exitConnect {
 		t.Fatalf("bad credentials: %d %s", code, errOut)
 	}

@@ -44,7 +44,7 @@ func TestPaymentsExampleOnTheEmbeddedLog(t *testing.T) {
 }
 
 func TestPaymentsExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/payments", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestReviewExampleOnTheEmbeddedLog(t *testing.T) {
 }
 
 func TestReviewExampleOnTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/review_example", iggy.Config{})

@@ -38,7 +38,7 @@ func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
 }
 
 func TestStreamExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)

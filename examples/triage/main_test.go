@@ -58,7 +58,7 @@ func TestTriageOnTheEmbeddedLog(t *testing.T) {
 }
 
 func TestTriageOverTheIggyProtocol(t *testing.T) {
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/triage", iggy.Config{})

@@ -20,7 +20,7 @@ func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser", em
 // TestServer starts an in-process Iggy test server and returns a maker of
 // transports dialed to it on stream.
 func TestServer(t *testing.T, stream string) func(*testing.T) runtime.Transport {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	return func(t *testing.T) runtime.Transport { return Dial(t, "iggy://iggy:iggy@"+s.Addr()+"/"+stream) }
 }
 
