@@ -23,7 +23,7 @@ func BenchmarkAssembleWindow(b *testing.B) {
 	}{{"all", 1}, {"tenth", 10}} {
 		b.Run(share.name, func(b *testing.B) {
 			ctx := context.Background()
-			log := embedlog.New("bench")
+			log := embedlog.New("bench", embedlog.Config{})
 			if err := log.EnsureTopics(ctx, 1, "turns"); err != nil {
 				b.Fatal(err)
 			}

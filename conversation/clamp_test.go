@@ -30,7 +30,7 @@ func (h *hugeTopic) NextOffset(ctx context.Context, topic string, p uint32) (uin
 
 func TestAPartitionCountIsClampedTo1024(t *testing.T) {
 	ctx := context.Background()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(ctx, 1, "turns"); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func ExampleAssemble() {
 	ctx := context.Background()
-	client := runtime.NewClient(embedlog.New("shop"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{})
 	_ = client.Bootstrap(ctx, 4)
 	conv := conversation.PerUser.ConversationFor("ada", nil)
 	for _, turn := range []struct{ topic, agent, text string }{
@@ -38,7 +38,7 @@ func ExampleDerive() {
 
 func ExampleFold_Checkpoint() {
 	ctx := context.Background()
-	log := embedlog.New("ledger")
+	log := embedlog.New("ledger", embedlog.Config{})
 	_ = log.EnsureTopics(ctx, 1, "ledger")
 	client := runtime.NewClient(log, runtime.ClientOptions{})
 	conv := conversation.Derive("account-7")

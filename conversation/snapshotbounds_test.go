@@ -27,7 +27,7 @@ func sumFold(topics ...string) conversation.Fold[int] {
 
 func TestCheckpointAndLoadWithRefuseAFoldOfSeveralTopics(t *testing.T) {
 	ctx := context.Background()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(ctx, 2, runtime.TopicCommands, runtime.TopicResponses); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCheckpointAndLoadWithRefuseAFoldOfSeveralTopics(t *testing.T) {
 
 func TestFromOffsetsOlderThanTheReadWindowIsAnErrorNotAGap(t *testing.T) {
 	ctx := context.Background()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(ctx, 1, "ledger"); err != nil {
 		t.Fatal(err)
 	}

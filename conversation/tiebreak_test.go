@@ -18,7 +18,7 @@ import (
 // publish order was.
 func TestEqualBrokerTimestampsOrderByTopicIndexOverTheLog(t *testing.T) {
 	ctx := context.Background()
-	log := embedlog.New("laser", embedlog.WithClock(lasertest.NewManualClock(time.Unix(1_700_000_000, 0))))
+	log := embedlog.New("laser", embedlog.Config{Clock: lasertest.NewManualClock(time.Unix(1_700_000_000, 0))})
 	if err := log.EnsureTopics(ctx, 1, "first", "second"); err != nil {
 		t.Fatal(err)
 	}

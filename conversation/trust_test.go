@@ -56,7 +56,7 @@ func republish(t *testing.T, tr runtime.Transport, env *wire.Envelope) {
 
 func trustLog(t *testing.T) (*embedlog.Log, *sign.Registry, *sign.Key, *sign.Key) {
 	t.Helper()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(context.Background(), 2, turns); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestAssembleLastNHoldsOnlyWhatItKeeps(t *testing.T) {
 	if figures.Full() {
 		n = 4000
 	}
-	probe := heapprobe.Wrap(embedlog.New("laser"))
+	probe := heapprobe.Wrap(embedlog.New("laser", embedlog.Config{}))
 	ctx := t.Context()
 	if err := probe.EnsureTopics(ctx, 1, turns); err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestAssembleLastNHoldsOnlyWhatItKeeps(t *testing.T) {
 // A policy that cannot be applied while reading fails past the byte budget
 // rather than holding the whole window.
 func TestAssembleWithAnOpaquePolicyFailsPastTheByteBudget(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	ctx := t.Context()
 	if err := log.EnsureTopics(ctx, 1, turns); err != nil {
 		t.Fatal(err)

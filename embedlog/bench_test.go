@@ -11,7 +11,7 @@ import (
 )
 
 func BenchmarkPublish(b *testing.B) {
-	l := embedlog.New("laser")
+	l := embedlog.New("laser", embedlog.Config{})
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 4, "t"); err != nil {
 		b.Fatal(err)
@@ -30,7 +30,7 @@ func BenchmarkPublish(b *testing.B) {
 }
 
 func BenchmarkPollCommit(b *testing.B) {
-	l := embedlog.New("laser")
+	l := embedlog.New("laser", embedlog.Config{})
 	ctx := context.Background()
 	if err := l.EnsureTopics(ctx, 4, "t"); err != nil {
 		b.Fatal(err)
@@ -68,6 +68,6 @@ func BenchmarkPollCommit(b *testing.B) {
 // BenchmarkLatency times publish-to-handler delivery to an idle consumer on
 // the embedded log (see transporttest.Latency).
 func BenchmarkLatency(b *testing.B) {
-	l := embedlog.New("laser")
+	l := embedlog.New("laser", embedlog.Config{})
 	transporttest.Latency(b, l, l)
 }

@@ -9,13 +9,13 @@ import (
 )
 
 func TestTransportConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser") })
+	transporttest.Run(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) })
 }
 
 func TestReliableConsumerScenarios(t *testing.T) {
-	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser") })
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) })
 }
 
 func TestStreamScenarios(t *testing.T) {
-	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser") })
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) })
 }

@@ -12,7 +12,7 @@ import (
 // poll and commit what was handled.
 func Example() {
 	ctx := context.Background()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(ctx, 2, "agent.commands"); err != nil {
 		fmt.Println(err)
 		return

@@ -29,21 +29,17 @@ var (
 	ErrBadCount      = logstore.ErrBadCount      // a poll or read of fewer than 1 record
 )
 
-// Option configures a Log.
-type Option struct{ apply logstore.Option }
-
-// WithClock sets the clock that stamps appended batches (Unix µs); the
-// default is runtime.SystemClock.
-func WithClock(c runtime.Clock) Option { return Option{logstore.WithClock(c)} }
-
-// WithStreamID sets the numeric stream id that TopicIDs reports; the default
-// is 0, Iggy's first stream id.
-func WithStreamID(id uint32) Option { return Option{logstore.WithStreamID(id)} }
-
-// WithDefaultPartitions sets the partition count EnsureTopics uses when it is
-// asked for 0 partitions; the default is 1 and values outside 1..1000 are
-// ignored.
-func WithDefaultPartitions(n uint32) Option { return Option{logstore.WithDefaultPartitions(n)} }
+// Config configures a Log; the zero value is usable.
+type Config struct {
+	// Clock stamps appended batches (Unix µs). Default runtime.SystemClock.
+	Clock runtime.Clock
+	// StreamID is the numeric stream id that TopicIDs reports. Default 0,
+	// Iggy's first stream id.
+	StreamID uint32
+	// DefaultPartitions is the partition count EnsureTopics uses when it is
+	// asked for 0 partitions. Default 1; values outside 1..1000 are ignored.
+	DefaultPartitions uint32
+}
 
 // Log is one named stream of topics, safe for concurrent use.
 type Log struct {
@@ -52,11 +48,15 @@ type Log struct {
 
 var _ runtime.Transport = (*Log)(nil)
 
-// New returns an empty log holding the stream named stream.
-func New(stream string, opts ...Option) *Log {
-	engine := make([]logstore.Option, len(opts))
-	for i, o := range opts {
-		engine[i] = o.apply
+// New returns an empty log holding the stream named stream, configured by
+// cfg (embedlog.Config{} for the defaults).
+func New(stream string, cfg Config) *Log {
+	engine := []logstore.Option{logstore.WithStreamID(cfg.StreamID)}
+	if cfg.Clock != nil {
+		engine = append(engine, logstore.WithClock(cfg.Clock))
+	}
+	if cfg.DefaultPartitions != 0 {
+		engine = append(engine, logstore.WithDefaultPartitions(cfg.DefaultPartitions))
 	}
 	return &Log{l: logstore.New(stream, engine...)}
 }
@@ -65,7 +65,7 @@ func New(stream string, opts ...Option) *Log {
 func (l *Log) Stream() string { return l.l.Stream() }
 
 // EnsureTopics creates the missing topics with the given partition count (0
-// means the WithDefaultPartitions count); existing topics are left alone.
+// means Config.DefaultPartitions); existing topics are left alone.
 func (l *Log) EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error {
 	return l.l.EnsureTopics(ctx, partitions, topics...)
 }

@@ -41,7 +41,7 @@ func lateWorld(t *testing.T, hold holdUntilStopped, agents ...string) (*runtime.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	tr := embedlog.New("fanout_late")
+	tr := embedlog.New("fanout_late", embedlog.Config{})
 	if err := tr.EnsureTopics(ctx, 1, "inbox", "replies"); err != nil {
 		t.Fatal(err)
 	}

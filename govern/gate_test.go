@@ -248,7 +248,7 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Claims: runtime.Claims{DataClassification: "internal"},
 		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 			// What lasergen's dispatch does for //laser:handle effect=payment.
-			hc = runtime.WithClaims(hc, runtime.Claims{EffectClass: "payment"})
+			hc = hc.WithClaims(runtime.Claims{EffectClass: "payment"})
 			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
 			return err
 		})})

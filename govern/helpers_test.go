@@ -22,8 +22,8 @@ type world struct {
 // governed returns a world whose client is governed by gov under opts.
 func governed(t *testing.T, gov govern.Governor, opts govern.Options) *world {
 	t.Helper()
-	tr := embedlog.New("laser")
-	if err := runtime.Bootstrap(t.Context(), tr, 1); err != nil {
+	tr := embedlog.New("laser", embedlog.Config{})
+	if err := runtime.NewClient(tr, runtime.ClientOptions{}).Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	gate := govern.NewGate(gov, opts)

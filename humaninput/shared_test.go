@@ -16,7 +16,7 @@ import (
 // that correlation after showing one prompt of the two.
 func TestListCountsTheRequestsThatShareAPendingCorrelation(t *testing.T) {
 	ctx := t.Context()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	client := runtime.NewClient(log, runtime.ClientOptions{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)

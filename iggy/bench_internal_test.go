@@ -31,7 +31,7 @@ func BenchmarkIncoming(b *testing.B) {
 		m.Header.Offset = uint64(i)
 		msgs[i] = m
 	}
-	t := &Transport{cfg: defaultConfig()}
+	t := &Transport{cfg: Config{}.resolve()}
 	b.ReportAllocs()
 	for b.Loop() {
 		out, _ := t.incoming(nil, 0, msgs, 0, len(msgs))
@@ -45,7 +45,7 @@ func BenchmarkIncoming(b *testing.B) {
 // BenchmarkBounded measures what running a call under the call timeout
 // adds to it.
 func BenchmarkBounded(b *testing.B) {
-	t := &Transport{cfg: defaultConfig()}
+	t := &Transport{cfg: Config{}.resolve()}
 	l := &link{}
 	ctx := context.Background()
 	b.ReportAllocs()

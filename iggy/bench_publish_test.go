@@ -83,7 +83,7 @@ func BenchmarkPublish(b *testing.B) {
 func BenchmarkLatency(b *testing.B) {
 	target := newBenchTarget(b)
 	dial := func() *iggy.Transport {
-		tr, err := iggy.Dial(context.Background(), target.conn)
+		tr, err := iggy.Dial(context.Background(), target.conn, iggy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

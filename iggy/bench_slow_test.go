@@ -16,7 +16,7 @@ import (
 func BenchmarkSlowHandler(b *testing.B) {
 	target := newBenchTarget(b)
 	b.Logf("on the %s", target.label())
-	tr, err := iggy.Dial(context.Background(), target.conn)
+	tr, err := iggy.Dial(context.Background(), target.conn, iggy.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func markJoin() joinMark {
 // one partition of topic "t", as the server holds them.
 func embeddedLog(b *testing.B) *embedlog.Log {
 	ctx := context.Background()
-	log := embedlog.New("bench")
+	log := embedlog.New("bench", embedlog.Config{})
 	if err := log.EnsureTopics(ctx, 1, "t"); err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func newBenchTarget(b *testing.B) benchTarget {
 		b.Cleanup(func() { t.dropStream(b) })
 		return t
 	}
-	s, err := iggytest.Listen("127.0.0.1:0")
+	s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +117,7 @@ type benchRig struct {
 func newBenchRig(b *testing.B, topic string) benchRig {
 	b.Helper()
 	target := newBenchTarget(b)
-	tr, err := iggy.Dial(context.Background(), target.conn)
+	tr, err := iggy.Dial(context.Background(), target.conn, iggy.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

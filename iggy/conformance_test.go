@@ -12,11 +12,11 @@ import (
 	"github.com/lasergo/laser/runtime/transporttest"
 )
 
-func dialTransport(t *testing.T, connString string, opts ...iggy.Option) *iggy.Transport {
+func dialTransport(t *testing.T, connString string, cfg iggy.Config) *iggy.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, connString, opts...)
+	tr, err := iggy.Dial(ctx, connString, cfg)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -25,9 +25,9 @@ func dialTransport(t *testing.T, connString string, opts ...iggy.Option) *iggy.T
 }
 
 func TestConformanceOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
@@ -37,30 +37,30 @@ func TestConformanceOverTestServer(t *testing.T) {
 func TestConformanceOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, addr)
+		return dialTransport(t, addr, iggy.Config{})
 	})
 }
 
 func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
 func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
-	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }
 
 func TestStreamScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	transporttest.RunStream(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	})
 }
 
 func TestStreamScenariosOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
-	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
+	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }

@@ -55,8 +55,7 @@ func TestParseConnStringErrorsHideThePassword(t *testing.T) {
 }
 
 func TestBackoffDoublesUpToTheCap(t *testing.T) {
-	c := defaultConfig()
-	WithReconnectBackoff(100e6, 350e6)(&c)
+	c := Config{ReconnectBackoff: 100e6, ReconnectBackoffMax: 350e6}.resolve()
 	var got []int64
 	for n := 1; n <= 4; n++ {
 		got = append(got, int64(c.backoff(n)/1e6))

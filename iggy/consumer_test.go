@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -15,8 +16,8 @@ import (
 // A dropped connection is repaired under a running consumer: it backs off,
 // reconnects, rejoins its group and handles everything, losing nothing.
 func TestConsumerRidesOverDroppedConnections(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 2, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
@@ -84,14 +85,14 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 // carry on with what it keeps (its refused commits are dropped, the new
 // owner resumes from the stored offsets) and together they handle all.
 func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	ctx := t.Context()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	progress := make(chan struct{}, 400)
 	start := func() (chan struct{}, chan error) {
-		tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+		tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 		if err := tr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 		go func() { done <- c.Run(ctx, nil, stop) }()
 		return stop, done
 	}
-	prodTr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	prodTr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
 	if err := prodTr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
 	}

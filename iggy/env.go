@@ -19,12 +19,12 @@ const (
 // on the stream named by LASER_STREAM (or, when that is unset, by the
 // connection string's path), as the reference's connect_env does. A missing
 // connection string or stream is an ErrConnString error naming the variable.
-func DialEnv(ctx context.Context, opts ...Option) (*Transport, error) {
+func DialEnv(ctx context.Context, cfg Config) (*Transport, error) {
 	conn, err := envConnString(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return Dial(ctx, conn, opts...)
+	return Dial(ctx, conn, cfg)
 }
 
 // envConnString builds Dial's connection string from the environment.

@@ -10,10 +10,10 @@ import (
 )
 
 func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@"+s.Addr())
 	t.Setenv(iggy.EnvStream, "from_env")
-	tr, err := iggy.DialEnv(t.Context())
+	tr, err := iggy.DialEnv(t.Context(), iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
 	}
 	// LASER_STREAM overrides the connection string's path.
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@"+s.Addr()+"/other")
-	tr2, err := iggy.DialEnv(t.Context())
+	tr2, err := iggy.DialEnv(t.Context(), iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +36,11 @@ func TestDialEnvReadsTheReferenceVariables(t *testing.T) {
 func TestDialEnvNamesWhatIsMissing(t *testing.T) {
 	t.Setenv(iggy.EnvConnectionString, "")
 	t.Setenv(iggy.EnvStream, "")
-	if _, err := iggy.DialEnv(t.Context()); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvConnectionString) {
+	if _, err := iggy.DialEnv(t.Context(), iggy.Config{}); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvConnectionString) {
 		t.Fatalf("err = %v, want one naming %s", err, iggy.EnvConnectionString)
 	}
 	t.Setenv(iggy.EnvConnectionString, "iggy://iggy:iggy@127.0.0.1:1")
-	if _, err := iggy.DialEnv(t.Context()); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvStream) {
+	if _, err := iggy.DialEnv(t.Context(), iggy.Config{}); !errors.Is(err, iggy.ErrConnString) || !strings.Contains(err.Error(), iggy.EnvStream) {
 		t.Fatalf("err = %v, want one naming %s", err, iggy.EnvStream)
 	}
 }

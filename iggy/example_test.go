@@ -13,14 +13,14 @@ import (
 // ExampleDial publishes a record and reads it back as a consumer group
 // member, against the in-process test server.
 func ExampleDial() {
-	srv, err := iggytest.Listen("127.0.0.1:0")
+	srv, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		panic(err)
 	}
 	defer srv.Close()
 
 	ctx := context.Background()
-	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/app")
+	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/app", iggy.Config{})
 	if err != nil {
 		panic(err)
 	}

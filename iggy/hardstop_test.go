@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -17,9 +18,9 @@ import (
 // while a handler that ignores its cancellation still runs, so another
 // member could take the partition and handle the same record at once.
 func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	addr := "iggy://iggy:iggy@" + s.Addr() + "/laser_test"
-	tr := dialTransport(t, addr)
+	tr := dialTransport(t, addr, iggy.Config{})
 	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "in", runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
@@ -60,14 +61,14 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 	s.Unhang()
 
 	second := make(chan string, 4)
-	replacement, err := runtime.NewConsumer(dialTransport(t, addr), runtime.ConsumerConfig{
+	replacement, err := runtime.NewConsumer(dialTransport(t, addr, iggy.Config{}), runtime.ConsumerConfig{
 		Topic: "in",
 		Group: "worker",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			second <- string(c.Message().Body())
 			return nil
 		}),
-		Client: runtime.NewClient(dialTransport(t, addr), runtime.ClientOptions{Logger: quiet}),
+		Client: runtime.NewClient(dialTransport(t, addr, iggy.Config{}), runtime.ClientOptions{Logger: quiet}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func TestIncomingSharesKeysAcrossABatch(t *testing.T) {
 		}
 		msgs[i] = iggcon.IggyMessage{Header: iggcon.MessageHeader{Offset: uint64(i)}, Payload: []byte("p"), UserHeaders: b}
 	}
-	tr := &Transport{cfg: defaultConfig()}
+	tr := &Transport{cfg: Config{}.resolve()}
 	out, _ := tr.incoming(nil, 0, msgs, 0, len(msgs))
 	for i, r := range out {
 		want := "x-tenant"
@@ -142,7 +142,7 @@ func TestIncomingKeepsEachRecordsHeadersWhenCountsDiffer(t *testing.T) {
 		}
 		msgs[i] = iggcon.IggyMessage{Header: iggcon.MessageHeader{Offset: uint64(i)}, Payload: []byte("p"), UserHeaders: b}
 	}
-	tr := &Transport{cfg: defaultConfig()}
+	tr := &Transport{cfg: Config{}.resolve()}
 	out, _ := tr.incoming(nil, 0, msgs, 0, len(msgs))
 	for i, r := range out {
 		if len(r.Headers) != counts[i] {

@@ -17,8 +17,8 @@ import (
 // subscription carries on where it was afterwards.
 
 func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(300*time.Millisecond))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: 300 * time.Millisecond})
 	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 4)...); err != nil {
 		t.Fatal(err)
@@ -48,8 +48,8 @@ func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
 }
 
 func TestSubscriptionPollCancelledReturnsAtOnce(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(time.Minute))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: time.Minute})
 	sub := joinSub(t, tr, "g")
 	s.Hang(iggytest.CmdPoll)
 	defer s.Unhang()

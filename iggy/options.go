@@ -7,8 +7,39 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// Option configures a Transport.
-type Option func(*config)
+// Config configures a Transport; the zero value is usable, and a field
+// left zero (or set <= 0) takes its default.
+type Config struct {
+	// CallTimeout bounds every call to the server; default 5 s. A call that
+	// gets no answer in time fails with a transient ErrTimeout and its
+	// connection is abandoned, to be rebuilt on the next call.
+	CallTimeout time.Duration
+	// DialTimeout bounds connecting (the TCP dial and the SDK's setup,
+	// before the login, which the call timeout bounds); default 5 s.
+	DialTimeout time.Duration
+	// ReconnectBackoff is the wait before reconnecting after a failed
+	// attempt, doubled per further failure up to ReconnectBackoffMax;
+	// defaults 100 ms and 5 s. The first attempt after a connection broke
+	// is immediate.
+	ReconnectBackoff    time.Duration
+	ReconnectBackoffMax time.Duration
+	// Logger is where connection losses and reconnects are logged; default:
+	// discarded. (The SDK itself writes a few lines per login to the
+	// standard log package, which nothing here can silence.)
+	Logger *slog.Logger
+	// Clock times call and dial timeouts and the reconnect backoff; default
+	// runtime.SystemClock.
+	Clock runtime.Clock
+	// MaxPollBytes bounds the reply bytes one subscription Poll takes in,
+	// over all the partitions it reads; default 64 MiB, the consumer's
+	// default MaxQueuedBytes, so one poll cannot hold more than the queue
+	// it feeds. A partition whose reply would exceed what is left is polled
+	// again for fewer records (its reply read and dropped, never kept); a
+	// single record larger than the bound still comes alone, as the first
+	// of a poll. The bound applies to the raw poll path; a link polling
+	// through the SDK's PollMessages is not bounded by it.
+	MaxPollBytes int
+}
 
 type config struct {
 	callTimeout      time.Duration
@@ -21,8 +52,9 @@ type config struct {
 	maxPollBytes     int           // the most reply bytes one subscription Poll takes in
 }
 
-func defaultConfig() config {
-	return config{
+// resolve is cfg with its defaults filled in.
+func (cfg Config) resolve() config {
+	c := config{
 		callTimeout:      5 * time.Second,
 		dialTimeout:      5 * time.Second,
 		backoffBase:      100 * time.Millisecond,
@@ -32,85 +64,29 @@ func defaultConfig() config {
 		partitionRefresh: 5 * time.Second,
 		maxPollBytes:     runtime.DefaultMaxQueuedBytes,
 	}
-}
-
-// WithMaxPollBytes bounds the reply bytes one subscription Poll takes in,
-// over all the partitions it reads; default 64 MiB, the consumer's default
-// MaxQueuedBytes, so one poll cannot hold more than the queue it feeds
-// (without it a poll of PollBatch records accepted replies up to 1 GiB).
-// A partition whose reply would exceed what is left is polled again for
-// fewer records (its reply read and dropped, never kept); a single record
-// larger than the bound still comes alone, as the first of a poll. The
-// bound applies to the raw poll path; a link polling through the SDK's
-// PollMessages is not bounded by it. Values <= 0 keep the default.
-func WithMaxPollBytes(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxPollBytes = n
-		}
+	if cfg.CallTimeout > 0 {
+		c.callTimeout = cfg.CallTimeout
 	}
-}
-
-// WithCallTimeout bounds every call to the server; default 5 s. A call that
-// gets no answer in time fails with a transient ErrTimeout and its
-// connection is abandoned, to be rebuilt on the next call. Values <= 0 keep
-// the default.
-func WithCallTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.callTimeout = d
-		}
+	if cfg.DialTimeout > 0 {
+		c.dialTimeout = cfg.DialTimeout
 	}
-}
-
-// WithDialTimeout bounds connecting (the TCP dial and the SDK's setup,
-// before the login, which the call timeout bounds); default 5 s. Values
-// <= 0 keep the default.
-func WithDialTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.dialTimeout = d
-		}
+	if cfg.ReconnectBackoff > 0 {
+		c.backoffBase = cfg.ReconnectBackoff
 	}
-}
-
-// WithReconnectBackoff sets the wait before reconnecting after a failed
-// attempt: base, doubled per further failure, capped at max; defaults
-// 100 ms and 5 s. The first attempt after a connection broke is immediate.
-// Values <= 0 keep the defaults.
-func WithReconnectBackoff(base, max time.Duration) Option {
-	return func(c *config) {
-		if base > 0 {
-			c.backoffBase = base
-		}
-		if max > 0 {
-			c.backoffMax = max
-		}
-		if c.backoffMax < c.backoffBase {
-			c.backoffMax = c.backoffBase
-		}
+	if cfg.ReconnectBackoffMax > 0 {
+		c.backoffMax = cfg.ReconnectBackoffMax
 	}
-}
-
-// WithLogger sets where connection losses and reconnects are logged;
-// default: discarded. (The SDK itself writes a few lines per login to the
-// standard log package, which no option can silence.)
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
+	c.backoffMax = max(c.backoffMax, c.backoffBase)
+	if cfg.Logger != nil {
+		c.logger = cfg.Logger
 	}
-}
-
-// WithClock sets the clock of call and dial timeouts and of the reconnect
-// backoff; default runtime.SystemClock.
-func WithClock(clock runtime.Clock) Option {
-	return func(c *config) {
-		if clock != nil {
-			c.clock = clock
-		}
+	if cfg.Clock != nil {
+		c.clock = cfg.Clock
 	}
+	if cfg.MaxPollBytes > 0 {
+		c.maxPollBytes = cfg.MaxPollBytes
+	}
+	return c
 }
 
 // backoff is the wait after the n-th failed reconnect (n >= 1).

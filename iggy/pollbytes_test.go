@@ -14,8 +14,8 @@ import (
 // bound a poll of 100 records of 1 MiB takes in at most 3 MiB, and the
 // polls that follow deliver the rest in order, losing nothing.
 func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(3<<20))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 3 << 20})
 	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)
@@ -59,8 +59,8 @@ func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 
 // A record larger than the bound still comes, alone.
 func TestARecordLargerThanMaxPollBytesStillComesAlone(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(1<<10))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{MaxPollBytes: 1 << 10})
 	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)

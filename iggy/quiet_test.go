@@ -43,9 +43,9 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 	var own lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&own, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	for _, conn := range []string{"iggy://iggy:iggy@" + s.Addr() + "/quiet"} {
-		tr, err := iggy.Dial(t.Context(), conn, iggy.WithLogger(logger))
+		tr, err := iggy.Dial(t.Context(), conn, iggy.Config{Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,13 +63,13 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 }
 
 func TestDialWithATokenLogsIn(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-1"))
-	tr, err := iggy.Dial(t.Context(), "iggy+pat://tok-1@"+s.Addr()+"/pat")
+	s := iggytest.Start(t, iggytest.Config{Tokens: []string{"tok-1"}})
+	tr, err := iggy.Dial(t.Context(), "iggy+pat://tok-1@"+s.Addr()+"/pat", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = tr.Close()
-	if _, err := iggy.Dial(t.Context(), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
+	if _, err := iggy.Dial(t.Context(), "iggy+pat://wrong@"+s.Addr()+"/pat", iggy.Config{}); err == nil {
 		t.Fatal("an unknown token logged in")
 	}
 }
@@ -102,8 +102,8 @@ func TestAFailedHeartbeatIsLoggedOnTheTransportsLogger(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(own, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
 
-	s := iggytest.Start(t)
-	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.WithLogger(logger), iggy.WithClock(clock))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.Config{Logger: logger, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

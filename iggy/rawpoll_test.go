@@ -58,7 +58,7 @@ func TestDecodePollAgreesWithTheSDK(t *testing.T) {
 		headers = append(headers, h)
 	}
 	reply := pollReply(t, 40, payloads, headers)
-	tr := &Transport{cfg: defaultConfig()}
+	tr := &Transport{cfg: Config{}.resolve()}
 	for _, from := range []uint64{0, 42} {
 		for _, limit := range []int{100, 3} {
 			got, next, pp, err := tr.decodePoll(nil, 3, reply, from, limit)
@@ -90,7 +90,7 @@ func TestDecodePollAgreesWithTheSDK(t *testing.T) {
 // messages before it), and never panics where the SDK's deserializer would.
 func TestDecodePollRefusesAMalformedReply(t *testing.T) {
 	reply := pollReply(t, 0, []string{"a", "bb"}, []wire.Headers{{{Key: "k", Value: wire.StringValue("v")}}, nil})
-	tr := &Transport{cfg: defaultConfig()}
+	tr := &Transport{cfg: Config{}.resolve()}
 	for n := 1; n < len(reply); n++ {
 		got, _, _, err := tr.decodePoll(nil, 3, reply[:n], 0, 10)
 		if err != nil && !errors.Is(err, errMalformedReply) {
@@ -111,13 +111,13 @@ func TestDecodePollRefusesAMalformedReply(t *testing.T) {
 // client of the known layout polls through its own codec, under the SDK
 // client's mutex, and reads what was published.
 func TestSubscriptionPollsWithItsOwnCodec(t *testing.T) {
-	s, err := iggytest.Listen("127.0.0.1:0")
+	s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	ctx := context.Background()
-	tr, err := Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/raw")
+	tr, err := Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/raw", Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func FuzzDecodePoll(f *testing.F) {
 	f.Add(pollReply(f, 5, []string{"a", "bb", "ccc"}, []wire.Headers{{{Key: "k", Value: wire.StringValue("v")}}, nil, {{Key: "k", Value: wire.Uint8Value(1)}}}))
 	f.Add([]byte{})
 	f.Add(make([]byte, 16))
-	tr := &Transport{cfg: defaultConfig()}
+	tr := &Transport{cfg: Config{}.resolve()}
 	f.Fuzz(func(t *testing.T, reply []byte) {
 		got, _, _, err := tr.decodePoll(nil, 3, reply, 0, 4)
 		if err != nil && !errors.Is(err, errMalformedReply) {

@@ -18,12 +18,12 @@ import (
 func BenchmarkStream(b *testing.B) {
 	log.SetOutput(io.Discard) // the SDK logs every login
 	b.Run("TestServer", func(b *testing.B) {
-		s, err := iggytest.Listen("127.0.0.1:0")
+		s, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/bench")
+		tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/bench", iggy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkStream(b *testing.B) {
 	})
 	b.Run("RealServer", func(b *testing.B) {
 		addr := featuretest.RealServerAddr(b)
-		tr, err := iggy.Dial(context.Background(), addr)
+		tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

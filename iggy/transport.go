@@ -75,22 +75,16 @@ var _ runtime.Transport = (*Transport)(nil)
 // iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream
 // (port 8090 when omitted); the stream is created by EnsureTopics when
 // missing. A server that cannot be reached fails within the dial timeout.
-func Dial(ctx context.Context, connString string, opts ...Option) (*Transport, error) {
+func Dial(ctx context.Context, connString string, cfg Config) (*Transport, error) {
 	cs, err := parseConnString(connString)
 	if err != nil {
 		return nil, err
-	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
 	}
 	stream, err := iggcon.NewIdentifier(cs.stream)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stream %q: %w", ErrConnString, cs.stream, err)
 	}
-	t := &Transport{cfg: cfg, cs: cs, stream: stream, topics: make(map[string]*topicInfo)}
+	t := &Transport{cfg: cfg.resolve(), cs: cs, stream: stream, topics: make(map[string]*topicInfo)}
 	_, _ = rand.Read(t.idPrefix[:]) // crypto/rand.Read never fails on supported platforms
 	t.ctl = newSession(t, "control", nil)
 	if _, err := t.ctl.link(ctx, "dial"); err != nil {

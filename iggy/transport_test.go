@@ -29,9 +29,9 @@ import (
 func connString(s *iggytest.Server) string { return "iggy://iggy:iggy@" + s.Addr() + "/laser_test" }
 
 // ready dials a transport to s with topic "t" of n partitions.
-func ready(t *testing.T, s *iggytest.Server, partitions uint32, opts ...iggy.Option) *iggy.Transport {
+func ready(t *testing.T, s *iggytest.Server, partitions uint32, cfg iggy.Config) *iggy.Transport {
 	t.Helper()
-	tr := dialTransport(t, connString(s), opts...)
+	tr := dialTransport(t, connString(s), cfg)
 	if err := tr.EnsureTopics(t.Context(), partitions, "t"); err != nil {
 		t.Fatalf("EnsureTopics: %v", err)
 	}
@@ -95,7 +95,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	start := time.Now()
-	_, err = iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s", iggy.WithDialTimeout(time.Second))
+	_, err = iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{DialTimeout: time.Second})
 	if err == nil {
 		t.Fatal("Dial to a closed port succeeded")
 	}
@@ -108,8 +108,8 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 }
 
 func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
-	s := iggytest.Start(t)
-	_, err := iggy.Dial(t.Context(), "iggy://iggy:wrong@"+s.Addr()+"/s")
+	s := iggytest.Start(t, iggytest.Config{})
+	_, err := iggy.Dial(t.Context(), "iggy://iggy:wrong@"+s.Addr()+"/s", iggy.Config{})
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidCredentialsCode {
 		t.Fatalf("err = %v, want InvalidCredentials", err)
@@ -120,16 +120,16 @@ func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 }
 
 func TestDialWithPersonalAccessToken(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("ci-token"))
-	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s")
+	s := iggytest.Start(t, iggytest.Config{Tokens: []string{"ci-token"}})
+	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s", iggy.Config{})
 	if err := tr.EnsureTopics(t.Context(), 1, "t"); err != nil {
 		t.Fatalf("EnsureTopics after a token login: %v", err)
 	}
 }
 
 func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
-	s := iggytest.Start(t)
-	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
+	s := iggytest.Start(t, iggytest.Config{})
+	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := t.Context()
 	for _, tr := range []*iggy.Transport{a, b, a} {
 		if err := tr.EnsureTopics(ctx, 2, "x", "y"); err != nil {
@@ -148,8 +148,8 @@ func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 }
 
 func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1, iggy.WithCallTimeout(150*time.Millisecond))
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{CallTimeout: 150 * time.Millisecond})
 	ctx := t.Context()
 	s.Hang(iggytest.CmdGetTopic)
 	_, err := tr.Partitions(ctx, "t")
@@ -168,8 +168,8 @@ func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 }
 
 func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	s.DropConnections()
 	_, err := tr.Partitions(ctx, "t")
@@ -185,9 +185,9 @@ func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 }
 
 func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	clock := lasertest.NewManualClock(time.Unix(1000, 0))
-	tr := ready(t, s, 1, iggy.WithClock(clock), iggy.WithReconnectBackoff(time.Second, 4*time.Second))
+	tr := ready(t, s, 1, iggy.Config{Clock: clock, ReconnectBackoff: time.Second, ReconnectBackoffMax: 4 * time.Second})
 	ctx := t.Context()
 	s.StopAccepting()
 	s.DropConnections()
@@ -214,8 +214,8 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 }
 
 func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	recs := records("r", 10)
 	if _, err := tr.Publish(ctx, "t", recs...); err != nil {
@@ -262,15 +262,15 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 		t.Fatalf("commit after the rejoin: %v", err)
 	}
 	// The drop cut the control connection too; a fresh transport checks.
-	check := dialTransport(t, connString(s))
+	check := dialTransport(t, connString(s), iggy.Config{})
 	if off, ok, err := check.StoredOffset(ctx, "t", "g", 0); err != nil || !ok || off != 9 {
 		t.Fatalf("stored offset = %d, %v, %v", off, ok, err)
 	}
 }
 
 func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 2)...); err != nil {
 		t.Fatal(err)
@@ -292,8 +292,8 @@ func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 }
 
 func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 1)...); err != nil {
 		t.Fatal(err)
@@ -315,8 +315,8 @@ func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 }
 
 func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	other := sdk(t, s)
 	if _, err := tr.Publish(ctx, "t", records("before", 2)...); err != nil {
@@ -356,8 +356,8 @@ func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 }
 
 func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	for name, rec := range map[string]runtime.Outgoing{
 		"empty payload": {Key: "k"},
@@ -373,16 +373,16 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 }
 
 func TestJoinOnAMissingTopicFails(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	if _, err := tr.Join(t.Context(), "missing", "g"); err == nil || runtime.IsTransient(err) {
 		t.Fatalf("Join = %v, want a permanent error", err)
 	}
 }
 
 func TestLeftSubscriptionFailsPermanently(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	sub := joinSub(t, tr, "g")
 	if err := sub.Leave(ctx); err != nil {
@@ -395,8 +395,8 @@ func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 }
 
 func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	sub := joinSub(t, tr, "g")
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
@@ -410,8 +410,8 @@ func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 }
 
 func TestClosedTransportFails(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func malformedServer(t *testing.T, badLogin bool) string {
 
 func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 	addr := malformedServer(t, true)
-	_, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s")
+	_, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{})
 	if err == nil || !strings.Contains(err.Error(), "login reply of 2 bytes") {
 		t.Fatalf("Dial = %v, want an error naming the short login reply", err)
 	}
@@ -470,7 +470,7 @@ func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 
 func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 	addr := malformedServer(t, false)
-	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s")
+	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s", iggy.Config{})
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -481,8 +481,8 @@ func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 }
 
 func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := t.Context()
 	a := joinSub(t, tr, "g")
 	key := "k"
@@ -529,8 +529,8 @@ func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 // group's offset would stay behind forever (the TestCrashRecoveryReplicas
 // stall: a replica killed and restarted moves partitions away and back).
 func TestSubscriptionRedeliversWhatALostCommitLeftUncommitted(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := t.Context()
 	a := joinSub(t, tr, "g")
 	key := "k"
@@ -589,8 +589,8 @@ func race(t *testing.T, s *iggytest.Server, code uint32, fn func() error) [2]err
 }
 
 func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
-	s := iggytest.Start(t)
-	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
+	s := iggytest.Start(t, iggytest.Config{})
+	a, b := dialTransport(t, connString(s), iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := t.Context()
 	next := make(chan *iggy.Transport, 2)
 	next <- a
@@ -602,8 +602,8 @@ func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 }
 
 func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
-	s := iggytest.Start(t)
-	a, b := ready(t, s, 1), dialTransport(t, connString(s))
+	s := iggytest.Start(t, iggytest.Config{})
+	a, b := ready(t, s, 1, iggy.Config{}), dialTransport(t, connString(s), iggy.Config{})
 	ctx := t.Context()
 	next := make(chan *iggy.Transport, 2)
 	next <- a
@@ -615,8 +615,8 @@ func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 }
 
 func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := t.Context()
 	subs := make(chan runtime.Subscription, 2)
 	errs := race(t, s, iggytest.CmdCreateConsumerGroup, func() error {
@@ -641,8 +641,8 @@ func lost(err error) bool {
 }
 
 func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 2)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 2, iggy.Config{})
 	ctx := t.Context()
 	spread := records("r", 8)
 	for i := range spread {
@@ -678,9 +678,9 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 }
 
 func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
-	tr := ready(t, s, 1, iggy.WithClock(clock))
+	tr := ready(t, s, 1, iggy.Config{Clock: clock})
 	ctx := t.Context()
 	key := ""
 	for i := 0; key == ""; i++ {
@@ -706,8 +706,8 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 }
 
 func TestACancelledCallDoesNotBreakTheSharedConnection(t *testing.T) {
-	s := iggytest.Start(t)
-	tr := ready(t, s, 1)
+	s := iggytest.Start(t, iggytest.Config{})
+	tr := ready(t, s, 1, iggy.Config{})
 	ctx := t.Context()
 	logins := s.Requests(iggytest.CmdLogin)
 	s.Hang(iggytest.CmdGetTopic)

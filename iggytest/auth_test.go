@@ -9,14 +9,14 @@ import (
 )
 
 func TestPingNeedsNoLogin(t *testing.T) {
-	c := dial(t, iggytest.Start(t))
+	c := dial(t, iggytest.Start(t, iggytest.Config{}))
 	if err := c.Ping(); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
 }
 
 func TestLoginWithDefaultRootCredentials(t *testing.T) {
-	c := dial(t, iggytest.Start(t))
+	c := dial(t, iggytest.Start(t, iggytest.Config{}))
 	info, err := c.LoginUser("iggy", "iggy")
 	if err != nil {
 		t.Fatalf("login: %v", err)
@@ -27,15 +27,15 @@ func TestLoginWithDefaultRootCredentials(t *testing.T) {
 }
 
 func TestLoginWithBadCredentialsFails(t *testing.T) {
-	c := dial(t, iggytest.Start(t))
+	c := dial(t, iggytest.Start(t, iggytest.Config{}))
 	_, err := c.LoginUser("iggy", "wrong")
 	wantCode(t, err, ierror.InvalidCredentialsCode)
 }
 
 func TestLoginWithConfiguredCredentials(t *testing.T) {
-	c := dial(t, iggytest.Start(t, iggytest.WithCredentials("admin", "secret")))
+	c := dial(t, iggytest.Start(t, iggytest.Config{Username: "admin", Password: "secret"}))
 	if _, err := c.LoginUser("iggy", "iggy"); err == nil {
-		t.Fatal("default credentials accepted after WithCredentials")
+		t.Fatal("default credentials accepted after Config.Username and Password were set")
 	}
 	if _, err := c.LoginUser("admin", "secret"); err != nil {
 		t.Fatalf("login: %v", err)
@@ -43,7 +43,7 @@ func TestLoginWithConfiguredCredentials(t *testing.T) {
 }
 
 func TestCallsBeforeLoginAreUnauthenticated(t *testing.T) {
-	c := dial(t, iggytest.Start(t))
+	c := dial(t, iggytest.Start(t, iggytest.Config{}))
 	_, err := c.GetStreams()
 	wantCode(t, err, ierror.UnauthenticatedCode)
 	_, err = c.CreateStream("s")
@@ -51,7 +51,7 @@ func TestCallsBeforeLoginAreUnauthenticated(t *testing.T) {
 }
 
 func TestLogoutEndsTheLogin(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	if err := c.LogoutUser(); err != nil {
 		t.Fatalf("logout: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestLogoutEndsTheLogin(t *testing.T) {
 }
 
 func TestLoginWithConfiguredPersonalAccessToken(t *testing.T) {
-	c := dial(t, iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-123")))
+	c := dial(t, iggytest.Start(t, iggytest.Config{Tokens: []string{"tok-123"}}))
 	if _, err := c.LoginWithPersonalAccessToken("tok-123"); err != nil {
 		t.Fatalf("token login: %v", err)
 	}
@@ -70,13 +70,13 @@ func TestLoginWithConfiguredPersonalAccessToken(t *testing.T) {
 }
 
 func TestLoginWithUnknownPersonalAccessTokenFails(t *testing.T) {
-	c := dial(t, iggytest.Start(t))
+	c := dial(t, iggytest.Start(t, iggytest.Config{}))
 	_, err := c.LoginWithPersonalAccessToken("nope")
 	wantCode(t, err, ierror.ResourceNotFoundCode)
 }
 
 func TestCreatedPersonalAccessTokenLogsIn(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := login(t, s)
 	raw, err := admin.CreatePersonalAccessToken("ci", 0)
 	if err != nil {
@@ -98,7 +98,7 @@ func TestCreatedPersonalAccessTokenLogsIn(t *testing.T) {
 }
 
 func TestClusterMetadataIsUnavailable(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	_, err := c.GetClusterMetadata()
 	wantCode(t, err, ierror.FeatureUnavailableCode)
 }

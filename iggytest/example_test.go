@@ -10,10 +10,10 @@ import (
 )
 
 // ExampleListen points the official Iggy SDK at an in-process server. In a
-// test, iggytest.Start(t) does the same on a free port and closes the
+// test, iggytest.Start(t, iggytest.Config{}) does the same on a free port and closes the
 // server when the test ends.
 func ExampleListen() {
-	srv, err := iggytest.Listen("127.0.0.1:0")
+	srv, err := iggytest.Listen("127.0.0.1:0", iggytest.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func TestDropConnectionsBreaksOpenClients(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	s.DropConnections()
 	if err := c.Ping(); err == nil {
@@ -23,7 +23,7 @@ func TestDropConnectionsBreaksOpenClients(t *testing.T) {
 }
 
 func TestHangHoldsRequestsUntilUnhang(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	s.Hang(iggytest.CmdGetStreams)
 	done := make(chan error, 1)
@@ -46,7 +46,7 @@ func TestHangHoldsRequestsUntilUnhang(t *testing.T) {
 }
 
 func TestHangZeroHoldsEveryCommand(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := dial(t, s)
 	s.Hang(0)
 	done := make(chan error, 1)
@@ -61,7 +61,7 @@ func TestHangZeroHoldsEveryCommand(t *testing.T) {
 }
 
 func TestHungRequestEndsWhenItsConnectionDrops(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	s.Hang(iggytest.CmdGetStreams)
 	done := make(chan error, 1)
@@ -79,7 +79,7 @@ func TestHungRequestEndsWhenItsConnectionDrops(t *testing.T) {
 }
 
 func TestFailNextAnswersTheNextRequestsWithAStatus(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	send(t, c, iggcon.PartitionId(0), "x")
 	s.FailNext(iggytest.CmdStoreOffset, iggytest.StatusStaleClient, 2)
@@ -97,7 +97,7 @@ func TestFailNextAnswersTheNextRequestsWithAStatus(t *testing.T) {
 }
 
 func TestStopAcceptingRefusesNewConnections(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	s.StopAccepting()
 	if nc, err := net.Dial("tcp", s.Addr()); err == nil {
@@ -116,7 +116,7 @@ func TestStopAcceptingRefusesNewConnections(t *testing.T) {
 }
 
 func TestCloseEndsHeldRequests(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	s.Hang(0)
 	done := make(chan error, 1)

@@ -61,7 +61,7 @@ func sendRequest() []byte {
 func exchange(t testing.TB, input []byte) ([]byte, []string) {
 	var mu sync.Mutex
 	var panics []string
-	s := newServer(withPanicHandler(func(v any, stack []byte) {
+	s := newServer(Config{}.resolve(func(v any, stack []byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		panics = append(panics, fmt.Sprintf("%v\n%s", v, stack))

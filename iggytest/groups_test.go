@@ -50,7 +50,7 @@ func members(t *testing.T, c iggcon.Client) []iggcon.ConsumerGroupMember {
 }
 
 func TestJoinTwiceIsANoOp(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 2)
 	join(t, c)
 	join(t, c)
@@ -60,7 +60,7 @@ func TestJoinTwiceIsANoOp(t *testing.T) {
 }
 
 func TestLeaveWhenNotAMemberFails(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	join(t, c)
 	if err := c.LeaveConsumerGroup(id(t, "s"), id(t, "t"), id(t, "g")); err != nil {
@@ -71,14 +71,14 @@ func TestLeaveWhenNotAMemberFails(t *testing.T) {
 }
 
 func TestGroupPollByNonMemberFails(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	_, err := c.PollMessages(id(t, "s"), id(t, "t"), groupConsumer(t), iggcon.NextPollingStrategy(), 1, false, nil)
 	wantCode(t, err, ierror.ConsumerGroupMemberNotFoundCode)
 }
 
 func TestGroupMembersSplitPartitions(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := groupSetup(t, s, 4)
 	a, b := login(t, s), login(t, s)
 	join(t, a)
@@ -102,7 +102,7 @@ func TestGroupMembersSplitPartitions(t *testing.T) {
 }
 
 func TestGroupPollWithoutPartitionRotatesOverOwnedPartitions(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 3)
 	join(t, c)
 	var seen []uint32
@@ -115,7 +115,7 @@ func TestGroupPollWithoutPartitionRotatesOverOwnedPartitions(t *testing.T) {
 }
 
 func TestGroupPollOfUnownedPartitionIsEmpty(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := groupSetup(t, s, 2)
 	a, b := login(t, s), login(t, s)
 	join(t, a)
@@ -131,7 +131,7 @@ func TestGroupPollOfUnownedPartitionIsEmpty(t *testing.T) {
 }
 
 func TestMemberWithoutPartitionsGetsEmptyAnswer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := groupSetup(t, s, 1)
 	a, b := login(t, s), login(t, s)
 	join(t, a)
@@ -144,7 +144,7 @@ func TestMemberWithoutPartitionsGetsEmptyAnswer(t *testing.T) {
 }
 
 func TestDisconnectLeavesEveryGroup(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := groupSetup(t, s, 2)
 	a := login(t, s)
 	join(t, a)
@@ -163,7 +163,7 @@ func TestDisconnectLeavesEveryGroup(t *testing.T) {
 }
 
 func TestStoreOffsetNeedsOwnership(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	admin := groupSetup(t, s, 2)
 	a, b := login(t, s), login(t, s)
 	join(t, a)
@@ -182,7 +182,7 @@ func TestStoreOffsetNeedsOwnership(t *testing.T) {
 }
 
 func TestStoreOffsetPastTheEndFails(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	join(t, c)
 	wantCode(t, c.StoreConsumerOffset(groupConsumer(t), id(t, "s"), id(t, "t"), 0, ptr(0)), ierror.InvalidOffsetCode)
@@ -191,7 +191,7 @@ func TestStoreOffsetPastTheEndFails(t *testing.T) {
 }
 
 func TestStoreOffsetWithoutPartitionUsesTheLastPolledOne(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 2)
 	join(t, c)
 	send(t, c, iggcon.PartitionId(1), "x")
@@ -206,7 +206,7 @@ func TestStoreOffsetWithoutPartitionUsesTheLastPolledOne(t *testing.T) {
 }
 
 func TestGroupNextPollRedeliversUncommittedRecords(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	join(t, c)
 	send(t, c, iggcon.PartitionId(0), "a", "b")
@@ -224,7 +224,7 @@ func TestGroupNextPollRedeliversUncommittedRecords(t *testing.T) {
 }
 
 func TestDeleteConsumerOffsetForgetsIt(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := groupSetup(t, s, 1)
 	send(t, c, iggcon.PartitionId(0), "x")
 	consumer := iggcon.DefaultConsumer()

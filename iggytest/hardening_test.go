@@ -61,7 +61,7 @@ func closedByServer(t *testing.T, nc net.Conn, limit time.Duration) {
 }
 
 func TestALargeFrameBeforeLoginClosesTheConnection(t *testing.T) {
-	nc := rawConn(t, iggytest.Start(t))
+	nc := rawConn(t, iggytest.Start(t, iggytest.Config{}))
 	// A login frame announcing 64 MiB, of which only a little is sent: the
 	// server must not wait for (and grow a buffer towards) the rest.
 	if _, err := nc.Write(append(frameHeader(iggytest.CmdLogin, 64<<20-8), make([]byte, 1024)...)); err != nil {
@@ -71,12 +71,12 @@ func TestALargeFrameBeforeLoginClosesTheConnection(t *testing.T) {
 }
 
 func TestAConnectionThatNeverLogsInIsClosed(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithTimeouts(100*time.Millisecond, time.Hour, time.Hour))
+	s := iggytest.Start(t, iggytest.Config{LoginTimeout: 100 * time.Millisecond, IdleTimeout: time.Hour, FrameTimeout: time.Hour})
 	closedByServer(t, rawConn(t, s), 10*time.Second)
 }
 
 func TestAHalfSentFrameIsClosed(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithTimeouts(time.Hour, time.Hour, 100*time.Millisecond))
+	s := iggytest.Start(t, iggytest.Config{LoginTimeout: time.Hour, IdleTimeout: time.Hour, FrameTimeout: 100 * time.Millisecond})
 	nc := rawConn(t, s)
 	if _, err := nc.Write(append(frameHeader(iggytest.CmdPing, 100), 1, 2, 3)); err != nil {
 		t.Fatal(err)
@@ -85,12 +85,12 @@ func TestAHalfSentFrameIsClosed(t *testing.T) {
 }
 
 func TestAnIdleConnectionIsClosed(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithTimeouts(time.Hour, 100*time.Millisecond, time.Hour))
+	s := iggytest.Start(t, iggytest.Config{LoginTimeout: time.Hour, IdleTimeout: 100 * time.Millisecond, FrameTimeout: time.Hour})
 	closedByServer(t, rawConn(t, s), 10*time.Second)
 }
 
 func TestConnectionsBeyondTheCapAreClosed(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithMaxConnections(2))
+	s := iggytest.Start(t, iggytest.Config{MaxConnections: 2})
 	kept := []net.Conn{rawConn(t, s), rawConn(t, s)}
 	// The server has taken both once each answers a ping.
 	for _, nc := range kept {
@@ -116,7 +116,7 @@ func TestConnectionsBeyondTheCapAreClosed(t *testing.T) {
 
 func TestAnExpiredPersonalAccessTokenIsRefused(t *testing.T) {
 	clock := lasertest.NewManualClock(time.UnixMicro(1_000_000))
-	s := iggytest.Start(t, iggytest.WithClock(clock))
+	s := iggytest.Start(t, iggytest.Config{Clock: clock})
 	// The SDK puts its u32 expiry in the upper half of the u64 (see the
 	// spec): 1 is 2^32 µs, about 72 minutes.
 	raw, err := login(t, s).CreatePersonalAccessToken("ci", 1)
@@ -136,7 +136,7 @@ func TestAnExpiredPersonalAccessTokenIsRefused(t *testing.T) {
 // 2,000 idle connections took the server from 8 MiB to 2.1 GiB): the
 // server's heap must stay within a few MiB of where it started.
 func TestUnauthenticatedClientsHoldLittleMemory(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	heap := func() uint64 {
 		goruntime.GC()
 		var ms goruntime.MemStats
@@ -170,7 +170,7 @@ func TestUnauthenticatedClientsHoldLittleMemory(t *testing.T) {
 }
 
 func TestAClientThatDoesNotReadItsRepliesLosesItsSlot(t *testing.T) {
-	s := iggytest.Start(t, iggytest.WithMaxConnections(1), iggytest.WithTimeouts(time.Hour, time.Hour, 100*time.Millisecond))
+	s := iggytest.Start(t, iggytest.Config{MaxConnections: 1, LoginTimeout: time.Hour, IdleTimeout: time.Hour, FrameTimeout: 100 * time.Millisecond})
 	flood := rawConn(t, s)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // a fail-safe, not a measured wait
 	defer cancel()
@@ -201,7 +201,7 @@ func TestAClientThatDoesNotReadItsRepliesLosesItsSlot(t *testing.T) {
 
 func TestAPersonalAccessTokenWithAHugeExpiryNeverExpires(t *testing.T) {
 	clock := lasertest.NewManualClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-	s := iggytest.Start(t, iggytest.WithClock(clock))
+	s := iggytest.Start(t, iggytest.Config{Clock: clock})
 	// The largest expiry the SDK sends, 0xFFFFFFFF << 32 µs: added to the
 	// clock it would wrap past 2^64 to a time long gone.
 	raw, err := login(t, s).CreatePersonalAccessToken("forever", 0xFFFFFFFF)

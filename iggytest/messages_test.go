@@ -25,7 +25,7 @@ func pollOffset(t *testing.T, c iggcon.Client, partition uint32, offset uint64, 
 
 func TestSendAssignsConsecutiveOffsetsAndOneTimestampPerBatch(t *testing.T) {
 	clock := lasertest.NewManualClock(time.UnixMicro(1_000_000))
-	c := login(t, iggytest.Start(t, iggytest.WithClock(clock)))
+	c := login(t, iggytest.Start(t, iggytest.Config{Clock: clock}))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "a", "b")
 	clock.Advance(time.Second)
@@ -52,7 +52,7 @@ func TestSendAssignsConsecutiveOffsetsAndOneTimestampPerBatch(t *testing.T) {
 }
 
 func TestSendKeepsCallerIDAndOriginTimestamp(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	msgID := [16]byte{1, 2, 3}
 	m := message(t, "x", iggcon.WithID(msgID))
@@ -66,7 +66,7 @@ func TestSendKeepsCallerIDAndOriginTimestamp(t *testing.T) {
 }
 
 func TestSendBalancedRoundRobinsOverPartitions(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 3)
 	for _, p := range []string{"a", "b", "c", "d"} {
 		send(t, c, iggcon.None(), p)
@@ -80,7 +80,7 @@ func TestSendBalancedRoundRobinsOverPartitions(t *testing.T) {
 }
 
 func TestSendByKeyUsesXXHash32(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 7)
 	key := "01J0Y1ZAG00000000000000002"
 	part, err := iggcon.EntityIdString(key)
@@ -95,14 +95,14 @@ func TestSendByKeyUsesXXHash32(t *testing.T) {
 }
 
 func TestSendToMissingPartitionFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 2)
 	err := c.SendMessages(id(t, "s"), id(t, "t"), iggcon.PartitionId(2), []iggcon.IggyMessage{message(t, "x")})
 	wantCode(t, err, ierror.PartitionNotFoundCode)
 }
 
 func TestSendRoundTripsTypedUserHeaders(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	key := func(s string) iggcon.HeaderKey {
 		k, err := iggcon.NewHeaderKeyString(s)
@@ -133,7 +133,7 @@ func TestSendRoundTripsTypedUserHeaders(t *testing.T) {
 }
 
 func TestPolledMessageWithoutHeadersHasNilUserHeaders(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "x")
 	if h := pollOffset(t, c, 0, 0, 1).Messages[0].UserHeaders; h != nil {
@@ -143,7 +143,7 @@ func TestPolledMessageWithoutHeadersHasNilUserHeaders(t *testing.T) {
 
 func TestPollStrategies(t *testing.T) {
 	clock := lasertest.NewManualClock(time.UnixMicro(100))
-	c := login(t, iggytest.Start(t, iggytest.WithClock(clock)))
+	c := login(t, iggytest.Start(t, iggytest.Config{Clock: clock}))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "m0", "m1")
 	clock.Advance(100 * time.Microsecond)
@@ -180,7 +180,7 @@ func TestPollStrategies(t *testing.T) {
 }
 
 func TestPollNextStartsAfterTheStoredOffset(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "m0", "m1", "m2")
 	consumer := iggcon.NewSingleConsumer(id(t, "reader"))
@@ -197,7 +197,7 @@ func TestPollNextStartsAfterTheStoredOffset(t *testing.T) {
 }
 
 func TestPollWithAutoCommitStoresTheLastOffset(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	send(t, c, iggcon.PartitionId(0), "m0", "m1", "m2")
 	consumer := iggcon.NewSingleConsumer(id(t, uint32(7)))
@@ -217,7 +217,7 @@ func TestPollWithAutoCommitStoresTheLastOffset(t *testing.T) {
 }
 
 func TestEmptyPartitionReportsCurrentOffsetZero(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	pm := pollOffset(t, c, 0, 0, 10)
 	if pm.CurrentOffset != 0 || len(pm.Messages) != 0 {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestStreamIDsAreZeroBasedInCreationOrder(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	for i, name := range []string{"a", "b", "c"} {
 		st, err := c.CreateStream(name)
 		if err != nil {
@@ -29,7 +29,7 @@ func TestStreamIDsAreZeroBasedInCreationOrder(t *testing.T) {
 }
 
 func TestStreamAddressedByIDOrName(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 2)
 	byName, err := c.GetStream(id(t, "s"))
 	if err != nil {
@@ -45,21 +45,21 @@ func TestStreamAddressedByIDOrName(t *testing.T) {
 }
 
 func TestCreateDuplicateStreamFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	_, err := c.CreateStream("s")
 	wantCode(t, err, ierror.StreamNameAlreadyExistsCode)
 }
 
 func TestCreateDuplicateTopicFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	_, err := c.CreateTopic(id(t, "s"), "t", 1, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryNeverExpire, 0, nil)
 	wantCode(t, err, ierror.TopicNameAlreadyExistsCode)
 }
 
 func TestCreateTopicWithCompressionZeroFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	if _, err := c.CreateStream("s"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +68,13 @@ func TestCreateTopicWithCompressionZeroFails(t *testing.T) {
 }
 
 func TestCreateTopicInMissingStreamFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	_, err := c.CreateTopic(id(t, "nope"), "t", 1, iggcon.CompressionAlgorithmNone, 0, 0, nil)
 	wantCode(t, err, ierror.StreamNameNotFoundCode)
 }
 
 func TestCreateTopicDescribesPartitions(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	if _, err := c.CreateStream("s"); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCreateTopicDescribesPartitions(t *testing.T) {
 }
 
 func TestNotFoundLookupsAnswerEmptyOK(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	c := login(t, s)
 	if _, err := c.GetStream(id(t, "nope")); !errors.Is(err, ierror.ErrStreamIdNotFound) {
 		t.Fatalf("get stream: %v, want ErrStreamIdNotFound", err)
@@ -113,7 +113,7 @@ func TestNotFoundLookupsAnswerEmptyOK(t *testing.T) {
 }
 
 func TestDeleteStreamRemovesIt(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	if err := c.DeleteStream(id(t, "s")); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -125,7 +125,7 @@ func TestDeleteStreamRemovesIt(t *testing.T) {
 }
 
 func TestDeleteTopicRemovesIt(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	if err := c.DeleteTopic(id(t, "s"), id(t, uint32(0))); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -137,7 +137,7 @@ func TestDeleteTopicRemovesIt(t *testing.T) {
 }
 
 func TestCreatePartitionsAddsToTheTopic(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	if err := c.CreatePartitions(id(t, "s"), id(t, "t"), 2); err != nil {
 		t.Fatalf("create partitions: %v", err)
@@ -149,7 +149,7 @@ func TestCreatePartitionsAddsToTheTopic(t *testing.T) {
 }
 
 func TestCreateDuplicateGroupFails(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	g, err := c.CreateConsumerGroup(id(t, "s"), id(t, "t"), "g")
 	if err != nil || g.Id != 0 || g.Name != "g" || g.PartitionsCount != 1 {
@@ -160,7 +160,7 @@ func TestCreateDuplicateGroupFails(t *testing.T) {
 }
 
 func TestGroupsAreListedAndDeleted(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	for _, name := range []string{"a", "b"} {
 		if _, err := c.CreateConsumerGroup(id(t, "s"), id(t, "t"), name); err != nil {
@@ -178,7 +178,7 @@ func TestGroupsAreListedAndDeleted(t *testing.T) {
 }
 
 func TestUnsupportedCommandAnswersFeatureUnavailable(t *testing.T) {
-	c := login(t, iggytest.Start(t))
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)
 	wantCode(t, c.UpdateStream(id(t, "s"), "renamed"), ierror.FeatureUnavailableCode)
 }

@@ -22,8 +22,8 @@
 // command, answer the next requests of a command with an error status, and
 // stop accepting connections. A test starts one per test:
 //
-//	srv := iggytest.Start(t) // 127.0.0.1, a free port, closed when t ends
-//	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream")
+//	srv := iggytest.Start(t, iggytest.Config{}) // 127.0.0.1, a free port, closed when t ends
+//	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream", iggy.Config{})
 //	...
 //	srv.FailNext(iggytest.CmdStoreOffset, iggytest.StatusInvalidOffset, 1)
 package iggytest
@@ -61,8 +61,32 @@ const (
 	defaultFrameTimeout   = 30 * time.Second
 )
 
-// Option configures a Server.
-type Option func(*config)
+// Config configures a Server; the zero value is usable, and a field left
+// zero takes its default.
+type Config struct {
+	// Username and Password are the root user's; default iggy/iggy, what a
+	// real server started with IGGY_ROOT_USERNAME=iggy and
+	// IGGY_ROOT_PASSWORD=iggy accepts. Set both or neither.
+	Username, Password string
+	// Tokens are accepted in a personal access token login as the root
+	// user. Default none.
+	Tokens []string
+	// Clock stamps messages and entity creation times (Unix µs). Default
+	// runtime.SystemClock.
+	Clock runtime.Clock
+	// Logger receives connection errors and recovered handler panics.
+	// Default: discarded.
+	Logger *slog.Logger
+	// MaxConnections is how many client connections the server keeps at
+	// once; further ones are refused. Default 1024.
+	MaxConnections int
+	// LoginTimeout, IdleTimeout and FrameTimeout are how long a connection
+	// may go without logging in, without starting a request, and between a
+	// request's header and the last byte of its payload (or to write one
+	// reply); the connection is closed past any of them. Defaults 30 s,
+	// 2 min and 30 s.
+	LoginTimeout, IdleTimeout, FrameTimeout time.Duration
+}
 
 type config struct {
 	username, password string
@@ -76,65 +100,28 @@ type config struct {
 	frameTimeout       time.Duration
 }
 
-// WithMaxConnections sets how many client connections the server keeps at
-// once; one more is closed as soon as it is accepted. The default is 1,024.
-func WithMaxConnections(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxConns = n
-		}
+// resolve is c with its defaults filled in; onPanic replaces the default
+// reaction to a handler panic (logging it), when set.
+func (c Config) resolve(onPanic func(v any, stack []byte)) config {
+	cfg := config{
+		username:     "iggy",
+		password:     "iggy",
+		tokens:       c.Tokens,
+		clock:        cmp.Or[runtime.Clock](c.Clock, runtime.SystemClock{}),
+		logger:       c.Logger,
+		onPanic:      onPanic,
+		maxConns:     cmp.Or(c.MaxConnections, defaultMaxConnections),
+		loginTimeout: cmp.Or(c.LoginTimeout, defaultLoginTimeout),
+		idleTimeout:  cmp.Or(c.IdleTimeout, defaultIdleTimeout),
+		frameTimeout: cmp.Or(c.FrameTimeout, defaultFrameTimeout),
 	}
-}
-
-// WithTimeouts sets how long a connection may go without logging in
-// (login), without starting a request (idle), and between a request's
-// header and the last byte of its payload, or to write one reply (frame);
-// the connection is closed past any of them. The defaults are 30 s, 2 min and 30 s; zero keeps one.
-func WithTimeouts(login, idle, frame time.Duration) Option {
-	return func(c *config) {
-		c.loginTimeout = cmp.Or(login, c.loginTimeout)
-		c.idleTimeout = cmp.Or(idle, c.idleTimeout)
-		c.frameTimeout = cmp.Or(frame, c.frameTimeout)
+	if c.Username != "" || c.Password != "" {
+		cfg.username, cfg.password = c.Username, c.Password
 	}
-}
-
-// WithCredentials sets the root user's name and password; the default is
-// iggy/iggy, what a real server started with IGGY_ROOT_USERNAME=iggy and
-// IGGY_ROOT_PASSWORD=iggy accepts.
-func WithCredentials(username, password string) Option {
-	return func(c *config) { c.username, c.password = username, password }
-}
-
-// WithPersonalAccessToken makes the server accept token in a personal
-// access token login as the root user; it may be given several times.
-func WithPersonalAccessToken(token string) Option {
-	return func(c *config) { c.tokens = append(c.tokens, token) }
-}
-
-// WithClock sets the clock that stamps messages and entity creation times
-// (Unix µs); the default is runtime.SystemClock.
-func WithClock(clock runtime.Clock) Option {
-	return func(c *config) {
-		if clock != nil {
-			c.clock = clock
-		}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
 	}
-}
-
-// WithLogger sets where the server logs connection errors and recovered
-// handler panics; the default discards everything.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
-	}
-}
-
-// withPanicHandler replaces the default reaction to a handler panic
-// (logging it); Start reports panics as test failures through it.
-func withPanicHandler(f func(v any, stack []byte)) Option {
-	return func(c *config) { c.onPanic = f }
+	return cfg
 }
 
 // Server is an in-process Iggy 0.8 protocol server. Its methods are safe for
@@ -168,54 +155,46 @@ type Server struct {
 	watched bool
 }
 
-// Start starts a server on a free loopback port and closes it when the test
-// ends. A panic in a request handler fails the test.
-func Start(t testing.TB, opts ...Option) *Server {
+// Start starts a server on a free loopback port, configured by cfg
+// (iggytest.Config{} for the defaults), and closes it when the test ends. A
+// panic in a request handler fails the test.
+func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	opts = append([]Option{withPanicHandler(func(v any, stack []byte) {
+	s := newServer(cfg.resolve(func(v any, stack []byte) {
 		t.Errorf("iggytest: request handler panicked: %v\n%s", v, stack)
-	})}, opts...)
-	s, err := Listen("127.0.0.1:0", opts...)
-	if err != nil {
+	}))
+	if err := s.listen("127.0.0.1:0"); err != nil {
 		t.Fatalf("iggytest: %v", err)
 	}
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Listen starts a server on addr (host:port; port 0 picks a free one), for
-// a standalone development broker. Close stops it.
-func Listen(addr string, opts ...Option) (*Server, error) {
-	s := newServer(opts...)
+// Listen starts a server on addr (host:port; port 0 picks a free one),
+// configured by cfg, for a standalone development broker. Close stops it.
+func Listen(addr string, cfg Config) (*Server, error) {
+	s := newServer(cfg.resolve(nil))
+	if err := s.listen(addr); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listen accepts connections on addr.
+func (s *Server) listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s.addr = ln.Addr().String()
 	s.ln = ln
 	s.wg.Add(1)
 	go s.accept(ln)
-	return s, nil
+	return nil
 }
 
 // newServer builds a server that is not listening yet.
-func newServer(opts ...Option) *Server {
-	cfg := config{
-		username: "iggy",
-		password: "iggy",
-		clock:    runtime.SystemClock{},
-		logger:   slog.New(slog.DiscardHandler),
-
-		maxConns:     defaultMaxConnections,
-		loginTimeout: defaultLoginTimeout,
-		idleTimeout:  defaultIdleTimeout,
-		frameTimeout: defaultFrameTimeout,
-	}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+func newServer(cfg config) *Server {
 	s := &Server{
 		cfg:         cfg,
 		conns:       make(map[*conn]struct{}),

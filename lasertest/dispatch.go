@@ -36,7 +36,7 @@ func Answer[Out any](sent []Sent) (Out, error) {
 		m := s.Message
 		switch {
 		case m.Kind() == wire.KindError:
-			return out, runtime.RemoteErrorOf(m)
+			return out, m.RemoteError()
 		case m.Kind() == wire.KindResponse, m.Envelope == nil && m.Correlation() != "":
 			return out, runtime.DecodeBody(m, &out, wire.ContentCBOR)
 		}

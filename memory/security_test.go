@@ -226,7 +226,7 @@ func TestAFloodOfForgetsAndFeedbackHoldsABoundedHeap(t *testing.T) {
 	if figures.Full() {
 		n = 1_000_000
 	}
-	probe := heapprobe.Wrap(embedlog.New("shop"))
+	probe := heapprobe.Wrap(embedlog.New("shop", embedlog.Config{}))
 	client := runtime.NewClient(probe, runtime.ClientOptions{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ type signedWorld struct {
 
 func newSignedWorld(t *testing.T) *signedWorld {
 	t.Helper()
-	w := &signedWorld{tr: embedlog.New("shop"), support: seededKey(1), mallory: seededKey(2)}
+	w := &signedWorld{tr: embedlog.New("shop", embedlog.Config{}), support: seededKey(1), mallory: seededKey(2)}
 	keys := sign.NewRegistry()
 	if err := keys.Enroll("support", w.support.Public()); err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ type rig struct {
 
 func newRig(t *testing.T, topics ...string) *rig {
 	t.Helper()
-	return newRigOn(t, embedlog.New("laser"), topics...)
+	return newRigOn(t, embedlog.New("laser", embedlog.Config{}), topics...)
 }
 
 func newRigOn(t *testing.T, tr runtime.Transport, topics ...string) *rig {
@@ -208,7 +208,7 @@ func has(set attribute.Set, want []attribute.KeyValue) bool {
 // real Iggy server when LASER_IGGY_ADDR names one (a fresh stream per run).
 func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 	dial := func(t *testing.T, addr string) runtime.Transport {
-		tr, err := iggy.Dial(context.Background(), addr)
+		tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,9 +216,9 @@ func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 		return tr
 	}
 	return map[string]func(t *testing.T) runtime.Transport{
-		"embedlog": func(*testing.T) runtime.Transport { return embedlog.New("laser") },
+		"embedlog": func(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) },
 		"iggytest": func(t *testing.T) runtime.Transport {
-			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/otel")
+			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t, iggytest.Config{}).Addr()+"/otel")
 		},
 		"iggy": func(t *testing.T) runtime.Transport {
 			addr := os.Getenv("LASER_IGGY_ADDR")

@@ -12,7 +12,7 @@ import (
 
 func TestObserveConsumerPrunesCollectedConsumersWithoutAMetricsReader(t *testing.T) {
 	tel := New(Options{MeterProvider: noop.NewMeterProvider()})
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	for i := 0; i < 50; i++ {
 		// An agent building a consumer per start: each is dropped at once.
 		if _, err := runtime.NewConsumer(log, runtime.ConsumerConfig{

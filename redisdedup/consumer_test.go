@@ -65,7 +65,7 @@ func send(t *testing.T, log *embedlog.Log, conv wire.ID, key, body string) {
 func setup(t *testing.T) (*redis.Client, *embedlog.Log) {
 	t.Helper()
 	rdb := client(t, redistest.Start(t).Addr())
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func next(t *testing.T, ch <-chan string) string {
 func TestConsumerDropsADuplicateAcrossARestartWithoutWarmDedup(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestConsumerDropsADuplicateAcrossARestartWithoutWarmDedup(t *testing.T) {
 func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestRefreshHoldsABoundedHeapOverAFloodOfJunkStatuses(t *testing.T) {
 	if figures.Full() {
 		n = 300_000
 	}
-	probe := heapprobe.Wrap(embedlog.New("registry"))
+	probe := heapprobe.Wrap(embedlog.New("registry", embedlog.Config{}))
 	junkStatuses(t, probe, runtime.TopicRegistry, n)
 	r := registry.New(probe, registry.Options{})
 	probe.Reset()

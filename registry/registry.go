@@ -397,7 +397,7 @@ var ErrNoCapableAgent = errors.New("registry: no capable agent")
 // PublishCard publishes agent's card on topic (default agent.registry) as
 // a status/card envelope, creating the topic when missing. key, when set,
 // signs it. Agents can publish their own as they start (see
-// runtime.WithCardPublished).
+// runtime.AgentConfig.CardTopic).
 func PublishCard(ctx context.Context, c *runtime.Client, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
 	if err := c.PublishCard(ctx, topic, agent, card, key); err != nil {
 		return fmt.Errorf("registry: %w", err)

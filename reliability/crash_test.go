@@ -151,7 +151,7 @@ func (c *crashRun) run(n int) {
 // setUp connects, creates the topics, draws the plan and opens the store.
 func (c *crashRun) setUp(n int) {
 	t := c.t
-	tr, err := iggy.Dial(c.ctx, c.addr)
+	tr, err := iggy.Dial(c.ctx, c.addr, iggy.Config{})
 	if err != nil {
 		t.Fatalf("dial %s: %v", c.addr, err)
 	}

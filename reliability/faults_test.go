@@ -181,7 +181,7 @@ func TestFaultErrorStatusOnOffsetStore(t *testing.T) {
 // again it resumes by itself (no restart) and handles what follows.
 func TestFaultHungServer(t *testing.T) {
 	variants(t, func(t *testing.T, c runtime.Concurrency, name string) {
-		r := newRig(t, rigOptions{transport: []iggy.Option{iggy.WithCallTimeout(250 * time.Millisecond)}})
+		r := newRig(t, rigOptions{transport: iggy.Config{CallTimeout: 250 * time.Millisecond}})
 		r.publish(normal(10)...)
 		cfg := r.agentConfig(c, nil)
 		h := r.start(cfg)

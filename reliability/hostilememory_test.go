@@ -31,7 +31,7 @@ func TestHostilePeerMemory(t *testing.T) {
 	if err := reg.Enroll("mallory", malloryKey.Public()); err != nil {
 		t.Fatal(err)
 	}
-	probe := heapprobe.Wrap(embedlog.New("peer"))
+	probe := heapprobe.Wrap(embedlog.New("peer", embedlog.Config{}))
 	verifying := runtime.NewClient(probe, runtime.ClientOptions{Verifier: reg, Logger: peerQuiet()})
 	blind := runtime.NewClient(probe, runtime.ClientOptions{Logger: peerQuiet()})
 	if err := verifying.Bootstrap(ctx, 4); err != nil {

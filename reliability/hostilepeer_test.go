@@ -110,7 +110,7 @@ func peerQuiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func peerLog(t *testing.T, topics ...string) *embedlog.Log {
 	t.Helper()
-	l := embedlog.New("peer")
+	l := embedlog.New("peer", embedlog.Config{})
 	if err := l.EnsureTopics(context.Background(), 1, append(topics, runtime.TopicDLQ)...); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestHostilePeer(t *testing.T) {
 
 	t.Run("floods the registry", func(t *testing.T) {
 		n := peerScale(20_000, 300_000)
-		probe := heapprobe.Wrap(embedlog.New("peer"))
+		probe := heapprobe.Wrap(embedlog.New("peer", embedlog.Config{}))
 		ctx := t.Context()
 		if err := probe.EnsureTopics(ctx, 1, runtime.TopicRegistry); err != nil {
 			t.Fatal(err)
@@ -204,7 +204,7 @@ func TestHostilePeer(t *testing.T) {
 
 	t.Run("pads a conversation and forges a turn", func(t *testing.T) {
 		n := peerScale(400, 4000)
-		probe := heapprobe.Wrap(embedlog.New("peer"))
+		probe := heapprobe.Wrap(embedlog.New("peer", embedlog.Config{}))
 		ctx := t.Context()
 		if err := probe.EnsureTopics(ctx, 1, "turns"); err != nil {
 			t.Fatal(err)

@@ -43,7 +43,7 @@ func TestEffectHandlerReportsAnEffectAppliedBeforeItsPredecessor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := log.EnsureTopics(ctx, 1, "cmds", "dlq"); err != nil {

@@ -104,8 +104,8 @@ type rig struct {
 
 type rigOptions struct {
 	partitions uint32
-	noDLQ      bool // leave the dead-letter topic uncreated
-	transport  []iggy.Option
+	noDLQ      bool        // leave the dead-letter topic uncreated
+	transport  iggy.Config // Logger and ReconnectBackoff are the rig's
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -114,12 +114,13 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		o.partitions = 2
 	}
 	r := &rig{
-		t: t, ctx: t.Context(), srv: iggytest.Start(t), logs: newLogCapture(),
+		t: t, ctx: t.Context(), srv: iggytest.Start(t, iggytest.Config{}), logs: newLogCapture(),
 		topic: "rel.commands", dlq: "rel.dlq", seed: 0x5ca1e,
 		applied: map[string]bool{}, dups: map[string]int{}, changed: make(chan struct{}), positions: map[runtime.Position]int{},
 	}
-	opts := append([]iggy.Option{iggy.WithLogger(r.logs.logger()), iggy.WithReconnectBackoff(5*time.Millisecond, 50*time.Millisecond)}, o.transport...)
-	tr, err := iggy.Dial(r.ctx, "iggy://iggy:iggy@"+r.srv.Addr()+"/reliability", opts...)
+	cfg := o.transport
+	cfg.Logger, cfg.ReconnectBackoff, cfg.ReconnectBackoffMax = r.logs.logger(), 5*time.Millisecond, 50*time.Millisecond
+	tr, err := iggy.Dial(r.ctx, "iggy://iggy:iggy@"+r.srv.Addr()+"/reliability", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,10 +54,10 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 			}
 			switch name {
 			case "embedlog":
-				w.tr = embedlog.New("reliability", embedlog.WithClock(w.clock))
+				w.tr = embedlog.New("reliability", embedlog.Config{Clock: w.clock})
 			case "iggy":
-				srv := iggytest.Start(t, iggytest.WithClock(w.clock))
-				tr, err := iggy.Dial(w.ctx, "iggy://iggy:iggy@"+srv.Addr()+"/reliability", iggy.WithLogger(w.logs.logger()))
+				srv := iggytest.Start(t, iggytest.Config{Clock: w.clock})
+				tr, err := iggy.Dial(w.ctx, "iggy://iggy:iggy@"+srv.Addr()+"/reliability", iggy.Config{Logger: w.logs.logger()})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -22,13 +22,15 @@ type AgentConfig struct {
 	// Group is the consumer group; replicas of one agent share it. Default ID.
 	Group   string
 	Handler Handler
-	// Tuning is how the agent's consumer runs (see WithTuning); its clock,
-	// ids and logger are the client's.
+	// Tuning is how the agent's consumer runs; its clock, ids and logger
+	// are the client's.
 	Tuning Tuning
 	// Card is what the agent advertises; lasergen fills it in.
 	Card *wire.AgentCard
-	// CardTopic, when set, is where the agent publishes Card as it starts
-	// (see WithCardPublished).
+	// CardTopic, when set, is where the agent publishes Card as it starts,
+	// before it becomes ready, so a registry refreshed after Ready sees it
+	// (TopicRegistry is where package registry reads cards). Empty
+	// publishes nothing.
 	CardTopic string
 	// Gate, when set, decides before the effects of the agent's handlers in
 	// place of the client's (ClientOptions.Gate).
@@ -45,11 +47,10 @@ type Agent struct {
 	cfg    AgentConfig
 }
 
-// NewAgent validates cfg and returns an agent running on the client.
-func (c *Client) NewAgent(cfg AgentConfig, opts ...AgentOption) (*Agent, error) {
-	for _, o := range opts {
-		o(&cfg)
-	}
+// NewAgent validates cfg and returns an agent running on the client. Every
+// configuration error is reported here, as an ErrConfig error, so Start
+// fails only when the log or the client's state does (see Start).
+func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 	if cfg.CardTopic != "" && cfg.Card == nil {
 		return nil, &Error{Code: CodeConfig, Msg: "agent " + cfg.ID + " publishes its card but has none"}
 	}
@@ -149,9 +150,6 @@ type AgentHandle struct {
 	cancel   context.CancelFunc
 	err      error
 }
-
-// ErrNotReady reports an agent that stopped before it became ready.
-var ErrNotReady = errors.New("agent stopped before it became ready")
 
 // Ready waits until the agent has joined its group (and warmed its dedup
 // window); publish to it only after this, or the join may miss the message.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,7 +56,7 @@ func echo(prefix string) runtime.Handler {
 }
 
 func TestRequestReplyBetweenTwoAgents(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	if err := log.EnsureTopics(context.Background(), 1, "shop.in"); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func (r *instantReplies) Publish(ctx context.Context, topic string, recs ...runt
 }
 
 func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, &instantReplies{Transport: log}, runtime.SystemClock{}, nil)
 	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "fast", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
@@ -115,7 +116,7 @@ func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
 
 func TestRequestTimeoutIsADistinctError(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := embedlog.New("laser", embedlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.Config{Clock: clock})
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
@@ -135,7 +136,7 @@ func TestRequestTimeoutIsADistinctError(t *testing.T) {
 }
 
 func TestRemoteErrorReachesTheCaller(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "billing", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -169,7 +170,7 @@ func advanceWhenTimer(t *testing.T, clock *lasertest.ManualClock, d time.Duratio
 
 func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := embedlog.New("laser", embedlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.Config{Clock: clock})
 	c := newClient(t, log, clock, nil)
 
 	// Nobody listens for "ghost": the expiry passes without a pickup.
@@ -218,7 +219,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 }
 
 func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	key, forger := newKey(9), newKey(10)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("crediter", key.Public()); err != nil {
@@ -261,7 +262,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 }
 
 func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	const n = 200
 	var mu sync.Mutex
@@ -304,7 +305,7 @@ func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T)
 }
 
 func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	const n = 300
 	var mu sync.Mutex
@@ -376,7 +377,7 @@ func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 }
 
 func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	got := make(chan string, 1)
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "solo", Listen: runtime.TopicCommands,
@@ -403,23 +404,42 @@ func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
 	}
 }
 
-func TestAgentConfigIsValidated(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+// TestNewAgentRejectsEachInvalidConfig: every configuration error is
+// reported by NewAgent, as an ErrConfig naming the problem, so no handle is
+// ever returned for an agent that cannot run.
+func TestNewAgentRejectsEachInvalidConfig(t *testing.T) {
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	h := handlerFunc(func(*runtime.Ctx) error { return nil })
-	for _, cfg := range []runtime.AgentConfig{
-		{Listen: "t", Handler: h},
-		{ID: "bad\x01id", Listen: "t", Handler: h},
-		{ID: "ok", Handler: h},
-		{ID: "ok", Listen: "t"},
+	for _, tc := range []struct {
+		name string
+		cfg  runtime.AgentConfig
+		want string
+	}{
+		{"no id", runtime.AgentConfig{Listen: "t", Handler: h}, "needs an id"},
+		{"bad id", runtime.AgentConfig{ID: "bad\x01id", Listen: "t", Handler: h}, "agent id"},
+		{"no listen topic", runtime.AgentConfig{ID: "ok", Handler: h}, "needs a listen topic"},
+		{"no handler", runtime.AgentConfig{ID: "ok", Listen: "t"}, "needs a handler"},
+		{"bad group", runtime.AgentConfig{ID: "ok", Listen: "t", Handler: h, Group: "bad\x01group"}, "group name"},
+		{"card topic without a card", runtime.AgentConfig{ID: "ok", Listen: "t", Handler: h, CardTopic: runtime.TopicRegistry}, "publishes its card but has none"},
+		{"lanes and handlers", runtime.AgentConfig{ID: "ok", Listen: "t", Handler: h,
+			Tuning: runtime.Tuning{Concurrency: runtime.Concurrency{Lanes: 2, Handlers: 2}}}, "both Lanes and Handlers"},
+		{"dedup window too large", runtime.AgentConfig{ID: "ok", Listen: "t", Handler: h,
+			Tuning: runtime.Tuning{DedupWindow: 1 << 31}}, "DedupWindow"},
 	} {
-		if _, err := c.NewAgent(cfg); !errors.Is(err, runtime.ErrConfig) {
-			t.Errorf("%+v: err = %v, want a config error", cfg, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := c.NewAgent(tc.cfg)
+			if !errors.Is(err, runtime.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a config error containing %q", err, tc.want)
+			}
+			if a != nil {
+				t.Fatalf("NewAgent returned an agent for an invalid config")
+			}
+		})
 	}
 }
 
 func TestAgentThatCannotJoinFailsReady(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()})
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "lonely", Listen: "no.such.topic", Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	if err != nil {
@@ -432,9 +452,9 @@ func TestAgentThatCannotJoinFailsReady(t *testing.T) {
 }
 
 func TestBootstrapIsIdempotent(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	for range 2 {
-		if err := runtime.Bootstrap(context.Background(), log, 3, "custom.topic"); err != nil {
+		if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(context.Background(), 3, "custom.topic"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -450,7 +470,7 @@ func TestBootstrapIsIdempotent(t *testing.T) {
 }
 
 func TestSendStaysInTheConversationWithCausalParent(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	got := make(chan *runtime.Message, 1)
 	runAgent(t, c, runtime.AgentConfig{ID: "executor", Listen: runtime.TopicToolCalls,
@@ -506,13 +526,13 @@ func (f *flakyPublish) Publish(ctx context.Context, topic string, recs ...runtim
 }
 
 func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
-	log := embedlog.New("laser")
-	if err := runtime.Bootstrap(context.Background(), log, 1); err != nil {
+	log := embedlog.New("laser", embedlog.Config{})
+	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	transient := &flakyPublish{Transport: log, err: &runtime.TransportError{Op: "publish", Transient: true, Err: errors.New("reset")}}
 	transient.failures.Store(2)
-	p := runtime.NewClient(transient, runtime.ClientOptions{Logger: quietLogger(), Producer: runtime.ProducerOptions{Backoff: time.Nanosecond}}).Producer()
+	p := runtime.NewClient(transient, runtime.ClientOptions{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +541,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	permanent := &flakyPublish{Transport: log, err: errors.New("topic is gone")}
 	permanent.failures.Store(1)
-	p = runtime.NewClient(permanent, runtime.ClientOptions{Logger: quietLogger(), Producer: runtime.ProducerOptions{Backoff: time.Nanosecond}}).Producer()
+	p = runtime.NewClient(permanent, runtime.ClientOptions{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err == nil {
 		t.Fatal("a permanent error must surface")
 	}
@@ -531,7 +551,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 }
 
 func TestAnswerIsNotLostBehindAFloodOfStatuses(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {

@@ -55,6 +55,6 @@ func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answe
 	return pos, err
 }
 
-// RemoteErrorOf returns the *RemoteError an AGDX error message carries, as
+// RemoteError returns the *RemoteError an AGDX error message carries, as
 // Request returns it for an error reply, or nil when m is no AGDX error.
-func RemoteErrorOf(m *Message) error { return remoteError(m) }
+func (m *Message) RemoteError() error { return remoteError(m) }

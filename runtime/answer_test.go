@@ -53,7 +53,7 @@ func pendingRequest(t *testing.T, c *runtime.Client, a *announcing, body string)
 // newAsking returns a log with topics asks and answers, announcing asks.
 func newAsking(t *testing.T) *announcing {
 	t.Helper()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(context.Background(), 1, "asks", "answers"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // An event sent WithSigningKey verifies against the key's principal; one
 // sent without it is unsigned.
 func TestWithSigningKeySignsTheEvent(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	key := newKey(9)
 	reg := sign.NewRegistry()
@@ -56,7 +56,7 @@ func TestWithAnswerFromWaitsForAnAcceptedSigner(t *testing.T) {
 	if err := reg.EnrollOperator("boss", boss.Public()); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, reg)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, reg)
 	peerAnswered := make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "peer", Respond: runtime.TopicResponses, Tuning: runtime.Tuning{SigningKey: peer},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {

@@ -37,7 +37,7 @@ func BenchmarkInFlightMemory(b *testing.B) {
 func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (total, perRecord float64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := embedlog.New("laser")
+	l := embedlog.New("laser", embedlog.Config{})
 	if err := l.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func BenchmarkConsumerThroughput(b *testing.B) {
 // key and a fence, and times a consumer with a no-op handler and dedup
 // (nil: the default in-memory window) through all of them.
 func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
-	log := embedlog.New("bench")
+	log := embedlog.New("bench", embedlog.Config{})
 	ctx := context.Background()
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
@@ -100,5 +100,5 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 // one partition, each with msgs/s and x/ideal (see
 // transporttest.SlowHandler).
 func BenchmarkSlowHandler(b *testing.B) {
-	transporttest.SlowHandler(b, func(*testing.B) runtime.Transport { return embedlog.New("bench") })
+	transporttest.SlowHandler(b, func(*testing.B) runtime.Transport { return embedlog.New("bench", embedlog.Config{}) })
 }

@@ -9,22 +9,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// AgentOption adjusts an AgentConfig; NewAgent and the constructors lasergen
-// generates take them.
-type AgentOption func(*AgentConfig)
-
-// WithTuning sets how the agent's consumer runs (AgentConfig.Tuning).
-func WithTuning(t Tuning) AgentOption {
-	return func(cfg *AgentConfig) { cfg.Tuning = t }
-}
-
-// WithCardPublished makes the agent publish its card (AgentConfig.Card) on
-// topic, default agent.registry, when it starts, before it becomes ready,
-// so a registry refreshed after Ready sees it.
-func WithCardPublished(topic string) AgentOption {
-	return func(cfg *AgentConfig) { cfg.CardTopic = cmp.Or(topic, TopicRegistry) }
-}
-
 // PublishCard publishes agent's card on topic (default agent.registry) as a
 // status/card envelope, creating the topic when missing; key, when set,
 // signs it.

@@ -18,9 +18,12 @@ type ClientOptions struct {
 	// Verifier, when set, makes replies count only when they are AGDX
 	// envelopes whose signature verifies against their record's headers.
 	Verifier Verifier
-	// Producer tunes publishing retries; the client's producer uses the
-	// client's Clock, IDs and Logger.
-	Producer ProducerOptions
+	// PublishAttempts is how often a publish is tried when the transport
+	// reports a transient error. Default 4.
+	PublishAttempts int
+	// PublishBackoff is the wait after the first transient publish failure,
+	// doubled after each further one. Default 50 ms.
+	PublishBackoff time.Duration
 	// ReplyPollInterval is how long a reply reader waits after a pass that
 	// found nothing. Default 5 ms.
 	ReplyPollInterval time.Duration
@@ -66,8 +69,7 @@ func NewClient(t Transport, opts ClientOptions) *Client {
 	if opts.ReplyPollInterval <= 0 {
 		opts.ReplyPollInterval = 5 * time.Millisecond
 	}
-	po := opts.Producer
-	po.Interceptors = sendInterceptors(po.Interceptors, opts.Middleware)
+	po := producerConfig{attempts: opts.PublishAttempts, backoff: opts.PublishBackoff, interceptors: sendInterceptors(nil, opts.Middleware)}
 	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
 	c.prod.gate, c.prod.client = opts.Gate, c
 	return c
@@ -89,9 +91,11 @@ func (c *Client) IDs() IDSource { return c.opts.IDs }
 // log as it does.
 func (c *Client) Logger() *slog.Logger { return c.log }
 
-// Bootstrap creates the well-known topics (and extra ones); see Bootstrap.
+// Bootstrap creates the stream, the well-known topics (BootstrapTopics) and
+// any extra topics with the given partition count; it is idempotent, so
+// every process of a deployment may call it at start.
 func (c *Client) Bootstrap(ctx context.Context, partitions uint32, extra ...string) error {
-	return Bootstrap(ctx, c.t, partitions, extra...)
+	return bootstrap(ctx, c.t, partitions, extra...)
 }
 
 // Close stops the client's reply readers: pending waits receive nothing

@@ -54,10 +54,11 @@ func TestAgentLogsThroughItsClientAndHonoursTuning(t *testing.T) {
 	parked := make(chan runtime.DeadLetter, 1)
 	a, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: topic,
 		Handler: handlerFunc(func(*runtime.Ctx) error { return context.DeadlineExceeded }),
-	}, runtime.WithTuning(runtime.Tuning{
-		Retry:          runtime.RetryPolicy{MaxAttempts: 1},
-		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
-	}))
+		Tuning: runtime.Tuning{
+			Retry:          runtime.RetryPolicy{MaxAttempts: 1},
+			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 }
 
 func TestADedupWindowBeyondWhatTheWindowHoldsIsAConfigError(t *testing.T) {
-	_, err := runtime.NewConsumer(embedlog.New("laser"), runtime.ConsumerConfig{Topic: topic, Group: agent,
+	_, err := runtime.NewConsumer(embedlog.New("laser", embedlog.Config{}), runtime.ConsumerConfig{Topic: topic, Group: agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DedupWindow: math.MaxInt}})
 	if !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("err = %v, want ErrConfig", err)

@@ -45,22 +45,10 @@ type Concurrency struct {
 	orderBy *orderKeyFunc
 }
 
-// Serial handles one message at a time across every partition: the ordered,
-// simplest default, where a slow message holds the whole member.
-var Serial = Concurrency{}
-
 // PerPartition runs up to lanes partitions concurrently, each strictly in order.
 func PerPartition(lanes int) Concurrency { return Concurrency{Lanes: max(lanes, 1)} }
 
-// Defaults of ConsumerConfig.
 const (
-	DefaultPollInterval     = 10 * time.Millisecond
-	DefaultPollBatch        = 100
-	DefaultCommitInterval   = 10 * time.Millisecond
-	DefaultShutdownGrace    = 30 * time.Second
-	DefaultMaxQueuedRecords = 4096
-	DefaultMaxQueuedBytes   = 64 << 20
-	DefaultDeadLetterTopic  = "agent.dlq"
 	// replayWindow is how many verified record ids are remembered to refuse
 	// a replay of signed bytes (a signature binds no log position).
 	replayWindow = 16_384
@@ -146,7 +134,7 @@ type Tuning struct {
 	// client's (ClientOptions.Middleware).
 	Middleware []Middleware
 	// DeadLetterSink is told of every dead letter and its publish result.
-	DeadLetterSink DeadLetterSink
+	DeadLetterSink DeadLetterFunc
 	// Verifier, when set, makes signatures mandatory: unsigned or unverified
 	// messages are dead-lettered as rejected, and so are messages whose
 	// source is not the signing principal (see SourceChecker), signed for

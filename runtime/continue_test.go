@@ -20,7 +20,7 @@ type relay struct {
 
 func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) error) *relay {
 	t.Helper()
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	if err := log.EnsureTopics(t.Context(), 4, "front.commands"); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (r *answersTwice) Publish(ctx context.Context, topic string, recs ...runtim
 }
 
 func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *testing.T) {
-	c := newClient(t, &answersTwice{Transport: embedlog.New("laser")}, runtime.SystemClock{}, nil)
+	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, runtime.SystemClock{}, nil)
 	const contracts = 20
 	type result struct {
 		r   *runtime.ContractResult
@@ -62,7 +62,7 @@ func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *test
 }
 
 func TestRequestWithTwoAnswersReturnsTheFirst(t *testing.T) {
-	c := newClient(t, &answersTwice{Transport: embedlog.New("laser")}, runtime.SystemClock{}, nil)
+	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, runtime.SystemClock{}, nil)
 	for range 20 {
 		reply, err := c.Request(context.Background(), runtime.Command{From: "boss", Target: "twice", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
 		if err != nil {
@@ -75,7 +75,7 @@ func TestRequestWithTwoAnswersReturnsTheFirst(t *testing.T) {
 }
 
 func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			if err := ctx.Respond([]byte("one")); err != nil {
@@ -102,7 +102,7 @@ func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
 }
 
 func TestContractWithoutASenderIsInvalid(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	_, err := c.SendContract(context.Background(), runtime.Contract{Command: runtime.Command{Target: "billing", Body: []byte("x")}})
 	if !errors.Is(err, runtime.ErrInvalid) || errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("err = %v, want an ErrInvalid error", err)

@@ -18,7 +18,7 @@ type Ctx struct {
 	c   *Consumer
 	// attempt is the one-based number of the handler attempt under way.
 	attempt int
-	// claims are what the handler declares about its effects (WithClaims);
+	// claims are what the handler declares about its effects (Ctx.WithClaims);
 	// they take precedence over the agent's.
 	claims Claims
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // DeadLetter describes one message the consumer parked in the dead-letter
-// topic, as reported to a DeadLetterSink.
+// topic, as reported to Tuning.DeadLetterSink.
 type DeadLetter struct {
 	// Message is the poison message, nil when the record did not decode.
 	Message *Message
@@ -24,17 +24,10 @@ type DeadLetter struct {
 	Position Position
 }
 
-// DeadLetterSink is told of every dead letter and of its publish result, so
-// an operator can alert on poison messages without grepping logs.
-type DeadLetterSink interface {
-	OnDeadLetter(ctx context.Context, dl DeadLetter)
-}
-
-// DeadLetterFunc adapts a function to DeadLetterSink.
+// DeadLetterFunc is told of every dead letter and of its publish result
+// (Tuning.DeadLetterSink), so an operator can alert on poison messages
+// without grepping logs.
 type DeadLetterFunc func(ctx context.Context, dl DeadLetter)
-
-// OnDeadLetter calls f.
-func (f DeadLetterFunc) OnDeadLetter(ctx context.Context, dl DeadLetter) { f(ctx, dl) }
 
 // errDeadLetterPublish wraps a failed dead-letter publish; it stops the
 // consumer so the source offset stays uncommitted and the record returns.
@@ -94,7 +87,7 @@ func (c *Consumer) publishDeadLetter(ctx context.Context, m *Message, prov wire.
 		m.parked, m.parkCause = capsule, cause
 	}
 	if c.cfg.DeadLetterSink != nil {
-		c.cfg.DeadLetterSink.OnDeadLetter(ctx, DeadLetter{Message: m, Capsule: capsule, Cause: cause, PublishErr: err, Position: pos})
+		c.cfg.DeadLetterSink(ctx, DeadLetter{Message: m, Capsule: capsule, Cause: cause, PublishErr: err, Position: pos})
 	}
 	return err
 }

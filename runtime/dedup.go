@@ -27,9 +27,6 @@ type Forgetter interface {
 	Forget(ctx context.Context, key string) error
 }
 
-// DefaultDedupWindow is how many idempotency keys the default window keeps.
-const DefaultDedupWindow = 10_000
-
 // dedupScopeSep separates the sender from its key; U+001F cannot appear in
 // an agent id, so the first one ends the sender and two senders' keys never
 // collide, an unknown sender's included (its scope is empty, not absent).

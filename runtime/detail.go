@@ -7,11 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDeadLetterDetail caps the detail text of a dead-letter capsule in
-// bytes: a handler error that quotes a huge body must not make the capsule
-// too large for the dead-letter topic (which would stop the consumer).
-const MaxDeadLetterDetail = 16 << 10
-
 // rejectedPrefix starts the detail of a rejection, as the reference writes it.
 const rejectedPrefix = "rejected: "
 

@@ -168,7 +168,7 @@ func envelopeEffect(topic string, env *wire.Envelope, kind EffectKind, signed bo
 // WithClaims returns a copy of c whose effects carry claims (the classes a
 // handler declares; lasergen's effect= and data= keys), in place of the
 // agent's for each class claims sets.
-func WithClaims(c *Ctx, claims Claims) *Ctx {
+func (c *Ctx) WithClaims(claims Claims) *Ctx {
 	cp := *c
 	cp.claims = claims
 	return &cp

@@ -40,8 +40,8 @@ func (g *kindGate) seen() []runtime.EffectKind {
 
 func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.Transport) {
 	t.Helper()
-	tr := embedlog.New("laser")
-	if err := runtime.Bootstrap(t.Context(), tr, 1); err != nil {
+	tr := embedlog.New("laser", embedlog.Config{})
+	if err := runtime.NewClient(tr, runtime.ClientOptions{}).Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	c := runtime.NewClient(tr, runtime.ClientOptions{Gate: g})

@@ -97,7 +97,8 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Msg == "" && t.Err == nil && t.Answer == 0 && t.Code == e.Code
 }
 
-// Sentinels for errors.Is; each matches every *Error of its code.
+// The runtime's errors, for errors.Is. The first ones each match every
+// *Error of their code.
 var (
 	ErrHandler        = &Error{Code: CodeHandler}
 	ErrHandlerConfig  = &Error{Code: CodeHandlerConfig}
@@ -109,6 +110,47 @@ var (
 	ErrInvalid        = &Error{Code: CodeInvalid}
 	ErrSignature      = &Error{Code: CodeSignature}
 	ErrNotPickedUp    = &Error{Code: CodeNotPickedUp}
+
+	// ErrTransient marks transport errors that a retry may cure; transports wrap
+	// it (or return a TransportError with Transient set).
+	ErrTransient = errors.New("transient transport error")
+
+	// ErrDisconnected reports a lost connection: the consumer stops at once on it
+	// instead of backing off, because its group membership is gone.
+	ErrDisconnected = fmt.Errorf("disconnected: %w", ErrTransient)
+
+	// ErrPartitionLost reports a commit refused because the partition now
+	// belongs to another member of the group (a rebalance). Nothing is lost:
+	// the new owner resumes from the group's stored offset, so the consumer
+	// drops the commit and carries on.
+	ErrPartitionLost = errors.New("partition moved to another group member")
+
+	// ErrNotReady reports an agent that stopped before it became ready.
+	ErrNotReady = errors.New("agent stopped before it became ready")
+
+	// Stream errors: each ends a read stream, wrapped in a *StreamError that
+	// names the channel and sequence; branch on them with errors.Is. The
+	// responder's own error is a *RemoteError (errors.As).
+
+	// ErrStreamGap: the terminal chunk arrived but a chunk before it never
+	// did within the stream's timeout.
+	ErrStreamGap = errors.New("stream chunk missing")
+	// ErrStreamDuplicate: a sequence number arrived twice with different
+	// contents (an identical copy, such as a producer's retry, is dropped).
+	ErrStreamDuplicate = errors.New("stream chunk duplicated")
+	// ErrStreamTwoTerminals: a terminal chunk (or error) arrived at another
+	// sequence than the terminal already seen; the first one stands.
+	ErrStreamTwoTerminals = errors.New("stream has two terminal chunks")
+	// ErrStreamAfterTerminal: a chunk arrived past the terminal one.
+	ErrStreamAfterTerminal = errors.New("stream chunk after the terminal")
+	// ErrStreamTimeout: the stream stopped without a terminal chunk; it also
+	// matches ErrTimeout.
+	ErrStreamTimeout = errors.New("stream ended without a terminal chunk")
+	// ErrStreamOverflow: the reader fell behind: the sender ran further
+	// ahead of it than the stream's buffer holds, for longer than the client
+	// waits for room (100 ms over the stream's life), or chunks arrived
+	// out of order beyond the buffer.
+	ErrStreamOverflow = errors.New("stream reorder buffer full")
 )
 
 // Reject marks err as permanent: the consumer dead-letters the message as

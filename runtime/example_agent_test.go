@@ -17,7 +17,7 @@ import (
 func ExampleClient_Request() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2); err != nil {
 		panic(err)
@@ -51,10 +51,10 @@ func ExampleClient_Request() {
 
 // A handler that rejects a message parks it in agent.dlq at once; a sink
 // hears of every dead letter.
-func ExampleDeadLetterSink() {
+func ExampleDeadLetterFunc() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)

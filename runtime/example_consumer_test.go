@@ -16,8 +16,8 @@ import (
 // Closing stop drains in-flight work, commits it and leaves the group.
 func ExampleNewConsumer() {
 	ctx := context.Background()
-	log := embedlog.New("laser")
-	if err := runtime.Bootstrap(ctx, log, 2, "orders"); err != nil {
+	log := embedlog.New("laser", embedlog.Config{})
+	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(ctx, 2, "orders"); err != nil {
 		panic(err)
 	}
 	done := make(chan struct{})

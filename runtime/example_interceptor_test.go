@@ -20,8 +20,8 @@ type requestIDKey struct{}
 // the attempt's result, so it can time, log or translate errors.
 func ExampleInterceptor() {
 	ctx := context.Background()
-	log := embedlog.New("laser")
-	if err := runtime.Bootstrap(ctx, log, 1, "orders"); err != nil {
+	log := embedlog.New("laser", embedlog.Config{})
+	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(ctx, 1, "orders"); err != nil {
 		panic(err)
 	}
 	stamp := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {

@@ -15,11 +15,12 @@ import (
 
 // An agent whose handler waits on a model runs many conversations at once
 // with PerConversation, each conversation's messages in log order; a
-// generated constructor takes the same Tuning through runtime.WithTuning.
+// generated agent takes the same Tuning in its AgentConfig (see the
+// generated <Name>AgentConfig).
 func ExamplePerConversation() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)

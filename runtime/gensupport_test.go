@@ -65,44 +65,44 @@ func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
 	}
 }
 
-func TestGensupportMergeSendOptionsDoesNotShareBase(t *testing.T) {
-	base := make([]SendOption, 1, 4)
-	base[0] = WithOperation("a")
-	one := MergeSendOptions(base, []SendOption{WithOperation("b")})
-	two := MergeSendOptions(base, []SendOption{WithOperation("c")})
-	if got := specOf(one, SendOption.applyEvent).operation; got != "b" {
-		t.Fatalf("first merge ends with operation %q, want b", got)
+func TestWithOptionsAppliesItsOptionsInOrder(t *testing.T) {
+	bundle := WithOptions(WithOperation("a"), WithIdempotencyKey("k"), WithOperation("b"))
+	spec := specOf([]SendOption{bundle}, SendOption.applyEvent)
+	if spec.operation != "b" || spec.idem != "k" {
+		t.Fatalf("operation %q, key %q, want b and k", spec.operation, spec.idem)
 	}
-	if got := specOf(two, SendOption.applyEvent).operation; got != "c" {
-		t.Fatalf("second merge ends with operation %q, want c", got)
-	}
-	if got := MergeSendOptions(base, nil); len(got) != 1 {
-		t.Fatalf("merge without extra options has %d options", len(got))
+	if spec := specOf([]SendOption{WithOptions()}, SendOption.applyEvent); spec.operation != "" {
+		t.Fatalf("an empty bundle set operation %q", spec.operation)
 	}
 }
 
-func TestGensupportMergeRequestOptionsPutsTheReplyTopicBetween(t *testing.T) {
-	base := []SendOption{WithOperation("a")}
-	spec := specOf(MergeRequestOptions(base, "billing.responses", nil), RequestOption.applyRequest)
-	if spec.operation != "a" || spec.reply() != "billing.responses" {
-		t.Fatalf("operation %q, reply topic %q", spec.operation, spec.reply())
-	}
-	spec = specOf(MergeRequestOptions(base, "billing.responses", []RequestOption{WithReplyTopic("mine"), WithTimeout(time.Second)}), RequestOption.applyRequest)
-	if spec.reply() != "mine" || spec.wait() != time.Second {
-		t.Fatalf("the call's own options lose: reply topic %q, timeout %s", spec.reply(), spec.wait())
-	}
-	if spec := specOf(MergeRequestOptions(nil, "", nil), RequestOption.applyRequest); spec.reply() != TopicResponses {
-		t.Fatalf("no reply topic reads %q, want the default", spec.reply())
+func TestWithOptionsAppliesThroughEveryFamily(t *testing.T) {
+	bundle := WithOptions(WithContentType(wire.ContentJSON), WithOperation("a"))
+	for name, spec := range map[string]sendSpec{
+		"command": specOf([]CommandOption{bundle}, CommandOption.applyCommand),
+		"request": specOf([]RequestOption{bundle}, RequestOption.applyRequest),
+		"stream":  specOf([]StreamOption{bundle}, StreamOption.applyStream),
+	} {
+		if spec.operation != "a" || spec.ct(wire.ContentCBOR) != wire.ContentJSON {
+			t.Errorf("%s: operation %q, content type %q", name, spec.operation, spec.ct(wire.ContentCBOR))
+		}
 	}
 }
 
-func TestGensupportMergeStreamOptionsKeepsTheStreamBuffer(t *testing.T) {
-	base := []SendOption{WithOperation("a")}
-	spec := specOf(MergeStreamOptions(base, "billing.responses", []StreamOption{WithStreamBuffer(3), WithTimeout(time.Second)}), StreamOption.applyStream)
-	if spec.operation != "a" || spec.reply() != "billing.responses" || spec.buffered() != 3 || spec.wait() != time.Second {
-		t.Fatalf("operation %q, reply topic %q, buffer %d, timeout %s", spec.operation, spec.reply(), spec.buffered(), spec.wait())
+func TestWithOptionsBundleLosesToLaterOptions(t *testing.T) {
+	base := WithOptions(WithOperation("a"))
+	spec := specOf([]RequestOption{base, WithReplyTopic("billing.responses"), WithReplyTopic("mine"), WithTimeout(time.Second)}, RequestOption.applyRequest)
+	if spec.operation != "a" || spec.reply() != "mine" || spec.wait() != time.Second {
+		t.Fatalf("the call's own options lose: operation %q, reply topic %q, timeout %s", spec.operation, spec.reply(), spec.wait())
 	}
-	if spec := specOf(MergeStreamOptions(nil, "", nil), StreamOption.applyStream); spec.buffered() != DefaultStreamBuffer {
+}
+
+func TestStreamBufferOption(t *testing.T) {
+	spec := specOf([]StreamOption{WithOptions(WithOperation("a")), WithStreamBuffer(3)}, StreamOption.applyStream)
+	if spec.operation != "a" || spec.buffered() != 3 {
+		t.Fatalf("operation %q, buffer %d", spec.operation, spec.buffered())
+	}
+	if spec := specOf([]StreamOption(nil), StreamOption.applyStream); spec.buffered() != DefaultStreamBuffer {
 		t.Fatalf("no buffer option buffers %d, want the default", spec.buffered())
 	}
 	for _, n := range []int{0, -2} {

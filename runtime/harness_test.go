@@ -137,7 +137,7 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // deadLetters is a sink that forwards every dead letter to a channel.
-func deadLetters() (runtime.DeadLetterSink, chan runtime.DeadLetter) {
+func deadLetters() (runtime.DeadLetterFunc, chan runtime.DeadLetter) {
 	ch := make(chan runtime.DeadLetter, 64)
 	return runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { ch <- dl }), ch
 }

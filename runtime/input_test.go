@@ -17,7 +17,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 	if err := reg.Enroll("approver", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, reg)
 	if err := log.EnsureTopics(context.Background(), 1, "agent.human_input", "decisions"); err != nil {
 		t.Fatal(err)

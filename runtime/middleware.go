@@ -2,9 +2,28 @@ package runtime
 
 import "context"
 
-// Middleware wraps every handler dispatch, for auth, metrics and tracing
-// without touching handlers. Embed MiddlewareDefaults and write only the hook
-// you need, so hooks added later break nobody.
+// Middleware is every hook the runtime offers around handling and sending,
+// listed in one place. A value is middleware when it implements
+// Middleware: its BeforeHandle and AfterHandle hooks run around every
+// handler dispatch. It may implement, in addition, any of the interfaces
+// below, each of which embeds Middleware, so only a Middleware can be one:
+//
+//   - Interceptor wraps each attempt of the handler (InterceptorFunc
+//     writes one inline);
+//   - RecordObserver wraps the processing of every record a consumer
+//     takes, dropped and parked ones included;
+//   - ConsumerObserver is handed the consumer once, to sample its state;
+//   - SendInterceptor wraps every publish of a client;
+//   - RequestInterceptor wraps every request/reply call of a client.
+//
+// Install middleware in Tuning.Middleware (one consumer or agent) or
+// ClientOptions.Middleware (every consumer on the client, then its sends
+// and requests). The runtime finds the extra interfaces by type assertion
+// on each listed Middleware; to have the compiler check that a type
+// implements the one you mean, assert it in your package, e.g.
+// var _ runtime.SendInterceptor = (*myTracer)(nil). Embed
+// MiddlewareDefaults and write only the hooks you need, so hooks added
+// later break nobody.
 type Middleware interface {
 	// BeforeHandle runs once, in order, before the first attempt. An error
 	// dead-letters the message as rejected and the handler never runs.
@@ -33,6 +52,7 @@ func (MiddlewareDefaults) AfterHandle(context.Context, *Message, error, int) {}
 // attempt, outermost first; the BeforeHandle and AfterHandle hooks of every
 // middleware run innermost, just around the handler, as one interceptor.
 type Interceptor interface {
+	Middleware
 	Intercept(c *Ctx, next func(*Ctx) error) error
 }
 
@@ -48,6 +68,48 @@ func (InterceptorFunc) BeforeHandle(context.Context, *Message) error { return ni
 
 // AfterHandle does nothing.
 func (InterceptorFunc) AfterHandle(context.Context, *Message, error, int) {}
+
+// RecordObserver is implemented by middleware that wants to see every
+// record a consumer takes, whatever becomes of it: tracing and metrics
+// need the records that gates drop or the decoder parks, which never reach
+// a handler. ObserveRecord wraps the processing of one record: it must call
+// next exactly once, on its own goroutine before it returns, with the
+// context the gates, the middleware and the handler should run under, and
+// once next returns d says how the record ended. A Middleware in Tuning.Middleware (or
+// ClientOptions.Middleware) that implements it is used; observers nest in
+// list order, the first outermost.
+type RecordObserver interface {
+	Middleware
+	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
+}
+
+// ConsumerObserver is implemented by middleware that samples a consumer's
+// state (queue depth, lag): the consumer hands itself over once, when it
+// is built.
+type ConsumerObserver interface {
+	Middleware
+	ObserveConsumer(c *Consumer)
+}
+
+// SendInterceptor wraps a publish: InterceptSend may add headers to the
+// records (trace context, say) and must call next exactly once, which
+// publishes them, retries included. It sees every publish of a Producer:
+// sends, requests, replies, acks and dead letters. A Middleware in
+// ClientOptions.Middleware that implements it wraps the client's publishes.
+type SendInterceptor interface {
+	Middleware
+	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
+}
+
+// RequestInterceptor wraps a request/reply call of a Client (Client.Request,
+// and Ctx.Request in a handler): the publish of the command and the wait
+// for its answer. next returns what Request returns. A Middleware in
+// ClientOptions.Middleware that implements it wraps the client's requests;
+// the publish inside still passes the SendInterceptors.
+type RequestInterceptor interface {
+	Middleware
+	InterceptRequest(ctx context.Context, r *RequestCall, next func(context.Context) (*Message, error)) (*Message, error)
+}
 
 // beforeHandleError is a BeforeHandle refusal travelling out of the attempt
 // chain; the consumer dead-letters the message as rejected without counting

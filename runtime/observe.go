@@ -9,26 +9,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// RecordObserver is implemented by middleware that wants to see every
-// record a consumer takes, whatever becomes of it: tracing and metrics
-// need the records that gates drop or the decoder parks, which never reach
-// a handler. ObserveRecord wraps the processing of one record: it must call
-// next exactly once, on its own goroutine before it returns, with the
-// context the gates, the middleware and the handler should run under, and
-// once next returns d says how the record ended. A Middleware in Tuning.Middleware (or
-// ClientOptions.Middleware) that implements it is used; observers nest in
-// list order, the first outermost.
-type RecordObserver interface {
-	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
-}
-
-// ConsumerObserver is implemented by middleware that samples a consumer's
-// state (queue depth, lag): the consumer hands itself over once, when it
-// is built.
-type ConsumerObserver interface {
-	ObserveConsumer(c *Consumer)
-}
-
 // Result is how the consumer finished with a record.
 type Result uint8
 

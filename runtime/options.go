@@ -21,6 +21,8 @@ import (
 //   - RequestOption refines a request only (WithTimeout, WithReplyTopic);
 //   - StreamOption refines a stream request only (WithStreamBuffer);
 //   - ReplyOption refines an answer or a plain message: only Option.
+//
+// WithOptions bundles SendOptions into one.
 
 // StreamOption refines a stream request (Client.RequestStream,
 // CallStream).
@@ -128,6 +130,17 @@ type sendSpec struct {
 	key    *sign.Key
 }
 
+// WithOptions bundles opts into one option that applies them in order, so a
+// set of options shared by many sends is built once and passed as one; a
+// generated client holds the options given to its constructor this way.
+func WithOptions(opts ...SendOption) SendOption {
+	return sendOption(func(s *sendSpec) {
+		for _, o := range opts {
+			o.applyEvent(s)
+		}
+	})
+}
+
 // WithContentType says what the body is (the agdx.ct header).
 func WithContentType(ct wire.ContentType) Option {
 	return everyOption(func(s *sendSpec) { s.contentType, s.hasCT = ct, true })
@@ -193,9 +206,6 @@ func WithSigningKey(key *sign.Key) SendOption {
 func WithAnswerFrom(accept func(sign.Verified) bool) RequestOption {
 	return requestOption(func(s *sendSpec) { s.accept = accept })
 }
-
-// DefaultRequestTimeout bounds a request without WithTimeout.
-const DefaultRequestTimeout = 30 * time.Second
 
 func (s *sendSpec) ct(def wire.ContentType) wire.ContentType {
 	if s.hasCT {

@@ -12,17 +12,12 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// ProducerOptions configures a Producer; the zero value is usable.
-type ProducerOptions struct {
-	// Attempts is how often a publish is tried when the transport reports a
-	// transient error. Default 4.
-	Attempts int
-	// Backoff is the wait after the first transient failure, doubled after
-	// each further one. Default 50 ms.
-	Backoff time.Duration
-	// Interceptors wrap every Publish, the first outermost (see
-	// SendInterceptor). Default none.
-	Interceptors []SendInterceptor
+// producerConfig is how a Producer publishes: ClientOptions.PublishAttempts
+// and PublishBackoff, and the client's middleware that intercept sends.
+type producerConfig struct {
+	attempts     int
+	backoff      time.Duration
+	interceptors []SendInterceptor
 }
 
 // Producer appends raw records to the log, retrying transient transport
@@ -31,7 +26,7 @@ type ProducerOptions struct {
 // records no verb builds (extra headers, replayed or crafted envelopes).
 type Producer struct {
 	t     Transport
-	opts  ProducerOptions
+	opts  producerConfig
 	clock Clock
 	ids   IDSource
 	log   *slog.Logger
@@ -43,12 +38,12 @@ type Producer struct {
 
 // newProducer returns a producer over t timing its backoff on clock, minting
 // record ids from ids and warning on log.
-func newProducer(t Transport, opts ProducerOptions, clock Clock, ids IDSource, log *slog.Logger) *Producer {
-	if opts.Attempts <= 0 {
-		opts.Attempts = 4
+func newProducer(t Transport, opts producerConfig, clock Clock, ids IDSource, log *slog.Logger) *Producer {
+	if opts.attempts <= 0 {
+		opts.attempts = 4
 	}
-	if opts.Backoff <= 0 {
-		opts.Backoff = 50 * time.Millisecond
+	if opts.backoff <= 0 {
+		opts.backoff = 50 * time.Millisecond
 	}
 	return &Producer{t: t, opts: opts, clock: clock, ids: ids, log: log}
 }
@@ -110,20 +105,20 @@ func noMetadata(e *Effect) error {
 // publishOut publishes records through the interceptors, ungoverned: the
 // send verbs call it once the gate admitted their effect.
 func (p *Producer) publishOut(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
-	if len(p.opts.Interceptors) > 0 {
+	if len(p.opts.interceptors) > 0 {
 		return p.intercepted(ctx, topic, records)
 	}
 	return p.publish(ctx, topic, records)
 }
 
 func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
-	delay := p.opts.Backoff
+	delay := p.opts.backoff
 	for attempt := 1; ; attempt++ {
 		pos, err := p.t.Publish(ctx, topic, records...)
 		if err == nil {
 			return pos, nil
 		}
-		if !IsTransient(err) || attempt >= p.opts.Attempts || ctx.Err() != nil {
+		if !IsTransient(err) || attempt >= p.opts.attempts || ctx.Err() != nil {
 			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		p.log.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)

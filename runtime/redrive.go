@@ -10,16 +10,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// Capsule signatures. A consumer with a SigningKey signs each capsule it
-// parks: the dead-letter topic, its own agent id (the group's name without
-// one) and the capsule bytes, under DeadLetterDomain, in two headers beside
-// the reference's capsule encoding, which stays as it is.
-const (
-	DeadLetterDomain          = "laser.dead-letter.v1"
-	HeaderDeadLetterBy        = "laser.dlq.by"
-	HeaderDeadLetterSignature = "laser.dlq.sig"
-)
-
 // DeadLetterVerifier checks a capsule's detached signature; *sign.Registry
 // implements it.
 type DeadLetterVerifier interface {
@@ -113,10 +103,6 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	}
 	return pos[0], nil
 }
-
-// OperationRedrive is the operation of the effect a redrive asks the gate
-// about: republishing a parked record is an effect like any other.
-const OperationRedrive = "redrive"
 
 // RedriveKey is the idempotency key a redriven plain message carries: the
 // original key re-keyed by the source position, as the reference does.

@@ -30,7 +30,7 @@ func (f *flakyPartitions) Partitions(ctx context.Context, topic string) (uint32,
 // start (which, on a busy topic, holds every request up behind its whole
 // history). Only a topic that does not exist yet is read from its start.
 func TestATransientFailureFindingTheReplyTailFailsTheRequestUnsent(t *testing.T) {
-	tr := &flakyPartitions{Log: embedlog.New("laser")}
+	tr := &flakyPartitions{Log: embedlog.New("laser", embedlog.Config{})}
 	c := newClient(t, tr, runtime.SystemClock{}, nil)
 	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99")})
 	if !errors.Is(err, runtime.ErrTransient) {

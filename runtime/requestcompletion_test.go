@@ -56,7 +56,7 @@ func (r *progressThenAnswer) Publish(ctx context.Context, topic string, recs ...
 // an AGDX response or an AGDX error; events, chunks and statuses carrying
 // its correlation are progress and do not complete it.
 func TestRequestCompletesOnlyOnAnAnswerNotOnOtherCorrelatedRecords(t *testing.T) {
-	c := newClient(t, &progressThenAnswer{Transport: embedlog.New("laser"), t: t}, runtime.SystemClock{}, nil)
+	c := newClient(t, &progressThenAnswer{Transport: embedlog.New("laser", embedlog.Config{}), t: t}, runtime.SystemClock{}, nil)
 	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func (c *cancelOnWait) After(d time.Duration) <-chan time.Time {
 // the time: 32 rounds all answered.
 func TestRequestAnsweredBeforeItsCancellationIsAnswered(t *testing.T) {
 	for round := range 32 {
-		tr := &answerRace{Transport: embedlog.New("laser"), t: t, delivered: make(chan struct{})}
+		tr := &answerRace{Transport: embedlog.New("laser", embedlog.Config{}), t: t, delivered: make(chan struct{})}
 		ctx, cancel := context.WithCancel(t.Context())
 		c := newClient(t, tr, &cancelOnWait{delivered: tr.delivered, cancel: cancel}, nil)
 		reply, err := c.Request(ctx, runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(raceWait))

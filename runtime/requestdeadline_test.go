@@ -14,7 +14,7 @@ import (
 
 func TestARequestNobodyWaitsForAnyMoreIsParkedByAnAgentStartedLater(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := embedlog.New("laser", embedlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.Config{Clock: clock})
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
@@ -58,7 +58,7 @@ func deadlineSeen(t *testing.T, c *runtime.Client) <-chan time.Time {
 
 func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	log := embedlog.New("laser", embedlog.WithClock(clock))
+	log := embedlog.New("laser", embedlog.Config{Clock: clock})
 	c := newClient(t, log, clock, nil)
 	seen := deadlineSeen(t, c)
 	cmd := runtime.Command{From: "caller", Target: "clerk", Body: []byte("q")}
@@ -84,7 +84,7 @@ func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 }
 
 func TestARequestUnderAnEarlierContextDeadlineCarriesThatDeadline(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	seen := deadlineSeen(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)

@@ -17,9 +17,6 @@ type RetryPolicy struct {
 	BaseDelay time.Duration
 }
 
-// DefaultRetryPolicy is 5 attempts with 200, 400, 800 and 1600 ms between them.
-var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, BaseDelay: 200 * time.Millisecond}
-
 // Delay is the wait after the failed attempt with zero-based index attempt:
 // BaseDelay × 2^min(attempt, 16), saturating instead of overflowing.
 func (p RetryPolicy) Delay(attempt int) time.Duration {

@@ -117,7 +117,7 @@ func waitForTimers(t *testing.T, clock *lasertest.ManualClock, d time.Duration, 
 
 func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 	clock := lasertest.NewManualClock(epoch)
-	c := newClient(t, embedlog.New("laser", embedlog.WithClock(clock)), clock, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{Clock: clock}), clock, nil)
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
 		Tuning:  runtime.Tuning{AckOnPickup: true, DeadLetterSink: sink},
@@ -151,7 +151,7 @@ func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
 	if err := reg.Enroll("worker", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, embedlog.New("laser", embedlog.WithClock(clock)), clock, reg)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{Clock: clock}), clock, reg)
 	picked, release := make(chan struct{}, 1), make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "worker", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{AckOnPickup: true, SigningKey: key},

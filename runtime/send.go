@@ -6,15 +6,6 @@ import (
 	"slices"
 )
 
-// SendInterceptor wraps a publish: InterceptSend may add headers to the
-// records (trace context, say) and must call next exactly once, which
-// publishes them, retries included. It sees every publish of a Producer:
-// sends, requests, replies, acks and dead letters. A Middleware in
-// ClientOptions.Middleware that implements it wraps the client's publishes.
-type SendInterceptor interface {
-	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
-}
-
 // Send is one publish as a SendInterceptor sees it.
 type Send struct {
 	Topic string
@@ -44,23 +35,14 @@ func (p *Producer) intercepted(ctx context.Context, topic string, records []Outg
 		s.Positions = pos
 		return err
 	}
-	for i := len(p.opts.Interceptors) - 1; i >= 0; i-- {
-		si, inner := p.opts.Interceptors[i], next
+	for i := len(p.opts.interceptors) - 1; i >= 0; i-- {
+		si, inner := p.opts.interceptors[i], next
 		next = func(ctx context.Context) error { return si.InterceptSend(ctx, s, inner) }
 	}
 	if err := next(ctx); err != nil {
 		return nil, err
 	}
 	return s.Positions, nil
-}
-
-// RequestInterceptor wraps a request/reply call of a Client (Client.Request,
-// and Ctx.Request in a handler): the publish of the command and the wait
-// for its answer. next returns what Request returns. A Middleware in
-// ClientOptions.Middleware that implements it wraps the client's requests;
-// the publish inside still passes the SendInterceptors.
-type RequestInterceptor interface {
-	InterceptRequest(ctx context.Context, r *RequestCall, next func(context.Context) (*Message, error)) (*Message, error)
 }
 
 // RequestCall is one request as a RequestInterceptor sees it.

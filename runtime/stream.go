@@ -7,9 +7,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// FinishStop is the finish reason of a stream that ended normally.
-const FinishStop = "stop"
-
 // ChunkWriter streams the answer to the handled request as AGDX chunks on
 // the agent's respond topic: one channel per stream, the request's
 // correlation echoed, sequence numbers from 0. The opening chunk (sequence
@@ -146,8 +143,8 @@ type Stream[T any] struct {
 	enc func(T) ([]byte, error)
 }
 
-// NewStream wraps w so that items of type T are encoded by enc.
-func NewStream[T any](w *ChunkWriter, enc func(T) ([]byte, error)) *Stream[T] {
+// newStream wraps w so that items of type T are encoded by enc.
+func newStream[T any](w *ChunkWriter, enc func(T) ([]byte, error)) *Stream[T] {
 	return &Stream[T]{w: w, enc: enc}
 }
 

@@ -3,38 +3,12 @@ package runtime
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"sync/atomic"
 	"time"
 
 	"github.com/lasergo/laser/wire"
-)
-
-// Stream errors: each ends a read stream, wrapped in a *StreamError that
-// names the channel and sequence; branch on them with errors.Is. The
-// responder's own error is a *RemoteError (errors.As).
-var (
-	// ErrStreamGap: the terminal chunk arrived but a chunk before it never
-	// did within the stream's timeout.
-	ErrStreamGap = errors.New("stream chunk missing")
-	// ErrStreamDuplicate: a sequence number arrived twice with different
-	// contents (an identical copy, such as a producer's retry, is dropped).
-	ErrStreamDuplicate = errors.New("stream chunk duplicated")
-	// ErrStreamTwoTerminals: a terminal chunk (or error) arrived at another
-	// sequence than the terminal already seen; the first one stands.
-	ErrStreamTwoTerminals = errors.New("stream has two terminal chunks")
-	// ErrStreamAfterTerminal: a chunk arrived past the terminal one.
-	ErrStreamAfterTerminal = errors.New("stream chunk after the terminal")
-	// ErrStreamTimeout: the stream stopped without a terminal chunk; it also
-	// matches ErrTimeout.
-	ErrStreamTimeout = errors.New("stream ended without a terminal chunk")
-	// ErrStreamOverflow: the reader fell behind: the sender ran further
-	// ahead of it than the stream's buffer holds, for longer than the client
-	// waits for room (100 ms over the stream's life), or chunks arrived
-	// out of order beyond the buffer.
-	ErrStreamOverflow = errors.New("stream reorder buffer full")
 )
 
 // StreamError is a failed read stream: Err is one of the ErrStream
@@ -56,10 +30,6 @@ func (e *StreamError) Unwrap() error { return e.Err }
 func (e *StreamError) Is(target error) bool {
 	return e.Err == ErrStreamTimeout && target == ErrTimeout
 }
-
-// DefaultStreamBuffer is the default number of chunks a read stream holds
-// ahead of its reader: out of order, or read but not yet consumed.
-const DefaultStreamBuffer = 256
 
 // WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
 // (default DefaultStreamBuffer). A burst larger than the buffer reaches a

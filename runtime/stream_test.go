@@ -45,7 +45,7 @@ func readStream(seq func(func([]byte, error) bool)) ([]string, error) {
 }
 
 func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("a", "b")})
 	deadline := time.Now().Add(time.Minute).Truncate(time.Microsecond)
@@ -87,7 +87,7 @@ func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
 }
 
 func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	key := newKey(7)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("writer", key.Public()); err != nil {
@@ -116,13 +116,12 @@ type token struct {
 }
 
 func TestStreamTypedItemsRoundTrip(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-		w, err := ctx.OpenStream(wire.OperationChat, wire.ContentJSON)
+		s, err := runtime.OpenTypedStream[token](ctx, wire.ContentJSON)
 		if err != nil {
 			return err
 		}
-		s := runtime.NewStream(w, func(v token) ([]byte, error) { return json.Marshal(v) })
 		for _, p := range []string{"x", "y"} {
 			if err := s.Send(token{Text: p}); err != nil {
 				return err
@@ -147,7 +146,7 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 // the stream overflows its own bounded buffer while a request on the same
 // reply topic, answered after all the chunks, still completes.
 func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	const n = 50
 	var many []string
 	for range n {
@@ -181,7 +180,7 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 }
 
 func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
-	c := newClient(t, embedlog.New("laser"), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
 	// One stream read to its end first, so the agent's poller and committer
 	// run before the count is taken (Ready may come before they start).
@@ -209,7 +208,7 @@ func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 // no longer reads): its request is dead-lettered at once, even for an error
 // that would otherwise be retried.
 func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
-	log := embedlog.New("laser")
+	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	var runs atomic.Int32
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {

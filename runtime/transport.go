@@ -99,20 +99,6 @@ type Incoming struct {
 // Size is the byte count the lane queue bound charges for the record.
 func (r *Incoming) Size() int { return len(r.Payload) + r.Headers.Size() }
 
-// ErrTransient marks transport errors that a retry may cure; transports wrap
-// it (or return a TransportError with Transient set).
-var ErrTransient = errors.New("transient transport error")
-
-// ErrDisconnected reports a lost connection: the consumer stops at once on it
-// instead of backing off, because its group membership is gone.
-var ErrDisconnected = fmt.Errorf("disconnected: %w", ErrTransient)
-
-// ErrPartitionLost reports a commit refused because the partition now
-// belongs to another member of the group (a rebalance). Nothing is lost:
-// the new owner resumes from the group's stored offset, so the consumer
-// drops the commit and carries on.
-var ErrPartitionLost = errors.New("partition moved to another group member")
-
 // TransportError is a failed transport operation.
 type TransportError struct {
 	Op        string // the operation, e.g. "poll" or "publish agent.dlq"

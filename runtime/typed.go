@@ -10,11 +10,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// IsAtLeastVersion0_1 is referenced by generated code, so code generated for
-// a newer runtime than the one it is compiled against fails to build with a
-// clear name instead of a confusing error deep in the generated file.
-const IsAtLeastVersion0_1 = true
-
 // bodyCBOR encodes typed bodies canonically (sorted map keys, shortest
 // floats), so equal values produce equal bytes and signatures.
 var bodyCBOR, _ = cbor.CoreDetEncOptions().EncMode()
@@ -108,25 +103,4 @@ func EmitEvent(ctx context.Context, client *Client, topic, from, op string, ct w
 	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
 	_, err = client.Emit(ctx, topic, from, body, opts...)
 	return err
-}
-
-// UnknownOperation is what a generated dispatcher returns for a message it
-// has no handler for. An event is a broadcast that agents sharing a topic
-// may not all subscribe to, so an unknown event is ignored (nil); an unknown
-// command, or any other kind, is a permanent error naming the operation.
-func UnknownOperation(agent string, kind wire.Kind, op string) error {
-	if kind == wire.KindEvent {
-		return nil
-	}
-	if op == "" {
-		return Rejectf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind))
-	}
-	return Rejectf("agent %s has no handler for %s operation %q", agent, kindOrPlain(kind), op)
-}
-
-func kindOrPlain(k wire.Kind) string {
-	if k == "" {
-		return "plain message"
-	}
-	return string(k)
 }

@@ -65,7 +65,7 @@ func TestCrashChild(t *testing.T) {
 func TestCrashResumesEachStepOnce(t *testing.T) {
 	addr := os.Getenv("LASER_IGGY_ADDR")
 	if addr == "" {
-		addr = "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/workflow_crash"
+		addr = "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/workflow_crash"
 	}
 	w := featuretest.NewWorkflowWorld(featuretest.NewWorld(t, featuretest.Dial(t, addr)))
 	var (

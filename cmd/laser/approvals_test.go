@@ -22,11 +22,11 @@ import (
 // returns the address and a channel with Ask's outcome.
 func asking(t *testing.T, prompt string) (string, chan error, chan string) {
 	t.Helper()
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	addr := "iggy://iggy:iggy@" + srv.Addr() + "/laser"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestApprovalsAnswerRefusesACorrelationTwoRequestsShare(t *testing.T) {
 	addr, errs, _ := asking(t, "delete production?")
 	v := pendingCorrelation(t, addr)
 	ctx := t.Context()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

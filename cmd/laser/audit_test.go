@@ -25,7 +25,7 @@ func governedServer(t *testing.T, opts govern.Options) (string, *iggy.Transport,
 	addr := serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

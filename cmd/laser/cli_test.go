@@ -33,7 +33,7 @@ var streams atomic.Int32
 func serverAddr(t *testing.T) string {
 	t.Helper()
 	if realServer == "" {
-		return "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/laser"
+		return "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/laser"
 	}
 	i := strings.LastIndexByte(realServer, '/')
 	if i < 0 {
@@ -103,7 +103,7 @@ func TestBadUsageExitsTwo(t *testing.T) {
 // refused login.
 func TestPasswordsAreRedactedEverywhere(t *testing.T) {
 	const secret = "s3cret-Pa55"
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	t.Setenv("LASER_IGGY_ADDR", "iggy://iggy:"+secret+"@"+srv.Addr()+"/laser")
 	for _, args := range [][]string{
 		{"dlq", "list", "--help"},

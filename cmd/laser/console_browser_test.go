@@ -156,7 +156,7 @@ func TestBrowserRedrivesADeadLetterThatIsThenHandled(t *testing.T) {
 func TestBrowserAnswersAnApproval(t *testing.T) {
 	ctx := browser(t)
 	addr, errs, answers := asking(t, "ship order o-42?")
-	tr, err := iggy.Dial(t.Context(), addr)
+	tr, err := iggy.Dial(t.Context(), addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -295,7 +295,7 @@ func TestConsoleAnswersAnApproval(t *testing.T) {
 	addr, errs, answers := asking(t, "ship order o-42?")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ production broker.`,
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-		srv, err := iggytest.Listen(*addr, iggytest.WithCredentials(*user, *password), iggytest.WithLogger(logger))
+		srv, err := iggytest.Listen(*addr, iggytest.Config{Username: *user, Password: *password, Logger: logger})
 		if err != nil {
 			return listenError(*addr, err)
 		}
@@ -69,7 +69,7 @@ production broker.`,
 `, srv.Addr(), connect)
 		}
 		if *consoleAddr != "" {
-			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser")
+			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser", iggy.Config{})
 			if err != nil {
 				return fmt.Errorf("the console cannot reach the dev server: %w", err)
 			}

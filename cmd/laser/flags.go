@@ -113,7 +113,7 @@ func (s *serverFlags) dial(ctx context.Context) (*iggy.Transport, error) {
 	if s.addr.s == "" {
 		return nil, usagef("no server named: pass --addr iggy://user:password@host:port/stream or set LASER_IGGY_ADDR")
 	}
-	t, err := iggy.Dial(ctx, s.addr.s, iggy.WithDialTimeout(s.timeout), iggy.WithCallTimeout(s.timeout))
+	t, err := iggy.Dial(ctx, s.addr.s, iggy.Config{DialTimeout: s.timeout, CallTimeout: s.timeout})
 	if err != nil {
 		return nil, dialError(s.addr.String(), err)
 	}

@@ -27,7 +27,7 @@ func TestHumanOutputEscapesWhatPeersWrote(t *testing.T) {
 	addr := serverAddr(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 	addr = serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestExitCodesForUsageAndConnectionErrors(t *testing.T) {
 	if code, _, errOut := laser(t, "dlq", "list", "--timeout", "1s", "--addr", "iggy://iggy:iggy@"+closed+"/laser"); code != exitConnect {
 		t.Fatalf("closed port: %d %s", code, errOut)
 	}
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	if code, _, errOut := laser(t, "dlq", "list", "--addr", "iggy://iggy:wrong@"+srv.Addr()+"/laser"); code != exitConnect {
 		t.Fatalf("bad credentials: %d %s", code, errOut)
 	}
@@ -254,7 +254,7 @@ func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
 	defer dialCancel()
 	var tr *iggy.Transport
 	for {
-		tr, err = iggy.Dial(dialCtx, "iggy://iggy:iggy@"+addr+"/laser", iggy.WithDialTimeout(200*time.Millisecond))
+		tr, err = iggy.Dial(dialCtx, "iggy://iggy:iggy@"+addr+"/laser", iggy.Config{DialTimeout: 200 * time.Millisecond})
 		if err == nil || dialCtx.Err() != nil {
 			break
 		}

@@ -23,8 +23,8 @@ import (
 // its card on the registry; it returns the server's address.
 func deskOnRegistry(t *testing.T) string {
 	t.Helper()
-	addr := "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/laser"
-	tr, err := iggy.Dial(t.Context(), addr)
+	addr := "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/laser"
+	tr, err := iggy.Dial(t.Context(), addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

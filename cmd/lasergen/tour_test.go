@@ -103,12 +103,12 @@ func TestReadmeTourInOwnModule(t *testing.T) {
 
 	// Step 4: on an Iggy server (laser dev serves this same test server);
 	// the refund of a charge that does not exist is parked in agent.dlq.
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	addr := "iggy://iggy:iggy@" + srv.Addr() + "/shop"
 	runShop(t, shop, append(env[:len(env):len(env)], "LASER_IGGY_ADDR="+addr), want)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,23 +41,34 @@ const (
 	HelpdeskOpReply = "reply"
 )
 
+// HelpdeskAgentConfig returns the configuration of agent "helpdesk" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func HelpdeskAgentConfig(impl *Helpdesk) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      HelpdeskAgentID,
+		Listen:  HelpdeskListenTopic,
+		Respond: HelpdeskRespondTopic,
+		Card:    HelpdeskCard(),
+	}
+	if impl != nil {
+		cfg.Handler = HelpdeskHandler(impl)
+	}
+	return cfg
+}
+
 // NewHelpdeskAgent returns agent "helpdesk" serving impl. It listens on
-// "helpdesk.commands" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewHelpdeskAgent(client *runtime.Client, impl *Helpdesk, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "helpdesk.commands" and answers on "agent.responses"; to configure it
+// further, change HelpdeskAgentConfig(impl) and pass it to client.NewAgent.
+func NewHelpdeskAgent(client *runtime.Client, impl *Helpdesk) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent helpdesk needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      HelpdeskAgentID,
-		Listen:  HelpdeskListenTopic,
-		Respond: HelpdeskRespondTopic,
-		Handler: HelpdeskHandler(impl),
-		Card:    HelpdeskCard(),
-	}, opts...)
+	return client.NewAgent(HelpdeskAgentConfig(impl))
 }
 
 // HelpdeskHandler routes the messages of agent "helpdesk" to impl's
@@ -131,7 +142,7 @@ type HelpdeskClient interface {
 type helpdeskClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewHelpdeskClient returns a client that sends as agent from; opts apply to
@@ -141,7 +152,7 @@ func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.Send
 	return &helpdeskClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -151,7 +162,7 @@ func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtim
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpClassify, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, HelpdeskRespondTopic, opts)...)
+	}, HelpdeskOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
 }
 
 // Reply implements HelpdeskClient.
@@ -160,7 +171,7 @@ func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.S
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpReply, wire.ContentJSON, in, runtime.MergeStreamOptions(c.opts, HelpdeskRespondTopic, opts)...)
+	}, HelpdeskOpReply, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
 }
 
 // HelpdeskCard describes agent "helpdesk": one capability per operation it

@@ -37,23 +37,34 @@ const (
 	HistorianOpAsk = "ask"
 )
 
+// HistorianAgentConfig returns the configuration of agent "historian"
+// serving impl, as its annotations give it: id, topics, handler and card.
+// Set what they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func HistorianAgentConfig(impl *Historian) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      HistorianAgentID,
+		Listen:  HistorianListenTopic,
+		Respond: HistorianRespondTopic,
+		Card:    HistorianCard(),
+	}
+	if impl != nil {
+		cfg.Handler = HistorianHandler(impl)
+	}
+	return cfg
+}
+
 // NewHistorianAgent returns agent "historian" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewHistorianAgent(client *runtime.Client, impl *Historian, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; to configure it
+// further, change HistorianAgentConfig(impl) and pass it to client.NewAgent.
+func NewHistorianAgent(client *runtime.Client, impl *Historian) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent historian needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      HistorianAgentID,
-		Listen:  HistorianListenTopic,
-		Respond: HistorianRespondTopic,
-		Handler: HistorianHandler(impl),
-		Card:    HistorianCard(),
-	}, opts...)
+	return client.NewAgent(HistorianAgentConfig(impl))
 }
 
 // HistorianHandler routes the messages of agent "historian" to impl's
@@ -111,7 +122,7 @@ type HistorianClient interface {
 type historianClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
@@ -121,7 +132,7 @@ func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.Sen
 	return &historianClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -131,7 +142,7 @@ func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.
 		Topic:  HistorianListenTopic,
 		From:   c.from,
 		Target: HistorianAgentID,
-	}, HistorianOpAsk, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, HistorianRespondTopic, opts)...)
+	}, HistorianOpAsk, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HistorianRespondTopic)}, opts...)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

@@ -44,9 +44,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var tr runtime.Transport = embedlog.New("chat")
+	var tr runtime.Transport = embedlog.New("chat", embedlog.Config{})
 	if *addr != "" {
-		t, err := iggy.Dial(ctx, *addr)
+		t, err := iggy.Dial(ctx, *addr, iggy.Config{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "chat:", err)
 			os.Exit(1)

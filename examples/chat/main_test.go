@@ -14,7 +14,7 @@ func TestChatExampleAnswersFromTheWholeConversationAcrossARestart(t *testing.T) 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	if err := run(ctx, embedlog.New("chat"), &out); err != nil {
+	if err := run(ctx, embedlog.New("chat", embedlog.Config{}), &out); err != nil {
 		t.Fatalf("%v\noutput:\n%s", err, out.String())
 	}
 	want := `-- first run

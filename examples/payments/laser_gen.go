@@ -37,23 +37,33 @@ const (
 	PayerOpWireFunds = "wire-funds"
 )
 
+// PayerAgentConfig returns the configuration of agent "payer" serving impl,
+// as its annotations give it: id, topics, handler and card. Set what they do
+// not (Group, Tuning, CardTopic, Gate) before passing it to Client.NewAgent.
+func PayerAgentConfig(impl *Payer) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      PayerAgentID,
+		Listen:  PayerListenTopic,
+		Respond: PayerRespondTopic,
+		Card:    PayerCard(),
+	}
+	if impl != nil {
+		cfg.Handler = PayerHandler(impl)
+	}
+	return cfg
+}
+
 // NewPayerAgent returns agent "payer" serving impl. It listens on
-// "payments.commands" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewPayerAgent(client *runtime.Client, impl *Payer, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "payments.commands" and answers on "agent.responses"; to configure it
+// further, change PayerAgentConfig(impl) and pass it to client.NewAgent.
+func NewPayerAgent(client *runtime.Client, impl *Payer) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent payer needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      PayerAgentID,
-		Listen:  PayerListenTopic,
-		Respond: PayerRespondTopic,
-		Handler: PayerHandler(impl),
-		Card:    PayerCard(),
-	}, opts...)
+	return client.NewAgent(PayerAgentConfig(impl))
 }
 
 // PayerHandler routes the messages of agent "payer" to impl's annotated
@@ -86,7 +96,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err := runtime.DecodeInput(m, PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	c = runtime.WithClaims(c, runtime.Claims{
+	c = c.WithClaims(runtime.Claims{
 		DataClassification: "pii",
 		EffectClass:        "payment",
 	})
@@ -110,7 +120,7 @@ type PayerClient interface {
 type payerClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewPayerClient returns a client that sends as agent from; opts apply to
@@ -120,7 +130,7 @@ func NewPayerClient(client *runtime.Client, from string, opts ...runtime.SendOpt
 	return &payerClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -130,7 +140,7 @@ func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtim
 		Topic:  PayerListenTopic,
 		From:   c.from,
 		Target: PayerAgentID,
-	}, PayerOpWireFunds, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, PayerRespondTopic, opts)...)
+	}, PayerOpWireFunds, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(PayerRespondTopic)}, opts...)...)
 }
 
 // PayerCard describes agent "payer": one capability per operation it

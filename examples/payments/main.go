@@ -37,9 +37,9 @@ func main() {
 	log.SetOutput(io.Discard) // the Iggy SDK logs every login
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var tr runtime.Transport = embedlog.New("payments")
+	var tr runtime.Transport = embedlog.New("payments", embedlog.Config{})
 	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
-		t, err := iggy.Dial(ctx, addr)
+		t, err := iggy.Dial(ctx, addr, iggy.Config{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
@@ -80,7 +80,9 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	}
 	wire := func(mode govern.Mode, t Transfer) (Receipt, error) {
 		gate := gates[mode]
-		agent, err := NewPayerAgent(client, &Payer{}, func(cfg *runtime.AgentConfig) { cfg.Gate = gate })
+		cfg := PayerAgentConfig(&Payer{})
+		cfg.Gate = gate
+		agent, err := client.NewAgent(cfg)
 		if err != nil {
 			return Receipt{}, err
 		}

@@ -40,12 +40,12 @@ func runOn(t *testing.T, tr runtime.Transport) {
 }
 
 func TestPaymentsExampleOnTheEmbeddedLog(t *testing.T) {
-	runOn(t, embedlog.New("payments"))
+	runOn(t, embedlog.New("payments", embedlog.Config{}))
 }
 
 func TestPaymentsExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
-	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/payments")
+	s := iggytest.Start(t, iggytest.Config{})
+	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/payments", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,9 +47,9 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var tr runtime.Transport = embedlog.New("review")
+	var tr runtime.Transport = embedlog.New("review", embedlog.Config{})
 	if *addr != "" {
-		t, err := iggy.Dial(ctx, *addr)
+		t, err := iggy.Dial(ctx, *addr, iggy.Config{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "review:", err)
 			os.Exit(1)
@@ -77,12 +77,11 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	// start runs an agent on the inbox; one with a card publishes it on
 	// agent.registry as it starts.
 	start := func(id string, card *wire.AgentCard, fn func(*runtime.Ctx) error) error {
-		var opts []runtime.AgentOption
+		cfg := runtime.AgentConfig{ID: id, Listen: inbox, Respond: runtime.TopicResponses, Card: card, Handler: runtime.HandlerFunc(fn)}
 		if card != nil {
-			opts = append(opts, runtime.WithCardPublished(""))
+			cfg.CardTopic = runtime.TopicRegistry
 		}
-		a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: inbox, Respond: runtime.TopicResponses, Card: card,
-			Handler: runtime.HandlerFunc(fn)}, opts...)
+		a, err := client.NewAgent(cfg)
 		if err != nil {
 			return err
 		}

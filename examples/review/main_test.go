@@ -33,13 +33,15 @@ func check(t *testing.T, tr runtime.Transport) {
 	}
 }
 
-func TestReviewExampleOnTheEmbeddedLog(t *testing.T) { check(t, embedlog.New("review")) }
+func TestReviewExampleOnTheEmbeddedLog(t *testing.T) {
+	check(t, embedlog.New("review", embedlog.Config{}))
+}
 
 func TestReviewExampleOnTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/review_example")
+	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+s.Addr()+"/review_example", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestReviewExampleOnARealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, addr)
+	tr, err := iggy.Dial(ctx, addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,23 +37,34 @@ const (
 	WriterOpDraft = "draft"
 )
 
+// WriterAgentConfig returns the configuration of agent "writer" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func WriterAgentConfig(impl *Writer) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      WriterAgentID,
+		Listen:  WriterListenTopic,
+		Respond: WriterRespondTopic,
+		Card:    WriterCard(),
+	}
+	if impl != nil {
+		cfg.Handler = WriterHandler(impl)
+	}
+	return cfg
+}
+
 // NewWriterAgent returns agent "writer" serving impl. It listens on
-// "agent.commands" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewWriterAgent(client *runtime.Client, impl *Writer, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "agent.commands" and answers on "agent.responses"; to configure it
+// further, change WriterAgentConfig(impl) and pass it to client.NewAgent.
+func NewWriterAgent(client *runtime.Client, impl *Writer) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent writer needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      WriterAgentID,
-		Listen:  WriterListenTopic,
-		Respond: WriterRespondTopic,
-		Handler: WriterHandler(impl),
-		Card:    WriterCard(),
-	}, opts...)
+	return client.NewAgent(WriterAgentConfig(impl))
 }
 
 // WriterHandler routes the messages of agent "writer" to impl's annotated
@@ -108,7 +119,7 @@ type WriterClient interface {
 type writerClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
@@ -118,7 +129,7 @@ func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOp
 	return &writerClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -128,7 +139,7 @@ func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.Str
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, runtime.MergeStreamOptions(c.opts, WriterRespondTopic, opts)...)
+	}, WriterOpDraft, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(WriterRespondTopic)}, opts...)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

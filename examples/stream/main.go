@@ -31,9 +31,9 @@ func main() {
 	log.SetOutput(io.Discard) // the Iggy SDK logs every login
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var tr runtime.Transport = embedlog.New("stream")
+	var tr runtime.Transport = embedlog.New("stream", embedlog.Config{})
 	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
-		t, err := iggy.Dial(ctx, addr)
+		t, err := iggy.Dial(ctx, addr, iggy.Config{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "stream:", err)
 			os.Exit(1)

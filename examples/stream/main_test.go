@@ -34,12 +34,12 @@ func runOn(t *testing.T, tr runtime.Transport) {
 }
 
 func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
-	runOn(t, embedlog.New("stream"))
+	runOn(t, embedlog.New("stream", embedlog.Config{}))
 }
 
 func TestStreamExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t)
-	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream")
+	s := iggytest.Start(t, iggytest.Config{})
+	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestStreamExampleOverTheTestServer(t *testing.T) {
 
 func TestStreamExampleOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
-	tr, err := iggy.Dial(context.Background(), addr)
+	tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,23 +63,34 @@ const (
 	IntakeOpSubmit = "submit"
 )
 
+// IntakeAgentConfig returns the configuration of agent "intake" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func IntakeAgentConfig(impl *Intake) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      IntakeAgentID,
+		Listen:  IntakeListenTopic,
+		Respond: IntakeRespondTopic,
+		Card:    IntakeCard(),
+	}
+	if impl != nil {
+		cfg.Handler = IntakeHandler(impl)
+	}
+	return cfg
+}
+
 // NewIntakeAgent returns agent "intake" serving impl. It listens on
-// "triage.intake" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewIntakeAgent(client *runtime.Client, impl *Intake, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.intake" and answers on "agent.responses"; to configure it further,
+// change IntakeAgentConfig(impl) and pass it to client.NewAgent.
+func NewIntakeAgent(client *runtime.Client, impl *Intake) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent intake needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      IntakeAgentID,
-		Listen:  IntakeListenTopic,
-		Respond: IntakeRespondTopic,
-		Handler: IntakeHandler(impl),
-		Card:    IntakeCard(),
-	}, opts...)
+	return client.NewAgent(IntakeAgentConfig(impl))
 }
 
 // IntakeHandler routes the messages of agent "intake" to impl's annotated
@@ -127,7 +138,7 @@ type IntakeClient interface {
 type intakeClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
@@ -137,7 +148,7 @@ func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOp
 	return &intakeClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -147,7 +158,7 @@ func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.Co
 		Topic:  IntakeListenTopic,
 		From:   c.from,
 		Target: IntakeAgentID,
-	}, IntakeOpSubmit, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, IntakeOpSubmit, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -192,23 +203,35 @@ const (
 	ClassifierOpClassify = "classify"
 )
 
+// ClassifierAgentConfig returns the configuration of agent "classifier"
+// serving impl, as its annotations give it: id, topics, handler and card.
+// Set what they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func ClassifierAgentConfig(impl *Classifier) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      ClassifierAgentID,
+		Listen:  ClassifierListenTopic,
+		Respond: ClassifierRespondTopic,
+		Card:    ClassifierCard(),
+	}
+	if impl != nil {
+		cfg.Handler = ClassifierHandler(impl)
+	}
+	return cfg
+}
+
 // NewClassifierAgent returns agent "classifier" serving impl. It listens on
-// "triage.classify" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewClassifierAgent(client *runtime.Client, impl *Classifier, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.classify" and answers on "agent.responses"; to configure it
+// further, change ClassifierAgentConfig(impl) and pass it to
+// client.NewAgent.
+func NewClassifierAgent(client *runtime.Client, impl *Classifier) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent classifier needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      ClassifierAgentID,
-		Listen:  ClassifierListenTopic,
-		Respond: ClassifierRespondTopic,
-		Handler: ClassifierHandler(impl),
-		Card:    ClassifierCard(),
-	}, opts...)
+	return client.NewAgent(ClassifierAgentConfig(impl))
 }
 
 // ClassifierHandler routes the messages of agent "classifier" to impl's
@@ -262,7 +285,7 @@ type ClassifierClient interface {
 type classifierClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
@@ -272,7 +295,7 @@ func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.Se
 	return &classifierClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -282,7 +305,7 @@ func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runt
 		Topic:  ClassifierListenTopic,
 		From:   c.from,
 		Target: ClassifierAgentID,
-	}, ClassifierOpClassify, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, ClassifierRespondTopic, opts)...)
+	}, ClassifierOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -327,22 +350,33 @@ const (
 	ResolverOpResolve = "resolve"
 )
 
+// ResolverAgentConfig returns the configuration of agent "resolver" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func ResolverAgentConfig(impl *Resolver) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:     ResolverAgentID,
+		Listen: ResolverListenTopic,
+		Card:   ResolverCard(),
+	}
+	if impl != nil {
+		cfg.Handler = ResolverHandler(impl)
+	}
+	return cfg
+}
+
 // NewResolverAgent returns agent "resolver" serving impl. It listens on
-// "triage.resolve"; opts such as runtime.WithTuning and
-// runtime.WithCardPublished adjust the agent.
-func NewResolverAgent(client *runtime.Client, impl *Resolver, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.resolve"; to configure it further, change
+// ResolverAgentConfig(impl) and pass it to client.NewAgent.
+func NewResolverAgent(client *runtime.Client, impl *Resolver) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent resolver needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      ResolverAgentID,
-		Listen:  ResolverListenTopic,
-		Handler: ResolverHandler(impl),
-		Card:    ResolverCard(),
-	}, opts...)
+	return client.NewAgent(ResolverAgentConfig(impl))
 }
 
 // ResolverHandler routes the messages of agent "resolver" to impl's
@@ -391,7 +425,7 @@ type ResolverClient interface {
 type resolverClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewResolverClient returns a client that sends as agent from; opts apply to
@@ -400,7 +434,7 @@ func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Send
 	return &resolverClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -410,7 +444,7 @@ func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...run
 		Topic:  ResolverListenTopic,
 		From:   c.from,
 		Target: ResolverAgentID,
-	}, ResolverOpResolve, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, ResolverOpResolve, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -452,22 +486,33 @@ const (
 	AuditorOpTicketTriaged = "ticket_triaged"
 )
 
+// AuditorAgentConfig returns the configuration of agent "auditor" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func AuditorAgentConfig(impl *Auditor) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:     AuditorAgentID,
+		Listen: AuditorListenTopic,
+		Card:   AuditorCard(),
+	}
+	if impl != nil {
+		cfg.Handler = AuditorHandler(impl)
+	}
+	return cfg
+}
+
 // NewAuditorAgent returns agent "auditor" serving impl. It listens on
-// "triage.audit"; opts such as runtime.WithTuning and
-// runtime.WithCardPublished adjust the agent.
-func NewAuditorAgent(client *runtime.Client, impl *Auditor, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "triage.audit"; to configure it further, change AuditorAgentConfig(impl)
+// and pass it to client.NewAgent.
+func NewAuditorAgent(client *runtime.Client, impl *Auditor) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent auditor needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      AuditorAgentID,
-		Listen:  AuditorListenTopic,
-		Handler: AuditorHandler(impl),
-		Card:    AuditorCard(),
-	}, opts...)
+	return client.NewAgent(AuditorAgentConfig(impl))
 }
 
 // AuditorHandler routes the messages of agent "auditor" to impl's annotated
@@ -517,7 +562,7 @@ type AuditorClient interface {
 type auditorClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewAuditorClient returns a client that sends as agent from; opts apply to
@@ -526,13 +571,13 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendO
 	return &auditorClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
 // TicketTriaged implements AuditorClient.
 func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, append([]runtime.SendOption{c.opts}, opts...)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

@@ -43,10 +43,10 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var tr runtime.Transport = embedlog.New("triage")
+	var tr runtime.Transport = embedlog.New("triage", embedlog.Config{})
 	where := "the embedded log"
 	if *addr != "" {
-		t, err := iggy.Dial(ctx, *addr)
+		t, err := iggy.Dial(ctx, *addr, iggy.Config{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "triage:", err)
 			os.Exit(1)
@@ -95,30 +95,36 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 	}
 	report := newReport(func(line string) { fmt.Fprintln(w, line) })
 
-	tuning := runtime.WithTuning(runtime.Tuning{
+	tuning := runtime.Tuning{
 		Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond},
 		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
 			report.deadLetter(dl)
 		}),
-	})
-	intake, err := NewIntakeAgent(client, &Intake{
+	}
+	// newAgent builds an agent from its generated configuration with the
+	// tuning above.
+	newAgent := func(cfg runtime.AgentConfig) (*runtime.Agent, error) {
+		cfg.Tuning = tuning
+		return client.NewAgent(cfg)
+	}
+	intake, err := newAgent(IntakeAgentConfig(&Intake{
 		Classifier: NewClassifierClient(client, "intake"),
 		Resolver:   NewResolverClient(client, "intake"),
 		Auditor:    NewAuditorClient(client, "intake"),
 		Report:     report,
-	}, tuning)
+	}))
 	if err != nil {
 		return Figures{}, err
 	}
-	classifier, err := NewClassifierAgent(client, &Classifier{Report: report}, tuning)
+	classifier, err := newAgent(ClassifierAgentConfig(&Classifier{Report: report}))
 	if err != nil {
 		return Figures{}, err
 	}
-	resolver, err := NewResolverAgent(client, &Resolver{Report: report, gatewayBusy: map[string]bool{"T-2": true}}, tuning)
+	resolver, err := newAgent(ResolverAgentConfig(&Resolver{Report: report, gatewayBusy: map[string]bool{"T-2": true}}))
 	if err != nil {
 		return Figures{}, err
 	}
-	auditor, err := NewAuditorAgent(client, &Auditor{Report: report}, tuning)
+	auditor, err := newAgent(AuditorAgentConfig(&Auditor{Report: report}))
 	if err != nil {
 		return Figures{}, err
 	}

@@ -50,7 +50,7 @@ func TestTriageOnTheEmbeddedLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	f, err := run(ctx, embedlog.New("triage"), &out)
+	f, err := run(ctx, embedlog.New("triage", embedlog.Config{}), &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -58,10 +58,10 @@ func TestTriageOnTheEmbeddedLog(t *testing.T) {
 }
 
 func TestTriageOverTheIggyProtocol(t *testing.T) {
-	srv := iggytest.Start(t)
+	srv := iggytest.Start(t, iggytest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/triage")
+	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/triage", iggy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestTriageTracedPrintsOneTreePerTicket(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
 	var out bytes.Buffer
-	f, err := run(ctx, embedlog.New("triage"), &out, []runtime.Middleware{tel}...)
+	f, err := run(ctx, embedlog.New("triage", embedlog.Config{}), &out, []runtime.Middleware{tel}...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

@@ -41,7 +41,7 @@ func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
 // not depend on the transport.
 func MemClient(t *testing.T) *runtime.Client {
 	t.Helper()
-	return Client(t, embedlog.New("bridges"))
+	return Client(t, embedlog.New("bridges", embedlog.Config{}))
 }
 
 // Envelopes are the AGDX envelopes of conversation conv on topic, in log

@@ -38,7 +38,7 @@ type Rig struct {
 // agents, each ready when Start returns. Logs are discarded, so an example's
 // output is only what it prints. It panics when setup fails.
 func Start(ctx context.Context, agents ...Agent) *Rig {
-	client := runtime.NewClient(embedlog.New("example"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("example", embedlog.Config{}), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)
 	}
@@ -56,15 +56,14 @@ func (r *Rig) start(ctx context.Context, a Agent) {
 		handle = func(c *runtime.Ctx) error { return c.Respond(a.Answer(c.Message().Body())) }
 	}
 	cfg := runtime.AgentConfig{ID: a.ID, Listen: cmp.Or(a.Listen, runtime.TopicCommands), Respond: runtime.TopicResponses, Handler: handle}
-	var opts []runtime.AgentOption
 	if len(a.Skills) > 0 {
 		card := &wire.AgentCard{Name: a.ID, Version: "1"}
 		for _, s := range a.Skills {
 			card.Capabilities = append(card.Capabilities, wire.CapabilityDescriptor{SkillID: s})
 		}
-		cfg.Card, opts = card, append(opts, runtime.WithCardPublished(""))
+		cfg.Card, cfg.CardTopic = card, runtime.TopicRegistry
 	}
-	agent, err := r.Client.NewAgent(cfg, opts...)
+	agent, err := r.Client.NewAgent(cfg)
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package featuretest
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"testing"
@@ -315,8 +316,8 @@ func registryCardOnStart(w *World) {
 		w.T.Fatal(err)
 	}
 	card := &wire.AgentCard{Name: "starter", Capabilities: []wire.CapabilityDescriptor{Skill("s")}}
-	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "starter", Listen: inbox, Card: card,
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished(w.Topic))
+	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: "starter", Listen: inbox, Card: card, CardTopic: cmp.Or(w.Topic, runtime.TopicRegistry),
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })})
 	if err != nil {
 		w.T.Fatal(err)
 	}
@@ -330,8 +331,8 @@ func registryCardOnStart(w *World) {
 	if got := w.resolve(r, registry.ToCapable("s", registry.Any)); !slices.Equal(got, []string{"starter"}) {
 		w.T.Fatalf("after Ready the registry routes s to %v, want the started agent", got)
 	}
-	if _, err := w.Client.NewAgent(runtime.AgentConfig{ID: "cardless", Listen: inbox,
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}, runtime.WithCardPublished("")); !errors.Is(err, runtime.ErrConfig) {
+	if _, err := w.Client.NewAgent(runtime.AgentConfig{ID: "cardless", Listen: inbox, CardTopic: runtime.TopicRegistry,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}); !errors.Is(err, runtime.ErrConfig) {
 		w.T.Fatalf("publishing a missing card: %v, want ErrConfig", err)
 	}
 }

@@ -53,13 +53,13 @@ func Transports(t *testing.T, stream string) []Transport {
 }
 
 // EmbeddedLog returns a fresh embedded log.
-func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser") }
+func EmbeddedLog(*testing.T) runtime.Transport { return embedlog.New("laser", embedlog.Config{}) }
 
 // TestServer starts an in-process Iggy test server and returns a maker of
 // transports dialed to it on stream.
 func TestServer(t *testing.T, stream string) func(*testing.T) runtime.Transport {
 	t.Helper()
-	s := iggytest.Start(t)
+	s := iggytest.Start(t, iggytest.Config{})
 	return func(t *testing.T) runtime.Transport { return Dial(t, "iggy://iggy:iggy@"+s.Addr()+"/"+stream) }
 }
 
@@ -80,7 +80,7 @@ func Dial(t *testing.T, conn string) runtime.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), dialTimeout)
 	defer cancel()
-	tr, err := iggy.Dial(ctx, conn)
+	tr, err := iggy.Dial(ctx, conn, iggy.Config{})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

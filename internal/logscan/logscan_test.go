@@ -16,7 +16,7 @@ import (
 func fill(t *testing.T, partitions uint32, n int) *embedlog.Log {
 	t.Helper()
 	ctx := context.Background()
-	l := embedlog.New("scan")
+	l := embedlog.New("scan", embedlog.Config{})
 	if err := l.EnsureTopics(ctx, partitions, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestTopicReadsEveryPartitionToItsTailFromTheGivenOffsets(t *testing.T) {
 }
 
 func TestTopicReportsAMissingTopic(t *testing.T) {
-	_, err := logscan.Topic(context.Background(), embedlog.New("scan"), "nope", nil, func(*runtime.Incoming) {})
+	_, err := logscan.Topic(context.Background(), embedlog.New("scan", embedlog.Config{}), "nope", nil, func(*runtime.Incoming) {})
 	if !errors.Is(err, embedlog.ErrNoTopic) {
 		t.Fatalf("Topic on a missing topic = %v, want ErrNoTopic", err)
 	}

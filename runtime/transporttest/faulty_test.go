@@ -28,7 +28,7 @@ func out(payload string) runtime.Outgoing {
 
 func TestFaultyPassesConformance(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return transporttest.NewFaulty(embedlog.New("laser"))
+		return transporttest.NewFaulty(embedlog.New("laser", embedlog.Config{}))
 	})
 }
 

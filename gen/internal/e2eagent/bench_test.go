@@ -48,7 +48,7 @@ func (r *reflectRouter) Handle(c *runtime.Ctx) error {
 	m := c.Message()
 	meth, ok := r.methods[m.Operation()]
 	if !ok {
-		return runtime.UnknownOperation("billing", m.Kind(), m.Operation())
+		return runtime.RejectUnknownOperation(c, "billing")
 	}
 	inType := meth.Type.In(2)
 	var arg reflect.Value

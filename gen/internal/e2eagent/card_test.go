@@ -11,13 +11,13 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// TestGeneratedAgentPublishesItsCardOnStart: with runtime.WithCardPublished
+// TestGeneratedAgentPublishesItsCardOnStart: with AgentConfig.CardTopic set
 // the generated constructor's agent publishes BillingCard as it starts, so a
 // registry refreshed after Ready finds it; without it nothing is published.
 func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := embedlog.New("laser")
+	tr := embedlog.New("laser", embedlog.Config{})
 	client := runtime.NewClient(tr, runtime.ClientOptions{})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1, "billing.commands"); err != nil {
@@ -37,10 +37,12 @@ func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := len(reg.Cards()); n != 0 {
-		t.Fatalf("an agent without the option published %d cards", n)
+		t.Fatalf("an agent without a CardTopic published %d cards", n)
 	}
 
-	agent, err := NewBillingAgent(client, NewBilling(), runtime.WithCardPublished("cards"))
+	cfg := BillingAgentConfig(NewBilling())
+	cfg.CardTopic = "cards"
+	agent, err := client.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

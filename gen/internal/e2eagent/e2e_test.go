@@ -31,18 +31,20 @@ func start(t *testing.T) (context.Context, *harness) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{impl: NewBilling(), client: client, dead: make(chan runtime.DeadLetter, 8)}
-	agent, err := NewBillingAgent(client, h.impl, runtime.WithTuning(runtime.Tuning{
+	cfg := BillingAgentConfig(h.impl)
+	cfg.Tuning = runtime.Tuning{
 		Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
 		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
 			h.dead <- dl
 		}),
-	}))
+	}
+	agent, err := client.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
 }
 
 func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{})
 	defer client.Close()
 	if _, err := NewBillingAgent(client, nil); !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("error %v, want a config error", err)

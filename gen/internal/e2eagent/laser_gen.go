@@ -59,23 +59,34 @@ const (
 	BillingOpFlake = "flake"
 )
 
+// BillingAgentConfig returns the configuration of agent "billing" serving
+// impl, as its annotations give it: id, topics, handler and card. Set what
+// they do not (Group, Tuning, CardTopic, Gate) before passing it to
+// Client.NewAgent.
+func BillingAgentConfig(impl *Billing) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      BillingAgentID,
+		Listen:  BillingListenTopic,
+		Respond: BillingRespondTopic,
+		Card:    BillingCard(),
+	}
+	if impl != nil {
+		cfg.Handler = BillingHandler(impl)
+	}
+	return cfg
+}
+
 // NewBillingAgent returns agent "billing" serving impl. It listens on
-// "billing.commands" and answers on "billing.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewBillingAgent(client *runtime.Client, impl *Billing, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "billing.commands" and answers on "billing.responses"; to configure it
+// further, change BillingAgentConfig(impl) and pass it to client.NewAgent.
+func NewBillingAgent(client *runtime.Client, impl *Billing) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent billing needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      BillingAgentID,
-		Listen:  BillingListenTopic,
-		Respond: BillingRespondTopic,
-		Handler: BillingHandler(impl),
-		Card:    BillingCard(),
-	}, opts...)
+	return client.NewAgent(BillingAgentConfig(impl))
 }
 
 // BillingHandler routes the messages of agent "billing" to impl's annotated
@@ -228,7 +239,7 @@ type BillingClient interface {
 type billingClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
@@ -238,7 +249,7 @@ func NewBillingClient(client *runtime.Client, from string, opts ...runtime.SendO
 	return &billingClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -248,7 +259,7 @@ func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runti
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpCharge, wire.ContentCBOR, in, runtime.MergeRequestOptions(c.opts, BillingRespondTopic, opts)...)
+	}, BillingOpCharge, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
 }
 
 // Quote implements BillingClient.
@@ -257,7 +268,7 @@ func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...run
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpQuote, wire.ContentJSON, in, runtime.MergeRequestOptions(c.opts, BillingRespondTopic, opts)...)
+	}, BillingOpQuote, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
 }
 
 // Refund implements BillingClient.
@@ -266,12 +277,12 @@ func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts 
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpRefund, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, BillingOpRefund, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // CardExpired implements BillingClient.
 func (c *billingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, BillingListenTopic, c.from, BillingOpCardExpired, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, BillingListenTopic, c.from, BillingOpCardExpired, wire.ContentCBOR, in, append([]runtime.SendOption{c.opts}, opts...)...)
 }
 
 // Settle implements BillingClient.
@@ -280,7 +291,7 @@ func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.C
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpSettle, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, BillingOpSettle, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // Void implements BillingClient.
@@ -289,7 +300,7 @@ func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.Comma
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpVoid, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, BillingOpVoid, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // Note implements BillingClient.
@@ -298,7 +309,7 @@ func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ..
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpNote, wire.ContentJSON, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, BillingOpNote, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // Flake implements BillingClient.
@@ -307,7 +318,7 @@ func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.Comm
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpFlake, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, BillingOpFlake, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // BillingCard describes agent "billing": one capability per operation it

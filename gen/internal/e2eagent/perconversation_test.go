@@ -12,17 +12,19 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// A generated constructor takes PerConversation through runtime.WithTuning,
+// A generated constructor takes PerConversation in the Tuning of its AgentConfig,
 // and the typed calls it serves keep their answers apart.
 func TestGeneratedAgentRunsPerConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	client := runtime.NewClient(embedlog.New("laser"), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
 		t.Fatal(err)
 	}
-	agent, err := NewBillingAgent(client, NewBilling(), runtime.WithTuning(runtime.Tuning{Concurrency: runtime.PerConversation(8)}))
+	cfg := BillingAgentConfig(NewBilling())
+	cfg.Tuning.Concurrency = runtime.PerConversation(8)
+	agent, err := client.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

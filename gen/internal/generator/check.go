@@ -67,7 +67,7 @@ func (c *collector) check() {
 // generatedNames are the package-level identifiers emitted for an agent.
 func generatedNames(a *Agent) []string {
 	e := exportedName(a.Name)
-	names := []string{"New" + e + "Agent", e + "Handler", e + "Client", "New" + e + "Client", clientImpl(a), e + "Card", e + "Operations",
+	names := []string{"New" + e + "Agent", e + "AgentConfig", e + "Handler", e + "Client", "New" + e + "Client", clientImpl(a), e + "Card", e + "Operations",
 		unexportedName(a.Name) + "Dispatcher", staleName(a), agentIDConst(a), listenConst(a)}
 	if a.Respond != "" {
 		names = append(names, respondConst(a))

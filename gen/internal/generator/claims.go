@@ -10,7 +10,7 @@ import (
 // A handler may declare what its effects are, for the governance gate:
 // effect=<class> (payment, delete, notify, ...) and data=<classification>
 // (public, internal, pii, ...). The dispatch hands them to the handler's
-// Ctx (runtime.WithClaims), so every effect the handler performs carries
+// Ctx (Ctx.WithClaims), so every effect the handler performs carries
 // them into the action a governor sees.
 
 // ErrBadClaim is an effect= or data= value the generator refuses.
@@ -72,5 +72,5 @@ func withClaims(op *Operation) []jen.Code {
 	if op.Data.Value != "" {
 		fields[jen.Id("DataClassification")] = jen.Lit(op.Data.Value)
 	}
-	return []jen.Code{jen.Id("c").Op("=").Add(rt("WithClaims")).Call(jen.Id("c"), rt("Claims").Values(fields))}
+	return []jen.Code{jen.Id("c").Op("=").Id("c").Dot("WithClaims").Call(rt("Claims").Values(fields))}
 }

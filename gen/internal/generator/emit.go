@@ -212,13 +212,24 @@ func (e *emitter) agent(a *Agent) {
 	e.constants(a)
 	f.Line()
 
-	// Constructor.
-	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; opts such as runtime.WithTuning and runtime.WithCardPublished adjust the agent.",
-		x, a.ID, a.Listen, respondPhrase(a))
+	// Config and constructor.
+	e.doc("%sAgentConfig returns the configuration of agent %q serving impl, as its annotations give it: id, topics, handler and card. Set what they do not (Group, Tuning, CardTopic, Gate) before passing it to Client.NewAgent.",
+		x, a.ID)
+	f.Func().Id(x+"AgentConfig").Params(
+		jen.Id("impl").Op("*").Id(a.Name),
+	).Add(rt("AgentConfig")).Block(
+		jen.Id("cfg").Op(":=").Add(rt("AgentConfig")).Add(keyed(agentConfigFields(a, x, id)...)),
+		jen.If(jen.Id("impl").Op("!=").Nil()).Block(
+			jen.Id("cfg").Dot("Handler").Op("=").Id(x+"Handler").Call(jen.Id("impl")),
+		),
+		jen.Return(jen.Id("cfg")),
+	)
+	f.Line()
+	e.doc("New%sAgent returns agent %q serving impl. It listens on %q%s; to configure it further, change %sAgentConfig(impl) and pass it to client.NewAgent.",
+		x, a.ID, a.Listen, respondPhrase(a), x)
 	f.Func().Id("New"+x+"Agent").Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("impl").Op("*").Id(a.Name),
-		jen.Id("opts").Op("...").Add(rt("AgentOption")),
 	).Params(jen.Op("*").Add(rt("Agent")), jen.Error()).Block(
 		jen.If(jen.Id("impl").Op("==").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Op("&").Add(rt("Error")).Add(keyed(
@@ -226,7 +237,7 @@ func (e *emitter) agent(a *Agent) {
 				field("Msg", jen.Lit("agent "+a.ID+" needs an implementation")),
 			))),
 		),
-		jen.Return(jen.Id("client").Dot("NewAgent").Call(rt("AgentConfig").Add(keyed(agentConfigFields(a, x, id)...)), jen.Id("opts").Op("..."))),
+		jen.Return(jen.Id("client").Dot("NewAgent").Call(jen.Id(x+"AgentConfig").Call(jen.Id("impl")))),
 	)
 	f.Line()
 
@@ -406,7 +417,7 @@ func (e *emitter) client(a *Agent, x string) {
 	f.Type().Id(impl).Struct(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
-		jen.Id("opts").Index().Add(rt("SendOption")),
+		jen.Id("opts").Add(rt("SendOption")),
 	)
 	f.Line()
 	if a.Respond != "" {
@@ -414,7 +425,7 @@ func (e *emitter) client(a *Agent, x string) {
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
-	var opts jen.Code = jen.Id("opts")
+	opts := rt("WithOptions").Call(jen.Id("opts").Op("..."))
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
@@ -432,26 +443,17 @@ func (e *emitter) client(a *Agent, x string) {
 		field("From", jen.Id("c").Dot("from")),
 		field("Target", jen.Id(agentIDConst(a))),
 	))
-	replyTopic := func() jen.Code {
-		if a.Respond == "" {
-			return jen.Lit("")
-		}
-		return jen.Id(respondConst(a))
-	}
 	for _, op := range a.Ops {
 		f.Line()
 		opName := jen.Id(opConst(a, op))
 		// Each method takes the options its kind honours (clientOptionType)
-		// and merges them after the client's.
-		merged := rt("MergeSendOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
-		switch op.Kind {
-		case OpRequest:
-			merged = rt("MergeRequestOptions").Call(jen.Id("c").Dot("opts"), replyTopic(), jen.Id("opts")).Op("...")
-		case OpStream:
-			merged = rt("MergeStreamOptions").Call(jen.Id("c").Dot("opts"), replyTopic(), jen.Id("opts")).Op("...")
-		case OpCommand:
-			merged = rt("MergeCommandOptions").Call(jen.Id("c").Dot("opts"), jen.Id("opts")).Op("...")
+		// and applies them after the client's bundle (and, for a request,
+		// the agent's respond topic), so the call's own win.
+		first := []jen.Code{jen.Id("c").Dot("opts")}
+		if (op.Kind == OpRequest || op.Kind == OpStream) && a.Respond != "" {
+			first = append(first, rt("WithReplyTopic").Call(jen.Id(respondConst(a))))
 		}
+		merged := jen.Append(jen.Index().Add(clientOptionType(op)).Values(first...), jen.Id("opts").Op("...")).Op("...")
 		var body jen.Code
 		switch op.Kind {
 		case OpRequest:
@@ -482,10 +484,7 @@ func agentConfigFields(a *Agent, x string, id jen.Code) []jen.Code {
 	if a.Group != "" {
 		fields = append(fields, field("Group", jen.Lit(a.Group)))
 	}
-	return append(fields,
-		field("Handler", jen.Id(x+"Handler").Call(jen.Id("impl"))),
-		field("Card", jen.Id(x+"Card").Call()),
-	)
+	return append(fields, field("Card", jen.Id(x+"Card").Call()))
 }
 
 // clientOptionType is the option type a client method of op takes: the

@@ -46,23 +46,33 @@ const (
 	DeskOpSpell = "spell"
 )
 
+// DeskAgentConfig returns the configuration of agent "desk" serving impl, as
+// its annotations give it: id, topics, handler and card. Set what they do
+// not (Group, Tuning, CardTopic, Gate) before passing it to Client.NewAgent.
+func DeskAgentConfig(impl *Desk) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      DeskAgentID,
+		Listen:  DeskListenTopic,
+		Respond: DeskRespondTopic,
+		Card:    DeskCard(),
+	}
+	if impl != nil {
+		cfg.Handler = DeskHandler(impl)
+	}
+	return cfg
+}
+
 // NewDeskAgent returns agent "desk" serving impl. It listens on
-// "desk.commands" and answers on "agent.responses"; opts such as
-// runtime.WithTuning and runtime.WithCardPublished adjust the agent.
-func NewDeskAgent(client *runtime.Client, impl *Desk, opts ...runtime.AgentOption) (*runtime.Agent, error) {
+// "desk.commands" and answers on "agent.responses"; to configure it further,
+// change DeskAgentConfig(impl) and pass it to client.NewAgent.
+func NewDeskAgent(client *runtime.Client, impl *Desk) (*runtime.Agent, error) {
 	if impl == nil {
 		return nil, &runtime.Error{
 			Code: runtime.CodeConfig,
 			Msg:  "agent desk needs an implementation",
 		}
 	}
-	return client.NewAgent(runtime.AgentConfig{
-		ID:      DeskAgentID,
-		Listen:  DeskListenTopic,
-		Respond: DeskRespondTopic,
-		Handler: DeskHandler(impl),
-		Card:    DeskCard(),
-	}, opts...)
+	return client.NewAgent(DeskAgentConfig(impl))
 }
 
 // DeskHandler routes the messages of agent "desk" to impl's annotated
@@ -165,7 +175,7 @@ type DeskClient interface {
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   []runtime.SendOption
+	opts   runtime.SendOption
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
@@ -175,7 +185,7 @@ func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOpti
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   opts,
+		opts:   runtime.WithOptions(opts...),
 	}
 }
 
@@ -185,7 +195,7 @@ func (c *deskClient) Quote(ctx context.Context, in QuoteRequest, opts ...runtime
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpQuote, wire.ContentCBOR, in, runtime.MergeRequestOptions(c.opts, DeskRespondTopic, opts)...)
+	}, DeskOpQuote, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
 }
 
 // Order implements DeskClient.
@@ -194,12 +204,12 @@ func (c *deskClient) Order(ctx context.Context, in Order, opts ...runtime.Comman
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpOrder, wire.ContentCBOR, in, runtime.MergeCommandOptions(c.opts, opts)...)
+	}, DeskOpOrder, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
 }
 
 // Restocked implements DeskClient.
 func (c *deskClient) Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, DeskListenTopic, c.from, DeskOpRestocked, wire.ContentCBOR, in, runtime.MergeSendOptions(c.opts, opts)...)
+	return runtime.EmitEvent(ctx, c.client, DeskListenTopic, c.from, DeskOpRestocked, wire.ContentCBOR, in, append([]runtime.SendOption{c.opts}, opts...)...)
 }
 
 // Spell implements DeskClient.
@@ -208,7 +218,7 @@ func (c *deskClient) Spell(ctx context.Context, in Word, opts ...runtime.StreamO
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSpell, wire.ContentCBOR, in, runtime.MergeStreamOptions(c.opts, DeskRespondTopic, opts)...)
+	}, DeskOpSpell, wire.ContentCBOR, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
 }
 
 // DeskCard describes agent "desk": one capability per operation it answers,

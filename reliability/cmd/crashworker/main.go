@@ -98,7 +98,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	tr, err := iggy.Dial(dialCtx, o.addr, iggy.WithLogger(logger))
+	tr, err := iggy.Dial(dialCtx, o.addr, iggy.Config{Logger: logger})
 	cancel()
 	if err != nil {
 		return err
