@@ -14,12 +14,18 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// benchConsume publishes b.N AGDX commands to the embedded log, each with
-// its own idempotency key and a fence, and times a consumer with a no-op
-// handler deduplicating on dedup (nil: the default in-memory window)
-// through all of them, in msgs/s. It mirrors the runtime's own
-// throughput benchmark, which this module cannot import (a test helper).
+// benchConsume reports consumeRate as msgs/s.
 func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
+	b.ReportMetric(consumeRate(b, conc, dedup), "msgs/s")
+}
+
+// consumeRate publishes b.N AGDX commands to the embedded log, each with
+// its own idempotency key and a fence, times a consumer with a no-op
+// handler deduplicating on dedup (nil: the default in-memory window)
+// through all of them and returns the messages per second. It mirrors the
+// runtime's own throughput benchmark, whose helper is in another module's
+// test files.
+func consumeRate(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) float64 {
 	const dlq, agent = "agent.dlq", "worker"
 	log := embedlog.New("bench")
 	ctx := context.Background()
@@ -85,5 +91,5 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 	if err := <-errc; err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	return float64(b.N) / elapsed.Seconds()
 }
