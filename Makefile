@@ -1,6 +1,10 @@
 # laser-go developer tasks. `make help` lists them.
 GO        ?= go
-PKGS      ?= ./...
+# MODULES are the workspace's modules (the use lines of go.work): the root
+# and the integrations with dependencies of their own; PKGS is every package
+# of every module, so each target below covers them all.
+MODULES   ?= $(shell $(GO) work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p')
+PKGS      ?= $(addsuffix /...,$(MODULES))
 FUZZTIME  ?= 1m
 BENCHTIME ?= 1s
 RELIABILITY_FUZZTIME ?= 20s
@@ -11,11 +15,11 @@ help: ## list the targets
 	@grep -hE '^[a-z][a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: vet ## vet and run every test with the race detector (the README's test command)
+test: vet ## vet and run every test of every module with the race detector (the README's test command)
 	$(GO) test -race -count=1 $(PKGS)
 
 .PHONY: ci
-ci: checkfmt checkgenerate lint test ## what .ci/run executes: formatting, generated code up to date, lint, then make test
+ci: checkfmt checktidy checkgenerate lint test ## what .ci/run executes: formatting, tidy modules, generated code up to date, lint, then make test
 
 .PHONY: conformance
 conformance: ## run the reference's cross-SDK Gherkin scenarios (LASER_BDD_DIR, default ../shared/reference-bdd)
@@ -33,6 +37,12 @@ lint: ## staticcheck (every check it enables by default); CI requires zero findi
 checkfmt: ## fail when a file is not gofmt'd
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: checktidy
+checktidy: ## fail when a module's go.mod or go.sum is not what go mod tidy writes (each module on its own)
+	@for m in $(MODULES); do \
+		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; \
+	done
 
 .PHONY: bench
 bench: ## run the benchmarks (ns/op, allocs/op, msgs/s)
@@ -73,8 +83,8 @@ golden: ## rewrite lasergen's golden files (testdata/golden/*.txtar) and gen's D
 	$(GO) test ./gen -run '^(TestGolden|TestPackageDocListsTheFormsAndShapesTheDiagnosticsUse)$$' -count=1 -update
 
 .PHONY: generate
-generate: ## run go generate on every package (lasergen writes laser_gen.go files)
-	$(GO) generate ./...
+generate: ## run go generate on every package of every module (lasergen writes laser_gen.go files)
+	$(GO) generate $(PKGS)
 
 .PHONY: checkgenerate
 checkgenerate: generate ## fail when go generate changed a tracked file or left a new generated one

@@ -56,6 +56,9 @@ func repoRoot() (string, error) {
 
 // buildBinaries builds laser and crashworker with `go build`, with the race
 // detector when this test binary has it.
+//
+// Both are modules of their own (cobra; go-redis), built from the root
+// through the repository's go.work.
 func buildBinaries(t *testing.T) (laser, worker string) {
 	t.Helper()
 	binOnce.Do(func() {

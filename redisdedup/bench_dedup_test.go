@@ -1,4 +1,4 @@
-package runtime_test
+package redisdedup_test
 
 import (
 	"fmt"

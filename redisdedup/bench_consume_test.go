@@ -1,0 +1,95 @@
+package redisdedup_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/embedlog"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// benchConsume reports consumeRate as msgs/s.
+func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
+	b.ReportMetric(consumeRate(b, conc, dedup), "msgs/s")
+}
+
+// consumeRate publishes b.N AGDX commands to the embedded log, each with
+// its own idempotency key and a fence, times a consumer with a no-op
+// handler deduplicating on dedup (nil: the default in-memory window)
+// through all of them and returns the messages per second. It mirrors the
+// runtime's own throughput benchmark, whose helper is in another module's
+// test files.
+func consumeRate(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) float64 {
+	const dlq, agent = "agent.dlq", "worker"
+	log := embedlog.New("bench", embedlog.Config{})
+	ctx := context.Background()
+	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
+		b.Fatal(err)
+	}
+	p := runtime.NewClient(log, runtime.ClientOptions{}).Producer()
+	batch := make([]runtime.Outgoing, 0, 256)
+	flush := func() {
+		if _, err := p.Publish(ctx, topic, batch...); err != nil {
+			b.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	for i := 0; i < b.N; i++ {
+		rec, corr := wire.IDFromUint128(1, uint64(i)), wire.IDFromUint128(2, uint64(i))
+		key := wire.IdempotencyKey(fmt.Sprintf("k-%d", i))
+		env := &wire.Envelope{Kind: wire.KindCommand, Record: &rec, Conversation: wire.IDFromUint128(3, uint64(i%256)),
+			Source: "planner", Correlation: &corr, IdempotencyKey: &key,
+			Metadata: wire.Metadata{{Key: wire.HeaderFence, Value: wire.UintValue(1)}}, Body: []byte(`{"n":1}`)}
+		payload, err := env.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = append(batch, runtime.Outgoing{Key: wire.PartitionKey(env.Conversation), Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload})
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	flush()
+	done := make(chan struct{})
+	var n atomic.Int64
+	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+		Topic: topic,
+		Group: agent,
+		Agent: agent,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
+			if n.Add(1) == int64(b.N) {
+				close(done)
+			}
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Tuning: runtime.Tuning{
+			Concurrency:  conc,
+			Deduplicator: dedup,
+			PollBatch:    256,
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	go func() { errc <- c.Run(ctx, nil, stop) }()
+	<-done
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(stop)
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	return float64(b.N) / elapsed.Seconds()
+}
