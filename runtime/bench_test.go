@@ -30,6 +30,11 @@ func BenchmarkConsumerThroughput(b *testing.B) {
 // key and a fence, and times a consumer with a no-op handler and dedup
 // (nil: the default in-memory window) through all of them.
 func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
+	b.ReportMetric(consumeRate(b, conc, dedup), "msgs/s")
+}
+
+// consumeRate is benchConsume's run, returning the messages per second.
+func consumeRate(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) float64 {
 	log := embedlog.New("bench")
 	ctx := context.Background()
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
@@ -91,7 +96,7 @@ func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplic
 	if err := <-errc; err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	return float64(b.N) / elapsed.Seconds()
 }
 
 // BenchmarkSlowHandler measures a handler that waits 20 ms (a fast model or
