@@ -165,10 +165,10 @@ type Tuning struct {
 // ack-on-pickup, middleware, handler with retry, dead-letter; offsets are
 // committed only once a message was handled, skipped or parked.
 type Consumer struct {
-	cfg    ConsumerConfig
-	t      Transport
-	prod   *Producer
-	dedup  Deduplicator
+	cfg   ConsumerConfig
+	t     Transport
+	prod  *Producer
+	dedup Deduplicator
 	// batch is dedup when it marks keys in batches (see BatchDeduplicator).
 	batch  BatchDeduplicator
 	fences *fenceGate
