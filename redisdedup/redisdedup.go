@@ -62,7 +62,9 @@ type Options struct {
 	TTL time.Duration
 	// Lease is how long a claim keeps other replicas waiting when its
 	// owner neither completes nor forgets it (the owner was killed); make
-	// it longer than your slowest handler. Default 30 s.
+	// it longer than your slowest handler, with a tenth to spare (the
+	// consumer claims a batch's keys at once and renews them once they are
+	// older than a tenth of the lease). Default 30 s.
 	Lease time.Duration
 	// Owner names this replica, stably across its restarts (a pod or host
 	// name): a restarted owner takes its dead incarnation's claims back at

@@ -50,7 +50,7 @@ type BatchDeduplicator interface {
 	// Lease is how long a claim holds. The consumer renews the claims of a
 	// batch whose records have not started once they are older than a
 	// tenth of it, so every handler starts with at least nine tenths of
-	// the lease ahead of it.
+	// the lease ahead of it; zero or less: claims are never renewed.
 	Lease() time.Duration
 }
 
@@ -220,7 +220,7 @@ func (cs *claimSet) gate(ctx context.Context, key string) (bool, error) {
 		return false, nil
 	}
 	if ok {
-		if cs.states[i] == KeyClaimed && time.Since(cs.at) >= cs.renew {
+		if cs.states[i] == KeyClaimed && cs.renew > 0 && time.Since(cs.at) >= cs.renew {
 			if err := cs.renewClaims(ctx); err != nil {
 				return false, err
 			}
