@@ -2,6 +2,7 @@ package redisdedup_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -218,6 +219,66 @@ func TestConsumerWhoseKeysCannotBeCompletedCommitsNoOffset(t *testing.T) {
 			}
 			if off, ok, _ := log.StoredOffset(ctx, topic, "billing", 0); ok {
 				t.Fatalf("offset %d committed although the keys below it are claims", off)
+			}
+		})
+	}
+}
+
+func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) {
+	for _, mode := range modes[:2] { // PerConversation claims key by key
+		t.Run(mode.name, func(t *testing.T) {
+			rdb, log := setup(t)
+			conv := wire.IDFromUint128(12, 1)
+			send(t, log, conv, "order-1", "slow")
+			send(t, log, conv, "order-2", "second")
+			started, release := make(chan struct{}), make(chan struct{})
+			handled := make(chan string, 4)
+			// A lease of 1 ms: the batch's claims lapse while "slow" runs.
+			d := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond})
+			c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
+				Topic: topic, Group: "billing",
+				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+				Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+					body := string(c.Message().Body())
+					if body == "slow" {
+						close(started)
+						<-release
+					}
+					handled <- body
+					return nil
+				}),
+				Tuning: runtime.Tuning{Deduplicator: d, Concurrency: mode.c},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop, done := make(chan struct{}), make(chan error, 1)
+			go func() { done <- c.Run(t.Context(), nil, stop) }()
+			<-started
+			// Meanwhile another replica (the partition moved to it) took
+			// order-2 once its claim lapsed, and handled it.
+			other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
+			key := runtime.DedupKey("shop", "order-2")
+			for {
+				fresh, err := other.Observe(t.Context(), key)
+				if fresh {
+					break
+				}
+				if !errors.Is(err, redisdedup.ErrClaimed) {
+					t.Fatalf("observe = %v, %v", fresh, err)
+				}
+			}
+			if err := other.Complete(t.Context(), key); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			send(t, log, conv, "order-3", "third")
+			if got := drain(t, handled, 2); got[0] != "slow" || got[1] != "third" {
+				t.Fatalf("handled %q; order-2 was handled by the other replica and must be dropped", got)
+			}
+			close(stop)
+			if err := <-done; err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
