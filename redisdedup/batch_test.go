@@ -283,3 +283,37 @@ func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) 
 		})
 	}
 }
+
+func TestConsumerReleasesTheClaimOfARecordAGateBeforeDedupDropped(t *testing.T) {
+	for _, mode := range modes[:2] { // PerConversation claims key by key
+		t.Run(mode.name, func(t *testing.T) {
+			rdb, log := setup(t)
+			conv := wire.IDFromUint128(13, 1)
+			client := runtime.NewClient(log, runtime.ClientOptions{})
+			for _, c := range []struct {
+				key   string
+				fence uint64
+			}{{"order-1", 2}, {"order-stale", 1}, {"order-3", 2}} {
+				f := c.fence
+				prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: c.key, Fence: &f}
+				if _, err := client.SendPlain(t.Context(), topic, prov, []byte(c.key)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			handled := make(chan string, 4)
+			stop := consumerWith(t, log, redisdedup.New(rdb, "billing"), handled, mode.c)
+			if got := drain(t, handled, 2); got[0] != "order-1" || got[1] != "order-3" {
+				t.Fatalf("handled %q; the record of a superseded fence must be dropped", got)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			// Its key was claimed with the batch and never used: the claim
+			// is taken back, not left to hold another replica for a lease.
+			fresh, err := redisdedup.New(rdb, "billing").Observe(t.Context(), runtime.DedupKey("shop", "order-stale"))
+			if !fresh || err != nil {
+				t.Fatalf("observe of the dropped record's key = %v, %v; want it free", fresh, err)
+			}
+		})
+	}
+}
