@@ -14,11 +14,6 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// benchConsume reports consumeRate as msgs/s.
-func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
-	b.ReportMetric(consumeRate(b, conc, dedup), "msgs/s")
-}
-
 // consumeRate publishes b.N AGDX commands to the embedded log, each with
 // its own idempotency key and a fence, times a consumer with a no-op
 // handler deduplicating on dedup (nil: the default in-memory window)

@@ -24,6 +24,12 @@ const topic = "agent.commands"
 // closes; handled receives each body handled.
 func consumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
 	t.Helper()
+	return consumerWith(t, log, d, handled, runtime.Serial)
+}
+
+// consumerWith is consumer with the given concurrency.
+func consumerWith(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string, conc runtime.Concurrency) (stop func() error) {
+	t.Helper()
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: topic,
 		Group: "billing",
@@ -34,6 +40,7 @@ func consumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled c
 		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			Deduplicator: d,
+			Concurrency:  conc,
 		},
 	})
 	if err != nil {
@@ -197,11 +204,20 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
 }
 
-// flakyComplete is the Redis deduplicator whose Complete fails (as an
-// unreachable Redis does) while fails is positive, counting down.
+// flakyComplete is the Redis deduplicator whose Complete and
+// CompleteBatch fail (as an unreachable Redis does) while fails is
+// positive, counting down.
 type flakyComplete struct {
 	*redisdedup.Deduplicator
 	fails, calls atomic.Int32
+}
+
+func (f *flakyComplete) CompleteBatch(ctx context.Context, keys []string) error {
+	f.calls.Add(1)
+	if f.fails.Add(-1) >= 0 {
+		return &redisdedup.Error{Op: "complete", Transient: true, Err: errors.New("connection refused")}
+	}
+	return f.Deduplicator.CompleteBatch(ctx, keys)
 }
 
 func (f *flakyComplete) Complete(ctx context.Context, key string) error {

@@ -268,3 +268,101 @@ func TestObserveIsOneRoundTrip(t *testing.T) {
 		t.Fatalf("%d commands for 10 observes, want one each", n)
 	}
 }
+
+// claimBatch claims keys in one ClaimBatch and returns their states.
+func claimBatch(t *testing.T, d *redisdedup.Deduplicator, keys ...string) []runtime.KeyState {
+	t.Helper()
+	states := make([]runtime.KeyState, len(keys))
+	if err := d.ClaimBatch(t.Context(), keys, states); err != nil {
+		t.Fatalf("claim %q: %v", keys, err)
+	}
+	return states
+}
+
+func TestClaimBatchIsOneRoundTripAndAnswersEachKeysState(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d, other := redisdedup.New(rdb, "g"), redisdedup.New(rdb, "g")
+	observe(t, d, "done")
+	complete(t, d, "done")
+	observe(t, d, "mine")
+	observe(t, other, "theirs")
+	claimBatch(t, d, "warm-up") // loads the script (EVALSHA, then EVAL once)
+	counter := &commandCounter{}
+	rdb.AddHook(counter)
+	got := claimBatch(t, d, "new-1", "done", "mine", "theirs", "new-2")
+	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyHeld, runtime.KeyBusy, runtime.KeyClaimed}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("states %v, want %v", got, want)
+	}
+	if n := counter.n.Load(); n != 1 {
+		t.Fatalf("%d commands for a batch of 5 keys, want one", n)
+	}
+	// The claims are real: another replica is kept waiting, Observe agrees.
+	if _, err := other.Observe(t.Context(), "new-1"); !errors.Is(err, redisdedup.ErrClaimed) {
+		t.Fatalf("observe of a batch-claimed key by another replica = %v, want ErrClaimed", err)
+	}
+}
+
+func TestClaimBatchTakesAnotherOwnersClaimOnlyAfterItsLease(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	lease := 300 * time.Millisecond
+	dead := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	claimBatch(t, dead, "a", "b")
+	claimedAt := time.Now()
+	// replica-1 was killed: its next incarnation takes its claims back at once ...
+	reborn := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	if got := claimBatch(t, reborn, "a"); got[0] != runtime.KeyClaimed {
+		t.Fatalf("the same owner's next incarnation got %v, want its claim back", got[0])
+	}
+	// ... while replica-2 waits for the lease of "b".
+	other := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-2", Lease: lease})
+	for {
+		st := claimBatch(t, other, "b")[0]
+		if st == runtime.KeyClaimed {
+			break
+		}
+		if st != runtime.KeyBusy {
+			t.Fatalf("state %v within the lease, want busy", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if waited := time.Since(claimedAt); waited < lease {
+		t.Fatalf("replica-2 took the claim after %v, within the dead owner's lease of %v", waited, lease)
+	}
+}
+
+func TestCompleteBatchRemembersEveryKeyWithinTheWindow(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g", redisdedup.Options{Window: 3})
+	keys := []string{"k1", "k2", "k3", "k4"}
+	claimBatch(t, d, keys...)
+	if err := d.CompleteBatch(t.Context(), keys); err != nil {
+		t.Fatal(err)
+	}
+	other := redisdedup.New(rdb, "g")
+	got := claimBatch(t, other, keys...)
+	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyDuplicate, runtime.KeyDuplicate}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after completing 4 keys in a window of 3: %v, want %v", got, want)
+	}
+}
+
+func TestReleaseBatchDropsOnlyThisIncarnationsClaims(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	mine, other := redisdedup.New(rdb, "g"), redisdedup.New(rdb, "g")
+	claimBatch(t, mine, "mine", "done")
+	complete(t, mine, "done")
+	claimBatch(t, other, "theirs")
+	if err := mine.ReleaseBatch(t.Context(), []string{"mine", "done", "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	got := claimBatch(t, redisdedup.New(rdb, "g"), "mine", "done", "theirs")
+	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyBusy}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the release: %v, want %v", got, want)
+	}
+}

@@ -15,6 +15,10 @@ import (
 // once through failed; the final flush still tries what is left.
 type commitBehind struct {
 	s *session
+	// keys completes the idempotency keys of handled records under a
+	// BatchDeduplicator (nil otherwise); a round commits only once the
+	// keys handled before it are completed.
+	keys *keyCompleter
 
 	mu      sync.Mutex
 	pending map[uint32]uint64 // marked, not yet committed
@@ -33,6 +37,9 @@ func (s *session) startCommitBehind() *commitBehind {
 		s: s, pending: make(map[uint32]uint64), spare: make(map[uint32]uint64),
 		kickc: make(chan struct{}, 1), failed: make(chan struct{}),
 		quit: make(chan struct{}), done: make(chan struct{}),
+	}
+	if s.c.batch != nil {
+		k.keys = s.startKeyCompleter()
 	}
 	go k.run()
 	return k
@@ -64,6 +71,16 @@ func (k *commitBehind) flush() error {
 	<-k.done
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.keys != nil {
+		// Keys first: an offset is stored only once the keys of the records
+		// below it are completed, never while they are claims.
+		if err := k.keys.close(); err != nil {
+			if k.err == nil {
+				k.err = err
+			}
+			return k.err
+		}
+	}
 	// After a failed round, still try once more to store what was handled:
 	// the consumer stops with the first failure either way, but whatever
 	// this stores is not redelivered.
@@ -106,7 +123,10 @@ func (k *commitBehind) run() {
 			continue
 		}
 		last = time.Now()
-		err := k.commitAll(round)
+		err := k.keysCompleted()
+		if err == nil {
+			err = k.commitAll(round)
+		}
 		if err != nil {
 			k.mu.Lock()
 			// What this round did not store goes back to pending (a newer
@@ -123,6 +143,18 @@ func (k *commitBehind) run() {
 			return
 		}
 	}
+}
+
+// keysCompleted waits until the idempotency keys of the records marked
+// so far are completed (at once without a BatchDeduplicator), within the
+// bound of a commit.
+func (k *commitBehind) keysCompleted() error {
+	if k.keys == nil {
+		return nil
+	}
+	ctx, cancel := k.s.commitCtx()
+	defer cancel()
+	return k.keys.wait(ctx, k.keys.target())
 }
 
 // commitAll commits and removes every offset of m, stopping at the first

@@ -153,10 +153,12 @@ type Tuning struct {
 // ack-on-pickup, middleware, handler with retry, dead-letter; offsets are
 // committed only once a message was handled, skipped or parked.
 type Consumer struct {
-	cfg    ConsumerConfig
-	t      Transport
-	prod   *Producer
-	dedup  Deduplicator
+	cfg   ConsumerConfig
+	t     Transport
+	prod  *Producer
+	dedup Deduplicator
+	// batch is dedup when it marks keys in batches (see BatchDeduplicator).
+	batch  BatchDeduplicator
 	fences *fenceGate
 	clock  Clock
 	ids    IDSource
@@ -254,6 +256,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		log:    log,
 		replay: newReplayGuard(replayWindow),
 	}
+	c.batch, _ = dedup.(BatchDeduplicator)
 	c.installHooks()
 	return c, nil
 }
@@ -399,9 +402,13 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 	// Dedup marks the key before handling: a duplicate is dropped even if
 	// the original later ends in the dead-letter topic.
 	var marked dedupMark
+	var claims *claimSet
 	if key := m.Provenance.IdempotencyKey; key != "" {
+		if c.batch != nil {
+			claims = claimsFrom(ctx)
+		}
 		var fresh bool
-		marked, fresh, err = c.markKey(ctx, c.senderScope(m), key)
+		marked, fresh, err = c.markKey(ctx, claims, c.senderScope(m), key)
 		if err != nil {
 			return 0, fmt.Errorf("dedup: %w", err)
 		}
@@ -416,7 +423,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 		c.unmark(ctx, m, marked)
 		return o, err
 	}
-	if err := c.completeKey(ctx, marked.key); err != nil {
+	if err := c.completeKey(ctx, claims, marked.key); err != nil {
 		return 0, fmt.Errorf("dedup: %w", err)
 	}
 	return o, nil

@@ -34,13 +34,21 @@ type dedupMark struct {
 // whether it is fresh. A SlidingWindow (the default) is asked by hash,
 // without building the scoped key: the gate runs for every record, and
 // the key would be one allocation each.
-func (c *Consumer) markKey(ctx context.Context, agent, key string) (dedupMark, bool, error) {
+//
+// Under a BatchDeduplicator the gate takes the claim its loop made for the
+// whole batch (cs, from ctx), and asks key by key only what that claim
+// did not settle.
+func (c *Consumer) markKey(ctx context.Context, cs *claimSet, agent, key string) (dedupMark, bool, error) {
 	if w, ok := c.dedup.(*SlidingWindow); ok {
 		h := w.scopedHash(agent, key)
 		return dedupMark{window: w, hash: h}, w.observeHash(h), nil
 	}
 	scoped := DedupKey(agent, key)
-	fresh, err := c.observeKey(ctx, scoped)
+	if cs != nil {
+		fresh, err := cs.gate(ctx, scoped)
+		return dedupMark{key: scoped}, fresh, err
+	}
+	fresh, err := c.observeKey(ctx, scoped, nil)
 	return dedupMark{key: scoped}, fresh, err
 }
 
@@ -49,12 +57,20 @@ func (c *Consumer) markKey(ctx context.Context, agent, key string) (dedupMark, b
 // elsewhere) is retried on the poll backoff, 50 ms doubling to 1 s, until
 // the store answers or the consumer is stopped hard: the record waits,
 // uncommitted, and is never let through as a silent duplicate. Any other
-// error stops the consumer with the offset uncommitted.
-func (c *Consumer) observeKey(ctx context.Context, key string) (bool, error) {
+// error stops the consumer with the offset uncommitted. A key that kc
+// (when set) holds handled and not yet completed is a duplicate: the store
+// reports it claimed, by this very process.
+func (c *Consumer) observeKey(ctx context.Context, key string, kc *keyCompleter) (bool, error) {
 	for attempt := 1; ; attempt++ {
+		if kc != nil && kc.pending(key) {
+			return false, nil
+		}
 		fresh, err := c.dedup.Observe(ctx, key)
 		if err == nil || !IsTransient(err) {
 			return fresh, err
+		}
+		if kc != nil && kc.pending(key) {
+			return false, nil
 		}
 		c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "error", err)
 		t := time.NewTimer(pollBackoff(attempt))
@@ -75,8 +91,15 @@ func (c *Consumer) observeKey(ctx context.Context, key string) (bool, error) {
 // failure is returned as transient: the consumer stops with the record
 // uncommitted, and its redelivery is handled again (at least once, never a
 // silent duplicate).
-func (c *Consumer) completeKey(ctx context.Context, key string) error {
+//
+// Under a BatchDeduplicator the key is queued for the session's completer
+// (cs, from ctx) instead, which completes it about a round trip later and
+// before the commit round that stores the record's offset.
+func (c *Consumer) completeKey(ctx context.Context, cs *claimSet, key string) error {
 	if key == "" {
+		return nil
+	}
+	if cs != nil && cs.kc.handled(key) {
 		return nil
 	}
 	k, ok := c.dedup.(Completer)

@@ -95,6 +95,11 @@ func (ls *laneSet) poll() error {
 	pf := s.startPrefetch(false)
 	defer pf.close()
 	var overflow messageSlab // for records handled here, over the lane cap
+	octx, ocs := s.workCtx, s.newClaimSet(ls.k)
+	var odecoded []decodedRecord
+	if ocs != nil {
+		octx = withClaims(octx, ocs)
+	}
 	for {
 		if err := ls.failure(); err != nil {
 			return err
@@ -125,12 +130,29 @@ func (ls *laneSet) poll() error {
 				// Over the lane cap: handle it here rather than drop it or
 				// spawn lanes without bound.
 				overflow.reset(len(run))
+				var decoded []decodedRecord
+				if ocs != nil {
+					odecoded = decodeAll(s.c, &overflow, run, nil, odecoded)
+					decoded = odecoded
+					if err := ocs.claim(octx, decoded); err != nil {
+						return err
+					}
+				}
 				for i := range run {
-					if _, err := s.c.process(s.workCtx, &overflow, &run[i]); err != nil {
+					var err error
+					if decoded != nil {
+						_, err = s.c.processDecoded(octx, &run[i], decoded[i].m, decoded[i].err)
+					} else {
+						_, err = s.c.process(octx, &overflow, &run[i])
+					}
+					if err != nil {
+						ocs.release(octx)
 						return err
 					}
 					ls.k.mark(run[i].Position)
 				}
+				ocs.release(octx)
+				clear(odecoded)
 				overflow.reset(0)
 				if err := ls.k.kick(); err != nil {
 					return err
@@ -191,11 +213,27 @@ func (ls *laneSet) start(partition uint32) chan queued {
 		clock := ls.s.c.clock
 		lastKick := clock.Now()
 		var slab messageSlab
+		ctx, cs := ls.s.workCtx, ls.s.newClaimSet(ls.k)
+		var decoded []decodedRecord
+		if cs != nil {
+			ctx = withClaims(ctx, cs)
+		}
 		for q := range ch {
 			slab.reset(len(q.recs))
+			var claimErr error
+			if cs != nil {
+				// Decode the run first, to claim its keys in one call.
+				decoded = decodeAll(ls.s.c, &slab, q.recs, nil, decoded)
+				claimErr = cs.claim(ctx, decoded)
+			}
 			for i := range q.recs {
 				rec := &q.recs[i]
-				_, err := ls.s.c.process(ls.s.workCtx, &slab, rec)
+				err := claimErr
+				if err == nil && cs != nil {
+					_, err = ls.s.c.processDecoded(ctx, rec, decoded[i].m, decoded[i].err)
+				} else if err == nil {
+					_, err = ls.s.c.process(ctx, &slab, rec)
+				}
 				ls.records.release(1)
 				ls.bytes.release(ls.size(rec))
 				ls.report(rec.Position, err)
@@ -208,6 +246,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 				if err != nil {
 					// The rest of this lane's queue stays unhandled and
 					// uncommitted.
+					cs.release(ctx)
 					ls.releaseAll(q.recs[i+1:])
 					for rest := range ch {
 						ls.releaseAll(rest.recs)
@@ -215,6 +254,8 @@ func (ls *laneSet) start(partition uint32) chan queued {
 					return
 				}
 			}
+			cs.release(ctx)
+			clear(decoded)
 			slab.reset(0)
 			// A failed commit surfaces in the intake loop, which watches
 			// the committer.

@@ -495,6 +495,11 @@ func (ks *keyedSet) work(q *keyQueue) {
 	// The worker's context carries it, so a retry wait can lend its slot
 	// (see retryWait).
 	ctx := context.WithValue(ks.s.workCtx, keyWorkerKey{}, w)
+	if cs := ks.s.newClaimSet(ks.k); cs != nil {
+		// Workers claim key by key (a record may wait long in its queue, past
+		// a claim's lease); the keys are completed in batches.
+		ctx = withClaims(ctx, cs)
+	}
 	// One job per worker, reused: the pipeline keeps a pointer to its
 	// record, which would otherwise move every job to the heap.
 	j := new(keyJob)

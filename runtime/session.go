@@ -247,6 +247,12 @@ func (s *session) runSerial(ctx context.Context) error {
 		defer pf.close()
 		lastFlush := s.c.clock.Now()
 		var slab messageSlab
+		wctx := s.workCtx
+		cs := s.newClaimSet(k)
+		var decoded []decodedRecord
+		if cs != nil {
+			wctx = withClaims(wctx, cs)
+		}
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
 			if !ok {
@@ -257,6 +263,14 @@ func (s *session) runSerial(ctx context.Context) error {
 			}
 			batch := next.batch
 			slab.reset(len(batch))
+			if cs != nil {
+				// Decode the batch first, to claim its keys in one call.
+				decoded = decodeAll(s.c, &slab, batch, next.decoded, decoded)
+				next.decoded = decoded
+				if err := cs.claim(wctx, decoded); err != nil {
+					return errors.Join(err, k.flush())
+				}
+			}
 			for i := range batch {
 				if s.stopping() {
 					break
@@ -264,21 +278,25 @@ func (s *session) runSerial(ctx context.Context) error {
 				var err error
 				if next.decoded != nil {
 					d := next.decoded[i]
-					_, err = s.c.processDecoded(s.workCtx, &batch[i], d.m, d.err)
+					_, err = s.c.processDecoded(wctx, &batch[i], d.m, d.err)
 				} else {
-					_, err = s.c.process(s.workCtx, &slab, &batch[i])
+					_, err = s.c.process(wctx, &slab, &batch[i])
 				}
 				if err != nil {
+					cs.release(wctx)
 					return errors.Join(err, k.flush())
 				}
 				k.mark(batch[i].Position)
 				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
 					if err := k.kick(); err != nil {
+						cs.release(wctx)
 						return err
 					}
 					lastFlush = s.c.clock.Now()
 				}
 			}
+			cs.release(wctx)
+			clear(decoded)
 			slab.reset(0)
 			if err := k.kick(); err != nil {
 				return err

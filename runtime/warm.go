@@ -61,14 +61,14 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 				continue
 			}
 			key := DedupKey(c.senderScope(m), m.Provenance.IdempotencyKey)
-			fresh, err := c.observeKey(ctx, key)
+			fresh, err := c.observeKey(ctx, key, nil)
 			if err != nil {
 				return fmt.Errorf("dedup: %w", err)
 			}
 			if fresh {
 				// Committed, so handled or parked: a two-step store
 				// remembers it rather than holding a claim.
-				if err := c.completeKey(ctx, key); err != nil {
+				if err := c.completeKey(ctx, nil, key); err != nil {
 					return fmt.Errorf("dedup: %w", err)
 				}
 			}
