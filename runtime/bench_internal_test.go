@@ -73,7 +73,7 @@ func BenchmarkPipelineAGDXCommand(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload}
+		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.MustEncodeHeaders(wire.EnvelopeHeaders(env, wire.ContentJSON)), Payload: payload}
 	}
 	benchPipeline(b, recs)
 }
@@ -91,7 +91,7 @@ func BenchmarkPipelinePlainMessage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: headers, Payload: []byte(`{"amount":"9.99","currency":"EUR"}`)}
+		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.MustEncodeHeaders(headers), Payload: []byte(`{"amount":"9.99","currency":"EUR"}`)}
 	}
 	benchPipeline(b, recs)
 }
