@@ -250,18 +250,17 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		if bit == 0 {
 			continue
 		}
-		key := provenanceKeyName(bit)
 		if seen&bit != 0 {
 			// Which copy would the reference (a map) keep? Refuse rather than guess.
-			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, key)
+			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, provenanceKeyName(bit))
 		}
 		seen |= bit
 		if err := value.want(HeaderKindString); err != nil {
-			return fmt.Errorf("wire: provenance header %s: %w", key, err)
+			return fmt.Errorf("wire: provenance header %s: %w", provenanceKeyName(bit), err)
 		}
 		data := value.Data
 		bad := func(err error) error {
-			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, key, data, err)
+			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, provenanceKeyName(bit), data, err)
 		}
 		if bit&textKeys == 0 {
 			// Parsed in place: the parsers accept ASCII only, so these need
@@ -314,7 +313,7 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		}
 		v := keep(data)
 		if !validUTF8String(v) {
-			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, key)
+			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, provenanceKeyName(bit))
 		}
 		switch bit {
 		case bitAgent, bitTarget:
