@@ -55,6 +55,10 @@ bench-iggy: ## the README's performance figures: Iggy benchmarks (against LASER_
 	$(GO) test -run '^$$' -bench '^BenchmarkLatency$$' ./iggy/ ./embedlog/
 	$(GO) test -run '^$$' -bench '^Benchmark(Pipeline|InFlightMemory)' -benchmem ./runtime/
 
+.PHONY: bench-iggy-pinned
+bench-iggy-pinned: ## BenchmarkPollAndStore on core 1 with GOMAXPROCS=1, for an Iggy server pinned to core 0 (taskset -c 0 iggy-server), so the two do not compete for cores
+	GOMAXPROCS=1 $(GO) test -exec 'taskset -c 1' -run '^$$' -bench '^BenchmarkPollAndStore$$' -benchtime 20x ./iggy/
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
 	@for pkg in $$($(GO) list $(PKGS)); do \

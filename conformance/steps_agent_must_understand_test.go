@@ -32,7 +32,7 @@ func agentMustUnderstandSteps(sc *godog.ScenarioContext, _ transport, _ *testing
 		}
 		// The receiver implements no must-understand feature.
 		unmet = back.UnmetRequirements(0)
-		rec := &runtime.Incoming{Headers: wire.EnvelopeHeaders(back, wire.ContentRaw), Payload: payload}
+		rec := &runtime.Incoming{Headers: wire.MustEncodeHeaders(wire.EnvelopeHeaders(back, wire.ContentRaw)), Payload: payload}
 		_, decodeErr = runtime.DecodeRecord(runtime.TopicCommands, rec, 0)
 		return nil
 	}

@@ -16,7 +16,7 @@ func headerEntries(h wire.Headers) ([]iggcon.HeaderEntry, error) {
 	}
 	out := make([]iggcon.HeaderEntry, len(h))
 	for i, e := range h {
-		if err := checkHeader(e); err != nil {
+		if _, err := (wire.Headers{e}).Encode(); err != nil {
 			return nil, err
 		}
 		out[i] = iggcon.HeaderEntry{

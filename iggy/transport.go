@@ -397,41 +397,23 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 
 // recordBuilder turns one partition's polled messages into runtime records,
 // for both ways a batch arrives (the SDK's messages, the codec's reply).
-// The records' headers share one array and, record to record, their key
-// strings; values alias the polled bytes.
+// Payloads and headers stay where the poll put them: the headers are
+// checked once and read in place (wire.EncodedHeaders), never decoded into
+// a list per record.
 type recordBuilder struct {
 	t         *Transport
 	partition uint32
 	n         int // records the batch may hold at most
-	hdrs      wire.Headers
-	prev      wire.Headers // the last record's headers, whose keys the next may share
 }
 
 // add appends the record at offset to out.
 func (b *recordBuilder) add(out []runtime.Incoming, offset, timestamp uint64, payload, userHeaders []byte) []runtime.Incoming {
-	if b.hdrs == nil && len(userHeaders) > 0 {
-		// The records of a batch usually carry as many headers as the
-		// first one with any: room for that many each, in one allocation.
-		// A record with more makes append move the rest to a larger array,
-		// which the records before it need not follow.
-		b.hdrs = make(wire.Headers, 0, countHeaders(userHeaders)*b.n)
-	}
-	start := len(b.hdrs)
-	var err error
-	b.hdrs, err = appendHeadersLike(b.hdrs, userHeaders, b.prev)
-	h := b.hdrs[start:len(b.hdrs):len(b.hdrs)]
+	h, err := wire.ParseHeaders(userHeaders)
 	if err != nil {
 		// Iggy validates headers on send, so this is a broken producer or
 		// server; the record goes on without headers and the consumer
 		// dead-letters it for lack of provenance.
 		b.t.cfg.logger.Warn("iggy: undecodable user headers", "partition", b.partition, "offset", offset, "err", err)
-		b.hdrs = b.hdrs[:start]
-		h = nil
-	}
-	if len(h) == 0 {
-		h = nil
-	} else {
-		b.prev = h
 	}
 	return append(out, runtime.Incoming{
 		Position:  runtime.Position{Partition: b.partition, Offset: offset},

@@ -197,7 +197,7 @@ func pollHeader(b []byte, partition uint32, current uint64, count uint32) []byte
 func appendMessages(b []byte, recs []logstore.Record) []byte {
 	n := len(b)
 	for i := range recs {
-		n += messageHeaderSize + len(recs[i].Payload) + userHeadersLen(recs[i].Headers)
+		n += messageHeaderSize + len(recs[i].Payload) + recs[i].Headers.Size()
 	}
 	out := make([]byte, len(b), n)
 	copy(out, b)
@@ -208,11 +208,11 @@ func appendMessages(b []byte, recs []logstore.Record) []byte {
 		out = putU64(out, rec.Offset)
 		out = putU64(out, rec.Timestamp)
 		out = putU64(out, rec.OriginTimestamp)
-		out = putU32(out, uint32(userHeadersLen(rec.Headers)))
+		out = putU32(out, uint32(rec.Headers.Size()))
 		out = putU32(out, uint32(len(rec.Payload)))
 		out = putU64(out, 0)
 		out = append(out, rec.Payload...)
-		out = appendUserHeaders(out, rec.Headers)
+		out = append(out, rec.Headers.Bytes()...)
 	}
 	return out
 }

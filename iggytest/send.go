@@ -142,27 +142,25 @@ func parseBatch(index, body []byte, count int) ([]logstore.Record, error) {
 	return recs, nil
 }
 
-// parseUserHeaders checks and decodes user headers: entries of u8 key kind,
-// u32 key length, key, u8 value kind, u32 value length, value; kinds 1..15,
-// lengths 1..255 and the exact size for fixed-width kinds.
-func parseUserHeaders(b []byte) (wire.Headers, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var out wire.Headers
-	for len(b) > 0 {
-		key, rest, ok := headerField(b)
+// parseUserHeaders checks user headers: entries of u8 key kind, u32 key
+// length, key, u8 value kind, u32 value length, value; kinds 1..15, lengths
+// 1..255 and the exact size for fixed-width kinds. The result views b,
+// which the log engine copies.
+func parseUserHeaders(b []byte) (wire.EncodedHeaders, error) {
+	for rest := b; len(rest) > 0; {
+		_, r, ok := headerField(rest)
 		if !ok {
-			return nil, fail(StatusInvalidHeaderKey, "malformed user header key")
+			return wire.EncodedHeaders{}, fail(StatusInvalidHeaderKey, "malformed user header key")
 		}
-		val, rest2, ok := headerField(rest)
-		if !ok {
-			return nil, fail(StatusInvalidHeaderValue, "malformed user header value")
+		if _, rest, ok = headerField(r); !ok {
+			return wire.EncodedHeaders{}, fail(StatusInvalidHeaderValue, "malformed user header value")
 		}
-		out = append(out, wire.Header{Key: string(key.Data), Value: val})
-		b = rest2
 	}
-	return out, nil
+	h, err := wire.ParseHeaders(b)
+	if err != nil {
+		return wire.EncodedHeaders{}, fail(StatusInvalidHeaderValue, err.Error())
+	}
+	return h, nil
 }
 
 // headerField reads one kind-length-bytes field of a user header.
@@ -179,26 +177,4 @@ func headerField(b []byte) (wire.HeaderValue, []byte, bool) {
 		return wire.HeaderValue{}, nil, false
 	}
 	return wire.HeaderValue{Kind: kind, Data: b[5 : 5+n]}, b[5+n:], true
-}
-
-// appendUserHeaders encodes headers, every key as a String-kind key.
-func appendUserHeaders(b []byte, h wire.Headers) []byte {
-	for _, e := range h {
-		b = append(b, byte(wire.HeaderKindString))
-		b = putU32(b, uint32(len(e.Key)))
-		b = append(b, e.Key...)
-		b = append(b, byte(e.Value.Kind))
-		b = putU32(b, uint32(len(e.Value.Data)))
-		b = append(b, e.Value.Data...)
-	}
-	return b
-}
-
-// userHeadersLen is the encoded size of headers.
-func userHeadersLen(h wire.Headers) int {
-	n := 0
-	for _, e := range h {
-		n += 10 + len(e.Key) + len(e.Value.Data)
-	}
-	return n
 }

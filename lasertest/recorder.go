@@ -2,9 +2,11 @@ package lasertest
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // recorder is a transport that keeps what is published in memory, one
@@ -36,11 +38,18 @@ func (r *recorder) Publish(_ context.Context, topic string, records ...runtime.O
 	if r.next == nil {
 		r.next = map[string]uint64{}
 	}
+	encoded := make([]wire.EncodedHeaders, len(records))
+	for i, o := range records {
+		var err error
+		if encoded[i], err = o.Headers.Encode(); err != nil {
+			return nil, fmt.Errorf("lasertest: publish %s: record %d: %w", topic, i, err)
+		}
+	}
 	pos := make([]runtime.Position, len(records))
 	for i, o := range records {
 		pos[i] = runtime.Position{Offset: r.next[topic]}
 		r.next[topic]++
-		r.records = append(r.records, record{topic: topic, Incoming: runtime.Incoming{Position: pos[i], Headers: o.Headers, Payload: o.Payload}})
+		r.records = append(r.records, record{topic: topic, Incoming: runtime.Incoming{Position: pos[i], Headers: encoded[i], Payload: o.Payload}})
 	}
 	return pos, nil
 }

@@ -229,7 +229,7 @@ func (r *record) body(b []byte) error {
 	return err
 }
 
-func headerString(h wire.Headers, key string) (string, bool) {
+func headerString(h wire.EncodedHeaders, key string) (string, bool) {
 	v, ok := h.Get(key)
 	if !ok {
 		return "", false

@@ -180,7 +180,7 @@ func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next
 	rec := d.Record
 	// Extract over an emptied span context, so that only the headers can
 	// make the parent valid; other context values stay.
-	parent := t.prop.Extract(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), carrier{Headers: &rec.Headers})
+	parent := t.prop.Extract(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), incomingCarrier{h: rec.Headers})
 	var links []trace.Link
 	if claimed := trace.SpanContextFromContext(parent); claimed.IsValid() && d.Verifier != nil && !verifies(d) {
 		links = append(links, trace.Link{SpanContext: claimed.WithTraceState(trace.TraceState{}), Attributes: []attribute.KeyValue{UnverifiedKey.Bool(true)}})
@@ -470,6 +470,34 @@ func (c carrier) Keys() []string {
 	for _, h := range *c.Headers {
 		if h.Value.Kind == wire.HeaderKindString {
 			keys = append(keys, h.Key)
+		}
+	}
+	return keys
+}
+
+// incomingCarrier reads a polled record's headers in place for
+// propagation.TextMapCarrier: string headers only, and nothing is ever set
+// (extraction only reads).
+type incomingCarrier struct{ h wire.EncodedHeaders }
+
+// Get returns the string header key, or "".
+func (c incomingCarrier) Get(key string) string {
+	v, ok := c.h.Get(key)
+	if !ok || v.Kind != wire.HeaderKindString {
+		return ""
+	}
+	return string(v.Data)
+}
+
+// Set does nothing: a polled record's headers are not written.
+func (incomingCarrier) Set(string, string) {}
+
+// Keys lists the string headers.
+func (c incomingCarrier) Keys() []string {
+	var keys []string
+	for k, v := range c.h.All() {
+		if v.Kind == wire.HeaderKindString {
+			keys = append(keys, string([]byte(k)))
 		}
 	}
 	return keys

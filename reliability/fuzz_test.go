@@ -75,7 +75,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(toFuzzHeaders(ph), []byte("plain body"))
 	f.Add([]byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, headerBytes, payload []byte) {
-		rec := &runtime.Incoming{Headers: fuzzHeaders(headerBytes), Payload: payload}
+		rec := &runtime.Incoming{Headers: wire.MustEncodeHeaders(fuzzHeaders(headerBytes)), Payload: payload}
 		m, err := runtime.DecodeRecord("t", rec, wire.FeaturesNone)
 		if err != nil {
 			if m != nil {

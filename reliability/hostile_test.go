@@ -32,8 +32,9 @@ type hostileRecord struct {
 	headers wire.Headers
 	payload []byte
 	want    outcome
-	// iggyRefuses marks records the Iggy transport will not publish (a
-	// header value over Iggy's 255 bytes): they never reach an Iggy log.
+	// iggyRefuses marks records no transport will publish (a header value
+	// over Iggy's 255 bytes; the embedded log refuses what Iggy refuses):
+	// they never reach a log.
 	iggyRefuses bool
 }
 
@@ -160,9 +161,9 @@ func TestHostileRecordsAreDeadLetteredVerbatim(t *testing.T) {
 		for i, r := range records {
 			pos, err := w.publish(r.headers, r.payload)
 			switch {
-			case r.iggyRefuses && w.name == "iggy":
-				if !errors.Is(err, iggy.ErrBadHeader) {
-					t.Errorf("%s: Iggy publish error %v, want ErrBadHeader", r.name, err)
+			case r.iggyRefuses:
+				if !errors.Is(err, iggy.ErrBadHeader) || !errors.Is(err, wire.ErrBadHeader) {
+					t.Errorf("%s: %s publish error %v, want ErrBadHeader", r.name, w.name, err)
 				}
 				refused++
 				positions[i] = runtime.Position{Offset: ^uint64(0)}
@@ -183,7 +184,7 @@ func TestHostileRecordsAreDeadLetteredVerbatim(t *testing.T) {
 		parked, handled := 0, 0
 		for i, r := range records {
 			pos := positions[i]
-			if r.iggyRefuses && w.name == "iggy" {
+			if r.iggyRefuses {
 				continue
 			}
 			caps := capsules[pos]
@@ -230,7 +231,7 @@ func TestHostileRecordsAreDeadLetteredVerbatim(t *testing.T) {
 				}
 				// The oversized provenance is dropped from the capsule; what
 				// locates the original stays.
-				prov, err := wire.DecodeProvenance(c.headers)
+				prov, err := wire.DecodeProvenance(wire.MustEncodeHeaders(c.headers))
 				if err != nil || prov.Conversation != hostileConv || prov.CausalParent == nil || prov.IdempotencyKey != "" {
 					t.Errorf("%s: capsule provenance %+v (%v), want the conversation and causal parent only", r.name, prov, err)
 				}

@@ -251,12 +251,12 @@ func TestHostilePeer(t *testing.T) {
 		for i := range n {
 			capsule := &wire.DeadLetter{Source: wire.LogPosition{Offset: uint64(i)}, Reason: wire.ReasonRejected, Payload: []byte("pay 1000")}
 			payload, _ := capsule.Marshal()
-			rec := runtime.Incoming{Timestamp: uint64(time.Now().UnixMicro()), Payload: payload,
-				Headers: wire.Headers{{Key: runtime.HeaderDeadLetterBy, Value: wire.StringValue("ledger")}}}
+			headers := wire.Headers{{Key: runtime.HeaderDeadLetterBy, Value: wire.StringValue("ledger")}}
 			if i%2 == 1 { // signed by the peer in the consumer's name
 				sig, _ := mallory.SignDetached(runtime.DeadLetterDomain, []byte(runtime.TopicDLQ), []byte("ledger"), payload)
-				rec.Headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
+				headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
 			}
+			rec := runtime.Incoming{Timestamp: uint64(time.Now().UnixMicro()), Payload: payload, Headers: wire.MustEncodeHeaders(headers)}
 			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); errors.Is(err, runtime.ErrSignature) {
 				refused++
 			}

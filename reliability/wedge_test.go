@@ -103,7 +103,7 @@ func TestWedgeHostileErrorsAndHeadersNeverStopTheConsumer(t *testing.T) {
 			if d.Detail != nil && (!utf8.ValidString(*d.Detail) || len(*d.Detail) > runtime.MaxDeadLetterDetail) {
 				t.Errorf("record %s: detail of %d bytes, valid UTF-8 %v", pos, len(*d.Detail), utf8.ValidString(*d.Detail))
 			}
-			if _, err := wire.DecodeProvenance(caps[0].headers); err != nil {
+			if _, err := wire.DecodeProvenance(wire.MustEncodeHeaders(caps[0].headers)); err != nil {
 				t.Errorf("record %s: capsule headers do not decode: %v", pos, err)
 			}
 		}

@@ -180,7 +180,7 @@ func (w *world) capsules() map[runtime.Position][]capsule {
 			w.t.Fatalf("%s %s is not a capsule: %v", w.dlq, r.Position, err)
 		}
 		src := runtime.Position{Partition: dl.Source.PartitionID, Offset: dl.Source.Offset}
-		out[src] = append(out[src], capsule{dl: dl, headers: r.Headers})
+		out[src] = append(out[src], capsule{dl: dl, headers: r.Headers.Decode()})
 	}
 	return out
 }

@@ -57,8 +57,9 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 	rec := parkSigned(t, log, worker)
 
 	unsigned := rec
-	unsigned.Headers = rec.Headers.Clone()
-	unsigned.Headers.Del(runtime.HeaderDeadLetterSignature)
+	without := rec.Headers.Decode()
+	without.Del(runtime.HeaderDeadLetterSignature)
+	unsigned.Headers = wire.MustEncodeHeaders(without)
 	if _, _, err := runtime.VerifyDeadLetter(reg, dlq, &unsigned); !errors.Is(err, sign.ErrUnsigned) {
 		t.Fatalf("unsigned capsule: %v", err)
 	}
@@ -72,12 +73,13 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 	}
 
 	peer := rec
-	peer.Headers = rec.Headers.Clone()
 	sig, err := mallory.SignDetached(runtime.DeadLetterDomain, []byte(dlq), []byte(agent), rec.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer.Headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
+	resigned := rec.Headers.Decode()
+	resigned.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
+	peer.Headers = wire.MustEncodeHeaders(resigned)
 	if _, _, err := runtime.VerifyDeadLetter(reg, dlq, &peer); !errors.Is(err, sign.ErrSourceMismatch) {
 		t.Fatalf("capsule signed by a peer: %v", err)
 	}

@@ -61,7 +61,22 @@ func (s *messageSlab) decode(topic string, rec *Incoming, understood uint64) (*M
 	if s == nil {
 		s = &messageSlab{want: 1} // an array of one: a message of its own
 	}
-	v, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
+	// One pass over the headers for the two typed ones, rather than a
+	// lookup each.
+	var v, ct wire.HeaderValue
+	var agdx, hasCT bool
+	for key, value := range rec.Headers.All() {
+		switch key {
+		case wire.HeaderAgentVersion:
+			if !agdx {
+				v, agdx = value, true
+			}
+		case wire.HeaderContentType:
+			if !hasCT {
+				ct, hasCT = value, true
+			}
+		}
+	}
 	var m *Message
 	var am *agdxMessage
 	var pm *plainMessage
@@ -80,8 +95,8 @@ func (s *messageSlab) decode(topic string, rec *Incoming, understood uint64) (*M
 	m.Timestamp = rec.Timestamp
 	m.Headers = rec.Headers
 	m.Payload = rec.Payload
-	if v, ok := rec.Headers.Get(wire.HeaderContentType); ok {
-		code, err := v.AsUint8()
+	if hasCT {
+		code, err := ct.AsUint8()
 		if err != nil {
 			return nil, fmt.Errorf("header %s: %w", wire.HeaderContentType, err)
 		}

@@ -27,8 +27,9 @@ type Message struct {
 	// ContentType is the agdx.ct header when HasContentType is set.
 	ContentType    wire.ContentType
 	HasContentType bool
-	// Headers are the record's user headers as they travelled.
-	Headers wire.Headers
+	// Headers are the record's user headers as they travelled, read in place
+	// (Get, All; Decode for a list of one's own to edit).
+	Headers wire.EncodedHeaders
 	// Payload is the record payload verbatim (the encoded envelope for AGDX).
 	Payload []byte
 	// VerifiedPrincipal is the principal whose enrolled key signed the

@@ -69,7 +69,9 @@ func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string
 	for i := range records {
 		e := proto
 		e.Topic, e.Body = topic, records[i].Payload
-		if prov, err := wire.DecodeProvenance(records[i].Headers); err == nil {
+		if enc, err := records[i].Headers.Encode(); err != nil {
+			// Headers the transport will refuse anyway: no provenance to add.
+		} else if prov, err := wire.DecodeProvenance(enc); err == nil {
 			e.Conversation = prov.Conversation
 			e.Agent = cmp.Or(e.Agent, prov.Agent)
 			e.Target = cmp.Or(e.Target, prov.Target)

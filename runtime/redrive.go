@@ -87,7 +87,7 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	if !bytes.Equal(orig.Payload, capsule.Payload) {
 		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the record at %d:%d of %s is not the one the capsule parked (its payload differs)", src.PartitionID, src.Offset, sourceTopic)}
 	}
-	headers := orig.Headers.Clone()
+	headers := orig.Headers.Decode()
 	if v, ok := headers.Get(wire.HeaderIdempotencyKey); ok {
 		if key, err := v.AsString(); err == nil {
 			headers.Set(wire.HeaderIdempotencyKey, wire.StringValue(RedriveKey(key, src)))

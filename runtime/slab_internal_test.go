@@ -26,14 +26,14 @@ func TestMessageSlabHandsOutDistinctFreshMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload}
+			recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.MustEncodeHeaders(wire.EnvelopeHeaders(env, wire.ContentJSON)), Payload: payload}
 			continue
 		}
 		headers, err := (&wire.Provenance{Conversation: conv, Agent: "planner", IdempotencyKey: key}).Headers()
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: headers, Payload: []byte("plain")}
+		recs[i] = Incoming{Position: Position{Offset: uint64(i)}, Headers: wire.MustEncodeHeaders(headers), Payload: []byte("plain")}
 	}
 	var slab messageSlab
 	slab.reset(n)
@@ -68,7 +68,7 @@ func TestNilMessageSlabAllocatesEachMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := Incoming{Headers: headers, Payload: []byte("x")}
+	rec := Incoming{Headers: wire.MustEncodeHeaders(headers), Payload: []byte("x")}
 	a, errA := DecodeRecord("t", &rec, wire.FeaturesNone)
 	b, errB := DecodeRecord("t", &rec, wire.FeaturesNone)
 	if errA != nil || errB != nil {

@@ -92,8 +92,9 @@ type Incoming struct {
 	Position
 	// Timestamp is the broker's append time in Unix microseconds.
 	Timestamp uint64
-	Headers   wire.Headers
-	Payload   []byte
+	// Headers are the record's user headers, read where the poll put them.
+	Headers wire.EncodedHeaders
+	Payload []byte
 }
 
 // Size is the byte count the lane queue bound charges for the record.

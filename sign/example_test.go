@@ -35,7 +35,7 @@ func Example() {
 	// The consumer side: decode, read the observed context, verify at the
 	// broker's record timestamp.
 	received, _ := wire.DecodeEnvelope(payload)
-	observed, _ := sign.ObservedContext(headers)
+	observed, _ := sign.ObservedContext(wire.MustEncodeHeaders(headers))
 	v, err := reg.VerifyObserved(received, observed, 1_717_171_777_000_000)
 	fmt.Println(v.Principal, v.Kind, err)
 

@@ -299,7 +299,7 @@ func (r *Registry) verify(env *wire.Envelope, at uint64, timed bool) (Verified, 
 // ObservedContext reads the signature context a record's headers imply:
 // agdx.ct (Uint8) and agdx.av (Uint32), each only when present. A present
 // header of the wrong type is an error, as the reference decoder treats it.
-func ObservedContext(h wire.Headers) (wire.SignatureContext, error) {
+func ObservedContext(h wire.EncodedHeaders) (wire.SignatureContext, error) {
 	var ctx wire.SignatureContext
 	if v, ok := h.Get(wire.HeaderContentType); ok {
 		ct, err := v.AsUint8()

@@ -355,7 +355,7 @@ func TestVerifyObservedGate(t *testing.T) {
 	reg := enrolled(t, k, "planner")
 	signed := signedRoundTrip(t, k, testEnvelope(), jsonContext())
 	observed := func(h wire.Headers) wire.SignatureContext {
-		ctx, err := sign.ObservedContext(h)
+		ctx, err := sign.ObservedContext(wire.MustEncodeHeaders(h))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,11 +406,11 @@ func TestVerifyObservedJudgesWindowAtBrokerTime(t *testing.T) {
 }
 
 func TestObservedContext(t *testing.T) {
-	ctx, err := sign.ObservedContext(nil)
+	ctx, err := sign.ObservedContext(wire.EncodedHeaders{})
 	if err != nil || ctx.ContentType != nil || ctx.AgentVersion != nil {
 		t.Fatalf("no headers: %+v, %v", ctx, err)
 	}
-	ctx, err = sign.ObservedContext(wire.Headers{{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(1)}, {Key: wire.HeaderContentType, Value: wire.Uint8Value(200)}})
+	ctx, err = sign.ObservedContext(wire.MustEncodeHeaders(wire.Headers{{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(1)}, {Key: wire.HeaderContentType, Value: wire.Uint8Value(200)}}))
 	if err != nil || !ctx.Equal(&wire.SignatureContext{ContentType: p(uint8(200)), AgentVersion: p(uint32(1))}) {
 		t.Fatalf("typed headers: %s, %v", &ctx, err)
 	}
@@ -418,7 +418,7 @@ func TestObservedContext(t *testing.T) {
 		"string ct": {{Key: wire.HeaderContentType, Value: wire.StringValue("1")}},
 		"u8 av":     {{Key: wire.HeaderAgentVersion, Value: wire.Uint8Value(1)}},
 	} {
-		if _, err := sign.ObservedContext(h); !errors.Is(err, wire.ErrHeaderType) {
+		if _, err := sign.ObservedContext(wire.MustEncodeHeaders(h)); !errors.Is(err, wire.ErrHeaderType) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

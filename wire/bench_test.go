@@ -79,7 +79,7 @@ func BenchmarkDecodeProvenance(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := wire.DecodeProvenance(headers); err != nil {
+		if _, err := wire.DecodeProvenance(wire.MustEncodeHeaders(headers)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -84,7 +84,7 @@ func ExampleProvenance() {
 	for _, h := range headers {
 		fmt.Printf("%s=%s\n", h.Key, h.Value.Data)
 	}
-	back, err := wire.DecodeProvenance(headers)
+	back, err := wire.DecodeProvenance(wire.MustEncodeHeaders(headers))
 	fmt.Println(back.CausalParent, back.Agent, err)
 	// Output:
 	// agdx.cause=2:7

@@ -167,7 +167,11 @@ func FuzzDecodeProvenance(f *testing.F) {
 	target := wire.AgentID("target-agent")
 	f.Add(headersToFuzz(wire.EnvelopeHeaders(&wire.Envelope{Conversation: idConv, Target: &target}, wire.ContentJSON)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		prov, err := wire.DecodeProvenance(headersFromFuzz(data))
+		enc, err := headersFromFuzz(data).Encode()
+		if err != nil {
+			return // nothing Iggy would carry
+		}
+		prov, err := wire.DecodeProvenance(enc)
 		if err != nil {
 			return
 		}
@@ -180,7 +184,7 @@ func FuzzDecodeProvenance(f *testing.F) {
 			}
 			return
 		}
-		back, err := wire.DecodeProvenance(h)
+		back, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h))
 		if err != nil {
 			t.Fatalf("re-encoded headers do not decode: %v", err)
 		}

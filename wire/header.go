@@ -2,8 +2,10 @@ package wire
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Header names of the AGDX Iggy binding.
@@ -227,3 +229,23 @@ const (
 	HeaderFramingBytes = 9
 	HeaderValueMax     = 255
 )
+
+// String renders the value for logs and tools: text quoted, unsigned
+// integers of up to 64 bits in decimal, anything else as kind:hex.
+func (v HeaderValue) String() string {
+	if v.want(v.Kind) == nil {
+		switch v.Kind {
+		case HeaderKindString:
+			return strconv.Quote(string(v.Data))
+		case HeaderKindUint8:
+			return strconv.FormatUint(uint64(v.Data[0]), 10)
+		case HeaderKindUint16:
+			return strconv.FormatUint(uint64(binary.LittleEndian.Uint16(v.Data)), 10)
+		case HeaderKindUint32:
+			return strconv.FormatUint(uint64(binary.LittleEndian.Uint32(v.Data)), 10)
+		case HeaderKindUint64:
+			return strconv.FormatUint(binary.LittleEndian.Uint64(v.Data), 10)
+		}
+	}
+	return v.Kind.String() + ":" + hex.EncodeToString(v.Data)
+}

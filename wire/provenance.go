@@ -205,7 +205,7 @@ func checkProvenanceValue(v string) error {
 // missing conversation id is an error, and so is a known key that appears
 // twice. Unknown keys and typed headers under
 // other names (agdx.ct, agdx.av) are ignored.
-func DecodeProvenance(h Headers) (Provenance, error) {
+func DecodeProvenance(h EncodedHeaders) (Provenance, error) {
 	var p Provenance
 	if err := DecodeProvenanceInto(&p, h, nil); err != nil {
 		return Provenance{}, err
@@ -219,47 +219,48 @@ func DecodeProvenance(h Headers) (Provenance, error) {
 // decodes many records gives each its own room (the runtime keeps it in the
 // message) and allocates nothing more. The strings view room, which must
 // not be written afterwards. On error *p is unspecified.
-func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
+func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 	if *p != (Provenance{}) {
 		*p = Provenance{}
 	}
 	var haveConv bool
 	// Values parsed into ids and numbers are read in place, never copied.
 	text := room[:0:len(room)]
-	keep := func(i int, data []byte) string {
+	// entry is the encoded entry being read and what follows it.
+	var entry []byte
+	keep := func(data []byte) string {
 		if len(data) == 0 {
 			return ""
 		}
 		if len(text)+len(data) > cap(text) {
-			// Room for this value and every one after it, so the strings
-			// already made keep their bytes.
-			rest := 0
-			for _, e := range h[i:] {
-				rest += len(e.Value.Data)
-			}
-			text = make([]byte, 0, rest)
+			// Room for this value and every one after it (the bytes left
+			// bound them), so the strings already made keep their bytes.
+			text = make([]byte, 0, len(entry))
 		}
 		start := len(text)
 		text = append(text, data...)
 		return unsafe.String(&text[start], len(data))
 	}
 	var seen uint16
-	for i, e := range h {
-		bit := provenanceKeyBit(e.Key)
+	for b := h.b; len(b) > 0; {
+		entry = b
+		keyBytes, value, rest := nextEntry(b)
+		b = rest
+		bit := provenanceKeyBit(unsafe.String(unsafe.SliceData(keyBytes), len(keyBytes)))
 		if bit == 0 {
 			continue
 		}
 		if seen&bit != 0 {
 			// Which copy would the reference (a map) keep? Refuse rather than guess.
-			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, e.Key)
+			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, provenanceKeyName(bit))
 		}
 		seen |= bit
-		if err := e.Value.want(HeaderKindString); err != nil {
-			return fmt.Errorf("wire: provenance header %s: %w", e.Key, err)
+		if err := value.want(HeaderKindString); err != nil {
+			return fmt.Errorf("wire: provenance header %s: %w", provenanceKeyName(bit), err)
 		}
-		data := e.Value.Data
+		data := value.Data
 		bad := func(err error) error {
-			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, e.Key, data, err)
+			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, provenanceKeyName(bit), data, err)
 		}
 		if bit&textKeys == 0 {
 			// Parsed in place: the parsers accept ASCII only, so these need
@@ -273,7 +274,7 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 				// Parsed from the kept copy: the parser's error quotes its
 				// input, which must not alias the caller's bytes.
 				var m MessageID
-				if m, err = ParseMessageID(keep(i, data)); err == nil {
+				if m, err = ParseMessageID(keep(data)); err == nil {
 					p.CausalParent = &m
 				}
 			case bitParentConversation, bitRootConversation:
@@ -287,7 +288,7 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 				}
 			case bitCost:
 				var f float64
-				if f, err = parseCost(keep(i, data)); err == nil {
+				if f, err = parseCost(keep(data)); err == nil {
 					p.Cost = &f
 				}
 			default: // fence, deadline, usage
@@ -310,9 +311,9 @@ func DecodeProvenanceInto(p *Provenance, h Headers, room []byte) error {
 			}
 			continue
 		}
-		v := keep(i, data)
+		v := keep(data)
 		if !validUTF8String(v) {
-			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, e.Key)
+			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, provenanceKeyName(bit))
 		}
 		switch bit {
 		case bitAgent, bitTarget:
@@ -360,6 +361,19 @@ const (
 
 // provenanceKeyBit returns a distinct bit for each provenance header key,
 // and 0 for any other key.
+// provenanceKeyName is the header name of a provenance key bit, so an
+// error names the key without keeping the record's bytes alive.
+func provenanceKeyName(bit uint16) string {
+	for _, k := range provenanceKeys {
+		if provenanceKeyBit(k) == bit {
+			return k
+		}
+	}
+	return ""
+}
+
+var provenanceKeys = [...]string{HeaderConversationID, HeaderCausalParent, HeaderParentConversation, HeaderRootConversation, HeaderAgentID, HeaderTarget, HeaderIdempotencyKey, HeaderCorrelationID, HeaderFence, HeaderDeadline, HeaderUsageInputTokens, HeaderUsageOutputTokens, HeaderCost}
+
 func provenanceKeyBit(k string) uint16 {
 	switch k {
 	case HeaderConversationID:

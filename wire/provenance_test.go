@@ -41,7 +41,7 @@ func TestProvenanceHeadersRoundTrip(t *testing.T) {
 			t.Errorf("%s has kind %s, want string", e.Key, e.Value.Kind)
 		}
 	}
-	back, err := wire.DecodeProvenance(h)
+	back, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestDecodeProvenanceFailsClosed(t *testing.T) {
 		"malformed fence":         {wire.Headers{conv, str(wire.HeaderFence, "three")}, wire.ErrProvenanceValue},
 		"negative deadline":       {wire.Headers{conv, str(wire.HeaderDeadline, "-1")}, wire.ErrProvenanceValue},
 		"overflowing tokens":      {wire.Headers{conv, str(wire.HeaderUsageInputTokens, "18446744073709551616")}, wire.ErrProvenanceValue},
-		"empty fence":             {wire.Headers{conv, str(wire.HeaderFence, "")}, wire.ErrProvenanceValue},
+		"blank fence":             {wire.Headers{conv, str(wire.HeaderFence, " ")}, wire.ErrProvenanceValue},
 		"bad conversation":        {wire.Headers{str(wire.HeaderConversationID, "not-an-id")}, wire.ErrProvenanceValue},
 		"cause with leading zero": {wire.Headers{conv, str(wire.HeaderCausalParent, "02:7")}, wire.ErrProvenanceValue},
 		"non-finite cost":         {wire.Headers{conv, str(wire.HeaderCost, "inf")}, wire.ErrProvenanceValue},
@@ -184,7 +184,7 @@ func TestDecodeProvenanceFailsClosed(t *testing.T) {
 		"hex cost":                {wire.Headers{conv, str(wire.HeaderCost, "0x1p-2")}, wire.ErrProvenanceValue},
 		"bad root conversation":   {wire.Headers{conv, str(wire.HeaderRootConversation, "x")}, wire.ErrProvenanceValue},
 	} {
-		if _, err := wire.DecodeProvenance(tc.h); !errors.Is(err, tc.is) {
+		if _, err := wire.DecodeProvenance(wire.MustEncodeHeaders(tc.h)); !errors.Is(err, tc.is) {
 			t.Errorf("%s: error = %v, want %v", name, err, tc.is)
 		}
 	}
@@ -199,7 +199,7 @@ func TestDecodeProvenanceIgnoresForeignHeaders(t *testing.T) {
 		{Key: wire.HeaderConversationID, Value: wire.StringValue(strings.ToLower(idConv.String()))},
 		{Key: wire.HeaderFence, Value: wire.StringValue("+007")},
 	}
-	prov, err := wire.DecodeProvenance(h)
+	prov, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +234,11 @@ func TestDecodeProvenanceRefusesARepeatedKnownKey(t *testing.T) {
 		{Key: wire.HeaderIdempotencyKey, Value: wire.StringValue("a")},
 		{Key: wire.HeaderIdempotencyKey, Value: wire.StringValue("b")},
 	}
-	if _, err := wire.DecodeProvenance(h); !errors.Is(err, wire.ErrProvenanceValue) {
+	if _, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h)); !errors.Is(err, wire.ErrProvenanceValue) {
 		t.Fatalf("err = %v, want a provenance error for the repeated key", err)
 	}
 	h = wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue(conv)}, {Key: "x-other", Value: wire.StringValue("1")}, {Key: "x-other", Value: wire.StringValue("2")}}
-	if _, err := wire.DecodeProvenance(h); err != nil {
+	if _, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h)); err != nil {
 		t.Fatalf("repeated unknown keys are none of provenance's business: %v", err)
 	}
 }
@@ -247,7 +247,13 @@ func TestProvenanceAgentIDsFollowTheSDKRules(t *testing.T) {
 	conv := wire.Header{Key: wire.HeaderConversationID, Value: wire.StringValue(wire.IDFromUint128(1, 2).String())}
 	for _, key := range []string{wire.HeaderAgentID, wire.HeaderTarget} {
 		for _, bad := range []string{"shop\x00", "shop\x1b[31m", "shop\u0085", "shop\x7f", strings.Repeat("a", 256)} {
-			if _, err := wire.DecodeProvenance(wire.Headers{conv, {Key: key, Value: wire.StringValue(bad)}}); !errors.Is(err, wire.ErrProvenanceValue) || !errors.Is(err, wire.ErrBadAgentID) {
+			enc, err := wire.Headers{conv, {Key: key, Value: wire.StringValue(bad)}}.Encode()
+			if len(bad) > wire.HeaderValueMax {
+				// Too long to travel at all: refused before provenance is read.
+				if !errors.Is(err, wire.ErrBadHeader) {
+					t.Errorf("encode header %s of %d bytes: err %v, want ErrBadHeader", key, len(bad), err)
+				}
+			} else if _, err := wire.DecodeProvenance(enc); !errors.Is(err, wire.ErrProvenanceValue) || !errors.Is(err, wire.ErrBadAgentID) {
 				t.Errorf("decode %s=%q: err %v, want a bad agent id", key, bad, err)
 			}
 			p := wire.Provenance{Conversation: wire.IDFromUint128(1, 2), Agent: bad}
@@ -259,7 +265,7 @@ func TestProvenanceAgentIDsFollowTheSDKRules(t *testing.T) {
 			}
 		}
 		good := strings.Repeat("é", 127) // 254 bytes
-		p, err := wire.DecodeProvenance(wire.Headers{conv, {Key: key, Value: wire.StringValue(good)}})
+		p, err := wire.DecodeProvenance(wire.MustEncodeHeaders(wire.Headers{conv, {Key: key, Value: wire.StringValue(good)}}))
 		if err != nil || (p.Agent != good && p.Target != good) {
 			t.Errorf("decode %s of 254 bytes: %+v %v", key, p, err)
 		}
@@ -280,7 +286,7 @@ func TestDecodeProvenanceIntoKeepsTextInTheRoomGiven(t *testing.T) {
 	room := make([]byte, 8)
 	stale := uint64(9)
 	p := wire.Provenance{Target: "someone", Deadline: &stale}
-	if err := wire.DecodeProvenanceInto(&p, h, room); err != nil {
+	if err := wire.DecodeProvenanceInto(&p, wire.MustEncodeHeaders(h), room); err != nil {
 		t.Fatal(err)
 	}
 	if p.Conversation != in.Conversation || p.Agent != "planner" || p.IdempotencyKey != "order-42" || p.Fence == nil || *p.Fence != 3 {

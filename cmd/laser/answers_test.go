@@ -83,7 +83,7 @@ func TestTailShowsAnErrorReplyAsItsCodeAndMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &runtime.Incoming{Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload}
+	in := &runtime.Incoming{Headers: wire.MustEncodeHeaders(wire.EnvelopeHeaders(env, wire.ContentRaw)), Payload: payload}
 	var out bytes.Buffer
 	printRecord(&out, runtime.TopicResponses, describe(runtime.TopicResponses, in))
 	if !strings.Contains(out.String(), "error: "+wire.ErrorInvalidRequest.String()+": no order 42") {

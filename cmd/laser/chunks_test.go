@@ -42,7 +42,7 @@ func chunkRecord(t *testing.T, channel wire.ID, seq uint64, body, mark string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &runtime.Incoming{Position: runtime.Position{Offset: seq}, Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload}
+	return &runtime.Incoming{Position: runtime.Position{Offset: seq}, Headers: wire.MustEncodeHeaders(wire.EnvelopeHeaders(env, wire.ContentRaw)), Payload: payload}
 }
 
 func TestTailPrintsChunksOfAChannelInSequenceOrder(t *testing.T) {

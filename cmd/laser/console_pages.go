@@ -867,8 +867,9 @@ func (c *console) capsulePage(w http.ResponseWriter, r *http.Request) {
 	d := cp.Capsule
 	original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
 	if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
-		original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
-		original.Headers.Del(wire.HeaderContentType)
+		h := wire.EnvelopeHeaders(env, wire.ContentRaw)
+		h.Del(wire.HeaderContentType)
+		original.Headers, _ = h.Encode() // headers that do not encode are left out
 	}
 	c.render(w, http.StatusOK, "capsule", struct {
 		Topic    string

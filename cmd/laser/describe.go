@@ -34,8 +34,8 @@ type recordView struct {
 // describe decodes a record the way the consumer would, without failing.
 func describe(topic string, rec *runtime.Incoming) recordView {
 	v := recordView{Position: rec.Position.String(), Timestamp: rec.Timestamp, Headers: map[string]string{}}
-	for _, h := range rec.Headers {
-		v.Headers[h.Key] = headerText(h.Value)
+	for key, value := range rec.Headers.All() {
+		v.Headers[strings.Clone(key)] = headerText(value)
 	}
 	m, err := runtime.DecodeRecord(topic, rec, ^uint64(0))
 	if err != nil {

@@ -250,8 +250,9 @@ func (a *app) dlqShowCommand() *cobra.Command {
 		// an envelope (the capsule does not keep the original headers), else raw.
 		original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
 		if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
-			original.Headers = wire.EnvelopeHeaders(env, wire.ContentRaw)
-			original.Headers.Del(wire.HeaderContentType)
+			h := wire.EnvelopeHeaders(env, wire.ContentRaw)
+			h.Del(wire.HeaderContentType)
+			original.Headers, _ = h.Encode() // headers that do not encode are left out
 		}
 		out := shownCapsule{capsuleView: vw.view(c), Payload: describe("source", &original)}
 		if a.json {

@@ -44,9 +44,9 @@ func TestDLQRedriveAllRedrivesOnlyVerifiedCapsules(t *testing.T) {
 	// The forgery: a genuine capsule's headers and bytes without its
 	// signature, as anyone able to write the topic can append.
 	forged := caps[0].Record
-	forged.Headers = forged.Headers.Clone()
-	forged.Headers.Del(runtime.HeaderDeadLetterSignature)
-	if _, err := tr.Publish(ctx, runtime.TopicDLQ, runtime.Outgoing{Headers: forged.Headers, Payload: forged.Payload}); err != nil {
+	headers := forged.Headers.Decode()
+	headers.Del(runtime.HeaderDeadLetterSignature)
+	if _, err := tr.Publish(ctx, runtime.TopicDLQ, runtime.Outgoing{Headers: headers, Payload: forged.Payload}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ := laser(t, "dlq", "redrive", "--addr", addr, "--all", "--json", "--keys", ledgerKeys(t))

@@ -175,7 +175,7 @@ func (w *World) replay(op string) {
 		}
 		for i := range recs {
 			if m, err := runtime.DecodeRecord(w.Topic, &recs[i], 0); err == nil && m.Operation() == op {
-				if _, err := w.Tr.Publish(w.Ctx, w.Topic, runtime.Outgoing{Headers: recs[i].Headers, Payload: recs[i].Payload}); err != nil {
+				if _, err := w.Tr.Publish(w.Ctx, w.Topic, runtime.Outgoing{Headers: recs[i].Headers.Decode(), Payload: recs[i].Payload}); err != nil {
 					w.T.Fatal(err)
 				}
 				return

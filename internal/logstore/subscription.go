@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/lasergo/laser/runtime"
-	"github.com/lasergo/laser/wire"
 )
 
 // Subscription is one group member's view of a topic, returned by Log.Join.
@@ -113,7 +112,7 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 	start := s.next % len(owned)
 	s.next = start + 1
 
-	// First pass: pick the windows, so the output and the header lists are
+	// First pass: pick the windows, so the output and the bytes are
 	// allocated once.
 	type pick struct {
 		p    uint32
@@ -134,16 +133,6 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 	if total == 0 {
 		return nil, nil
 	}
-	n := 0
-	for _, pk := range picks {
-		for i := range pk.recs {
-			n += len(pk.recs[i].Headers)
-		}
-	}
-	var hdrs wire.Headers
-	if n > 0 {
-		hdrs = make(wire.Headers, 0, n)
-	}
 	size := 0
 	for _, pk := range picks {
 		size += arenaSize(pk.recs)
@@ -151,7 +140,7 @@ func (s *Subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 	data := make(byteArena, 0, size)
 	out := make([]runtime.Incoming, 0, total)
 	for _, pk := range picks {
-		out, hdrs = appendIncoming(out, hdrs, &data, pk.p, pk.recs)
+		out = appendIncoming(out, &data, pk.p, pk.recs)
 		c := s.cursors[pk.p]
 		c.next += uint64(len(pk.recs))
 		s.cursors[pk.p] = c

@@ -21,8 +21,9 @@ type Record struct {
 	OriginTimestamp uint64
 	// ID is the message id; Append assigns a fresh one when it is zero, as
 	// Iggy does.
-	ID      [16]byte
-	Headers wire.Headers
+	ID [16]byte
+	// Headers are the record's user headers, encoded as Iggy carries them.
+	Headers wire.EncodedHeaders
 	Payload []byte
 }
 
@@ -224,18 +225,20 @@ func (t *Topic) Append(partition uint32, recs []Record) (first uint64, err error
 	first = uint64(len(p.records))
 	var a arena
 	for i := range recs {
-		a.reserve(recs[i].Headers, len(recs[i].Payload))
+		a.reserve(recs[i].Headers.Size(), len(recs[i].Payload))
 	}
 	a.alloc()
 	ts := t.log.nowMicros()
 	for _, r := range recs {
+		r.Headers = a.headers(r.Headers)
 		t.appendLocked(p, r, ts, &a)
 	}
 	t.notifyLocked()
 	return first, nil
 }
 
-// appendLocked stores a copy of r (carved from a) with the next offset.
+// appendLocked stores r, its payload copied into a (its headers are
+// already there), with the next offset.
 func (t *Topic) appendLocked(p *partition, r Record, ts uint64, a *arena) uint64 {
 	r.Offset = uint64(len(p.records))
 	r.Timestamp = ts
@@ -246,7 +249,6 @@ func (t *Topic) appendLocked(p *partition, r Record, ts uint64, a *arena) uint64
 		r.ID = t.log.newID()
 	}
 	r.Payload = a.payload(r.Payload)
-	r.Headers = a.headers(r.Headers)
 	p.records = append(p.records, r)
 	p.size += uint64(messageHeaderBytes + len(r.Payload) + r.Headers.Size())
 	return r.Offset
@@ -301,18 +303,16 @@ func window(recs []Record, from uint64, max int) []Record {
 }
 
 // copyRecords copies records out so callers never alias the log's slices:
-// each record gets its own header list (all carved from one allocation);
-// payload and header value bytes are shared because stored data never
-// changes.
+// payloads and encoded headers of all of them are copied into one
+// allocation.
 func copyRecords(src []Record) []Record {
 	if len(src) == 0 {
 		return nil
 	}
 	out := make([]Record, len(src))
-	hdrs := headerBacking(src)
 	data := newByteArena(src)
 	for i, r := range src {
-		r.Headers, hdrs = carveHeaders(hdrs, r.Headers, &data)
+		r.Headers = data.headers(r.Headers)
 		r.Payload = data.copy(r.Payload)
 		out[i] = r
 	}
@@ -324,17 +324,14 @@ func copyRecords(src []Record) []Record {
 // handler that edits its body in place changes nothing for anyone else.
 type byteArena []byte
 
-// newByteArena sizes an arena for the payloads and header values of recs.
+// newByteArena sizes an arena for the payloads and headers of recs.
 func newByteArena(recs []Record) byteArena { return make(byteArena, 0, arenaSize(recs)) }
 
-// arenaSize is the bytes of recs' payloads and header values.
+// arenaSize is the bytes of recs' payloads and encoded headers.
 func arenaSize(recs []Record) int {
 	n := 0
 	for i := range recs {
-		n += len(recs[i].Payload)
-		for _, h := range recs[i].Headers {
-			n += len(h.Value.Data)
-		}
+		n += len(recs[i].Payload) + recs[i].Headers.Size()
 	}
 	return n
 }
@@ -349,31 +346,11 @@ func (a *byteArena) copy(b []byte) []byte {
 	return (*a)[start:len(*a):len(*a)]
 }
 
-func headerBacking(src []Record) wire.Headers {
-	n := 0
-	for i := range src {
-		n += len(src[i].Headers)
-	}
-	if n == 0 {
-		return nil
-	}
-	return make(wire.Headers, 0, n)
-}
-
-// carveHeaders copies h into the free tail of backing (and its values into
-// data), capping the result so an append by the caller cannot spill into
-// the next record's headers.
-func carveHeaders(backing, h wire.Headers, data *byteArena) (wire.Headers, wire.Headers) {
-	if len(h) == 0 {
-		return nil, backing
-	}
-	start := len(backing)
-	backing = append(backing, h...)
-	out := backing[start:len(backing):len(backing)]
-	for i := range out {
-		out[i].Value.Data = data.copy(out[i].Value.Data)
-	}
-	return out, backing
+// headers returns a copy of h carved from the arena.
+func (a *byteArena) headers(h wire.EncodedHeaders) wire.EncodedHeaders {
+	var out wire.EncodedHeaders
+	*a, out = h.AppendTo(*a)
+	return out
 }
 
 // PartitionInfo describes a partition.
@@ -437,20 +414,16 @@ func (t *Topic) DeleteOffset(consumer string, partition uint32) error {
 	return nil
 }
 
-// arena carves the copies of one batch from three allocations (payload
-// bytes, header lists, header value bytes) instead of one or more per record.
+// arena carves the copies of one batch from two allocations (payload
+// bytes, encoded headers) instead of one or more per record.
 type arena struct {
-	payloadN, headerN, dataN int
-	payloads, data           []byte
-	hdrs                     wire.Headers
+	payloadN, headerN int
+	payloads, data    []byte
 }
 
-func (a *arena) reserve(h wire.Headers, payload int) {
+func (a *arena) reserve(headerBytes, payload int) {
 	a.payloadN += payload
-	a.headerN += len(h)
-	for i := range h {
-		a.dataN += len(h[i].Value.Data)
-	}
+	a.headerN += headerBytes
 }
 
 func (a *arena) alloc() {
@@ -458,10 +431,7 @@ func (a *arena) alloc() {
 		a.payloads = make([]byte, 0, a.payloadN)
 	}
 	if a.headerN > 0 {
-		a.hdrs = make(wire.Headers, 0, a.headerN)
-	}
-	if a.dataN > 0 {
-		a.data = make([]byte, 0, a.dataN)
+		a.data = make([]byte, 0, a.headerN)
 	}
 }
 
@@ -474,16 +444,18 @@ func (a *arena) payload(b []byte) []byte {
 	return a.payloads[start:len(a.payloads):len(a.payloads)]
 }
 
-func (a *arena) headers(h wire.Headers) wire.Headers {
-	if len(h) == 0 {
-		return nil
-	}
-	start := len(a.hdrs)
-	for _, e := range h {
-		d := len(a.data)
-		a.data = append(a.data, e.Value.Data...)
-		e.Value.Data = a.data[d:len(a.data):len(a.data)]
-		a.hdrs = append(a.hdrs, e)
-	}
-	return a.hdrs[start:len(a.hdrs):len(a.hdrs)]
+// headers stores a copy of encoded headers.
+func (a *arena) headers(h wire.EncodedHeaders) wire.EncodedHeaders {
+	var out wire.EncodedHeaders
+	a.data, out = h.AppendTo(a.data)
+	return out
+}
+
+// encodeHeaders encodes a list of headers into the arena, refusing what
+// Iggy would refuse.
+func (a *arena) encodeHeaders(h wire.Headers) (wire.EncodedHeaders, error) {
+	var out wire.EncodedHeaders
+	var err error
+	a.data, out, err = h.AppendEncoded(a.data)
+	return out, err
 }

@@ -134,14 +134,14 @@ func TestAppendCopiesCallerBuffers(t *testing.T) {
 	tp := mustTopic(t, New("s"), "t", 1)
 	payload := []byte("payload")
 	headers := wire.Headers{{Key: "k", Value: wire.StringValue("value")}}
-	if _, err := tp.Append(0, []Record{{Payload: payload, Headers: headers}}); err != nil {
+	if _, err := tp.Append(0, []Record{{Payload: payload, Headers: wire.MustEncodeHeaders(headers)}}); err != nil {
 		t.Fatal(err)
 	}
 	payload[0] = 'X'
 	headers[0].Value.Data[0] = 'X'
 	headers[0].Key = "changed"
 	got, _ := tp.Read(0, 0, 1)
-	if string(got[0].Payload) != "payload" || got[0].Headers[0].Key != "k" || string(got[0].Headers[0].Value.Data) != "value" {
+	if v, _ := got[0].Headers.Get("k"); string(got[0].Payload) != "payload" || string(v.Data) != "value" {
 		t.Fatalf("stored record changed with the caller's buffers: %q %v", got[0].Payload, got[0].Headers)
 	}
 }
@@ -149,25 +149,24 @@ func TestAppendCopiesCallerBuffers(t *testing.T) {
 func TestReadDoesNotExposeStoredHeaders(t *testing.T) {
 	tp := mustTopic(t, New("s"), "t", 1)
 	in := []Record{
-		{Payload: []byte("a"), Headers: wire.Headers{{Key: "k", Value: wire.Uint8Value(1)}}},
-		{Payload: []byte("b"), Headers: wire.Headers{{Key: "k", Value: wire.Uint8Value(2)}}},
+		{Payload: []byte("a"), Headers: wire.MustEncodeHeaders(wire.Headers{{Key: "k", Value: wire.Uint8Value(1)}})},
+		{Payload: []byte("b"), Headers: wire.MustEncodeHeaders(wire.Headers{{Key: "k", Value: wire.Uint8Value(2)}})},
 	}
 	if _, err := tp.Append(0, in); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := tp.Read(0, 0, 2)
-	got[0].Headers.Set("k", wire.Uint8Value(9))
-	got[0].Headers = append(got[0].Headers, wire.Header{Key: "extra", Value: wire.Uint8Value(3)})
+	// A reader that writes through the bytes it was given (which it must
+	// not) still changes only its own copy.
+	v, _ := got[0].Headers.Get("k")
+	v.Data[0] = 9
 	got[0].Offset = 99
 	again, _ := tp.Read(0, 0, 2)
-	if v, _ := again[0].Headers.Get("k"); v.Data[0] != 1 || len(again[0].Headers) != 1 || again[0].Offset != 0 {
+	if v, _ := again[0].Headers.Get("k"); v.Data[0] != 1 || again[0].Headers.Len() != 1 || again[0].Offset != 0 {
 		t.Errorf("stored record 0 changed through a read copy: %+v", again[0])
 	}
-	if again[1].Headers[0].Key != "k" || again[1].Headers[0].Value.Data[0] != 2 {
-		t.Errorf("appending to record 0's headers spilled into record 1: %+v", again[1].Headers)
-	}
-	if got[1].Headers[0].Key != "k" {
-		t.Errorf("appending to record 0's headers spilled into the copy of record 1: %+v", got[1].Headers)
+	if v, _ := got[1].Headers.Get("k"); v.Data[0] != 2 {
+		t.Errorf("writing record 0's headers spilled into the copy of record 1: %v", got[1].Headers)
 	}
 }
 
@@ -251,11 +250,11 @@ func TestPartitionInfo(t *testing.T) {
 		t.Fatalf("empty partition info %+v, %v", info, err)
 	}
 	h := wire.Headers{{Key: "ab", Value: wire.Uint8Value(1)}}
-	if _, err := tp.Append(1, []Record{{Payload: []byte("xyz"), Headers: h}, {Payload: []byte("q")}}); err != nil {
+	if _, err := tp.Append(1, []Record{{Payload: []byte("xyz"), Headers: wire.MustEncodeHeaders(h)}, {Payload: []byte("q")}}); err != nil {
 		t.Fatal(err)
 	}
 	info, _ = tp.PartitionInfo(1)
-	wantSize := uint64(64+3+h.Size()) + 64 + 1
+	wantSize := uint64(64+3+h.EncodedLen()) + 64 + 1 // the user headers as they travel
 	if info.CurrentOffset != 1 || info.Messages != 2 || info.SizeBytes != wantSize {
 		t.Errorf("partition info %+v, want current offset 1, 2 messages, %d bytes", info, wantSize)
 	}

@@ -51,9 +51,17 @@ func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outg
 	}
 	var a arena
 	for i := range records {
-		a.reserve(records[i].Headers, len(records[i].Payload))
+		a.reserve(records[i].Headers.EncodedLen(), len(records[i].Payload))
 	}
 	a.alloc()
+	// Headers are encoded before the lock, so a record Iggy would refuse
+	// fails the whole batch and nothing lands.
+	encoded := make([]wire.EncodedHeaders, len(records))
+	for i := range records {
+		if encoded[i], err = a.encodeHeaders(records[i].Headers); err != nil {
+			return nil, fmt.Errorf("embedlog: publish %q: record %d: %w", topic, i, err)
+		}
+	}
 	pos := make([]runtime.Position, len(records))
 
 	t.mu.Lock()
@@ -71,7 +79,7 @@ func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outg
 		} else {
 			p = t.nextBalancedLocked()
 		}
-		off := t.appendLocked(t.parts[p], Record{Headers: r.Headers, Payload: r.Payload}, ts, &a)
+		off := t.appendLocked(t.parts[p], Record{Headers: encoded[i], Payload: r.Payload}, ts, &a)
 		pos[i] = runtime.Position{Partition: p, Offset: off}
 	}
 	t.notifyLocked()
@@ -149,7 +157,7 @@ func (l *Log) ReadRange(ctx context.Context, topic string, partition uint32, off
 	}
 	out := make([]runtime.Incoming, 0, len(w))
 	data := newByteArena(w)
-	out, _ = appendIncoming(out, headerBacking(w), &data, partition, w)
+	out = appendIncoming(out, &data, partition, w)
 	return out, nil
 }
 
@@ -196,19 +204,17 @@ func (l *Log) TopicIDs(ctx context.Context, topic string) (uint32, uint32, error
 	return l.cfg.streamID, t.id, nil
 }
 
-// appendIncoming converts records of one partition, carving each record's
-// header list from hdrs.
-func appendIncoming(out []runtime.Incoming, hdrs wire.Headers, data *byteArena, partition uint32, recs []Record) ([]runtime.Incoming, wire.Headers) {
+// appendIncoming converts records of one partition, copying payloads and
+// headers into data.
+func appendIncoming(out []runtime.Incoming, data *byteArena, partition uint32, recs []Record) []runtime.Incoming {
 	for i := range recs {
 		r := &recs[i]
-		var h wire.Headers
-		h, hdrs = carveHeaders(hdrs, r.Headers, data)
 		out = append(out, runtime.Incoming{
 			Position:  runtime.Position{Partition: partition, Offset: r.Offset},
 			Timestamp: r.Timestamp,
-			Headers:   h,
+			Headers:   data.headers(r.Headers),
 			Payload:   data.copy(r.Payload),
 		})
 	}
-	return out, hdrs
+	return out
 }

@@ -628,7 +628,9 @@ func TestReadRecordsDoNotAliasTheLog(t *testing.T) {
 		t.Fatalf("poll %v %v", polled, err)
 	}
 	polled[0].Payload[0] = 'J'
-	polled[0].Headers[0].Value.Data[0] = 'X'
+	if v, ok := polled[0].Headers.Get("k"); ok {
+		v.Data[0] = 'X'
+	}
 	read, err := l.ReadRange(ctx, "t", 0, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -638,7 +640,25 @@ func TestReadRecordsDoNotAliasTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(again[0].Payload) != "hello" || string(again[0].Headers[0].Value.Data) != "abc" {
-		t.Fatalf("the log changed under its readers: %q %q", again[0].Payload, again[0].Headers[0].Value.Data)
+	if v, _ := again[0].Headers.Get("k"); string(again[0].Payload) != "hello" || string(v.Data) != "abc" {
+		t.Fatalf("the log changed under its readers: %q %q", again[0].Payload, v.Data)
+	}
+}
+
+// TestPublishRefusesHeadersIggyRefuses pins that the embedded log refuses
+// a header Iggy would refuse, and that nothing of the batch lands.
+func TestPublishRefusesHeadersIggyRefuses(t *testing.T) {
+	l := logstore.New("laser")
+	ctx := t.Context()
+	if err := l.EnsureTopics(ctx, 1, "t"); err != nil {
+		t.Fatal(err)
+	}
+	good := runtime.Outgoing{Headers: wire.Headers{{Key: "k", Value: wire.StringValue("v")}}, Payload: []byte("ok")}
+	bad := runtime.Outgoing{Headers: wire.Headers{{Key: "k", Value: wire.HeaderValue{Kind: wire.HeaderKindString}}}, Payload: []byte("empty value")}
+	if _, err := l.Publish(ctx, "t", good, bad); !errors.Is(err, wire.ErrBadHeader) {
+		t.Fatalf("publish of an empty header value: %v, want ErrBadHeader", err)
+	}
+	if next, err := l.NextOffset(ctx, "t", 0); err != nil || next != 0 {
+		t.Fatalf("after a refused batch the partition's next offset is %d (%v), want 0", next, err)
 	}
 }

@@ -246,8 +246,8 @@ func testHeadersByteExact(t *testing.T, tr runtime.Transport) {
 	headers[0].Value.Data[0] = 99 // the transport must have copied what it published
 	sub := join(t, ctx, tr, topic, freshName(t, "group"))
 	got := PollUntil(t, sub, 1)[0]
-	if len(got.Headers) != len(want) {
-		t.Fatalf("got %d headers, want %d: %v", len(got.Headers), len(want), got.Headers)
+	if got.Headers.Len() != len(want) {
+		t.Fatalf("got %d headers, want %d: %v", got.Headers.Len(), len(want), got.Headers)
 	}
 	// Order is not part of the contract (Iggy may not keep it); kinds and
 	// bytes are.
