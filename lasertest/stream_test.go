@@ -46,7 +46,7 @@ func TestRunStreamEndsAFailedStreamWithAnAGDXErrorAndRejects(t *testing.T) {
 	}
 	_, aerr := lasertest.Answer[string](sent)
 	var remote *runtime.RemoteError
-	if !errors.As(aerr, &remote) || remote.Code != wire.ErrorToolFailure {
+	if !errors.As(aerr, &remote) || remote.Wire != wire.ErrorToolFailure {
 		t.Fatalf("the stream ended with %v, want the tool-failure error", aerr)
 	}
 }

@@ -40,7 +40,7 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Failf(wire.ErrorToolFailure, "no order %q", "42"))
 	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Code != wire.ErrorToolFailure || remote.Message != `no order "42"` {
+	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorToolFailure || remote.Message != `no order "42"` {
 		t.Fatalf("the caller got %v, want the not-found answer", callErr)
 	}
 	if d.Result != runtime.ResultHandled || d.Err != nil {
@@ -51,10 +51,38 @@ func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 func TestARejectionInARequestIsAnsweredAndStillParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Rejectf("body is no order"))
 	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Code != wire.ErrorInvalidRequest {
+	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorInvalidRequest {
 		t.Fatalf("the caller got %v, want an invalid-request answer", callErr)
 	}
 	if d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
 		t.Fatalf("the request ended %s (%s), want parked as rejected", d.Result, d.Reason)
+	}
+}
+
+// TestCodeOfReadsALocalAndARemoteFailureAlike: a request handler's failure
+// and the answer its caller receives have the same runtime.Code.
+func TestCodeOfReadsALocalAndARemoteFailureAlike(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"invalid input", runtime.NewError(runtime.CodeInvalid, "no amount", nil)},
+		{"unsupported", runtime.NewError(runtime.CodeUnsupported, "no such currency", nil)},
+		{"unauthorized", runtime.NewError(runtime.CodeUnauthorized, "not your account", nil)},
+		{"Failf invalid_request", runtime.Failf(wire.ErrorInvalidRequest, "no amount")},
+		{"Failf unauthorized", runtime.Failf(wire.ErrorUnauthorized, "not yours")},
+		{"Failf unsupported", runtime.Failf(wire.ErrorUnsupported, "no such currency")},
+		{"Failf deadline_exceeded", runtime.Failf(wire.ErrorDeadlineExceeded, "the bank was slow")},
+		{"Failf cancelled", runtime.Failf(wire.ErrorCancelled, "the order was withdrawn")},
+		{"Failf tool_failure", runtime.Failf(wire.ErrorToolFailure, "the ledger is down")},
+		{"Failf internal", runtime.Failf(wire.ErrorInternal, "bug")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, callErr := requestThrough(t, tt.err)
+			if local, remote := runtime.CodeOf(tt.err), runtime.CodeOf(callErr); local != remote {
+				t.Fatalf("the handler failed with code %s, its caller read %s (%v)", local, remote, callErr)
+			}
+		})
 	}
 }

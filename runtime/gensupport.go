@@ -61,7 +61,7 @@ func answerFailure(c *Ctx, err error) (answered bool, _ error) {
 // with (Failf), rather than input it refuses to handle.
 func isAnswer(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Code == CodeRejected && e.Answer != 0
+	return errors.As(err, &e) && e.answer
 }
 
 // RejectUnknownOperation is what a generated dispatcher returns for a
@@ -79,7 +79,7 @@ func RejectUnknownOperation(c *Ctx, agent string) error {
 	if _, ok := c.correlation(); !ok {
 		return err
 	}
-	_, err = answerFailure(c, &Error{Code: CodeRejected, Answer: wire.ErrorUnsupported, Err: err})
+	_, err = answerFailure(c, &Error{Code: CodeRejected, wire: wire.ErrorUnsupported, Err: err})
 	return err
 }
 

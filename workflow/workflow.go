@@ -44,8 +44,9 @@ const (
 )
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
-// duplicate step, a broadcast step, a route that can never resolve.
-var ErrInvalid = errors.New("workflow: invalid")
+// duplicate step, a broadcast step, a route that can never resolve. It is a
+// runtime invalid error: errors.Is(err, runtime.ErrInvalid) holds.
+var ErrInvalid error = runtime.NewError(runtime.CodeInvalid, "workflow: invalid", nil)
 
 // ErrStepFailed reports a step whose dispatch failed, completed nothing or
 // failed verification.
