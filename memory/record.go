@@ -38,8 +38,8 @@ const (
 // starts with it, so readers that do not know embeddings skip them.
 var vectorMagic = []byte("LGMV\x01")
 
-// ErrUnverified reports a memory record refused under a verifier.
-var ErrUnverified = errors.New("memory: record not verified")
+// errUnverified reports a memory record refused under a verifier.
+var errUnverified = errors.New("memory: record not verified")
 
 // vectorRecord is the stored vector of an item under a model.
 type vectorRecord struct {
@@ -138,14 +138,14 @@ type reader struct {
 
 // read decodes one record of the topic; a record of another namespace, or
 // one that is not a memory record, returns nil and no error, and a record
-// the verifier refuses returns ErrUnverified.
+// the verifier refuses returns errUnverified.
 func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 	if _, enveloped := in.Headers.Get(wire.HeaderAgentVersion); enveloped {
 		return rd.readEnvelope(in)
 	}
 	if rd.verifier != nil {
 		if ns, _ := headerString(in.Headers, HeaderNamespace); ns == rd.ns {
-			return nil, fmt.Errorf("%w: an unsigned record", ErrUnverified)
+			return nil, fmt.Errorf("%w: an unsigned record", errUnverified)
 		}
 		return nil, nil
 	}
@@ -191,11 +191,11 @@ func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 		v, err := m.Verify(rd.verifier)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%w: %w", ErrUnverified, err)
+			return nil, fmt.Errorf("%w: %w", errUnverified, err)
 		case v.Principal != string(env.Source):
-			return nil, fmt.Errorf("%w: signed by %q, sent as %q", ErrUnverified, v.Principal, env.Source)
+			return nil, fmt.Errorf("%w: signed by %q, sent as %q", errUnverified, v.Principal, env.Source)
 		case rd.writers != nil && !rd.writers[v.Principal]:
-			return nil, fmt.Errorf("%w: %q is not a writer of namespace %q", ErrUnverified, v.Principal, rd.ns)
+			return nil, fmt.Errorf("%w: %q is not a writer of namespace %q", errUnverified, v.Principal, rd.ns)
 		}
 		r.author = v.Principal
 	}

@@ -447,7 +447,7 @@ func (l *Store) catchUp(ctx context.Context) error {
 func (l *Store) fold(in *runtime.Incoming) {
 	r, err := l.reader.read(in)
 	switch {
-	case errors.Is(err, ErrUnverified):
+	case errors.Is(err, errUnverified):
 		l.proj.refused++
 		l.log.Debug("memory: record refused", "topic", l.topic, "position", in.Position.String(), "error", err)
 	case r != nil:
