@@ -269,6 +269,24 @@ func answerCode(err error) wire.ErrorCode {
 	return wireCode(CodeOf(err))
 }
 
+// answeringFailf makes a Failf error returned by any handler answer the
+// waiting caller, as a generated request handler's does through
+// FailRequest: a hand-written handler needs no Ctx.Fail for it. Only a
+// request (a command with a correlation, to an agent with a respond topic)
+// is answered; the answered request was handled and is committed.
+func answeringFailf(h func(*Ctx) error) func(*Ctx) error {
+	return func(c *Ctx) error {
+		err := h(c)
+		if !isAnswer(err) || c.c.cfg.RespondTopic == "" || c.Message().Kind() != wire.KindCommand {
+			return err
+		}
+		if _, ok := c.correlation(); !ok {
+			return err
+		}
+		return FailRequest(c, err)
+	}
+}
+
 func errorf(code Code, format string, args ...any) error {
 	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
 }

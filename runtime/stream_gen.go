@@ -24,14 +24,19 @@ func OpenTypedStream[T any](c *Ctx, ct wire.ContentType) (*Stream[T], error) {
 // stream with its terminal chunk. A failure ends it with an AGDX error on
 // the channel (its code chosen as FailRequest does, retryable as err is),
 // so the caller stops at once with a *RemoteError; the handler is not run
-// again, since a rerun would stream its answer a second time, and the error
-// is returned as a rejection for the consumer to dead-letter.
+// again, since a rerun would stream its answer a second time. A Failf error
+// is the handler's answer, as in a request: once sent the message was
+// handled and FinishStream returns nil. Any other error is returned as a
+// rejection for the consumer to dead-letter.
 func FinishStream[T any](s *Stream[T], err error) error {
 	if err == nil {
 		return s.w.Close()
 	}
 	if ferr := s.w.Fail(answerCode(err), err.Error(), IsRetryable(err)); ferr != nil {
 		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("ending the stream failed: %w", ferr))}
+	}
+	if isAnswer(err) {
+		return nil
 	}
 	return Reject(err)
 }
