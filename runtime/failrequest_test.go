@@ -113,7 +113,7 @@ func TestAFailfFromAHandWrittenHandlerAnswersTheCallerAndIsCommitted(t *testing.
 	}
 }
 
-func TestARejectionFromAHandWrittenHandlerIsParkedUnanswered(t *testing.T) {
+func TestARejectionFromACommandHandlerIsParked(t *testing.T) {
 	log := newLog(t, 1, runtime.SystemClock{})
 	c := newClient(t, log, runtime.SystemClock{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}

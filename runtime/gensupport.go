@@ -31,9 +31,9 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 // commits it. Any other permanent error (a Reject, an undecodable body) is
 // returned after the answer, so the consumer parks the message as rejected.
 //
-// The error code is the err's Answer (see Failf); otherwise cancellation
-// maps to cancelled, a deadline to deadline exceeded, a rejection to invalid
-// request and anything else to internal.
+// The error code is the one Failf was given, otherwise the one the err's
+// Code maps to (a rejection to invalid request, a deadline to deadline
+// exceeded, ...; docs/errors.md), or a relayed *RemoteError's own.
 func FailRequest(c *Ctx, err error) error {
 	answered, ferr := answerFailure(c, err)
 	if answered && isAnswer(err) {
