@@ -12,7 +12,7 @@ import (
 // error, IsRetryable decides from it whether the reliable consumer retries a
 // failed handler, and a remote agent's AGDX error answer is given the Code
 // of its wire.ErrorCode when it is decoded, so a failure reads the same
-// whether it happened here or in the agent that answered (see codeTable).
+// whether it happened here or in the agent that answered (docs/errors.md).
 type Code uint8
 
 // Error codes. Every code is produced by this module; docs/errors.md lists
