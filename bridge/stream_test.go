@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/bridge/bridgetest"
+	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

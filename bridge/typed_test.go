@@ -7,7 +7,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

@@ -7,18 +7,12 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/lasergo/laser/embedlog"
-	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/registry/registrytest"
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/internal/featuretest"
 )
 
 // transport makes the transport one scenario runs over; each scenario gets a
 // fresh one so no state leaks between scenarios.
-type transport struct {
-	name string
-	make func(*testing.T) runtime.Transport
-}
+type transport = featuretest.Transport
 
 // feature is one .feature file of the reference and how this runner treats it.
 type feature struct {
@@ -48,23 +42,6 @@ var features = []feature{
 	{name: "runs", outOfScope: "a managed Cloud surface of the reference"},
 }
 
-// transports returns the transports the scenarios run over: the embedded
-// log, the in-process Iggy test server, and a real server when
-// LASER_IGGY_ADDR names one.
-func transports(t *testing.T) []transport {
-	trs := []transport{
-		{name: "embedlog", make: func(*testing.T) runtime.Transport { return embedlog.New("laser") }},
-	}
-	s := iggytest.Start(t)
-	trs = append(trs, transport{name: "iggytest", make: func(t *testing.T) runtime.Transport {
-		return registrytest.Dial(t, "iggy://iggy:iggy@"+s.Addr()+"/conformance")
-	}})
-	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
-		trs = append(trs, transport{name: "iggy", make: func(t *testing.T) runtime.Transport { return registrytest.Dial(t, addr) }})
-	}
-	return trs
-}
-
 func TestConformance(t *testing.T) {
 	dir := os.Getenv("LASER_BDD_DIR")
 	if dir == "" {
@@ -75,8 +52,8 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("LASER_BDD_DIR=%s: %v", dir, err)
 		}
 	}
-	for _, tr := range transports(t) {
-		t.Run(tr.name, func(t *testing.T) {
+	for _, tr := range featuretest.Transports(t, "conformance") {
+		t.Run(tr.Name, func(t *testing.T) {
 			for _, f := range features {
 				t.Run(f.name, func(t *testing.T) {
 					switch {
@@ -96,7 +73,7 @@ func TestConformance(t *testing.T) {
 						},
 					}
 					if code := suite.Run(); code != 0 {
-						t.Fatalf("%s.feature over %s: godog exited %d", f.name, tr.name, code)
+						t.Fatalf("%s.feature over %s: godog exited %d", f.name, tr.Name, code)
 					}
 				})
 			}

@@ -30,7 +30,7 @@ type platform struct {
 // transport fresh from tr.
 func platformSteps(sc *godog.ScenarioContext, tr transport, t *testing.T, p *platform) {
 	fresh := func() {
-		p.tr = tr.make(t)
+		p.tr = tr.New(t)
 		p.c = runtime.NewClient(p.tr, runtime.ClientOptions{})
 		t.Cleanup(func() { _ = p.c.Close() })
 	}

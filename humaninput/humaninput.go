@@ -16,6 +16,7 @@
 package humaninput
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,8 +82,8 @@ const MetaApprovers = "approvers"
 // deadline is the end of the wait: Timeout from now, or the end of ctx when
 // that comes first.
 func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
-	topic := or(req.Topic, runtime.TopicHumanInput)
-	opts := []runtime.RequestOption{runtime.WithReplyTopic(or(req.ReplyTopic, topic))}
+	topic := cmp.Or(req.Topic, runtime.TopicHumanInput)
+	opts := []runtime.RequestOption{runtime.WithReplyTopic(cmp.Or(req.ReplyTopic, topic))}
 	if req.Conversation != (wire.ID{}) {
 		opts = append(opts, runtime.WithConversation(req.Conversation))
 	}
@@ -135,13 +136,6 @@ func approves(approvers []string) func(sign.Verified) bool {
 	}
 }
 
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // Answer answers the pending request req on topic (default
 // agent.human_input) as agent from: with decision as the response body, or
 // with a refusal when refuse is set (decision is then the reason). key,
@@ -155,7 +149,7 @@ func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *run
 		}
 		a.Error = &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}
 	}
-	if _, err := c.Answer(ctx, or(topic, runtime.TopicHumanInput), req, a); err != nil {
+	if _, err := c.Answer(ctx, cmp.Or(topic, runtime.TopicHumanInput), req, a); err != nil {
 		return fmt.Errorf("humaninput: answer: %w", err)
 	}
 	return nil

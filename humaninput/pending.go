@@ -1,6 +1,7 @@
 package humaninput
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -65,7 +66,7 @@ type Listing struct {
 // with junk costs a bounded amount of memory and the flood is reported in
 // the Listing instead of listed.
 func List(ctx context.Context, t runtime.Transport, opts ListOptions) (*Listing, error) {
-	topic := or(opts.Topic, runtime.TopicHumanInput)
+	topic := cmp.Or(opts.Topic, runtime.TopicHumanInput)
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -34,7 +35,7 @@ type benchTarget struct {
 // records and a stream left by a crashed run does not skew the next one.
 func newBenchTarget(b *testing.B) benchTarget {
 	b.Helper()
-	if addr := os.Getenv(realServerEnv); addr != "" {
+	if addr := os.Getenv(featuretest.RealServerEnv); addr != "" {
 		u, err := url.Parse(addr)
 		if err != nil || u.Scheme != "iggy" || u.User == nil {
 			b.Fatalf("benchmarks need LASER_IGGY_ADDR as iggy://user:password@host:port/stream, got %q", addr)

@@ -2,19 +2,15 @@ package iggy_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 )
-
-// realServerEnv names the environment variable holding the connection string
-// of a real Iggy 0.8 server for the conformance suite.
-const realServerEnv = "LASER_IGGY_ADDR"
 
 func dialTransport(t *testing.T, connString string, opts ...iggy.Option) *iggy.Transport {
 	t.Helper()
@@ -39,10 +35,7 @@ func TestConformanceOverTestServer(t *testing.T) {
 // LASER_IGGY_ADDR, for example iggy://iggy:iggy@127.0.0.1:8090/laser_test.
 // Every run uses fresh topic and group names, so the stream may be reused.
 func TestConformanceOverRealServer(t *testing.T) {
-	addr := os.Getenv(realServerEnv)
-	if addr == "" {
-		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
-	}
+	addr := featuretest.RealServerAddr(t)
 	transporttest.Run(t, func(t *testing.T) runtime.Transport {
 		return dialTransport(t, addr)
 	})
@@ -56,10 +49,7 @@ func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
 }
 
 func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
-	addr := os.Getenv(realServerEnv)
-	if addr == "" {
-		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
-	}
+	addr := featuretest.RealServerAddr(t)
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
 }
 
@@ -71,9 +61,6 @@ func TestStreamScenariosOverTestServer(t *testing.T) {
 }
 
 func TestStreamScenariosOverRealServer(t *testing.T) {
-	addr := os.Getenv(realServerEnv)
-	if addr == "" {
-		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
-	}
+	addr := featuretest.RealServerAddr(t)
 	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr) })
 }

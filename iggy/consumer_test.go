@@ -17,7 +17,7 @@ import (
 func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
-	ctx := testContext(t)
+	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 2, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 // owner resumes from the stored offsets) and together they handle all.
 func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 	s := iggytest.Start(t)
-	ctx := testContext(t)
+	ctx := t.Context()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var mu sync.Mutex
 	seen := map[string]bool{}

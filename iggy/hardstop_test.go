@@ -20,7 +20,7 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 	s := iggytest.Start(t)
 	addr := "iggy://iggy:iggy@" + s.Addr() + "/laser_test"
 	tr := dialTransport(t, addr)
-	ctx := testContext(t)
+	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "in", runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
 	}

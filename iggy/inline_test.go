@@ -19,7 +19,7 @@ import (
 func TestSubscriptionPollToAStuckServerTimesOutAndResumes(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1, iggy.WithCallTimeout(300*time.Millisecond))
-	ctx := testContext(t)
+	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 4)...); err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func TestSubscriptionPollCancelledReturnsAtOnce(t *testing.T) {
 	sub := joinSub(t, tr, "g")
 	s.Hang(iggytest.CmdPoll)
 	defer s.Unhang()
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := sub.Poll(ctx, 10)
 		done <- err
 	}()
-	if err := s.WaitHeld(testContext(t), 1); err != nil {
+	if err := s.WaitHeld(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

@@ -16,7 +16,7 @@ import (
 func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(3<<20))
-	ctx := testContext(t)
+	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestOnePollTakesInAtMostMaxPollBytes(t *testing.T) {
 func TestARecordLargerThanMaxPollBytesStillComesAlone(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.WithMaxPollBytes(1<<10))
-	ctx := testContext(t)
+	ctx := t.Context()
 	if err := tr.EnsureTopics(ctx, 1, "big"); err != nil {
 		t.Fatal(err)
 	}

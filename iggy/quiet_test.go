@@ -45,11 +45,11 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 
 	s := iggytest.Start(t)
 	for _, conn := range []string{"iggy://iggy:iggy@" + s.Addr() + "/quiet"} {
-		tr, err := iggy.Dial(testContext(t), conn, iggy.WithLogger(logger))
+		tr, err := iggy.Dial(t.Context(), conn, iggy.WithLogger(logger))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tr.Partitions(testContext(t), "nothing"); err == nil {
+		if _, err := tr.Partitions(t.Context(), "nothing"); err == nil {
 			t.Fatal("a missing topic was found")
 		}
 		_ = tr.Close()
@@ -64,12 +64,12 @@ func TestDialWritesNothingToTheStandardLogger(t *testing.T) {
 
 func TestDialWithATokenLogsIn(t *testing.T) {
 	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("tok-1"))
-	tr, err := iggy.Dial(testContext(t), "iggy+pat://tok-1@"+s.Addr()+"/pat")
+	tr, err := iggy.Dial(t.Context(), "iggy+pat://tok-1@"+s.Addr()+"/pat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = tr.Close()
-	if _, err := iggy.Dial(testContext(t), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
+	if _, err := iggy.Dial(t.Context(), "iggy+pat://wrong@"+s.Addr()+"/pat"); err == nil {
 		t.Fatal("an unknown token logged in")
 	}
 }
@@ -103,20 +103,20 @@ func TestAFailedHeartbeatIsLoggedOnTheTransportsLogger(t *testing.T) {
 	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
 
 	s := iggytest.Start(t)
-	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.WithLogger(logger), iggy.WithClock(clock))
+	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/beat", iggy.WithLogger(logger), iggy.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	s.Close()
 	for !strings.Contains(own.String(), "heartbeat failed") {
-		if err := clock.BlockUntil(testContext(t), 1); err != nil {
+		if err := clock.BlockUntil(t.Context(), 1); err != nil {
 			t.Fatalf("the link never waited for its heartbeat: %v\n%s", err, own.String())
 		}
 		clock.Advance(5 * time.Second)
 		select {
 		case <-own.wrote:
-		case <-testContext(t).Done():
+		case <-t.Context().Done():
 			t.Fatalf("no heartbeat failure was logged:\n%s", own.String())
 		}
 	}

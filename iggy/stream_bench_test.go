@@ -4,11 +4,11 @@ import (
 	"context"
 	"io"
 	"log"
-	"os"
 	"testing"
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime/transporttest"
 )
 
@@ -31,10 +31,7 @@ func BenchmarkStream(b *testing.B) {
 		transporttest.BenchStream(b, tr, 100, 32)
 	})
 	b.Run("RealServer", func(b *testing.B) {
-		addr := os.Getenv(realServerEnv)
-		if addr == "" {
-			b.Skip("LASER_IGGY_ADDR is not set")
-		}
+		addr := featuretest.RealServerAddr(b)
 		tr, err := iggy.Dial(context.Background(), addr)
 		if err != nil {
 			b.Fatal(err)

@@ -26,20 +26,13 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func connString(s *iggytest.Server) string { return "iggy://iggy:iggy@" + s.Addr() + "/laser_test" }
 
 // ready dials a transport to s with topic "t" of n partitions.
 func ready(t *testing.T, s *iggytest.Server, partitions uint32, opts ...iggy.Option) *iggy.Transport {
 	t.Helper()
 	tr := dialTransport(t, connString(s), opts...)
-	if err := tr.EnsureTopics(testContext(t), partitions, "t"); err != nil {
+	if err := tr.EnsureTopics(t.Context(), partitions, "t"); err != nil {
 		t.Fatalf("EnsureTopics: %v", err)
 	}
 	return tr
@@ -63,7 +56,7 @@ func payloads(recs []runtime.Incoming) []string {
 
 func joinSub(t *testing.T, tr *iggy.Transport, group string) runtime.Subscription {
 	t.Helper()
-	sub, err := tr.Join(testContext(t), "t", group)
+	sub, err := tr.Join(t.Context(), "t", group)
 	if err != nil {
 		t.Fatalf("Join: %v", err)
 	}
@@ -102,7 +95,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	start := time.Now()
-	_, err = iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s", iggy.WithDialTimeout(time.Second))
+	_, err = iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s", iggy.WithDialTimeout(time.Second))
 	if err == nil {
 		t.Fatal("Dial to a closed port succeeded")
 	}
@@ -116,7 +109,7 @@ func TestDialToAClosedPortFailsWithinTheDialTimeout(t *testing.T) {
 
 func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 	s := iggytest.Start(t)
-	_, err := iggy.Dial(testContext(t), "iggy://iggy:wrong@"+s.Addr()+"/s")
+	_, err := iggy.Dial(t.Context(), "iggy://iggy:wrong@"+s.Addr()+"/s")
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidCredentialsCode {
 		t.Fatalf("err = %v, want InvalidCredentials", err)
@@ -129,7 +122,7 @@ func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 func TestDialWithPersonalAccessToken(t *testing.T) {
 	s := iggytest.Start(t, iggytest.WithPersonalAccessToken("ci-token"))
 	tr := dialTransport(t, "iggy+pat://ci-token@"+s.Addr()+"/s")
-	if err := tr.EnsureTopics(testContext(t), 1, "t"); err != nil {
+	if err := tr.EnsureTopics(t.Context(), 1, "t"); err != nil {
 		t.Fatalf("EnsureTopics after a token login: %v", err)
 	}
 }
@@ -137,7 +130,7 @@ func TestDialWithPersonalAccessToken(t *testing.T) {
 func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 	s := iggytest.Start(t)
 	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
-	ctx := testContext(t)
+	ctx := t.Context()
 	for _, tr := range []*iggy.Transport{a, b, a} {
 		if err := tr.EnsureTopics(ctx, 2, "x", "y"); err != nil {
 			t.Fatalf("EnsureTopics: %v", err)
@@ -157,7 +150,7 @@ func TestEnsureTopicsIsIdempotentAcrossTransports(t *testing.T) {
 func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1, iggy.WithCallTimeout(150*time.Millisecond))
-	ctx := testContext(t)
+	ctx := t.Context()
 	s.Hang(iggytest.CmdGetTopic)
 	_, err := tr.Partitions(ctx, "t")
 	if !errors.Is(err, iggy.ErrTimeout) || !runtime.IsTransient(err) {
@@ -177,7 +170,7 @@ func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 func TestDroppedConnectionIsRebuiltOnTheNextCall(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	s.DropConnections()
 	_, err := tr.Partitions(ctx, "t")
 	if !lost(err) {
@@ -195,7 +188,7 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 	s := iggytest.Start(t)
 	clock := lasertest.NewManualClock(time.Unix(1000, 0))
 	tr := ready(t, s, 1, iggy.WithClock(clock), iggy.WithReconnectBackoff(time.Second, 4*time.Second))
-	ctx := testContext(t)
+	ctx := t.Context()
 	s.StopAccepting()
 	s.DropConnections()
 	if _, err := tr.Partitions(ctx, "t"); !lost(err) {
@@ -223,7 +216,7 @@ func TestReconnectWaitsOutTheBackoffAfterAFailedAttempt(t *testing.T) {
 func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	recs := records("r", 10)
 	if _, err := tr.Publish(ctx, "t", recs...); err != nil {
 		t.Fatal(err)
@@ -278,7 +271,7 @@ func TestSubscriptionResumesAfterADropMidPoll(t *testing.T) {
 func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 2)...); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +294,7 @@ func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	if _, err := tr.Publish(ctx, "t", records("r", 1)...); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +317,7 @@ func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	other := sdk(t, s)
 	if _, err := tr.Publish(ctx, "t", records("before", 2)...); err != nil {
 		t.Fatal(err)
@@ -365,7 +358,7 @@ func TestPublishFindsItsOffsetsAfterAForeignAppend(t *testing.T) {
 func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	for name, rec := range map[string]runtime.Outgoing{
 		"empty payload": {Key: "k"},
 		"bad header":    {Key: "k", Payload: []byte("x"), Headers: wire.Headers{{Key: ""}}},
@@ -382,7 +375,7 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 func TestJoinOnAMissingTopicFails(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	if _, err := tr.Join(testContext(t), "missing", "g"); err == nil || runtime.IsTransient(err) {
+	if _, err := tr.Join(t.Context(), "missing", "g"); err == nil || runtime.IsTransient(err) {
 		t.Fatalf("Join = %v, want a permanent error", err)
 	}
 }
@@ -390,7 +383,7 @@ func TestJoinOnAMissingTopicFails(t *testing.T) {
 func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	sub := joinSub(t, tr, "g")
 	if err := sub.Leave(ctx); err != nil {
 		t.Fatalf("Leave: %v", err)
@@ -411,7 +404,7 @@ func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 	if err := sub.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := sub.Poll(testContext(t), 1); !runtime.IsDisconnected(err) || !errors.Is(err, iggy.ErrClosed) {
+	if _, err := sub.Poll(t.Context(), 1); !runtime.IsDisconnected(err) || !errors.Is(err, iggy.ErrClosed) {
 		t.Fatalf("poll after close = %v", err)
 	}
 }
@@ -422,7 +415,7 @@ func TestClosedTransportFails(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Partitions(testContext(t), "t"); !errors.Is(err, iggy.ErrClosed) {
+	if _, err := tr.Partitions(t.Context(), "t"); !errors.Is(err, iggy.ErrClosed) {
 		t.Fatalf("call after Close = %v, want ErrClosed", err)
 	}
 }
@@ -469,7 +462,7 @@ func malformedServer(t *testing.T, badLogin bool) string {
 
 func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 	addr := malformedServer(t, true)
-	_, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
+	_, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s")
 	if err == nil || !strings.Contains(err.Error(), "login reply of 2 bytes") {
 		t.Fatalf("Dial = %v, want an error naming the short login reply", err)
 	}
@@ -477,12 +470,12 @@ func TestAShortLoginReplyIsAProtocolError(t *testing.T) {
 
 func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 	addr := malformedServer(t, false)
-	tr, err := iggy.Dial(testContext(t), "iggy://iggy:iggy@"+addr+"/s")
+	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+addr+"/s")
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	if _, err := tr.Partitions(testContext(t), "t"); !errors.Is(err, iggy.ErrSDKPanic) {
+	if _, err := tr.Partitions(t.Context(), "t"); !errors.Is(err, iggy.ErrSDKPanic) {
 		t.Fatalf("Partitions = %v, want ErrSDKPanic", err)
 	}
 }
@@ -490,7 +483,7 @@ func TestSDKPanicOnAShortResponseBecomesAnError(t *testing.T) {
 func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 2)
-	ctx := testContext(t)
+	ctx := t.Context()
 	a := joinSub(t, tr, "g")
 	key := "k"
 	for i := 0; xxh32.Sum32([]byte(key), 0)%2 != 1; i++ {
@@ -538,7 +531,7 @@ func TestSubscriptionKeepsItsPlaceWhenAPartitionComesBack(t *testing.T) {
 func TestSubscriptionRedeliversWhatALostCommitLeftUncommitted(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 2)
-	ctx := testContext(t)
+	ctx := t.Context()
 	a := joinSub(t, tr, "g")
 	key := "k"
 	for i := 0; xxh32.Sum32([]byte(key), 0)%2 != 1; i++ {
@@ -588,7 +581,7 @@ func race(t *testing.T, s *iggytest.Server, code uint32, fn func() error) [2]err
 	for range 2 {
 		go func() { errs <- fn() }()
 	}
-	if err := s.WaitHeld(testContext(t), 2); err != nil {
+	if err := s.WaitHeld(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
 	s.Unhang()
@@ -598,7 +591,7 @@ func race(t *testing.T, s *iggytest.Server, code uint32, fn func() error) [2]err
 func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 	s := iggytest.Start(t)
 	a, b := dialTransport(t, connString(s)), dialTransport(t, connString(s))
-	ctx := testContext(t)
+	ctx := t.Context()
 	next := make(chan *iggy.Transport, 2)
 	next <- a
 	next <- b
@@ -611,7 +604,7 @@ func TestEnsureTopicsToleratesARaceOnTheStream(t *testing.T) {
 func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 	s := iggytest.Start(t)
 	a, b := ready(t, s, 1), dialTransport(t, connString(s))
-	ctx := testContext(t)
+	ctx := t.Context()
 	next := make(chan *iggy.Transport, 2)
 	next <- a
 	next <- b
@@ -624,7 +617,7 @@ func TestEnsureTopicsToleratesARaceOnTheTopic(t *testing.T) {
 func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 2)
-	ctx := testContext(t)
+	ctx := t.Context()
 	subs := make(chan runtime.Subscription, 2)
 	errs := race(t, s, iggytest.CmdCreateConsumerGroup, func() error {
 		sub, err := tr.Join(ctx, "t", "g")
@@ -650,7 +643,7 @@ func lost(err error) bool {
 func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 2)
-	ctx := testContext(t)
+	ctx := t.Context()
 	spread := records("r", 8)
 	for i := range spread {
 		spread[i].Key = "" // balanced over both partitions
@@ -688,7 +681,7 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 	s := iggytest.Start(t)
 	clock := lasertest.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	tr := ready(t, s, 1, iggy.WithClock(clock))
-	ctx := testContext(t)
+	ctx := t.Context()
 	key := ""
 	for i := 0; key == ""; i++ {
 		if k := fmt.Sprintf("conv-%d", i); xxh32.Sum32([]byte(k), 0)%4 != 0 {
@@ -715,7 +708,7 @@ func TestPublishPlacesKeysByTheCurrentPartitionCount(t *testing.T) {
 func TestACancelledCallDoesNotBreakTheSharedConnection(t *testing.T) {
 	s := iggytest.Start(t)
 	tr := ready(t, s, 1)
-	ctx := testContext(t)
+	ctx := t.Context()
 	logins := s.Requests(iggytest.CmdLogin)
 	s.Hang(iggytest.CmdGetTopic)
 	callCtx, cancel := context.WithCancel(ctx)

@@ -31,7 +31,7 @@ func TestHangHoldsRequestsUntilUnhang(t *testing.T) {
 		_, err := c.GetStreams()
 		done <- err
 	}()
-	if err := s.WaitHeld(testContext(t), 1); err != nil {
+	if err := s.WaitHeld(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -51,7 +51,7 @@ func TestHangZeroHoldsEveryCommand(t *testing.T) {
 	s.Hang(0)
 	done := make(chan error, 1)
 	go func() { done <- c.Ping() }()
-	if err := s.WaitHeld(testContext(t), 1); err != nil {
+	if err := s.WaitHeld(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	s.Unhang()
@@ -69,7 +69,7 @@ func TestHungRequestEndsWhenItsConnectionDrops(t *testing.T) {
 		_, err := c.GetStreams()
 		done <- err
 	}()
-	if err := s.WaitHeld(testContext(t), 1); err != nil {
+	if err := s.WaitHeld(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	s.DropConnections()
@@ -121,7 +121,7 @@ func TestCloseEndsHeldRequests(t *testing.T) {
 	s.Hang(0)
 	done := make(chan error, 1)
 	go func() { done <- c.Ping() }()
-	if err := s.WaitHeld(testContext(t), 1); err != nil {
+	if err := s.WaitHeld(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

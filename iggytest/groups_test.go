@@ -154,7 +154,7 @@ func TestDisconnectLeavesEveryGroup(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	if err := s.WaitConnections(testContext(t), 1); err != nil {
+	if err := s.WaitConnections(t.Context(), 1); err != nil {
 		t.Fatalf("the server kept the closed connection: %v", err)
 	}
 	if m := members(t, admin); len(m) != 0 {

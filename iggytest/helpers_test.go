@@ -1,10 +1,8 @@
 package iggytest_test
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
@@ -95,11 +93,4 @@ func wantCode(t *testing.T, err error, code ierror.Code) {
 	if ie.Code() != code {
 		t.Fatalf("error code = %d (%v), want %d", ie.Code(), err, code)
 	}
-}
-
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }

@@ -17,16 +17,23 @@
 // default) and are stored on the log next to their item, so a restart does
 // not embed again.
 //
-// Recall folds the topic incrementally: a Store keeps its projection (items,
-// index, vectors) and the offset it has read to on every partition, and each
-// recall reads only what was appended since. A fresh Store rebuilds the
+// Recall folds the topic incrementally, its partitions merged in broker-time
+// order: a Store keeps its projection (items, index, vectors) and the offset
+// it has read to on every partition, and each recall reads only what was
+// appended since. A fresh Store rebuilds the
 // projection from the log on its first recall, so keep one per process.
 // Reading never joins a consumer group and commits nothing.
 //
 // With a Key a Store signs every record it writes; with a Verifier (the
 // client's by default) it folds only records whose signature verifies and
 // whose signer is their source, so nobody without a key writes, forgets or
-// reweights an item, and Writers narrows who may.
+// reweights an item, and Writers narrows who may. Under a verifier only an
+// item's author (or one of Moderators) forgets or reweights it, only a named
+// key's first writer (or any of Writers) writes it again, an item squatting
+// a content id with another body is displaced, and a writer's record folded
+// before is refused by its high-water mark even once its item has left the
+// bounded projection. Tombstones, feedback and the fold's other state are
+// bounded by MaxItems.
 //
 // Remembering wraps a handler so each message it handles successfully is
 // remembered under its conversation; a failed memory write is logged and

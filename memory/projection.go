@@ -25,18 +25,32 @@ type projection struct {
 	dims   int
 	// items are in arrival order; a forgotten one stays as a hole until
 	// holes outnumber the live items, so forgetting is not a slice shift.
-	items     []entry
-	index     map[wire.ID]int32 // live item id to its slot in items
-	holes     int
-	forgotten map[wire.ID]bool
-	feedback  map[wire.ID]float32
+	items []entry
+	index map[wire.ID]int32 // live item id to its slot in items
+	holes int
+	// forgotten are the items a forget removed, so the same item appended
+	// again stays forgotten; bounded by max, the oldest dropped.
+	forgotten boundedSet[tombstone]
+	// feedback is the accumulated feedback of live items only: feedback for
+	// an id not in the projection applies to nothing and is not kept.
+	feedback map[wire.ID]float32
 	// applied are the keys of the feedback records counted, so a record
-	// appended twice (a retried publish, a replay) counts once.
-	applied map[string]bool
+	// appended twice (a retried publish, a replay) counts once; bounded by
+	// max.
+	applied boundedSet[string]
 	named   map[string][]byte
 	// namedAt is the record id of the last enveloped write applied to each
 	// named key, so a re-appended older record cannot roll the state back.
-	namedAt  map[string]wire.ID
+	namedAt map[string]wire.ID
+	// namedOwner is the verified principal that first wrote each named key:
+	// under a verifier only it writes or forgets the key again, unless
+	// openNamed (Options.Writers lists who may write every key).
+	namedOwner map[string]string
+	openNamed  bool
+	// moderators may forget and reweight items they did not write.
+	moderators map[string]bool
+	// marks refuse a verified record folded before (see replayMarks).
+	marks    replayMarks
 	offsets  map[uint32]uint64
 	keywords keywordIndex
 	// vecs holds words packed words per slot, each slot's unit vector
@@ -58,82 +72,132 @@ type projection struct {
 	touched []int32
 }
 
+// tombstone names a forgotten item by its id, its author and whether the id
+// was its content id: a squatter forgotten by its own author does not keep
+// the real content-addressed item, or another author's, out.
+type tombstone struct {
+	id           wire.ID
+	author       string
+	contentBound bool
+}
+
 // entry is a folded item, or the hole a forgotten one left.
 type entry struct {
 	Item
 	length uint32 // terms, for BM25
 	hasVec bool
 	gone   bool
+	// contentBound: the id is the content id of the item's own fields
+	// (ContentID of its scope agent, kind and body), as a Dedup remember
+	// writes it.
+	contentBound bool
 }
 
 func newProjection(model string, dims, maxItems int) projection {
 	return projection{
-		max:       maxItems,
-		model:     model,
-		dims:      dims,
-		words:     packedWords(dims),
-		index:     make(map[wire.ID]int32),
-		forgotten: make(map[wire.ID]bool),
-		feedback:  make(map[wire.ID]float32),
-		applied:   make(map[string]bool),
-		named:     make(map[string][]byte),
-		namedAt:   make(map[string]wire.ID),
-		offsets:   make(map[uint32]uint64),
-		keywords:  newKeywordIndex(),
+		max:        maxItems,
+		model:      model,
+		dims:       dims,
+		words:      packedWords(dims),
+		index:      make(map[wire.ID]int32),
+		forgotten:  newBoundedSet[tombstone](maxItems),
+		feedback:   make(map[wire.ID]float32),
+		applied:    newBoundedSet[string](maxItems),
+		named:      make(map[string][]byte),
+		namedAt:    make(map[string]wire.ID),
+		namedOwner: make(map[string]string),
+		moderators: make(map[string]bool),
+		marks:      newReplayMarks(writerWindow),
+		offsets:    make(map[uint32]uint64),
+		keywords:   newKeywordIndex(),
 	}
 }
 
-// absorb folds one decoded record. An id that is not a ULID (a named item's
-// "<namespace>/<key>") folds into the named state.
-func (p *projection) absorb(r *record) {
+// absorb folds one decoded record and reports whether it was allowed: a
+// forget, feedback or named write by a principal the rules below refuse
+// returns false, and the caller counts it as refused. An id that is not a
+// ULID (a named item's "<namespace>/<key>") folds into the named state.
+//
+// Under a verifier (records carry their verified author) a forget or
+// feedback applies only to an item already in the projection, and only
+// when its author wrote the item or is a moderator; without one every
+// author is "" and anyone may. A forget or feedback of an id not seen
+// applies to nothing and is not kept, so a forget appended before the
+// item it names (a content id is predictable) does nothing.
+func (p *projection) absorb(r *record) bool {
 	if r.vec != nil {
 		p.absorbVector(r)
-		return
+		return true
 	}
 	rec := r.mem
 	id, err := wire.ParseID(rec.ID)
 	if err != nil {
-		p.absorbNamed(r)
-		return
+		return p.absorbNamed(r)
 	}
 	switch rec.Op {
 	case wire.MemoryForget:
-		// Keep the tombstone, so an item folded later (from another
-		// partition) is still suppressed.
-		p.forgotten[id] = true
+		slot, ok := p.index[id]
+		if !ok {
+			return true
+		}
+		if !p.may(r.author, p.items[slot].Author) {
+			return false
+		}
+		e := &p.items[slot]
+		p.forgotten.add(tombstone{id: id, author: e.Author, contentBound: e.contentBound})
 		p.remove(id)
 	case wire.MemoryFeedback:
+		slot, ok := p.index[id]
+		if !ok {
+			return true
+		}
+		if !p.may(r.author, p.items[slot].Author) {
+			return false
+		}
 		if r.key != "" {
-			if p.applied[r.key] {
-				return
+			if added, _, _ := p.applied.add(r.key); !added {
+				return true
 			}
-			p.applied[r.key] = true
 		}
 		p.feedback[id] += rec.Weight
-		if slot, ok := p.index[id]; ok {
-			p.weights[slot] = p.feedback[id]
-		}
+		p.weights[slot] = p.feedback[id]
 	case wire.MemoryItem:
-		if p.forgotten[id] {
-			return
+		bound := ContentID("", r.scopeAgent, Kind(rec.Kind), rec.Body) == id
+		if p.forgotten.has(tombstone{id: id, author: r.author, contentBound: bound}) {
+			return true
 		}
-		if _, ok := p.index[id]; ok {
-			return // the same id appended twice is one item
+		if slot, ok := p.index[id]; ok {
+			old := &p.items[slot]
+			if old.contentBound || !bound {
+				// The same id appended twice is one item; another
+				// author's item under it is refused.
+				return old.Author == r.author
+			}
+			// The id is a content id and the item under it is not that
+			// content: a squatter, displaced by the real item.
+			p.remove(id)
 		}
 		slot := int32(len(p.items))
 		e := entry{Item: Item{
 			ID: id, Kind: KindOf(rec.Kind), Body: rec.Body, Conversation: r.conv, Agent: r.agent,
 			User: r.user, App: r.app, Lifetime: r.lifetime, Author: r.author,
-		}}
+		}, contentBound: bound}
 		e.length = p.keywords.add(slot, Tokens(string(rec.Body)))
 		p.index[id] = slot
 		p.items = append(p.items, e)
 		p.vecs = append(p.vecs, make([]uint64, p.words)...)
 		p.scales, p.sums = append(p.scales, 0), append(p.sums, 0)
 		p.times = append(p.times, max(r.at, 1))
-		p.weights = append(p.weights, p.feedback[id])
+		p.weights = append(p.weights, 0)
 		p.evict()
 	}
+	return true
+}
+
+// may reports whether actor's forget or feedback applies to an item author
+// wrote.
+func (p *projection) may(actor, author string) bool {
+	return actor == author || p.moderators[actor]
 }
 
 // absorbVector stores an item's vector when it is of this projection's
@@ -188,6 +252,7 @@ func (p *projection) remove(id wire.ID) {
 		return
 	}
 	delete(p.index, id)
+	delete(p.feedback, id)
 	p.keywords.remove(Tokens(string(p.items[slot].Body)))
 	p.items[slot] = entry{gone: true}
 	clear(p.vector(slot))
@@ -236,17 +301,29 @@ func (p *projection) compact() {
 	}
 }
 
-// absorbNamed folds a named write. An enveloped write carries a record id (a
-// ULID, ordered by time): one not newer than the last applied for its key
-// is a replay or a stale copy and is dropped. A plain write has no such
-// id and applies in fold order.
-func (p *projection) absorbNamed(r *record) {
+// absorbNamed folds a named write. Under a verifier, the principal that
+// first wrote a key owns it: another's write or forget of it is refused,
+// unless the namespace's Writers all may write every key; the replay marks
+// have refused any record folded before, so a write applies in fold order
+// (ids of two writers minted in one millisecond are not ordered). Read
+// without a verifier, an enveloped write carries a record id (a ULID,
+// ordered by time): one not newer than the last applied for its key is a
+// replay or a stale copy and is dropped. A plain write has no such id and
+// applies in fold order.
+func (p *projection) absorbNamed(r *record) bool {
 	rec := r.mem
-	if r.id != (wire.ID{}) {
+	owner, owned := p.namedOwner[rec.ID]
+	if r.author != "" && !p.openNamed && owned && owner != r.author {
+		return false
+	}
+	if r.author == "" && r.id != (wire.ID{}) {
 		if last, ok := p.namedAt[rec.ID]; ok && bytes.Compare(r.id[:], last[:]) <= 0 {
-			return
+			return true
 		}
 		p.namedAt[rec.ID] = r.id
+	}
+	if r.author != "" && !owned {
+		p.namedOwner[rec.ID] = r.author
 	}
 	switch rec.Op {
 	case wire.MemoryItem:
@@ -254,4 +331,5 @@ func (p *projection) absorbNamed(r *record) {
 	case wire.MemoryForget:
 		delete(p.named, rec.ID)
 	}
+	return true
 }

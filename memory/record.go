@@ -38,8 +38,17 @@ const (
 // starts with it, so readers that do not know embeddings skip them.
 var vectorMagic = []byte("LGMV\x01")
 
-// errUnverified reports a memory record refused under a verifier.
-var errUnverified = errors.New("memory: record not verified")
+// Refusals of the fold, counted by Store.Refused.
+var (
+	// ErrUnverified reports a memory record refused under a verifier.
+	ErrUnverified = errors.New("memory: record not verified")
+	// ErrReplayed reports a verified record folded before: a replay, or a
+	// copy older than its writer's high-water mark.
+	ErrReplayed = errors.New("memory: record replayed")
+	// ErrNotAuthor reports a verified forget, feedback, item or named write
+	// its principal may not make: of another's item or key.
+	ErrNotAuthor = errors.New("memory: not the item's author")
+)
 
 // vectorRecord is the stored vector of an item under a model.
 type vectorRecord struct {
@@ -106,6 +115,10 @@ type record struct {
 	user     string
 	app      string
 	lifetime Lifetime
+	// scopeAgent is the agent of the scope as written ("" when the scope
+	// named none), the agent a content id is computed over; agent falls
+	// back to a signed record's source.
+	scopeAgent string
 	// author is the verified principal of a signed record, "" otherwise.
 	author string
 	// key identifies the write (its idempotency key, or a signed record's
@@ -138,14 +151,14 @@ type reader struct {
 
 // read decodes one record of the topic; a record of another namespace, or
 // one that is not a memory record, returns nil and no error, and a record
-// the verifier refuses returns errUnverified.
+// the verifier refuses returns ErrUnverified.
 func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 	if _, enveloped := in.Headers.Get(wire.HeaderAgentVersion); enveloped {
 		return rd.readEnvelope(in)
 	}
 	if rd.verifier != nil {
 		if ns, _ := headerString(in.Headers, HeaderNamespace); ns == rd.ns {
-			return nil, fmt.Errorf("%w: an unsigned record", errUnverified)
+			return nil, fmt.Errorf("%w: an unsigned record", ErrUnverified)
 		}
 		return nil, nil
 	}
@@ -156,7 +169,7 @@ func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 	if err != nil {
 		return nil, nil
 	}
-	r := &record{conv: prov.Conversation, agent: prov.Agent, key: prov.IdempotencyKey, at: in.Timestamp}
+	r := &record{conv: prov.Conversation, agent: prov.Agent, scopeAgent: prov.Agent, key: prov.IdempotencyKey, at: in.Timestamp}
 	r.scopeOf(func(k string) (string, bool) { return headerString(in.Headers, k) })
 	if err := r.body(in.Payload); err != nil {
 		return nil, nil
@@ -181,7 +194,7 @@ func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 	}
 	r := &record{conv: env.Conversation, agent: string(env.Source), at: in.Timestamp}
 	if a, ok := meta(HeaderAgent); ok {
-		r.agent = a
+		r.agent, r.scopeAgent = a, a
 	}
 	r.scopeOf(meta)
 	if env.Record != nil {
@@ -191,11 +204,11 @@ func (rd *reader) readEnvelope(in *runtime.Incoming) (*record, error) {
 		v, err := m.Verify(rd.verifier)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%w: %w", errUnverified, err)
+			return nil, fmt.Errorf("%w: %w", ErrUnverified, err)
 		case v.Principal != string(env.Source):
-			return nil, fmt.Errorf("%w: signed by %q, sent as %q", errUnverified, v.Principal, env.Source)
+			return nil, fmt.Errorf("%w: signed by %q, sent as %q", ErrUnverified, v.Principal, env.Source)
 		case rd.writers != nil && !rd.writers[v.Principal]:
-			return nil, fmt.Errorf("%w: %q is not a writer of namespace %q", errUnverified, v.Principal, rd.ns)
+			return nil, fmt.Errorf("%w: %q is not a writer of namespace %q", ErrUnverified, v.Principal, rd.ns)
 		}
 		r.author = v.Principal
 	}
@@ -229,10 +242,12 @@ func headerString(h wire.Headers, key string) (string, bool) {
 // reference's form, or, with a key, AGDX events from the Store's agent
 // signed over the record and its scope.
 type writer struct {
+	topic string
 	ns    string
 	key   *sign.Key
 	agent string
 	ids   runtime.IDSource
+	clock runtime.Clock
 	// mu guards last, the newest record id minted: ids are kept strictly
 	// increasing (a ULID's random part is not ordered within a
 	// millisecond) since a reader drops a named write not newer than the
@@ -290,6 +305,9 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	for _, h := range scopeFields(scope) {
 		env.Metadata.Set(h[0], wire.StrValue(h[1]))
 	}
+	// Signed with its topic and issued-at, a record copied to another
+	// topic, or appended past the freshness bound, does not verify.
+	sign.Bind(env, w.topic, uint64(w.clock.Now().UnixMicro()))
 	if err := wire.Validate(env); err != nil {
 		return runtime.Outgoing{}, runtime.NewError(runtime.CodeInvalid, "memory envelope", err)
 	}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -66,11 +66,18 @@ type Options struct {
 	Verifier runtime.Verifier
 	// MaxItems bounds the projection: past it, the oldest items leave it
 	// (they stay on the log), so a flood of records cannot grow a Store
-	// without end. Default 1,000,000; negative means no bound.
+	// without end; the tombstones and applied feedback keys kept are
+	// bounded by it too. Default 1,000,000; negative means no bound.
 	MaxItems int
 	// Writers, when set under a verifier, are the only principals whose
 	// records fold: others' items, tombstones and feedback are refused.
+	// Every listed writer may write every named key; without Writers a
+	// named key is its first writer's.
 	Writers []string
+	// Moderators, under a verifier, are principals whose forgets and
+	// feedback apply to items they did not write; everyone else's apply
+	// only to the items they wrote themselves.
+	Moderators []string
 	// Logger receives memory write failures of Remembering. Default the
 	// client's logger.
 	Logger *slog.Logger
@@ -111,12 +118,31 @@ func New(client *runtime.Client, opts Options) *Store {
 			writers[w] = true
 		}
 	}
-	return &Store{
+	l := &Store{
 		client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, embedder: opts.Embedder,
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
-		writer: writer{ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs()},
+		writer: writer{topic: opts.Topic, ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs(), clock: client.Clock()},
 		proj:   newProjection(opts.Model, opts.Dims, maxItems(opts.MaxItems)),
 	}
+	l.proj.openNamed = writers != nil
+	for _, m := range opts.Moderators {
+		l.proj.moderators[m] = true
+	}
+	return l
+}
+
+// ErrHeld reports a write this Store may not make: a Dedup remember of a
+// content id another principal's item holds, or a named write to a key
+// another principal owns.
+var ErrHeld = errors.New("memory: held by another principal")
+
+// self is the author this Store's own records fold under: its signing
+// agent under a verifier, "" without one (every author is "" then).
+func (l *Store) self() string {
+	if l.reader.verifier == nil || l.writer.key == nil {
+		return ""
+	}
+	return l.writer.agent
 }
 
 // DefaultMaxItems is the default bound of a Store's projection.
@@ -159,9 +185,19 @@ func (l *Store) Remember(ctx context.Context, scope Scope, kind Kind, body []byt
 	if spec.dedup {
 		id = ContentID("", scope.Agent, kind, body)
 		l.mu.Lock()
-		_, known := l.proj.index[id]
-		l.mu.Unlock()
+		var held entry
+		slot, known := l.proj.index[id]
 		if known {
+			held = l.proj.items[slot]
+		}
+		l.mu.Unlock()
+		// An item under the id that is not this content is a squatter:
+		// write the real one, which displaces it. The content remembered
+		// by another principal is theirs: say so rather than return it.
+		if known && held.contentBound {
+			if held.Author != l.self() {
+				return wire.ID{}, fmt.Errorf("%w: content id %s was remembered by %q", ErrHeld, id, held.Author)
+			}
 			return id, nil
 		}
 	}
@@ -198,28 +234,42 @@ func (l *Store) Feedback(ctx context.Context, scope Scope, id wire.ID, weight fl
 }
 
 // SetNamed writes named point state: the latest body set under key wins.
+// Under a verifier, a key another principal wrote first is theirs
+// (ErrHeld), unless Options.Writers lists who may write every key.
 func (l *Store) SetNamed(ctx context.Context, key string, body []byte) error {
 	id := l.namedKey(key)
-	rec := wire.MemoryRecord{Op: wire.MemoryItem, ID: id, Kind: string(Fact), Body: body}
-	if err := l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec}); err != nil {
+	if err := l.mayName(ctx, id); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	l.proj.named[id] = slices.Clone(body)
-	l.mu.Unlock()
-	return nil
+	rec := wire.MemoryRecord{Op: wire.MemoryItem, ID: id, Kind: string(Fact), Body: body}
+	return l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec})
 }
 
-// ForgetNamed deletes named point state.
+// ForgetNamed deletes named point state, under the same rule as SetNamed.
 func (l *Store) ForgetNamed(ctx context.Context, key string) error {
 	id := l.namedKey(key)
-	rec := wire.MemoryRecord{Op: wire.MemoryForget, ID: id}
-	if err := l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec}); err != nil {
+	if err := l.mayName(ctx, id); err != nil {
 		return err
 	}
+	rec := wire.MemoryRecord{Op: wire.MemoryForget, ID: id}
+	return l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec})
+}
+
+// mayName refuses a named write the fold would refuse: under a verifier,
+// to a key another principal owns. Named reads fold the topic, so a write
+// is seen once it is on the log, never before.
+func (l *Store) mayName(ctx context.Context, id string) error {
+	if l.reader.verifier == nil || l.proj.openNamed {
+		return nil
+	}
 	l.mu.Lock()
-	delete(l.proj.named, id)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if err := l.catchUp(ctx); err != nil {
+		return err
+	}
+	if owner, ok := l.proj.namedOwner[id]; ok && owner != l.self() {
+		return fmt.Errorf("%w: named key %s was first written by %q", ErrHeld, id, owner)
+	}
 	return nil
 }
 
@@ -235,7 +285,9 @@ func (l *Store) Named(ctx context.Context, key string) ([]byte, bool, error) {
 	return slices.Clone(body), ok, nil
 }
 
-// Refused returns how many records the verifier has refused so far.
+// Refused returns how many records the fold has refused so far: unverified
+// (ErrUnverified), replayed (ErrReplayed), or changing what their principal
+// did not write (ErrNotAuthor).
 func (l *Store) Refused() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -421,36 +473,121 @@ func (l *Store) publish(ctx context.Context, scope Scope, prov wire.Provenance, 
 	return nil
 }
 
-// catchUp folds every record appended since the last catch-up, partition by
-// partition up to the tail each had when it was read. l.mu must be held.
+// catchUp folds every record appended since the last catch-up, up to the
+// tail each partition had when it was read, merging the partitions in
+// broker-time order (ties in partition order): a forget or feedback folds
+// after the item it names even when it rode another partition, and a
+// writer's records fold in the order it minted their ids, which the replay
+// marks rely on. l.mu must be held.
 func (l *Store) catchUp(ctx context.Context) error {
 	t := l.client.Transport()
 	n, err := t.Partitions(ctx, l.topic)
 	if err != nil {
 		return fmt.Errorf("memory: partitions of %s: %w", l.topic, err)
 	}
-	for part := range min(n, maxPartitions) {
+	n = min(n, maxPartitions)
+	// Hold about 1,000 records read ahead across all partitions (one per
+	// partition past 1,000 partitions), as one logscan batch would.
+	per := max(1, 1000/int(max(n, 1)))
+	var heads cursors
+	for part := range n {
 		end, err := t.NextOffset(ctx, l.topic, part)
 		if err != nil {
 			return fmt.Errorf("memory: tail of %s/%d: %w", l.topic, part, err)
 		}
-		next, err := logscan.Partition(ctx, t, l.topic, part, l.proj.offsets[part], end, l.fold)
-		l.proj.offsets[part] = next // what was folded stays folded, even on an error
-		if err != nil {
+		c := &cursor{part: part, next: l.proj.offsets[part], end: end}
+		if err := c.fill(ctx, t, l.topic, per); err != nil {
 			return fmt.Errorf("memory: %w", err)
+		}
+		if len(c.buf) > 0 {
+			heads = append(heads, c)
+		}
+	}
+	heap.Init(&heads)
+	for len(heads) > 0 {
+		c := heads[0]
+		rec := &c.buf[0]
+		l.fold(rec)
+		c.next = rec.Offset + 1
+		l.proj.offsets[c.part] = c.next // what was folded stays folded, even on an error
+		c.buf = c.buf[1:]
+		if len(c.buf) == 0 {
+			if err := c.fill(ctx, t, l.topic, per); err != nil {
+				return fmt.Errorf("memory: %w", err)
+			}
+		}
+		if len(c.buf) == 0 {
+			heap.Pop(&heads)
+		} else {
+			heap.Fix(&heads, 0)
 		}
 	}
 	return nil
 }
 
-// fold decodes one record and folds it, counting a refused one.
+// cursor is one partition's place in a merged catch-up: the records read
+// ahead and not folded yet, and the offsets still to read.
+type cursor struct {
+	part      uint32
+	next, end uint64
+	buf       []runtime.Incoming
+}
+
+// fill reads the partition's next records, up to per, below end.
+func (c *cursor) fill(ctx context.Context, t runtime.Transport, topic string, per int) error {
+	if c.next >= c.end {
+		return nil
+	}
+	recs, err := t.ReadRange(ctx, topic, c.part, c.next, int(min(c.end-c.next, uint64(per))))
+	if err != nil {
+		return fmt.Errorf("read %s/%d from %d: %w", topic, c.part, c.next, err)
+	}
+	for i := range recs {
+		if recs[i].Offset >= c.end {
+			recs = recs[:i]
+			break
+		}
+	}
+	if len(recs) == 0 {
+		c.end = c.next // nothing readable below the tail: done for now
+	}
+	c.buf = recs
+	return nil
+}
+
+// cursors is a min-heap of partitions by the broker time of their next
+// record.
+type cursors []*cursor
+
+func (h cursors) Len() int { return len(h) }
+func (h cursors) Less(i, j int) bool {
+	a, b := &h[i].buf[0], &h[j].buf[0]
+	if a.Timestamp != b.Timestamp {
+		return a.Timestamp < b.Timestamp
+	}
+	return h[i].part < h[j].part
+}
+func (h cursors) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursors) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursors) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// fold decodes one record and folds it, counting a refused one: one the
+// verifier refuses, a verified record folded before (replayMarks), and a
+// forget, feedback, item or named write its author may not make.
 func (l *Store) fold(in *runtime.Incoming) {
 	r, err := l.reader.read(in)
-	switch {
-	case errors.Is(err, errUnverified):
+	if r != nil && r.author != "" && !r.id.IsZero() && !l.proj.marks.admit(r.author, r.id) {
+		err = fmt.Errorf("%w: record %s of %q was folded before", ErrReplayed, r.id, r.author)
+	} else if r != nil && !l.proj.absorb(r) {
+		err = fmt.Errorf("%w: %s of %s by %q", ErrNotAuthor, r.mem.Op, r.mem.ID, r.author)
+	}
+	if err != nil {
 		l.proj.refused++
 		l.log.Debug("memory: record refused", "topic", l.topic, "position", in.Position.String(), "error", err)
-	case r != nil:
-		l.proj.absorb(r)
 	}
 }

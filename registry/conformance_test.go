@@ -3,15 +3,15 @@ package registry_test
 import (
 	"testing"
 
-	"github.com/lasergo/laser/registry/registrytest"
+	"github.com/lasergo/laser/internal/featuretest"
 )
 
-func TestRulesOverTheEmbeddedLog(t *testing.T) { registrytest.Run(t, registrytest.EmbeddedLog) }
+func TestRulesOverTheEmbeddedLog(t *testing.T) { featuretest.Registry(t, featuretest.EmbeddedLog) }
 
 func TestRulesOverTheTestServer(t *testing.T) {
-	registrytest.Run(t, registrytest.TestServer(t, "registry_test"))
+	featuretest.Registry(t, featuretest.TestServer(t, "registry_test"))
 }
 
 // TestRulesOverARealServer runs the rules against the Iggy server named by
 // LASER_IGGY_ADDR, for example iggy://iggy:iggy@127.0.0.1:8090/laser_test.
-func TestRulesOverARealServer(t *testing.T) { registrytest.Run(t, registrytest.RealServer(t)) }
+func TestRulesOverARealServer(t *testing.T) { featuretest.Registry(t, featuretest.RealServer(t)) }

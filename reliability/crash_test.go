@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/reliability"
 	"github.com/lasergo/laser/runtime"
@@ -21,9 +22,6 @@ import (
 
 // envSeed replays a run: the crash test prints the seed it used.
 const envSeed = "LASER_RELIABILITY_SEED"
-
-// realServerEnv names a real Iggy 0.8 server to crash-test against.
-const realServerEnv = "LASER_IGGY_ADDR"
 
 const crashPartitions = 4
 
@@ -103,11 +101,7 @@ func crashBackends(laser string) []crashBackend {
 			return addr
 		}},
 		{"iggy", func(t *testing.T, ctx context.Context) string {
-			addr := os.Getenv(realServerEnv)
-			if addr == "" {
-				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to crash-test a real Iggy 0.8 server")
-			}
-			return addr
+			return featuretest.RealServerAddr(t)
 		}},
 	}
 }

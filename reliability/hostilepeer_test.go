@@ -88,7 +88,7 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(t.Context())
 	stop, ended := make(chan struct{}), make(chan error, 1)
 	go func() { ended <- c.Run(ctx, nil, stop) }()
 	for range want {
@@ -162,7 +162,7 @@ func TestHostilePeer(t *testing.T) {
 	t.Run("floods the registry", func(t *testing.T) {
 		n := peerScale(20_000, 300_000)
 		probe := heapprobe.Wrap(embedlog.New("peer"))
-		ctx := testContext(t)
+		ctx := t.Context()
 		if err := probe.EnsureTopics(ctx, 1, runtime.TopicRegistry); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestHostilePeer(t *testing.T) {
 	t.Run("pads a conversation and forges a turn", func(t *testing.T) {
 		n := peerScale(400, 4000)
 		probe := heapprobe.Wrap(embedlog.New("peer"))
-		ctx := testContext(t)
+		ctx := t.Context()
 		if err := probe.EnsureTopics(ctx, 1, "turns"); err != nil {
 			t.Fatal(err)
 		}

@@ -26,13 +26,6 @@ import (
 // waitLimit bounds every wait so a broken scenario fails instead of hanging.
 const waitLimit = 20 * time.Second
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLimit)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // logCapture is a slog destination tests can wait on.
 type logCapture struct {
 	mu     sync.Mutex
@@ -121,7 +114,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		o.partitions = 2
 	}
 	r := &rig{
-		t: t, ctx: testContext(t), srv: iggytest.Start(t), logs: newLogCapture(),
+		t: t, ctx: t.Context(), srv: iggytest.Start(t), logs: newLogCapture(),
 		topic: "rel.commands", dlq: "rel.dlq", seed: 0x5ca1e,
 		applied: map[string]bool{}, dups: map[string]int{}, changed: make(chan struct{}), positions: map[runtime.Position]int{},
 	}

@@ -48,7 +48,7 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 	for _, name := range []string{"embedlog", "iggy"} {
 		t.Run(name, func(t *testing.T) {
 			w := &world{
-				t: t, ctx: testContext(t), name: name, clock: lasertest.NewManualClock(brokerEpoch), logs: newLogCapture(),
+				t: t, ctx: t.Context(), name: name, clock: lasertest.NewManualClock(brokerEpoch), logs: newLogCapture(),
 				topic: "rel.hostile", dlq: "rel.hostile.dlq",
 				handled: map[runtime.Position]int{}, bodies: map[runtime.Position]int{}, changed: make(chan struct{}),
 			}

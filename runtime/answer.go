@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/lasergo/laser/sign"
@@ -50,7 +51,7 @@ func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answe
 		kind, body, ct = wire.KindError, b, wire.ContentCBOR
 	}
 	o := answerTo(req, a.From, *env.Correlation, kind, body, spec, ct, a.Key)
-	_, pos, err := c.post(ctx, topicOr(topic, TopicResponses), o)
+	_, pos, err := c.post(ctx, cmp.Or(topic, TopicResponses), o)
 	return pos, err
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -21,7 +22,7 @@ func WithTuning(t Tuning) AgentOption {
 // topic, default agent.registry, when it starts, before it becomes ready,
 // so a registry refreshed after Ready sees it.
 func WithCardPublished(topic string) AgentOption {
-	return func(cfg *AgentConfig) { cfg.CardTopic = topicOr(topic, TopicRegistry) }
+	return func(cfg *AgentConfig) { cfg.CardTopic = cmp.Or(topic, TopicRegistry) }
 }
 
 // PublishCard publishes agent's card on topic (default agent.registry) as a
@@ -42,7 +43,7 @@ func (c *Client) PublishCard(ctx context.Context, topic, agent string, card *wir
 // topic (default agent.registry), creating the topic when missing: the
 // registry's cards and quarantine facts.
 func (c *Client) PublishStatus(ctx context.Context, topic, source, op string, body []byte, key *sign.Key) error {
-	topic = topicOr(topic, TopicRegistry)
+	topic = cmp.Or(topic, TopicRegistry)
 	o := &outgoing{kind: wire.KindStatus, from: source, who: op + " source", body: body, spec: sendSpec{operation: op}, ct: wire.ContentCBOR, key: key}
 	env, err := c.envelope(o)
 	if err != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -66,7 +67,7 @@ func command(cmd Command, spec sendSpec, corr wire.ID) *outgoing {
 // SendCommand publishes an AGDX command without waiting for a reply and
 // returns its envelope (with the minted record and correlation ids).
 func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...CommandOption) (*wire.Envelope, error) {
-	env, _, err := c.post(ctx, topicOr(cmd.Topic, TopicCommands), command(cmd, specOf(opts, CommandOption.applyCommand), c.opts.IDs.NewID()))
+	env, _, err := c.post(ctx, cmp.Or(cmd.Topic, TopicCommands), command(cmd, specOf(opts, CommandOption.applyCommand), c.opts.IDs.NewID()))
 	return env, err
 }
 
@@ -98,7 +99,7 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 		hub.mu.Unlock()
 	}
 	done := func() { hub.unregister(w) }
-	if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
+	if _, err := c.send(ctx, cmp.Or(cmd.Topic, TopicCommands), out, env); err != nil {
 		done()
 		return nil, nil, nil, err
 	}
@@ -153,13 +154,6 @@ func waitLeft(ctx context.Context, d time.Duration) time.Duration {
 		return min(d, time.Until(dl))
 	}
 	return d
-}
-
-func topicOr(topic, def string) string {
-	if topic != "" {
-		return topic
-	}
-	return def
 }
 
 // Emit publishes an AGDX event from agent from on topic, in a new

@@ -426,6 +426,7 @@ func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
 	first := plain(t, log, wire.Provenance{Conversation: c}, "takes a second")
 	plain(t, log, wire.Provenance{Conversation: c}, "blocks")
 	release := make(chan struct{})
+	blocking := make(chan struct{})
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent: agent,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -433,6 +434,7 @@ func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
 			case "takes a second":
 				clock.Advance(time.Second)
 			case "blocks":
+				close(blocking)
 				<-release
 			}
 			return nil
@@ -448,6 +450,10 @@ func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
 		off, ok := stored(t, log, first.Partition)
 		return ok && off == first.Offset
 	})
+	// A graceful stop ends the batch before a record not yet picked up, so
+	// the stop waits until the second record is being handled: the test is
+	// about the commit of a batch that was handled to its end.
+	recv(t, blocking, "the second record picked up")
 	close(release)
 	if err := r.shutdown(t); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
@@ -80,7 +81,7 @@ func (c *Client) requestInterceptors() []RequestInterceptor {
 }
 
 func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, cmd Command, opts []RequestOption) (*Message, error) {
-	call := &RequestCall{Topic: topicOr(cmd.Topic, TopicCommands), Command: cmd}
+	call := &RequestCall{Topic: cmp.Or(cmd.Topic, TopicCommands), Command: cmd}
 	next := func(ctx context.Context) (*Message, error) { return c.request(ctx, cmd, opts) }
 	for i := len(ris) - 1; i >= 0; i-- {
 		ri, inner := ris[i], next

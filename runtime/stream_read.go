@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -188,7 +189,7 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 			return
 		}
 		defer hub.unregister(w)
-		if _, err := c.send(ctx, topicOr(cmd.Topic, TopicCommands), out, env); err != nil {
+		if _, err := c.send(ctx, cmp.Or(cmd.Topic, TopicCommands), out, env); err != nil {
 			yield(nil, err)
 			return
 		}

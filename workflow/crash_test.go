@@ -2,7 +2,6 @@ package workflow_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,12 +13,11 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/registry"
-	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
-	"github.com/lasergo/laser/workflow/workflowtest"
 )
 
 // The crash child reads its world from these variables.
@@ -50,10 +48,10 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	topics := strings.Split(os.Getenv(envCrashTops), ",")
-	client := runtime.NewClient(registrytest.Dial(t, addr), runtime.ClientOptions{})
+	client := runtime.NewClient(featuretest.Dial(t, addr), runtime.ClientOptions{})
 	defer client.Close()
 	wf := &workflow.Workflow{Name: "planner", Steps: crashSteps(), RunID: run, Inbox: topics[0], ReplyTopic: topics[1], Journal: topics[2]}
-	out, err := wf.Run(context.Background(), client)
+	out, err := wf.Run(t.Context(), client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +67,7 @@ func TestCrashResumesEachStepOnce(t *testing.T) {
 	if addr == "" {
 		addr = "iggy://iggy:iggy@" + iggytest.Start(t).Addr() + "/workflow_crash"
 	}
-	w := workflowtest.NewWorld(registrytest.NewWorld(t, registrytest.Dial(t, addr)))
+	w := featuretest.NewWorkflowWorld(featuretest.NewWorld(t, featuretest.Dial(t, addr)))
 	var (
 		once    sync.Once
 		inEdit  = make(chan struct{})
@@ -134,7 +132,7 @@ func TestCrashResumesEachStepOnce(t *testing.T) {
 	}
 }
 
-func journalLabels(t *testing.T, w *workflowtest.World) []string {
+func journalLabels(t *testing.T, w *featuretest.WorkflowWorld) []string {
 	t.Helper()
 	parts, err := w.Tr.Partitions(w.Ctx, w.Journal)
 	if err != nil {

@@ -7,16 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/registry"
-	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
-	"github.com/lasergo/laser/workflow/workflowtest"
 )
 
-func newWorld(t *testing.T) *workflowtest.World {
-	return workflowtest.NewWorld(registrytest.NewWorld(t, registrytest.EmbeddedLog(t)))
+func newWorld(t *testing.T) *featuretest.WorkflowWorld {
+	return featuretest.NewWorkflowWorld(featuretest.NewWorld(t, featuretest.EmbeddedLog(t)))
 }
 
 // TestRunningAWorkflowTwiceStartsTwoRuns: Run leaves the caller's Workflow
@@ -118,7 +117,7 @@ func TestAllCapableStepFailsWhenOneAgentDoesNotAnswer(t *testing.T) {
 func TestAllCapableStepCountsEveryReplysTokens(t *testing.T) {
 	w := newWorld(t)
 	for _, id := range []string{"count-a", "count-b"} {
-		w.Publish(id, registrytest.Skill("count"))
+		w.Publish(id, featuretest.Skill("count"))
 		w.Counter(id, 60, 50)
 	}
 	w.Worker("editor", "", nil)

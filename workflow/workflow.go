@@ -247,9 +247,9 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 		}
 	}
 	r := &run{w: w, c: c, id: w.RunID, start: c.Clock().Now(), outputs: map[string][]byte{},
-		inbox:        or(w.Inbox, runtime.TopicCommands),
-		journalTopic: or(w.Journal, runtime.TopicWorkflowJournal),
-		replies:      or(w.ReplyTopic, runtime.TopicResponses)}
+		inbox:        cmp.Or(w.Inbox, runtime.TopicCommands),
+		journalTopic: cmp.Or(w.Journal, runtime.TopicWorkflowJournal),
+		replies:      cmp.Or(w.ReplyTopic, runtime.TopicResponses)}
 	if r.id == (wire.ID{}) {
 		r.id = c.IDs().NewID()
 	}
@@ -277,13 +277,6 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	}
 	out.Outputs = r.outputs
 	return out, nil
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 type stepResult struct {

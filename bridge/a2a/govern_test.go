@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	a2ab "github.com/lasergo/laser/bridge/a2a"
-	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
+	"github.com/lasergo/laser/internal/bridgetest"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 )

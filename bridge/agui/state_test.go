@@ -8,7 +8,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/bridge/agui"
-	"github.com/lasergo/laser/bridge/bridgetest"
+	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
 )
 

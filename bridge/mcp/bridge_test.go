@@ -12,10 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/bridge/bridgetest"
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/bridgetest"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )

@@ -7,9 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
 )
 

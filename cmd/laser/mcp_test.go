@@ -12,9 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lasergo/laser/bridge/bridgetest/desk"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 )

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -50,10 +50,7 @@ func TestReviewExampleOnTheTestServer(t *testing.T) {
 // TestReviewExampleOnARealServer runs the example against the Iggy server
 // named by LASER_IGGY_ADDR.
 func TestReviewExampleOnARealServer(t *testing.T) {
-	addr := os.Getenv("LASER_IGGY_ADDR")
-	if addr == "" {
-		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
-	}
+	addr := featuretest.RealServerAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tr, err := iggy.Dial(ctx, addr)

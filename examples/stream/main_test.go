@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -48,10 +48,7 @@ func TestStreamExampleOverTheTestServer(t *testing.T) {
 }
 
 func TestStreamExampleOverRealServer(t *testing.T) {
-	addr := os.Getenv("LASER_IGGY_ADDR")
-	if addr == "" {
-		t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to run against a real Iggy 0.8 server")
-	}
+	addr := featuretest.RealServerAddr(t)
 	tr, err := iggy.Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lasergo/laser/bridge/bridgetest"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
+	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
 )
 

@@ -64,7 +64,7 @@ type world struct {
 
 func newWorld(t *testing.T, tr runtime.Transport, partitions uint32) *world {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := t.Context()
 	w := &world{t: t, tr: tr, ctx: ctx, topic: freshName(t, "in"), dlq: freshName(t, "dlq"), group: freshName(t, "g"),
 		handled: make(chan string, 1024), parked: make(chan runtime.DeadLetter, 64)}
 	if err := tr.EnsureTopics(ctx, partitions, w.topic, w.dlq); err != nil {

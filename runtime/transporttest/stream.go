@@ -61,7 +61,7 @@ type streamWorld struct {
 // newStreamWorld starts an agent whose handler is h.
 func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorld {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := t.Context()
 	w := &streamWorld{t: t, ctx: ctx, cmds: freshName(t, "cmd"), resps: freshName(t, "resp")}
 	dlq := freshName(t, "dlq")
 	if err := tr.EnsureTopics(ctx, 1, w.cmds, w.resps, dlq); err != nil {

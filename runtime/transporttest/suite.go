@@ -87,7 +87,7 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 func PollUntil(t testing.TB, sub runtime.Subscription, n int) []runtime.Incoming {
 	t.Helper()
 	var got []runtime.Incoming
-	ctx := testContext(t)
+	ctx := t.Context()
 	Eventually(t, Within, fmt.Sprintf("%d records polled", n), func() bool {
 		recs, err := sub.Poll(ctx, n-len(got))
 		if err != nil {
@@ -97,12 +97,6 @@ func PollUntil(t testing.TB, sub runtime.Subscription, n int) []runtime.Incoming
 		return len(got) >= n
 	})
 	return got
-}
-
-func testContext(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*Within)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // freshName returns a topic or group name no other run has used.
@@ -125,7 +119,7 @@ func freshName(t testing.TB, what string) string {
 // setup creates a fresh topic with the given partitions.
 func setup(t *testing.T, tr runtime.Transport, partitions uint32) (context.Context, string) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := t.Context()
 	topic := freshName(t, "topic")
 	if err := tr.EnsureTopics(ctx, partitions, topic); err != nil {
 		t.Fatalf("EnsureTopics(%d, %q): %v", partitions, topic, err)
@@ -573,7 +567,7 @@ func testClosedSubscriptionFails(t *testing.T, tr runtime.Transport) {
 }
 
 func testPublishToMissingTopic(t *testing.T, tr runtime.Transport) {
-	ctx := testContext(t)
+	ctx := t.Context()
 	topic := freshName(t, "missing")
 	_, err := tr.Publish(ctx, topic, runtime.Outgoing{Key: "k", Payload: []byte("x")})
 	if err == nil {
@@ -585,7 +579,7 @@ func testPublishToMissingTopic(t *testing.T, tr runtime.Transport) {
 }
 
 func testTopicIDsStable(t *testing.T, tr runtime.Transport) {
-	ctx := testContext(t)
+	ctx := t.Context()
 	a, b := freshName(t, "a"), freshName(t, "b")
 	if err := tr.EnsureTopics(ctx, 1, a, b); err != nil {
 		t.Fatalf("EnsureTopics: %v", err)

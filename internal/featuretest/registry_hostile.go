@@ -1,4 +1,4 @@
-package registrytest
+package featuretest
 
 import (
 	"time"
@@ -13,10 +13,10 @@ import (
 // The scenarios below are the hostile peer: it can append to the
 // registry topic, holding no key or one peer agent's key.
 
-// scenarioForeignCards: under a verifier a card folds only when signed by
+// registryForeignCards: under a verifier a card folds only when signed by
 // its own agent's principal. The peer can neither mark the real reviewer
 // unavailable nor add a zero-cost fake one.
-func scenarioForeignCards(w *World) {
+func registryForeignCards(w *World) {
 	reviewerKey, malloryKey := SeededKey(3), SeededKey(4)
 	keys := sign.NewRegistry()
 	if err := keys.Enroll("reviewer", reviewerKey.Public()); err != nil {
@@ -45,11 +45,11 @@ func scenarioForeignCards(w *World) {
 	}
 }
 
-// scenarioFactReplayAfterRetention: an operator releases an agent, then
+// registryFactReplayAfterRetention: an operator releases an agent, then
 // quarantines it; the release replayed after its fact id was forgotten
 // (past MaxFacts, or the 24 h retention) must not undo the newer
 // quarantine, because facts are ordered by their signed issued-at.
-func scenarioFactReplayAfterRetention(w *World) {
+func registryFactReplayAfterRetention(w *World) {
 	operator := SeededKey(5)
 	keys := sign.NewRegistry()
 	if err := keys.EnrollOperator("ops", operator.Public()); err != nil {

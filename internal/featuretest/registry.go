@@ -1,13 +1,6 @@
-// Package registrytest runs the rules of the agent card registry and of
-// routing by capability (package registry) over a transport, so they hold
-// on the embedded log, Iggy over the in-process test server, and a real Iggy
-// server.
-package registrytest
+package featuretest
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"slices"
 	"testing"
@@ -20,106 +13,28 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// Run runs every scenario, each on a fresh transport from newTransport and
-// with a registry topic of its own.
-func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+// Registry runs the rules of the agent card registry and of routing by
+// capability (package registry), each scenario on a fresh transport from
+// newTransport and with a registry topic of its own.
+func Registry(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	RunScenarios(t, newTransport, NewWorldOf, []Scenario[*World]{
-		{"FoldsTheLatestCardPerAgent", scenarioLatestCard},
-		{"RefreshResumesWhereTheLastOneEnded", scenarioIncremental},
-		{"EvictsCardsPastTheirTTL", scenarioTTL},
-		{"KeepsAtMostMaxCardsEvictingTheOldest", scenarioBound},
-		{"QuarantineAndUnquarantineToggleTheSet", scenarioQuarantine},
-		{"ReplayedQuarantineFactIsDropped", scenarioReplay},
-		{"FactIDsAreKeptWithinCountAndRetention", scenarioFactBounds},
-		{"UnderAVerifierOnlyOperatorSignedFactsFold", scenarioOperatorSigned},
-		{"UnderAVerifierOnlyCardsSignedByTheirAgentFold", scenarioForeignCards},
-		{"UnderAVerifierAReplayedOlderFactCannotUndoANewerOne", scenarioFactReplayAfterRetention},
-		{"RoutesAroundUnavailableAndQuarantinedAgents", scenarioRouteAround},
-		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", scenarioPolicies},
-		{"NoCandidateIsADistinctError", scenarioNoCandidate},
-		{"ToAndBroadcastNeedNoCard", scenarioDirect},
-		{"AgentPublishesItsCardOnStart", scenarioCardOnStart},
+	RunScenarios(t, newTransport, baseWorld, []Scenario[*World]{
+		{"FoldsTheLatestCardPerAgent", registryLatestCard},
+		{"RefreshResumesWhereTheLastOneEnded", registryIncremental},
+		{"EvictsCardsPastTheirTTL", registryTTL},
+		{"KeepsAtMostMaxCardsEvictingTheOldest", registryBound},
+		{"QuarantineAndUnquarantineToggleTheSet", registryQuarantine},
+		{"ReplayedQuarantineFactIsDropped", registryReplay},
+		{"FactIDsAreKeptWithinCountAndRetention", registryFactBounds},
+		{"UnderAVerifierOnlyOperatorSignedFactsFold", registryOperatorSigned},
+		{"UnderAVerifierOnlyCardsSignedByTheirAgentFold", registryForeignCards},
+		{"UnderAVerifierAReplayedOlderFactCannotUndoANewerOne", registryFactReplayAfterRetention},
+		{"RoutesAroundUnavailableAndQuarantinedAgents", registryRouteAround},
+		{"PoliciesPickCheapestFastestLeastLoadedStickyCustomAny", registryPolicies},
+		{"NoCandidateIsADistinctError", registryNoCandidate},
+		{"ToAndBroadcastNeedNoCard", registryDirect},
+		{"AgentPublishesItsCardOnStart", registryCardOnStart},
 	})
-}
-
-// Scenario is one named rule of a suite, run on a world of type W.
-type Scenario[W any] struct {
-	Name string
-	Fn   func(W)
-}
-
-// RunScenarios runs each scenario as a subtest on a fresh transport from
-// newTransport, with the world newWorld builds around the base World.
-func RunScenarios[W any](t *testing.T, newTransport func(t *testing.T) runtime.Transport, newWorld func(*World) W, scenarios []Scenario[W]) {
-	t.Helper()
-	for _, sc := range scenarios {
-		t.Run(sc.Name, func(t *testing.T) { sc.Fn(newWorld(NewWorld(t, newTransport(t)))) })
-	}
-}
-
-// NewWorldOf returns w itself: the registry suite's world is the base one.
-func NewWorldOf(w *World) *World { return w }
-
-// World is one scenario's transport, client and registry topic; other
-// coordination suites reuse it.
-type World struct {
-	T      *testing.T
-	Tr     runtime.Transport
-	Client *runtime.Client
-	Ctx    context.Context
-	Topic  string
-}
-
-// NewWorld returns a world with a fresh registry topic name.
-func NewWorld(t *testing.T, tr runtime.Transport) *World {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	client := runtime.NewClient(tr, runtime.ClientOptions{})
-	t.Cleanup(func() { _ = client.Close() })
-	return &World{T: t, Tr: tr, Client: client, Ctx: ctx, Topic: Name("registry")}
-}
-
-// Name returns what with a random suffix, so scenarios on a shared real
-// server never see each other's records.
-func Name(what string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return what + "-" + hex.EncodeToString(b[:])
-}
-
-// Registry returns a registry over the world's topic.
-func (w *World) Registry(opts registry.Options) *registry.Registry {
-	opts.Topic = w.Topic
-	return registry.New(w.Tr, opts)
-}
-
-// Publish publishes agent's card with one capability per skill.
-func (w *World) Publish(agent string, caps ...wire.CapabilityDescriptor) {
-	w.T.Helper()
-	w.PublishCard(agent, &wire.AgentCard{Name: agent, Version: "1", Capabilities: caps})
-}
-
-// PublishCard publishes a card.
-func (w *World) PublishCard(agent string, card *wire.AgentCard) {
-	w.T.Helper()
-	if err := registry.PublishCard(w.Ctx, w.Client, w.Topic, agent, card, nil); err != nil {
-		w.T.Fatal(err)
-	}
-}
-
-// Refresh refreshes r, failing the test on error.
-func (w *World) Refresh(r *registry.Registry) {
-	w.T.Helper()
-	if err := r.Refresh(w.Ctx); err != nil {
-		w.T.Fatal(err)
-	}
-}
-
-// Skill returns a healthy capability descriptor.
-func Skill(id string) wire.CapabilityDescriptor {
-	h := wire.HealthHealthy
-	return wire.CapabilityDescriptor{SkillID: id, Health: &h}
 }
 
 func agents(es []registry.Entry) []string {
@@ -139,7 +54,7 @@ func (w *World) resolve(r *registry.Registry, route registry.Route) []string {
 	return got
 }
 
-func scenarioLatestCard(w *World) {
+func registryLatestCard(w *World) {
 	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
 	w.PublishCard("reviewer-b", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
 	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "2", Capabilities: []wire.CapabilityDescriptor{Skill("edit")}})
@@ -157,7 +72,7 @@ func scenarioLatestCard(w *World) {
 	}
 }
 
-func scenarioIncremental(w *World) {
+func registryIncremental(w *World) {
 	r := w.Registry(registry.Options{})
 	w.Publish("one", Skill("s"))
 	w.Refresh(r)
@@ -172,7 +87,7 @@ func scenarioIncremental(w *World) {
 	}
 }
 
-func scenarioTTL(w *World) {
+func registryTTL(w *World) {
 	clock := lasertest.NewManualClock(time.Now())
 	r := w.Registry(registry.Options{Clock: clock})
 	ttl := uint64(time.Minute / time.Microsecond)
@@ -192,7 +107,7 @@ func scenarioTTL(w *World) {
 	}
 }
 
-func scenarioBound(w *World) {
+func registryBound(w *World) {
 	r := w.Registry(registry.Options{MaxCards: 2})
 	w.Publish("a", Skill("s"))
 	w.Publish("b", Skill("s"))
@@ -217,7 +132,7 @@ func (w *World) unquarantine(op, agent string, key *sign.Key) {
 	}
 }
 
-func scenarioQuarantine(w *World) {
+func registryQuarantine(w *World) {
 	r := w.Registry(registry.Options{})
 	w.Publish("a", Skill("s"))
 	w.quarantine("ops", "a", nil)
@@ -232,7 +147,7 @@ func scenarioQuarantine(w *World) {
 	}
 }
 
-func scenarioReplay(w *World) {
+func registryReplay(w *World) {
 	r := w.Registry(registry.Options{})
 	w.quarantine("ops", "a", nil)
 	w.unquarantine("ops", "a", nil)
@@ -269,7 +184,7 @@ func (w *World) replay(op string) {
 	w.T.Fatalf("no %s fact on the topic", op)
 }
 
-func scenarioFactBounds(w *World) {
+func registryFactBounds(w *World) {
 	// Only the newest fact id is kept, so replaying an older one applies.
 	r := w.Registry(registry.Options{MaxFacts: 1})
 	w.quarantine("ops", "a", nil)
@@ -299,14 +214,7 @@ func scenarioFactBounds(w *World) {
 	}
 }
 
-// SeededKey returns a deterministic test key whose seed starts with b.
-func SeededKey(b byte) *sign.Key {
-	var seed [32]byte
-	seed[0] = b
-	return sign.NewKey(seed)
-}
-
-func scenarioOperatorSigned(w *World) {
+func registryOperatorSigned(w *World) {
 	operator, agentKey := SeededKey(1), SeededKey(2)
 	keys := sign.NewRegistry()
 	if err := keys.EnrollOperator("ops", operator.Public()); err != nil {
@@ -328,7 +236,7 @@ func scenarioOperatorSigned(w *World) {
 	}
 }
 
-func scenarioRouteAround(w *World) {
+func registryRouteAround(w *World) {
 	down := wire.HealthUnavailable
 	w.Publish("healthy", Skill("review"))
 	w.Publish("down", wire.CapabilityDescriptor{SkillID: "review", Health: &down})
@@ -344,7 +252,7 @@ func scenarioRouteAround(w *World) {
 	}
 }
 
-func scenarioPolicies(w *World) {
+func registryPolicies(w *World) {
 	u8 := func(v uint8) *uint8 { return &v }
 	u16 := func(v uint16) *uint16 { return &v }
 	w.Publish("a-plain", Skill("s"))
@@ -379,7 +287,7 @@ func scenarioPolicies(w *World) {
 	}
 }
 
-func scenarioNoCandidate(w *World) {
+func registryNoCandidate(w *World) {
 	w.Publish("a", Skill("other"))
 	r := w.Registry(registry.Options{})
 	w.Refresh(r)
@@ -390,7 +298,7 @@ func scenarioNoCandidate(w *World) {
 	}
 }
 
-func scenarioDirect(w *World) {
+func registryDirect(w *World) {
 	r := w.Registry(registry.Options{})
 	w.Refresh(r)
 	if got := w.resolve(r, registry.To("x")); !slices.Equal(got, []string{"x"}) {
@@ -401,7 +309,7 @@ func scenarioDirect(w *World) {
 	}
 }
 
-func scenarioCardOnStart(w *World) {
+func registryCardOnStart(w *World) {
 	inbox := Name("inbox")
 	if err := w.Tr.EnsureTopics(w.Ctx, 1, inbox); err != nil {
 		w.T.Fatal(err)

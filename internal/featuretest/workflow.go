@@ -1,6 +1,4 @@
-// Package workflowtest runs the rules of durable workflows (package
-// workflow) over a transport.
-package workflowtest
+package featuretest
 
 import (
 	"bytes"
@@ -15,40 +13,40 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/registry"
-	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 	"github.com/lasergo/laser/workflow"
 )
 
-// Run runs every scenario, each on a fresh transport from newTransport and
-// with topics of its own.
-func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+// Workflow runs the rules of durable workflows (package workflow), each
+// scenario on a fresh transport from newTransport and with topics of its own.
+func Workflow(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	registrytest.RunScenarios(t, newTransport, NewWorld, []registrytest.Scenario[*World]{
-		{Name: "DependenciesRunInOrderAndThreadOutputs", Fn: scenarioOrder},
-		{Name: "CyclesUnknownStepsAndBroadcastsAreRefused", Fn: scenarioInvalid},
-		{Name: "AllCapableStepJoinsEveryReply", Fn: scenarioAllCapable},
-		{Name: "ResumedRunSkipsJournaledSteps", Fn: scenarioResume},
-		{Name: "InvocationsBudgetBreachCompensatesInReverse", Fn: scenarioInvocations},
-		{Name: "WallClockBudgetBelowTheFloorIsExceeded", Fn: scenarioWallClock},
-		{Name: "TokensBudgetCountsReplyUsage", Fn: scenarioTokens},
-		{Name: "FailedVerificationFailsTheStepAndCompensates", Fn: scenarioVerify},
-		{Name: "IndependentStepsRunConcurrently", Fn: scenarioConcurrent},
-		{Name: "CancelledRunCompensatesNothingAndResumes", Fn: scenarioCancelled},
-		{Name: "CapabilityStepWithoutARegistryIsRefusedBeforeAnyStepRuns", Fn: scenarioNoRegistry},
-		{Name: "ResumesAJournalTheReferenceWrote", Fn: scenarioReferenceJournal},
-		{Name: "WritesTheJournalRecordTheReferenceReads", Fn: scenarioWritesReferenceJournal},
-		{Name: "UnderAVerifierOnlyTheOrchestratorsSignedJournalCounts", Fn: scenarioVerifiedJournal},
-		{Name: "JournaledOutputFailingVerifyRunsTheStepAgain", Fn: scenarioJournalVerify},
-		{Name: "ResumedRunRedoesACompensatedStep", Fn: scenarioRedoCompensated},
+	RunScenarios(t, newTransport, NewWorkflowWorld, []Scenario[*WorkflowWorld]{
+		{Name: "DependenciesRunInOrderAndThreadOutputs", Fn: workflowOrder},
+		{Name: "CyclesUnknownStepsAndBroadcastsAreRefused", Fn: workflowInvalid},
+		{Name: "AllCapableStepJoinsEveryReply", Fn: workflowAllCapable},
+		{Name: "ResumedRunSkipsJournaledSteps", Fn: workflowResume},
+		{Name: "InvocationsBudgetBreachCompensatesInReverse", Fn: workflowInvocations},
+		{Name: "WallClockBudgetBelowTheFloorIsExceeded", Fn: workflowWallClock},
+		{Name: "TokensBudgetCountsReplyUsage", Fn: workflowTokens},
+		{Name: "FailedVerificationFailsTheStepAndCompensates", Fn: workflowVerify},
+		{Name: "IndependentStepsRunConcurrently", Fn: workflowConcurrent},
+		{Name: "CancelledRunCompensatesNothingAndResumes", Fn: workflowCancelled},
+		{Name: "CapabilityStepWithoutARegistryIsRefusedBeforeAnyStepRuns", Fn: workflowNoRegistry},
+		{Name: "ResumesAJournalTheReferenceWrote", Fn: workflowReferenceJournal},
+		{Name: "WritesTheJournalRecordTheReferenceReads", Fn: workflowWritesReferenceJournal},
+		{Name: "UnderAVerifierOnlyTheOrchestratorsSignedJournalCounts", Fn: workflowVerifiedJournal},
+		{Name: "JournaledOutputFailingVerifyRunsTheStepAgain", Fn: workflowJournalVerify},
+		{Name: "ResumedRunRedoesACompensatedStep", Fn: workflowRedoCompensated},
 	})
 }
 
-// World is a scenario's topics and worker agents; the crash test reuses it.
-type World struct {
-	*registrytest.World
+// WorkflowWorld is a scenario's topics and worker agents; package workflow's
+// crash and run tests reuse it.
+type WorkflowWorld struct {
+	*World
 	Inbox, Replies, Journal string
 
 	mu      sync.Mutex
@@ -56,9 +54,9 @@ type World struct {
 	hooks   map[string]func(body string) (string, bool)
 }
 
-// NewWorld creates the scenario's topics.
-func NewWorld(w *registrytest.World) *World {
-	x := &World{World: w, Inbox: registrytest.Name("inbox"), Replies: registrytest.Name("replies"), Journal: registrytest.Name("journal"),
+// NewWorkflowWorld creates the scenario's topics.
+func NewWorkflowWorld(w *World) *WorkflowWorld {
+	x := &WorkflowWorld{World: w, Inbox: Name("inbox"), Replies: Name("replies"), Journal: Name("journal"),
 		handled: map[string][]string{}, hooks: map[string]func(string) (string, bool){}}
 	if err := w.Tr.EnsureTopics(w.Ctx, 2, x.Inbox, x.Replies, x.Journal); err != nil {
 		w.T.Fatal(err)
@@ -69,10 +67,10 @@ func NewWorld(w *registrytest.World) *World {
 // Worker starts agent id answering "<id>(<body>)", advertising skill when
 // it is not empty. hook, when set, decides the answer instead; false stays
 // silent.
-func (w *World) Worker(id, skill string, hook func(body string) (string, bool)) {
+func (w *WorkflowWorld) Worker(id, skill string, hook func(body string) (string, bool)) {
 	w.T.Helper()
 	if skill != "" {
-		w.Publish(id, registrytest.Skill(skill))
+		w.Publish(id, Skill(skill))
 	}
 	a, err := w.Client.NewAgent(runtime.AgentConfig{
 		ID: id, Listen: w.Inbox, Respond: w.Replies,
@@ -98,12 +96,13 @@ func (w *World) Worker(id, skill string, hook func(body string) (string, bool)) 
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
+	// The test's context has ended when cleanups run: wait for the agent's stop.
+	w.T.Cleanup(func() { _ = h.Stop() })
 }
 
 // Counter starts agent id answering "counted" with the given token usage,
 // as an LLM-backed agent would.
-func (w *World) Counter(id string, in, out uint64) {
+func (w *WorkflowWorld) Counter(id string, in, out uint64) {
 	w.T.Helper()
 	a, err := w.Client.NewAgent(runtime.AgentConfig{ID: id, Listen: w.Inbox,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
@@ -120,23 +119,24 @@ func (w *World) Counter(id string, in, out uint64) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
+	// The test's context has ended when cleanups run: wait for the agent's stop.
+	w.T.Cleanup(func() { _ = h.Stop() })
 }
 
 // Handled returns the bodies agent handled.
-func (w *World) Handled(agent string) []string {
+func (w *WorkflowWorld) Handled(agent string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.handled[agent])
 }
 
 // Workflow returns a workflow over the world's topics.
-func (w *World) Workflow(steps ...workflow.Step) *workflow.Workflow {
+func (w *WorkflowWorld) Workflow(steps ...workflow.Step) *workflow.Workflow {
 	return &workflow.Workflow{Name: "planner", Steps: steps, Inbox: w.Inbox, Journal: w.Journal, ReplyTopic: w.Replies,
 		Registry: w.Registry(registry.Options{})}
 }
 
-func scenarioOrder(w *World) {
+func workflowOrder(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
@@ -152,7 +152,7 @@ func scenarioOrder(w *World) {
 	}
 }
 
-func scenarioInvalid(w *World) {
+func workflowInvalid(w *WorkflowWorld) {
 	for name, steps := range map[string][]workflow.Step{
 		"cycle":     {{Label: "a", After: []string{"b"}, Route: registry.To("x")}, {Label: "b", After: []string{"a"}, Route: registry.To("x")}},
 		"unknown":   {{Label: "a", After: []string{"ghost"}, Route: registry.To("x")}},
@@ -165,7 +165,7 @@ func scenarioInvalid(w *World) {
 	}
 }
 
-func scenarioAllCapable(w *World) {
+func workflowAllCapable(w *WorkflowWorld) {
 	w.Worker("rev-a", "review", nil)
 	w.Worker("rev-b", "review", nil)
 	out, err := w.Workflow(workflow.Step{Label: "review", Route: registry.AllCapable("review"),
@@ -178,7 +178,7 @@ func scenarioAllCapable(w *World) {
 	}
 }
 
-func scenarioResume(w *World) {
+func workflowResume(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	steps := []workflow.Step{
@@ -203,7 +203,7 @@ func scenarioResume(w *World) {
 	}
 }
 
-func scenarioInvocations(w *World) {
+func workflowInvocations(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
@@ -224,7 +224,7 @@ func scenarioInvocations(w *World) {
 	}
 }
 
-func scenarioWallClock(w *World) {
+func workflowWallClock(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	wf := w.Workflow(workflow.Step{Label: "draft", Route: registry.To("drafter")})
 	wf.Budget.WallClock = workflow.MinWallClock / 2
@@ -238,7 +238,7 @@ func scenarioWallClock(w *World) {
 	}
 }
 
-func scenarioVerify(w *World) {
+func workflowVerify(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
@@ -259,7 +259,7 @@ func scenarioVerify(w *World) {
 	}
 }
 
-func scenarioConcurrent(w *World) {
+func workflowConcurrent(w *WorkflowWorld) {
 	// Each worker answers only once both have their command: run one after
 	// another, the first would wait forever.
 	var both sync.WaitGroup
@@ -289,7 +289,7 @@ func scenarioConcurrent(w *World) {
 	}
 }
 
-func scenarioTokens(w *World) {
+func workflowTokens(w *WorkflowWorld) {
 	w.Counter("counter", 60, 50)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(
@@ -310,7 +310,7 @@ func scenarioTokens(w *World) {
 // Cancelling a run while a step is in flight stops it without undoing the
 // steps it completed: the journal records them, so the resumed run skips
 // them and completes the rest, and the world matches the journal.
-func scenarioCancelled(w *World) {
+func workflowCancelled(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	started := make(chan struct{}, 1)
 	var calls sync.Mutex
@@ -362,7 +362,7 @@ func scenarioCancelled(w *World) {
 
 // A capability route needs the workflow's Registry: without one it can
 // never resolve, which is ErrInvalid before any step is dispatched.
-func scenarioNoRegistry(w *World) {
+func workflowNoRegistry(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	for name, route := range map[string]registry.Route{"to one capable": registry.ToCapable("review", registry.Policy{}), "to all capable": registry.AllCapable("review")} {
 		wf := w.Workflow(workflow.Step{Label: "draft", Route: registry.To("drafter")}, workflow.Step{Label: "review", After: []string{"draft"}, Route: route})
@@ -410,7 +410,7 @@ var tsJournalRecord = []byte{
 	0x43, 'o', 'k', '2', // bytes(3) "ok2"
 }
 
-func (w *World) plainJournal(run wire.ID, payload []byte) {
+func (w *WorkflowWorld) plainJournal(run wire.ID, payload []byte) {
 	w.T.Helper()
 	if _, err := w.Client.SendPlain(w.Ctx, w.Journal, wire.Provenance{Conversation: run}, payload); err != nil {
 		w.T.Fatal(err)
@@ -419,7 +419,7 @@ func (w *World) plainJournal(run wire.ID, payload []byte) {
 
 // A run a Rust or TypeScript orchestrator started resumes here: their
 // plain StepCompleted records count as completed steps.
-func scenarioReferenceJournal(w *World) {
+func workflowReferenceJournal(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	w.Worker("publisher", "", nil)
@@ -446,7 +446,7 @@ func scenarioReferenceJournal(w *World) {
 // Each completed step is also journaled as the reference's plain record,
 // its output a byte string (what both the Rust SDK and the TypeScript port
 // read): byte for byte the TypeScript form.
-func scenarioWritesReferenceJournal(w *World) {
+func workflowWritesReferenceJournal(w *WorkflowWorld) {
 	w.Worker("editor", "", func(string) (string, bool) { return "ok2", true })
 	wf := w.Workflow(workflow.Step{Label: "edit", Route: registry.To("editor")})
 	out, err := wf.Run(w.Ctx, w.Client)
@@ -477,7 +477,7 @@ func scenarioWritesReferenceJournal(w *World) {
 
 // journalEvent publishes an unsigned step_completed event for label, as
 // anyone who can write the journal topic can.
-func (w *World) journalEvent(run wire.ID, label, output string) {
+func (w *WorkflowWorld) journalEvent(run wire.ID, label, output string) {
 	w.T.Helper()
 	body, err := cbor.Marshal(map[string]any{"label": label, "output": []byte(output)})
 	if err != nil {
@@ -492,8 +492,8 @@ func (w *World) journalEvent(run wire.ID, label, output string) {
 // Under a verifier one forged journal record does not make a resumed run
 // skip its fraud check: only records the orchestrator signed count, and
 // the run reports the ones it refused.
-func scenarioVerifiedJournal(w *World) {
-	planner, peer := registrytest.SeededKey(7), registrytest.SeededKey(8)
+func workflowVerifiedJournal(w *WorkflowWorld) {
+	planner, peer := SeededKey(7), SeededKey(8)
 	keys := sign.NewRegistry()
 	if err := keys.Enroll("planner", planner.Public()); err != nil {
 		w.T.Fatal(err)
@@ -531,7 +531,7 @@ func scenarioVerifiedJournal(w *World) {
 
 // A step's Verify also judges the output the journal records for it: a
 // journaled output it refuses does not complete the step, which runs again.
-func scenarioJournalVerify(w *World) {
+func workflowJournalVerify(w *WorkflowWorld) {
 	w.Worker("checker", "", func(string) (string, bool) { return "approved", true })
 	wf := w.Workflow(workflow.Step{Label: "check", Route: registry.To("checker"),
 		Verify: func(out []byte) bool { return string(out) == "approved" }})
@@ -548,7 +548,7 @@ func scenarioJournalVerify(w *World) {
 
 // A failed run's compensations are journaled: resuming it runs the undone
 // step again instead of skipping a step whose effect is gone.
-func scenarioRedoCompensated(w *World) {
+func workflowRedoCompensated(w *WorkflowWorld) {
 	w.Worker("drafter", "", nil)
 	w.Worker("editor", "", nil)
 	wf := w.Workflow(

@@ -1,6 +1,4 @@
-// Package humaninputtest runs the rules of asking a human (package
-// humaninput) over a transport.
-package humaninputtest
+package featuretest
 
 import (
 	"context"
@@ -11,47 +9,47 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/humaninput"
-	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
-// Run runs every scenario, each on a fresh transport from newTransport and
-// with a topic of its own.
-func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+// HumanInput runs the rules of asking a human (package humaninput), each
+// scenario on a fresh transport from newTransport and with a topic of its
+// own.
+func HumanInput(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	registrytest.RunScenarios(t, newTransport, newWorld, []registrytest.Scenario[*world]{
-		{Name: "ApprovalResumesWithTheAnswer", Fn: scenarioApprove},
-		{Name: "RefusalIsADistinctError", Fn: scenarioRefuse},
-		{Name: "NoAnswerTimesOutCleanly", Fn: scenarioTimeout},
-		{Name: "GateAsksWithinTheHandledConversation", Fn: scenarioGate},
-		{Name: "UnderAVerifierOnlyVerifiedAnswersCount", Fn: scenarioVerified},
-		{Name: "PendingListsOnlyUnansweredRequestsStillAwaited", Fn: scenarioPending},
-		{Name: "RequestDeadlineIsTheAskersContextDeadline", Fn: scenarioContextDeadline},
-		{Name: "AnAgentKeyCannotApprove", Fn: scenarioAgentKeyCannotApprove},
-		{Name: "ConfiguredApproversAnswer", Fn: scenarioApprovers},
-		{Name: "ListJudgesAnswersAsTheAskerDoes", Fn: scenarioListVerifies},
-		{Name: "ListIsBoundedAndReportsWhatItRefused", Fn: scenarioListBounded},
+	RunScenarios(t, newTransport, newHumanInputWorld, []Scenario[*humanInputWorld]{
+		{Name: "ApprovalResumesWithTheAnswer", Fn: humanInputApprove},
+		{Name: "RefusalIsADistinctError", Fn: humanInputRefuse},
+		{Name: "NoAnswerTimesOutCleanly", Fn: humanInputTimeout},
+		{Name: "GateAsksWithinTheHandledConversation", Fn: humanInputGate},
+		{Name: "UnderAVerifierOnlyVerifiedAnswersCount", Fn: humanInputVerified},
+		{Name: "PendingListsOnlyUnansweredRequestsStillAwaited", Fn: humanInputPending},
+		{Name: "RequestDeadlineIsTheAskersContextDeadline", Fn: humanInputContextDeadline},
+		{Name: "AnAgentKeyCannotApprove", Fn: humanInputAgentKeyCannotApprove},
+		{Name: "ConfiguredApproversAnswer", Fn: humanInputApprovers},
+		{Name: "ListJudgesAnswersAsTheAskerDoes", Fn: humanInputListVerifies},
+		{Name: "ListIsBoundedAndReportsWhatItRefused", Fn: humanInputListBounded},
 	})
 }
 
-func newWorld(w *registrytest.World) *world {
-	x := &world{World: w, topic: registrytest.Name("human")}
+func newHumanInputWorld(w *World) *humanInputWorld {
+	x := &humanInputWorld{World: w, topic: Name("human")}
 	if err := w.Tr.EnsureTopics(w.Ctx, 2, x.topic); err != nil {
 		w.T.Fatal(err)
 	}
 	return x
 }
 
-type world struct {
-	*registrytest.World
+type humanInputWorld struct {
+	*World
 	topic string
 }
 
 // human answers the first pending request with decision, as from; the
 // scenario waits for it to finish before it ends.
-func (w *world) human(client *runtime.Client, from string, refuse bool, decision string, key *sign.Key) {
+func (w *humanInputWorld) human(client *runtime.Client, from string, refuse bool, decision string, key *sign.Key) {
 	done := make(chan struct{})
 	w.T.Cleanup(func() { <-done })
 	go func() {
@@ -59,7 +57,9 @@ func (w *world) human(client *runtime.Client, from string, refuse bool, decision
 		for w.Ctx.Err() == nil {
 			pending, err := humaninput.Pending(w.Ctx, w.Tr, w.topic)
 			if err == nil && len(pending) > 0 {
-				if err := humaninput.Answer(w.Ctx, client, w.topic, from, pending[0], refuse, []byte(decision), key); err != nil {
+				// The asker may return, ending the test's context, as soon as
+				// the answer lands: an answer begun is finished.
+				if err := humaninput.Answer(context.WithoutCancel(w.Ctx), client, w.topic, from, pending[0], refuse, []byte(decision), key); err != nil {
 					w.T.Error(err)
 				}
 				return
@@ -69,11 +69,11 @@ func (w *world) human(client *runtime.Client, from string, refuse bool, decision
 	}()
 }
 
-func (w *world) ask(client *runtime.Client, timeout time.Duration) ([]byte, error) {
+func (w *humanInputWorld) ask(client *runtime.Client, timeout time.Duration) ([]byte, error) {
 	return humaninput.Ask(w.Ctx, client, humaninput.Request{Topic: w.topic, From: "planner", Prompt: []byte("publish?"), Timeout: timeout})
 }
 
-func scenarioApprove(w *world) {
+func humanInputApprove(w *humanInputWorld) {
 	w.human(w.Client, "alice", false, "approved", nil)
 	got, err := w.ask(w.Client, time.Minute)
 	if err != nil || string(got) != "approved" {
@@ -81,7 +81,7 @@ func scenarioApprove(w *world) {
 	}
 }
 
-func scenarioRefuse(w *world) {
+func humanInputRefuse(w *humanInputWorld) {
 	w.human(w.Client, "alice", true, "denied by policy", nil)
 	_, err := w.ask(w.Client, time.Minute)
 	var refused *humaninput.RefusedError
@@ -90,7 +90,7 @@ func scenarioRefuse(w *world) {
 	}
 }
 
-func scenarioTimeout(w *world) {
+func humanInputTimeout(w *humanInputWorld) {
 	asked := w.Client.Clock().Now()
 	_, err := w.ask(w.Client, 200*time.Millisecond)
 	if !errors.Is(err, runtime.ErrTimeout) {
@@ -106,8 +106,8 @@ func scenarioTimeout(w *world) {
 	}
 }
 
-func scenarioGate(w *world) {
-	inbox, replies := registrytest.Name("inbox"), registrytest.Name("replies")
+func humanInputGate(w *humanInputWorld) {
+	inbox, replies := Name("inbox"), Name("replies")
 	if err := w.Tr.EnsureTopics(w.Ctx, 1, inbox, replies, runtime.TopicHumanInput); err != nil {
 		w.T.Fatal(err)
 	}
@@ -166,8 +166,8 @@ func scenarioGate(w *world) {
 	}
 }
 
-func scenarioVerified(w *world) {
-	alice := registrytest.SeededKey(3)
+func humanInputVerified(w *humanInputWorld) {
+	alice := SeededKey(3)
 	keys := sign.NewRegistry()
 	if err := keys.EnrollOperator("alice", alice.Public()); err != nil {
 		w.T.Fatal(err)
@@ -186,7 +186,7 @@ func scenarioVerified(w *world) {
 	}
 }
 
-func scenarioPending(w *world) {
+func humanInputPending(w *humanInputWorld) {
 	asked := w.Client.Clock().Now()
 	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
 		w.T.Fatal(err)
@@ -215,7 +215,7 @@ func scenarioPending(w *world) {
 // The request's deadline is the end of its asker's wait: an asker whose
 // context ends in 300 ms with the default timeout publishes a request that
 // stops being pending then, not 30 s later.
-func scenarioContextDeadline(w *world) {
+func humanInputContextDeadline(w *humanInputWorld) {
 	ctx, cancel := context.WithTimeout(w.Ctx, 300*time.Millisecond)
 	defer cancel()
 	end, _ := ctx.Deadline()
@@ -237,8 +237,8 @@ func scenarioContextDeadline(w *world) {
 
 // keys enrolls alice with an operator key and mallory and bob with agent
 // keys, and returns a client verifying under them.
-func (w *world) keys() (strict *runtime.Client, keys *sign.Registry, alice, mallory, bob *sign.Key) {
-	alice, mallory, bob = registrytest.SeededKey(3), registrytest.SeededKey(4), registrytest.SeededKey(5)
+func (w *humanInputWorld) keys() (strict *runtime.Client, keys *sign.Registry, alice, mallory, bob *sign.Key) {
+	alice, mallory, bob = SeededKey(3), SeededKey(4), SeededKey(5)
 	keys = sign.NewRegistry()
 	for _, err := range []error{keys.EnrollOperator("alice", alice.Public()), keys.Enroll("mallory", mallory.Public()), keys.Enroll("bob", bob.Public())} {
 		if err != nil {
@@ -252,7 +252,7 @@ func (w *world) keys() (strict *runtime.Client, keys *sign.Registry, alice, mall
 
 // asking runs req on client in the background and returns the request once
 // it is on the topic, and the channel of the answer.
-func (w *world) asking(client *runtime.Client, req humaninput.Request) (*runtime.Message, <-chan askResult) {
+func (w *humanInputWorld) asking(client *runtime.Client, req humaninput.Request) (*runtime.Message, <-chan askResult) {
 	req.Topic, req.From, req.Timeout = w.topic, "planner", time.Minute
 	if req.Prompt == nil {
 		req.Prompt = []byte("publish?")
@@ -286,14 +286,14 @@ type askResult struct {
 	err    error
 }
 
-func (w *world) answer(req *runtime.Message, from, decision string, key *sign.Key) {
+func (w *humanInputWorld) answer(req *runtime.Message, from, decision string, key *sign.Key) {
 	w.T.Helper()
 	if err := humaninput.Answer(w.Ctx, w.Client, w.topic, from, req, false, []byte(decision), key); err != nil {
 		w.T.Fatal(err)
 	}
 }
 
-func (w *world) list(v runtime.Verifier) *humaninput.Listing {
+func (w *humanInputWorld) list(v runtime.Verifier) *humaninput.Listing {
 	w.T.Helper()
 	l, err := humaninput.List(w.Ctx, w.Tr, humaninput.ListOptions{Topic: w.topic, Verifier: v})
 	if err != nil {
@@ -306,7 +306,7 @@ func (w *world) list(v runtime.Verifier) *humaninput.Listing {
 // named: only an operator key does. The asker keeps waiting past the
 // agent's signed "approved", and List under the same verifier still shows
 // the request.
-func scenarioAgentKeyCannotApprove(w *world) {
+func humanInputAgentKeyCannotApprove(w *humanInputWorld) {
 	strict, keys, alice, mallory, _ := w.keys()
 	req, done := w.asking(strict, humaninput.Request{})
 	w.answer(req, "mallory", "approved", mallory)
@@ -324,7 +324,7 @@ func scenarioAgentKeyCannotApprove(w *world) {
 
 // A request naming its approvers takes the answer of one of them, agent
 // key or not, and no one else's, operator keys included.
-func scenarioApprovers(w *world) {
+func humanInputApprovers(w *humanInputWorld) {
 	strict, keys, alice, mallory, bob := w.keys()
 	req, done := w.asking(strict, humaninput.Request{Approvers: []string{"bob"}})
 	w.answer(req, "mallory", "approved", mallory)
@@ -341,7 +341,7 @@ func scenarioApprovers(w *world) {
 // Under a verifier the asker ignores an unsigned answer and keeps waiting;
 // List given that verifier keeps the request too, so whoever can write the
 // topic cannot hide it from the approvers.
-func scenarioListVerifies(w *world) {
+func humanInputListVerifies(w *humanInputWorld) {
 	strict, keys, alice, _, _ := w.keys()
 	req, done := w.asking(strict, humaninput.Request{})
 	w.answer(req, "alice", "forged yes", nil)
@@ -359,7 +359,7 @@ func scenarioListVerifies(w *world) {
 
 // A topic flooded with requests holds List to its bounds: the requests
 // beyond them are counted, not held, and what was held first is listed.
-func scenarioListBounded(w *world) {
+func humanInputListBounded(w *humanInputWorld) {
 	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
 		w.T.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package conversationtest
+package featuretest
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 )
 
 // assemble reads conv over topics under policy.
-func (w *world) assemble(conv wire.ID, opts conversation.Options) conversation.History {
+func (w *conversationWorld) assemble(conv wire.ID, opts conversation.Options) conversation.History {
 	w.t.Helper()
 	h, err := conversation.Assemble(w.ctx, w.tr, conv, opts)
 	if err != nil {
@@ -25,11 +25,11 @@ func (w *world) assemble(conv wire.ID, opts conversation.Options) conversation.H
 // all keeps every record of the window.
 var all = conversation.LastN(math.MaxInt)
 
-// scenarioOrder interleaves a conversation's turns over two topics and
+// conversationOrder interleaves a conversation's turns over two topics and
 // four partitions (with other conversations in between, and a batch whose
 // records share a broker timestamp) and checks that the assembled order is
 // the rule applied to the timestamps the broker stamped.
-func scenarioOrder(w *world) {
+func conversationOrder(w *conversationWorld) {
 	cmds, resps := w.topic("cmds", 4), w.topic("resps", 4)
 	conv, other := w.conv(), w.conv()
 	type turn struct {
@@ -88,9 +88,9 @@ func scenarioOrder(w *world) {
 	}
 }
 
-// scenarioScope checks that only the conversation's records are kept,
+// conversationScope checks that only the conversation's records are kept,
 // plain and AGDX alike.
-func scenarioScope(w *world) {
+func conversationScope(w *conversationWorld) {
 	topic := w.topic("scope", 3)
 	conv, other := w.conv(), w.conv()
 	w.say(topic, conv, "user", "plain 1")
@@ -107,8 +107,8 @@ func scenarioScope(w *world) {
 	}
 }
 
-// scenarioSubconversations checks the root-or-parent match.
-func scenarioSubconversations(w *world) {
+// conversationSubconversations checks the root-or-parent match.
+func conversationSubconversations(w *conversationWorld) {
 	topic := w.topic("sub", 2)
 	conv, child, grandchild, unrelated := w.conv(), w.conv(), w.conv(), w.conv()
 	w.say(topic, conv, "planner", "root turn")
@@ -130,9 +130,9 @@ func scenarioSubconversations(w *world) {
 	}
 }
 
-// scenarioUndecodable publishes records that do not decode between good
+// conversationUndecodable publishes records that do not decode between good
 // ones; assembly skips them without failing.
-func scenarioUndecodable(w *world) {
+func conversationUndecodable(w *conversationWorld) {
 	topic := w.topic("bad", 1)
 	conv := w.conv()
 	w.say(topic, conv, "user", "good 1")
@@ -151,8 +151,8 @@ func scenarioUndecodable(w *world) {
 	}
 }
 
-// scenarioDefaultPolicy checks that the zero Options keep the last 50.
-func scenarioDefaultPolicy(w *world) {
+// conversationDefaultPolicy checks that the zero Options keep the last 50.
+func conversationDefaultPolicy(w *conversationWorld) {
 	topic := w.topic("last50", 2)
 	conv := w.conv()
 	for i := range 60 {
@@ -164,9 +164,9 @@ func scenarioDefaultPolicy(w *world) {
 	}
 }
 
-// scenarioPolicies applies the role filter, token budget and a chain to a
+// conversationPolicies applies the role filter, token budget and a chain to a
 // conversation read from the log.
-func scenarioPolicies(w *world) {
+func conversationPolicies(w *conversationWorld) {
 	topic := w.topic("policies", 2)
 	conv := w.conv()
 	w.say(topic, conv, "planner", "plan the trip, in detail please")
@@ -192,9 +192,9 @@ func scenarioPolicies(w *world) {
 	}
 }
 
-// scenarioNoGroup commits a group past everything, then assembles: the
+// conversationNoGroup commits a group past everything, then assembles: the
 // whole conversation is still read, and the group's offset is unchanged.
-func scenarioNoGroup(w *world) {
+func conversationNoGroup(w *conversationWorld) {
 	topic := w.topic("nogroup", 1)
 	conv := w.conv()
 	var last runtime.Position
@@ -247,8 +247,8 @@ func scenarioNoGroup(w *world) {
 	}
 }
 
-// scenarioFromOffsets starts a partition at a given offset.
-func scenarioFromOffsets(w *world) {
+// conversationFromOffsets starts a partition at a given offset.
+func conversationFromOffsets(w *conversationWorld) {
 	topic := w.topic("from", 1)
 	conv := w.conv()
 	var pos []runtime.Position
@@ -261,9 +261,9 @@ func scenarioFromOffsets(w *world) {
 	}
 }
 
-// scenarioWindow fills one partition past the window: only the newest
+// conversationWindow fills one partition past the window: only the newest
 // Window records are read, the oldest dropped.
-func scenarioWindow(w *world) {
+func conversationWindow(w *conversationWorld) {
 	topic := w.topic("window", 1)
 	conv := w.conv()
 	prov := wire.Provenance{Conversation: conv, Agent: "user"}

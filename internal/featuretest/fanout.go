@@ -1,6 +1,4 @@
-// Package fanouttest runs the rules of fanning a request out to every
-// capable agent and gathering by policy (package fanout) over a transport.
-package fanouttest
+package featuretest
 
 import (
 	"errors"
@@ -13,30 +11,30 @@ import (
 
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/registry"
-	"github.com/lasergo/laser/registry/registrytest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
-// Run runs every scenario, each on a fresh transport from newTransport and
-// with topics of its own.
-func Run(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
+// Fanout runs the rules of fanning a request out to every capable agent and
+// gathering by policy (package fanout), each scenario on a fresh transport
+// from newTransport and with topics of its own.
+func Fanout(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
-	registrytest.RunScenarios(t, newTransport, newWorld, []registrytest.Scenario[*world]{
-		{Name: "RequireAllGathersSuccessesAndPerBranchFailures", Fn: scenarioRequireAll},
-		{Name: "EachBranchIsASubconversationWithAFreshCorrelation", Fn: scenarioBranches},
-		{Name: "QuorumReturnsAtNAndCancelsStragglers", Fn: scenarioQuorum},
-		{Name: "QuorumZeroReturnsNothing", Fn: scenarioQuorumZero},
-		{Name: "QuorumAboveTheTargetsWaitsForAll", Fn: scenarioQuorumAbove},
-		{Name: "BestEffortCancelsStragglersAtTheDeadline", Fn: scenarioBestEffort},
-		{Name: "NoCapableAgentIsAnError", Fn: scenarioNoCapable},
-		{Name: "TypedCallEncodesTheInputAndDecodesEachReply", Fn: scenarioTyped},
-		{Name: "FromAHandlerBranchesAreSubconversationsOfTheHandledOne", Fn: scenarioFromHandler},
+	RunScenarios(t, newTransport, newFanoutWorld, []Scenario[*fanoutWorld]{
+		{Name: "RequireAllGathersSuccessesAndPerBranchFailures", Fn: fanoutRequireAll},
+		{Name: "EachBranchIsASubconversationWithAFreshCorrelation", Fn: fanoutBranches},
+		{Name: "QuorumReturnsAtNAndCancelsStragglers", Fn: fanoutQuorum},
+		{Name: "QuorumZeroReturnsNothing", Fn: fanoutQuorumZero},
+		{Name: "QuorumAboveTheTargetsWaitsForAll", Fn: fanoutQuorumAbove},
+		{Name: "BestEffortCancelsStragglersAtTheDeadline", Fn: fanoutBestEffort},
+		{Name: "NoCapableAgentIsAnError", Fn: fanoutNoCapable},
+		{Name: "TypedCallEncodesTheInputAndDecodesEachReply", Fn: fanoutTyped},
+		{Name: "FromAHandlerBranchesAreSubconversationsOfTheHandledOne", Fn: fanoutFromHandler},
 	})
 }
 
-type world struct {
-	*registrytest.World
+type fanoutWorld struct {
+	*World
 	inbox, replies string
 	reg            *registry.Registry
 
@@ -44,8 +42,8 @@ type world struct {
 	seen []*runtime.Message // commands the agents handled
 }
 
-func newWorld(w *registrytest.World) *world {
-	x := &world{World: w, inbox: registrytest.Name("inbox"), replies: registrytest.Name("replies")}
+func newFanoutWorld(w *World) *fanoutWorld {
+	x := &fanoutWorld{World: w, inbox: Name("inbox"), replies: Name("replies")}
 	if err := w.Tr.EnsureTopics(w.Ctx, 2, x.inbox, x.replies); err != nil {
 		w.T.Fatal(err)
 	}
@@ -55,9 +53,9 @@ func newWorld(w *registrytest.World) *world {
 
 // agent starts a reviewer that advertises "review" and answers with answer:
 // "" stays silent, "!" fails the request.
-func (w *world) agent(id, answer string) {
+func (w *fanoutWorld) agent(id, answer string) {
 	w.T.Helper()
-	w.Publish(id, registrytest.Skill("review"))
+	w.Publish(id, Skill("review"))
 	a, err := w.Client.NewAgent(runtime.AgentConfig{
 		ID: id, Listen: w.inbox, Respond: w.replies,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
@@ -80,10 +78,11 @@ func (w *world) agent(id, answer string) {
 	if err := h.Ready(w.Ctx); err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = h.Shutdown(w.Ctx) })
+	// The test's context has ended when cleanups run: wait for the agent's stop.
+	w.T.Cleanup(func() { _ = h.Stop() })
 }
 
-func (w *world) send(policy fanout.Policy, within *runtime.Message, timeout time.Duration) *fanout.Gather {
+func (w *fanoutWorld) send(policy fanout.Policy, within *runtime.Message, timeout time.Duration) *fanout.Gather {
 	w.T.Helper()
 	g, err := fanout.Send(w.Ctx, w.Client, w.reg, fanout.Request{Skill: "review", Topic: w.inbox, From: "planner", Body: []byte("draft"), Within: within},
 		policy, runtime.WithReplyTopic(w.replies), runtime.WithTimeout(timeout))
@@ -102,7 +101,7 @@ func okAgents(g *fanout.Gather) []string {
 	return out
 }
 
-func scenarioRequireAll(w *world) {
+func fanoutRequireAll(w *fanoutWorld) {
 	w.agent("rev-a", "lgtm a")
 	w.agent("rev-b", "lgtm b")
 	w.agent("rev-c", "!")
@@ -121,7 +120,7 @@ func scenarioRequireAll(w *world) {
 	}
 }
 
-func scenarioBranches(w *world) {
+func fanoutBranches(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	w.agent("rev-b", "ok")
 	parent := wire.IDFromUint128(7, 7)
@@ -149,7 +148,7 @@ func scenarioBranches(w *world) {
 	}
 }
 
-func scenarioQuorum(w *world) {
+func fanoutQuorum(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	w.agent("rev-b", "ok")
 	w.agent("rev-silent", "")
@@ -162,7 +161,7 @@ func scenarioQuorum(w *world) {
 	}
 }
 
-func scenarioQuorumZero(w *world) {
+func fanoutQuorumZero(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	g := w.send(fanout.Quorum(0), nil, time.Minute)
 	if len(g.OK)+len(g.Failures)+len(g.Cancelled) != 0 {
@@ -175,7 +174,7 @@ func scenarioQuorumZero(w *world) {
 	}
 }
 
-func scenarioQuorumAbove(w *world) {
+func fanoutQuorumAbove(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	w.agent("rev-b", "!")
 	g := w.send(fanout.Quorum(5), nil, time.Minute)
@@ -184,7 +183,7 @@ func scenarioQuorumAbove(w *world) {
 	}
 }
 
-func scenarioBestEffort(w *world) {
+func fanoutBestEffort(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	w.agent("rev-silent", "")
 	g := w.send(fanout.BestEffort(time.Second), nil, time.Hour)
@@ -193,7 +192,7 @@ func scenarioBestEffort(w *world) {
 	}
 }
 
-func scenarioNoCapable(w *world) {
+func fanoutNoCapable(w *fanoutWorld) {
 	_, err := fanout.Send(w.Ctx, w.Client, w.reg, fanout.Request{Skill: "review", Topic: w.inbox, From: "planner"}, fanout.RequireAll())
 	if !errors.Is(err, registry.ErrNoCapableAgent) {
 		w.T.Fatalf("fan-out with no capable agent: %v, want ErrNoCapableAgent", err)
@@ -205,7 +204,7 @@ type verdict struct {
 	Note    string `json:"note"`
 }
 
-func scenarioTyped(w *world) {
+func fanoutTyped(w *fanoutWorld) {
 	w.agent("rev-a", `{"approve":true,"note":"a"}`)
 	w.agent("rev-b", `not json`)
 	g, err := fanout.Call[verdict](w.Ctx, w.Client, w.reg, fanout.Request{Skill: "review", Topic: w.inbox, From: "planner"},
@@ -228,10 +227,10 @@ func scenarioTyped(w *world) {
 	}
 }
 
-func scenarioFromHandler(w *world) {
+func fanoutFromHandler(w *fanoutWorld) {
 	w.agent("rev-a", "ok")
 	w.agent("rev-b", "ok")
-	front := registrytest.Name("front")
+	front := Name("front")
 	if err := w.Tr.EnsureTopics(w.Ctx, 1, front); err != nil {
 		w.T.Fatal(err)
 	}

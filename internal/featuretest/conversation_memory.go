@@ -1,4 +1,4 @@
-package conversationtest
+package featuretest
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 )
 
 // mem returns a memory on a fresh topic.
-func (w *world) mem(opts memory.Options) *memory.Store {
+func (w *conversationWorld) mem(opts memory.Options) *memory.Store {
 	if opts.Topic == "" {
 		opts.Topic = w.topic("mem", 3)
 	}
 	return memory.New(w.client, opts)
 }
 
-func (w *world) recall(m *memory.Store, scope memory.Scope, q memory.Query) []memory.Item {
+func (w *conversationWorld) recall(m *memory.Store, scope memory.Scope, q memory.Query) []memory.Item {
 	w.t.Helper()
 	items, err := m.Recall(w.ctx, scope, q)
 	if err != nil {
@@ -39,7 +39,7 @@ func itemBodies(items []memory.Item) []string {
 	return out
 }
 
-func (w *world) remember(m *memory.Store, scope memory.Scope, body string) wire.ID {
+func (w *conversationWorld) remember(m *memory.Store, scope memory.Scope, body string) wire.ID {
 	w.t.Helper()
 	id, err := m.Remember(w.ctx, scope, memory.Fact, []byte(body))
 	if err != nil {
@@ -48,7 +48,7 @@ func (w *world) remember(m *memory.Store, scope memory.Scope, body string) wire.
 	return id
 }
 
-func scenarioMemoryRecall(w *world) {
+func conversationMemoryRecall(w *conversationWorld) {
 	m := w.mem(memory.Options{})
 	conv, other := w.conv(), w.conv()
 	w.remember(m, memory.Scope{Conversation: conv, Agent: "planner"}, "prefers email")
@@ -82,7 +82,7 @@ func scenarioMemoryRecall(w *world) {
 	}
 }
 
-func scenarioMemoryForget(w *world) {
+func conversationMemoryForget(w *conversationWorld) {
 	m := w.mem(memory.Options{})
 	conv := w.conv()
 	scope := memory.Scope{Conversation: conv}
@@ -113,7 +113,7 @@ func scenarioMemoryForget(w *world) {
 	}
 }
 
-func scenarioMemoryFeedback(w *world) {
+func conversationMemoryFeedback(w *conversationWorld) {
 	m := w.mem(memory.Options{})
 	scope := memory.Scope{Conversation: w.conv()}
 	a := w.remember(m, scope, "a")
@@ -142,7 +142,7 @@ func scenarioMemoryFeedback(w *world) {
 	}
 }
 
-func scenarioMemoryNamed(w *world) {
+func conversationMemoryNamed(w *conversationWorld) {
 	m := w.mem(memory.Options{Namespace: "prefs"})
 	named := func(l *memory.Store, key string) (string, bool) {
 		w.t.Helper()
@@ -200,7 +200,7 @@ func (c *countingTransport) ReadRange(ctx context.Context, topic string, partiti
 	return recs, err
 }
 
-func scenarioMemoryIncremental(w *world) {
+func conversationMemoryIncremental(w *conversationWorld) {
 	topic := w.topic("incr", 3)
 	counting := &countingTransport{Transport: w.tr}
 	client := runtime.NewClient(counting, runtime.ClientOptions{})
@@ -231,7 +231,7 @@ func scenarioMemoryIncremental(w *world) {
 	}
 }
 
-func scenarioMemoryIsolation(w *world) {
+func conversationMemoryIsolation(w *conversationWorld) {
 	a, b := w.mem(memory.Options{}), w.mem(memory.Options{})
 	conv := w.conv()
 	w.remember(a, memory.Scope{Conversation: conv}, "in a")
@@ -255,10 +255,10 @@ func scenarioMemoryIsolation(w *world) {
 	}
 }
 
-// scenarioMemoryWire reads a remembered record back raw: the reference's
+// conversationMemoryWire reads a remembered record back raw: the reference's
 // record encoding, keyed by the conversation, with provenance and the
 // namespace header.
-func scenarioMemoryWire(w *world) {
+func conversationMemoryWire(w *conversationWorld) {
 	m := w.mem(memory.Options{Namespace: "notes"})
 	conv := w.conv()
 	id, err := m.Remember(w.ctx, memory.Scope{Conversation: conv, Agent: "planner", User: "u1"}, memory.Summary, []byte{0, 1, 200})
@@ -297,7 +297,7 @@ func scenarioMemoryWire(w *world) {
 
 // handled decodes a freshly published record of conv into a message and
 // a test handler context.
-func (w *world) handled(topic string, conv wire.ID) *runtime.Ctx {
+func (w *conversationWorld) handled(topic string, conv wire.ID) *runtime.Ctx {
 	pos := w.envelope(topic, conv, "user", "what is the weather")
 	recs, err := w.tr.ReadRange(w.ctx, topic, pos.Partition, pos.Offset, 1)
 	if err != nil || len(recs) != 1 {
@@ -310,7 +310,7 @@ func (w *world) handled(topic string, conv wire.ID) *runtime.Ctx {
 	return lasertest.NewCtx(w.ctx, w.client, msg, "bot", "")
 }
 
-func scenarioRememberingSuccess(w *world) {
+func conversationRememberingSuccess(w *conversationWorld) {
 	m := w.mem(memory.Options{})
 	in := w.topic("in", 2)
 	conv := w.conv()
@@ -357,7 +357,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func scenarioRememberingFailure(w *world) {
+func conversationRememberingFailure(w *conversationWorld) {
 	var logs syncBuffer
 	missing := "conv-missing-" + w.conv().String()
 	m := memory.New(w.client, memory.Options{Topic: missing, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

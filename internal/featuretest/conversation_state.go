@@ -1,4 +1,4 @@
-package conversationtest
+package featuretest
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func tallyFold(topic string, steps *int) conversation.Fold[tally] {
 }
 
 // events publishes the bodies from..to of conv and returns their positions.
-func (w *world) events(topic string, conv wire.ID, from, to int) []runtime.Position {
+func (w *conversationWorld) events(topic string, conv wire.ID, from, to int) []runtime.Position {
 	var pos []runtime.Position
 	for i := from; i <= to; i++ {
 		pos = append(pos, w.say(topic, conv, "ledger", fmt.Sprint(i)))
@@ -38,7 +38,7 @@ func (w *world) events(topic string, conv wire.ID, from, to int) []runtime.Posit
 	return pos
 }
 
-func scenarioFoldFull(w *world) {
+func conversationFoldFull(w *conversationWorld) {
 	topic := w.topic("full", 2)
 	conv := w.conv()
 	w.events(topic, conv, 1, 5)
@@ -53,7 +53,7 @@ func scenarioFoldFull(w *world) {
 	}
 }
 
-func scenarioFoldLast(w *world) {
+func conversationFoldLast(w *conversationWorld) {
 	topic := w.topic("last", 2)
 	conv := w.conv()
 	w.events(topic, conv, 1, 5)
@@ -64,7 +64,7 @@ func scenarioFoldLast(w *world) {
 	}
 }
 
-func scenarioFoldFromOffsets(w *world) {
+func conversationFoldFromOffsets(w *conversationWorld) {
 	topic := w.topic("fromoff", 1)
 	conv := w.conv()
 	pos := w.events(topic, conv, 1, 5)
@@ -75,7 +75,7 @@ func scenarioFoldFromOffsets(w *world) {
 	}
 }
 
-func scenarioFoldNoBound(w *world) {
+func conversationFoldNoBound(w *conversationWorld) {
 	topic := w.topic("nobound", 1)
 	var steps int
 	if _, err := tallyFold(topic, &steps).Load(w.ctx, w.tr, w.conv(), conversation.ReplayBound{}); !errors.Is(err, conversation.ErrNoReplayBound) {
@@ -85,7 +85,7 @@ func scenarioFoldNoBound(w *world) {
 
 // snapshotScenario checkpoints five events, appends three, and loads with
 // the store: the state includes all eight but only three are folded.
-func snapshotScenario(w *world, topic string, store func() conversation.SnapshotStore) {
+func snapshotScenario(w *conversationWorld, topic string, store func() conversation.SnapshotStore) {
 	conv := w.conv()
 	w.events(topic, conv, 1, 5)
 	var steps int
@@ -118,7 +118,7 @@ func snapshotScenario(w *world, topic string, store func() conversation.Snapshot
 	}
 }
 
-func scenarioSnapshotSeveralTopics(w *world) {
+func conversationSnapshotSeveralTopics(w *conversationWorld) {
 	a, b := w.topic("multia", 2), w.topic("multib", 2)
 	conv := w.conv()
 	w.events(a, conv, 1, 3)
@@ -138,12 +138,12 @@ func scenarioSnapshotSeveralTopics(w *world) {
 	}
 }
 
-func scenarioSnapshotMemory(w *world) {
+func conversationSnapshotMemory(w *conversationWorld) {
 	store := conversation.NewMemorySnapshots()
 	snapshotScenario(w, w.topic("snap", 2), func() conversation.SnapshotStore { return store })
 }
 
-func scenarioSnapshotTopic(w *world) {
+func conversationSnapshotTopic(w *conversationWorld) {
 	snaps := w.topic("snaps", 2)
 	// Another conversation's snapshot on the same topic is passed over.
 	var steps int
@@ -158,9 +158,9 @@ func scenarioSnapshotTopic(w *world) {
 	snapshotScenario(w, topic, func() conversation.SnapshotStore { return conversation.NewTopicSnapshots(w.tr, snaps) })
 }
 
-// scenarioSession writes a per-user conversation through one client and
+// conversationSession writes a per-user conversation through one client and
 // reads it through another, as a restarted process would.
-func scenarioSession(w *world) {
+func conversationSession(w *conversationWorld) {
 	topic := w.topic("session", 4)
 	user := fmt.Sprintf("user-%x", w.salt)
 	conv := conversation.PerUser.ConversationFor(user, nil)

@@ -4,13 +4,11 @@
 package bridgetest
 
 import (
-	"os"
 	"testing"
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/embedlog"
-	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/registry/registrytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -19,24 +17,9 @@ import (
 // with a fresh client whose topics are bootstrapped with one partition.
 func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)) {
 	t.Helper()
-	trs := []struct {
-		name string
-		make func(t *testing.T) runtime.Transport
-	}{
-		{"embedlog", func(*testing.T) runtime.Transport { return embedlog.New("bridges") }},
-		{"iggytest", func(t *testing.T) runtime.Transport {
-			return registrytest.Dial(t, "iggy://iggy:iggy@"+iggytest.Start(t).Addr()+"/bridges")
-		}},
-	}
-	if addr := os.Getenv("LASER_IGGY_ADDR"); addr != "" {
-		trs = append(trs, struct {
-			name string
-			make func(t *testing.T) runtime.Transport
-		}{"iggy", func(t *testing.T) runtime.Transport { return registrytest.Dial(t, addr) }})
-	}
-	for _, tr := range trs {
-		t.Run(tr.name, func(t *testing.T) {
-			client := Client(t, tr.make(t))
+	for _, tr := range featuretest.Transports(t, "bridges") {
+		t.Run(tr.Name, func(t *testing.T) {
+			client := Client(t, tr.New(t))
 			test(t, client)
 		})
 	}
