@@ -29,21 +29,21 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// ErrRefused reports a request the human refused; the error is a *Refused.
+// ErrRefused reports a request the human refused; the error is a *RefusedError.
 var ErrRefused = errors.New("humaninput: refused")
 
-// Refused is a refusal with the human's reason.
-type Refused struct {
+// RefusedError is a refusal with the human's reason.
+type RefusedError struct {
 	By     string
 	Reason string
 }
 
-func (e *Refused) Error() string {
+func (e *RefusedError) Error() string {
 	return fmt.Sprintf("humaninput: refused by %s: %s", e.By, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrRefused) hold.
-func (e *Refused) Is(target error) bool { return target == ErrRefused }
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 // DefaultReason is the refusal reason when the error carries none.
 const DefaultReason = "refused"
@@ -77,7 +77,7 @@ type Request struct {
 const MetaApprovers = "approvers"
 
 // Ask publishes req and waits for the answer: the body of a response, a
-// *Refused (matching ErrRefused) for an error answer, or an error matching
+// *RefusedError (matching ErrRefused) for an error answer, or an error matching
 // runtime.ErrTimeout when no (verified) answer arrives in time. The request's
 // deadline is the end of the wait: Timeout from now, or the end of ctx when
 // that comes first.
@@ -111,7 +111,7 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 		if reason == "" {
 			reason = DefaultReason
 		}
-		return nil, &Refused{By: remote.From, Reason: reason}
+		return nil, &RefusedError{By: remote.From, Reason: reason}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("humaninput: %w", err)

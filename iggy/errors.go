@@ -10,8 +10,9 @@ import (
 )
 
 // ErrTimeout reports a call that got no answer within the call timeout; the
-// connection it was using is abandoned and rebuilt on the next call.
-var ErrTimeout = errors.New("iggy: call timed out")
+// connection it was using is abandoned and rebuilt on the next call. It is
+// a runtime timeout: errors.Is(err, runtime.ErrTimeout) holds.
+var ErrTimeout error = runtime.NewError(runtime.CodeTimeout, "iggy: call timed out", nil)
 
 // ErrSDKPanic reports a panic inside the Iggy SDK, usually its decoder
 // meeting a short or malformed response; the transport recovers it.

@@ -18,9 +18,9 @@ const (
 	locateSteps  = 64
 )
 
-// ErrLocate reports a published batch whose offsets could not be found: the
+// errLocate reports a published batch whose offsets could not be found: the
 // records were appended, but Publish cannot say where.
-var ErrLocate = errors.New("iggy: published records not found in their partition")
+var errLocate = errors.New("iggy: published records not found in their partition")
 
 // publishBatch is the records of one Publish call bound for one partition.
 type publishBatch struct {
@@ -216,5 +216,5 @@ func (t *Transport) locate(ctx context.Context, op string, ti *topicInfo, partit
 		}
 		end = start
 	}
-	return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d, %d records", ErrLocate, partition, len(ids))}
+	return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d, %d records", errLocate, partition, len(ids))}
 }

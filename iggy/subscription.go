@@ -14,8 +14,8 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// ErrLeft reports a call on a subscription that left its group.
-var ErrLeft = errors.New("iggy: subscription left its consumer group")
+// errLeft reports a call on a subscription that left its group.
+var errLeft = errors.New("iggy: subscription left its consumer group")
 
 // closeLeaveTimeout bounds the leave Close sends before it drops the
 // connection.
@@ -162,7 +162,7 @@ func (s *subscription) usable(op string) error {
 	case subClosed:
 		return wrap(op, classDisconnected, fmt.Errorf("subscription to %s/%s: %w", s.topic, s.group, ErrClosed))
 	case subLeft:
-		return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w %s of topic %s", ErrLeft, s.group, s.topic)}
+		return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w %s of topic %s", errLeft, s.group, s.topic)}
 	}
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 // the handler sent, decoded from its chunks in order, with every record it
 // published (the chunks, and the AGDX error that ends a failed stream). A
 // failing handler's error comes back as the rejection the consumer would
-// park.
+// park, except a runtime.Failf, the handler's answer: err is then nil, as
+// the consumer commits it.
 func RunStream[In, Item any](ctx context.Context, h Handler, handler func(*runtime.Ctx, In, *runtime.Stream[Item]) error, in In) (items []Item, sent []Sent, err error) {
 	h = h.withDefaults()
 	err = h.run(ctx, in, &sent, func(c *runtime.Ctx) error {

@@ -36,17 +36,30 @@ func TestRunStreamReturnsTheItemsInOrderAndEndsTheStream(t *testing.T) {
 	}
 }
 
-func TestRunStreamEndsAFailedStreamWithAnAGDXErrorAndRejects(t *testing.T) {
+func TestRunStreamEndsAFailfStreamWithItsAnswerAndCommits(t *testing.T) {
 	items, sent, err := lasertest.RunStream(t.Context(), lasertest.Handler{Agent: "speller"}, spell, "ab!c")
-	if !errors.Is(err, runtime.ErrRejected) {
-		t.Fatalf("err %v, want the rejection a consumer would park", err)
+	if err != nil {
+		t.Fatalf("err %v, want nil: a Failf is the handler's answer, committed", err)
 	}
 	if len(items) != 2 {
 		t.Fatalf("items %q, want the two sent before the failure", items)
 	}
 	_, aerr := lasertest.Answer[string](sent)
 	var remote *runtime.RemoteError
-	if !errors.As(aerr, &remote) || remote.Code != wire.ErrorToolFailure {
+	if !errors.As(aerr, &remote) || remote.Wire != wire.ErrorToolFailure {
 		t.Fatalf("the stream ended with %v, want the tool-failure error", aerr)
+	}
+}
+
+func TestRunStreamEndsARejectedStreamWithAnAGDXErrorAndRejects(t *testing.T) {
+	refuse := func(_ *runtime.Ctx, in string, out *runtime.Stream[string]) error {
+		return runtime.Reject(errors.New("no prompt"))
+	}
+	_, sent, err := lasertest.RunStream(t.Context(), lasertest.Handler{Agent: "speller"}, refuse, "")
+	if !errors.Is(err, runtime.ErrRejected) {
+		t.Fatalf("err %v, want the rejection a consumer would park", err)
+	}
+	if _, aerr := lasertest.Answer[string](sent); runtime.CodeOf(aerr) != runtime.CodeInvalid {
+		t.Fatalf("the stream ended with %v, want an invalid-request error", aerr)
 	}
 }

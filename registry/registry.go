@@ -17,7 +17,6 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -391,8 +390,9 @@ func (r *Registry) Candidates(skill string) []Entry {
 	return out
 }
 
-// ErrNoCapableAgent reports a capability route that matched no agent.
-var ErrNoCapableAgent = errors.New("registry: no capable agent")
+// ErrNoCapableAgent reports a capability route that matched no agent; its
+// runtime code is CodeNoCapableAgent, so a handler returning it is retried.
+var ErrNoCapableAgent error = runtime.NewError(runtime.CodeNoCapableAgent, "registry: no capable agent", nil)
 
 // PublishCard publishes agent's card on topic (default agent.registry) as
 // a status/card envelope, creating the topic when missing. key, when set,

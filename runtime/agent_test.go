@@ -144,7 +144,7 @@ func TestRemoteErrorReachesTheCaller(t *testing.T) {
 		})})
 	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
 	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Code != wire.ErrorInvalidRequest || re.Message != "card declined" || re.From != "billing" || re.Retryable {
+	if !errors.As(err, &re) || re.Wire != wire.ErrorInvalidRequest || re.Message != "card declined" || re.From != "billing" || re.Retryable {
 		t.Fatalf("err = %#v", err)
 	}
 }

@@ -102,7 +102,7 @@ func TestClientAnswerWithAnErrorIsARemoteErrorToTheCaller(t *testing.T) {
 	}
 	got := recv(t, outcome, "request outcome")
 	var remote *runtime.RemoteError
-	if !errors.As(got.err, &remote) || remote.Code != wire.ErrorUnauthorized || remote.Message != "no" {
+	if !errors.As(got.err, &remote) || remote.Wire != wire.ErrorUnauthorized || remote.Message != "no" {
 		t.Fatalf("err = %v, want a RemoteError unauthorized: no", got.err)
 	}
 }

@@ -43,7 +43,7 @@ func hostileError(kind uint8, text string) error {
 	case 1:
 		return errors.New(text)
 	case 2:
-		return &Error{Code: CodeRejected, Answer: wire.ErrorInvalidRequest, Err: errors.New(text)}
+		return Failf(wire.ErrorInvalidRequest, "%s", text)
 	case 3:
 		return &Error{Code: CodeRejected, Msg: text, Err: errors.New(text)}
 	case 4:

@@ -25,9 +25,11 @@
 // uncommitted, so nothing is lost.
 //
 // Handlers return nil, a plain error (retried with exponential backoff,
-// then parked as retry_exhausted), or a permanent error from Reject,
-// Rejectf or Failf (parked as rejected at once, except a Failf answered to
-// a waiting caller, which is a handled request and committed). Time and ids
+// then parked as retry_exhausted), or a permanent error from Reject or
+// Failf (parked as rejected at once, except a Failf answered to a waiting
+// caller, which is a handled request and committed). One Code describes
+// local and remote failures alike (CodeOf); docs/errors.md is the table of
+// which to use when and what each does to a message. Time and ids
 // come from an injectable Clock and IDSource; package lasertest has a clock
 // that drives tests without sleeping, and runs a handler on one message
 // without a log.

@@ -40,9 +40,9 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 // Reject, an undecodable body) is returned after the answer, so the consumer
 // parks the message as rejected.
 //
-// The error code is the err's Answer (see Failf); otherwise cancellation
-// maps to cancelled, a deadline to deadline exceeded, a rejection to invalid
-// request and anything else to internal.
+// The error code is the one Failf was given, otherwise the one the err's
+// Code maps to (a rejection to invalid request, a deadline to deadline
+// exceeded, ...; docs/errors.md), or a relayed *RemoteError's own.
 func FailRequest(c *Ctx, err error) error {
 	answered, ferr := answerFailure(c, err)
 	if answered && isAnswer(err) {
@@ -70,7 +70,7 @@ func answerFailure(c *Ctx, err error) (answered bool, _ error) {
 // with (Failf), rather than input it refuses to handle.
 func isAnswer(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Code == CodeRejected && e.Answer != 0
+	return errors.As(err, &e) && e.answer
 }
 
 // RejectUnknownOperation is for generated code: a generated dispatcher
@@ -90,7 +90,7 @@ func RejectUnknownOperation(c *Ctx, agent string) error {
 	if _, ok := c.correlation(); !ok {
 		return err
 	}
-	_, err = answerFailure(c, &Error{Code: CodeRejected, Answer: wire.ErrorUnsupported, Err: err})
+	_, err = answerFailure(c, &Error{Code: CodeRejected, wire: wire.ErrorUnsupported, Err: err})
 	return err
 }
 
@@ -110,14 +110,18 @@ func OpenTypedStream[T any](c *Ctx, ct wire.ContentType) (*Stream[T], error) {
 // ends it with an AGDX error on the channel (its code chosen as FailRequest
 // does, retryable as err is), so the caller stops at once with a
 // *RemoteError; the handler is not run again, since a rerun would stream its
-// answer a second time, and the error is returned as a rejection for the
-// consumer to dead-letter.
+// answer a second time. A Failf error is the handler's answer, as in a
+// request: once sent the message was handled and FinishStream returns nil.
+// Any other error is returned as a rejection for the consumer to dead-letter.
 func FinishStream[T any](s *Stream[T], err error) error {
 	if err == nil {
 		return s.w.Close()
 	}
 	if ferr := s.w.Fail(answerCode(err), err.Error(), IsRetryable(err)); ferr != nil {
 		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("ending the stream failed: %w", ferr))}
+	}
+	if isAnswer(err) {
+		return nil
 	}
 	return Reject(err)
 }
@@ -131,9 +135,9 @@ func unknownOperation(agent string, kind wire.Kind, op string) error {
 		return nil
 	}
 	if op == "" {
-		return Rejectf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind))
+		return Reject(fmt.Errorf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind)))
 	}
-	return Rejectf("agent %s has no handler for %s operation %q", agent, kindOrPlain(kind), op)
+	return Reject(fmt.Errorf("agent %s has no handler for %s operation %q", agent, kindOrPlain(kind), op))
 }
 
 func kindOrPlain(k wire.Kind) string {

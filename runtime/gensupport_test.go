@@ -32,11 +32,11 @@ func TestAnswerCodeMapsErrorClasses(t *testing.T) {
 
 func TestFailfIsPermanentRejectedAndCarriesItsAnswer(t *testing.T) {
 	cause := errors.New("ledger closed")
-	err := error(&Error{Code: CodeRejected, Answer: wire.ErrorToolFailure, Err: cause})
+	err := Failf(wire.ErrorToolFailure, "%w", cause)
 	if IsRetryable(err) || !errors.Is(err, cause) || err.Error() != "ledger closed" {
 		t.Fatalf("failure: retryable %v, is cause %v, text %q", IsRetryable(err), errors.Is(err, cause), err)
 	}
-	if !errors.Is(err, ErrRejected) || CodeOf(err) != CodeRejected || answerCode(err) != wire.ErrorToolFailure {
+	if !errors.Is(err, ErrRejected) || CodeOf(err) != CodeToolFailure || answerCode(err) != wire.ErrorToolFailure {
 		t.Fatalf("Failf: is rejected %v, code %s, answer %s", errors.Is(err, ErrRejected), CodeOf(err), answerCode(err))
 	}
 }

@@ -132,7 +132,7 @@ func (c *Consumer) middleware() []Middleware {
 // installHooks builds the attempt chain and finds the observers.
 func (c *Consumer) installHooks() {
 	mws := c.middleware()
-	c.hooks.chain = attemptChain(mws, c.cfg.Handler.Handle)
+	c.hooks.chain = attemptChain(mws, answeringFailf(c.cfg.Handler.Handle))
 	for _, mw := range mws {
 		if o, ok := mw.(RecordObserver); ok {
 			c.hooks.observers = append(c.hooks.observers, o)

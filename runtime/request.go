@@ -10,9 +10,13 @@ import (
 )
 
 // RemoteError is an AGDX error reply: the remote agent failed the request.
+// Its Code is the one its wire code maps to, so CodeOf reads a remote
+// failure as it would the same failure here (CodeRemote for a wire code this
+// module does not know); Wire keeps the code as it was received.
 type RemoteError struct {
 	From      string // the agent that failed
-	Code      wire.ErrorCode
+	Code      Code
+	Wire      wire.ErrorCode
 	Message   string
 	Retryable bool
 	Detail    wire.Metadata
@@ -24,9 +28,9 @@ func (e *RemoteError) Error() string {
 		msg = "request failed"
 	}
 	if e.From != "" {
-		return fmt.Sprintf("%s: %s (%s)", e.From, msg, e.Code)
+		return fmt.Sprintf("%s: %s (%s)", e.From, msg, e.Wire)
 	}
-	return fmt.Sprintf("%s (%s)", msg, e.Code)
+	return fmt.Sprintf("%s (%s)", msg, e.Wire)
 }
 
 // remoteError returns the RemoteError an AGDX error reply carries.
@@ -34,15 +38,16 @@ func remoteError(m *Message) error {
 	if m.Envelope == nil || m.Envelope.Kind != wire.KindError {
 		return nil
 	}
-	re := &RemoteError{From: string(m.Envelope.Source), Code: wire.ErrorInternal}
+	re := &RemoteError{From: string(m.Envelope.Source), Wire: wire.ErrorInternal}
 	if body, err := wire.DecodeErrorBody(m.Envelope.Body); err == nil {
-		re.Code, re.Retryable, re.Detail = body.Code, body.Retryable, body.Detail
+		re.Wire, re.Retryable, re.Detail = body.Code, body.Retryable, body.Detail
 		if body.Message != nil {
 			re.Message = *body.Message
 		}
 	} else {
 		re.Message = "undecodable error body: " + err.Error()
 	}
+	re.Code = codeOfWire(re.Wire)
 	return re
 }
 

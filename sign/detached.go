@@ -31,7 +31,7 @@ func detachedInput(domain string, parts [][]byte) []byte {
 // in a header beside what they sign.
 func (k *Key) SignDetached(domain string, parts ...[]byte) ([]byte, error) {
 	if len(k.priv) != ed25519.PrivateKeySize {
-		return nil, ErrNoKey
+		return nil, errNoKey
 	}
 	sig := append(make([]byte, 0, DetachedLen), k.id[:]...)
 	return append(sig, ed25519.Sign(k.priv, detachedInput(domain, parts))...), nil

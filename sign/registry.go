@@ -66,8 +66,8 @@ var (
 	ErrBadSignature = errors.New("sign: bad signature")
 )
 
-// ErrInvalidKeyRecord reports a key record that cannot be enrolled.
-var ErrInvalidKeyRecord = errors.New("sign: invalid key record")
+// errInvalidKeyRecord reports a key record that cannot be enrolled.
+var errInvalidKeyRecord = errors.New("sign: invalid key record")
 
 type windowError struct{ msg string }
 
@@ -101,7 +101,7 @@ var ErrSourceMismatch = errors.New("sign: envelope source is not the signing pri
 // and free of control characters, as an envelope source is.
 func (r *Registry) AllowSource(principal string, agents ...string) error {
 	if principal == "" {
-		return fmt.Errorf("%w: empty principal", ErrInvalidKeyRecord)
+		return fmt.Errorf("%w: empty principal", errInvalidKeyRecord)
 	}
 	for _, a := range agents {
 		if _, err := wire.ParseAgentID(a); err != nil {
@@ -158,13 +158,13 @@ func (r *Registry) EnrollOperator(principal string, pub ed25519.PublicKey) error
 func (r *Registry) EnrollRecord(rec KeyRecord) error {
 	switch {
 	case len(rec.Public) != ed25519.PublicKeySize:
-		return fmt.Errorf("%w: public key is %d bytes, want %d", ErrInvalidKeyRecord, len(rec.Public), ed25519.PublicKeySize)
+		return fmt.Errorf("%w: public key is %d bytes, want %d", errInvalidKeyRecord, len(rec.Public), ed25519.PublicKeySize)
 	case rec.Principal == "":
-		return fmt.Errorf("%w: empty principal", ErrInvalidKeyRecord)
+		return fmt.Errorf("%w: empty principal", errInvalidKeyRecord)
 	case rec.Kind != KindAgent && rec.Kind != KindOperator:
-		return fmt.Errorf("%w: kind %q", ErrInvalidKeyRecord, rec.Kind)
+		return fmt.Errorf("%w: kind %q", errInvalidKeyRecord, rec.Kind)
 	case rec.ValidToMicros != nil && *rec.ValidToMicros <= rec.ValidFromMicros:
-		return fmt.Errorf("%w: valid_to %d is not after valid_from %d", ErrInvalidKeyRecord, *rec.ValidToMicros, rec.ValidFromMicros)
+		return fmt.Errorf("%w: valid_to %d is not after valid_from %d", errInvalidKeyRecord, *rec.ValidToMicros, rec.ValidFromMicros)
 	}
 	rec.Public = append(ed25519.PublicKey(nil), rec.Public...)
 	if rec.ValidToMicros != nil {

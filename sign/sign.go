@@ -21,8 +21,8 @@ import (
 // KeyIDLen is the length of a key id.
 const KeyIDLen = wire.Ed25519KeyIDLen
 
-// ErrBadSeed reports a seed that is not 32 bytes.
-var ErrBadSeed = errors.New("sign: ed25519 seed must be 32 bytes")
+// errBadSeed reports a seed that is not 32 bytes.
+var errBadSeed = errors.New("sign: ed25519 seed must be 32 bytes")
 
 // Key is an Ed25519 signing key with its derived key id.
 type Key struct {
@@ -39,13 +39,13 @@ func NewKey(seed [ed25519.SeedSize]byte) *Key {
 // KeyFromSeed derives a signing key from a seed slice, which must be 32 bytes.
 func KeyFromSeed(seed []byte) (*Key, error) {
 	if len(seed) != ed25519.SeedSize {
-		return nil, fmt.Errorf("%w, got %d", ErrBadSeed, len(seed))
+		return nil, fmt.Errorf("%w, got %d", errBadSeed, len(seed))
 	}
 	return NewKey([ed25519.SeedSize]byte(seed)), nil
 }
 
-// ErrNoKey reports a Key that was not built by NewKey or KeyFromSeed.
-var ErrNoKey = errors.New("sign: key is not initialised (use NewKey or KeyFromSeed)")
+// errNoKey reports a Key that was not built by NewKey or KeyFromSeed.
+var errNoKey = errors.New("sign: key is not initialised (use NewKey or KeyFromSeed)")
 
 // Public returns the 32-byte verifying key (nil for an uninitialised Key).
 func (k *Key) Public() ed25519.PublicKey {
@@ -87,7 +87,7 @@ func SigningInput(env *wire.Envelope, ctx *wire.SignatureContext) ([]byte, error
 // any earlier one. Publishers should bind wire.NewSignatureContext(ct, 1).
 func (k *Key) Sign(env *wire.Envelope, ctx *wire.SignatureContext) error {
 	if len(k.priv) != ed25519.PrivateKeySize {
-		return ErrNoKey
+		return errNoKey
 	}
 	input, err := SigningInput(env, ctx)
 	if err != nil {

@@ -16,11 +16,11 @@ const (
 	BodyRefDigestLen    = 32
 )
 
-// ErrInvalidCard reports an agent card or body reference that breaks its rules.
-var ErrInvalidCard = errors.New("wire: invalid agent card")
+// errInvalidCard reports an agent card or body reference that breaks its rules.
+var errInvalidCard = errors.New("wire: invalid agent card")
 
-// ErrInvalidBodyRef reports a claim-check reference that breaks its rules.
-var ErrInvalidBodyRef = errors.New("wire: invalid body reference")
+// errInvalidBodyRef reports a claim-check reference that breaks its rules.
+var errInvalidBodyRef = errors.New("wire: invalid body reference")
 
 // Health is a capability's advertised health; unknown codes pass through.
 type Health uint8
@@ -70,7 +70,7 @@ func (c *ContentReference) appendCBOR(b []byte) ([]byte, error) {
 		return appendText(b, *c.SchemaID), nil
 	}
 	if !c.ContentType.Known() {
-		return b, fmt.Errorf("%w content ref: %w code %d has no name", ErrEncode, ErrUnknownContentType, c.ContentType)
+		return b, fmt.Errorf("%w content ref: %w code %d has no name", ErrEncode, errUnknownContentType, c.ContentType)
 	}
 	b = append(b, "\x6ccontent_type"...)
 	return appendText(b, c.ContentType.String()), nil
@@ -91,7 +91,7 @@ func (c *ContentReference) decode(r *reader) error {
 		return err
 	}
 	if indef || n != 1 {
-		return fmt.Errorf("%w: a content ref is a definite map of one entry", ErrMalformed)
+		return fmt.Errorf("%w: a content ref is a definite map of one entry", errMalformed)
 	}
 	key, err := r.key()
 	if err != nil {
@@ -119,7 +119,7 @@ func (c *ContentReference) decode(r *reader) error {
 		}
 		c.SchemaID = &s
 	default:
-		return fmt.Errorf("%w: unknown content ref variant %q", ErrMalformed, key)
+		return fmt.Errorf("%w: unknown content ref variant %q", errMalformed, key)
 	}
 	r.leave()
 	return nil
@@ -358,7 +358,7 @@ func (c *AgentCard) decode(r *reader) error {
 					return err
 				}
 				if len(p) > 0 {
-					return fmt.Errorf("%w: capabilities as a non-empty byte string", ErrMalformed)
+					return fmt.Errorf("%w: capabilities as a non-empty byte string", errMalformed)
 				}
 				c.Capabilities = nil
 				return nil
@@ -391,15 +391,15 @@ func (c *AgentCard) decode(r *reader) error {
 func (c *AgentCard) Validate() error {
 	switch {
 	case len(c.Name) > MaxCardTextBytes:
-		return fmt.Errorf("%w: name is %d bytes, max %d", ErrInvalidCard, len(c.Name), MaxCardTextBytes)
+		return fmt.Errorf("%w: name is %d bytes, max %d", errInvalidCard, len(c.Name), MaxCardTextBytes)
 	case len(c.Version) > MaxCardTextBytes:
-		return fmt.Errorf("%w: version is %d bytes, max %d", ErrInvalidCard, len(c.Version), MaxCardTextBytes)
+		return fmt.Errorf("%w: version is %d bytes, max %d", errInvalidCard, len(c.Version), MaxCardTextBytes)
 	case len(c.Capabilities) > MaxCardCapabilities:
-		return fmt.Errorf("%w: %d capabilities, max %d", ErrInvalidCard, len(c.Capabilities), MaxCardCapabilities)
+		return fmt.Errorf("%w: %d capabilities, max %d", errInvalidCard, len(c.Capabilities), MaxCardCapabilities)
 	}
 	for i, d := range c.Capabilities {
 		if d.SkillID == "" || len(d.SkillID) > MaxCardTextBytes {
-			return fmt.Errorf("%w: capability %d: skill_id is %d bytes, want 1..%d", ErrInvalidCard, i, len(d.SkillID), MaxCardTextBytes)
+			return fmt.Errorf("%w: capability %d: skill_id is %d bytes, want 1..%d", errInvalidCard, i, len(d.SkillID), MaxCardTextBytes)
 		}
 	}
 	return nil
@@ -496,10 +496,10 @@ func (b *BodyRef) decode(r *reader) error {
 // Validate checks a reference of 1..1024 bytes and a 32-byte digest.
 func (b *BodyRef) Validate() error {
 	if b.Reference == "" || len(b.Reference) > MaxBodyRefBytes {
-		return fmt.Errorf("%w: reference is %d bytes, want 1..%d", ErrInvalidBodyRef, len(b.Reference), MaxBodyRefBytes)
+		return fmt.Errorf("%w: reference is %d bytes, want 1..%d", errInvalidBodyRef, len(b.Reference), MaxBodyRefBytes)
 	}
 	if len(b.SHA256) != BodyRefDigestLen {
-		return fmt.Errorf("%w: sha256 is %d bytes, want %d", ErrInvalidBodyRef, len(b.SHA256), BodyRefDigestLen)
+		return fmt.Errorf("%w: sha256 is %d bytes, want %d", errInvalidBodyRef, len(b.SHA256), BodyRefDigestLen)
 	}
 	return nil
 }

@@ -43,24 +43,24 @@ const MaxNestingDepth = 256
 // ErrDecode matches every decoding failure of this package (errors.Is).
 var ErrDecode = errors.New("wire: decode failed")
 
-// ErrTrailingBytes reports input that holds more than one CBOR data item.
-var ErrTrailingBytes = errors.New("wire: trailing bytes after the CBOR value")
+// errTrailingBytes reports input that holds more than one CBOR data item.
+var errTrailingBytes = errors.New("wire: trailing bytes after the CBOR value")
 
-// ErrMalformed reports input that is not well-formed CBOR.
-var ErrMalformed = errors.New("wire: malformed CBOR")
+// errMalformed reports input that is not well-formed CBOR.
+var errMalformed = errors.New("wire: malformed CBOR")
 
 // The shapes the reference accepts and this package refuses on purpose
 // (docs/wire.md), each its own error so the differential test can tell a
 // documented refusal from a disagreement; the fourth is
 // errDuplicateMetadataKey.
 var (
-	errTwoByteSimple = fmt.Errorf("%w: a simple value below 32 in two bytes (RFC 8949 §3.3)", ErrMalformed)
-	errNestedChunk   = fmt.Errorf("%w: an indefinite string's chunk is itself indefinite (RFC 8949 §3.2.3)", ErrMalformed)
+	errTwoByteSimple = fmt.Errorf("%w: a simple value below 32 in two bytes (RFC 8949 §3.3)", errMalformed)
+	errNestedChunk   = fmt.Errorf("%w: an indefinite string's chunk is itself indefinite (RFC 8949 §3.2.3)", errMalformed)
 	// errAmbiguousEnum: an enum in a form the reference reads by leaving
 	// part of it in the stream, to be read as what follows: a map for a
 	// unit enum (kind, content type), a bare name for one with data (a
 	// content ref).
-	errAmbiguousEnum = fmt.Errorf("%w: an enum in a form the reference reads ambiguously", ErrMalformed)
+	errAmbiguousEnum = fmt.Errorf("%w: an enum in a form the reference reads ambiguously", errMalformed)
 )
 
 // DecodeError locates a decoding failure: which type, which field (empty for
@@ -80,7 +80,7 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("wire: decode %s: field %q at byte %d: %v", e.Type, e.Field, e.Offset, e.Err)
 }
 
-// Unwrap exposes the cause, such as ErrBadAgentID or ErrUnknownKind.
+// Unwrap exposes the cause, such as an invalid agent id or an unknown kind.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Is makes every DecodeError match ErrDecode.
@@ -284,7 +284,7 @@ func newReader(b []byte, shareText bool) reader {
 }
 
 func (r *reader) errf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{errMalformed}, args...)...)
 }
 
 // head reads one head. For majors 2..5 indefinite reports additional info 31.
@@ -374,7 +374,7 @@ func majorName(m byte) string {
 
 func (r *reader) want(got, want byte) error {
 	if got != want {
-		return fmt.Errorf("%w: got %s, want %s", ErrMalformed, majorName(got), majorName(want))
+		return fmt.Errorf("%w: got %s, want %s", errMalformed, majorName(got), majorName(want))
 	}
 	return nil
 }
@@ -408,12 +408,12 @@ func (r *reader) uint(max uint64) (uint64, error) {
 			}
 		case majorUint:
 		case majorNeg:
-			return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", ErrMalformed)
+			return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", errMalformed)
 		default:
 			return 0, r.want(m, majorUint)
 		}
 		if v > max {
-			return 0, fmt.Errorf("%w: %d is out of range (max %d)", ErrMalformed, v, max)
+			return 0, fmt.Errorf("%w: %d is out of range (max %d)", errMalformed, v, max)
 		}
 		return v, nil
 	}
@@ -437,9 +437,9 @@ func (r *reader) bignum(negative bool) (uint64, error) {
 	case len(p) > maxBignumBytes:
 		return 0, r.errf("bignum of %d bytes, max %d", len(p), maxBignumBytes)
 	case negative:
-		return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", ErrMalformed)
+		return 0, fmt.Errorf("%w: a negative integer, want an unsigned one", errMalformed)
 	case len(p) > 8:
-		return 0, fmt.Errorf("%w: bignum of %d bytes is out of range", ErrMalformed, len(p))
+		return 0, fmt.Errorf("%w: bignum of %d bytes is out of range", errMalformed, len(p))
 	}
 	var v uint64
 	for _, c := range p {
@@ -544,7 +544,7 @@ func (r *reader) text() ([]byte, error) {
 		return nil, err
 	}
 	if !validUTF8(p) {
-		return nil, fmt.Errorf("%w: text is not valid UTF-8", ErrMalformed)
+		return nil, fmt.Errorf("%w: text is not valid UTF-8", errMalformed)
 	}
 	return p, nil
 }
@@ -639,7 +639,7 @@ func (r *reader) id() (ID, error) {
 		return ID{}, err
 	}
 	if len(p) != len(ID{}) {
-		return ID{}, fmt.Errorf("%w: id is %d bytes, want 16", ErrMalformed, len(p))
+		return ID{}, fmt.Errorf("%w: id is %d bytes, want 16", errMalformed, len(p))
 	}
 	return ID(p), nil
 }
@@ -702,7 +702,7 @@ func (r *reader) definite(m byte) ([]byte, error) {
 		return nil, r.errf("%s of %d bytes, max %d", majorName(m), len(p), maxIdentifierBytes)
 	}
 	if m == majorText && !validUTF8(p) {
-		return nil, fmt.Errorf("%w: text is not valid UTF-8", ErrMalformed)
+		return nil, fmt.Errorf("%w: text is not valid UTF-8", errMalformed)
 	}
 	return p, nil
 }
@@ -857,8 +857,8 @@ func (r *reader) float() (float64, error) {
 // key twice.
 var ErrDuplicateKey = errors.New("wire: duplicate map key")
 
-// ErrMissingField reports a required struct field that is absent.
-var ErrMissingField = errors.New("wire: missing required field")
+// errMissingField reports a required struct field that is absent.
+var errMissingField = errors.New("wire: missing required field")
 
 // fieldSet tracks which struct fields a map has supplied.
 type fieldSet uint32
@@ -877,7 +877,7 @@ func (s fieldSet) has(i int) bool { return s&(1<<i) != 0 }
 func (s fieldSet) require(pairs ...any) error {
 	for j := 0; j+1 < len(pairs); j += 2 {
 		if !s.has(pairs[j].(int)) {
-			return fmt.Errorf("%w %q", ErrMissingField, pairs[j+1].(string))
+			return fmt.Errorf("%w %q", errMissingField, pairs[j+1].(string))
 		}
 	}
 	return nil
@@ -909,7 +909,7 @@ func (r *reader) structMap(fn func(key []byte) error) error {
 // trailing bytes after a successful decode.
 func (r *reader) finish(typ string, err error) error {
 	if err == nil && r.i != len(r.b) {
-		err = fmt.Errorf("%w: %d byte(s)", ErrTrailingBytes, len(r.b)-r.i)
+		err = fmt.Errorf("%w: %d byte(s)", errTrailingBytes, len(r.b)-r.i)
 	}
 	if err == nil {
 		return nil

@@ -161,8 +161,8 @@ func TestReaderRejectsMalformed(t *testing.T) {
 		r := reader{b: mustHex(t, in)}
 		if err := r.skip(); err == nil {
 			t.Errorf("%s: skip accepted %s", name, in)
-		} else if !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: error %v does not match ErrMalformed", name, err)
+		} else if !errors.Is(err, errMalformed) {
+			t.Errorf("%s: error %v does not match errMalformed", name, err)
 		}
 	}
 }

@@ -279,7 +279,7 @@ func (e *Envelope) checkEncodable() error {
 		return fmt.Errorf("%w envelope: %s: %w", ErrEncode, field, err)
 	}
 	if !e.Kind.Known() {
-		return fail("kind", fmt.Errorf("%w %q", ErrUnknownKind, e.Kind))
+		return fail("kind", fmt.Errorf("%w %q", errUnknownKind, e.Kind))
 	}
 	if err := e.Source.Validate(); err != nil {
 		return fail("source", err)
@@ -481,7 +481,7 @@ func (st *envelopeStorage) field(r *reader, f int) error {
 		}
 		k, ok := kindOf(p)
 		if !ok {
-			return fmt.Errorf("%w %q", ErrUnknownKind, p)
+			return fmt.Errorf("%w %q", errUnknownKind, p)
 		}
 		e.Kind = k
 	case fRecord:

@@ -18,3 +18,22 @@ func DocumentedRefusal(err error) string {
 	}
 	return ""
 }
+
+// Sentinels this package keeps unexported, named for its external tests.
+var (
+	ErrMissingField        = errMissingField
+	ErrBadIdempotencyKey   = errBadIdempotencyKey
+	ErrBadAgentID          = errBadAgentID
+	ErrInvalidBodyRef      = errInvalidBodyRef
+	ErrInvalidCard         = errInvalidCard
+	ErrUnknownContentType  = errUnknownContentType
+	ErrUnknownKind         = errUnknownKind
+	ErrTrailingBytes       = errTrailingBytes
+	ErrMalformed           = errMalformed
+	ErrBadValue            = errBadValue
+	ErrProvenanceValue     = errProvenanceValue
+	ErrProvenanceTooLarge  = errProvenanceTooLarge
+	ErrBadID               = errBadID
+	ErrBadMessageID        = errBadMessageID
+	ErrMissingConversation = errMissingConversation
+)

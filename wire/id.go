@@ -29,8 +29,8 @@ const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // IDTextLen is the length of an id's Crockford text form.
 const IDTextLen = 26
 
-// ErrBadID reports an id text that is not 26 valid Crockford characters.
-var ErrBadID = errors.New("wire: invalid id text")
+// errBadID reports an id text that is not 26 valid Crockford characters.
+var errBadID = errors.New("wire: invalid id text")
 
 var crockfordIndex = func() (t [256]int8) {
 	for i := range t {
@@ -104,7 +104,7 @@ func ParseID(s string) (ID, error) { return parseID([]byte(s)) }
 
 func parseID(s []byte) (ID, error) {
 	if len(s) != IDTextLen {
-		return ID{}, fmt.Errorf("%w: %q has %d characters, want %d", ErrBadID, s, len(s), IDTextLen)
+		return ID{}, fmt.Errorf("%w: %q has %d characters, want %d", errBadID, s, len(s), IDTextLen)
 	}
 	// Fast path: the 130 bits of text as 10 + 60 + 60, three independent
 	// runs rather than one 128-bit shift chain; any bad digit (a negative
@@ -119,10 +119,10 @@ func parseID(s []byte) (ID, error) {
 	for i, c := range s {
 		v := crockfordIndex[c]
 		if v < 0 {
-			return ID{}, fmt.Errorf("%w: %q has %q at %d", ErrBadID, s, c, i)
+			return ID{}, fmt.Errorf("%w: %q has %q at %d", errBadID, s, c, i)
 		}
 		if i == 0 && v > 7 {
-			return ID{}, fmt.Errorf("%w: %q overflows 128 bits", ErrBadID, s)
+			return ID{}, fmt.Errorf("%w: %q overflows 128 bits", errBadID, s)
 		}
 		hi = hi<<5 | lo>>59
 		lo = lo<<5 | uint64(v)

@@ -32,8 +32,8 @@ func (op MemoryOp) String() string {
 	return fmt.Sprintf("MemoryOp(%d)", uint8(op))
 }
 
-// ErrInvalidMemoryRecord reports a memory record that cannot be encoded.
-var ErrInvalidMemoryRecord = errors.New("wire: invalid memory record")
+// errInvalidMemoryRecord reports a memory record that cannot be encoded.
+var errInvalidMemoryRecord = errors.New("wire: invalid memory record")
 
 // MemoryRecord is one entry of log-backed memory as it rides the memory topic
 // (agent.audit by default), byte-identical to the reference's record: an
@@ -75,7 +75,7 @@ func (m *MemoryRecord) Marshal() ([]byte, error) {
 		b = appendText(appendText(b, "target"), m.ID)
 		b = appendFloat(appendText(b, "weight"), float64(m.Weight))
 	default:
-		return nil, fmt.Errorf("%w: unknown operation %d", ErrInvalidMemoryRecord, m.Op)
+		return nil, fmt.Errorf("%w: unknown operation %d", errInvalidMemoryRecord, m.Op)
 	}
 	return b, nil
 }

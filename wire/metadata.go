@@ -169,7 +169,7 @@ func (m Metadata) appendCBOR(b []byte) ([]byte, error) {
 	b = appendHead(b, majorMap, uint64(len(sorted)))
 	for _, e := range sorted {
 		if !utf8.ValidString(e.Key) {
-			return b, fmt.Errorf("%w: key %q is not valid UTF-8", ErrBadValue, e.Key)
+			return b, fmt.Errorf("%w: key %q is not valid UTF-8", errBadValue, e.Key)
 		}
 		b = appendText(b, e.Key)
 		if b, err = e.Value.appendCBOR(b); err != nil {

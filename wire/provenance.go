@@ -16,8 +16,8 @@ type MessageID struct {
 	Offset    uint64
 }
 
-// ErrBadMessageID reports text that is not a strict "partition:offset".
-var ErrBadMessageID = errors.New("wire: invalid message id")
+// errBadMessageID reports text that is not a strict "partition:offset".
+var errBadMessageID = errors.New("wire: invalid message id")
 
 // String renders "partition:offset".
 func (m MessageID) String() string {
@@ -45,7 +45,7 @@ func ParseMessageID(s string) (MessageID, error) {
 		}
 		return MessageID{Partition: uint32(p), Offset: o}, nil
 	}
-	return MessageID{}, fmt.Errorf("%w %q: want partition:offset", ErrBadMessageID, s)
+	return MessageID{}, fmt.Errorf("%w %q: want partition:offset", errBadMessageID, s)
 }
 
 func strictDecimal(s string, max uint64) (uint64, error) {
@@ -89,13 +89,13 @@ type Provenance struct {
 
 // Provenance header errors.
 var (
-	// ErrProvenanceValue reports a header value that breaks the value rules
+	// errProvenanceValue reports a header value that breaks the value rules
 	// (writing) or cannot be parsed (reading).
-	ErrProvenanceValue = errors.New("wire: invalid provenance header value")
-	// ErrProvenanceTooLarge reports provenance headers over HeaderSoftCap.
-	ErrProvenanceTooLarge = errors.New("wire: provenance headers too large")
-	// ErrMissingConversation reports generic headers without gen_ai.conversation.id.
-	ErrMissingConversation = errors.New("wire: missing gen_ai.conversation.id header")
+	errProvenanceValue = errors.New("wire: invalid provenance header value")
+	// errProvenanceTooLarge reports provenance headers over HeaderSoftCap.
+	errProvenanceTooLarge = errors.New("wire: provenance headers too large")
+	// errMissingConversation reports generic headers without gen_ai.conversation.id.
+	errMissingConversation = errors.New("wire: missing gen_ai.conversation.id header")
 )
 
 // PartitionKey is the conversation's Crockford text.
@@ -116,7 +116,7 @@ func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
 	var num [24]byte
 	add := func(key, value string) error {
 		if err := checkProvenanceValue(value); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrProvenanceValue, key, err)
+			return fmt.Errorf("%w: %s: %w", errProvenanceValue, key, err)
 		}
 		h = append(h, Header{Key: key, Value: StringValue(value)})
 		return nil
@@ -142,7 +142,7 @@ func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
 	var cost string
 	if p.Cost != nil {
 		if math.IsInf(*p.Cost, 0) || math.IsNaN(*p.Cost) {
-			return h[:start], fmt.Errorf("%w: %s: cost must be finite", ErrProvenanceValue, HeaderCost)
+			return h[:start], fmt.Errorf("%w: %s: cost must be finite", errProvenanceValue, HeaderCost)
 		}
 		cost = strconv.FormatFloat(*p.Cost, 'f', -1, 64)
 	}
@@ -151,7 +151,7 @@ func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
 			continue
 		}
 		if err := checkSDKAgentID(a.id); err != nil {
-			return h[:start], fmt.Errorf("%w: %s: %w", ErrProvenanceValue, a.key, err)
+			return h[:start], fmt.Errorf("%w: %s: %w", errProvenanceValue, a.key, err)
 		}
 	}
 	var cause string
@@ -178,7 +178,7 @@ func (p *Provenance) AppendHeaders(h Headers) (Headers, error) {
 		}
 	}
 	if size := h[start:].Size(); size > HeaderSoftCap {
-		return h[:start], fmt.Errorf("%w: %d bytes, cap %d", ErrProvenanceTooLarge, size, HeaderSoftCap)
+		return h[:start], fmt.Errorf("%w: %d bytes, cap %d", errProvenanceTooLarge, size, HeaderSoftCap)
 	}
 	return h, nil
 }
@@ -252,7 +252,7 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		}
 		if seen&bit != 0 {
 			// Which copy would the reference (a map) keep? Refuse rather than guess.
-			return fmt.Errorf("%w: %s appears more than once", ErrProvenanceValue, provenanceKeyName(bit))
+			return fmt.Errorf("%w: %s appears more than once", errProvenanceValue, provenanceKeyName(bit))
 		}
 		seen |= bit
 		if err := value.want(HeaderKindString); err != nil {
@@ -260,7 +260,7 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		}
 		data := value.Data
 		bad := func(err error) error {
-			return fmt.Errorf("%w: %s=%q: %w", ErrProvenanceValue, provenanceKeyName(bit), data, err)
+			return fmt.Errorf("%w: %s=%q: %w", errProvenanceValue, provenanceKeyName(bit), data, err)
 		}
 		if bit&textKeys == 0 {
 			// Parsed in place: the parsers accept ASCII only, so these need
@@ -313,7 +313,7 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		}
 		v := keep(data)
 		if !validUTF8String(v) {
-			return fmt.Errorf("%w: %s: not valid UTF-8", ErrProvenanceValue, provenanceKeyName(bit))
+			return fmt.Errorf("%w: %s: not valid UTF-8", errProvenanceValue, provenanceKeyName(bit))
 		}
 		switch bit {
 		case bitAgent, bitTarget:
@@ -334,7 +334,7 @@ func DecodeProvenanceInto(p *Provenance, h EncodedHeaders, room []byte) error {
 		}
 	}
 	if !haveConv {
-		return ErrMissingConversation
+		return errMissingConversation
 	}
 	return nil
 }

@@ -21,8 +21,8 @@ const (
 	KindError    Kind = "error"
 )
 
-// ErrUnknownKind reports an envelope kind outside the six defined ones.
-var ErrUnknownKind = errors.New("wire: unknown envelope kind")
+// errUnknownKind reports an envelope kind outside the six defined ones.
+var errUnknownKind = errors.New("wire: unknown envelope kind")
 
 // Known reports whether k is one of the six envelope kinds.
 func (k Kind) Known() bool {
@@ -38,7 +38,7 @@ func ParseKind(s string) (Kind, error) {
 	if k, ok := kindOf([]byte(s)); ok {
 		return k, nil
 	}
-	return "", fmt.Errorf("%w %q", ErrUnknownKind, s)
+	return "", fmt.Errorf("%w %q", errUnknownKind, s)
 }
 
 func kindOf(b []byte) (Kind, bool) {
@@ -74,7 +74,7 @@ func CheckSDKAgentID(s string) error { return checkSDKAgentID(s) }
 
 func checkSDKAgentID(s string) error {
 	if len(s) > MaxSDKAgentIDBytes {
-		return fmt.Errorf("%w: %d bytes, max %d", ErrBadAgentID, len(s), MaxSDKAgentIDBytes)
+		return fmt.Errorf("%w: %d bytes, max %d", errBadAgentID, len(s), MaxSDKAgentIDBytes)
 	}
 	return checkAgentID(s)
 }
@@ -83,8 +83,8 @@ func checkSDKAgentID(s string) error {
 // at most 256 bytes with no Unicode control characters (category Cc).
 type AgentID string
 
-// ErrBadAgentID reports an agent id that breaks the AgentID rules.
-var ErrBadAgentID = errors.New("wire: invalid agent id")
+// errBadAgentID reports an agent id that breaks the AgentID rules.
+var errBadAgentID = errors.New("wire: invalid agent id")
 
 // ParseAgentID validates s as an agent id.
 func ParseAgentID(s string) (AgentID, error) {
@@ -100,9 +100,9 @@ func (a AgentID) Validate() error { return checkAgentID(string(a)) }
 func checkAgentID(s string) error {
 	switch {
 	case s == "":
-		return fmt.Errorf("%w: empty", ErrBadAgentID)
+		return fmt.Errorf("%w: empty", errBadAgentID)
 	case len(s) > MaxAgentIDBytes:
-		return fmt.Errorf("%w: %d bytes, max %d", ErrBadAgentID, len(s), MaxAgentIDBytes)
+		return fmt.Errorf("%w: %d bytes, max %d", errBadAgentID, len(s), MaxAgentIDBytes)
 	}
 	if printableASCII(s) {
 		return nil // the common case, without decoding runes
@@ -110,12 +110,12 @@ func checkAgentID(s string) error {
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
-				return fmt.Errorf("%w: not valid UTF-8", ErrBadAgentID)
+				return fmt.Errorf("%w: not valid UTF-8", errBadAgentID)
 			}
 		}
 		// Unicode Cc is exactly C0, DEL and C1; the reference rejects all three.
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-			return fmt.Errorf("%w: control character %U at byte %d", ErrBadAgentID, r, i)
+			return fmt.Errorf("%w: control character %U at byte %d", errBadAgentID, r, i)
 		}
 	}
 	return nil
@@ -138,8 +138,8 @@ const MaxIdempotencyKeyBytes = 64
 // IdempotencyKey deduplicates retried effects: 1..64 bytes of UTF-8.
 type IdempotencyKey string
 
-// ErrBadIdempotencyKey reports an empty or over-long idempotency key.
-var ErrBadIdempotencyKey = errors.New("wire: invalid idempotency key")
+// errBadIdempotencyKey reports an empty or over-long idempotency key.
+var errBadIdempotencyKey = errors.New("wire: invalid idempotency key")
 
 // ParseIdempotencyKey validates s as an idempotency key.
 func ParseIdempotencyKey(s string) (IdempotencyKey, error) {
@@ -155,11 +155,11 @@ func (k IdempotencyKey) Validate() error { return checkIdempotencyKey(string(k))
 func checkIdempotencyKey(s string) error {
 	switch {
 	case s == "":
-		return fmt.Errorf("%w: empty", ErrBadIdempotencyKey)
+		return fmt.Errorf("%w: empty", errBadIdempotencyKey)
 	case len(s) > MaxIdempotencyKeyBytes:
-		return fmt.Errorf("%w: %d bytes, max %d", ErrBadIdempotencyKey, len(s), MaxIdempotencyKeyBytes)
+		return fmt.Errorf("%w: %d bytes, max %d", errBadIdempotencyKey, len(s), MaxIdempotencyKeyBytes)
 	case !validUTF8String(s):
-		return fmt.Errorf("%w: not valid UTF-8", ErrBadIdempotencyKey)
+		return fmt.Errorf("%w: not valid UTF-8", errBadIdempotencyKey)
 	}
 	return nil
 }
@@ -220,8 +220,8 @@ const (
 
 var contentTypeNames = [...]string{"raw", "json", "msgpack", "cbor", "bson", "avro", "protobuf", "arrow", "ref"}
 
-// ErrUnknownContentType reports a content-type name outside the defined set.
-var ErrUnknownContentType = errors.New("wire: unknown content type")
+// errUnknownContentType reports a content-type name outside the defined set.
+var errUnknownContentType = errors.New("wire: unknown content type")
 
 // Known reports whether c is a defined code.
 func (c ContentType) Known() bool { return int(c) < len(contentTypeNames) || c == ContentAny }
@@ -248,7 +248,7 @@ func ParseContentType(name string) (ContentType, error) {
 	if name == "any" {
 		return ContentAny, nil
 	}
-	return 0, fmt.Errorf("%w %q", ErrUnknownContentType, name)
+	return 0, fmt.Errorf("%w %q", errUnknownContentType, name)
 }
 
 // LogPositionLen is the byte length of an encoded LogPosition.
@@ -281,7 +281,7 @@ func (p LogPosition) Bytes() [LogPositionLen]byte {
 // LogPositionFromBytes parses the 20-byte wire form.
 func LogPositionFromBytes(b []byte) (LogPosition, error) {
 	if len(b) != LogPositionLen {
-		return LogPosition{}, fmt.Errorf("%w: log position is %d bytes, want %d", ErrMalformed, len(b), LogPositionLen)
+		return LogPosition{}, fmt.Errorf("%w: log position is %d bytes, want %d", errMalformed, len(b), LogPositionLen)
 	}
 	return LogPosition{
 		StreamID:    binary.BigEndian.Uint32(b[0:]),

@@ -57,8 +57,8 @@ func (v Value) items() []Value {
 // listOf makes a List value holding items as they are.
 func listOf(items []Value) Value { return Value{kind: ValueList, list: &items} }
 
-// ErrBadValue reports a metadata value the encoder or decoder cannot carry.
-var ErrBadValue = errors.New("wire: invalid metadata value")
+// errBadValue reports a metadata value the encoder or decoder cannot carry.
+var errBadValue = errors.New("wire: invalid metadata value")
 
 // StrValue is a text value.
 func StrValue(s string) Value { return Value{kind: ValueStr, str: s} }
@@ -195,7 +195,7 @@ func (v Value) appendNested(b []byte, depth int) ([]byte, error) {
 		return append(b, cborNull), nil
 	case ValueStr:
 		if !utf8.ValidString(v.str) {
-			return b, fmt.Errorf("%w: text is not valid UTF-8", ErrBadValue)
+			return b, fmt.Errorf("%w: text is not valid UTF-8", errBadValue)
 		}
 		return appendText(b, v.str), nil
 	case ValueInt:
@@ -208,7 +208,7 @@ func (v Value) appendNested(b []byte, depth int) ([]byte, error) {
 		return appendBool(b, v.num != 0), nil
 	case ValueList:
 		if depth >= maxValueNesting {
-			return b, fmt.Errorf("%w: lists nested deeper than %d", ErrBadValue, maxValueNesting)
+			return b, fmt.Errorf("%w: lists nested deeper than %d", errBadValue, maxValueNesting)
 		}
 		b = appendHead(b, majorArray, uint64(len(v.items())))
 		var err error
@@ -219,7 +219,7 @@ func (v Value) appendNested(b []byte, depth int) ([]byte, error) {
 		}
 		return b, nil
 	}
-	return b, fmt.Errorf("%w: unknown variant %d", ErrBadValue, v.kind)
+	return b, fmt.Errorf("%w: unknown variant %d", errBadValue, v.kind)
 }
 
 // MarshalCBOR encodes the value as its bare CBOR item.
@@ -251,7 +251,7 @@ func (v *Value) decode(r *reader) error {
 			return err
 		}
 		if !validUTF8(p) {
-			return fmt.Errorf("%w: a byte string that is not UTF-8 matches no variant", ErrBadValue)
+			return fmt.Errorf("%w: a byte string that is not UTF-8 matches no variant", errBadValue)
 		}
 		*v = Value{kind: ValueStr, str: r.intern(p)}
 		return nil
@@ -266,7 +266,7 @@ func (v *Value) decode(r *reader) error {
 	case majorNeg:
 		_, n, _, err := r.head()
 		if err == nil && n > math.MaxInt64 {
-			return fmt.Errorf("%w: negative integer below int64", ErrBadValue)
+			return fmt.Errorf("%w: negative integer below int64", errBadValue)
 		}
 		*v = Value{kind: ValueInt, num: ^n}
 		return err
@@ -308,9 +308,9 @@ func (v *Value) decode(r *reader) error {
 				return err
 			}
 		}
-		return fmt.Errorf("%w: simple value 0x%02x", ErrBadValue, ib)
+		return fmt.Errorf("%w: simple value 0x%02x", errBadValue, ib)
 	}
-	return fmt.Errorf("%w: a %s matches no variant", ErrBadValue, majorName(ib&0xe0))
+	return fmt.Errorf("%w: a %s matches no variant", errBadValue, majorName(ib&0xe0))
 }
 
 func (v Value) clone() Value {

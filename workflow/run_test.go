@@ -127,9 +127,9 @@ func TestAllCapableStepCountsEveryReplysTokens(t *testing.T) {
 	)
 	wf.Budget.Tokens = 200
 	_, err := wf.Run(w.Ctx, w.Client)
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if !errors.As(err, &be) || be.Ceiling != "tokens" || be.Spent != 220 {
-		t.Fatalf("run: %v, want a tokens BudgetExceeded spending 220 (2 × 110) of 200", err)
+		t.Fatalf("run: %v, want a tokens BudgetExceededError spending 220 (2 × 110) of 200", err)
 	}
 	if len(w.Handled("editor")) != 0 {
 		t.Fatal("a step ran after the token budget was spent")

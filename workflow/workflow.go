@@ -4,7 +4,7 @@
 // already completed, budgets, output verification, and compensations run
 // in reverse when a step fails. A run whose context ends is stopped, not
 // failed: nothing is compensated, and running again with its RunID
-// resumes it (see Stopped).
+// resumes it (see StoppedError).
 //
 // Unlike the reference runtime, which runs steps strictly one after
 // another, independent steps run concurrently: a step starts as soon as
@@ -44,21 +44,22 @@ const (
 )
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
-// duplicate step, a broadcast step, a route that can never resolve.
-var ErrInvalid = errors.New("workflow: invalid")
+// duplicate step, a broadcast step, a route that can never resolve. It is a
+// runtime invalid error: errors.Is(err, runtime.ErrInvalid) holds.
+var ErrInvalid error = runtime.NewError(runtime.CodeInvalid, "workflow: invalid", nil)
 
 // ErrStepFailed reports a step whose dispatch failed, completed nothing or
 // failed verification.
 var ErrStepFailed = errors.New("workflow: step failed")
 
-// BudgetExceeded reports a breached budget.
-type BudgetExceeded struct {
+// BudgetExceededError reports a breached budget.
+type BudgetExceededError struct {
 	Ceiling string // "tokens", "wall clock" or "invocations"
 	Limit   uint64
 	Spent   uint64
 }
 
-func (e *BudgetExceeded) Error() string {
+func (e *BudgetExceededError) Error() string {
 	return fmt.Sprintf("workflow: %s budget exceeded: spent %d of %d", e.Ceiling, e.Spent, e.Limit)
 }
 
@@ -129,20 +130,20 @@ type Outcome struct {
 	JournalRefused int
 }
 
-// Stopped is the error of a run whose context ended: the steps completed
+// StoppedError is the error of a run whose context ended: the steps completed
 // are journaled and none is compensated, so running the workflow again with
 // RunID resumes it. It matches the context's error with errors.Is.
-type Stopped struct {
+type StoppedError struct {
 	RunID wire.ID
 	Err   error // the context's error
 }
 
-func (e *Stopped) Error() string {
+func (e *StoppedError) Error() string {
 	return fmt.Sprintf("workflow: run %s stopped (resume it with its RunID): %v", e.RunID, e.Err)
 }
 
 // Unwrap returns the context's error.
-func (e *Stopped) Unwrap() error { return e.Err }
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 // order returns the steps' labels in topological order, ties in authored
 // order; a cycle or an unknown dependency is ErrInvalid.
@@ -220,7 +221,7 @@ type run struct {
 // order (best effort: a compensation that answered is journaled, so a
 // resumed run redoes that step; errors are ignored). When ctx ends the run
 // is stopped instead: it starts nothing more, journals the steps that still
-// completed, compensates nothing and returns a *Stopped; running again with
+// completed, compensates nothing and returns a *StoppedError; running again with
 // its RunID resumes it. Run does not modify w; a zero
 // w.RunID mints a fresh run id for this call, reported in Outcome.RunID
 // (pass it as RunID to resume that run).
@@ -269,7 +270,7 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 		if ctx.Err() != nil {
 			// Stopped, not failed: compensating would undo steps the journal
 			// still records as completed, which a resumed run then skips.
-			return nil, &Stopped{RunID: r.id, Err: ctx.Err()}
+			return nil, &StoppedError{RunID: r.id, Err: ctx.Err()}
 		}
 		r.compensate(ctx)
 		return nil, err
@@ -349,19 +350,19 @@ func (r *run) admit() error {
 	b := r.w.Budget
 	if b.WallClock > 0 {
 		if left := b.WallClock - r.c.Clock().Now().Sub(r.start); left < MinWallClock {
-			return &BudgetExceeded{Ceiling: "wall clock", Limit: uint64(b.WallClock.Milliseconds()), Spent: uint64(r.c.Clock().Now().Sub(r.start).Milliseconds())}
+			return &BudgetExceededError{Ceiling: "wall clock", Limit: uint64(b.WallClock.Milliseconds()), Spent: uint64(r.c.Clock().Now().Sub(r.start).Milliseconds())}
 		}
 	}
 	r.calls++
 	if b.Invocations > 0 && r.calls > b.Invocations {
-		return &BudgetExceeded{Ceiling: "invocations", Limit: b.Invocations, Spent: r.calls}
+		return &BudgetExceededError{Ceiling: "invocations", Limit: b.Invocations, Spent: r.calls}
 	}
 	return r.checkTokens()
 }
 
 func (r *run) checkTokens() error {
 	if b := r.w.Budget; b.Tokens > 0 && r.tokens > b.Tokens {
-		return &BudgetExceeded{Ceiling: "tokens", Limit: b.Tokens, Spent: r.tokens}
+		return &BudgetExceededError{Ceiling: "tokens", Limit: b.Tokens, Spent: r.tokens}
 	}
 	return nil
 }

@@ -192,7 +192,7 @@ func agentFailure(err error) (*mcp.CallToolResult, error) {
 	switch {
 	case errors.As(err, &re):
 		res := failure(err)
-		res.StructuredContent = map[string]any{"error": map[string]any{"code": re.Code.String(), "message": re.Message, "retryable": re.Retryable}}
+		res.StructuredContent = map[string]any{"error": map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}}
 		return res, nil
 	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return failure(fmt.Errorf("no answer before the call's deadline: %w", err)), nil

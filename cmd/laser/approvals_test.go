@@ -96,7 +96,7 @@ func TestApprovalsRefusesARequest(t *testing.T) {
 	if code, _, errOut := laser(t, "approvals", "answer", "--addr", addr, v.Correlation, "refuse", "no way"); code != exitOK {
 		t.Fatalf("approvals answer refuse: %d %s", code, errOut)
 	}
-	var refused *humaninput.Refused
+	var refused *humaninput.RefusedError
 	if err := <-errs; !errors.As(err, &refused) || refused.Reason != "no way" {
 		t.Fatalf("the asker got %v, want a refusal 'no way'", err)
 	}

@@ -179,7 +179,7 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 		{Label: "announce", After: []string{"publish"}, Route: registry.To("announcer")},
 	}
 	wf := &workflow.Workflow{Name: "planner", Steps: steps, Inbox: inbox, RunID: client.IDs().NewID(), Budget: workflow.Budget{Invocations: 1}}
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if _, err := wf.Run(ctx, client); !errors.As(err, &be) {
 		return fmt.Errorf("the first workflow run was meant to stop after publish: %v", err)
 	}

@@ -84,7 +84,7 @@ func humanInputApprove(w *humanInputWorld) {
 func humanInputRefuse(w *humanInputWorld) {
 	w.human(w.Client, "alice", true, "denied by policy", nil)
 	_, err := w.ask(w.Client, time.Minute)
-	var refused *humaninput.Refused
+	var refused *humaninput.RefusedError
 	if !errors.Is(err, humaninput.ErrRefused) || !errors.As(err, &refused) || refused.Reason != "denied by policy" || refused.By != "alice" {
 		w.T.Fatalf("ask: %v, want alice's refusal 'denied by policy'", err)
 	}

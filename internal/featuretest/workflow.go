@@ -212,9 +212,9 @@ func workflowInvocations(w *WorkflowWorld) {
 	)
 	wf.Budget.Invocations = 1
 	_, err := wf.Run(w.Ctx, w.Client)
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if !errors.As(err, &be) || be.Ceiling != "invocations" {
-		w.T.Fatalf("run: %v, want an invocations BudgetExceeded", err)
+		w.T.Fatalf("run: %v, want an invocations BudgetExceededError", err)
 	}
 	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft", "undo drafter(draft)"}) {
 		w.T.Fatalf("drafter handled %q, want the step then exactly one compensation", got)
@@ -229,9 +229,9 @@ func workflowWallClock(w *WorkflowWorld) {
 	wf := w.Workflow(workflow.Step{Label: "draft", Route: registry.To("drafter")})
 	wf.Budget.WallClock = workflow.MinWallClock / 2
 	_, err := wf.Run(w.Ctx, w.Client)
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if !errors.As(err, &be) || be.Ceiling != "wall clock" {
-		w.T.Fatalf("run: %v, want a wall-clock BudgetExceeded", err)
+		w.T.Fatalf("run: %v, want a wall-clock BudgetExceededError", err)
 	}
 	if len(w.Handled("drafter")) != 0 {
 		w.T.Fatal("a step started with less than the minimum wall clock left")
@@ -298,9 +298,9 @@ func workflowTokens(w *WorkflowWorld) {
 	)
 	wf.Budget.Tokens = 100
 	_, err := wf.Run(w.Ctx, w.Client)
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if !errors.As(err, &be) || be.Ceiling != "tokens" || be.Spent != 110 || be.Limit != 100 {
-		w.T.Fatalf("run: %v, want a tokens BudgetExceeded spending 110 of 100", err)
+		w.T.Fatalf("run: %v, want a tokens BudgetExceededError spending 110 of 100", err)
 	}
 	if len(w.Handled("editor")) != 0 {
 		w.T.Fatal("a step ran after the token budget was spent")
@@ -341,9 +341,9 @@ func workflowCancelled(w *WorkflowWorld) {
 	<-started
 	cancel()
 	err := <-errs
-	var stopped *workflow.Stopped
+	var stopped *workflow.StoppedError
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &stopped) || stopped.RunID != wf.RunID {
-		w.T.Fatalf("cancelled run: %v, want a Stopped matching context.Canceled naming the run", err)
+		w.T.Fatalf("cancelled run: %v, want a StoppedError matching context.Canceled naming the run", err)
 	}
 	if got := w.Handled("drafter"); !slices.Equal(got, []string{"draft"}) {
 		w.T.Fatalf("drafter handled %q: a stopped run must not compensate", got)
@@ -557,7 +557,7 @@ func workflowRedoCompensated(w *WorkflowWorld) {
 	)
 	wf.RunID = w.Client.IDs().NewID()
 	wf.Budget.Invocations = 1
-	var be *workflow.BudgetExceeded
+	var be *workflow.BudgetExceededError
 	if _, err := wf.Run(w.Ctx, w.Client); !errors.As(err, &be) {
 		w.T.Fatalf("first run: %v, want a budget breach", err)
 	}

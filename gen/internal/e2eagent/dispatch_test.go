@@ -47,7 +47,7 @@ func TestDispatchAnswersAFailfAsARemoteErrorAndHandlesTheRequest(t *testing.T) {
 	}
 	_, err = lasertest.Answer[Charged](sent)
 	var remote *runtime.RemoteError
-	if !errors.As(err, &remote) || remote.Code != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" {
+	if !errors.As(err, &remote) || remote.Wire != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" {
 		t.Fatalf("answer error %v, want the invalid-request remote error", err)
 	}
 }
@@ -59,7 +59,7 @@ func TestDispatchRejectsAnUnknownOperationAndAnswersUnsupported(t *testing.T) {
 		t.Fatalf("dispatcher error %v, want a rejection (parked)", err)
 	}
 	var remote *runtime.RemoteError
-	if _, aerr := lasertest.Answer[Charged](sent); !errors.As(aerr, &remote) || remote.Code != wire.ErrorUnsupported {
+	if _, aerr := lasertest.Answer[Charged](sent); !errors.As(aerr, &remote) || remote.Wire != wire.ErrorUnsupported {
 		t.Fatalf("answer %v, want an unsupported remote error", aerr)
 	}
 }

@@ -212,7 +212,7 @@ func TestHandlerFailureReachesTheTypedClientAsARemoteError(t *testing.T) {
 	if !errors.As(err, &remote) {
 		t.Fatalf("Charge error %v (%T), want a *runtime.RemoteError", err, err)
 	}
-	if remote.Code != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
+	if remote.Wire != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
 		t.Fatalf("remote error %+v", remote)
 	}
 	// The answered request was handled: a request after it in the same
@@ -306,7 +306,7 @@ func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 	_, err := h.client.Request(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR),
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
 	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Code != wire.ErrorInvalidRequest || !strings.Contains(re.Message, "decode cbor body") {
+	if !errors.As(err, &re) || re.Wire != wire.ErrorInvalidRequest || !strings.Contains(re.Message, "decode cbor body") {
 		t.Fatalf("err = %v, want an invalid-request remote error naming the decode failure", err)
 	}
 	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
@@ -323,7 +323,7 @@ func TestUnknownOperationRequestIsAnsweredWithARemoteError(t *testing.T) {
 	_, err := runtime.Call[Charged](ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"},
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
 	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Code != wire.ErrorUnsupported || !strings.Contains(re.Message, `operation "teleport"`) {
+	if !errors.As(err, &re) || re.Wire != wire.ErrorUnsupported || !strings.Contains(re.Message, `operation "teleport"`) {
 		t.Fatalf("err = %v, want an unsupported remote error naming operation \"teleport\"", err)
 	}
 	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {

@@ -1,0 +1,6 @@
+package iggy
+
+// Sentinels this package keeps unexported, named for its external tests.
+var (
+	ErrLeft = errLeft
+)
