@@ -373,7 +373,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 				}
 				return nil
 			case "poison":
-				return runtime.Rejectf("cannot parse %q", c.Message().Body())
+				return runtime.Reject(fmt.Errorf("cannot parse %q", c.Message().Body()))
 			}
 			return nil
 		})

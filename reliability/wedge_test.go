@@ -25,13 +25,13 @@ func (e *wedgeError) Error() string { return e.text }
 func hostileHandlerErrors(body []byte) []error {
 	var typedNil *wedgeError
 	return []error{
-		runtime.Rejectf("bad body %s", body),
+		runtime.Reject(fmt.Errorf("bad body %s", body)),
 		errors.New("cannot store " + string(body)),
 		runtime.Failf(wire.ErrorInvalidRequest, "refusing %s", body),
-		runtime.Rejectf("%s", strings.Repeat(string(body), 100_000)),
+		runtime.Reject(fmt.Errorf("%s", strings.Repeat(string(body), 100_000))),
 		runtime.Reject(typedNil),
 		runtime.Reject(errors.New("")),
-		fmt.Errorf("wrapped: %w", runtime.Rejectf("\x00\x01\x7f%s\u0085", body)),
+		fmt.Errorf("wrapped: %w", runtime.Reject(fmt.Errorf("\x00\x01\x7f%s\u0085", body))),
 	}
 }
 

@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -93,7 +94,7 @@ func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime
 				}
 			}
 			if strings.HasPrefix(string(m.Body()), "reject:") {
-				return runtime.Rejectf("refused %s", m.Position)
+				return runtime.Reject(fmt.Errorf("refused %s", m.Position))
 			}
 			return nil
 		}),

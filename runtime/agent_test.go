@@ -314,7 +314,7 @@ func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 	handler := handlerFunc(func(ctx *runtime.Ctx) error {
 		body := string(ctx.Message().Body())
 		if body[len(body)-1] == '7' { // every tenth message is poison
-			return runtime.Rejectf("poison %s", body)
+			return runtime.Reject(fmt.Errorf("poison %s", body))
 		}
 		mu.Lock()
 		handled[body]++

@@ -408,7 +408,7 @@ func TestDedupMarksKeyBeforeHandlerSoDuplicateOfParkedMessageIsDropped(t *testin
 		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			calls <- string(c.Message().Body())
-			return runtime.Rejectf("bad order")
+			return runtime.Reject(fmt.Errorf("bad order"))
 		}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
@@ -532,7 +532,7 @@ func TestNonRetryableHandlerErrorIsRejectedAtOnce(t *testing.T) {
 	var calls atomic.Int32
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("invalid amount") }),
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Reject(fmt.Errorf("invalid amount")) }),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -623,7 +623,7 @@ func TestPoisonInsideBatchCarriesItsOwnOffset(t *testing.T) {
 		Agent: agent,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			if string(ctx.Message().Body()) == "m1" {
-				return runtime.Rejectf("poison")
+				return runtime.Reject(fmt.Errorf("poison"))
 			}
 			return nil
 		}),
@@ -647,7 +647,7 @@ func TestDeadLetterPublishFailureStopsUncommittedThenRedeliversOneCapsule(t *tes
 	var calls atomic.Int32
 	cfg := runtime.ConsumerConfig{
 		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Rejectf("poison") }),
+		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return runtime.Reject(fmt.Errorf("poison")) }),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -867,7 +867,7 @@ func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") }),
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("no")) }),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -988,7 +988,7 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 			sink, dls := deadLetters()
 			cfg := runtime.ConsumerConfig{
 				Agent:   agent,
-				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("poison")) }),
 				Tuning: runtime.Tuning{
 					Deduplicator:   dedup,
 					DeadLetterSink: sink,

@@ -39,7 +39,7 @@ func (p *parkingLot) Publish(_ context.Context, topic string, recs ...Outgoing) 
 func hostileError(kind uint8, text string) error {
 	switch kind % 6 {
 	case 0:
-		return Rejectf("bad body %s", text)
+		return Reject(fmt.Errorf("bad body %s", text))
 	case 1:
 		return errors.New(text)
 	case 2:

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -62,7 +63,7 @@ func parkOne(t *testing.T, fail func(body []byte) error) *wire.DeadLetter {
 }
 
 func TestNonUTF8RejectionTextIsParkedAndTheConsumerCarriesOn(t *testing.T) {
-	capsule := parkOne(t, func(body []byte) error { return runtime.Rejectf("bad body %s", body) })
+	capsule := parkOne(t, func(body []byte) error { return runtime.Reject(fmt.Errorf("bad body %s", body)) })
 	if capsule.Reason != wire.ReasonRejected || capsule.Detail == nil || *capsule.Detail != "rejected: bad body \uFFFD" {
 		t.Fatalf("capsule %s detail %q", capsule.Reason, *capsule.Detail)
 	}
@@ -77,7 +78,7 @@ func TestNonUTF8RetryableErrorTextIsParkedAndTheConsumerCarriesOn(t *testing.T) 
 
 func TestHugeErrorTextIsCutToTheDetailCap(t *testing.T) {
 	huge := strings.Repeat("é", runtime.MaxDeadLetterDetail) // two bytes each
-	capsule := parkOne(t, func([]byte) error { return runtime.Rejectf("%s", huge) })
+	capsule := parkOne(t, func([]byte) error { return runtime.Reject(fmt.Errorf("%s", huge)) })
 	d := *capsule.Detail
 	if len(d) > runtime.MaxDeadLetterDetail || !utf8.ValidString(d) || !strings.HasPrefix(d, "rejected: éé") || !strings.HasSuffix(d, "é…") {
 		t.Fatalf("detail of %d bytes, valid %v, ends %q", len(d), utf8.ValidString(d), d[max(0, len(d)-8):])
@@ -100,7 +101,7 @@ func TestErrorWhoseTextPanicsIsParkedAndTheConsumerCarriesOn(t *testing.T) {
 }
 
 func TestRejectionDetailReadsRejectedColonMessageLikeTheReference(t *testing.T) {
-	capsule := parkOne(t, func([]byte) error { return runtime.Rejectf("invalid amount") })
+	capsule := parkOne(t, func([]byte) error { return runtime.Reject(fmt.Errorf("invalid amount")) })
 	if *capsule.Detail != "rejected: invalid amount" {
 		t.Fatalf("detail %q, want the reference's %q", *capsule.Detail, "rejected: invalid amount")
 	}
@@ -113,7 +114,7 @@ func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{DeadLetterSink: sink},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-			return runtime.FailRequest(ctx, runtime.Rejectf("bad body %s", ctx.Message().Body()))
+			return runtime.FailRequest(ctx, runtime.Reject(fmt.Errorf("bad body %s", ctx.Message().Body())))
 		})})
 	_, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "strict", Body: []byte("\xff\xfe")}, runtime.WithTimeout(waitLimit))
 	var remote *runtime.RemoteError

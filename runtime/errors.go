@@ -205,13 +205,6 @@ func Reject(err error) error {
 	return &Error{Code: CodeRejected, Err: err}
 }
 
-// Rejectf is Reject(fmt.Errorf(format, args...)).
-//
-// Deprecated: use Reject with fmt.Errorf; Rejectf only spells it shorter.
-func Rejectf(format string, args ...any) error {
-	return Reject(fmt.Errorf(format, args...))
-}
-
 // Failf is a permanent failure that answers a waiting caller: a request or
 // streaming handler returning it answers with an AGDX error of code, which
 // the caller reads as a *RemoteError of the same Code (CodeOf). The answered

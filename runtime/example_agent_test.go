@@ -64,7 +64,7 @@ func ExampleDeadLetterFunc() {
 		ID:     "ledger",
 		Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			return runtime.Rejectf("amount %q is not a number", c.Message().Body())
+			return runtime.Reject(fmt.Errorf("amount %q is not a number", c.Message().Body()))
 		}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -49,7 +50,7 @@ func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 }
 
 func TestARejectionInARequestIsAnsweredAndStillParked(t *testing.T) {
-	d, callErr := requestThrough(t, runtime.Rejectf("body is no order"))
+	d, callErr := requestThrough(t, runtime.Reject(fmt.Errorf("body is no order")))
 	var remote *runtime.RemoteError
 	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorInvalidRequest {
 		t.Fatalf("the caller got %v, want an invalid-request answer", callErr)

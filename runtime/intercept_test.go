@@ -297,7 +297,7 @@ func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *tes
 		Agent: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			if string(c.Message().Body()) == "bad" {
-				return runtime.Rejectf("bad")
+				return runtime.Reject(fmt.Errorf("bad"))
 			}
 			handled <- string(c.Message().Body())
 			return nil

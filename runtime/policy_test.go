@@ -157,7 +157,7 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 	}
 	permanent := []error{
 		Reject(errors.New("bad input")),
-		Rejectf("bad %s", "input"),
+		Reject(fmt.Errorf("bad %s", "input")),
 		&Error{Code: CodeHandlerConfig},
 		&Error{Code: CodeInvalid},
 		&Error{Code: CodeCodec},
@@ -185,7 +185,7 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 	if IsRetryable(nil) {
 		t.Error("nil is not an error to retry")
 	}
-	if !errors.Is(Rejectf("x"), ErrRejected) || errors.Is(Rejectf("x"), ErrTimeout) {
+	if !errors.Is(Reject(fmt.Errorf("x")), ErrRejected) || errors.Is(Reject(fmt.Errorf("x")), ErrTimeout) {
 		t.Error("sentinels match by code")
 	}
 }
@@ -274,9 +274,9 @@ func TestCodeOfNamesEveryErrorClass(t *testing.T) {
 	}{
 		{nil, 0},
 		{errors.New("plain"), CodeHandler},
-		{Rejectf("bad"), CodeRejected},
+		{Reject(fmt.Errorf("bad")), CodeRejected},
 		{Failf(wire.ErrorToolFailure, "declined"), CodeToolFailure},
-		{Retry(Rejectf("bad")), CodeHandler},
+		{Retry(Reject(fmt.Errorf("bad"))), CodeHandler},
 		{fmt.Errorf("wrapped: %w", NewError(CodeConfig, "x", nil)), CodeConfig},
 		{&RemoteError{Code: CodeHandler, Wire: wire.ErrorInternal}, CodeHandler},
 		{&RemoteError{Code: CodeRemote, Wire: 42}, CodeRemote},

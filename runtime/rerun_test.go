@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -37,7 +38,7 @@ func TestRunAgainAfterDeadLetterFailureParksThePoison(t *testing.T) {
 				Topic:   topic,
 				Group:   agent,
 				Agent:   agent,
-				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("poison")) }),
 				Client:  runtime.NewClient(faulty, runtime.ClientOptions{Logger: quietLogger()}),
 				Tuning: runtime.Tuning{
 					DeadLetterSink: sink,

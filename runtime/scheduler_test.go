@@ -374,7 +374,7 @@ func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) 
 	sink, dls := deadLetters()
 	r := start(t, tr, runtime.ConsumerConfig{
 		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("poison") }),
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("poison")) }),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
 		Tuning:  runtime.Tuning{AckOnPickup: true, DeadLetterSink: sink},
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Rejectf("no") })})
+		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("no")) })})
 	res := make(chan *runtime.ContractResult, 1)
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{

@@ -40,10 +40,10 @@ func DecodeBody(m *Message, v any, def wire.ContentType) error {
 	case wire.ContentJSON:
 		err = json.Unmarshal(m.Body(), v)
 	default:
-		return Rejectf("cannot decode a %s body into %T", ct, v)
+		return Reject(fmt.Errorf("cannot decode a %s body into %T", ct, v))
 	}
 	if err != nil {
-		return Rejectf("decode %s body into %T: %w", ct, v, err)
+		return Reject(fmt.Errorf("decode %s body into %T: %w", ct, v, err))
 	}
 	return nil
 }

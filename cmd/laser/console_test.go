@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -209,7 +210,9 @@ func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 	// wait for the copy's own capsule.
 	parked := make(chan string, 8)
 	agent, err := s.client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Rejectf("still cannot book %q", c.Message().Body()) }),
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
+			return runtime.Reject(fmt.Errorf("still cannot book %q", c.Message().Body()))
+		}),
 		Tuning: runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
 			parked <- string(dl.Message.Body())
 		})},

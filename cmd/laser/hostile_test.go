@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -38,7 +39,7 @@ func TestHumanOutputEscapesWhatPeersWrote(t *testing.T) {
 	}
 	parked := make(chan struct{}, 1)
 	agent, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Rejectf("%s", hostile) }),
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Reject(fmt.Errorf("%s", hostile)) }),
 		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
 	})
 	if err != nil {

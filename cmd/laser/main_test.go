@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -53,7 +54,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 			if strings.HasPrefix(string(c.Message().Body()), "ok") {
 				return nil
 			}
-			return runtime.Rejectf("cannot book %q", c.Message().Body())
+			return runtime.Reject(fmt.Errorf("cannot book %q", c.Message().Body()))
 		}),
 		Tuning: runtime.Tuning{SigningKey: ledgerKey(), DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
 	})

@@ -3,6 +3,7 @@ package main
 //go:generate go tool lasergen
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/lasergo/laser/runtime"
@@ -36,7 +37,7 @@ func (h *Helpdesk) Classify(_ *runtime.Ctx, in Ticket) (Verdict, error) {
 	text := strings.ToLower(strings.TrimSpace(in.Text))
 	switch {
 	case text == "":
-		return Verdict{}, runtime.Rejectf("the ticket has no text")
+		return Verdict{}, runtime.Reject(fmt.Errorf("the ticket has no text"))
 	case strings.Contains(text, "down"):
 		return Verdict{Category: "outage", Urgent: true}, nil
 	case strings.Contains(text, "charged"), strings.Contains(text, "refund"):

@@ -207,7 +207,7 @@ func (h *EffectHandler) Handle(c *runtime.Ctx) error {
 		if err := h.Events.Record(EventPoison, key); err != nil {
 			return err
 		}
-		return runtime.Rejectf("poison command %s", key)
+		return runtime.Reject(fmt.Errorf("poison command %s", key))
 	case strings.HasPrefix(body, FailPrefix):
 		if err := h.Events.Record(EventPoison, key); err != nil {
 			return err
@@ -218,7 +218,7 @@ func (h *EffectHandler) Handle(c *runtime.Ctx) error {
 		// Per-conversation order: the previous command's effect comes first.
 		prev, err := v.AsString()
 		if err != nil {
-			return runtime.Rejectf("header %s: %v", HeaderAfter, err)
+			return runtime.Reject(fmt.Errorf("header %s: %v", HeaderAfter, err))
 		}
 		if !h.Store.Has(prev) {
 			if err := h.Events.Record(EventOutOfOrder, key); err != nil {

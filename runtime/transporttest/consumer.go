@@ -120,7 +120,7 @@ func (w *world) start(tr runtime.Transport, mutate func(*runtime.ConsumerConfig)
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			body := string(c.Message().Body())
 			if bytes.HasPrefix(c.Message().Body(), []byte("poison")) {
-				return runtime.Rejectf("refusing %s", body)
+				return runtime.Reject(fmt.Errorf("refusing %s", body))
 			}
 			w.handled <- body
 			return nil

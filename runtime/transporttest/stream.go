@@ -3,6 +3,7 @@ package transporttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -353,7 +354,7 @@ func streamResponderFails(t *testing.T, tr runtime.Transport) {
 
 func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, pieces(func(*runtime.ChunkWriter) error {
-		return runtime.Rejectf("crashed")
+		return runtime.Reject(fmt.Errorf("crashed"))
 	}, "half"))
 	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
 	expectIs(t, err, runtime.ErrStreamTimeout)

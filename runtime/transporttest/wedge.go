@@ -22,9 +22,9 @@ func (e *nilError) Error() string { return e.msg }
 // text that is not UTF-8 (the capsule detail could not be encoded), text
 // far larger than a record, and an error that panics when read.
 var hostileErrors = []func(body string) error{
-	func(body string) error { return runtime.Rejectf("bad body %s", body) },
+	func(body string) error { return runtime.Reject(fmt.Errorf("bad body %s", body)) },
 	func(body string) error { return errors.New("cannot store " + body) },
-	func(body string) error { return runtime.Rejectf("%s", strings.Repeat(body, 64<<10)) },
+	func(body string) error { return runtime.Reject(fmt.Errorf("%s", strings.Repeat(body, 64<<10))) },
 	func(string) error { var e *nilError; return runtime.Reject(e) },
 	func(string) error { return runtime.Reject(errors.New("")) },
 }

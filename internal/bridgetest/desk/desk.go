@@ -7,6 +7,7 @@ package desk
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ type Desk struct {
 //laser:handle op=quote
 func (d *Desk) Quote(_ *runtime.Ctx, in QuoteRequest) (Quote, error) {
 	if in.Qty <= 0 {
-		return Quote{}, runtime.Rejectf("qty must be positive, got %d", in.Qty)
+		return Quote{}, runtime.Reject(fmt.Errorf("qty must be positive, got %d", in.Qty))
 	}
 	return Quote{SKU: in.SKU, Cents: 250 * int64(in.Qty)}, nil
 }
