@@ -46,7 +46,13 @@ type projection struct {
 	// under a verifier only it writes or forgets the key again, unless
 	// openNamed (Options.Writers lists who may write every key).
 	namedOwner map[string]string
-	openNamed  bool
+	// namedHeld counts the named keys each author holds (namedOwner's
+	// values; "" counts every key without a verifier) against maxNamed, 0
+	// meaning no bound.
+	namedHeld map[string]int
+	namedSeen map[string]struct{}
+	maxNamed  int
+	openNamed bool
 	// moderators may forget and reweight items they did not write.
 	moderators map[string]bool
 	// marks refuse a verified record folded before (see replayMarks).
@@ -106,6 +112,8 @@ func newProjection(model string, dims, maxItems int) projection {
 		named:      make(map[string][]byte),
 		namedAt:    make(map[string]wire.ID),
 		namedOwner: make(map[string]string),
+		namedHeld:  make(map[string]int),
+		namedSeen:  make(map[string]struct{}),
 		moderators: make(map[string]bool),
 		marks:      newReplayMarks(writerWindow),
 		offsets:    make(map[uint32]uint64),
@@ -301,6 +309,29 @@ func (p *projection) compact() {
 	}
 }
 
+// holdsNamed reports whether author may write key, counting a key new to
+// the projection against the author's bound. A key stays known once
+// written, even after a forget (its owner, or without a verifier namedSeen,
+// remembers it), so rewriting a forgotten key is not counted twice.
+func (p *projection) holdsNamed(author, key string, owned bool) bool {
+	if owned {
+		return true
+	}
+	if author == "" {
+		if _, ok := p.namedSeen[key]; ok {
+			return true
+		}
+	}
+	if p.maxNamed > 0 && p.namedHeld[author] >= p.maxNamed {
+		return false
+	}
+	p.namedHeld[author]++
+	if author == "" {
+		p.namedSeen[key] = struct{}{}
+	}
+	return true
+}
+
 // absorbNamed folds a named write. Under a verifier, the principal that
 // first wrote a key owns it: another's write or forget of it is refused,
 // unless the namespace's Writers all may write every key; the replay marks
@@ -314,6 +345,9 @@ func (p *projection) absorbNamed(r *record) bool {
 	rec := r.mem
 	owner, owned := p.namedOwner[rec.ID]
 	if r.author != "" && !p.openNamed && owned && owner != r.author {
+		return false
+	}
+	if !p.holdsNamed(r.author, rec.ID, owned) {
 		return false
 	}
 	if r.author == "" && r.id != (wire.ID{}) {

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -313,5 +314,72 @@ func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
 	other := memory.New(w.client, memory.Options{Topic: "elsewhere", Namespace: "billing"})
 	if items := recallQ(t, other, scope, memory.Query{}); len(items) != 0 || other.Refused() != 2 {
 		t.Fatalf("a Store on another topic recalls %q and refused %d, want nothing and the item and vector refused", bodies(items), other.Refused())
+	}
+}
+
+func TestAFloodOfNewNamedKeysIsBoundedPerWriter(t *testing.T) {
+	ctx := t.Context()
+	w := newSignedWorld(t)
+	opts := memory.Options{Namespace: "billing", MaxNamedKeys: 3}
+	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 3})
+	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
+		t.Fatal(err)
+	}
+	// A Store that checks nothing appends mallory's signed flood of new keys.
+	blind := memory.New(w.anybody, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
+	for i := range 10 {
+		if err := blind.SetNamed(ctx, fmt.Sprintf("junk-%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// support's next key is not pushed out by mallory's flood.
+	if err := support.SetNamed(ctx, "currency", []byte("EUR")); err != nil {
+		t.Fatalf("support's second key after mallory's flood: %v", err)
+	}
+	fresh := memory.New(w.client, opts)
+	held := 0
+	for i := range 10 {
+		if _, ok := namedValue(t, fresh, fmt.Sprintf("junk-%d", i)); ok {
+			held++
+		}
+	}
+	if held != 3 {
+		t.Fatalf("a fresh Store holds %d of mallory's 10 new keys, want the bound 3", held)
+	}
+	if fresh.Refused() < 7 {
+		t.Fatalf("a fresh Store refused %d named writes, want at least mallory's 7 past the bound", fresh.Refused())
+	}
+	for key, want := range map[string]string{"refund_limit": "500", "currency": "EUR"} {
+		if v, ok := namedValue(t, fresh, key); !ok || v != want {
+			t.Fatalf("a fresh Store reads %s %q (%v), want support's %q", key, v, ok, want)
+		}
+	}
+	// Rewriting a held key is no new key, and a writer at its bound is told so.
+	mallory := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory", MaxNamedKeys: 3})
+	if err := mallory.SetNamed(ctx, "junk-0", []byte("y")); err != nil {
+		t.Fatalf("mallory rewriting a key it holds: %v", err)
+	}
+	if err := mallory.SetNamed(ctx, "junk-99", []byte("y")); !errors.Is(err, memory.ErrHeld) {
+		t.Fatalf("mallory's fourth key: err = %v, want ErrHeld", err)
+	}
+}
+
+func TestAForgottenNamedKeyWrittenAgainIsNotCountedTwice(t *testing.T) {
+	ctx := t.Context()
+	w := newSignedWorld(t)
+	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 1})
+	for i := range 5 {
+		if err := support.SetNamed(ctx, "refund_limit", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if err := support.ForgetNamed(ctx, "refund_limit"); err != nil {
+			t.Fatalf("forget %d: %v", i, err)
+		}
+	}
+	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing", MaxNamedKeys: 1}), "refund_limit"); !ok || v != "500" {
+		t.Fatalf("a fresh Store reads refund_limit %q (%v), want 500", v, ok)
 	}
 }

@@ -74,6 +74,13 @@ type Options struct {
 	// Every listed writer may write every named key; without Writers a
 	// named key is its first writer's.
 	Writers []string
+	// MaxNamedKeys bounds the named keys each writer may hold (under a
+	// verifier; without one, the named keys in all): past it a write to a
+	// new key is refused and counted (Refused), while writes to keys already
+	// held still apply, so a flood of new keys by one peer can neither grow
+	// a Store without end nor push out another writer's keys. Default
+	// DefaultMaxNamedKeys; negative means no bound.
+	MaxNamedKeys int
 	// Moderators, under a verifier, are principals whose forgets and
 	// feedback apply to items they did not write; everyone else's apply
 	// only to the items they wrote themselves.
@@ -125,6 +132,7 @@ func New(client *runtime.Client, opts Options) *Store {
 		proj:   newProjection(opts.Model, opts.Dims, maxItems(opts.MaxItems)),
 	}
 	l.proj.openNamed = writers != nil
+	l.proj.maxNamed = maxNamedKeys(opts.MaxNamedKeys)
 	for _, m := range opts.Moderators {
 		l.proj.moderators[m] = true
 	}
@@ -147,6 +155,19 @@ func (l *Store) self() string {
 
 // DefaultMaxItems is the default bound of a Store's projection.
 const DefaultMaxItems = 1_000_000
+
+// DefaultMaxNamedKeys is the default bound of the named keys a writer holds.
+const DefaultMaxNamedKeys = 10_000
+
+func maxNamedKeys(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxNamedKeys
+	case n < 0:
+		return 0
+	}
+	return n
+}
 
 func maxItems(n int) int {
 	switch {
@@ -267,7 +288,11 @@ func (l *Store) mayName(ctx context.Context, id string) error {
 	if err := l.catchUp(ctx); err != nil {
 		return err
 	}
-	if owner, ok := l.proj.namedOwner[id]; ok && owner != l.self() {
+	owner, owned := l.proj.namedOwner[id]
+	if !owned && l.proj.maxNamed > 0 && l.proj.namedHeld[l.self()] >= l.proj.maxNamed {
+		return fmt.Errorf("%w: named key %s is new and %q holds %d named keys, the bound (Options.MaxNamedKeys)", ErrHeld, id, l.self(), l.proj.maxNamed)
+	}
+	if owned && owner != l.self() {
 		return fmt.Errorf("%w: named key %s was first written by %q", ErrHeld, id, owner)
 	}
 	return nil
