@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,6 +87,10 @@ type Deduplicator struct {
 	lease string // milliseconds, as the scripts take them
 	ttl   string
 	win   string
+	// scriptClaims is set once the server refused SET NX GET: ClaimBatch
+	// then claims by script only.
+	scriptClaims atomic.Bool
+	scriptLoaded atomic.Bool // the claim script was loaded with a pipeline
 }
 
 var (
@@ -187,7 +192,9 @@ return 0
 // claimBatchScript is observeScript for every key of KEYS, answering one
 // code each: 1 claimed, 0 remembered (a duplicate), 3 already this
 // incarnation's claim (renewed), 2 another live incarnation's claim.
-var claimBatchScript = redis.NewScript(`
+var claimBatchScript = redis.NewScript(claimBatchSource)
+
+const claimBatchSource = `
 local out = {}
 local n = string.len(ARGV[2])
 for i, k in ipairs(KEYS) do
@@ -209,7 +216,7 @@ for i, k in ipairs(KEYS) do
   end
 end
 return out
-`)
+`
 
 // completeBatchScript is completeScript for KEYS[2..], the window being
 // KEYS[1]: each key is remembered for ARGV[1] ms, and the window is bounded
@@ -291,13 +298,100 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 }
 
 // ClaimBatch implements runtime.BatchDeduplicator: each key is claimed
-// as Observe claims it, in one script call (per 512 keys), and its state
-// written to states. A key already claimed by this incarnation is
-// runtime.KeyHeld, and its lease starts again.
+// as Observe claims it, and its state written to states. A key already
+// claimed by this incarnation is runtime.KeyHeld, and its lease starts
+// again.
+//
+// The claims go as one pipeline of plain SET NX PX GET commands (Redis 7
+// or later), one per key, rather than as a script: a fresh key, the common
+// case, is claimed by its SET, and the old value the SET answers tells a
+// remembered key and another live owner's claim apart without a second
+// look. Only the keys that need a decision the SET cannot make (this
+// owner's own claims, to be renewed or taken back from a dead incarnation)
+// go to the claim script in a second call. A server that refuses the
+// combined SET (older than 7.0) gets the script for every key from then on.
 func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
+	if !d.scriptClaims.Load() {
+		again, err := d.claimBySet(ctx, keys, states)
+		if err == nil {
+			if len(again) == 0 {
+				return nil
+			}
+			sub := make([]string, len(again))
+			subStates := make([]runtime.KeyState, len(again))
+			for j, i := range again {
+				sub[j] = keys[i]
+			}
+			if err := d.claimByScript(ctx, sub, subStates); err != nil {
+				return err
+			}
+			for j, i := range again {
+				states[i] = subStates[j]
+			}
+			return nil
+		}
+		if !errors.Is(err, errSetRefused) {
+			return err
+		}
+		d.scriptClaims.Store(true)
+	}
+	return d.claimByScript(ctx, keys, states)
+}
+
+// errSetRefused reports a server that does not take SET with both NX and
+// GET.
+var errSetRefused = errors.New("redisdedup: SET NX GET refused")
+
+// claimBySet claims keys with one pipelined SET NX PX GET each and writes
+// the states it can tell; it returns the indexes of keys already claimed
+// by this owner (any incarnation), which the claim script decides.
+func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []runtime.KeyState) (again []int, err error) {
+	cmds := make([]*redis.Cmd, len(keys))
+	load := !d.scriptLoaded.Load()
+	_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if load {
+			// The first pipeline loads the claim script, so a key that
+			// needs it later costs one EVALSHA, not a refused one and an EVAL.
+			p.ScriptLoad(ctx, claimBatchSource) // Script.Load would take the digest before the pipeline ran
+		}
+		for i, k := range keys {
+			cmds[i] = p.Do(ctx, "set", d.Key(k), d.claim, "nx", "px", d.lease, "get")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		var reply redis.Error
+		if errors.As(err, &reply) && !transient(err) && strings.Contains(strings.ToLower(reply.Error()), "syntax") {
+			return nil, errSetRefused
+		}
+		return nil, d.fail("claim", err)
+	}
+	if load {
+		d.scriptLoaded.Store(true)
+	}
+	for i, cmd := range cmds {
+		v, err := cmd.Text()
+		switch {
+		case errors.Is(err, redis.Nil):
+			states[i] = runtime.KeyClaimed // it was free: the SET claimed it
+		case err != nil:
+			return nil, d.fail("claim", err)
+		case v == "d":
+			states[i] = runtime.KeyDuplicate
+		case strings.HasPrefix(v, d.owner):
+			again = append(again, i) // ours: renew it, or take it from a dead incarnation
+		default:
+			states[i] = runtime.KeyBusy
+		}
+	}
+	return again, nil
+}
+
+// claimByScript claims keys with the claim script, one call per 512 keys.
+func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states []runtime.KeyState) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
 		codes, err := claimBatchScript.Run(ctx, d.rdb, d.keys(nil, keys[:n]), d.claim, d.owner, d.lease).Int64Slice()

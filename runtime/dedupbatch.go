@@ -169,6 +169,12 @@ func (cs *claimSet) ask(ctx context.Context, keys []string, states []KeyState) e
 	}
 }
 
+// adopt makes the claims pre made ahead for a batch (claimAhead) this
+// loop's claims for it; pre is not used again.
+func (cs *claimSet) adopt(pre *claimSet) {
+	cs.keys, cs.states, cs.used, cs.index, cs.at = pre.keys, pre.states, pre.used, pre.index, pre.at
+}
+
 // renewClaims claims again the keys this batch claimed and no record used
 // yet, once they are older than a tenth of the lease (slow handlers): a
 // record's handler then starts with its claim fresh, as when it was
