@@ -256,3 +256,24 @@ func TestClaimBatchClaimsFreshKeysWithPlainSetsAndNoScript(t *testing.T) {
 		t.Fatalf("a held claim expires in %v, want its lease started again", ttl)
 	}
 }
+
+func TestCompleteBatchLoadsItsScriptAgainAfterRedisLostIt(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	d := redisdedup.New(rdb, "g")
+	claimBatch(t, d, "a", "b")
+	if err := d.CompleteBatch(t.Context(), []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	// As after a restart: the scripts are gone, the deduplicator does not know.
+	if err := rdb.ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CompleteBatch(t.Context(), []string{"b"}); err != nil {
+		t.Fatalf("complete after the scripts were flushed: %v", err)
+	}
+	remembered(t, rdb, d.Key("b"))
+	if n := rdb.ZCard(t.Context(), d.Key("")[:len(d.Key(""))-len("k:")]+"w").Val(); n != 2 {
+		t.Fatalf("window holds %d keys, want both", n)
+	}
+}

@@ -91,6 +91,7 @@ type Deduplicator struct {
 	// then claims by script only.
 	scriptClaims atomic.Bool
 	scriptLoaded atomic.Bool // the claim script was loaded with a pipeline
+	windowLoaded atomic.Bool // the window script was, likewise
 }
 
 var (
@@ -218,15 +219,18 @@ end
 return out
 `
 
-// completeBatchScript is completeScript for KEYS[2..], the window being
-// KEYS[1]: each key is remembered for ARGV[1] ms, and the window is bounded
-// to ARGV[2] keys once for the batch.
-var completeBatchScript = redis.NewScript(`
+// windowBatchScript enters KEYS[2..] in the window KEYS[1], scored by now,
+// in one ZADD, and bounds the window as completeScript does: entries older
+// than ARGV[1] ms go, then the oldest past ARGV[2] entries, their marks
+// deleted when remembered. CompleteBatch sets the marks themselves, just
+// before.
+var windowBatchScript = redis.NewScript(windowBatchSource)
+
+const windowBatchSource = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local add = {}
 for i = 2, #KEYS do
-  redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
   add[#add + 1] = now
   add[#add + 1] = KEYS[i]
 end
@@ -242,7 +246,7 @@ if n > limit then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
-`)
+`
 
 // releaseBatchScript drops each key of KEYS that is this incarnation's
 // claim; remembered keys and other claims are left alone.
@@ -419,16 +423,68 @@ func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states 
 }
 
 // CompleteBatch implements runtime.BatchDeduplicator: every key is
-// remembered for the TTL, in one script call (per 512 keys).
+// remembered for the TTL. The keys go as one pipeline (per 512 keys): one
+// plain SET each, which is cheaper for Redis than a SET called from a
+// script, then the window script, which enters them all in the window with
+// one ZADD and bounds it (after the SETs, so the keys it evicts are
+// remembered ones). A pipeline cut short between the two leaves keys
+// remembered for the TTL but outside the count bound, and CompleteBatch
+// fails: the consumer asks again, and no offset past them is committed
+// until it succeeded.
 func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
-		if err := completeBatchScript.Run(ctx, d.rdb, d.keys([]string{d.windowKey()}, keys[:n]), d.ttl, d.win).Err(); err != nil {
+		err := d.completeBySet(ctx, keys[:n])
+		if isNoScript(err) {
+			// Redis lost its scripts (a restart): load it and ask again;
+			// completing is idempotent.
+			d.windowLoaded.Store(false)
+			err = d.completeBySet(ctx, keys[:n])
+		}
+		if err != nil {
 			return d.fail("complete", err)
 		}
 		keys = keys[n:]
 	}
 	return nil
+}
+
+// completeBySet sends one pipeline completing keys.
+func (d *Deduplicator) completeBySet(ctx context.Context, keys []string) error {
+	load := !d.windowLoaded.Load()
+	var window *redis.Cmd
+	sets := make([]*redis.StatusCmd, len(keys))
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if load {
+			p.ScriptLoad(ctx, windowBatchSource)
+		}
+		for i, k := range keys {
+			sets[i] = p.Set(ctx, d.Key(k), "d", d.opts.TTL)
+		}
+		window = p.EvalSha(ctx, windowBatchScript.Hash(), d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if load {
+		d.windowLoaded.Store(true)
+	}
+	if err := window.Err(); err != nil {
+		return err
+	}
+	for _, c := range sets {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNoScript reports a server that did not know a script's digest.
+func isNoScript(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "NOSCRIPT")
 }
 
 // ReleaseBatch implements runtime.BatchDeduplicator: this incarnation's
