@@ -58,10 +58,10 @@ func (w *claimWatch) waitClaimed(t *testing.T, key string) {
 	}
 }
 
-// blockedConsumer runs a Serial consumer of topic with d whose handler
+// blockedConsumer runs a consumer (conc) of topic with d whose handler
 // holds the record with body "slow" until release closes; started closes
 // when it begins. It returns the stop channel and Run's result.
-func blockedConsumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string) (started, release, stop chan struct{}, done chan error) {
+func blockedConsumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string, conc runtime.Concurrency) (started, release, stop chan struct{}, done chan error) {
 	t.Helper()
 	started, release = make(chan struct{}), make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
@@ -76,7 +76,7 @@ func blockedConsumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, ha
 			handled <- body
 			return nil
 		}),
-		Tuning: runtime.Tuning{Deduplicator: d, Concurrency: runtime.Serial},
+		Tuning: runtime.Tuning{Deduplicator: d, Concurrency: conc},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -95,97 +95,109 @@ func claimedBy(t *testing.T, rdb *redis.Client, key string) {
 }
 
 func TestConsumerClaimsTheNextBatchWhileTheCurrentOneIsHandled(t *testing.T) {
-	rdb, log := setup(t)
-	conv := wire.IDFromUint128(21, 1)
-	send(t, log, conv, "order-1", "slow")
-	d := watchClaims(redisdedup.New(rdb, "billing"))
-	handled := make(chan string, 4)
-	started, release, stop, done := blockedConsumer(t, log, d, handled)
-	<-started
-	send(t, log, conv, "order-2", "second")
-	// The handler of "slow" has not returned: the claim is made ahead.
-	key := runtime.DedupKey("shop", "order-2")
-	d.waitClaimed(t, key)
-	claimedBy(t, rdb, d.Key(key))
-	close(release)
-	if got := drain(t, handled, 2); got[0] != "slow" || got[1] != "second" {
-		t.Fatalf("handled %q", got)
+	for _, mode := range modes[:2] { // PerConversation claims key by key
+		t.Run(mode.name, func(t *testing.T) {
+			rdb, log := setup(t)
+			conv := wire.IDFromUint128(21, 1)
+			send(t, log, conv, "order-1", "slow")
+			d := watchClaims(redisdedup.New(rdb, "billing"))
+			handled := make(chan string, 4)
+			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
+			<-started
+			send(t, log, conv, "order-2", "second")
+			// The handler of "slow" has not returned: the claim is made ahead.
+			key := runtime.DedupKey("shop", "order-2")
+			d.waitClaimed(t, key)
+			claimedBy(t, rdb, d.Key(key))
+			close(release)
+			if got := drain(t, handled, 2); got[0] != "slow" || got[1] != "second" {
+				t.Fatalf("handled %q", got)
+			}
+			close(stop)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			remembered(t, rdb, d.Key(key))
+		})
 	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	remembered(t, rdb, d.Key(key))
 }
 
 func TestConsumerReleasesTheClaimsOfABatchClaimedAheadAndNeverHandled(t *testing.T) {
-	rdb, log := setup(t)
-	conv := wire.IDFromUint128(22, 1)
-	send(t, log, conv, "order-1", "slow")
-	d := watchClaims(redisdedup.New(rdb, "billing"))
-	handled := make(chan string, 4)
-	started, release, stop, done := blockedConsumer(t, log, d, handled)
-	<-started
-	send(t, log, conv, "order-2", "second")
-	key := runtime.DedupKey("shop", "order-2")
-	d.waitClaimed(t, key)
-	// Stopped while "slow" runs: "second" was claimed and is never handled.
-	close(stop)
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got := next(t, handled); got != "slow" {
-		t.Fatalf("handled %q, want slow", got)
-	}
-	select {
-	case got := <-handled:
-		t.Fatalf("handled %q after the stop", got)
-	default:
-	}
-	// Its claim was taken back: the partition's next owner need not wait
-	// out a lease.
-	fresh, err := redisdedup.New(rdb, "billing").Observe(t.Context(), key)
-	if !fresh || err != nil {
-		t.Fatalf("observe of the unhandled record's key = %v, %v; want it free", fresh, err)
+	for _, mode := range modes[:1] { // lanes take a polled batch into their queues at once, and finish them on a stop
+		t.Run(mode.name, func(t *testing.T) {
+			rdb, log := setup(t)
+			conv := wire.IDFromUint128(22, 1)
+			send(t, log, conv, "order-1", "slow")
+			d := watchClaims(redisdedup.New(rdb, "billing"))
+			handled := make(chan string, 4)
+			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
+			<-started
+			send(t, log, conv, "order-2", "second")
+			key := runtime.DedupKey("shop", "order-2")
+			d.waitClaimed(t, key)
+			// Stopped while "slow" runs: "second" was claimed and is never handled.
+			close(stop)
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if got := next(t, handled); got != "slow" {
+				t.Fatalf("handled %q, want slow", got)
+			}
+			select {
+			case got := <-handled:
+				t.Fatalf("handled %q after the stop", got)
+			default:
+			}
+			// Its claim was taken back: the partition's next owner need not wait
+			// out a lease.
+			fresh, err := redisdedup.New(rdb, "billing").Observe(t.Context(), key)
+			if !fresh || err != nil {
+				t.Fatalf("observe of the unhandled record's key = %v, %v; want it free", fresh, err)
+			}
+		})
 	}
 }
 
 func TestConsumerRenewsAClaimMadeAheadThatAgedBeforeItsRecordStarts(t *testing.T) {
-	rdb, log := setup(t)
-	conv := wire.IDFromUint128(23, 1)
-	send(t, log, conv, "order-1", "slow")
-	// A lease of 1 ms: the claim made ahead lapses while "slow" runs.
-	d := watchClaims(redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond}))
-	handled := make(chan string, 4)
-	started, release, stop, done := blockedConsumer(t, log, d, handled)
-	<-started
-	send(t, log, conv, "order-2", "second")
-	key := runtime.DedupKey("shop", "order-2")
-	d.waitClaimed(t, key)
-	// Meanwhile another replica took order-2 once that claim lapsed, and
-	// handled it.
-	other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
-	for {
-		fresh, err := other.Observe(t.Context(), key)
-		if fresh {
-			break
-		}
-		if !errors.Is(err, redisdedup.ErrClaimed) {
-			t.Fatalf("observe = %v, %v", fresh, err)
-		}
-	}
-	if err := other.Complete(t.Context(), key); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	send(t, log, conv, "order-3", "third")
-	if got := drain(t, handled, 2); got[0] != "slow" || got[1] != "third" {
-		t.Fatalf("handled %q; order-2 was handled by the other replica and must be dropped", got)
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	for _, mode := range modes[:2] { // PerConversation claims key by key
+		t.Run(mode.name, func(t *testing.T) {
+			rdb, log := setup(t)
+			conv := wire.IDFromUint128(23, 1)
+			send(t, log, conv, "order-1", "slow")
+			// A lease of 1 ms: the claim made ahead lapses while "slow" runs.
+			d := watchClaims(redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond}))
+			handled := make(chan string, 4)
+			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
+			<-started
+			send(t, log, conv, "order-2", "second")
+			key := runtime.DedupKey("shop", "order-2")
+			d.waitClaimed(t, key)
+			// Meanwhile another replica took order-2 once that claim lapsed, and
+			// handled it.
+			other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
+			for {
+				fresh, err := other.Observe(t.Context(), key)
+				if fresh {
+					break
+				}
+				if !errors.Is(err, redisdedup.ErrClaimed) {
+					t.Fatalf("observe = %v, %v", fresh, err)
+				}
+			}
+			if err := other.Complete(t.Context(), key); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			send(t, log, conv, "order-3", "third")
+			if got := drain(t, handled, 2); got[0] != "slow" || got[1] != "third" {
+				t.Fatalf("handled %q; order-2 was handled by the other replica and must be dropped", got)
+			}
+			close(stop)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
