@@ -84,9 +84,6 @@ type claimSet struct {
 	index  map[string]int
 	at     time.Time // when keys were claimed or last renewed (real time: leases run on Redis's clock)
 	renew  time.Duration
-	// recKey[i] is the index in keys of the key of the i-th record claimed
-	// for, or -1; kept by claims made ahead, to split them (split).
-	recKey []int
 }
 
 // newClaimSet returns the claimSet of a loop of s, or nil when the
@@ -127,7 +124,6 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 		return nil
 	}
 	for _, r := range recs {
-		cs.recKey = append(cs.recKey, -1)
 		m := r.m
 		if m == nil || m.Provenance.IdempotencyKey == "" {
 			continue
@@ -136,11 +132,9 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 			continue
 		}
 		key := DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)
-		if i, ok := cs.index[key]; ok {
-			cs.recKey[len(cs.recKey)-1] = i
+		if _, ok := cs.index[key]; ok {
 			continue // a duplicate within the batch: one claim serves both
 		}
-		cs.recKey[len(cs.recKey)-1] = len(cs.keys)
 		cs.index[key] = len(cs.keys)
 		cs.keys = append(cs.keys, key)
 	}
@@ -276,37 +270,7 @@ func (cs *claimSet) release(ctx context.Context) {
 
 func (cs *claimSet) reset() {
 	clear(cs.index)
-	cs.keys, cs.states, cs.used, cs.recKey = cs.keys[:0], cs.states[:0], cs.used[:0], cs.recKey[:0]
-}
-
-// releaseUntaken releases the claims of a batch claimed ahead that split
-// gave to no run (taken), when the batch was cut short.
-func (cs *claimSet) releaseUntaken(ctx context.Context, taken []bool) {
-	for i := range cs.keys {
-		if i < len(taken) && taken[i] {
-			cs.used[i] = true // the run holding it releases it if unused
-		}
-	}
-	cs.release(ctx)
-}
-
-// split returns the claims of the records [from, to) of the batch cs
-// claimed ahead, for a lane to adopt: a key goes with the first run that
-// asks for it (taken marks those given out), as if that run had claimed it
-// and the later ones found it held.
-func (cs *claimSet) split(from, to int, taken []bool) *claimSet {
-	part := &claimSet{c: cs.c, bd: cs.bd, kc: cs.kc, index: make(map[string]int), renew: cs.renew, at: cs.at}
-	for _, i := range cs.recKey[from:to] {
-		if i < 0 || taken[i] {
-			continue
-		}
-		taken[i] = true
-		part.index[cs.keys[i]] = len(part.keys)
-		part.keys = append(part.keys, cs.keys[i])
-		part.states = append(part.states, cs.states[i])
-		part.used = append(part.used, false)
-	}
-	return part
+	cs.keys, cs.states, cs.used = cs.keys[:0], cs.states[:0], cs.used[:0]
 }
 
 // keyCompleter completes the keys of handled and parked records in the

@@ -29,10 +29,6 @@ type laneSet struct {
 // order, holding their share of the bound.
 type queued struct {
 	recs []Incoming
-	// decoded and claims: recs decoded, and their keys claimed, ahead by
-	// the prefetcher (nil when the lane is to do both).
-	decoded []decodedRecord
-	claims  *claimSet
 }
 
 // runLanes takes polled batches on this goroutine and hands each
@@ -96,25 +92,14 @@ func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, fail
 // lane failed.
 func (ls *laneSet) poll() error {
 	s := ls.s
+	pf := s.startPrefetch(false, nil)
+	defer pf.close()
 	var overflow messageSlab // for records handled here, over the lane cap
 	octx, ocs := s.workCtx, s.newClaimSet(ls.k)
 	var odecoded []decodedRecord
 	if ocs != nil {
 		octx = withClaims(octx, ocs)
 	}
-	// Under a BatchDeduplicator the prefetcher decodes each batch and
-	// claims its keys in one call while the lanes work; the claims are
-	// split among the runs (ocs only serves as the template).
-	pf := s.startPrefetch(false, ocs)
-	defer pf.close()
-	var ahead *claimSet // the batch's claims made ahead, while it is split
-	var taken []bool
-	defer func() {
-		// Cut short (a stop, a failure): the keys no run took are released.
-		if ahead != nil {
-			ahead.releaseUntaken(s.workCtx, taken)
-		}
-	}()
 	for {
 		if err := ls.failure(); err != nil {
 			return err
@@ -130,11 +115,6 @@ func (ls *laneSet) poll() error {
 			return err
 		}
 		batch := next.batch
-		ahead = next.claims
-		if ahead != nil {
-			taken = append(taken[:0], make([]bool, len(ahead.keys))...)
-		}
-		at := 0 // the index in next.batch of batch[0]
 		for len(batch) > 0 {
 			// A run of consecutive records of one partition goes to its lane
 			// in as few handoffs as the bound allows.
@@ -144,18 +124,14 @@ func (ls *laneSet) poll() error {
 				n++
 			}
 			run := batch[:n:n]
-			runAt := at
-			batch, at = batch[n:], at+n
+			batch = batch[n:]
 			lane, ok := ls.lanes[p]
 			if !ok && len(ls.lanes) >= s.c.cfg.Concurrency.Lanes {
 				// Over the lane cap: handle it here rather than drop it or
 				// spawn lanes without bound.
 				overflow.reset(len(run))
 				var decoded []decodedRecord
-				if ahead != nil {
-					decoded = next.decoded[runAt : runAt+n : runAt+n]
-					ocs.adopt(ahead.split(runAt, runAt+n, taken))
-				} else if ocs != nil {
+				if ocs != nil {
 					odecoded = decodeAll(s.c, &overflow, run, nil, odecoded)
 					decoded = odecoded
 					if err := ocs.claim(octx, decoded); err != nil {
@@ -197,18 +173,13 @@ func (ls *laneSet) poll() error {
 					ls.records.release(int64(k))
 					return nil
 				}
-				q := queued{recs: run[:k:k]}
-				if ahead != nil {
-					q.decoded, q.claims = next.decoded[runAt:runAt+k:runAt+k], ahead.split(runAt, runAt+k, taken)
-				}
-				lane <- q
-				run, runAt = run[k:], runAt+k
+				lane <- queued{recs: run[:k:k]}
+				run = run[k:]
 				if err := ls.failure(); err != nil {
 					return err
 				}
 			}
 		}
-		ahead = nil // every key went with a run
 	}
 }
 
@@ -250,10 +221,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 		for q := range ch {
 			slab.reset(len(q.recs))
 			var claimErr error
-			if q.claims != nil {
-				decoded = q.decoded // decoded and claimed by the prefetcher
-				cs.adopt(q.claims)
-			} else if cs != nil {
+			if cs != nil {
 				// Decode the run first, to claim its keys in one call.
 				decoded = decodeAll(ls.s.c, &slab, q.recs, nil, decoded)
 				claimErr = cs.claim(ctx, decoded)
@@ -282,7 +250,6 @@ func (ls *laneSet) start(partition uint32) chan queued {
 					ls.releaseAll(q.recs[i+1:])
 					for rest := range ch {
 						ls.releaseAll(rest.recs)
-						rest.claims.release(ctx) // claimed ahead, never handled
 					}
 					return
 				}
