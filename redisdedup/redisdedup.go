@@ -14,8 +14,10 @@
 // Lua script run with EVALSHA).
 //
 // It is a runtime.BatchDeduplicator too: the consumer claims the keys of a
-// polled batch in one script call (ClaimBatch) and completes handled keys
-// many per call in the background (CompleteBatch), before it commits their
+// polled batch in one pipeline (ClaimBatch: a plain SET NX PX GET per key,
+// Redis 7 or later; the claim script only for this owner's own claims, and
+// for every key on an older server) and completes handled keys many per
+// pipeline in the background (CompleteBatch), before it commits their
 // offsets, so a message costs a fraction of a round trip instead of two.
 //
 // When Redis cannot be reached, or another replica's claim is still within
