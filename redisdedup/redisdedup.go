@@ -14,8 +14,10 @@
 // Lua script run with EVALSHA).
 //
 // It is a runtime.BatchDeduplicator too: the consumer claims the keys of a
-// polled batch in one script call (ClaimBatch) and completes handled keys
-// many per call in the background (CompleteBatch), before it commits their
+// polled batch in one pipeline (ClaimBatch: a plain SET NX PX GET per key,
+// Redis 7 or later; the claim script only for this owner's own claims, and
+// for every key on an older server) and completes handled keys many per
+// pipeline in the background (CompleteBatch), before it commits their
 // offsets, so a message costs a fraction of a round trip instead of two.
 //
 // When Redis cannot be reached, or another replica's claim is still within
@@ -33,6 +35,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,6 +89,11 @@ type Deduplicator struct {
 	lease string // milliseconds, as the scripts take them
 	ttl   string
 	win   string
+	// scriptClaims is set once the server refused SET NX GET: ClaimBatch
+	// then claims by script only.
+	scriptClaims atomic.Bool
+	scriptLoaded atomic.Bool // the claim script was loaded with a pipeline
+	windowLoaded atomic.Bool // the window script was, likewise
 }
 
 var (
@@ -187,7 +195,9 @@ return 0
 // claimBatchScript is observeScript for every key of KEYS, answering one
 // code each: 1 claimed, 0 remembered (a duplicate), 3 already this
 // incarnation's claim (renewed), 2 another live incarnation's claim.
-var claimBatchScript = redis.NewScript(`
+var claimBatchScript = redis.NewScript(claimBatchSource)
+
+const claimBatchSource = `
 local out = {}
 local n = string.len(ARGV[2])
 for i, k in ipairs(KEYS) do
@@ -209,17 +219,20 @@ for i, k in ipairs(KEYS) do
   end
 end
 return out
-`)
+`
 
-// completeBatchScript is completeScript for KEYS[2..], the window being
-// KEYS[1]: each key is remembered for ARGV[1] ms, and the window is bounded
-// to ARGV[2] keys once for the batch.
-var completeBatchScript = redis.NewScript(`
+// windowBatchScript enters KEYS[2..] in the window KEYS[1], scored by now,
+// in one ZADD, and bounds the window as completeScript does: entries older
+// than ARGV[1] ms go, then the oldest past ARGV[2] entries, their marks
+// deleted when remembered. CompleteBatch sets the marks themselves, just
+// before.
+var windowBatchScript = redis.NewScript(windowBatchSource)
+
+const windowBatchSource = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local add = {}
 for i = 2, #KEYS do
-  redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
   add[#add + 1] = now
   add[#add + 1] = KEYS[i]
 end
@@ -235,7 +248,7 @@ if n > limit then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
-`)
+`
 
 // releaseBatchScript drops each key of KEYS that is this incarnation's
 // claim; remembered keys and other claims are left alone.
@@ -291,13 +304,100 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 }
 
 // ClaimBatch implements runtime.BatchDeduplicator: each key is claimed
-// as Observe claims it, in one script call (per 512 keys), and its state
-// written to states. A key already claimed by this incarnation is
-// runtime.KeyHeld, and its lease starts again.
+// as Observe claims it, and its state written to states. A key already
+// claimed by this incarnation is runtime.KeyHeld, and its lease starts
+// again.
+//
+// The claims go as one pipeline of plain SET NX PX GET commands (Redis 7
+// or later), one per key, rather than as a script: a fresh key, the common
+// case, is claimed by its SET, and the old value the SET answers tells a
+// remembered key and another live owner's claim apart without a second
+// look. Only the keys that need a decision the SET cannot make (this
+// owner's own claims, to be renewed or taken back from a dead incarnation)
+// go to the claim script in a second call. A server that refuses the
+// combined SET (older than 7.0) gets the script for every key from then on.
 func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
+	if !d.scriptClaims.Load() {
+		again, err := d.claimBySet(ctx, keys, states)
+		if err == nil {
+			if len(again) == 0 {
+				return nil
+			}
+			sub := make([]string, len(again))
+			subStates := make([]runtime.KeyState, len(again))
+			for j, i := range again {
+				sub[j] = keys[i]
+			}
+			if err := d.claimByScript(ctx, sub, subStates); err != nil {
+				return err
+			}
+			for j, i := range again {
+				states[i] = subStates[j]
+			}
+			return nil
+		}
+		if !errors.Is(err, errSetRefused) {
+			return err
+		}
+		d.scriptClaims.Store(true)
+	}
+	return d.claimByScript(ctx, keys, states)
+}
+
+// errSetRefused reports a server that does not take SET with both NX and
+// GET.
+var errSetRefused = errors.New("redisdedup: SET NX GET refused")
+
+// claimBySet claims keys with one pipelined SET NX PX GET each and writes
+// the states it can tell; it returns the indexes of keys already claimed
+// by this owner (any incarnation), which the claim script decides.
+func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []runtime.KeyState) (again []int, err error) {
+	cmds := make([]*redis.Cmd, len(keys))
+	load := !d.scriptLoaded.Load()
+	_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if load {
+			// The first pipeline loads the claim script, so a key that
+			// needs it later costs one EVALSHA, not a refused one and an EVAL.
+			p.ScriptLoad(ctx, claimBatchSource) // Script.Load would take the digest before the pipeline ran
+		}
+		for i, k := range keys {
+			cmds[i] = p.Do(ctx, "set", d.Key(k), d.claim, "nx", "px", d.lease, "get")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		var reply redis.Error
+		if errors.As(err, &reply) && !transient(err) && strings.Contains(strings.ToLower(reply.Error()), "syntax") {
+			return nil, errSetRefused
+		}
+		return nil, d.fail("claim", err)
+	}
+	if load {
+		d.scriptLoaded.Store(true)
+	}
+	for i, cmd := range cmds {
+		v, err := cmd.Text()
+		switch {
+		case errors.Is(err, redis.Nil):
+			states[i] = runtime.KeyClaimed // it was free: the SET claimed it
+		case err != nil:
+			return nil, d.fail("claim", err)
+		case v == "d":
+			states[i] = runtime.KeyDuplicate
+		case strings.HasPrefix(v, d.owner):
+			again = append(again, i) // ours: renew it, or take it from a dead incarnation
+		default:
+			states[i] = runtime.KeyBusy
+		}
+	}
+	return again, nil
+}
+
+// claimByScript claims keys with the claim script, one call per 512 keys.
+func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states []runtime.KeyState) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
 		codes, err := claimBatchScript.Run(ctx, d.rdb, d.keys(nil, keys[:n]), d.claim, d.owner, d.lease).Int64Slice()
@@ -325,16 +425,68 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []r
 }
 
 // CompleteBatch implements runtime.BatchDeduplicator: every key is
-// remembered for the TTL, in one script call (per 512 keys).
+// remembered for the TTL. The keys go as one pipeline (per 512 keys): one
+// plain SET each, which is cheaper for Redis than a SET called from a
+// script, then the window script, which enters them all in the window with
+// one ZADD and bounds it (after the SETs, so the keys it evicts are
+// remembered ones). A pipeline cut short between the two leaves keys
+// remembered for the TTL but outside the count bound, and CompleteBatch
+// fails: the consumer asks again, and no offset past them is committed
+// until it succeeded.
 func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
-		if err := completeBatchScript.Run(ctx, d.rdb, d.keys([]string{d.windowKey()}, keys[:n]), d.ttl, d.win).Err(); err != nil {
+		err := d.completeBySet(ctx, keys[:n])
+		if isNoScript(err) {
+			// Redis lost its scripts (a restart): load it and ask again;
+			// completing is idempotent.
+			d.windowLoaded.Store(false)
+			err = d.completeBySet(ctx, keys[:n])
+		}
+		if err != nil {
 			return d.fail("complete", err)
 		}
 		keys = keys[n:]
 	}
 	return nil
+}
+
+// completeBySet sends one pipeline completing keys.
+func (d *Deduplicator) completeBySet(ctx context.Context, keys []string) error {
+	load := !d.windowLoaded.Load()
+	var window *redis.Cmd
+	sets := make([]*redis.StatusCmd, len(keys))
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if load {
+			p.ScriptLoad(ctx, windowBatchSource)
+		}
+		for i, k := range keys {
+			sets[i] = p.Set(ctx, d.Key(k), "d", d.opts.TTL)
+		}
+		window = p.EvalSha(ctx, windowBatchScript.Hash(), d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if load {
+		d.windowLoaded.Store(true)
+	}
+	if err := window.Err(); err != nil {
+		return err
+	}
+	for _, c := range sets {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNoScript reports a server that did not know a script's digest.
+func isNoScript(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "NOSCRIPT")
 }
 
 // ReleaseBatch implements runtime.BatchDeduplicator: this incarnation's

@@ -29,8 +29,9 @@ const (
 // BatchDeduplicator is implemented by a two-step Deduplicator that marks
 // many keys per call, as a remote store should, where a round trip costs
 // far more than the work. The consumer detects it: it claims the keys of a
-// polled batch (Serial, or a lane's run of records) in one ClaimBatch just
-// before handling them, and completes handled keys in the background, many
+// polled batch in one ClaimBatch (Serial: while the batch before is
+// handled; a lane: its run of records, just before handling them), and
+// completes handled keys in the background, many
 // per CompleteBatch, always before the commit round that stores their
 // offsets. The meaning of a claim is that of Completer: a claim is never a
 // duplicate, and only a completed key is.
@@ -48,9 +49,10 @@ type BatchDeduplicator interface {
 	// cut the batch short); it leaves other claims and completed keys be.
 	ReleaseBatch(ctx context.Context, keys []string) error
 	// Lease is how long a claim holds. The consumer renews the claims of a
-	// batch whose records have not started once they are older than a
-	// tenth of it, so every handler starts with at least nine tenths of
-	// the lease ahead of it; zero or less: claims are never renewed.
+	// batch whose records have not started (claimed ahead, or behind slow
+	// records) once they are older than a tenth of it, so every handler
+	// starts with at least nine tenths of the lease ahead of it; zero or
+	// less: claims are never renewed.
 	Lease() time.Duration
 }
 
@@ -167,6 +169,12 @@ func (cs *claimSet) ask(ctx context.Context, keys []string, states []KeyState) e
 			return err
 		}
 	}
+}
+
+// adopt makes the claims pre made ahead for a batch (claimAhead) this
+// loop's claims for it; pre is not used again.
+func (cs *claimSet) adopt(pre *claimSet) {
+	cs.keys, cs.states, cs.used, cs.index, cs.at = pre.keys, pre.states, pre.used, pre.index, pre.at
 }
 
 // renewClaims claims again the keys this batch claimed and no record used

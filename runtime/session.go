@@ -243,8 +243,6 @@ func (s *session) runSerial(ctx context.Context) error {
 	k := s.startCommitBehind()
 	s.flushHandled = k.flush
 	return s.supervise(ctx, func() error {
-		pf := s.startPrefetch(true)
-		defer pf.close()
 		lastFlush := s.c.clock.Now()
 		var slab messageSlab
 		wctx := s.workCtx
@@ -253,6 +251,8 @@ func (s *session) runSerial(ctx context.Context) error {
 		if cs != nil {
 			wctx = withClaims(wctx, cs)
 		}
+		pf := s.startPrefetch(true, cs)
+		defer pf.close()
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
 			if !ok {
@@ -263,7 +263,9 @@ func (s *session) runSerial(ctx context.Context) error {
 			}
 			batch := next.batch
 			slab.reset(len(batch))
-			if cs != nil {
+			if next.claims != nil {
+				cs.adopt(next.claims) // claimed while the batch before was handled
+			} else if cs != nil {
 				// Decode the batch first, to claim its keys in one call.
 				decoded = decodeAll(s.c, &slab, batch, next.decoded, decoded)
 				next.decoded = decoded
