@@ -94,7 +94,7 @@ func (o *Operation) OutputJSON(m *runtime.Message) (json.RawMessage, error) {
 		return BodyJSON(m)
 	}
 	v := reflect.New(o.Output)
-	if err := runtime.DecodeBody(m, v.Interface(), o.ContentType); err != nil {
+	if err := m.Decode(v.Interface(), o.ContentType); err != nil {
 		return nil, fmt.Errorf("bridge: decode %s output: %w", o.Name, err)
 	}
 	return json.Marshal(v.Elem().Interface())

@@ -55,5 +55,5 @@
 // (gensupport.go); they are exported only for it, and hand-written code has
 // no use for them. Generated code also uses the typed helpers that
 // hand-written code may call too: Call, Tell, CallStream, EmitEvent,
-// RespondValue and DecodeBody.
+// Ctx.RespondValue and Message.Decode.
 package runtime

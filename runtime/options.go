@@ -50,7 +50,7 @@ type SendOption interface {
 }
 
 // ReplyOption refines an answer (Ctx.Respond, Ctx.RespondInput,
-// RespondValue) or a plain message from a client (Client.SendPlain).
+// Ctx.RespondValue) or a plain message from a client (Client.SendPlain).
 type ReplyOption interface{ applyReply(*sendSpec) }
 
 // Option refines every kind of message.

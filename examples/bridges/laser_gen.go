@@ -108,7 +108,7 @@ func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) e
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // handleReply handles operation "reply" with Helpdesk.Reply.

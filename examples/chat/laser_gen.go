@@ -106,7 +106,7 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // HistorianClient calls agent "historian" with typed messages.

@@ -104,7 +104,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // PayerClient calls agent "payer" with typed messages. NewPayerClient

@@ -269,7 +269,7 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // ClassifierClient calls agent "classifier" with typed messages.

@@ -140,7 +140,7 @@ func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) erro
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentCBOR)
+	return c.RespondValue(out, wire.ContentCBOR)
 }
 
 // handleQuote handles operation "quote" with Billing.Quote.
@@ -153,7 +153,7 @@ func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // handleRefund handles operation "refund" with Billing.Refund.

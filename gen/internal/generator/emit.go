@@ -363,7 +363,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 		body = append(body,
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(call),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
-			jen.Return(rt("RespondValue").Call(jen.Id("c"), jen.Id("out"), ctCode(op.CT))),
+			jen.Return(jen.Id("c").Dot("RespondValue").Call(jen.Id("out"), ctCode(op.CT))),
 		)
 	default:
 		body = append(body, jen.Return(call))

@@ -118,7 +118,7 @@ func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentCBOR)
+	return c.RespondValue(out, wire.ContentCBOR)
 }
 
 // handleOrder handles operation "order" with Desk.Order.
