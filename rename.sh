@@ -27,3 +27,45 @@ perl -pi -e '
 	s/(?<![\w.])(?<!\) )RespondValue\(([\w.]+(?:\(\))?), /$1.RespondValue(/g;
 	s/(?<![\w.])(?<!\) )DecodeBody\(([\w.]+(?:\(\))?), /$1.Decode(/g;
 ' $(git ls-files 'runtime/*.go')
+
+# The deduplication family moved to package dedup
+# (github.com/lasergo/laser/dedup), which runtime imports:
+#   runtime.Deduplicator, BatchDeduplicator, Completer, Forgetter, KeyState,
+#   KeyClaimed, KeyDuplicate, KeyHeld, KeyBusy, SlidingWindow,
+#   NewSlidingWindow -> dedup.<same name>
+#   runtime.DedupKey -> dedup.Key
+#   runtime.DefaultDedupWindow -> dedup.DefaultWindow
+dedupnames='Deduplicator|BatchDeduplicator|Completer|Forgetter|KeyState|KeyClaimed|KeyDuplicate|KeyHeld|KeyBusy|SlidingWindow|NewSlidingWindow'
+perl -pi -e '
+	s/\bruntime\.('"$dedupnames"')\b/dedup.$1/g;
+	s/\bruntime\.DedupKey\b/dedup.Key/g;
+	s/\bruntime\.DefaultDedupWindow\b/dedup.DefaultWindow/g;
+' $files
+# Inside package runtime the names were unqualified: qualify them in code
+# (not in comments, nor as a field name or a composite literal's key).
+perl -pi -e '
+	next if m{^\s*//};
+	s/(?<![\w.])(?<!\t)('"$dedupnames"')\b(?!: )/dedup.$1/g;
+	s/(?<![\w.])DedupKey\(/dedup.Key(/g;
+	s/(?<![\w.])DefaultDedupWindow\b/dedup.DefaultWindow/g;
+	s/(?<![\w.])maxDedupWindow\b/dedup.MaxWindow/g;
+' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
+
+# A Go file that now uses package dedup imports it (beside its other
+# imports of this module), and one that no longer uses package runtime
+# drops its import.
+for f in $(git ls-files '*.go'); do
+	[ -f "$f" ] || continue
+	if grep -v '^\s*//' "$f" | grep -q '\bdedup\.[A-Z]' && ! grep -q '"github.com/lasergo/laser/dedup"' "$f"; then
+		perl -0pi -e '
+			s{^(import \((?:\n(?!\t"github\.com/lasergo/laser/)[^\n]*)*?)(\n\t"github\.com/lasergo/laser/)}{$1\n\t"github.com/lasergo/laser/dedup"$2}m
+				or s{^(import \((?:\n[^\n)]*)*?)\n\)}{$1\n\n\t"github.com/lasergo/laser/dedup"\n)}m
+				or s{^import ("[^"\n]+")\n}{import (\n\t$1\n\n\t"github.com/lasergo/laser/dedup"\n)\n}m;
+		' "$f"
+		gofmt -w "$f"
+	fi
+	if grep -q '^\s*"github.com/lasergo/laser/runtime"$' "$f" && ! grep -v '^\s*//' "$f" | grep -q '\bruntime\.[A-Z]'; then
+		perl -ni -e 'print unless /^\s*"github.com\/lasergo\/laser\/runtime"$/' "$f"
+		gofmt -w "$f"
+	fi
+done

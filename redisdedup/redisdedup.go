@@ -4,7 +4,7 @@
 //
 //	cfg.Deduplicator = redisdedup.New(rdb, "billing") // rdb is a *redis.Client
 //
-// It marks keys in two steps (runtime.Completer): Observe claims a key for
+// It marks keys in two steps (dedup.Completer): Observe claims a key for
 // the message about to be handled and Complete, called by the consumer
 // once the message was handled or parked, turns the claim into a
 // remembered key. A remembered key is a duplicate; a claim is not, so a
@@ -13,7 +13,7 @@
 // back), and the redelivery is handled. Each Observe is one round trip (a
 // Lua script run with EVALSHA).
 //
-// It is a runtime.BatchDeduplicator too: the consumer claims the keys of a
+// It is a dedup.BatchDeduplicator too: the consumer claims the keys of a
 // polled batch in one script call (ClaimBatch) and completes handled keys
 // many per call in the background (CompleteBatch), before it commits their
 // offsets, so a message costs a fraction of a round trip instead of two.
@@ -37,6 +37,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -75,8 +76,8 @@ type Options struct {
 	Prefix string
 }
 
-// Deduplicator implements runtime.Deduplicator, runtime.Forgetter and
-// runtime.Completer on Redis. Safe for concurrent use.
+// Deduplicator implements dedup.Deduplicator, dedup.Forgetter and
+// dedup.Completer on Redis. Safe for concurrent use.
 type Deduplicator struct {
 	rdb   redis.UniversalClient
 	opts  Options
@@ -89,10 +90,10 @@ type Deduplicator struct {
 }
 
 var (
-	_ runtime.Deduplicator      = (*Deduplicator)(nil)
-	_ runtime.Forgetter         = (*Deduplicator)(nil)
-	_ runtime.Completer         = (*Deduplicator)(nil)
-	_ runtime.BatchDeduplicator = (*Deduplicator)(nil)
+	_ dedup.Deduplicator      = (*Deduplicator)(nil)
+	_ dedup.Forgetter         = (*Deduplicator)(nil)
+	_ dedup.Completer         = (*Deduplicator)(nil)
+	_ dedup.BatchDeduplicator = (*Deduplicator)(nil)
 )
 
 // New returns a deduplicator keeping the keys of scope (name it after the
@@ -254,7 +255,7 @@ return n
 // into calls of this size (the Lua stack bounds unpack).
 const batchLimit = 512
 
-// Observe implements runtime.Deduplicator: it claims key and reports
+// Observe implements dedup.Deduplicator: it claims key and reports
 // whether it is new. A remembered key is not new; a key claimed by a
 // message in flight fails with ErrClaimed; an unreachable Redis fails with
 // an error matching runtime.ErrTransient.
@@ -273,7 +274,7 @@ func (d *Deduplicator) Observe(ctx context.Context, key string) (bool, error) {
 	}
 }
 
-// Complete implements runtime.Completer: key is remembered for the TTL.
+// Complete implements dedup.Completer: key is remembered for the TTL.
 func (d *Deduplicator) Complete(ctx context.Context, key string) error {
 	if err := completeScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.ttl, d.win).Err(); err != nil {
 		return d.fail("complete", err)
@@ -281,7 +282,7 @@ func (d *Deduplicator) Complete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Forget implements runtime.Forgetter: this process's claim on key (or the
+// Forget implements dedup.Forgetter: this process's claim on key (or the
 // remembered key) is taken back, so a redelivery is handled.
 func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 	if err := forgetScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.claim).Err(); err != nil {
@@ -290,11 +291,11 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 	return nil
 }
 
-// ClaimBatch implements runtime.BatchDeduplicator: each key is claimed
+// ClaimBatch implements dedup.BatchDeduplicator: each key is claimed
 // as Observe claims it, in one script call (per 512 keys), and its state
 // written to states. A key already claimed by this incarnation is
-// runtime.KeyHeld, and its lease starts again.
-func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
+// dedup.KeyHeld, and its lease starts again.
+func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
@@ -310,13 +311,13 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []r
 		for i, c := range codes {
 			switch c {
 			case 1:
-				states[i] = runtime.KeyClaimed
+				states[i] = dedup.KeyClaimed
 			case 0:
-				states[i] = runtime.KeyDuplicate
+				states[i] = dedup.KeyDuplicate
 			case 3:
-				states[i] = runtime.KeyHeld
+				states[i] = dedup.KeyHeld
 			default:
-				states[i] = runtime.KeyBusy
+				states[i] = dedup.KeyBusy
 			}
 		}
 		keys, states = keys[n:], states[n:]
@@ -324,7 +325,7 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []r
 	return nil
 }
 
-// CompleteBatch implements runtime.BatchDeduplicator: every key is
+// CompleteBatch implements dedup.BatchDeduplicator: every key is
 // remembered for the TTL, in one script call (per 512 keys).
 func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
@@ -337,7 +338,7 @@ func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// ReleaseBatch implements runtime.BatchDeduplicator: this incarnation's
+// ReleaseBatch implements dedup.BatchDeduplicator: this incarnation's
 // claims on keys are dropped, in one script call (per 512 keys).
 func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
@@ -350,7 +351,7 @@ func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// Lease implements runtime.BatchDeduplicator: Options.Lease.
+// Lease implements dedup.BatchDeduplicator: Options.Lease.
 func (d *Deduplicator) Lease() time.Duration { return d.opts.Lease }
 
 // keys appends the Redis keys of keys to dst.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -944,7 +945,7 @@ func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
 }
 
 // durableDedup stands in for a Deduplicator backed by a store that survives
-// restarts; forgetful says whether it implements runtime.Forgetter.
+// restarts; forgetful says whether it implements dedup.Forgetter.
 type durableDedup struct {
 	mu   sync.Mutex
 	seen map[string]bool
@@ -981,7 +982,7 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 				return nil
 			})
 			store := &durableDedup{seen: map[string]bool{}}
-			var dedup runtime.Deduplicator = store
+			var dedup dedup.Deduplicator = store
 			if forgets {
 				dedup = forgetfulDedup{store}
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -325,7 +326,7 @@ func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *tes
 	}
 	dd.mu.Lock()
 	defer dd.mu.Unlock()
-	want := []string{runtime.DedupKey(sender, "a"), runtime.DedupKey(sender, "b")}
+	want := []string{dedup.Key(sender, "a"), dedup.Key(sender, "b")}
 	if !slices.Equal(dd.completed, want) || len(dd.forgotten) != 0 {
 		t.Fatalf("completed %q forgotten %q; want completed %q", dd.completed, dd.forgotten, want)
 	}

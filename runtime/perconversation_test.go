@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -348,10 +349,10 @@ func (d *claimDedup) Complete(_ context.Context, key string) error {
 func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		dedup func() (runtime.Deduplicator, chan string)
+		dedup func() (dedup.Deduplicator, chan string)
 	}{
-		{"window", func() (runtime.Deduplicator, chan string) { return nil, nil }},
-		{"claims", func() (runtime.Deduplicator, chan string) {
+		{"window", func() (dedup.Deduplicator, chan string) { return nil, nil }},
+		{"claims", func() (dedup.Deduplicator, chan string) {
 			d := &claimDedup{state: map[string]string{}, observed: make(chan string, 64)}
 			return d, d.observed
 		}},
