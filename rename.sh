@@ -51,19 +51,41 @@ perl -pi -e '
 	s/(?<![\w.])maxDedupWindow\b/dedup.MaxWindow/g;
 ' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
 
-# A Go file that now uses package dedup imports it (beside its other
-# imports of this module), and one that no longer uses package runtime
-# drops its import.
+# The time and id sources moved to package clock
+# (github.com/lasergo/laser/clock):
+#   runtime.Clock -> clock.Clock, runtime.SystemClock -> clock.System,
+#   runtime.IDSource -> clock.IDSource, runtime.ULIDSource -> clock.ULIDSource
+perl -pi -e '
+	s/\bruntime\.(Clock|IDSource|ULIDSource)\b/clock.$1/g;
+	s/\bruntime\.SystemClock\b/clock.System/g;
+' $files
+perl -pi -e '
+	next if m{^\s*//};
+	s/(?<![\w.])(?<!\t)(Clock|IDSource|ULIDSource)\b(?!: |\()/clock.$1/g;
+	s/(?<![\w.])SystemClock\b/clock.System/g;
+' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
+
+# A Go file that now uses package dedup or clock imports it (beside its
+# other imports of this module), and one that no longer uses package
+# runtime drops its import.
 for f in $(git ls-files '*.go'); do
 	[ -f "$f" ] || continue
-	if grep -v '^\s*//' "$f" | grep -q '\bdedup\.[A-Z]' && ! grep -q '"github.com/lasergo/laser/dedup"' "$f"; then
-		perl -0pi -e '
-			s{^(import \((?:\n(?!\t"github\.com/lasergo/laser/)[^\n]*)*?)(\n\t"github\.com/lasergo/laser/)}{$1\n\t"github.com/lasergo/laser/dedup"$2}m
-				or s{^(import \((?:\n[^\n)]*)*?)\n\)}{$1\n\n\t"github.com/lasergo/laser/dedup"\n)}m
-				or s{^import ("[^"\n]+")\n}{import (\n\t$1\n\n\t"github.com/lasergo/laser/dedup"\n)\n}m;
-		' "$f"
-		gofmt -w "$f"
-	fi
+	for pkg in dedup clock; do
+		case "$f" in "$pkg"/*) continue ;; esac
+		case $pkg in
+		dedup) names="$dedupnames|Key|DefaultWindow|MaxWindow|Hash" ;;
+		clock) names='Clock|System|IDSource|ULIDSource' ;;
+		esac
+		if grep -v '^\s*//' "$f" | grep -qP "(?<![\\w.])$pkg\\.($names)\\b" && ! grep -q "\"github.com/lasergo/laser/$pkg\"" "$f"; then
+			PKG=$pkg perl -0pi -e '
+				my $imp = "\t\"github.com/lasergo/laser/$ENV{PKG}\"";
+				s{^(import \((?:\n(?!\t"github\.com/lasergo/laser/)[^\n]*)*?)(\n\t"github\.com/lasergo/laser/)}{$1\n$imp$2}m
+					or s{^(import \((?:\n[^\n)]*)*?)\n\)}{$1\n\n$imp\n)}m
+					or s{^import ("[^"\n]+")\n}{import (\n\t$1\n\n$imp\n)\n}m;
+			' "$f"
+			gofmt -w "$f"
+		fi
+	done
 	if grep -q '^\s*"github.com/lasergo/laser/runtime"$' "$f" && ! grep -v '^\s*//' "$f" | grep -q '\bruntime\.[A-Z]'; then
 		perl -ni -e 'print unless /^\s*"github.com\/lasergo\/laser\/runtime"$/' "$f"
 		gofmt -w "$f"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -30,7 +31,7 @@ func parkSigned(t *testing.T, log runtime.Transport, key *sign.Key) runtime.Inco
 }
 
 func TestDeadLetterCapsulesAreSignedByTheConsumersKey(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	worker, mallory := newKey(31), newKey(32)
 	reg := sign.NewRegistry()
 	_ = reg.Enroll(agent, worker.Public())
@@ -49,7 +50,7 @@ func TestDeadLetterCapsulesAreSignedByTheConsumersKey(t *testing.T) {
 // Forged capsules: unsigned, tampered, or signed by a peer naming the
 // consumer; none verifies.
 func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	worker, mallory := newKey(31), newKey(32)
 	reg := sign.NewRegistry()
 	_ = reg.Enroll(agent, worker.Public())
@@ -86,7 +87,7 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 // A capsule naming a record other than the one it parked is refused by the
 // redrive itself, signed or not.
 func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	rec := parkSigned(t, log, nil)
 	handled := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-2"}, "pay 20")
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
@@ -106,7 +107,7 @@ func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) e
 }
 
 func TestARedriveAsksTheGate(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	rec := parkSigned(t, log, nil)
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	end, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -161,8 +162,8 @@ type Consumer struct {
 	// batch is dedup when it marks keys in batches (see BatchDeduplicator).
 	batch  dedup.BatchDeduplicator
 	fences *fenceGate
-	clock  Clock
-	ids    IDSource
+	clock  clock.Clock
+	ids    clock.IDSource
 	log    *slog.Logger
 
 	replay *replayGuard

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -24,7 +25,7 @@ func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) err
 	if err := log.EnsureTopics(t.Context(), 4, "front.commands"); err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{c: newClient(t, log, runtime.SystemClock{}, nil),
+	r := &relay{c: newClient(t, log, clock.System{}, nil),
 		handled: make(chan *runtime.Message, 4), got: make(chan *runtime.Message, 4)}
 	runAgent(t, r.c, runtime.AgentConfig{ID: "back", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {

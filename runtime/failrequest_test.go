@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -25,8 +26,8 @@ func (o outcomes) ObserveRecord(ctx context.Context, d *runtime.Delivery, next f
 // the consumer finished with the request.
 func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	t.Helper()
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}},

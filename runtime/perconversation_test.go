@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -51,7 +52,7 @@ func (b *bodies) of(prefix string) []string {
 }
 
 func TestPerConversationKeepsLogOrderWithinAConversation(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	convs := []wire.ID{conv(), conv(), conv()}
 	var done bodies
 	finished := make(chan struct{}, 64)
@@ -85,7 +86,7 @@ func TestPerConversationKeepsLogOrderWithinAConversation(t *testing.T) {
 
 func TestPerConversationRunsNHandlersAtOnce(t *testing.T) {
 	const n = 4
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	// The barrier opens only once n handlers are inside at the same time:
 	// with less parallelism than n it never opens and the test times out.
 	var in atomic.Int32
@@ -120,7 +121,7 @@ func TestPerConversationRunsNHandlersAtOnce(t *testing.T) {
 
 func TestPerConversationNeverRunsMoreThanNHandlers(t *testing.T) {
 	const n = 3
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var in, most atomic.Int32
 	finished := make(chan struct{}, 64)
 	release := make(chan struct{})
@@ -158,7 +159,7 @@ func TestPerConversationNeverRunsMoreThanNHandlers(t *testing.T) {
 }
 
 func TestPerConversationWatermarkNeverPassesAnUnhandledRecord(t *testing.T) {
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 2, "probe")
 	tr := transporttest.NewFaulty(log)
 	release := make(chan struct{})
@@ -358,7 +359,7 @@ func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			dedup, observed := tc.dedup()
 			var runs atomic.Int32
 			entered, release := make(chan string, 4), make(chan struct{})
@@ -416,7 +417,7 @@ func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
 }
 
 func TestPerConversationGracefulStopFinishesWhatRunsAndCommitsTheWatermark(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	started := make(chan string, 8)
 	release := make(chan struct{})
 	var done bodies
@@ -509,7 +510,7 @@ func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T)
 }
 
 func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	hot := conv()
 	release := make(chan struct{})
 	finished := make(chan string, 64)
@@ -569,7 +570,7 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 }
 
 func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var done bodies
 	finished := make(chan struct{}, 64)
 	entity := func(m *runtime.Message) string {
@@ -606,7 +607,7 @@ func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
 }
 
 func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	conc := runtime.PerConversation(4)
 	conc.Lanes = 2
 	_, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
@@ -618,7 +619,7 @@ func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
 
 func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
 	const n, warm = 8, 300
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var in atomic.Int32
 	barrier := make(chan struct{})
 	finished := make(chan struct{}, warm+n)

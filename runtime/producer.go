@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -27,8 +28,8 @@ type producerConfig struct {
 type Producer struct {
 	t     Transport
 	opts  producerConfig
-	clock Clock
-	ids   IDSource
+	clock clock.Clock
+	ids   clock.IDSource
 	log   *slog.Logger
 	// gate and client govern every effect (see EffectGate); gate is nil
 	// when the client has none.
@@ -38,7 +39,7 @@ type Producer struct {
 
 // newProducer returns a producer over t timing its backoff on clock, minting
 // record ids from ids and warning on log.
-func newProducer(t Transport, opts producerConfig, clock Clock, ids IDSource, log *slog.Logger) *Producer {
+func newProducer(t Transport, opts producerConfig, clock clock.Clock, ids clock.IDSource, log *slog.Logger) *Producer {
 	if opts.attempts <= 0 {
 		opts.attempts = 4
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/sign"
@@ -24,7 +25,7 @@ func TestRunAgainAfterDeadLetterFailureParksThePoison(t *testing.T) {
 			name = "signed_record"
 		}
 		t.Run(name, func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			faulty := transporttest.NewFaulty(log)
 			faulty.FailPublish(func(topic string) error {
 				if topic == dlq {
