@@ -65,16 +65,37 @@ perl -pi -e '
 	s/(?<![\w.])SystemClock\b/clock.System/g;
 ' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
 
-# A Go file that now uses package dedup or clock imports it (beside its
+# What an effect gate sees moved to package effect
+# (github.com/lasergo/laser/effect); EffectGate and EffectOutcome stay in
+# runtime, since they take the *runtime.Client:
+#   runtime.Effect -> effect.Effect, runtime.EffectKind -> effect.Kind,
+#   runtime.Claims -> effect.Claims,
+#   runtime.Effect<Kind> (EffectCommand, EffectPublish, ...) -> effect.<Kind>
+effectkinds='Command|Request|Event|Response|Error|Status|Chunk|Plain|Publish|MemoryWrite|WorkflowStep|FanoutBranch|BridgeCall'
+perl -pi -e '
+	s/\bruntime\.EffectKind\b/effect.Kind/g;
+	s/\bruntime\.Effect('"$effectkinds"')\b/effect.$1/g;
+	s/\bruntime\.(Effect|Claims)\b/effect.$1/g;
+	s/\brt\("Claims"\)/jen.Qual(effectPath, "Claims")/g;
+' $files
+perl -pi -e '
+	next if m{^\s*//};
+	s/(?<![\w.])EffectKind\b/effect.Kind/g;
+	s/(?<![\w.])Effect('"$effectkinds"')\b/effect.$1/g;
+	s/(?<![\w.])(?<!\t)(Effect|Claims)\b(?!: |\()/effect.$1/g;
+' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
+
+# A Go file that now uses package dedup, clock or effect imports it (beside its
 # other imports of this module), and one that no longer uses package
 # runtime drops its import.
 for f in $(git ls-files '*.go'); do
 	[ -f "$f" ] || continue
-	for pkg in dedup clock; do
+	for pkg in dedup clock effect; do
 		case "$f" in "$pkg"/*) continue ;; esac
 		case $pkg in
 		dedup) names="$dedupnames|Key|DefaultWindow|MaxWindow|Hash" ;;
 		clock) names='Clock|System|IDSource|ULIDSource' ;;
+		effect) names="Effect|Kind|Claims|$effectkinds" ;;
 		esac
 		if grep -v '^\s*//' "$f" | grep -qP "(?<![\\w.])$pkg\\.($names)\\b" && ! grep -q "\"github.com/lasergo/laser/$pkg\"" "$f"; then
 			PKG=$pkg perl -0pi -e '

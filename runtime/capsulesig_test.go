@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -99,9 +100,9 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 }
 
 // opGate refuses every effect and records the kind and operation asked.
-type opGate struct{ asked chan runtime.Effect }
+type opGate struct{ asked chan effect.Effect }
 
-func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *effect.Effect) error {
 	g.asked <- *e
 	return errRefused
 }
@@ -114,12 +115,12 @@ func TestARedriveAsksTheGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := opGate{asked: make(chan runtime.Effect, 1)}
+	g := opGate{asked: make(chan effect.Effect, 1)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Gate: g})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}
-	if e := <-g.asked; e.Kind != runtime.EffectPublish || e.Operation != runtime.OperationRedrive || e.Topic != topic {
+	if e := <-g.asked; e.Kind != effect.Publish || e.Operation != runtime.OperationRedrive || e.Topic != topic {
 		t.Fatalf("the gate was asked about %+v, want a publish %q to %s", e, runtime.OperationRedrive, topic)
 	}
 	if after, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID); err != nil || after != end {

@@ -11,7 +11,7 @@ import (
 
 // ClientOptions configures a Client; the zero value is usable.
 type ClientOptions struct {
-	// Clock drives timeouts, deadlines and expiries. Default SystemClock.
+	// Clock drives timeouts, deadlines and expiries. Default clock.System.
 	Clock clock.Clock
 	// IDs mints records, conversations and correlations. Default ULIDSource.
 	IDs clock.IDSource

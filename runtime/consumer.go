@@ -10,6 +10,7 @@ import (
 
 	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/dedup"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -80,7 +81,7 @@ type ConsumerConfig struct {
 	// Gate, when set, governs the effects of the handler in place of the
 	// client's gate; Claims are what the handler declares about them.
 	Gate   EffectGate
-	Claims Claims
+	Claims effect.Claims
 	// Tuning holds the knobs of the pipeline; the zero value is the default.
 	Tuning
 }

@@ -15,7 +15,7 @@ type dedupMark struct {
 	// window and hash: the key as a SlidingWindow marked it, by hash.
 	window *dedup.SlidingWindow
 	hash   dedup.Hash
-	// key is the scoped key (DedupKey) any other Deduplicator was asked
+	// key is the scoped key (dedup.Key) any other Deduplicator was asked
 	// about; "" when window is set.
 	key string
 }

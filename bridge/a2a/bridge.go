@@ -20,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -208,7 +209,7 @@ func (b *Bridge) Submit(ctx context.Context, p *a2a.MessageSendParams) (*a2a.Tas
 	}
 	// The call is the bridge's effect on the log: the gate may refuse it
 	// before the task opens, or replace its body.
-	effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: cmd.topic, Operation: cmd.operation, Agent: b.cfg.ID, Target: cmd.target, Conversation: task, Body: cmd.body}
+	effect := &effect.Effect{Kind: effect.BridgeCall, Topic: cmd.topic, Operation: cmd.operation, Agent: b.cfg.ID, Target: cmd.target, Conversation: task, Body: cmd.body}
 	if err := b.client.Govern(ctx, effect); err != nil {
 		return nil, fmt.Errorf("a2a: refused: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -44,7 +45,7 @@ func (b *Bridge) handler(t *tool) mcp.ToolHandler {
 		c := call{b: b, t: t, conv: b.client.IDs().NewID(), body: body, hops: hops, deadline: deadline}
 		// The call is the bridge's effect on the log: the gate may refuse it
 		// (a tool result the model reads) or replace its body.
-		effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: t.op.Topic, Operation: t.op.Name, Agent: b.cfg.ID, Target: t.op.Agent, Conversation: c.conv, Body: body}
+		effect := &effect.Effect{Kind: effect.BridgeCall, Topic: t.op.Topic, Operation: t.op.Name, Agent: b.cfg.ID, Target: t.op.Agent, Conversation: c.conv, Body: body}
 		if err := b.client.Govern(ctx, effect); err != nil {
 			return failure(err), nil
 		}

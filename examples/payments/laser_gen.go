@@ -7,6 +7,7 @@ import (
 	"context"
 	"reflect"
 
+	effect "github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -96,7 +97,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err := runtime.DecodeInput(m, PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	c = c.WithClaims(runtime.Claims{
+	c = c.WithClaims(effect.Claims{
 		DataClassification: "pii",
 		EffectClass:        "payment",
 	})
