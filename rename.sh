@@ -85,17 +85,30 @@ perl -pi -e '
 	s/(?<![\w.])(?<!\t)(Effect|Claims)\b(?!: |\()/effect.$1/g;
 ' $(git ls-files 'runtime/*.go' | grep -v '_test\.go$') $(grep -l '^package runtime$' $(git ls-files 'runtime/*_test.go'))
 
-# A Go file that now uses package dedup, clock or effect imports it (beside its
+# The description of a generated agent's operations moved to package
+# operation (github.com/lasergo/laser/operation):
+#   runtime.OperationInfo -> operation.Info, runtime.OperationKind ->
+#   operation.Kind, runtime.Operation{Request,Command,Event,Stream} ->
+#   operation.{Request,Command,Event,Stream}; a struct embedding it names
+#   the field Info.
+perl -pi -e '
+	s/\bruntime\.OperationInfo\b/operation.Info/g;
+	s/\bruntime\.OperationKind\b/operation.Kind/g;
+	s/\bruntime\.Operation(Request|Command|Event|Stream)\b/operation.$1/g;
+' $files
+
+# A Go file that now uses package dedup, clock, effect or operation imports it (beside its
 # other imports of this module), and one that no longer uses package
 # runtime drops its import.
 for f in $(git ls-files '*.go'); do
 	[ -f "$f" ] || continue
-	for pkg in dedup clock effect; do
+	for pkg in dedup clock effect operation; do
 		case "$f" in "$pkg"/*) continue ;; esac
 		case $pkg in
 		dedup) names="$dedupnames|Key|DefaultWindow|MaxWindow|Hash" ;;
 		clock) names='Clock|System|IDSource|ULIDSource' ;;
 		effect) names="Effect|Kind|Claims|$effectkinds" ;;
+		operation) names='Info|Kind|Request|Command|Event|Stream' ;;
 		esac
 		if grep -v '^\s*//' "$f" | grep -qP "(?<![\\w.])$pkg\\.($names)\\b" && ! grep -q "\"github.com/lasergo/laser/$pkg\"" "$f"; then
 			PKG=$pkg perl -0pi -e '

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -43,7 +44,7 @@ type Config struct {
 	// Operations are the skills served, from a generated <Agent>Operations.
 	// Without any, a message tunnels its params JSON verbatim as a chat
 	// command on Topic.
-	Operations []runtime.OperationInfo
+	Operations []operation.Info
 	// Card is the laser card the A2A card is built from (name and, without
 	// Operations, the skills).
 	Card *wire.AgentCard
@@ -89,7 +90,7 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{client: client, cfg: cfg, ops: make(map[string]*bridge.Operation)}
 	for _, info := range cfg.Operations {
-		if info.Kind == runtime.OperationEvent {
+		if info.Kind == operation.Event {
 			continue // a subscription, not a skill a caller asks for
 		}
 		op, err := bridge.NewOperation(info)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -52,9 +53,9 @@ func (b *Bridge) handler(t *tool) mcp.ToolHandler {
 		c.body = effect.Body
 		var res *mcp.CallToolResult
 		switch t.op.Kind {
-		case runtime.OperationRequest:
+		case operation.Request:
 			res, err = c.request(ctx)
-		case runtime.OperationStream:
+		case operation.Stream:
 			res, err = c.stream(ctx, req)
 		default:
 			res, err = c.oneWay(ctx)
@@ -152,7 +153,7 @@ func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
 	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
 	var err error
-	if c.t.op.Kind == runtime.OperationEvent {
+	if c.t.op.Kind == operation.Event {
 		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
 	} else {
 		cmdOpts := make([]runtime.CommandOption, 0, len(opts)+1)

@@ -7,7 +7,8 @@ import (
 	"context"
 	"reflect"
 
-	effect "github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -160,11 +161,11 @@ func PayerCard() *wire.AgentCard {
 // PayerOperations describes the operations of agent "payer" for bridges such
 // as MCP and A2A: each one's kind, doc comment, topics, Go types and the
 // JSON Schemas of its input and output.
-func PayerOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func PayerOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        PayerAgentID,
 		Name:         PayerOpWireFunds,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "WireFunds sends the transfer to the bank.",
 		Topic:        PayerListenTopic,
 		ReplyTopic:   PayerRespondTopic,
