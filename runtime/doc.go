@@ -28,9 +28,9 @@
 // then parked as retry_exhausted), or a permanent error from Reject,
 // Rejectf or Failf (parked as rejected at once, except a Failf answered to
 // a waiting caller, which is a handled request and committed). Time and ids
-// come from an injectable Clock and IDSource; package lasertest has a clock
-// that drives tests without sleeping, and runs a handler on one message
-// without a log.
+// come from an injectable clock.Clock and clock.IDSource (ClientOptions);
+// package lasertest has a clock that drives tests without sleeping, and
+// runs a handler on one message without a log.
 //
 // # Configuration and options
 //
