@@ -3,7 +3,7 @@ package bridge
 import (
 	"fmt"
 
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -17,16 +17,16 @@ const anyObject = `{"type":"object","description":"the operation's input, as JSO
 // request answered on replyTopic, one without a command. Generated
 // <Agent>Operations carry the real schemas; use them when you can link the
 // agent's package.
-func CardOperations(card *wire.AgentCard, topic, replyTopic string) []runtime.OperationInfo {
-	ops := make([]runtime.OperationInfo, 0, len(card.Capabilities))
+func CardOperations(card *wire.AgentCard, topic, replyTopic string) []operation.Info {
+	ops := make([]operation.Info, 0, len(card.Capabilities))
 	for _, c := range card.Capabilities {
-		op := runtime.OperationInfo{
-			Agent: card.Name, Name: c.SkillID, Kind: runtime.OperationCommand,
+		op := operation.Info{
+			Agent: card.Name, Name: c.SkillID, Kind: operation.Command,
 			Doc:   fmt.Sprintf("Skill %q of agent %s, from its registry card.", c.SkillID, card.Name),
 			Topic: topic, ContentType: contentType(c.Input), InputSchema: anyObject,
 		}
 		if c.Output != nil {
-			op.Kind, op.ReplyTopic = runtime.OperationRequest, replyTopic
+			op.Kind, op.ReplyTopic = operation.Request, replyTopic
 		}
 		ops = append(ops, op)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -22,14 +23,14 @@ var ErrInput = errors.New("bridge: invalid input")
 // Operation is one generated operation ready to be called from a foreign
 // protocol: its input schema resolved for validation.
 type Operation struct {
-	runtime.OperationInfo
+	operation.Info
 	input *jsonschema.Resolved
 }
 
 // NewOperation prepares op for calls; an input schema that does not
 // resolve is an error (lasergen generates only resolvable ones).
-func NewOperation(op runtime.OperationInfo) (*Operation, error) {
-	o := &Operation{OperationInfo: op}
+func NewOperation(op operation.Info) (*Operation, error) {
+	o := &Operation{Info: op}
 	if op.InputSchema == "" {
 		return o, nil
 	}
@@ -94,7 +95,7 @@ func (o *Operation) OutputJSON(m *runtime.Message) (json.RawMessage, error) {
 		return BodyJSON(m)
 	}
 	v := reflect.New(o.Output)
-	if err := runtime.DecodeBody(m, v.Interface(), o.ContentType); err != nil {
+	if err := m.Decode(v.Interface(), o.ContentType); err != nil {
 		return nil, fmt.Errorf("bridge: decode %s output: %w", o.Name, err)
 	}
 	return json.Marshal(v.Elem().Interface())

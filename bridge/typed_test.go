@@ -8,6 +8,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -67,10 +68,10 @@ func TestCardOperationsMakeUntypedOperationsOfARegistryCard(t *testing.T) {
 		t.Fatalf("%d operations, want one per capability", len(ops))
 	}
 	quote := ops[0]
-	if quote.Agent != "desk" || quote.Name != "quote" || quote.Kind != runtime.OperationRequest || quote.ReplyTopic != runtime.TopicResponses || quote.ContentType != wire.ContentCBOR {
+	if quote.Agent != "desk" || quote.Name != "quote" || quote.Kind != operation.Request || quote.ReplyTopic != runtime.TopicResponses || quote.ContentType != wire.ContentCBOR {
 		t.Fatalf("quote %+v", quote)
 	}
-	if ops[1].Kind != runtime.OperationCommand {
+	if ops[1].Kind != operation.Command {
 		t.Fatalf("order %+v, want a command (no output)", ops[1])
 	}
 	op, err := bridge.NewOperation(quote)

@@ -3,7 +3,7 @@ package conversation
 import (
 	"fmt"
 
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -64,12 +64,12 @@ func (s Session) String() string {
 
 // ConversationFor returns the conversation for key: a fresh id from ids
 // under PerCall (a ULIDSource when ids is nil), Derive(key) under PerUser.
-func (s Session) ConversationFor(key string, ids runtime.IDSource) wire.ID {
+func (s Session) ConversationFor(key string, ids clock.IDSource) wire.ID {
 	if s == PerUser {
 		return Derive(key)
 	}
 	if ids == nil {
-		ids = runtime.ULIDSource{Clock: runtime.SystemClock{}}
+		ids = clock.ULIDSource{Clock: clock.System{}}
 	}
 	return ids.NewID()
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/conversation"
-	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -82,5 +82,5 @@ func TestPerCallSessionMintsAFreshConversationEachCall(t *testing.T) {
 	if c, d := conversation.PerCall.ConversationFor("x", nil), conversation.PerCall.ConversationFor("x", nil); c == d {
 		t.Fatal("default id source repeated an id")
 	}
-	var _ runtime.IDSource = ids
+	var _ clock.IDSource = ids
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -88,18 +89,18 @@ type SnapshotTrust struct {
 	Verifier runtime.Verifier
 	// Clock and IDs stamp and name signed snapshots. Default the system
 	// clock and ULIDs.
-	Clock runtime.Clock
-	IDs   runtime.IDSource
+	Clock clock.Clock
+	IDs   clock.IDSource
 }
 
 // WithTrust returns the store signing and verifying its snapshots as trust
 // says.
 func (s *TopicSnapshots) WithTrust(trust SnapshotTrust) *TopicSnapshots {
 	if trust.Clock == nil {
-		trust.Clock = runtime.SystemClock{}
+		trust.Clock = clock.System{}
 	}
 	if trust.IDs == nil {
-		trust.IDs = runtime.ULIDSource{Clock: trust.Clock}
+		trust.IDs = clock.ULIDSource{Clock: trust.Clock}
 	}
 	return &TopicSnapshots{t: s.t, topic: s.topic, trust: trust}
 }

@@ -9,6 +9,7 @@ package embedlog
 import (
 	"context"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 )
@@ -31,8 +32,8 @@ var (
 
 // Config configures a Log; the zero value is usable.
 type Config struct {
-	// Clock stamps appended batches (Unix µs). Default runtime.SystemClock.
-	Clock runtime.Clock
+	// Clock stamps appended batches (Unix µs). Default clock.System.
+	Clock clock.Clock
 	// StreamID is the numeric stream id that TopicIDs reports. Default 0,
 	// Iggy's first stream id.
 	StreamID uint32

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -135,7 +136,7 @@ func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Reques
 			defer wg.Done()
 			// Each branch is an effect of its own; the caller's options may
 			// name it otherwise (a workflow step).
-			branch := append([]runtime.RequestOption{runtime.WithEffectKind(runtime.EffectFanoutBranch)}, base...)
+			branch := append([]runtime.RequestOption{runtime.WithEffectKind(effect.FanoutBranch)}, base...)
 			m, err := c.Request(bctx, runtime.Command{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
 				append(append(branch, opts...), branchOptions(c, req.Within)...)...)
 			results <- outcome{i: i, msg: m, err: err}

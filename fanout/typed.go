@@ -39,7 +39,7 @@ func Call[Out any](ctx context.Context, c *runtime.Client, reg *registry.Registr
 	tg := &TypedGather[Out]{Failures: g.Failures, Cancelled: g.Cancelled}
 	for _, r := range g.OK {
 		var out Out
-		if err := runtime.DecodeBody(r.Message, &out, ct); err != nil {
+		if err := r.Message.Decode(&out, ct); err != nil {
 			tg.Failures = append(tg.Failures, Failure{Agent: r.Agent, Err: fmt.Errorf("reply to %s: %w", op, err)})
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
@@ -30,7 +31,7 @@ type Options struct {
 	// Key, when set, signs every evidence record.
 	Key *sign.Key
 	// Clock stamps evidence and times proposals. Default the client's.
-	Clock runtime.Clock
+	Clock clock.Clock
 	// AuditTopic receives the evidence. Default agent.audit.
 	AuditTopic string
 	// ApprovalTopic is where step-ups ask. Default agent.human_input.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/memory"
@@ -156,7 +157,7 @@ func TestTheGovernorSeesTheAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seen.Kind != runtime.EffectCommand || seen.Topic != runtime.TopicCommands || seen.Operation != "wire" ||
+	if seen.Kind != effect.Command || seen.Topic != runtime.TopicCommands || seen.Operation != "wire" ||
 		seen.Agent != "planner" || seen.Target != "payer" || seen.Conversation.IsZero() || string(seen.Body) != "wire-funds" ||
 		seen.Signed || seen.Claims.Purpose != "payroll" || seen.Claims.DataClassification != "pii" {
 		t.Fatalf("action %+v, want planner's wire command to payer with its claims", seen)
@@ -172,7 +173,7 @@ func TestRawPublishesAreGoverned(t *testing.T) {
 	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
 		t.Fatalf("%d records published, want none", len(got))
 	}
-	if ev := w.onlyEvidence(); ev.Action.Kind != string(runtime.EffectPublish) {
+	if ev := w.onlyEvidence(); ev.Action.Kind != string(effect.Publish) {
 		t.Fatalf("evidence of kind %q, want publish", ev.Action.Kind)
 	}
 }
@@ -202,7 +203,7 @@ func TestMemoryWritesAreGoverned(t *testing.T) {
 		t.Fatalf("%d memory records written, want none", len(got))
 	}
 	ev := w.onlyEvidence()
-	if ev.Action.Kind != string(runtime.EffectMemoryWrite) || ev.Action.Agent != "planner" || ev.Action.Operation == "" {
+	if ev.Action.Kind != string(effect.MemoryWrite) || ev.Action.Agent != "planner" || ev.Action.Operation == "" {
 		t.Fatalf("evidence action %+v, want planner's memory write with its operation", ev.Action)
 	}
 }
@@ -211,7 +212,7 @@ func TestEachFanOutBranchIsGoverned(t *testing.T) {
 	var mu sync.Mutex
 	var targets []string
 	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
-		if a.Kind != runtime.EffectFanoutBranch {
+		if a.Kind != effect.FanoutBranch {
 			return govern.Allow(), nil
 		}
 		mu.Lock()
@@ -234,7 +235,7 @@ func TestEachFanOutBranchIsGoverned(t *testing.T) {
 }
 
 func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
-	seen := make(chan runtime.Claims, 1)
+	seen := make(chan effect.Claims, 1)
 	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
 		if a.Agent == "payer" {
 			seen <- a.Claims
@@ -245,10 +246,10 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
-	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Claims: runtime.Claims{DataClassification: "internal"},
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Claims: effect.Claims{DataClassification: "internal"},
 		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 			// What lasergen's dispatch does for //laser:handle effect=payment.
-			hc = hc.WithClaims(runtime.Claims{EffectClass: "payment"})
+			hc = hc.WithClaims(effect.Claims{EffectClass: "payment"})
 			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
 			return err
 		})})
@@ -261,7 +262,7 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 }
 
 func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
-	kinds := make(chan runtime.EffectKind, 1)
+	kinds := make(chan effect.Kind, 1)
 	gov := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
 		if a.Agent == "payer" {
 			kinds <- a.Kind
@@ -277,7 +278,7 @@ func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
 	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-kinds; got != runtime.EffectResponse {
+	if got := <-kinds; got != effect.Response {
 		t.Fatalf("the answer was seen as %q, want response", got)
 	}
 }

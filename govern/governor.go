@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/wire"
 )
 
-// Action is one effect as a Governor sees it (see runtime.Effect). Its
+// Action is one effect as a Governor sees it (see effect.Effect). Its
 // Claims are advisory unless Signed.
-type Action = runtime.Effect
+type Action = effect.Effect
 
 // Governor is a policy: it decides about every effect before it runs. An
 // error fails the effect closed. Decide must not change the action; a

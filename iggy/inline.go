@@ -9,7 +9,7 @@ import (
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/clock"
 )
 
 // pastDeadline fails a socket's pending and future reads and writes at once.
@@ -19,7 +19,7 @@ var pastDeadline = time.Unix(1, 0)
 // bounded by socket deadlines: the socket must be known and timeouts must
 // follow the real clock (an injected clock drives the watcher of bounded).
 func (t *Transport) inlineOK(l *link) bool {
-	_, real := t.cfg.clock.(runtime.SystemClock)
+	_, real := t.cfg.clock.(clock.System)
 	return real && l.socket != nil
 }
 

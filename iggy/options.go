@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -28,8 +29,8 @@ type Config struct {
 	// standard log package, which nothing here can silence.)
 	Logger *slog.Logger
 	// Clock times call and dial timeouts and the reconnect backoff; default
-	// runtime.SystemClock.
-	Clock runtime.Clock
+	// clock.System.
+	Clock clock.Clock
 	// MaxPollBytes bounds the reply bytes one subscription Poll takes in,
 	// over all the partitions it reads; default 64 MiB, the consumer's
 	// default MaxQueuedBytes, so one poll cannot hold more than the queue
@@ -47,7 +48,7 @@ type config struct {
 	backoffBase      time.Duration
 	backoffMax       time.Duration
 	logger           *slog.Logger
-	clock            runtime.Clock
+	clock            clock.Clock
 	partitionRefresh time.Duration // how often subscriptions and Publish re-read the partition count
 	maxPollBytes     int           // the most reply bytes one subscription Poll takes in
 }
@@ -60,7 +61,7 @@ func (cfg Config) resolve() config {
 		backoffBase:      100 * time.Millisecond,
 		backoffMax:       5 * time.Second,
 		logger:           slog.New(slog.DiscardHandler),
-		clock:            runtime.SystemClock{},
+		clock:            clock.System{},
 		partitionRefresh: 5 * time.Second,
 		maxPollBytes:     runtime.DefaultMaxQueuedBytes,
 	}

@@ -40,8 +40,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logstore"
-	"github.com/lasergo/laser/runtime"
 )
 
 // maxFrame bounds a request payload; a larger length closes the connection
@@ -72,8 +72,8 @@ type Config struct {
 	// user. Default none.
 	Tokens []string
 	// Clock stamps messages and entity creation times (Unix µs). Default
-	// runtime.SystemClock.
-	Clock runtime.Clock
+	// clock.System.
+	Clock clock.Clock
 	// Logger receives connection errors and recovered handler panics.
 	// Default: discarded.
 	Logger *slog.Logger
@@ -91,7 +91,7 @@ type Config struct {
 type config struct {
 	username, password string
 	tokens             []string
-	clock              runtime.Clock
+	clock              clock.Clock
 	logger             *slog.Logger
 	onPanic            func(v any, stack []byte)
 	maxConns           int
@@ -107,7 +107,7 @@ func (c Config) resolve(onPanic func(v any, stack []byte)) config {
 		username:     "iggy",
 		password:     "iggy",
 		tokens:       c.Tokens,
-		clock:        cmp.Or[runtime.Clock](c.Clock, runtime.SystemClock{}),
+		clock:        cmp.Or[clock.Clock](c.Clock, clock.System{}),
 		logger:       c.Logger,
 		onPanic:      onPanic,
 		maxConns:     cmp.Or(c.MaxConnections, defaultMaxConnections),

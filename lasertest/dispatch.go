@@ -38,7 +38,7 @@ func Answer[Out any](sent []Sent) (Out, error) {
 		case m.Kind() == wire.KindError:
 			return out, m.RemoteError()
 		case m.Kind() == wire.KindResponse, m.Envelope == nil && m.Correlation() != "":
-			return out, runtime.DecodeBody(m, &out, wire.ContentCBOR)
+			return out, m.Decode(&out, wire.ContentCBOR)
 		}
 	}
 	return out, ErrNoAnswer

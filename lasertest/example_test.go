@@ -80,7 +80,7 @@ func ExampleDispatch() {
 		if err != nil {
 			return runtime.FailRequest(c, err)
 		}
-		return runtime.RespondValue(c, out, wire.ContentCBOR)
+		return c.RespondValue(out, wire.ContentCBOR)
 	})
 	ctx := context.Background()
 	h := lasertest.Handler{Agent: "billing", Operation: "charge"}

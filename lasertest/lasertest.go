@@ -11,6 +11,7 @@ package lasertest
 import (
 	"context"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/testhook"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -40,7 +41,7 @@ type Handler struct {
 	ContentType wire.ContentType
 	// Clock is the client's clock (a *ManualClock, say). Default the system
 	// clock.
-	Clock runtime.Clock
+	Clock clock.Clock
 }
 
 // Sent is one record a handler published.
@@ -112,7 +113,7 @@ func (h Handler) withDefaults() Handler {
 		h.ContentType = wire.ContentJSON
 	}
 	if h.Clock == nil {
-		h.Clock = runtime.SystemClock{}
+		h.Clock = clock.System{}
 	}
 	return h
 }

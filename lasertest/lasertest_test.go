@@ -20,7 +20,7 @@ func TestRunGivesTheHandlerTheMessageAConsumerWouldSee(t *testing.T) {
 		if c.Agent() != "billing" {
 			t.Errorf("Ctx.Agent() = %q, want billing", c.Agent())
 		}
-		return runtime.DecodeBody(c.Message(), &gotIn, wire.ContentJSON)
+		return c.Message().Decode(&gotIn, wire.ContentJSON)
 	}, Order{Cents: 5})
 	if err != nil || len(sent) != 0 {
 		t.Fatalf("Run = %v, %d sent; want nil, nothing sent", err, len(sent))

@@ -29,7 +29,7 @@ func RunStream[In, Item any](ctx context.Context, h Handler, handler func(*runti
 			continue
 		}
 		var item Item
-		if derr := runtime.DecodeBody(s.Message, &item, h.ContentType); derr != nil {
+		if derr := s.Message.Decode(&item, h.ContentType); derr != nil {
 			return items, sent, derr
 		}
 		items = append(items, item)

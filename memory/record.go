@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -246,8 +247,8 @@ type writer struct {
 	ns    string
 	key   *sign.Key
 	agent string
-	ids   runtime.IDSource
-	clock runtime.Clock
+	ids   clock.IDSource
+	clock clock.Clock
 	// mu guards last, the newest record id minted: ids are kept strictly
 	// increasing (a ULID's random part is not ordered within a
 	// millisecond) since a reader drops a named write not newer than the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -491,7 +492,7 @@ func (l *Store) publish(ctx context.Context, scope Scope, prov wire.Provenance, 
 		out = append(out, o)
 	}
 	// Memory writes are effects the governor decides on (see runtime.EffectGate).
-	write := runtime.Effect{Kind: runtime.EffectMemoryWrite, Operation: op.String(), Agent: scope.Agent}
+	write := effect.Effect{Kind: effect.MemoryWrite, Operation: op.String(), Agent: scope.Agent}
 	if _, err := l.client.Producer().PublishEffect(ctx, write, l.topic, out...); err != nil {
 		return fmt.Errorf("memory: %s: %w", op, err)
 	}

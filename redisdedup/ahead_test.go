@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/redisdedup"
@@ -32,7 +33,7 @@ func watchClaims(d *redisdedup.Deduplicator) *claimWatch {
 	return &claimWatch{Deduplicator: d, claimed: make(chan []string, 64)}
 }
 
-func (w *claimWatch) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
+func (w *claimWatch) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	err := w.Deduplicator.ClaimBatch(ctx, keys, states)
 	if err == nil {
 		select {
@@ -61,7 +62,7 @@ func (w *claimWatch) waitClaimed(t *testing.T, key string) {
 // blockedConsumer runs a consumer (conc) of topic with d whose handler
 // holds the record with body "slow" until release closes; started closes
 // when it begins. It returns the stop channel and Run's result.
-func blockedConsumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string, conc runtime.Concurrency) (started, release, stop chan struct{}, done chan error) {
+func blockedConsumer(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, handled chan<- string, conc runtime.Concurrency) (started, release, stop chan struct{}, done chan error) {
 	t.Helper()
 	started, release = make(chan struct{}), make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
@@ -106,7 +107,7 @@ func TestConsumerClaimsTheNextBatchWhileTheCurrentOneIsHandled(t *testing.T) {
 			<-started
 			send(t, log, conv, "order-2", "second")
 			// The handler of "slow" has not returned: the claim is made ahead.
-			key := runtime.DedupKey("shop", "order-2")
+			key := dedup.Key("shop", "order-2")
 			d.waitClaimed(t, key)
 			claimedBy(t, rdb, d.Key(key))
 			close(release)
@@ -133,7 +134,7 @@ func TestConsumerReleasesTheClaimsOfABatchClaimedAheadAndNeverHandled(t *testing
 			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
 			<-started
 			send(t, log, conv, "order-2", "second")
-			key := runtime.DedupKey("shop", "order-2")
+			key := dedup.Key("shop", "order-2")
 			d.waitClaimed(t, key)
 			// Stopped while "slow" runs: "second" was claimed and is never handled.
 			close(stop)
@@ -171,7 +172,7 @@ func TestConsumerRenewsAClaimMadeAheadThatAgedBeforeItsRecordStarts(t *testing.T
 			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
 			<-started
 			send(t, log, conv, "order-2", "second")
-			key := runtime.DedupKey("shop", "order-2")
+			key := dedup.Key("shop", "order-2")
 			d.waitClaimed(t, key)
 			// Meanwhile another replica took order-2 once that claim lapsed, and
 			// handled it.
@@ -244,7 +245,7 @@ func TestClaimBatchClaimsFreshKeysWithPlainSetsAndNoScript(t *testing.T) {
 	claimBatch(t, d, "warm-up")
 	counter := &nameCounter{names: map[string]int{}}
 	rdb.AddHook(counter)
-	if got := claimBatch(t, d, "a", "b", "c"); fmt.Sprint(got) != fmt.Sprint([]runtime.KeyState{runtime.KeyClaimed, runtime.KeyClaimed, runtime.KeyClaimed}) {
+	if got := claimBatch(t, d, "a", "b", "c"); fmt.Sprint(got) != fmt.Sprint([]dedup.KeyState{dedup.KeyClaimed, dedup.KeyClaimed, dedup.KeyClaimed}) {
 		t.Fatalf("states %v, want all claimed", got)
 	}
 	if s, e, es := counter.count("set"), counter.count("eval"), counter.count("evalsha"); s != 3 || e+es != 0 {
@@ -258,7 +259,7 @@ func TestClaimBatchClaimsFreshKeysWithPlainSetsAndNoScript(t *testing.T) {
 	if err := rdb.PExpire(t.Context(), d.Key("a"), time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimBatch(t, d, "a", "d"); got[0] != runtime.KeyHeld || got[1] != runtime.KeyClaimed {
+	if got := claimBatch(t, d, "a", "d"); got[0] != dedup.KeyHeld || got[1] != dedup.KeyClaimed {
 		t.Fatalf("states %v, want held and claimed", got)
 	}
 	if es := counter.count("evalsha"); es != 1 {

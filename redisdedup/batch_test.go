@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/redisdedup"
 	"github.com/lasergo/laser/runtime"
@@ -35,7 +36,7 @@ func (c *countingDedup) Observe(ctx context.Context, key string) (bool, error) {
 	return c.Deduplicator.Observe(ctx, key)
 }
 
-func (c *countingDedup) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
+func (c *countingDedup) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	c.claims.Add(1)
 	c.claimedKeys.Add(int32(len(keys)))
 	return c.Deduplicator.ClaimBatch(ctx, keys, states)
@@ -78,7 +79,7 @@ func TestConsumerClaimsTheKeysOfAPolledBatchInOneRoundTrip(t *testing.T) {
 				t.Fatalf("%d Redis commands for %d messages; want fewer than one per message", cmds, n)
 			}
 			for i := range n {
-				remembered(t, rdb, d.Key(runtime.DedupKey("shop", fmt.Sprintf("order-%d", i))))
+				remembered(t, rdb, d.Key(dedup.Key("shop", fmt.Sprintf("order-%d", i))))
 			}
 		})
 	}
@@ -107,7 +108,7 @@ func TestConsumerDropsADuplicateWithinOneBatch(t *testing.T) {
 				t.Fatalf("handled %q as well", got)
 			default:
 			}
-			remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
+			remembered(t, rdb, d.Key(dedup.Key("shop", "order-1")))
 		})
 	}
 }
@@ -157,9 +158,9 @@ func TestConsumerTakesADeadReplicasClaimOnlyAfterItsLease(t *testing.T) {
 			lease := 400 * time.Millisecond
 			// replica-1 claimed the key and was killed before handling it.
 			dead := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: lease})
-			key := runtime.DedupKey("shop", "order-1")
-			states := make([]runtime.KeyState, 1)
-			if err := dead.ClaimBatch(t.Context(), []string{key}, states); err != nil || states[0] != runtime.KeyClaimed {
+			key := dedup.Key("shop", "order-1")
+			states := make([]dedup.KeyState, 1)
+			if err := dead.ClaimBatch(t.Context(), []string{key}, states); err != nil || states[0] != dedup.KeyClaimed {
 				t.Fatalf("claim = %v, %v", states[0], err)
 			}
 			claimedAt := time.Now()
@@ -258,7 +259,7 @@ func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) 
 			// Meanwhile another replica (the partition moved to it) took
 			// order-2 once its claim lapsed, and handled it.
 			other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
-			key := runtime.DedupKey("shop", "order-2")
+			key := dedup.Key("shop", "order-2")
 			for {
 				fresh, err := other.Observe(t.Context(), key)
 				if fresh {
@@ -310,7 +311,7 @@ func TestConsumerReleasesTheClaimOfARecordAGateBeforeDedupDropped(t *testing.T) 
 			}
 			// Its key was claimed with the batch and never used: the claim
 			// is taken back, not left to hold another replica for a lease.
-			fresh, err := redisdedup.New(rdb, "billing").Observe(t.Context(), runtime.DedupKey("shop", "order-stale"))
+			fresh, err := redisdedup.New(rdb, "billing").Observe(t.Context(), dedup.Key("shop", "order-stale"))
 			if !fresh || err != nil {
 				t.Fatalf("observe of the dropped record's key = %v, %v; want it free", fresh, err)
 			}

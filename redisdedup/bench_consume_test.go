@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -20,7 +21,7 @@ import (
 // through all of them and returns the messages per second. It mirrors the
 // runtime's own throughput benchmark, whose helper is in another module's
 // test files.
-func consumeRate(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) float64 {
+func consumeRate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) float64 {
 	const dlq, agent = "agent.dlq", "worker"
 	log := embedlog.New("bench", embedlog.Config{})
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/redisdedup"
@@ -22,13 +23,13 @@ const topic = "agent.commands"
 
 // consumer runs a consumer of topic with d until the test ends or stop
 // closes; handled receives each body handled.
-func consumer(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string) (stop func() error) {
+func consumer(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, handled chan<- string) (stop func() error) {
 	t.Helper()
 	return consumerWith(t, log, d, handled, runtime.Serial)
 }
 
 // consumerWith is consumer with the given concurrency.
-func consumerWith(t *testing.T, log *embedlog.Log, d runtime.Deduplicator, handled chan<- string, conc runtime.Concurrency) (stop func() error) {
+func consumerWith(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, handled chan<- string, conc runtime.Concurrency) (stop func() error) {
 	t.Helper()
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: topic,
@@ -201,7 +202,7 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
+	remembered(t, rdb, d.Key(dedup.Key("shop", "order-1")))
 }
 
 // flakyComplete is the Redis deduplicator whose Complete and
@@ -252,7 +253,7 @@ func TestConsumerRetriesAFailedCompleteSoTheKeyIsRememberedBeforeTheCommit(t *te
 	if n := d.calls.Load(); n < 4 {
 		t.Fatalf("Complete called %d times; want the two failures retried", n)
 	}
-	remembered(t, rdb, d.Key(runtime.DedupKey("shop", "order-1")))
+	remembered(t, rdb, d.Key(dedup.Key("shop", "order-1")))
 }
 
 func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(t *testing.T) {

@@ -4,7 +4,7 @@
 //
 //	cfg.Deduplicator = redisdedup.New(rdb, "billing") // rdb is a *redis.Client
 //
-// It marks keys in two steps (runtime.Completer): Observe claims a key for
+// It marks keys in two steps (dedup.Completer): Observe claims a key for
 // the message about to be handled and Complete, called by the consumer
 // once the message was handled or parked, turns the claim into a
 // remembered key. A remembered key is a duplicate; a claim is not, so a
@@ -13,7 +13,7 @@
 // back), and the redelivery is handled. Each Observe is one round trip (a
 // Lua script run with EVALSHA).
 //
-// It is a runtime.BatchDeduplicator too: the consumer claims the keys of a
+// It is a dedup.BatchDeduplicator too: the consumer claims the keys of a
 // polled batch in one pipeline (ClaimBatch: a plain SET NX PX GET per key,
 // Redis 7 or later; the claim script only for this owner's own claims, and
 // for every key on an older server) and completes handled keys many per
@@ -40,6 +40,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -78,8 +79,8 @@ type Options struct {
 	Prefix string
 }
 
-// Deduplicator implements runtime.Deduplicator, runtime.Forgetter and
-// runtime.Completer on Redis. Safe for concurrent use.
+// Deduplicator implements dedup.Deduplicator, dedup.Forgetter and
+// dedup.Completer on Redis. Safe for concurrent use.
 type Deduplicator struct {
 	rdb   redis.UniversalClient
 	opts  Options
@@ -97,10 +98,10 @@ type Deduplicator struct {
 }
 
 var (
-	_ runtime.Deduplicator      = (*Deduplicator)(nil)
-	_ runtime.Forgetter         = (*Deduplicator)(nil)
-	_ runtime.Completer         = (*Deduplicator)(nil)
-	_ runtime.BatchDeduplicator = (*Deduplicator)(nil)
+	_ dedup.Deduplicator      = (*Deduplicator)(nil)
+	_ dedup.Forgetter         = (*Deduplicator)(nil)
+	_ dedup.Completer         = (*Deduplicator)(nil)
+	_ dedup.BatchDeduplicator = (*Deduplicator)(nil)
 )
 
 // New returns a deduplicator keeping the keys of scope (name it after the
@@ -267,7 +268,7 @@ return n
 // into calls of this size (the Lua stack bounds unpack).
 const batchLimit = 512
 
-// Observe implements runtime.Deduplicator: it claims key and reports
+// Observe implements dedup.Deduplicator: it claims key and reports
 // whether it is new. A remembered key is not new; a key claimed by a
 // message in flight fails with ErrClaimed; an unreachable Redis fails with
 // an error matching runtime.ErrTransient.
@@ -286,7 +287,7 @@ func (d *Deduplicator) Observe(ctx context.Context, key string) (bool, error) {
 	}
 }
 
-// Complete implements runtime.Completer: key is remembered for the TTL.
+// Complete implements dedup.Completer: key is remembered for the TTL.
 func (d *Deduplicator) Complete(ctx context.Context, key string) error {
 	if err := completeScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.ttl, d.win).Err(); err != nil {
 		return d.fail("complete", err)
@@ -294,7 +295,7 @@ func (d *Deduplicator) Complete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Forget implements runtime.Forgetter: this process's claim on key (or the
+// Forget implements dedup.Forgetter: this process's claim on key (or the
 // remembered key) is taken back, so a redelivery is handled.
 func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 	if err := forgetScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.claim).Err(); err != nil {
@@ -303,9 +304,9 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 	return nil
 }
 
-// ClaimBatch implements runtime.BatchDeduplicator: each key is claimed
+// ClaimBatch implements dedup.BatchDeduplicator: each key is claimed
 // as Observe claims it, and its state written to states. A key already
-// claimed by this incarnation is runtime.KeyHeld, and its lease starts
+// claimed by this incarnation is dedup.KeyHeld, and its lease starts
 // again.
 //
 // The claims go as one pipeline of plain SET NX PX GET commands (Redis 7
@@ -316,7 +317,7 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 // owner's own claims, to be renewed or taken back from a dead incarnation)
 // go to the claim script in a second call. A server that refuses the
 // combined SET (older than 7.0) gets the script for every key from then on.
-func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []runtime.KeyState) error {
+func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
@@ -327,7 +328,7 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []r
 				return nil
 			}
 			sub := make([]string, len(again))
-			subStates := make([]runtime.KeyState, len(again))
+			subStates := make([]dedup.KeyState, len(again))
 			for j, i := range again {
 				sub[j] = keys[i]
 			}
@@ -354,7 +355,7 @@ var errSetRefused = errors.New("redisdedup: SET NX GET refused")
 // claimBySet claims keys with one pipelined SET NX PX GET each and writes
 // the states it can tell; it returns the indexes of keys already claimed
 // by this owner (any incarnation), which the claim script decides.
-func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []runtime.KeyState) (again []int, err error) {
+func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []dedup.KeyState) (again []int, err error) {
 	cmds := make([]*redis.Cmd, len(keys))
 	load := !d.scriptLoaded.Load()
 	_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -382,22 +383,22 @@ func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []r
 		v, err := cmd.Text()
 		switch {
 		case errors.Is(err, redis.Nil):
-			states[i] = runtime.KeyClaimed // it was free: the SET claimed it
+			states[i] = dedup.KeyClaimed // it was free: the SET claimed it
 		case err != nil:
 			return nil, d.fail("claim", err)
 		case v == "d":
-			states[i] = runtime.KeyDuplicate
+			states[i] = dedup.KeyDuplicate
 		case strings.HasPrefix(v, d.owner):
 			again = append(again, i) // ours: renew it, or take it from a dead incarnation
 		default:
-			states[i] = runtime.KeyBusy
+			states[i] = dedup.KeyBusy
 		}
 	}
 	return again, nil
 }
 
 // claimByScript claims keys with the claim script, one call per 512 keys.
-func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states []runtime.KeyState) error {
+func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
 		codes, err := claimBatchScript.Run(ctx, d.rdb, d.keys(nil, keys[:n]), d.claim, d.owner, d.lease).Int64Slice()
@@ -410,13 +411,13 @@ func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states 
 		for i, c := range codes {
 			switch c {
 			case 1:
-				states[i] = runtime.KeyClaimed
+				states[i] = dedup.KeyClaimed
 			case 0:
-				states[i] = runtime.KeyDuplicate
+				states[i] = dedup.KeyDuplicate
 			case 3:
-				states[i] = runtime.KeyHeld
+				states[i] = dedup.KeyHeld
 			default:
-				states[i] = runtime.KeyBusy
+				states[i] = dedup.KeyBusy
 			}
 		}
 		keys, states = keys[n:], states[n:]
@@ -424,7 +425,7 @@ func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states 
 	return nil
 }
 
-// CompleteBatch implements runtime.BatchDeduplicator: every key is
+// CompleteBatch implements dedup.BatchDeduplicator: every key is
 // remembered for the TTL. The keys go as one pipeline (per 512 keys): one
 // plain SET each, which is cheaper for Redis than a SET called from a
 // script, then the window script, which enters them all in the window with
@@ -489,7 +490,7 @@ func isNoScript(err error) bool {
 	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "NOSCRIPT")
 }
 
-// ReleaseBatch implements runtime.BatchDeduplicator: this incarnation's
+// ReleaseBatch implements dedup.BatchDeduplicator: this incarnation's
 // claims on keys are dropped, in one script call (per 512 keys).
 func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
@@ -502,7 +503,7 @@ func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// Lease implements runtime.BatchDeduplicator: Options.Lease.
+// Lease implements dedup.BatchDeduplicator: Options.Lease.
 func (d *Deduplicator) Lease() time.Duration { return d.opts.Lease }
 
 // keys appends the Redis keys of keys to dst.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/redisdedup"
 	"github.com/lasergo/laser/runtime"
@@ -46,7 +47,7 @@ func TestObserveClaimsOnceAcrossReplicasAndCompletedKeysAreDuplicates(t *testing
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	replicas := []*redisdedup.Deduplicator{redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "billing")}
-	key := runtime.DedupKey("shop", "order-1")
+	key := dedup.Key("shop", "order-1")
 
 	var fresh, busy atomic.Int32
 	var wg sync.WaitGroup
@@ -193,14 +194,14 @@ func TestScopesAndSendersDoNotShareKeys(t *testing.T) {
 	rdb := client(t, srv.Addr())
 	billing, shipping := redisdedup.New(rdb, "billing"), redisdedup.New(rdb, "shipping")
 	for _, d := range []*redisdedup.Deduplicator{billing, shipping} {
-		for _, key := range []string{runtime.DedupKey("shop", "1"), runtime.DedupKey("till", "1"), "1"} {
+		for _, key := range []string{dedup.Key("shop", "1"), dedup.Key("till", "1"), "1"} {
 			if !observe(t, d, key) {
 				t.Fatalf("%q must be new in its own scope", key)
 			}
 			complete(t, d, key)
 		}
 	}
-	if observe(t, billing, runtime.DedupKey("shop", "1")) {
+	if observe(t, billing, dedup.Key("shop", "1")) {
 		t.Fatal("a completed key must be a duplicate within its scope")
 	}
 }
@@ -270,9 +271,9 @@ func TestObserveIsOneRoundTrip(t *testing.T) {
 }
 
 // claimBatch claims keys in one ClaimBatch and returns their states.
-func claimBatch(t *testing.T, d *redisdedup.Deduplicator, keys ...string) []runtime.KeyState {
+func claimBatch(t *testing.T, d *redisdedup.Deduplicator, keys ...string) []dedup.KeyState {
 	t.Helper()
-	states := make([]runtime.KeyState, len(keys))
+	states := make([]dedup.KeyState, len(keys))
 	if err := d.ClaimBatch(t.Context(), keys, states); err != nil {
 		t.Fatalf("claim %q: %v", keys, err)
 	}
@@ -291,7 +292,7 @@ func TestClaimBatchIsOneRoundTripAndAnswersEachKeysState(t *testing.T) {
 	counter := &commandCounter{}
 	rdb.AddHook(counter)
 	got := claimBatch(t, d, "new-1", "done", "mine", "theirs", "new-2")
-	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyHeld, runtime.KeyBusy, runtime.KeyClaimed}
+	want := []dedup.KeyState{dedup.KeyClaimed, dedup.KeyDuplicate, dedup.KeyHeld, dedup.KeyBusy, dedup.KeyClaimed}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("states %v, want %v", got, want)
 	}
@@ -313,17 +314,17 @@ func TestClaimBatchTakesAnotherOwnersClaimOnlyAfterItsLease(t *testing.T) {
 	claimedAt := time.Now()
 	// replica-1 was killed: its next incarnation takes its claims back at once ...
 	reborn := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
-	if got := claimBatch(t, reborn, "a"); got[0] != runtime.KeyClaimed {
+	if got := claimBatch(t, reborn, "a"); got[0] != dedup.KeyClaimed {
 		t.Fatalf("the same owner's next incarnation got %v, want its claim back", got[0])
 	}
 	// ... while replica-2 waits for the lease of "b".
 	other := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-2", Lease: lease})
 	for {
 		st := claimBatch(t, other, "b")[0]
-		if st == runtime.KeyClaimed {
+		if st == dedup.KeyClaimed {
 			break
 		}
-		if st != runtime.KeyBusy {
+		if st != dedup.KeyBusy {
 			t.Fatalf("state %v within the lease, want busy", st)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -344,7 +345,7 @@ func TestCompleteBatchRemembersEveryKeyWithinTheWindow(t *testing.T) {
 	}
 	other := redisdedup.New(rdb, "g")
 	got := claimBatch(t, other, keys...)
-	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyDuplicate, runtime.KeyDuplicate}
+	want := []dedup.KeyState{dedup.KeyClaimed, dedup.KeyDuplicate, dedup.KeyDuplicate, dedup.KeyDuplicate}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after completing 4 keys in a window of 3: %v, want %v", got, want)
 	}
@@ -361,7 +362,7 @@ func TestReleaseBatchDropsOnlyThisIncarnationsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := claimBatch(t, redisdedup.New(rdb, "g"), "mine", "done", "theirs")
-	want := []runtime.KeyState{runtime.KeyClaimed, runtime.KeyDuplicate, runtime.KeyBusy}
+	want := []dedup.KeyState{dedup.KeyClaimed, dedup.KeyDuplicate, dedup.KeyBusy}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after the release: %v, want %v", got, want)
 	}

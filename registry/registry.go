@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -50,7 +51,7 @@ type Options struct {
 	// by issued-at when present, broker time otherwise.
 	Verifier runtime.Verifier
 	// Clock decides card freshness. Default the system clock.
-	Clock runtime.Clock
+	Clock clock.Clock
 	// MaxCards bounds the cards kept. Default DefaultMaxCards.
 	MaxCards int
 	// MaxFacts bounds the applied fact ids kept, and the agents whose
@@ -152,7 +153,7 @@ func New(t runtime.Transport, opts Options) *Registry {
 		opts.Topic = runtime.TopicRegistry
 	}
 	if opts.Clock == nil {
-		opts.Clock = runtime.SystemClock{}
+		opts.Clock = clock.System{}
 	}
 	if opts.MaxCards <= 0 {
 		opts.MaxCards = DefaultMaxCards

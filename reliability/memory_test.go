@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/internal/figures"
-	"github.com/lasergo/laser/runtime"
 )
 
 // memoryKeys is how many distinct keys the memory test feeds: a million
@@ -36,10 +36,10 @@ func TestDedupWindowStaysAtItsCap(t *testing.T) {
 	ctx := context.Background()
 	n := memoryKeys()
 	key := func(i int) string {
-		return runtime.DedupKey("producer-agent", "order-"+strconv.Itoa(i))
+		return dedup.Key("producer-agent", "order-"+strconv.Itoa(i))
 	}
 	before := liveHeap()
-	w := runtime.NewSlidingWindow(runtime.DefaultDedupWindow)
+	w := dedup.NewSlidingWindow(dedup.DefaultWindow)
 	peak := 0
 	for i := range n {
 		fresh, err := w.Observe(ctx, key(i))
@@ -52,8 +52,8 @@ func TestDedupWindowStaysAtItsCap(t *testing.T) {
 	}
 	after := liveHeap()
 	entries := w.Len()
-	if entries != runtime.DefaultDedupWindow || peak != runtime.DefaultDedupWindow {
-		t.Errorf("window holds %d keys (peak %d) after %d, want %d", entries, peak, n, runtime.DefaultDedupWindow)
+	if entries != dedup.DefaultWindow || peak != dedup.DefaultWindow {
+		t.Errorf("window holds %d keys (peak %d) after %d, want %d", entries, peak, n, dedup.DefaultWindow)
 	}
 	if fresh, _ := w.Observe(ctx, key(n-1)); fresh {
 		t.Error("the newest key is no longer recognised as a duplicate")
@@ -73,7 +73,7 @@ func TestDedupWindowStaysAtItsCap(t *testing.T) {
 		figures.V("distinct_keys", n),
 		figures.V("entries", entries),
 		figures.V("peak_entries", peak),
-		figures.V("bound", runtime.DefaultDedupWindow),
+		figures.V("bound", dedup.DefaultWindow),
 		figures.V("heap_bytes", heap),
 		figures.V("bytes_per_entry", heap/uint64(max(entries, 1))),
 	}})

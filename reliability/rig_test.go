@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/internal/figures"
@@ -87,7 +88,7 @@ type rig struct {
 	events *reliability.EventLog
 	evPath string
 	// clock, when set, is the clock of the clients agents start on.
-	clock runtime.Clock
+	clock clock.Clock
 
 	mu       sync.Mutex
 	applied  map[string]bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -38,7 +39,7 @@ type AgentConfig struct {
 	// Claims are what the agent's handlers declare about their effects
 	// (lasergen fills them in from //laser: directives); a gate sees them
 	// on every effect of a handler.
-	Claims Claims
+	Claims effect.Claims
 }
 
 // Agent is a configured agent, ready to Start.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -18,7 +19,7 @@ import (
 )
 
 // newClient returns a client over a bootstrapped embedded log.
-func newClient(t *testing.T, tr runtime.Transport, clock runtime.Clock, verifier runtime.Verifier) *runtime.Client {
+func newClient(t *testing.T, tr runtime.Transport, clock clock.Clock, verifier runtime.Verifier) *runtime.Client {
 	t.Helper()
 	c := runtime.NewClient(tr, runtime.ClientOptions{Clock: clock, Logger: quietLogger(), Verifier: verifier})
 	if err := c.Bootstrap(context.Background(), 4); err != nil {
@@ -57,7 +58,7 @@ func echo(prefix string) runtime.Handler {
 
 func TestRequestReplyBetweenTwoAgents(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	if err := log.EnsureTopics(context.Background(), 1, "shop.in"); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func (r *instantReplies) Publish(ctx context.Context, topic string, recs ...runt
 
 func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, &instantReplies{Transport: log}, runtime.SystemClock{}, nil)
+	c := newClient(t, &instantReplies{Transport: log}, clock.System{}, nil)
 	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "fast", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestRequestTimeoutIsADistinctError(t *testing.T) {
 
 func TestRemoteErrorReachesTheCaller(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "billing", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return ctx.Fail(wire.ErrorInvalidRequest, "card declined", false)
@@ -225,7 +226,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 	if err := reg.Enroll("crediter", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, log, runtime.SystemClock{}, reg)
+	c := newClient(t, log, clock.System{}, reg)
 	// Two impostors in other groups answer first under the target's name:
 	// one unsigned, one signing with an unenrolled key. Only the honest
 	// signed reply may complete the contract.
@@ -233,7 +234,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 	for i, k := range []*sign.Key{nil, forger} {
 		// Each impostor runs on a client of its own: one client runs one
 		// agent per id.
-		runAgent(t, newClient(t, log, runtime.SystemClock{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
+		runAgent(t, newClient(t, log, clock.System{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
 			Tuning: runtime.Tuning{SigningKey: k},
 			Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 				err := ctx.Respond([]byte("forged"))
@@ -263,7 +264,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 
 func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	const n = 200
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -271,7 +272,7 @@ func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T)
 	all := make(chan struct{}, n)
 	for i := range 2 {
 		// Replicas run on clients of their own, as in separate processes.
-		replica := newClient(t, log, runtime.SystemClock{}, nil)
+		replica := newClient(t, log, clock.System{}, nil)
 		runAgent(t, replica, runtime.AgentConfig{ID: "worker", Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			mu.Lock()
 			seen[string(ctx.Message().Body())]++
@@ -306,7 +307,7 @@ func TestTwoReplicasInOneGroupShareTheWorkAndHandleEachMessageOnce(t *testing.T)
 
 func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	const n = 300
 	var mu sync.Mutex
 	handled := map[string]int{}
@@ -378,7 +379,7 @@ func TestShutdownUnderLoadLosesNothingAcrossARestart(t *testing.T) {
 
 func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	got := make(chan string, 1)
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "solo", Listen: runtime.TopicCommands,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error { got <- string(ctx.Message().Body()); return nil })})
@@ -408,7 +409,7 @@ func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
 // reported by NewAgent, as an ErrConfig naming the problem, so no handle is
 // ever returned for an agent that cannot run.
 func TestNewAgentRejectsEachInvalidConfig(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	h := handlerFunc(func(*runtime.Ctx) error { return nil })
 	for _, tc := range []struct {
 		name string
@@ -471,7 +472,7 @@ func TestBootstrapIsIdempotent(t *testing.T) {
 
 func TestSendStaysInTheConversationWithCausalParent(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	got := make(chan *runtime.Message, 1)
 	runAgent(t, c, runtime.AgentConfig{ID: "executor", Listen: runtime.TopicToolCalls,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error { got <- ctx.Message(); return nil })})
@@ -552,7 +553,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 
 func TestAnswerIsNotLostBehindAFloodOfStatuses(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			for range 40 {

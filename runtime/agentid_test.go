@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 )
 
 func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	h := handlerFunc(func(*runtime.Ctx) error { return nil })
 	id255, id256 := strings.Repeat("a", 255), strings.Repeat("a", 256)
 	if _, err := c.NewAgent(runtime.AgentConfig{ID: id255, Listen: runtime.TopicCommands, Handler: h}); err != nil {
@@ -40,7 +41,7 @@ func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
 // Two agents with one id on one client would share a consumer group and
 // steal each other's messages: the second is refused at start, naming the id.
 func TestSecondAgentWithTheSameIDIsRefusedAtStart(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	first := runAgent(t, c, runtime.AgentConfig{ID: "billing", Handler: echo("first ")})
 	second, err := c.NewAgent(runtime.AgentConfig{ID: "billing", Listen: "billing.other", Handler: echo("second ")})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -72,7 +73,7 @@ func TestClientAnswerRespondsToARequestReadFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := newAsking(t)
-	c := newClient(t, log, runtime.SystemClock{}, reg)
+	c := newClient(t, log, clock.System{}, reg)
 	req, outcome := pendingRequest(t, c, log, "refund 40?")
 	pos, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person", Body: []byte("yes"), Key: key})
 	if err != nil {
@@ -93,7 +94,7 @@ func TestClientAnswerRespondsToARequestReadFromTheLog(t *testing.T) {
 
 func TestClientAnswerWithAnErrorIsARemoteErrorToTheCaller(t *testing.T) {
 	log := newAsking(t)
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	req, outcome := pendingRequest(t, c, log, "delete everything?")
 	reason := "no"
 	if _, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person", Body: []byte("ignored"),
@@ -108,8 +109,8 @@ func TestClientAnswerWithAnErrorIsARemoteErrorToTheCaller(t *testing.T) {
 }
 
 func TestClientAnswerRefusesWhatIsNotARequest(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c-1"}, "approve?")
 	m, err := runtime.DecodeRecord(topic, &readAll(t, log, topic)[0], 0)
 	if err != nil {
@@ -126,7 +127,7 @@ func TestClientAnswerRefusesWhatIsNotARequest(t *testing.T) {
 
 func TestClientAnswerRefusesAContentTypeOnAnErrorAndANilRequest(t *testing.T) {
 	log := newAsking(t)
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	req, _ := pendingRequest(t, c, log, "approve?")
 	reason := "no"
 	_, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person",

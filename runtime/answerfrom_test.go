@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -14,7 +15,7 @@ import (
 // sent without it is unsigned.
 func TestWithSigningKeySignsTheEvent(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	key := newKey(9)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("journaler", key.Public()); err != nil {
@@ -56,7 +57,7 @@ func TestWithAnswerFromWaitsForAnAcceptedSigner(t *testing.T) {
 	if err := reg.EnrollOperator("boss", boss.Public()); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, reg)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, reg)
 	peerAnswered := make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "peer", Respond: runtime.TopicResponses, Tuning: runtime.Tuning{SigningKey: peer},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -29,7 +30,7 @@ func BenchmarkConsumerThroughput(b *testing.B) {
 // benchConsume publishes b.N AGDX commands, each with its own idempotency
 // key and a fence, and times a consumer with a no-op handler and dedup
 // (nil: the default in-memory window) through all of them.
-func benchConsume(b *testing.B, conc runtime.Concurrency, dedup runtime.Deduplicator) {
+func benchConsume(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) {
 	log := embedlog.New("bench", embedlog.Config{})
 	ctx := context.Background()
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {

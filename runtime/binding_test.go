@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -54,7 +55,7 @@ func TestSignedRecordOlderThanTheFreshnessBoundIsRefused(t *testing.T) {
 }
 
 func TestRequiredBindingRefusesAnUnboundSignature(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, shop, _ := peerRegistry(t)
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
@@ -96,7 +97,7 @@ func TestClientSignedSendCarriesTopicAndIssuedAt(t *testing.T) {
 // A consumer that restarts (a new process: a new Consumer on the same
 // group) must still refuse a replay of a signed record it handled before.
 func TestSignedReplayAfterARestartIsDropped(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, shop, _ := peerRegistry(t)
 	got := make(chan string, 4)
 	cfg := runtime.ConsumerConfig{

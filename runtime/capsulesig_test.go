@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -30,7 +32,7 @@ func parkSigned(t *testing.T, log runtime.Transport, key *sign.Key) runtime.Inco
 }
 
 func TestDeadLetterCapsulesAreSignedByTheConsumersKey(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	worker, mallory := newKey(31), newKey(32)
 	reg := sign.NewRegistry()
 	_ = reg.Enroll(agent, worker.Public())
@@ -49,7 +51,7 @@ func TestDeadLetterCapsulesAreSignedByTheConsumersKey(t *testing.T) {
 // Forged capsules: unsigned, tampered, or signed by a peer naming the
 // consumer; none verifies.
 func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	worker, mallory := newKey(31), newKey(32)
 	reg := sign.NewRegistry()
 	_ = reg.Enroll(agent, worker.Public())
@@ -88,7 +90,7 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 // A capsule naming a record other than the one it parked is refused by the
 // redrive itself, signed or not.
 func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	rec := parkSigned(t, log, nil)
 	handled := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-2"}, "pay 20")
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
@@ -100,27 +102,27 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 }
 
 // opGate refuses every effect and records the kind and operation asked.
-type opGate struct{ asked chan runtime.Effect }
+type opGate struct{ asked chan effect.Effect }
 
-func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+func (g opGate) Admit(_ context.Context, _ *runtime.Client, e *effect.Effect) error {
 	g.asked <- *e
 	return errRefused
 }
 
 func TestARedriveAsksTheGate(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	rec := parkSigned(t, log, nil)
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	end, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := opGate{asked: make(chan runtime.Effect, 1)}
+	g := opGate{asked: make(chan effect.Effect, 1)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Gate: g})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}
-	if e := <-g.asked; e.Kind != runtime.EffectPublish || e.Operation != runtime.OperationRedrive || e.Topic != topic {
+	if e := <-g.asked; e.Kind != effect.Publish || e.Operation != runtime.OperationRedrive || e.Topic != topic {
 		t.Fatalf("the gate was asked about %+v, want a publish %q to %s", e, runtime.OperationRedrive, topic)
 	}
 	if after, err := log.NextOffset(t.Context(), topic, capsule.Source.PartitionID); err != nil || after != end {

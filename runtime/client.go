@@ -5,14 +5,16 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/lasergo/laser/clock"
 )
 
 // ClientOptions configures a Client; the zero value is usable.
 type ClientOptions struct {
-	// Clock drives timeouts, deadlines and expiries. Default SystemClock.
-	Clock Clock
+	// Clock drives timeouts, deadlines and expiries. Default clock.System.
+	Clock clock.Clock
 	// IDs mints records, conversations and correlations. Default ULIDSource.
-	IDs IDSource
+	IDs clock.IDSource
 	// Logger receives the client's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Verifier, when set, makes replies count only when they are AGDX
@@ -58,10 +60,10 @@ type Client struct {
 // NewClient returns a client over t.
 func NewClient(t Transport, opts ClientOptions) *Client {
 	if opts.Clock == nil {
-		opts.Clock = SystemClock{}
+		opts.Clock = clock.System{}
 	}
 	if opts.IDs == nil {
-		opts.IDs = ULIDSource{Clock: opts.Clock}
+		opts.IDs = clock.ULIDSource{Clock: opts.Clock}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -82,10 +84,10 @@ func (c *Client) Transport() Transport { return c.t }
 func (c *Client) Producer() *Producer { return c.prod }
 
 // Clock returns the client's clock.
-func (c *Client) Clock() Clock { return c.opts.Clock }
+func (c *Client) Clock() clock.Clock { return c.opts.Clock }
 
 // IDs returns the client's id source.
-func (c *Client) IDs() IDSource { return c.opts.IDs }
+func (c *Client) IDs() clock.IDSource { return c.opts.IDs }
 
 // Logger returns the client's logger, for packages built on a client that
 // log as it does.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -50,7 +51,7 @@ func (s *countedCommitSub) Commit(ctx context.Context, partition uint32, offset 
 // coalesce, and the graceful stop commits the last one. Two commits for
 // 50 batches, and nothing handled is left uncommitted.
 func TestCommitIntervalPacesCommitRounds(t *testing.T) {
-	log := &countedCommitLog{Log: newLog(t, 1, runtime.SystemClock{})}
+	log := &countedCommitLog{Log: newLog(t, 1, clock.System{})}
 	const n = 50
 	handled := make(chan struct{}, n)
 	r := start(t, log, runtime.ConsumerConfig{
@@ -85,7 +86,7 @@ func TestCommitIntervalPacesCommitRounds(t *testing.T) {
 // keeps running: a paced round still commits the last handled offset once
 // the interval has passed, with no stop to flush it.
 func TestCommitIntervalNeverDropsACommit(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	handled := make(chan struct{}, 4)
 	start(t, log, runtime.ConsumerConfig{
 		Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil }),

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -51,7 +52,7 @@ func (s *heldCommitSub) Commit(ctx context.Context, partition uint32, offset uin
 func TestACommitInFlightAtAHardStopStillStoresWhatWasHandled(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
 		t.Run(conc.String(), func(t *testing.T) {
-			log := &heldCommitLog{Log: newLog(t, 1, runtime.SystemClock{}), inFlight: make(chan struct{}), release: make(chan struct{})}
+			log := &heldCommitLog{Log: newLog(t, 1, clock.System{}), inFlight: make(chan struct{}), release: make(chan struct{})}
 			c := conv()
 			plain(t, log, wire.Provenance{Conversation: c}, "m0")
 			started, cutOff := make(chan struct{}), make(chan struct{})

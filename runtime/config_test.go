@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -23,7 +24,7 @@ func (f fixedIDs) NewID() wire.ID { return f.id }
 // A consumer built on a client mints its ids with the client's id source:
 // there is no id source of its own to set.
 func TestConsumerTakesIDsFromItsClient(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	want := wire.IDFromUint128(0xc11e, 7)
 	spawned := make(chan wire.ID, 1)
 	start(t, log, runtime.ConsumerConfig{
@@ -48,7 +49,7 @@ func TestConsumerTakesIDsFromItsClient(t *testing.T) {
 // An agent logs through its client's logger, tagged with its id, and honours
 // every knob of the Tuning it is given as an option.
 func TestAgentLogsThroughItsClientAndHonoursTuning(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var logs bytes.Buffer
 	client := runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	parked := make(chan runtime.DeadLetter, 1)
@@ -86,7 +87,7 @@ func TestAgentLogsThroughItsClientAndHonoursTuning(t *testing.T) {
 
 // A bare consumer on a transport, with no client, runs on the defaults.
 func TestConsumerWithoutClientRuns(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	handled := make(chan string, 1)
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {

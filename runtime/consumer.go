@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/dedup"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -78,7 +81,7 @@ type ConsumerConfig struct {
 	// Gate, when set, governs the effects of the handler in place of the
 	// client's gate; Claims are what the handler declares about them.
 	Gate   EffectGate
-	Claims Claims
+	Claims effect.Claims
 	// Tuning holds the knobs of the pipeline; the zero value is the default.
 	Tuning
 }
@@ -120,7 +123,7 @@ type Tuning struct {
 	// DedupWindow is the size of the default in-memory window. Default 10,000.
 	DedupWindow int
 	// Deduplicator replaces the in-memory window. Optional.
-	Deduplicator Deduplicator
+	Deduplicator dedup.Deduplicator
 	// WarmDedup replays each partition up to the group's stored offset into
 	// the dedup window before the consumer reports ready. Default off.
 	WarmDedup bool
@@ -156,12 +159,12 @@ type Consumer struct {
 	cfg   ConsumerConfig
 	t     Transport
 	prod  *Producer
-	dedup Deduplicator
+	dedup dedup.Deduplicator
 	// batch is dedup when it marks keys in batches (see BatchDeduplicator).
-	batch  BatchDeduplicator
+	batch  dedup.BatchDeduplicator
 	fences *fenceGate
-	clock  Clock
-	ids    IDSource
+	clock  clock.Clock
+	ids    clock.IDSource
 	log    *slog.Logger
 
 	replay *replayGuard
@@ -229,10 +232,10 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		cfg.Retry.BaseDelay = DefaultRetryPolicy.BaseDelay
 	}
 	if cfg.DedupWindow <= 0 {
-		cfg.DedupWindow = DefaultDedupWindow
+		cfg.DedupWindow = dedup.DefaultWindow
 	}
-	if cfg.DedupWindow > maxDedupWindow {
-		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable Deduplicator", cfg.DedupWindow, maxDedupWindow)}
+	if cfg.DedupWindow > dedup.MaxWindow {
+		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable dedup.Deduplicator", cfg.DedupWindow, dedup.MaxWindow)}
 	}
 	if cfg.Client == nil {
 		cfg.Client = NewClient(t, ClientOptions{})
@@ -241,22 +244,22 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.Agent != "" {
 		log = log.With("agent", cfg.Agent)
 	}
-	dedup := cfg.Deduplicator
-	if dedup == nil {
-		dedup = NewSlidingWindow(cfg.DedupWindow)
+	dd := cfg.Deduplicator
+	if dd == nil {
+		dd = dedup.NewSlidingWindow(cfg.DedupWindow)
 	}
 	c := &Consumer{
 		cfg:    cfg,
 		t:      t,
 		prod:   cfg.Client.Producer(),
-		dedup:  dedup,
+		dedup:  dd,
 		fences: newFenceGate(),
 		clock:  cfg.Client.Clock(),
 		ids:    cfg.Client.IDs(),
 		log:    log,
 		replay: newReplayGuard(replayWindow),
 	}
-	c.batch, _ = dedup.(BatchDeduplicator)
+	c.batch, _ = dd.(dedup.BatchDeduplicator)
 	c.installHooks()
 	return c, nil
 }
@@ -297,7 +300,7 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 	// key and record id; with the old windows its redelivery would be
 	// dropped as a duplicate or a replay and be neither handled nor parked.
 	if c.cfg.Deduplicator == nil {
-		c.dedup = NewSlidingWindow(c.cfg.DedupWindow)
+		c.dedup = dedup.NewSlidingWindow(c.cfg.DedupWindow)
 	}
 	c.replay.reset(replayWindow)
 
@@ -453,13 +456,13 @@ func (c *Consumer) unmark(ctx context.Context, m *Message, marked dedupMark) {
 		c.replay.forget(*m.Envelope.Record)
 	}
 	if marked.window != nil {
-		marked.window.forgetHash(marked.hash)
+		marked.window.Unmark(marked.hash)
 		return
 	}
 	if marked.key == "" {
 		return
 	}
-	if f, ok := c.dedup.(Forgetter); ok {
+	if f, ok := c.dedup.(dedup.Forgetter); ok {
 		if err := f.Forget(context.WithoutCancel(ctx), marked.key); err != nil {
 			c.log.Warn("cannot forget an idempotency key; its redelivery may be dropped", "key", marked.key, "error", err)
 		}

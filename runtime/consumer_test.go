@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -21,7 +23,7 @@ import (
 )
 
 func TestConsumerHandlesPlainMessageAndCommitsAfterwards(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 1)
 	release := make(chan struct{})
 	r := start(t, log, runtime.ConsumerConfig{
@@ -50,7 +52,7 @@ func TestConsumerHandlesPlainMessageAndCommitsAfterwards(t *testing.T) {
 }
 
 func TestDecodeFailureDeadLettersRawPayloadUnderFreshConversation(t *testing.T) {
-	log := newLog(t, 4, runtime.SystemClock{})
+	log := newLog(t, 4, clock.System{})
 	sink, dls := deadLetters()
 	ids := &seqIDs{}
 	handled := make(chan struct{}, 1)
@@ -119,7 +121,7 @@ func TestDecodeFailureDeadLettersRawPayloadUnderFreshConversation(t *testing.T) 
 }
 
 func TestUnsupportedAgentVersionIsDecodeFailure(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DeadLetterSink: sink}})
 	env := command("x")
@@ -164,7 +166,7 @@ func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T
 	if len(names) < 2 {
 		t.Fatalf("found only %v among the AGDX vectors", names)
 	}
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{}
 	start(t, log, runtime.ConsumerConfig{
@@ -198,7 +200,7 @@ func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T
 }
 
 func TestUnderstoodFeaturesLetMustUnderstandEnvelopeThrough(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	payload := fixture(t, "agent_must_understand.bin")
 	env, err := wire.DecodeEnvelope(payload)
 	if err != nil {
@@ -220,7 +222,7 @@ func TestUnderstoodFeaturesLetMustUnderstandEnvelopeThrough(t *testing.T) {
 }
 
 func TestTargetFilterSkipsMessagesForOtherAgentsAndCommits(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 4)
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent: agent,
@@ -271,7 +273,7 @@ func newKey(b byte) *sign.Key {
 }
 
 func TestSignatureGateRejectsUnverifiedAndSetsPrincipal(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	good, forger := newKey(1), newKey(2)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("planner-principal", good.Public()); err != nil {
@@ -311,7 +313,7 @@ func TestSignatureGateRejectsUnverifiedAndSetsPrincipal(t *testing.T) {
 }
 
 func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	key := newKey(3)
 	reg := sign.NewRegistry()
 	_ = reg.Enroll(sender, key.Public())
@@ -345,7 +347,7 @@ func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
 }
 
 func TestFenceGateDropsStaleFenceAcceptsEqualAndRunsBeforeDedup(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 8)
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
@@ -376,7 +378,7 @@ func TestFenceGateDropsStaleFenceAcceptsEqualAndRunsBeforeDedup(t *testing.T) {
 }
 
 func TestDedupDropsDuplicatesScopedBySender(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 8)
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
@@ -401,7 +403,7 @@ func TestDedupDropsDuplicatesScopedBySender(t *testing.T) {
 }
 
 func TestDedupMarksKeyBeforeHandlerSoDuplicateOfParkedMessageIsDropped(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	calls := make(chan string, 8)
 	r := start(t, log, runtime.ConsumerConfig{
@@ -465,7 +467,7 @@ func TestDeadlinePassedDeadLettersWithoutHandling(t *testing.T) {
 }
 
 func TestAckOnPickupPublishesWorkingStatusBeforeMiddleware(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{reject: errors.New("not allowed")}
 	start(t, log, runtime.ConsumerConfig{
@@ -499,7 +501,7 @@ func TestAckOnPickupPublishesWorkingStatusBeforeMiddleware(t *testing.T) {
 }
 
 func TestMiddlewareAfterHandleSeesEveryAttempt(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{attempts: make(chan int, 8)}
 	start(t, log, runtime.ConsumerConfig{
@@ -527,7 +529,7 @@ func TestMiddlewareAfterHandleSeesEveryAttempt(t *testing.T) {
 }
 
 func TestNonRetryableHandlerErrorIsRejectedAtOnce(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	var calls atomic.Int32
 	start(t, log, runtime.ConsumerConfig{
@@ -585,7 +587,7 @@ func TestRetryBackoffDoublesOnTheInjectedClock(t *testing.T) {
 }
 
 func TestHandlerPanicIsRecoveredAndRetried(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan int, 4)
 	n := 0
 	r := start(t, log, runtime.ConsumerConfig{
@@ -613,7 +615,7 @@ func TestHandlerPanicIsRecoveredAndRetried(t *testing.T) {
 }
 
 func TestPoisonInsideBatchCarriesItsOwnOffset(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	c := conv()
 	for i := 0; i < 3; i++ {
 		plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("m%d", i))
@@ -639,7 +641,7 @@ func TestPoisonInsideBatchCarriesItsOwnOffset(t *testing.T) {
 }
 
 func TestDeadLetterPublishFailureStopsUncommittedThenRedeliversOneCapsule(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	if err := log.DeleteTopic(dlq); err != nil {
 		t.Fatal(err)
 	}
@@ -688,7 +690,7 @@ func TestDeadLetterPublishFailureStopsUncommittedThenRedeliversOneCapsule(t *tes
 }
 
 func TestWarmDedupSkipsPreRestartDuplicateAndHandlesNewKey(t *testing.T) {
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	got := make(chan string, 8)
 	cfg := runtime.ConsumerConfig{
 		Agent:   agent,
@@ -717,7 +719,7 @@ func TestWarmDedupSkipsPreRestartDuplicateAndHandlesNewKey(t *testing.T) {
 }
 
 func TestWarmDedupNeverReadsPastStoredOffset(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	c := conv()
 	// Two messages on the log, only the first consumed by the group.
 	first := plain(t, log, wire.Provenance{Conversation: c, Agent: sender, IdempotencyKey: "one"}, "one")
@@ -745,7 +747,7 @@ func TestWarmDedupNeverReadsPastStoredOffset(t *testing.T) {
 }
 
 func TestCommitFailureStopsTheConsumer(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := &failingCommits{Transport: log}
 	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
@@ -767,7 +769,7 @@ type refusingSub struct{ runtime.Subscription }
 func (*refusingSub) Commit(context.Context, uint32, uint64) error { return errors.New("store refused") }
 
 func TestGracefulShutdownWaitsForInFlightHandlerAndLeaves(t *testing.T) {
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	started, release := make(chan struct{}), make(chan struct{})
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent: agent,
@@ -838,7 +840,7 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 }
 
 func TestHardStopNeitherCommitsNorDeadLetters(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	started := make(chan struct{})
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent: agent,
@@ -863,7 +865,7 @@ func TestHardStopNeitherCommitsNorDeadLetters(t *testing.T) {
 }
 
 func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
@@ -901,7 +903,7 @@ func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 }
 
 func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 1, "agent.audit")
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:        agent,
@@ -944,7 +946,7 @@ func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
 }
 
 // durableDedup stands in for a Deduplicator backed by a store that survives
-// restarts; forgetful says whether it implements runtime.Forgetter.
+// restarts; forgetful says whether it implements dedup.Forgetter.
 type durableDedup struct {
 	mu   sync.Mutex
 	seen map[string]bool
@@ -972,7 +974,7 @@ func (d forgetfulDedup) Forget(_ context.Context, key string) error {
 func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) {
 	for _, forgets := range []bool{true, false} {
 		t.Run(fmt.Sprintf("forgets=%v", forgets), func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			tr := transporttest.NewFaulty(log)
 			tr.FailPublish(func(topic string) error {
 				if topic == dlq {
@@ -981,7 +983,7 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 				return nil
 			})
 			store := &durableDedup{seen: map[string]bool{}}
-			var dedup runtime.Deduplicator = store
+			var dedup dedup.Deduplicator = store
 			if forgets {
 				dedup = forgetfulDedup{store}
 			}
@@ -1029,7 +1031,7 @@ func TestDurableDedupThatForgetsParksAPoisonWhoseDeadLetterFailed(t *testing.T) 
 }
 
 func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	var calls atomic.Int32
 	gate := &countingMiddleware{reject: errors.New("caller not authorised"), attempts: make(chan int, 1)}
@@ -1061,7 +1063,7 @@ func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
 func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
 		t.Run(conc.String(), func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			c := conv()
 			for i := 0; i < 5; i++ {
 				plain(t, log, wire.Provenance{Conversation: c}, fmt.Sprintf("m%d", i))
@@ -1112,7 +1114,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 }
 
 func TestWarmDedupSkipsKeysOfRecordsTheGatesRefused(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	c := conv()
 	// On the log and consumed by the group: a record for another agent that
 	// reuses the sender's key "k"; the live path skipped it, so "k" was

@@ -7,7 +7,7 @@ import (
 )
 
 // A typed call made inside a handler (a generated client's method, Call,
-// Tell, CallStream, EmitEvent, EmitValue) continues the handled message's
+// Tell, CallStream, EmitEvent, Ctx.EmitValue) continues the handled message's
 // conversation: the handler passes its *Ctx, or a context derived from it,
 // as the call's context, and the call goes out in the handled conversation
 // with the handled record as its causal parent. So a reply, a follow-up
@@ -60,7 +60,7 @@ func causedBy(record *wire.ID, at wire.LogPosition) SendOption {
 // the handled record as causal parent) and signed with the agent's key:
 // the typed form of Ctx.Emit, for the agent that emits an event, which
 // need not import the package of the agents that listen for it.
-func EmitValue(c *Ctx, topic, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+func (c *Ctx) EmitValue(topic, op string, ct wire.ContentType, in any, opts ...SendOption) error {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -24,7 +25,7 @@ func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) err
 	if err := log.EnsureTopics(t.Context(), 4, "front.commands"); err != nil {
 		t.Fatal(err)
 	}
-	r := &relay{c: newClient(t, log, runtime.SystemClock{}, nil),
+	r := &relay{c: newClient(t, log, clock.System{}, nil),
 		handled: make(chan *runtime.Message, 4), got: make(chan *runtime.Message, 4)}
 	runAgent(t, r.c, runtime.AgentConfig{ID: "back", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -32,7 +33,7 @@ func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) err
 			if ctx.Message().Kind() != wire.KindCommand {
 				return nil
 			}
-			return runtime.RespondValue(ctx, "done", wire.ContentCBOR)
+			return ctx.RespondValue("done", wire.ContentCBOR)
 		})})
 	runAgent(t, r.c, runtime.AgentConfig{ID: "front", Listen: "front.commands",
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -129,13 +130,13 @@ func TestATypedCallOutsideAHandlerStartsAConversationWithoutACause(t *testing.T)
 func TestEmitValueEmitsATypedEventFromTheHandlingAgent(t *testing.T) {
 	type placed struct{ Order string }
 	r := startRelay(t, func(ctx *runtime.Ctx, _ *runtime.Client) error {
-		return runtime.EmitValue(ctx, runtime.TopicCommands, "order.placed", wire.ContentJSON, placed{Order: "o-1"})
+		return ctx.EmitValue(runtime.TopicCommands, "order.placed", wire.ContentJSON, placed{Order: "o-1"})
 	})
 	r.send(t)
 	handled, got := recv(t, r.handled, "the front's message"), recv(t, r.got, "the event")
 	checkContinued(t, handled, got)
 	var body placed
-	if err := runtime.DecodeBody(got, &body, wire.ContentCBOR); err != nil || body.Order != "o-1" {
+	if err := got.Decode(&body, wire.ContentCBOR); err != nil || body.Order != "o-1" {
 		t.Fatalf("event body %+v (%v)", body, err)
 	}
 	if got.Kind() != wire.KindEvent || got.Operation() != "order.placed" || got.Provenance.Agent != "front" {

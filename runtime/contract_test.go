@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -36,7 +37,7 @@ func (r *answersTwice) Publish(ctx context.Context, topic string, recs ...runtim
 }
 
 func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *testing.T) {
-	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, runtime.SystemClock{}, nil)
+	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, clock.System{}, nil)
 	const contracts = 20
 	type result struct {
 		r   *runtime.ContractResult
@@ -62,7 +63,7 @@ func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *test
 }
 
 func TestRequestWithTwoAnswersReturnsTheFirst(t *testing.T) {
-	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, runtime.SystemClock{}, nil)
+	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, clock.System{}, nil)
 	for range 20 {
 		reply, err := c.Request(context.Background(), runtime.Command{From: "boss", Target: "twice", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
 		if err != nil {
@@ -75,7 +76,7 @@ func TestRequestWithTwoAnswersReturnsTheFirst(t *testing.T) {
 }
 
 func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			if err := ctx.Respond([]byte("one")); err != nil {
@@ -102,7 +103,7 @@ func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
 }
 
 func TestContractWithoutASenderIsInvalid(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	_, err := c.SendContract(context.Background(), runtime.Contract{Command: runtime.Command{Target: "billing", Body: []byte("x")}})
 	if !errors.Is(err, runtime.ErrInvalid) || errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("err = %v, want an ErrInvalid error", err)

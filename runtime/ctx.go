@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/internal/testhook"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -20,7 +21,7 @@ type Ctx struct {
 	attempt int
 	// claims are what the handler declares about its effects (Ctx.WithClaims);
 	// they take precedence over the agent's.
-	claims Claims
+	claims effect.Claims
 }
 
 // Attempt returns the one-based number of the handler attempt under way (0
@@ -56,7 +57,7 @@ func (c *Ctx) Value(key any) any {
 	if key == (handledKey{}) {
 		return c
 	}
-	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (Claims{}) || c.claims != (Claims{})) {
+	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (effect.Claims{}) || c.claims != (effect.Claims{})) {
 		claims := c.c.cfg.Claims
 		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)
 		claims.DataClassification = cmp.Or(c.claims.DataClassification, claims.DataClassification)
@@ -116,7 +117,7 @@ func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	}
 	prov := c.replyProvenance()
 	prov.Target = c.msg.Provenance.Agent
-	spec.effect = EffectResponse // a plain answer is an answer all the same
+	spec.effect = effect.Response // a plain answer is an answer all the same
 	_, err := c.Client().postPlain(c, topic, &prov, body, &spec)
 	return err
 }

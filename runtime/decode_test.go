@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -14,7 +15,7 @@ func TestPlainRecordNamingAnImpossibleAgentIsDeadLetteredAsDecodeFailed(t *testi
 		{wire.HeaderTarget, agent + "\n"},
 		{wire.HeaderTarget, agent + "\u0085"},
 	} {
-		log := newLog(t, 1, runtime.SystemClock{})
+		log := newLog(t, 1, clock.System{})
 		sink, dls := deadLetters()
 		start(t, log, runtime.ConsumerConfig{
 			Agent:   agent,

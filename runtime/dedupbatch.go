@@ -6,55 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lasergo/laser/dedup"
 )
-
-// KeyState is what a BatchDeduplicator found for one key of a batch.
-type KeyState uint8
-
-// The states of a key answered by BatchDeduplicator.ClaimBatch.
-const (
-	// KeyClaimed: the key was new (or its claim had lapsed, or belonged to
-	// a dead incarnation of the same owner) and is now claimed.
-	KeyClaimed KeyState = iota + 1
-	// KeyDuplicate: the key was completed before; its record is dropped.
-	KeyDuplicate
-	// KeyHeld: this deduplicator already held the claim (a message in
-	// flight in this process, or handled and not yet completed); the claim
-	// was renewed.
-	KeyHeld
-	// KeyBusy: another replica's claim within its lease; ask again later.
-	KeyBusy
-)
-
-// BatchDeduplicator is implemented by a two-step Deduplicator that marks
-// many keys per call, as a remote store should, where a round trip costs
-// far more than the work. The consumer detects it: it claims the keys of a
-// polled batch in one ClaimBatch (Serial: while the batch before is
-// handled; a lane: its run of records, just before handling them), and
-// completes handled keys in the background, many
-// per CompleteBatch, always before the commit round that stores their
-// offsets. The meaning of a claim is that of Completer: a claim is never a
-// duplicate, and only a completed key is.
-type BatchDeduplicator interface {
-	Deduplicator
-	Completer
-	// ClaimBatch claims every key of keys (distinct) in one call and writes
-	// what it found for keys[i] to states[i]; len(states) == len(keys). On
-	// an error no state is to be trusted; a transient one is asked again.
-	ClaimBatch(ctx context.Context, keys []string, states []KeyState) error
-	// CompleteBatch is Complete for every key of keys, in one call.
-	CompleteBatch(ctx context.Context, keys []string) error
-	// ReleaseBatch takes back this deduplicator's claims on keys that no
-	// record used (their records were dropped by an earlier gate, or a stop
-	// cut the batch short); it leaves other claims and completed keys be.
-	ReleaseBatch(ctx context.Context, keys []string) error
-	// Lease is how long a claim holds. The consumer renews the claims of a
-	// batch whose records have not started (claimed ahead, or behind slow
-	// records) once they are older than a tenth of it, so every handler
-	// starts with at least nine tenths of the lease ahead of it; zero or
-	// less: claims are never renewed.
-	Lease() time.Duration
-}
 
 // claimsKey is the context key of the claimSet a handling loop works with.
 type claimsKey struct{}
@@ -77,11 +31,11 @@ func claimsFrom(ctx context.Context) *claimSet {
 // a lane, the inline overflow, a PerConversation worker) has its own.
 type claimSet struct {
 	c  *Consumer
-	bd BatchDeduplicator
+	bd dedup.BatchDeduplicator
 	kc *keyCompleter
 
 	keys   []string // distinct scoped keys claimed for the current batch
-	states []KeyState
+	states []dedup.KeyState
 	used   []bool // a record of the batch passed the gate with keys[i]
 	index  map[string]int
 	at     time.Time // when keys were claimed or last renewed (real time: leases run on Redis's clock)
@@ -133,7 +87,7 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 		if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
 			continue
 		}
-		key := DedupKey(m.Provenance.Agent, m.Provenance.IdempotencyKey)
+		key := dedup.Key(m.Provenance.Agent, m.Provenance.IdempotencyKey)
 		if _, ok := cs.index[key]; ok {
 			continue // a duplicate within the batch: one claim serves both
 		}
@@ -143,7 +97,7 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 	if len(cs.keys) == 0 {
 		return nil
 	}
-	cs.states = append(cs.states[:0], make([]KeyState, len(cs.keys))...)
+	cs.states = append(cs.states[:0], make([]dedup.KeyState, len(cs.keys))...)
 	cs.used = append(cs.used[:0], make([]bool, len(cs.keys))...)
 	if err := cs.ask(ctx, cs.keys, cs.states); err != nil {
 		cs.reset()
@@ -154,7 +108,7 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 }
 
 // ask runs ClaimBatch under the transient-retry policy of observeKey.
-func (cs *claimSet) ask(ctx context.Context, keys []string, states []KeyState) error {
+func (cs *claimSet) ask(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	for attempt := 1; ; attempt++ {
 		err := cs.bd.ClaimBatch(ctx, keys, states)
 		if err == nil || !IsTransient(err) {
@@ -185,7 +139,7 @@ func (cs *claimSet) renewClaims(ctx context.Context) error {
 	var keys []string
 	var at []int
 	for i, st := range cs.states {
-		if st == KeyClaimed && !cs.used[i] {
+		if st == dedup.KeyClaimed && !cs.used[i] {
 			keys = append(keys, cs.keys[i])
 			at = append(at, i)
 		}
@@ -193,14 +147,14 @@ func (cs *claimSet) renewClaims(ctx context.Context) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	states := make([]KeyState, len(keys))
+	states := make([]dedup.KeyState, len(keys))
 	if err := cs.ask(ctx, keys, states); err != nil {
 		return err
 	}
 	for j, i := range at {
 		st := states[j]
-		if st == KeyHeld {
-			st = KeyClaimed // still ours
+		if st == dedup.KeyHeld {
+			st = dedup.KeyClaimed // still ours
 		}
 		cs.states[i] = st
 	}
@@ -228,16 +182,16 @@ func (cs *claimSet) gate(ctx context.Context, key string) (bool, error) {
 		return false, nil
 	}
 	if ok {
-		if cs.states[i] == KeyClaimed && cs.renew > 0 && time.Since(cs.at) >= cs.renew {
+		if cs.states[i] == dedup.KeyClaimed && cs.renew > 0 && time.Since(cs.at) >= cs.renew {
 			if err := cs.renewClaims(ctx); err != nil {
 				return false, err
 			}
 		}
 		switch cs.states[i] {
-		case KeyClaimed:
+		case dedup.KeyClaimed:
 			cs.used[i] = true
 			return true, nil
-		case KeyDuplicate:
+		case dedup.KeyDuplicate:
 			cs.used[i] = true
 			return false, nil
 		}
@@ -257,7 +211,7 @@ func (cs *claimSet) release(ctx context.Context) {
 	}
 	var unused []string
 	for i, st := range cs.states {
-		if st == KeyClaimed && !cs.used[i] {
+		if st == dedup.KeyClaimed && !cs.used[i] {
 			unused = append(unused, cs.keys[i])
 		}
 	}
@@ -286,7 +240,7 @@ func (cs *claimSet) reset() {
 // key is still a claim.
 type keyCompleter struct {
 	c  *Consumer
-	bd BatchDeduplicator
+	bd dedup.BatchDeduplicator
 	s  *session
 
 	mu         sync.Mutex

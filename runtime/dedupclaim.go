@@ -5,27 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Completer is implemented by a Deduplicator that marks keys in two steps,
-// as a durable one shared by replicas should: Observe claims a key for the
-// message about to be handled, and the consumer calls Complete once the
-// message was handled or parked. A claim that is never completed (the
-// process was killed in between) is not a duplicate: whoever holds the
-// partition next may claim it again, so a crash between marking and
-// handling cannot lose the message, and the claim's owner decides how long
-// another replica must wait (see package redisdedup).
-type Completer interface {
-	Complete(ctx context.Context, key string) error
-}
+	"github.com/lasergo/laser/dedup"
+)
 
 // dedupMark is the idempotency key the dedup gate marked for a message, so
 // that it can be completed or taken back.
 type dedupMark struct {
 	// window and hash: the key as a SlidingWindow marked it, by hash.
-	window *SlidingWindow
-	hash   keyHash
-	// key is the scoped key (DedupKey) any other Deduplicator was asked
+	window *dedup.SlidingWindow
+	hash   dedup.Hash
+	// key is the scoped key (dedup.Key) any other Deduplicator was asked
 	// about; "" when window is set.
 	key string
 }
@@ -39,11 +29,11 @@ type dedupMark struct {
 // whole batch (cs, from ctx), and asks key by key only what that claim
 // did not settle.
 func (c *Consumer) markKey(ctx context.Context, cs *claimSet, agent, key string) (dedupMark, bool, error) {
-	if w, ok := c.dedup.(*SlidingWindow); ok {
-		h := w.scopedHash(agent, key)
-		return dedupMark{window: w, hash: h}, w.observeHash(h), nil
+	if w, ok := c.dedup.(*dedup.SlidingWindow); ok {
+		h, fresh := w.Mark(agent, key)
+		return dedupMark{window: w, hash: h}, fresh, nil
 	}
-	scoped := DedupKey(agent, key)
+	scoped := dedup.Key(agent, key)
 	if cs != nil {
 		fresh, err := cs.gate(ctx, scoped)
 		return dedupMark{key: scoped}, fresh, err
@@ -102,7 +92,7 @@ func (c *Consumer) completeKey(ctx context.Context, cs *claimSet, key string) er
 	if cs != nil && cs.kc.handled(key) {
 		return nil
 	}
-	k, ok := c.dedup.(Completer)
+	k, ok := c.dedup.(dedup.Completer)
 	if !ok {
 		return nil
 	}
@@ -126,4 +116,14 @@ func (c *Consumer) completeKey(ctx context.Context, cs *claimSet, key string) er
 			return err
 		}
 	}
+}
+
+// senderScope is who a message's idempotency key and fence belong to: the
+// verified principal under a verifier (a key proves the principal, not the
+// claimed source), otherwise the claimed agent.
+func (c *Consumer) senderScope(m *Message) string {
+	if c.cfg.Verifier != nil {
+		return m.VerifiedPrincipal
+	}
+	return m.Provenance.Agent
 }

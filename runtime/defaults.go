@@ -14,9 +14,6 @@ const (
 	DefaultMaxQueuedBytes   = 64 << 20
 	DefaultDeadLetterTopic  = "agent.dlq"
 
-	// DefaultDedupWindow is how many idempotency keys the default window keeps.
-	DefaultDedupWindow = 10_000
-
 	// DefaultRequestTimeout bounds a request without WithTimeout.
 	DefaultRequestTimeout = 30 * time.Second
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -17,7 +18,7 @@ import (
 // sentinel was handled: the consumer must carry on after parking it.
 func parkOne(t *testing.T, fail func(body []byte) error) *wire.DeadLetter {
 	t.Helper()
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	handled := make(chan string, 2)
 	r := start(t, log, runtime.ConsumerConfig{
@@ -108,8 +109,8 @@ func TestRejectionDetailReadsRejectedColonMessageLikeTheReference(t *testing.T) 
 }
 
 func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	sink, dls := deadLetters()
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{DeadLetterSink: sink},

@@ -30,9 +30,9 @@
 // caller, which is a handled request and committed). One Code describes
 // local and remote failures alike (CodeOf); docs/errors.md is the table of
 // which to use when and what each does to a message. Time and ids
-// come from an injectable Clock and IDSource; package lasertest has a clock
-// that drives tests without sleeping, and runs a handler on one message
-// without a log.
+// come from an injectable clock.Clock and clock.IDSource (ClientOptions);
+// package lasertest has a clock that drives tests without sleeping, and
+// runs a handler on one message without a log.
 //
 // # Configuration and options
 //
@@ -57,5 +57,5 @@
 // (gensupport.go); they are exported only for it, and hand-written code has
 // no use for them. Generated code also uses the typed helpers that
 // hand-written code may call too: Call, Tell, CallStream, EmitEvent,
-// RespondValue and DecodeBody.
+// Ctx.RespondValue and Message.Decode.
 package runtime

@@ -3,63 +3,10 @@ package runtime
 import (
 	"context"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/wire"
 )
-
-// EffectKind names what an Effect does; the governance evidence records it.
-type EffectKind string
-
-// Effect kinds. The AGDX ones are the envelope's kind; the rest name effects
-// a verb alone does not tell apart.
-const (
-	EffectCommand      EffectKind = "command"  // an AGDX command sent without waiting
-	EffectRequest      EffectKind = "request"  // an AGDX command awaiting its answer
-	EffectEvent        EffectKind = "event"    // an AGDX event
-	EffectResponse     EffectKind = "response" // an AGDX response (an answer)
-	EffectError        EffectKind = "error"    // an AGDX error answer
-	EffectStatus       EffectKind = "status"   // an AGDX task status, ack or card
-	EffectChunk        EffectKind = "chunk"    // one chunk of a streamed answer
-	EffectPlain        EffectKind = "plain"    // a plain message (provenance in headers)
-	EffectPublish      EffectKind = "publish"  // a raw record through Producer.Publish
-	EffectMemoryWrite  EffectKind = "memory_write"
-	EffectWorkflowStep EffectKind = "workflow_step" // a workflow's dispatch of one step
-	EffectFanoutBranch EffectKind = "fanout_branch" // one branch of a fan-out
-	EffectBridgeCall   EffectKind = "bridge_call"   // a call a bridge makes to the outside
-)
-
-// Effect is one side effect the runtime is about to perform, as an
-// EffectGate sees it. The gate may replace Body (and Metadata, on an AGDX
-// envelope) before the effect; the runtime then publishes the replacement,
-// signing it when the record is signed.
-type Effect struct {
-	Kind  EffectKind
-	Topic string
-	// Operation is the envelope's operation (or the memory operation).
-	Operation    string
-	Agent        string // the acting agent, "" when none is known
-	Target       string // the addressed agent, "" for anyone
-	Conversation wire.ID
-	Body         []byte
-	Metadata     wire.Metadata
-	// Signed says the runtime will sign the record: only then do the claims
-	// below bind their author. Unsigned, they are advisory.
-	Signed bool
-	// Claims are what the sender says about the effect: the purpose and
-	// data classification of the envelope's metadata, and the class the
-	// handling agent's directive declares.
-	Claims Claims
-}
-
-// Claims are what an effect's sender asserts about it; advisory unless the
-// effect is signed.
-type Claims struct {
-	Purpose            string
-	DataClassification string
-	// EffectClass is the class of effect the handler declares (a
-	// //laser:effect directive), "" when none.
-	EffectClass string
-}
 
 // EffectGate decides before every effect of the runtime: every send verb,
 // raw Producer.Publish, memory writes, workflow step dispatches, fan-out
@@ -68,7 +15,7 @@ type Claims struct {
 // replaced); any error stops it and nothing is published. Package govern
 // implements it. Unlike a SendInterceptor it may refuse.
 type EffectGate interface {
-	Admit(ctx context.Context, c *Client, e *Effect) error
+	Admit(ctx context.Context, c *Client, e *effect.Effect) error
 }
 
 // gateKey is the context key under which a handler's Ctx answers its
@@ -79,14 +26,14 @@ type gateKey struct{}
 // override (nil for the client's) and the class its directive declares.
 type agentGate struct {
 	gate  EffectGate
-	claim Claims
+	claim effect.Claims
 }
 
 // Govern runs the gate over an effect the caller performs itself (a bridge
 // calling out, say): nil means go ahead, with e's Body and Metadata as the
 // gate left them. The runtime does not see how that effect ends, so the
 // gate hears it as done once admitted.
-func (c *Client) Govern(ctx context.Context, e *Effect) error {
+func (c *Client) Govern(ctx context.Context, e *effect.Effect) error {
 	gate, err := c.prod.admit(ctx, e)
 	if err == nil {
 		c.prod.effected(ctx, gate, nil, e)
@@ -105,7 +52,7 @@ func (p *Producer) governed(ctx context.Context) bool {
 // evidence, its approval requests), which would otherwise govern
 // themselves: only code inside this module can mark those (effectgate).
 // It returns the gate that admitted e, nil when none did.
-func (p *Producer) admit(ctx context.Context, e *Effect) (EffectGate, error) {
+func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, error) {
 	if effectgate.Skipped(ctx) {
 		return nil, nil
 	}
@@ -132,11 +79,11 @@ func (p *Producer) admit(ctx context.Context, e *Effect) (EffectGate, error) {
 // the admission records a failure too, so its evidence never says an
 // effect ran that did not.
 type EffectOutcome interface {
-	Effected(ctx context.Context, c *Client, e *Effect, err error)
+	Effected(ctx context.Context, c *Client, e *effect.Effect, err error)
 }
 
 // effected tells gate, when it listens, how the effects it admitted ended.
-func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*Effect) {
+func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*effect.Effect) {
 	if o, ok := gate.(EffectOutcome); ok {
 		for _, e := range effects {
 			o.Effected(ctx, p.client, e, err)
@@ -145,11 +92,11 @@ func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, eff
 }
 
 // envelopeEffect is the effect of publishing env on topic.
-func envelopeEffect(topic string, env *wire.Envelope, kind EffectKind, signed bool) *Effect {
+func envelopeEffect(topic string, env *wire.Envelope, kind effect.Kind, signed bool) *effect.Effect {
 	if kind == "" {
-		kind = EffectKind(env.Kind)
+		kind = effect.Kind(env.Kind)
 	}
-	e := &Effect{Kind: kind, Topic: topic, Agent: string(env.Source), Conversation: env.Conversation, Body: env.Body, Metadata: env.Metadata, Signed: signed}
+	e := &effect.Effect{Kind: kind, Topic: topic, Agent: string(env.Source), Conversation: env.Conversation, Body: env.Body, Metadata: env.Metadata, Signed: signed}
 	if env.Operation != nil {
 		e.Operation = *env.Operation
 	}
@@ -168,7 +115,7 @@ func envelopeEffect(topic string, env *wire.Envelope, kind EffectKind, signed bo
 // WithClaims returns a copy of c whose effects carry claims (the classes a
 // handler declares; lasergen's effect= and data= keys), in place of the
 // agent's for each class claims sets.
-func (c *Ctx) WithClaims(claims Claims) *Ctx {
+func (c *Ctx) WithClaims(claims effect.Claims) *Ctx {
 	cp := *c
 	cp.claims = claims
 	return &cp
@@ -177,6 +124,6 @@ func (c *Ctx) WithClaims(claims Claims) *Ctx {
 // WithEffectKind names the kind of effect a send performs when the verb
 // alone does not say it (a workflow step, a fan-out branch), so a gate sees
 // it as such.
-func WithEffectKind(kind EffectKind) SendOption {
+func WithEffectKind(kind effect.Kind) SendOption {
 	return sendOption(func(s *sendSpec) { s.effect = kind })
 }

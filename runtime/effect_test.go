@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
@@ -17,13 +18,13 @@ import (
 // those in refuse.
 type kindGate struct {
 	mu     sync.Mutex
-	kinds  []runtime.EffectKind
-	refuse map[runtime.EffectKind]bool
+	kinds  []effect.Kind
+	refuse map[effect.Kind]bool
 }
 
 var errRefused = errors.New("refused by the test gate")
 
-func (g *kindGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+func (g *kindGate) Admit(_ context.Context, _ *runtime.Client, e *effect.Effect) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.kinds = append(g.kinds, e.Kind)
@@ -33,10 +34,10 @@ func (g *kindGate) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect
 	return nil
 }
 
-func (g *kindGate) seen() []runtime.EffectKind {
+func (g *kindGate) seen() []effect.Kind {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]runtime.EffectKind(nil), g.kinds...)
+	return append([]effect.Kind(nil), g.kinds...)
 }
 
 func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.Transport) {
@@ -52,7 +53,7 @@ func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.T
 
 func TestEverySendVerbAsksTheGateWithItsKind(t *testing.T) {
 	ctx := t.Context()
-	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectRequest: true}}
+	g := &kindGate{refuse: map[effect.Kind]bool{effect.Request: true}}
 	c, _ := gatedClient(t, g)
 	cmd := runtime.Command{From: "planner", Body: []byte("x")}
 	if _, err := c.SendCommand(ctx, cmd); err != nil {
@@ -70,17 +71,17 @@ func TestEverySendVerbAsksTheGateWithItsKind(t *testing.T) {
 	if _, err := c.Request(ctx, cmd); !errors.Is(err, errRefused) {
 		t.Fatalf("request: %v, want the gate's refusal", err)
 	}
-	g.refuse[runtime.EffectWorkflowStep] = true
-	if _, err := c.Request(ctx, cmd, runtime.WithEffectKind(runtime.EffectWorkflowStep)); !errors.Is(err, errRefused) {
+	g.refuse[effect.WorkflowStep] = true
+	if _, err := c.Request(ctx, cmd, runtime.WithEffectKind(effect.WorkflowStep)); !errors.Is(err, errRefused) {
 		t.Fatalf("workflow step: %v, want the gate's refusal", err)
 	}
-	want := []runtime.EffectKind{runtime.EffectCommand, runtime.EffectEvent, runtime.EffectPlain, runtime.EffectPublish, runtime.EffectRequest, runtime.EffectWorkflowStep}
+	want := []effect.Kind{effect.Command, effect.Event, effect.Plain, effect.Publish, effect.Request, effect.WorkflowStep}
 	if got := g.seen(); !equalKinds(got, want) {
 		t.Fatalf("the gate saw %v, want %v", got, want)
 	}
 }
 
-func equalKinds(a, b []runtime.EffectKind) bool {
+func equalKinds(a, b []effect.Kind) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -94,7 +95,7 @@ func equalKinds(a, b []runtime.EffectKind) bool {
 
 func TestARefusedEffectPublishesNothing(t *testing.T) {
 	ctx := t.Context()
-	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectEvent: true, runtime.EffectPublish: true}}
+	g := &kindGate{refuse: map[effect.Kind]bool{effect.Event: true, effect.Publish: true}}
 	c, tr := gatedClient(t, g)
 	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); !errors.Is(err, errRefused) {
 		t.Fatalf("emit: %v, want the gate's refusal", err)
@@ -109,7 +110,7 @@ func TestARefusedEffectPublishesNothing(t *testing.T) {
 }
 
 func TestTheGatesOwnContextSkipsTheGate(t *testing.T) {
-	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectEvent: true}}
+	g := &kindGate{refuse: map[effect.Kind]bool{effect.Event: true}}
 	c, _ := gatedClient(t, g)
 	if _, err := c.Emit(effectgate.Without(t.Context()), runtime.TopicCommands, "planner", []byte("x")); err != nil {
 		t.Fatalf("emit without the gate: %v", err)
@@ -120,9 +121,9 @@ func TestTheGatesOwnContextSkipsTheGate(t *testing.T) {
 }
 
 func TestGovernAsksTheGateAboutTheCallersOwnEffect(t *testing.T) {
-	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectBridgeCall: true}}
+	g := &kindGate{refuse: map[effect.Kind]bool{effect.BridgeCall: true}}
 	c, _ := gatedClient(t, g)
-	err := c.Govern(t.Context(), &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: "mcp:payments"})
+	err := c.Govern(t.Context(), &effect.Effect{Kind: effect.BridgeCall, Topic: "mcp:payments"})
 	if !errors.Is(err, errRefused) {
 		t.Fatalf("govern: %v, want the gate's refusal", err)
 	}
@@ -131,7 +132,7 @@ func TestGovernAsksTheGateAboutTheCallersOwnEffect(t *testing.T) {
 // replacing is a gate that replaces every body.
 type replacing struct{}
 
-func (replacing) Admit(_ context.Context, _ *runtime.Client, e *runtime.Effect) error {
+func (replacing) Admit(_ context.Context, _ *runtime.Client, e *effect.Effect) error {
 	e.Body = []byte("replaced")
 	return nil
 }
@@ -156,7 +157,7 @@ func TestAGateReplacesTheBodyThatIsPublished(t *testing.T) {
 }
 
 func TestDeadLettersAreNotGoverned(t *testing.T) {
-	g := &kindGate{refuse: map[runtime.EffectKind]bool{runtime.EffectPublish: true, runtime.EffectStatus: true}}
+	g := &kindGate{refuse: map[effect.Kind]bool{effect.Publish: true, effect.Status: true}}
 	c, _ := gatedClient(t, g)
 	ctx := t.Context()
 	parked := make(chan runtime.DeadLetter, 1)

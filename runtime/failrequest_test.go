@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -26,8 +27,8 @@ func (o outcomes) ObserveRecord(ctx context.Context, d *runtime.Delivery, next f
 // the consumer finished with the request.
 func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	t.Helper()
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}},
@@ -92,8 +93,8 @@ func TestCodeOfReadsALocalAndARemoteFailureAlike(t *testing.T) {
 // request and returns the caller's error and how the consumer finished.
 func handlerThrough(t *testing.T, h func(*runtime.Ctx) error) (runtime.Delivery, error) {
 	t.Helper()
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}}, Handler: handlerFunc(h)})
@@ -115,8 +116,8 @@ func TestAFailfFromAHandWrittenHandlerAnswersTheCallerAndIsCommitted(t *testing.
 }
 
 func TestARejectionFromACommandHandlerIsParked(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Tuning:  runtime.Tuning{Middleware: []runtime.Middleware{seen}},
@@ -134,8 +135,8 @@ func TestARejectionFromACommandHandlerIsParked(t *testing.T) {
 // consumer finished with the request.
 func streamThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	t.Helper()
-	log := newLog(t, 1, runtime.SystemClock{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	log := newLog(t, 1, clock.System{})
+	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}},

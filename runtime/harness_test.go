@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/runtime"
@@ -36,7 +37,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // newLog returns an embedded log with the agent topics created: embedlog's
 // engine, whose groups a test can inspect.
-func newLog(t *testing.T, partitions uint32, clock runtime.Clock) *logstore.Log {
+func newLog(t *testing.T, partitions uint32, clock clock.Clock) *logstore.Log {
 	t.Helper()
 	l := logstore.New("laser", logstore.WithClock(clock), logstore.WithStreamID(7))
 	if err := l.EnsureTopics(context.Background(), partitions, topic, dlq, resp); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -18,7 +19,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, reg)
+	c := newClient(t, log, clock.System{}, reg)
 	if err := log.EnsureTopics(context.Background(), 1, "agent.human_input", "decisions"); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 }
 
 func TestRespondInputToAPlainMessageIsAHandlerConfigError(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	errs := make(chan error, 1)
 	start(t, log, runtime.ConsumerConfig{
 		Agent: agent,

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -62,7 +64,7 @@ func wrapTrail(name string, tr *trail) runtime.Middleware {
 }
 
 func TestInterceptorsWrapEveryAttemptOutermostFirstWithHooksInnermost(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	tr := &trail{}
 	r := start(t, log, runtime.ConsumerConfig{
@@ -96,7 +98,7 @@ func TestInterceptorsWrapEveryAttemptOutermostFirstWithHooksInnermost(t *testing
 }
 
 func TestInterceptorSeesABeforeHandleRefusalAndTheMessageIsRejectedWithoutAnAttempt(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	refused := make(chan error, 1)
 	outer := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
@@ -135,7 +137,7 @@ func (o *observer) ObserveRecord(ctx context.Context, d *runtime.Delivery, next 
 }
 
 func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	obs := &observer{seen: make(chan runtime.Delivery, 16)}
 	inCtx := make(chan string, 1)
 	r := start(t, log, runtime.ConsumerConfig{
@@ -210,7 +212,7 @@ func (h *headerStamp) InterceptSend(ctx context.Context, s *runtime.Send, next f
 }
 
 func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	stamp := &headerStamp{sends: make(chan runtime.Send, 8)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
 	startPonger(t, client)
@@ -289,7 +291,7 @@ func (d *claimingDedup) Forget(_ context.Context, key string) error {
 }
 
 func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	dd := &claimingDedup{failures: 2, claimed: map[string]bool{}}
 	sink, dls := deadLetters()
 	handled := make(chan string, 4)
@@ -325,7 +327,7 @@ func TestTransientDeduplicatorFailureIsRetriedAndHandledOnceThenCompleted(t *tes
 	}
 	dd.mu.Lock()
 	defer dd.mu.Unlock()
-	want := []string{runtime.DedupKey(sender, "a"), runtime.DedupKey(sender, "b")}
+	want := []string{dedup.Key(sender, "a"), dedup.Key(sender, "b")}
 	if !slices.Equal(dd.completed, want) || len(dd.forgotten) != 0 {
 		t.Fatalf("completed %q forgotten %q; want completed %q", dd.completed, dd.forgotten, want)
 	}
@@ -348,7 +350,7 @@ func (r *requestTrail) InterceptRequest(ctx context.Context, call *runtime.Reque
 }
 
 func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	rt := &requestTrail{seen: make(chan string, 2)}
 	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
 	startPonger(t, client)

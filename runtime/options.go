@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -50,7 +51,7 @@ type SendOption interface {
 }
 
 // ReplyOption refines an answer (Ctx.Respond, Ctx.RespondInput,
-// RespondValue) or a plain message from a client (Client.SendPlain).
+// Ctx.RespondValue) or a plain message from a client (Client.SendPlain).
 type ReplyOption interface{ applyReply(*sendSpec) }
 
 // Option refines every kind of message.
@@ -118,7 +119,7 @@ type sendSpec struct {
 	streamBuffer *int
 	// effect is the effect kind a gate sees when the verb's own does not
 	// say it (WithEffectKind).
-	effect EffectKind
+	effect effect.Kind
 	// cause and causeAt name the message that caused this one (see
 	// continuing).
 	cause   *wire.ID

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -50,7 +52,7 @@ func (b *bodies) of(prefix string) []string {
 }
 
 func TestPerConversationKeepsLogOrderWithinAConversation(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	convs := []wire.ID{conv(), conv(), conv()}
 	var done bodies
 	finished := make(chan struct{}, 64)
@@ -84,7 +86,7 @@ func TestPerConversationKeepsLogOrderWithinAConversation(t *testing.T) {
 
 func TestPerConversationRunsNHandlersAtOnce(t *testing.T) {
 	const n = 4
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	// The barrier opens only once n handlers are inside at the same time:
 	// with less parallelism than n it never opens and the test times out.
 	var in atomic.Int32
@@ -119,7 +121,7 @@ func TestPerConversationRunsNHandlersAtOnce(t *testing.T) {
 
 func TestPerConversationNeverRunsMoreThanNHandlers(t *testing.T) {
 	const n = 3
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var in, most atomic.Int32
 	finished := make(chan struct{}, 64)
 	release := make(chan struct{})
@@ -157,7 +159,7 @@ func TestPerConversationNeverRunsMoreThanNHandlers(t *testing.T) {
 }
 
 func TestPerConversationWatermarkNeverPassesAnUnhandledRecord(t *testing.T) {
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 2, "probe")
 	tr := transporttest.NewFaulty(log)
 	release := make(chan struct{})
@@ -348,16 +350,16 @@ func (d *claimDedup) Complete(_ context.Context, key string) error {
 func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		dedup func() (runtime.Deduplicator, chan string)
+		dedup func() (dedup.Deduplicator, chan string)
 	}{
-		{"window", func() (runtime.Deduplicator, chan string) { return nil, nil }},
-		{"claims", func() (runtime.Deduplicator, chan string) {
+		{"window", func() (dedup.Deduplicator, chan string) { return nil, nil }},
+		{"claims", func() (dedup.Deduplicator, chan string) {
 			d := &claimDedup{state: map[string]string{}, observed: make(chan string, 64)}
 			return d, d.observed
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			dedup, observed := tc.dedup()
 			var runs atomic.Int32
 			entered, release := make(chan string, 4), make(chan struct{})
@@ -415,7 +417,7 @@ func TestPerConversationSameIdempotencyKeyInFlightRunsOnce(t *testing.T) {
 }
 
 func TestPerConversationGracefulStopFinishesWhatRunsAndCommitsTheWatermark(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	started := make(chan string, 8)
 	release := make(chan struct{})
 	var done bodies
@@ -508,7 +510,7 @@ func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T)
 }
 
 func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	hot := conv()
 	release := make(chan struct{})
 	finished := make(chan string, 64)
@@ -568,7 +570,7 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 }
 
 func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var done bodies
 	finished := make(chan struct{}, 64)
 	entity := func(m *runtime.Message) string {
@@ -605,7 +607,7 @@ func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
 }
 
 func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	conc := runtime.PerConversation(4)
 	conc.Lanes = 2
 	_, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
@@ -617,7 +619,7 @@ func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
 
 func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
 	const n, warm = 8, 300
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	var in atomic.Int32
 	barrier := make(chan struct{})
 	finished := make(chan struct{}, warm+n)

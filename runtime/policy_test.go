@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -38,13 +39,13 @@ func TestPollBackoffIsFiftyMillisecondsDoublingToOneSecond(t *testing.T) {
 }
 
 func TestDedupKeyIsScopedBySenderWithUnitSeparator(t *testing.T) {
-	if a, b := DedupKey("planner", "attempt-1"), DedupKey("worker", "attempt-1"); a == b {
+	if a, b := dedup.Key("planner", "attempt-1"), dedup.Key("worker", "attempt-1"); a == b {
 		t.Fatal("two senders' keys collide")
 	}
-	if got := DedupKey("planner", "k"); got != "planner\x1fk" {
+	if got := dedup.Key("planner", "k"); got != "planner\x1fk" {
 		t.Fatalf("scoped key %q", got)
 	}
-	if got := DedupKey("", "k"); got != "\x1fk" {
+	if got := dedup.Key("", "k"); got != "\x1fk" {
 		t.Fatalf("unscoped key %q", got)
 	}
 }
@@ -53,20 +54,22 @@ func TestDedupKeyIsScopedBySenderWithUnitSeparator(t *testing.T) {
 // separator must not land on a named sender's key: the reproducer
 // burnt shop's order-43 this way.
 func TestDedupKeyOfUnknownSenderNeverEqualsANamedSendersKey(t *testing.T) {
-	if DedupKey("", "shop\x1forder-43") == DedupKey("shop", "order-43") {
+	if dedup.Key("", "shop\x1forder-43") == dedup.Key("shop", "order-43") {
 		t.Fatal("an unknown sender's key collides with shop's order-43")
 	}
-	if DedupKey("a\x1fb", "c") == DedupKey("a", "b\x1fc") {
+	if dedup.Key("a\x1fb", "c") == dedup.Key("a", "b\x1fc") {
 		t.Fatal("a sender holding the separator collides with another")
 	}
-	w := NewSlidingWindow(8)
-	if !w.observeHash(w.scopedHash("shop", "order-43")) || !w.observeHash(w.scopedHash("", "shop\x1forder-43")) {
+	w := dedup.NewSlidingWindow(8)
+	_, shop := w.Mark("shop", "order-43")
+	_, unknown := w.Mark("", "shop\x1forder-43")
+	if !shop || !unknown {
 		t.Fatal("the window's scoped hash conflates an unknown sender with shop")
 	}
 }
 
 func TestSlidingWindowIsFIFOAndDoesNotRefreshOnRepeat(t *testing.T) {
-	w := NewSlidingWindow(2)
+	w := dedup.NewSlidingWindow(2)
 	ctx := context.Background()
 	observe := func(k string) bool {
 		fresh, err := w.Observe(ctx, k)
@@ -215,7 +218,7 @@ func TestWeightedSemaphoreBlocksUntilReleaseAndCanBeAbandoned(t *testing.T) {
 }
 
 func TestSlidingWindowForgetMakesAKeyNewWithoutDisturbingEviction(t *testing.T) {
-	w := NewSlidingWindow(2)
+	w := dedup.NewSlidingWindow(2)
 	ctx := context.Background()
 	observe := func(k string) bool {
 		fresh, _ := w.Observe(ctx, k)
@@ -240,7 +243,7 @@ func TestSlidingWindowForgetMakesAKeyNewWithoutDisturbingEviction(t *testing.T) 
 }
 
 func TestSlidingWindowStaysExactUnderManyForgets(t *testing.T) {
-	w := NewSlidingWindow(3)
+	w := dedup.NewSlidingWindow(3)
 	ctx := context.Background()
 	for i := range 200 {
 		k := fmt.Sprint("k", i)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
@@ -18,7 +19,7 @@ import (
 // handles the next message; under the reference's rule occasional
 // failures would add up on an idle topic until the consumer stopped.
 func TestEmptySuccessfulPollResetsThePollErrorCounter(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	var mu sync.Mutex
 	polls, failures := 0, 0

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -42,7 +43,7 @@ func (s *countedSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, err
 // and waits, and nothing beyond it is read.
 func TestPollerReadsAtMostOneBatchAhead(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(1)} {
-		l := newLog(t, 1, runtime.SystemClock{})
+		l := newLog(t, 1, clock.System{})
 		ctx := context.Background()
 		p := runtime.NewClient(l, runtime.ClientOptions{})
 		for i := range 10 {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -27,8 +29,8 @@ type producerConfig struct {
 type Producer struct {
 	t     Transport
 	opts  producerConfig
-	clock Clock
-	ids   IDSource
+	clock clock.Clock
+	ids   clock.IDSource
 	log   *slog.Logger
 	// gate and client govern every effect (see EffectGate); gate is nil
 	// when the client has none.
@@ -38,7 +40,7 @@ type Producer struct {
 
 // newProducer returns a producer over t timing its backoff on clock, minting
 // record ids from ids and warning on log.
-func newProducer(t Transport, opts producerConfig, clock Clock, ids IDSource, log *slog.Logger) *Producer {
+func newProducer(t Transport, opts producerConfig, clock clock.Clock, ids clock.IDSource, log *slog.Logger) *Producer {
 	if opts.attempts <= 0 {
 		opts.attempts = 4
 	}
@@ -49,23 +51,23 @@ func newProducer(t Transport, opts producerConfig, clock Clock, ids IDSource, lo
 }
 
 // Publish appends records to topic, retrying transient transport errors.
-// The client's gate admits each record first (as an EffectPublish); when it
+// The client's gate admits each record first (as an effect.Publish); when it
 // refuses one, nothing is published.
 func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
-	return p.PublishEffect(ctx, Effect{Kind: EffectPublish}, topic, records...)
+	return p.PublishEffect(ctx, effect.Effect{Kind: effect.Publish}, topic, records...)
 }
 
 // PublishEffect is Publish for records that perform an effect of their own
 // kind (a memory write, say): the gate admits each record as proto with the
 // record's topic, payload and provenance filled in, and a replaced body
 // becomes the record's payload.
-func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string, records ...Outgoing) ([]Position, error) {
+func (p *Producer) PublishEffect(ctx context.Context, proto effect.Effect, topic string, records ...Outgoing) ([]Position, error) {
 	if !p.governed(ctx) {
 		return p.publishOut(ctx, topic, records)
 	}
 	records = slices.Clone(records)
 	var gate EffectGate
-	admitted := make([]*Effect, 0, len(records))
+	admitted := make([]*effect.Effect, 0, len(records))
 	for i := range records {
 		e := proto
 		e.Topic, e.Body = topic, records[i].Payload
@@ -97,7 +99,7 @@ func (p *Producer) PublishEffect(ctx context.Context, proto Effect, topic string
 // noMetadata refuses an effect on a record without an envelope to which
 // the gate gave metadata: it has nowhere to go, and dropping it would
 // publish something other than what the gate admitted.
-func noMetadata(e *Effect) error {
+func noMetadata(e *effect.Effect) error {
 	if len(e.Metadata) > 0 {
 		return &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the gate set metadata on a %s effect, which has no envelope to carry it", e.Kind)}
 	}
@@ -135,17 +137,17 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 
 // sendPlain publishes payload as a plain message whose provenance travels
 // as string headers, keyed by its conversation, once the gate admitted it
-// as an effect of kind (EffectPlain when ""); extra headers are appended.
-func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind EffectKind, extra ...wire.Header) (Position, error) {
+// as an effect of kind (effect.Plain when ""); extra headers are appended.
+func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind effect.Kind, extra ...wire.Header) (Position, error) {
 	headers, err := prov.Headers()
 	if err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
 	}
 	headers = append(headers, extra...)
 	var gate EffectGate
-	var e *Effect
+	var e *effect.Effect
 	if p.governed(ctx) {
-		e = &Effect{Kind: cmp.Or(kind, EffectPlain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
+		e = &effect.Effect{Kind: cmp.Or(kind, effect.Plain), Topic: topic, Agent: prov.Agent, Target: prov.Target, Conversation: prov.Conversation, Body: payload}
 		if gate, err = p.admit(ctx, e); err != nil {
 			return Position{}, err
 		}
@@ -171,7 +173,7 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 // headers, and so any body the gate replaced, and the destination topic and
 // issued-at in signed metadata, see sign.Bind), and publishes it keyed by its
 // conversation.
-func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind EffectKind) (Position, error) {
+func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind effect.Kind) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
 		id := p.ids.NewID()
 		env.Record = &id

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
@@ -21,7 +22,7 @@ import (
 // one-byte records; after the release everything is handled exactly once,
 // in partition order.
 func TestLanesByteBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
-	log := newLog(t, 3, runtime.SystemClock{})
+	log := newLog(t, 3, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 3, "probe")
 	convs := []wire.ID{convOn(t, log, 0), convOn(t, log, 1), convOn(t, log, 2)}
 	tr := &countingPolls{Transport: log}

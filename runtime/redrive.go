@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -65,7 +66,7 @@ func VerifyDeadLetter(v DeadLetterVerifier, dlqTopic string, rec *Incoming) (sig
 // forged or foreign capsule), whose original record is gone, or whose
 // payload is not that record's, is refused with an ErrInvalid error. This
 // does not authenticate the capsule: check it with VerifyDeadLetter first.
-// The client's gate admits the copy first, as an EffectPublish with
+// The client's gate admits the copy first, as an effect.Publish with
 // operation OperationRedrive.
 func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
 	src := capsule.Source
@@ -97,7 +98,7 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	if m, err := DecodeRecord(sourceTopic, &orig, ^uint64(0)); err == nil {
 		key = m.Provenance.PartitionKey()
 	}
-	pos, err := c.prod.PublishEffect(ctx, Effect{Kind: EffectPublish, Operation: OperationRedrive}, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
+	pos, err := c.prod.PublishEffect(ctx, effect.Effect{Kind: effect.Publish, Operation: OperationRedrive}, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
 	if err != nil {
 		return Position{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 )
@@ -31,7 +32,7 @@ func (f *flakyPartitions) Partitions(ctx context.Context, topic string) (uint32,
 // history). Only a topic that does not exist yet is read from its start.
 func TestATransientFailureFindingTheReplyTailFailsTheRequestUnsent(t *testing.T) {
 	tr := &flakyPartitions{Log: embedlog.New("laser", embedlog.Config{})}
-	c := newClient(t, tr, runtime.SystemClock{}, nil)
+	c := newClient(t, tr, clock.System{}, nil)
 	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99")})
 	if !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("Request = %v, want the transient error", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -78,7 +79,7 @@ func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...CommandOp
 func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
 	out := command(cmd, *spec, c.opts.IDs.NewID())
 	if out.spec.effect == "" {
-		out.spec.effect = EffectRequest
+		out.spec.effect = effect.Request
 	}
 	env, err := c.envelope(out)
 	if err != nil {

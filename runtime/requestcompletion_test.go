@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -56,7 +57,7 @@ func (r *progressThenAnswer) Publish(ctx context.Context, topic string, recs ...
 // an AGDX response or an AGDX error; events, chunks and statuses carrying
 // its correlation are progress and do not complete it.
 func TestRequestCompletesOnlyOnAnAnswerNotOnOtherCorrelatedRecords(t *testing.T) {
-	c := newClient(t, &progressThenAnswer{Transport: embedlog.New("laser", embedlog.Config{}), t: t}, runtime.SystemClock{}, nil)
+	c := newClient(t, &progressThenAnswer{Transport: embedlog.New("laser", embedlog.Config{}), t: t}, clock.System{}, nil)
 	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func isClosed(ch chan struct{}) bool {
 // context once the answer has reached its waiter, so the request sees both
 // at once.
 type cancelOnWait struct {
-	runtime.SystemClock
+	clock.System
 	delivered <-chan struct{}
 	cancel    context.CancelFunc
 }
@@ -145,7 +146,7 @@ func (c *cancelOnWait) After(d time.Duration) <-chan time.Time {
 		<-c.delivered
 		c.cancel()
 	}
-	return c.SystemClock.After(d)
+	return c.System.After(d)
 }
 
 // TestRequestAnsweredBeforeItsCancellationIsAnswered: when the answer is

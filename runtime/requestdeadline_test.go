@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -85,7 +86,7 @@ func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 
 func TestARequestUnderAnEarlierContextDeadlineCarriesThatDeadline(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	seen := deadlineSeen(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/sign"
@@ -25,7 +26,7 @@ func TestRunAgainAfterDeadLetterFailureParksThePoison(t *testing.T) {
 			name = "signed_record"
 		}
 		t.Run(name, func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			faulty := transporttest.NewFaulty(log)
 			faulty.FailPublish(func(topic string) error {
 				if topic == dlq {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -21,7 +22,7 @@ func TestIdleConsumerKeepsNoHandledMessageAlive(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
 		t.Run(conc.String(), func(t *testing.T) {
 			const n = 5
-			log := newLog(t, 2, runtime.SystemClock{})
+			log := newLog(t, 2, clock.System{})
 			var mu sync.Mutex
 			var seen []weak.Pointer[runtime.Message]
 			handled := make(chan struct{}, n)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -34,7 +35,7 @@ func convOn(t *testing.T, tr runtime.Transport, p uint32) wire.ID {
 }
 
 func TestLanesBlockedPartitionDoesNotStopAnother(t *testing.T) {
-	log := newLog(t, 2, runtime.SystemClock{})
+	log := newLog(t, 2, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 2, "probe")
 	slow, fast := convOn(t, log, 0), convOn(t, log, 1)
 	release := make(chan struct{})
@@ -68,7 +69,7 @@ func TestLanesBlockedPartitionDoesNotStopAnother(t *testing.T) {
 }
 
 func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
-	log := newLog(t, 3, runtime.SystemClock{})
+	log := newLog(t, 3, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 3, "probe")
 	convs := []wire.ID{convOn(t, log, 0), convOn(t, log, 1), convOn(t, log, 2)}
 	tr := &countingPolls{Transport: log}
@@ -150,7 +151,7 @@ func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 }
 
 func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
-	log := newLog(t, 3, runtime.SystemClock{})
+	log := newLog(t, 3, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 3, "probe")
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -192,7 +193,7 @@ func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
 }
 
 func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	started, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	var bodies []string
@@ -235,7 +236,7 @@ func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
 }
 
 func TestPollErrorsBackOffAndStopAfterTenInARow(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	var mu sync.Mutex
 	polls := 0
@@ -258,7 +259,7 @@ func TestPollErrorsBackOffAndStopAfterTenInARow(t *testing.T) {
 }
 
 func TestPollErrorCounterResetsAfterASuccessfulPoll(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	var mu sync.Mutex
 	n := 0
@@ -278,7 +279,7 @@ func TestPollErrorCounterResetsAfterASuccessfulPoll(t *testing.T) {
 }
 
 func TestDisconnectStopsTheConsumerAtOnce(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	tr.Disconnect()
@@ -288,7 +289,7 @@ func TestDisconnectStopsTheConsumerAtOnce(t *testing.T) {
 }
 
 func TestFailedOffsetStoreLeavesTheMessageForRedelivery(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	tr.FailCommit(func(uint32, uint64) error { return errors.New("offset store refused") })
 	var mu sync.Mutex
@@ -363,7 +364,7 @@ func (s *countingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, er
 var _ = time.Second
 
 func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	tr.FailPublish(func(topic string) error {
 		if topic == dlq {
@@ -393,7 +394,7 @@ func TestDeadLetterPublishErrorFromTheTransportStopsWithoutCommit(t *testing.T) 
 }
 
 func TestTransientCommitFailuresAreRetried(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	tr := transporttest.NewFaulty(log)
 	var mu sync.Mutex
 	failures := 0

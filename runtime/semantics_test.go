@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
@@ -19,7 +20,7 @@ import (
 // Semantics of the reference that a port easily gets wrong, each pinned.
 
 func TestStaleFenceRecordIsDroppedAndCommitted(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 4)
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -51,7 +52,7 @@ func peerRegistry(t *testing.T) (reg *sign.Registry, shop, mallory *sign.Key) {
 // The reproducer: a peer with its own enrolled key signs as shop;
 // its records must be refused, not burn shop's idempotency keys.
 func TestVerifierRefusesARecordWhoseSourceIsNotTheSigner(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, shop, mallory := peerRegistry(t)
 	sink, dls := deadLetters()
 	got := make(chan string, 4)
@@ -72,7 +73,7 @@ func TestVerifierRefusesARecordWhoseSourceIsNotTheSigner(t *testing.T) {
 }
 
 func TestAllowSourceLetsAPrincipalSignForAnotherAgent(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, _, mallory := peerRegistry(t)
 	if err := reg.AllowSource("mallory", "shop"); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestAllowSourceLetsAPrincipalSignForAnotherAgent(t *testing.T) {
 // Two principals allowed to send as one agent keep separate idempotency
 // keys: one cannot burn the other's.
 func TestDedupUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, shop, mallory := peerRegistry(t)
 	if err := reg.AllowSource("mallory", "shop"); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestDedupUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
 // A signer raising the fence of a conversation to the maximum must not
 // freeze the real holder's fenced flow there.
 func TestFenceUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	reg, shop, mallory := peerRegistry(t)
 	got := make(chan string, 4)
 	start(t, log, runtime.ConsumerConfig{
@@ -142,7 +143,7 @@ func TestFenceUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
 // Without a verifier, a 256-byte source decodes to no agent; its key
 // "shop\x1forder-43" must not be taken for shop's "order-43".
 func TestUnknownSendersKeyDoesNotBurnANamedSendersKey(t *testing.T) {
-	log := newLog(t, 1, runtime.SystemClock{})
+	log := newLog(t, 1, clock.System{})
 	got := make(chan string, 4)
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,

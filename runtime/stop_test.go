@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"testing"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -13,7 +14,7 @@ import (
 func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(2), runtime.PerConversation(2)} {
 		t.Run(conc.String(), func(t *testing.T) {
-			log := newLog(t, 1, runtime.SystemClock{})
+			log := newLog(t, 1, clock.System{})
 			c := conv()
 			plain(t, log, wire.Provenance{Conversation: c}, "m0")
 			m1 := plain(t, log, wire.Provenance{Conversation: c}, "m1")

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -139,7 +140,7 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 		spec := specOf(opts, StreamOption.applyStream)
 		out := command(cmd, spec, c.opts.IDs.NewID())
 		if out.spec.effect == "" {
-			out.spec.effect = EffectRequest
+			out.spec.effect = effect.Request
 		}
 		env, err := c.envelope(out)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
@@ -46,7 +47,7 @@ func readStream(seq func(func([]byte, error) bool)) ([]string, error) {
 
 func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("a", "b")})
 	deadline := time.Now().Add(time.Minute).Truncate(time.Microsecond)
 	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}, runtime.WithDeadline(deadline)))
@@ -93,7 +94,7 @@ func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
 	if err := reg.Enroll("writer", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, log, runtime.SystemClock{}, reg)
+	c := newClient(t, log, clock.System{}, reg)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{SigningKey: key}, Handler: streamer("signed", "tokens")})
 	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}))
@@ -116,7 +117,7 @@ type token struct {
 }
 
 func TestStreamTypedItemsRoundTrip(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 		s, err := runtime.OpenTypedStream[token](ctx, wire.ContentJSON)
 		if err != nil {
@@ -146,7 +147,7 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 // the stream overflows its own bounded buffer while a request on the same
 // reply topic, answered after all the chunks, still completes.
 func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	const n = 50
 	var many []string
 	for range n {
@@ -180,7 +181,7 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 }
 
 func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
-	c := newClient(t, embedlog.New("laser", embedlog.Config{}), runtime.SystemClock{}, nil)
+	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
 	// One stream read to its end first, so the agent's poller and committer
 	// run before the count is taken (Ready may come before they start).
@@ -209,7 +210,7 @@ func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 // that would otherwise be retried.
 func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := newClient(t, log, runtime.SystemClock{}, nil)
+	c := newClient(t, log, clock.System{}, nil)
 	var runs atomic.Int32
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 		runs.Add(1)

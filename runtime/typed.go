@@ -25,10 +25,10 @@ func EncodeBody(v any, ct wire.ContentType) ([]byte, error) {
 	return nil, &Error{Code: CodeUnsupported, Msg: fmt.Sprintf("cannot encode a typed body as %s", ct)}
 }
 
-// DecodeBody decodes the message body into v by the message's content type,
+// Decode decodes the message body into v by the message's content type,
 // or by def when the message states none. Failures are permanent errors:
 // a body that does not decode will not decode on a retry either.
-func DecodeBody(m *Message, v any, def wire.ContentType) error {
+func (m *Message) Decode(v any, def wire.ContentType) error {
 	ct := def
 	if m.HasContentType {
 		ct = m.ContentType
@@ -49,7 +49,7 @@ func DecodeBody(m *Message, v any, def wire.ContentType) error {
 }
 
 // RespondValue encodes out in ct and answers the handled message with it.
-func RespondValue(c *Ctx, out any, ct wire.ContentType) error {
+func (c *Ctx) RespondValue(out any, ct wire.ContentType) error {
 	body, err := EncodeBody(out, ct)
 	if err != nil {
 		return Reject(err)
@@ -73,7 +73,7 @@ func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, 
 	if err != nil {
 		return out, err
 	}
-	if err := DecodeBody(reply, &out, ct); err != nil {
+	if err := reply.Decode(&out, ct); err != nil {
 		return out, fmt.Errorf("reply to %s: %w", op, err)
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/sign"
 )
 
@@ -60,7 +61,7 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 			if err != nil || !c.passedGates(m) || !c.cfg.WarmDedup || m.Provenance.IdempotencyKey == "" {
 				continue
 			}
-			key := DedupKey(c.senderScope(m), m.Provenance.IdempotencyKey)
+			key := dedup.Key(c.senderScope(m), m.Provenance.IdempotencyKey)
 			fresh, err := c.observeKey(ctx, key, nil)
 			if err != nil {
 				return fmt.Errorf("dedup: %w", err)

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/fanout"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
@@ -467,7 +468,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 	// up later dead-letters it instead of acting for nobody.
 	wait := r.wait()
 	opts := []runtime.RequestOption{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
-		runtime.WithDeadline(r.c.Clock().Now().Add(wait)), runtime.WithIdempotencyKey(idem), runtime.WithEffectKind(runtime.EffectWorkflowStep)}
+		runtime.WithDeadline(r.c.Clock().Now().Add(wait)), runtime.WithIdempotencyKey(idem), runtime.WithEffectKind(effect.WorkflowStep)}
 	if route.IsAll() {
 		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
 		if err != nil {

@@ -20,6 +20,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -42,7 +44,7 @@ type Config struct {
 	// Operations are the skills served, from a generated <Agent>Operations.
 	// Without any, a message tunnels its params JSON verbatim as a chat
 	// command on Topic.
-	Operations []runtime.OperationInfo
+	Operations []operation.Info
 	// Card is the laser card the A2A card is built from (name and, without
 	// Operations, the skills).
 	Card *wire.AgentCard
@@ -88,7 +90,7 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{client: client, cfg: cfg, ops: make(map[string]*bridge.Operation)}
 	for _, info := range cfg.Operations {
-		if info.Kind == runtime.OperationEvent {
+		if info.Kind == operation.Event {
 			continue // a subscription, not a skill a caller asks for
 		}
 		op, err := bridge.NewOperation(info)
@@ -208,7 +210,7 @@ func (b *Bridge) Submit(ctx context.Context, p *a2a.MessageSendParams) (*a2a.Tas
 	}
 	// The call is the bridge's effect on the log: the gate may refuse it
 	// before the task opens, or replace its body.
-	effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: cmd.topic, Operation: cmd.operation, Agent: b.cfg.ID, Target: cmd.target, Conversation: task, Body: cmd.body}
+	effect := &effect.Effect{Kind: effect.BridgeCall, Topic: cmd.topic, Operation: cmd.operation, Agent: b.cfg.ID, Target: cmd.target, Conversation: task, Body: cmd.body}
 	if err := b.client.Govern(ctx, effect); err != nil {
 		return nil, fmt.Errorf("a2a: refused: %w", err)
 	}

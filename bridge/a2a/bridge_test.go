@@ -12,12 +12,13 @@ import (
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
 	"github.com/lasergo/laser/wire"
 )
 
-func newBridge(t *testing.T, client *runtime.Client, ops []runtime.OperationInfo) *a2ab.Bridge {
+func newBridge(t *testing.T, client *runtime.Client, ops []operation.Info) *a2ab.Bridge {
 	t.Helper()
 	b, err := a2ab.New(client, a2ab.Config{Operations: ops, PollInterval: time.Millisecond})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
@@ -13,7 +14,7 @@ import (
 
 func TestAMessageTheGovernorBlocksOpensNoTask(t *testing.T) {
 	policy := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
-		if a.Kind == runtime.EffectBridgeCall {
+		if a.Kind == effect.BridgeCall {
 			return govern.Block("no quotes from outside"), nil
 		}
 		return govern.Allow(), nil

@@ -9,7 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -61,8 +61,8 @@ func (b *Bridge) Card() *a2a.AgentCard {
 	return card
 }
 
-func outputModes(k runtime.OperationKind) []string {
-	if k == runtime.OperationRequest || k == runtime.OperationStream {
+func outputModes(k operation.Kind) []string {
+	if k == operation.Request || k == operation.Stream {
 		return []string{"application/json"}
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/memory"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -50,7 +51,7 @@ type Config struct {
 	Name, Version string
 	// Operations are the tools: one or more agents' generated
 	// <Agent>Operations, concatenated.
-	Operations []runtime.OperationInfo
+	Operations []operation.Info
 	// Timeout bounds a call that states no deadline; default
 	// runtime.DefaultRequestTimeout.
 	Timeout time.Duration

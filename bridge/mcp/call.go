@@ -10,6 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -44,16 +46,16 @@ func (b *Bridge) handler(t *tool) mcp.ToolHandler {
 		c := call{b: b, t: t, conv: b.client.IDs().NewID(), body: body, hops: hops, deadline: deadline}
 		// The call is the bridge's effect on the log: the gate may refuse it
 		// (a tool result the model reads) or replace its body.
-		effect := &runtime.Effect{Kind: runtime.EffectBridgeCall, Topic: t.op.Topic, Operation: t.op.Name, Agent: b.cfg.ID, Target: t.op.Agent, Conversation: c.conv, Body: body}
+		effect := &effect.Effect{Kind: effect.BridgeCall, Topic: t.op.Topic, Operation: t.op.Name, Agent: b.cfg.ID, Target: t.op.Agent, Conversation: c.conv, Body: body}
 		if err := b.client.Govern(ctx, effect); err != nil {
 			return failure(err), nil
 		}
 		c.body = effect.Body
 		var res *mcp.CallToolResult
 		switch t.op.Kind {
-		case runtime.OperationRequest:
+		case operation.Request:
 			res, err = c.request(ctx)
-		case runtime.OperationStream:
+		case operation.Stream:
 			res, err = c.stream(ctx, req)
 		default:
 			res, err = c.oneWay(ctx)
@@ -151,7 +153,7 @@ func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
 	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
 	var err error
-	if c.t.op.Kind == runtime.OperationEvent {
+	if c.t.op.Kind == operation.Event {
 		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
 	} else {
 		cmdOpts := make([]runtime.CommandOption, 0, len(opts)+1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
@@ -15,7 +16,7 @@ import (
 
 func TestAToolCallTheGovernorBlocksIsAToolErrorAndNeverSent(t *testing.T) {
 	policy := govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
-		if a.Kind == runtime.EffectBridgeCall && a.Operation == "quote" {
+		if a.Kind == effect.BridgeCall && a.Operation == "quote" {
 			return govern.Block("no quotes from outside"), nil
 		}
 		return govern.Allow(), nil

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/bridge"
-	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/operation"
 )
 
 // tool is one operation as an MCP tool. MCP wants objects for a tool's
@@ -30,9 +30,9 @@ const (
 
 // ToolName is the tool an operation becomes: agent and operation joined by
 // an underscore, so several agents share one server.
-func ToolName(op runtime.OperationInfo) string { return op.Agent + "_" + op.Name }
+func ToolName(op operation.Info) string { return op.Agent + "_" + op.Name }
 
-func newTool(info runtime.OperationInfo) (*tool, error) {
+func newTool(info operation.Info) (*tool, error) {
 	op, err := bridge.NewOperation(info)
 	if err != nil {
 		return nil, err
@@ -50,14 +50,14 @@ func newTool(info runtime.OperationInfo) (*tool, error) {
 	}
 	var out json.RawMessage
 	switch info.Kind {
-	case runtime.OperationRequest:
+	case operation.Request:
 		if out, wrapped, err = objectSchema(info.OutputSchema, resultProperty); err != nil {
 			return nil, fmt.Errorf("mcp: %s.%s output schema: %w", info.Agent, info.Name, err)
 		}
 		if wrapped {
 			t.wrapOut = resultProperty
 		}
-	case runtime.OperationStream:
+	case operation.Stream:
 		item, err := stripDialect(info.OutputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %s.%s item schema: %w", info.Agent, info.Name, err)
@@ -83,17 +83,17 @@ func ptr[T any](v T) *T { return &v }
 const acceptedSchema = `{"type":"object","properties":{"accepted":{"type":"boolean"},"conversation":{"type":"string"}},"required":["accepted","conversation"]}`
 
 // description is the handler's doc comment and how the call runs.
-func description(op runtime.OperationInfo) string {
+func description(op operation.Info) string {
 	doc := strings.TrimSpace(op.Doc)
 	if doc == "" {
 		doc = fmt.Sprintf("Operation %q of agent %s.", op.Name, op.Agent)
 	}
 	switch op.Kind {
-	case runtime.OperationCommand:
+	case operation.Command:
 		return doc + " (One-way: the result says the command is on the log; nothing answers it.)"
-	case runtime.OperationEvent:
+	case operation.Event:
 		return doc + " (Publishes an event the agent handles; nothing answers it.)"
-	case runtime.OperationStream:
+	case operation.Stream:
 		return doc + " (Streams: each item arrives as a progress notification, all of them in the result.)"
 	}
 	return doc

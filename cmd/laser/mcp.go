@@ -13,6 +13,7 @@ import (
 
 	"github.com/lasergo/laser/bridge"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 )
@@ -70,14 +71,14 @@ clients run a server; --list prints the tools and exits.`,
 }
 
 // registryOperations are the skills of every fresh, unquarantined card.
-func registryOperations(ctx context.Context, client *runtime.Client, registryTopic, topic, replies string, listens map[string]string) ([]runtime.OperationInfo, error) {
+func registryOperations(ctx context.Context, client *runtime.Client, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
 	reg := registry.New(client.Transport(), registry.Options{Topic: registryTopic, Clock: client.Clock()})
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("read the registry %s: %w", registryTopic, err)
 	}
 	entries := reg.Cards()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Agent < entries[j].Agent })
-	var ops []runtime.OperationInfo
+	var ops []operation.Info
 	now := client.Clock().Now()
 	for _, e := range entries {
 		if !e.Fresh(now) || reg.Quarantined(e.Agent) {

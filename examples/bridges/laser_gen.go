@@ -8,6 +8,7 @@ import (
 	"iter"
 	"reflect"
 
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -108,7 +109,7 @@ func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) e
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // handleReply handles operation "reply" with Helpdesk.Reply.
@@ -194,11 +195,11 @@ func HelpdeskCard() *wire.AgentCard {
 // HelpdeskOperations describes the operations of agent "helpdesk" for
 // bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
 // types and the JSON Schemas of its input and output.
-func HelpdeskOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func HelpdeskOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        HelpdeskAgentID,
 		Name:         HelpdeskOpClassify,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Classify sorts a ticket into billing, outage or general, and says whether it is urgent.",
 		Topic:        HelpdeskListenTopic,
 		ReplyTopic:   HelpdeskRespondTopic,
@@ -210,7 +211,7 @@ func HelpdeskOperations() []runtime.OperationInfo {
 	}, {
 		Agent:        HelpdeskAgentID,
 		Name:         HelpdeskOpReply,
-		Kind:         runtime.OperationStream,
+		Kind:         operation.Stream,
 		Doc:          "Reply drafts the answer to a ticket, word by word as a model would.",
 		Topic:        HelpdeskListenTopic,
 		ReplyTopic:   HelpdeskRespondTopic,

@@ -37,7 +37,7 @@ func (h *Historian) Ask(ctx *runtime.Ctx, in Question, history conversation.Hist
 	var said []string
 	for _, m := range (conversation.ByAgent{"desk"}).Select(history) {
 		var q Question
-		if err := runtime.DecodeBody(m, &q, wire.ContentJSON); err == nil {
+		if err := m.Decode(&q, wire.ContentJSON); err == nil {
 			said = append(said, q.Text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -106,7 +107,7 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // HistorianClient calls agent "historian" with typed messages.
@@ -161,11 +162,11 @@ func HistorianCard() *wire.AgentCard {
 // HistorianOperations describes the operations of agent "historian" for
 // bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
 // types and the JSON Schemas of its input and output.
-func HistorianOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func HistorianOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        HistorianAgentID,
 		Name:         HistorianOpAsk,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Ask answers a question. The generated dispatch reads the conversation back from the log (agent.commands and agent.responses, the last 50 records) and passes it in as history.",
 		Topic:        HistorianListenTopic,
 		ReplyTopic:   HistorianRespondTopic,

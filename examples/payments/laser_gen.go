@@ -7,6 +7,8 @@ import (
 	"context"
 	"reflect"
 
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -96,7 +98,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err := runtime.DecodeInput(m, PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	c = c.WithClaims(runtime.Claims{
+	c = c.WithClaims(effect.Claims{
 		DataClassification: "pii",
 		EffectClass:        "payment",
 	})
@@ -104,7 +106,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // PayerClient calls agent "payer" with typed messages. NewPayerClient
@@ -159,11 +161,11 @@ func PayerCard() *wire.AgentCard {
 // PayerOperations describes the operations of agent "payer" for bridges such
 // as MCP and A2A: each one's kind, doc comment, topics, Go types and the
 // JSON Schemas of its input and output.
-func PayerOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func PayerOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        PayerAgentID,
 		Name:         PayerOpWireFunds,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "WireFunds sends the transfer to the bank.",
 		Topic:        PayerListenTopic,
 		ReplyTopic:   PayerRespondTopic,

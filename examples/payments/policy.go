@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/govern"
-	"github.com/lasergo/laser/runtime"
 )
 
 // Policy is the payments policy: transfers go only to approved
@@ -28,7 +28,7 @@ const (
 // Decide judges one effect. A payment is what a handler declaring
 // effect=payment sends on; its answers to the caller move no money.
 func (p *Policy) Decide(_ context.Context, a *govern.Action) (govern.Decision, error) {
-	if a.Claims.EffectClass != "payment" || a.Kind == runtime.EffectResponse || a.Kind == runtime.EffectError {
+	if a.Claims.EffectClass != "payment" || a.Kind == effect.Response || a.Kind == effect.Error {
 		return govern.Allow(), nil
 	}
 	var t Transfer

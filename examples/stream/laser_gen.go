@@ -8,6 +8,7 @@ import (
 	"iter"
 	"reflect"
 
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -158,11 +159,11 @@ func WriterCard() *wire.AgentCard {
 // WriterOperations describes the operations of agent "writer" for bridges
 // such as MCP and A2A: each one's kind, doc comment, topics, Go types and
 // the JSON Schemas of its input and output.
-func WriterOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func WriterOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        WriterAgentID,
 		Name:         WriterOpDraft,
-		Kind:         runtime.OperationStream,
+		Kind:         operation.Stream,
 		Doc:          "Draft streams the story one word per chunk; it fails with an AGDX error after FailAfter words when asked to, and the caller sees that error after the words that came before it.",
 		Topic:        WriterListenTopic,
 		ReplyTopic:   WriterRespondTopic,

@@ -7,6 +7,7 @@ import (
 	"context"
 	"reflect"
 
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -176,11 +177,11 @@ func IntakeCard() *wire.AgentCard {
 // IntakeOperations describes the operations of agent "intake" for bridges
 // such as MCP and A2A: each one's kind, doc comment, topics, Go types and
 // the JSON Schemas of its input and output.
-func IntakeOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func IntakeOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:       IntakeAgentID,
 		Name:        IntakeOpSubmit,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Submit handles one ticket.",
 		Topic:       IntakeListenTopic,
 		ReplyTopic:  IntakeRespondTopic,
@@ -269,7 +270,7 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // ClassifierClient calls agent "classifier" with typed messages.
@@ -324,11 +325,11 @@ func ClassifierCard() *wire.AgentCard {
 // ClassifierOperations describes the operations of agent "classifier" for
 // bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
 // types and the JSON Schemas of its input and output.
-func ClassifierOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func ClassifierOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        ClassifierAgentID,
 		Name:         ClassifierOpClassify,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Classify answers with a category, a priority and the refund due.",
 		Topic:        ClassifierListenTopic,
 		ReplyTopic:   ClassifierRespondTopic,
@@ -462,11 +463,11 @@ func ResolverCard() *wire.AgentCard {
 // ResolverOperations describes the operations of agent "resolver" for
 // bridges such as MCP and A2A: each one's kind, doc comment, topics, Go
 // types and the JSON Schemas of its input and output.
-func ResolverOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func ResolverOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:       ResolverAgentID,
 		Name:        ResolverOpResolve,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Resolve issues the refund.",
 		Topic:       ResolverListenTopic,
 		ContentType: wire.ContentJSON,
@@ -592,11 +593,11 @@ func AuditorCard() *wire.AgentCard {
 // AuditorOperations describes the operations of agent "auditor" for bridges
 // such as MCP and A2A: each one's kind, doc comment, topics, Go types and
 // the JSON Schemas of its input and output.
-func AuditorOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func AuditorOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:       AuditorAgentID,
 		Name:        AuditorOpTicketTriaged,
-		Kind:        runtime.OperationEvent,
+		Kind:        operation.Event,
 		Doc:         "TicketTriaged records a triage decision.",
 		Topic:       AuditorListenTopic,
 		ContentType: wire.ContentJSON,

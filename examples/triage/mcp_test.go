@@ -12,6 +12,7 @@ import (
 
 	mcpb "github.com/lasergo/laser/bridge/mcp"
 	"github.com/lasergo/laser/internal/bridgetest"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -31,8 +32,8 @@ func triageTools(t *testing.T, client *runtime.Client) *mcp.ClientSession {
 	if err := h.Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	var ops []runtime.OperationInfo
-	for _, agent := range [][]runtime.OperationInfo{IntakeOperations(), ClassifierOperations(), ResolverOperations(), AuditorOperations()} {
+	var ops []operation.Info
+	for _, agent := range [][]operation.Info{IntakeOperations(), ClassifierOperations(), ResolverOperations(), AuditorOperations()} {
 		ops = append(ops, agent...)
 	}
 	b, err := mcpb.New(client, mcpb.Config{Name: "triage", Operations: ops})

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -62,14 +63,14 @@ func errorf(kind error, format string, args ...any) error {
 type Option func(*config)
 
 type config struct {
-	clock             runtime.Clock
+	clock             clock.Clock
 	streamID          uint32
 	defaultPartitions uint32
 }
 
 // WithClock sets the clock that stamps appended batches (Unix µs); the
-// default is runtime.SystemClock.
-func WithClock(c runtime.Clock) Option {
+// default is clock.System.
+func WithClock(c clock.Clock) Option {
 	return func(cfg *config) {
 		if c != nil {
 			cfg.clock = c
@@ -116,7 +117,7 @@ var _ runtime.Transport = (*Log)(nil)
 func New(stream string, opts ...Option) *Log {
 	l := &Log{
 		stream: stream,
-		cfg:    config{clock: runtime.SystemClock{}, defaultPartitions: 1},
+		cfg:    config{clock: clock.System{}, defaultPartitions: 1},
 		topics: make(map[string]*Topic),
 		byID:   make(map[uint32]*Topic),
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -246,11 +247,11 @@ func (h *EffectHandler) Handle(c *runtime.Ctx) error {
 // CountingDedup wraps a Deduplicator and records every repeat it drops in
 // the event log.
 type CountingDedup struct {
-	Inner  runtime.Deduplicator
+	Inner  dedup.Deduplicator
 	Events *EventLog
 }
 
-// Observe implements runtime.Deduplicator.
+// Observe implements dedup.Deduplicator.
 func (d *CountingDedup) Observe(ctx context.Context, key string) (bool, error) {
 	fresh, err := d.Inner.Observe(ctx, key)
 	if err == nil && !fresh {
@@ -266,18 +267,18 @@ func (d *CountingDedup) Observe(ctx context.Context, key string) (bool, error) {
 	return fresh, err
 }
 
-// Forget implements runtime.Forgetter when the inner deduplicator does, so
+// Forget implements dedup.Forgetter when the inner deduplicator does, so
 // wrapping it does not change what the consumer can take back.
 func (d *CountingDedup) Forget(ctx context.Context, key string) error {
-	if f, ok := d.Inner.(runtime.Forgetter); ok {
+	if f, ok := d.Inner.(dedup.Forgetter); ok {
 		return f.Forget(ctx, key)
 	}
 	return nil
 }
 
-// Complete implements runtime.Completer when the inner deduplicator does.
+// Complete implements dedup.Completer when the inner deduplicator does.
 func (d *CountingDedup) Complete(ctx context.Context, key string) error {
-	if k, ok := d.Inner.(runtime.Completer); ok {
+	if k, ok := d.Inner.(dedup.Completer); ok {
 		return k.Complete(ctx, key)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -140,7 +141,7 @@ func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) erro
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentCBOR)
+	return c.RespondValue(out, wire.ContentCBOR)
 }
 
 // handleQuote handles operation "quote" with Billing.Quote.
@@ -153,7 +154,7 @@ func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentJSON)
+	return c.RespondValue(out, wire.ContentJSON)
 }
 
 // handleRefund handles operation "refund" with Billing.Refund.
@@ -356,11 +357,11 @@ func BillingCard() *wire.AgentCard {
 // BillingOperations describes the operations of agent "billing" for bridges
 // such as MCP and A2A: each one's kind, doc comment, topics, Go types and
 // the JSON Schemas of its input and output.
-func BillingOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func BillingOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        BillingAgentID,
 		Name:         BillingOpCharge,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Charge charges a card: a request/response operation over CBOR. A charge of no money fails with an invalid-request answer to the caller.",
 		Topic:        BillingListenTopic,
 		ReplyTopic:   BillingRespondTopic,
@@ -372,7 +373,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:        BillingAgentID,
 		Name:         BillingOpQuote,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Quote prices a charge: request/response over JSON with pointer input and output.",
 		Topic:        BillingListenTopic,
 		ReplyTopic:   BillingRespondTopic,
@@ -384,7 +385,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpRefund,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Refund is a command over JSON whose input comes from another package.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,
@@ -394,7 +395,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpCardExpired,
-		Kind:        runtime.OperationEvent,
+		Kind:        operation.Event,
 		Doc:         "CardExpired handles the issuer's AGDX event.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,
@@ -404,7 +405,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpSettle,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Settle fails once with a retryable error and succeeds on the retry. The consumer runs one message at a time, so the attempts map needs no lock.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,
@@ -414,7 +415,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpVoid,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Void refuses every void permanently, so it is never retried.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,
@@ -424,7 +425,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpNote,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Note is a command that does nothing, so benchmarks can send it in a loop.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,
@@ -434,7 +435,7 @@ func BillingOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       BillingAgentID,
 		Name:        BillingOpFlake,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Flake always fails with a retryable error, until the attempts run out.",
 		Topic:       BillingListenTopic,
 		ReplyTopic:  BillingRespondTopic,

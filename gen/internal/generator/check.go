@@ -14,6 +14,12 @@ import (
 // runtimePath is the import path generated code runs on.
 const runtimePath = "github.com/lasergo/laser/runtime"
 
+// effectPath is the import path of the package holding effect.Claims.
+const effectPath = "github.com/lasergo/laser/effect"
+
+// operationPath is the import path of the package describing operations.
+const operationPath = "github.com/lasergo/laser/operation"
+
 // Limits of the values a directive carries.
 const (
 	maxNameBytes = 255                   // topics and groups (Iggy's name limit)

@@ -72,5 +72,5 @@ func withClaims(op *Operation) []jen.Code {
 	if op.Data.Value != "" {
 		fields[jen.Id("DataClassification")] = jen.Lit(op.Data.Value)
 	}
-	return []jen.Code{jen.Id("c").Op("=").Id("c").Dot("WithClaims").Call(rt("Claims").Values(fields))}
+	return []jen.Code{jen.Id("c").Op("=").Id("c").Dot("WithClaims").Call(jen.Qual(effectPath, "Claims").Values(fields))}
 }

@@ -62,7 +62,7 @@ func emit(m *Model, scope *types.Scope) ([]byte, error) {
 // that clashes with a package-level declaration or another import, so the
 // generated file never shadows the user's identifiers.
 func (e *emitter) nameImports() {
-	pkgs := map[string]string{runtimePath: "runtime", wirePath: "wire", contextPath: "context", reflectPath: "reflect"}
+	pkgs := map[string]string{runtimePath: "runtime", wirePath: "wire", contextPath: "context", reflectPath: "reflect", operationPath: "operation", effectPath: "effect"}
 	if wantsContext(e.m) {
 		pkgs[conversationPath] = "conversation"
 	}
@@ -363,7 +363,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 		body = append(body,
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(call),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
-			jen.Return(rt("RespondValue").Call(jen.Id("c"), jen.Id("out"), ctCode(op.CT))),
+			jen.Return(jen.Id("c").Dot("RespondValue").Call(jen.Id("out"), ctCode(op.CT))),
 		)
 	default:
 		body = append(body, jen.Return(call))
@@ -547,13 +547,13 @@ func (e *emitter) card(a *Agent, x string) {
 // expose each operation elsewhere (an MCP tool, an A2A skill), the JSON
 // Schemas of its input and output included (schema.go).
 func (e *emitter) operations(a *Agent, x string) {
-	kinds := map[OpKind]string{OpRequest: "OperationRequest", OpCommand: "OperationCommand", OpEvent: "OperationEvent", OpStream: "OperationStream"}
-	ops := jen.Index().Add(rt("OperationInfo")).ValuesFunc(func(g *jen.Group) {
+	kinds := map[OpKind]string{OpRequest: "Request", OpCommand: "Command", OpEvent: "Event", OpStream: "Stream"}
+	ops := jen.Index().Add(jen.Qual(operationPath, "Info")).ValuesFunc(func(g *jen.Group) {
 		for _, op := range a.Ops {
 			fields := []jen.Code{
 				field("Agent", jen.Id(agentIDConst(a))),
 				field("Name", jen.Id(opConst(a, op))),
-				field("Kind", rt(kinds[op.Kind])),
+				field("Kind", jen.Qual(operationPath, kinds[op.Kind])),
 			}
 			if op.decl != nil && op.decl.Doc != nil {
 				if doc := strings.Join(strings.Fields(op.decl.Doc.Text()), " "); doc != "" {
@@ -579,7 +579,7 @@ func (e *emitter) operations(a *Agent, x string) {
 		}
 	})
 	e.doc("%sOperations describes the operations of agent %q for bridges such as MCP and A2A: each one's kind, doc comment, topics, Go types and the JSON Schemas of its input and output.", x, a.ID)
-	e.f.Func().Id(x + "Operations").Params().Index().Add(rt("OperationInfo")).Block(jen.Return(ops))
+	e.f.Func().Id(x + "Operations").Params().Index().Add(jen.Qual(operationPath, "Info")).Block(jen.Return(ops))
 }
 
 // rawString spells s as a raw string literal when it can, so a schema reads

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"reflect"
 
+	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -118,7 +119,7 @@ func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.RespondValue(c, out, wire.ContentCBOR)
+	return c.RespondValue(out, wire.ContentCBOR)
 }
 
 // handleOrder handles operation "order" with Desk.Order.
@@ -244,11 +245,11 @@ func DeskCard() *wire.AgentCard {
 // DeskOperations describes the operations of agent "desk" for bridges such
 // as MCP and A2A: each one's kind, doc comment, topics, Go types and the
 // JSON Schemas of its input and output.
-func DeskOperations() []runtime.OperationInfo {
-	return []runtime.OperationInfo{{
+func DeskOperations() []operation.Info {
+	return []operation.Info{{
 		Agent:        DeskAgentID,
 		Name:         DeskOpQuote,
-		Kind:         runtime.OperationRequest,
+		Kind:         operation.Request,
 		Doc:          "Quote prices an item at 250 cents each.",
 		Topic:        DeskListenTopic,
 		ReplyTopic:   DeskRespondTopic,
@@ -260,7 +261,7 @@ func DeskOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       DeskAgentID,
 		Name:        DeskOpOrder,
-		Kind:        runtime.OperationCommand,
+		Kind:        operation.Command,
 		Doc:         "Order takes an order without answering.",
 		Topic:       DeskListenTopic,
 		ReplyTopic:  DeskRespondTopic,
@@ -270,7 +271,7 @@ func DeskOperations() []runtime.OperationInfo {
 	}, {
 		Agent:       DeskAgentID,
 		Name:        DeskOpRestocked,
-		Kind:        runtime.OperationEvent,
+		Kind:        operation.Event,
 		Doc:         "Restocked notes an item back in stock.",
 		Topic:       DeskListenTopic,
 		ReplyTopic:  DeskRespondTopic,
@@ -280,7 +281,7 @@ func DeskOperations() []runtime.OperationInfo {
 	}, {
 		Agent:        DeskAgentID,
 		Name:         DeskOpSpell,
-		Kind:         runtime.OperationStream,
+		Kind:         operation.Stream,
 		Doc:          "Spell streams the word one letter per chunk; it fails at a \"!\", after the letters before it.",
 		Topic:        DeskListenTopic,
 		ReplyTopic:   DeskRespondTopic,

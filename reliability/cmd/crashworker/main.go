@@ -31,6 +31,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/internal/reliability"
 	"github.com/lasergo/laser/redisdedup"
@@ -105,7 +106,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	defer tr.Close()
 
-	var dedup runtime.Deduplicator = runtime.NewSlidingWindow(runtime.DefaultDedupWindow)
+	var dedup dedup.Deduplicator = dedup.NewSlidingWindow(dedup.DefaultWindow)
 	if o.redis != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: o.redis})
 		defer rdb.Close()

@@ -1,13 +1,4 @@
-package runtime
-
-// keyHash is a key's 128-bit hash in a SlidingWindow. Its first word is
-// already uniformly distributed, so hashWindow indexes with it directly
-// rather than hashing it again as a Go map would.
-type keyHash [2]uint64
-
-// maxDedupWindow is the most keys a SlidingWindow holds: a table entry keeps
-// its ring index in 32 bits, and its home slot in a 32-bit tag.
-const maxDedupWindow = 1 << 30
+package dedup
 
 // hashWindow is the FIFO set behind SlidingWindow: a ring of the last limit
 // hashes in insertion order, and an open-addressing table (linear probing,
@@ -19,26 +10,26 @@ const maxDedupWindow = 1 << 30
 type hashWindow struct {
 	table []uint64 // tag<<32 | ring index+1; 0 is an empty slot
 	mask  uint64   // len(table) - 1; at most 2^31 - 1
-	ring  []keyHash
+	ring  []Hash
 	head  int // the oldest ring slot once the ring is full
 	limit int
 	live  int // hashes in the table
 }
 
 func newHashWindow(capacity int) hashWindow {
-	capacity = min(max(capacity, 1), maxDedupWindow)
+	capacity = min(max(capacity, 1), MaxWindow)
 	return hashWindow{table: make([]uint64, 16), mask: 15, limit: capacity}
 }
 
-func (w *hashWindow) home(h keyHash) uint64 { return h[0] & w.mask }
+func (w *hashWindow) home(h Hash) uint64 { return h[0] & w.mask }
 
 // tagOf is the low 32 bits of the hash's first word, the bits its home slot
 // is taken from: a table entry knows its home without reading the ring.
-func tagOf(h keyHash) uint64 { return h[0] & 0xffff_ffff }
+func tagOf(h Hash) uint64 { return h[0] & 0xffff_ffff }
 
 // find returns the table index holding h, or the empty index where it
 // would go, and whether it was found.
-func (w *hashWindow) find(h keyHash) (int, bool) {
+func (w *hashWindow) find(h Hash) (int, bool) {
 	tag := tagOf(h)
 	for i := w.home(h); ; i = (i + 1) & w.mask {
 		s := w.table[i]
@@ -53,7 +44,7 @@ func (w *hashWindow) find(h keyHash) (int, bool) {
 
 // insert adds h and reports whether it was absent. A full window first
 // evicts its oldest entry.
-func (w *hashWindow) insert(h keyHash) bool {
+func (w *hashWindow) insert(h Hash) bool {
 	at, ok := w.find(h)
 	if ok {
 		return false
@@ -105,7 +96,7 @@ func (w *hashWindow) grow() {
 
 // findSlot returns the table index of the entry for h that points at ring
 // slot r, if there is one.
-func (w *hashWindow) findSlot(h keyHash, r int) (int, bool) {
+func (w *hashWindow) findSlot(h Hash, r int) (int, bool) {
 	want := tagOf(h)<<32 | uint64(r+1)
 	for i := w.home(h); ; i = (i + 1) & w.mask {
 		switch w.table[i] {
@@ -118,7 +109,7 @@ func (w *hashWindow) findSlot(h keyHash, r int) (int, bool) {
 }
 
 // remove forgets h; its ring slot ages out unnoticed.
-func (w *hashWindow) remove(h keyHash) {
+func (w *hashWindow) remove(h Hash) {
 	if i, ok := w.find(h); ok {
 		w.delete(i)
 	}

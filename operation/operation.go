@@ -1,4 +1,8 @@
-package runtime
+// Package operation describes the operations of a generated agent as
+// lasergen knows them (Info, with its Kind), enough for a bridge (MCP tools,
+// A2A skills) to advertise an operation, to call it with a typed input and
+// to read its typed answer. Generated code lists them (<Agent>Operations).
+package operation
 
 import (
 	"reflect"
@@ -6,42 +10,42 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// OperationKind says how an operation of a generated agent is called.
-type OperationKind uint8
+// Kind says how an operation of a generated agent is called.
+type Kind uint8
 
 // Operation kinds, as lasergen classifies handlers.
 const (
-	// OperationRequest answers with one typed reply.
-	OperationRequest OperationKind = iota + 1
-	// OperationCommand is one-way: nothing answers it.
-	OperationCommand
-	// OperationEvent handles events published on the agent's topic.
-	OperationEvent
-	// OperationStream answers with a chunk stream of typed items.
-	OperationStream
+	// Request answers with one typed reply.
+	Request Kind = iota + 1
+	// Command is one-way: nothing answers it.
+	Command
+	// Event handles events published on the agent's topic.
+	Event
+	// Stream answers with a chunk stream of typed items.
+	Stream
 )
 
-func (k OperationKind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case OperationRequest:
+	case Request:
 		return "request"
-	case OperationCommand:
+	case Command:
 		return "command"
-	case OperationEvent:
+	case Event:
 		return "event"
-	case OperationStream:
+	case Stream:
 		return "stream"
 	}
 	return "unknown"
 }
 
-// OperationInfo describes one operation of a generated agent, as lasergen
+// Info describes one operation of a generated agent, as lasergen
 // knows it: enough for a bridge (MCP tools, A2A skills) to advertise it, to
 // call it with a typed input and to read its typed answer.
-type OperationInfo struct {
+type Info struct {
 	// Agent is the serving agent's id, Name the operation messages carry.
 	Agent, Name string
-	Kind        OperationKind
+	Kind        Kind
 	// Doc is the handler's doc comment.
 	Doc string
 	// Topic is where the agent listens, ReplyTopic where it answers ("" for

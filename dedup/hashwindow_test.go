@@ -1,4 +1,4 @@
-package runtime
+package dedup
 
 import (
 	"math/rand/v2"
@@ -11,11 +11,11 @@ import (
 type windowModel struct {
 	limit int
 	order []modelSlot
-	live  map[keyHash]uint64
+	live  map[Hash]uint64
 	seq   uint64
 }
 
-func (m *windowModel) insert(h keyHash) bool {
+func (m *windowModel) insert(h Hash) bool {
 	if _, ok := m.live[h]; ok {
 		return false
 	}
@@ -33,7 +33,7 @@ func (m *windowModel) insert(h keyHash) bool {
 }
 
 type modelSlot struct {
-	h   keyHash
+	h   Hash
 	seq uint64
 }
 
@@ -45,13 +45,13 @@ func TestHashWindowBehavesLikeAFIFOSet(t *testing.T) {
 	for _, limit := range []int{1, 2, 5, 16, 100} {
 		rng := rand.New(rand.NewPCG(uint64(limit), 7))
 		w := newHashWindow(limit)
-		m := &windowModel{limit: limit, live: map[keyHash]uint64{}}
-		universe := make([]keyHash, 3*limit+3)
+		m := &windowModel{limit: limit, live: map[Hash]uint64{}}
+		universe := make([]Hash, 3*limit+3)
 		for i := range universe {
 			// Few distinct home slots, all near the end of the table at
 			// any size it grows to, so runs wrap; some hashes share their
 			// tag too, so the ring decides.
-			universe[i] = keyHash{uint64(rng.IntN(2))<<32 | (0xffff_ffff - uint64(rng.IntN(3))), uint64(i)}
+			universe[i] = Hash{uint64(rng.IntN(2))<<32 | (0xffff_ffff - uint64(rng.IntN(3))), uint64(i)}
 		}
 		for step := range 4_000 {
 			h := universe[rng.IntN(len(universe))]
@@ -79,12 +79,12 @@ func TestHashWindowBehavesLikeAFIFOSet(t *testing.T) {
 // allocates for the keys it holds, not for its limit, and that a limit past
 // what the table can index is clamped rather than breaking it.
 func TestHashWindowGrowsWithItsKeys(t *testing.T) {
-	w := newHashWindow(maxDedupWindow * 4)
-	if w.limit != maxDedupWindow || len(w.table) > 16 || cap(w.ring) > 16 {
+	w := newHashWindow(MaxWindow * 4)
+	if w.limit != MaxWindow || len(w.table) > 16 || cap(w.ring) > 16 {
 		t.Fatalf("limit %d, table %d, ring %d", w.limit, len(w.table), cap(w.ring))
 	}
 	for i := range 1000 {
-		if !w.insert(keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}) {
+		if !w.insert(Hash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}) {
 			t.Fatalf("key %d taken for a duplicate", i)
 		}
 	}
@@ -92,7 +92,7 @@ func TestHashWindowGrowsWithItsKeys(t *testing.T) {
 		t.Fatalf("%d live in a table of %d", w.live, len(w.table))
 	}
 	for i := range 1000 {
-		if _, ok := w.find(keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}); !ok {
+		if _, ok := w.find(Hash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}); !ok {
 			t.Fatalf("key %d lost in growing", i)
 		}
 	}
@@ -109,12 +109,12 @@ func TestHashWindowGrowsWhenRemovedKeysFillItsRing(t *testing.T) {
 		defer close(done)
 		w := newHashWindow(1000)
 		for i := range 1000 {
-			h := keyHash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}
+			h := Hash{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)}
 			w.insert(h)
 			w.remove(h)
 		}
 		for i := range 200 {
-			h := keyHash{uint64(i+5000) * 0x9e3779b97f4a7c15, uint64(i)}
+			h := Hash{uint64(i+5000) * 0x9e3779b97f4a7c15, uint64(i)}
 			if !w.insert(h) {
 				t.Errorf("key %d taken for a duplicate", i)
 			}
