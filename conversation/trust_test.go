@@ -111,9 +111,9 @@ func TestAssembleForDefaultsToTheConsumersVerifier(t *testing.T) {
 			got <- h
 			return nil
 		}),
-		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			t.Errorf("dead-lettered: %v", dl.Cause)
-		})},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,8 @@ func NewGate(gov Governor, opts Options) *Gate {
 }
 
 // Effected records a failed outcome after a recorded admission of a whose
-// effect then did not reach the log; it is a runtime.EffectOutcome. The
+// effect then did not reach the log (the outcome hook runtime.EffectGate
+// describes). The
 // runtime calls it for every effect it admitted; a caller of Admit outside
 // the runtime calls it too, or the gate keeps the admission.
 func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err error) {
@@ -271,6 +272,8 @@ func known(v Verdict) bool {
 }
 
 var (
-	_ runtime.EffectGate    = (*Gate)(nil)
-	_ runtime.EffectOutcome = (*Gate)(nil)
+	_ runtime.EffectGate = (*Gate)(nil)
+	_ interface {
+		Effected(context.Context, *runtime.Client, *Action, error)
+	} = (*Gate)(nil)
 )

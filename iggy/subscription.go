@@ -396,7 +396,7 @@ func (s *subscription) Leave(ctx context.Context) error {
 	err, _ := s.sess.callCurrent(ctx, op, func(c iggcon.Client) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
-	if err != nil && !runtime.IsDisconnected(err) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrTimeout) {
+	if err != nil && !errors.Is(err, runtime.ErrDisconnected) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrTimeout) {
 		return err
 	}
 	s.state.Store(subLeft)

@@ -114,7 +114,7 @@ func TestDialWithBadCredentialsFailsPermanently(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidCredentialsCode {
 		t.Fatalf("err = %v, want InvalidCredentials", err)
 	}
-	if runtime.IsTransient(err) {
+	if errors.Is(err, runtime.ErrTransient) {
 		t.Errorf("bad credentials reported as transient: %v", err)
 	}
 }
@@ -153,7 +153,7 @@ func TestCallToAHungServerTimesOutTransiently(t *testing.T) {
 	ctx := t.Context()
 	s.Hang(iggytest.CmdGetTopic)
 	_, err := tr.Partitions(ctx, "t")
-	if !errors.Is(err, iggy.ErrTimeout) || !runtime.IsTransient(err) {
+	if !errors.Is(err, iggy.ErrTimeout) || !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("err = %v, want a transient ErrTimeout", err)
 	}
 	s.Unhang()
@@ -279,11 +279,11 @@ func TestCommitSurfacesAnInjectedFailure(t *testing.T) {
 	s.FailNext(iggytest.CmdStoreOffset, iggytest.StatusInvalidOffset, 1)
 	err := sub.Commit(ctx, 0, 1)
 	var ie ierror.IggyError
-	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidOffsetCode || runtime.IsTransient(err) {
+	if !errors.As(err, &ie) || ie.Code() != ierror.InvalidOffsetCode || errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("commit = %v, want a permanent InvalidOffset", err)
 	}
 	s.FailNext(iggytest.CmdStoreOffset, iggytest.StatusError, 1)
-	if err := sub.Commit(ctx, 0, 1); !runtime.IsTransient(err) || runtime.IsDisconnected(err) {
+	if err := sub.Commit(ctx, 0, 1); !errors.Is(err, runtime.ErrTransient) || errors.Is(err, runtime.ErrDisconnected) {
 		t.Fatalf("commit = %v, want the generic code 1 as transient", err)
 	}
 	if err := sub.Commit(ctx, 0, 1); err != nil {
@@ -300,7 +300,7 @@ func TestLostSessionRejoinsOnTheNextCall(t *testing.T) {
 	}
 	sub := joinSub(t, tr, "g")
 	s.FailNext(iggytest.CmdPoll, iggytest.StatusConsumerGroupMemberNotFound, 1)
-	if _, err := sub.Poll(ctx, 10); !runtime.IsTransient(err) {
+	if _, err := sub.Poll(ctx, 10); !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("poll = %v, want a transient error", err)
 	}
 	// The server drops the old connection's membership asynchronously, so
@@ -363,7 +363,7 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 		"empty payload": {Key: "k"},
 		"bad header":    {Key: "k", Payload: []byte("x"), Headers: wire.Headers{{Key: ""}}},
 	} {
-		if _, err := tr.Publish(ctx, "t", rec); err == nil || runtime.IsTransient(err) {
+		if _, err := tr.Publish(ctx, "t", rec); err == nil || errors.Is(err, runtime.ErrTransient) {
 			t.Errorf("%s: err = %v, want a permanent error", name, err)
 		}
 	}
@@ -375,7 +375,7 @@ func TestPublishRejectsWhatIggyCannotCarry(t *testing.T) {
 func TestJoinOnAMissingTopicFails(t *testing.T) {
 	s := iggytest.Start(t, iggytest.Config{})
 	tr := ready(t, s, 1, iggy.Config{})
-	if _, err := tr.Join(t.Context(), "missing", "g"); err == nil || runtime.IsTransient(err) {
+	if _, err := tr.Join(t.Context(), "missing", "g"); err == nil || errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("Join = %v, want a permanent error", err)
 	}
 }
@@ -389,7 +389,7 @@ func TestLeftSubscriptionFailsPermanently(t *testing.T) {
 		t.Fatalf("Leave: %v", err)
 	}
 	_, err := sub.Poll(ctx, 1)
-	if !errors.Is(err, iggy.ErrLeft) || runtime.IsTransient(err) {
+	if !errors.Is(err, iggy.ErrLeft) || errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("poll after leave = %v, want permanent ErrLeft", err)
 	}
 }
@@ -404,7 +404,7 @@ func TestClosedSubscriptionReportsDisconnected(t *testing.T) {
 	if err := sub.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := sub.Poll(t.Context(), 1); !runtime.IsDisconnected(err) || !errors.Is(err, iggy.ErrClosed) {
+	if _, err := sub.Poll(t.Context(), 1); !errors.Is(err, runtime.ErrDisconnected) || !errors.Is(err, iggy.ErrClosed) {
 		t.Fatalf("poll after close = %v", err)
 	}
 }
@@ -637,7 +637,7 @@ func TestJoinToleratesARaceOnTheGroup(t *testing.T) {
 // lost reports whether err is a transient lost connection: one the next
 // call repairs, not a closed transport.
 func lost(err error) bool {
-	return errors.Is(err, iggy.ErrConnectionLost) && runtime.IsTransient(err) && !runtime.IsDisconnected(err)
+	return errors.Is(err, iggy.ErrConnectionLost) && errors.Is(err, runtime.ErrTransient) && !errors.Is(err, runtime.ErrDisconnected)
 }
 
 func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
@@ -666,7 +666,7 @@ func TestCommitToAPartitionTakenByAnotherMemberIsPartitionLost(t *testing.T) {
 		err := a.Commit(ctx, p, off)
 		switch {
 		case err == nil:
-		case errors.Is(err, runtime.ErrPartitionLost) && !runtime.IsTransient(err):
+		case errors.Is(err, runtime.ErrPartitionLost) && !errors.Is(err, runtime.ErrTransient):
 			lost++
 		default:
 			t.Fatalf("commit %d:%d = %v", p, off, err)

@@ -212,7 +212,7 @@ func TestConsumerWhoseKeysCannotBeCompletedCommitsNoOffset(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("the consumer kept going although no key could be completed")
 			}
-			if !runtime.IsTransient(err) {
+			if !errors.Is(err, runtime.ErrTransient) {
 				t.Fatalf("Run returned %v; want a transient error", err)
 			}
 			if handled.Load() == 0 {

@@ -278,7 +278,7 @@ func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(
 	case <-time.After(30 * time.Second):
 		t.Fatal("the consumer kept going although the key could not be completed")
 	}
-	if !runtime.IsTransient(err) {
+	if !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("Run returned %v; want a transient error", err)
 	}
 	if n := d.calls.Load(); n < 10 {

@@ -59,7 +59,7 @@ func TestObserveClaimsOnceAcrossReplicasAndCompletedKeysAreDuplicates(t *testing
 			switch {
 			case ok && err == nil:
 				fresh.Add(1)
-			case errors.Is(err, redisdedup.ErrClaimed) && runtime.IsTransient(err):
+			case errors.Is(err, redisdedup.ErrClaimed) && errors.Is(err, runtime.ErrTransient):
 				busy.Add(1)
 			default:
 				t.Errorf("observe = %v, %v; want a claim or ErrClaimed", ok, err)
@@ -217,10 +217,10 @@ func TestRedisDownIsATransientErrorNeverAFreshMark(t *testing.T) {
 	if fresh || err == nil {
 		t.Fatalf("observe with Redis down = %v, %v; want an error", fresh, err)
 	}
-	if !runtime.IsTransient(err) || !strings.Contains(err.Error(), "redis unavailable") {
+	if !errors.Is(err, runtime.ErrTransient) || !strings.Contains(err.Error(), "redis unavailable") {
 		t.Fatalf("error %q must be transient and say Redis is unavailable", err)
 	}
-	if err := d.Complete(context.Background(), "during"); !runtime.IsTransient(err) {
+	if err := d.Complete(context.Background(), "during"); !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("complete with Redis down = %v", err)
 	}
 	srv.Restart()
@@ -236,7 +236,7 @@ func TestAWrongTypeUnderTheKeyIsAPermanentError(t *testing.T) {
 	if err := rdb.LPush(context.Background(), d.Key("k"), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Observe(context.Background(), "k"); err == nil || runtime.IsTransient(err) {
+	if _, err := d.Observe(context.Background(), "k"); err == nil || errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("observe over a list = %v; want a permanent error", err)
 	}
 }

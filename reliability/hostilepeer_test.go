@@ -80,10 +80,10 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 		Topic: topic, Group: "peer-victim", Agent: "ledger",
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
 		Client:  runtime.NewClient(tr, runtime.ClientOptions{Logger: peerQuiet()}),
-		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) {
+		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(context.Context, runtime.DeadLetter) {
 			r.Add(1)
 			done <- struct{}{}
-		})},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -272,7 +272,7 @@ func (r *rig) agentConfig(c runtime.Concurrency, wrap func(runtime.Handler) runt
 			DeadLetterTopic: r.dlq,
 			Concurrency:     c,
 			Retry:           runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond},
-			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+			DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 				r.mu.Lock()
 				defer r.mu.Unlock()
 				if dl.PublishErr == nil {
@@ -281,7 +281,7 @@ func (r *rig) agentConfig(c runtime.Concurrency, wrap func(runtime.Handler) runt
 					r.failures = append(r.failures, dl)
 				}
 				r.signal()
-			}),
+			},
 		},
 	}
 }

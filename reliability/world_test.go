@@ -103,13 +103,13 @@ func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime
 			Concurrency:     c,
 			Verifier:        verifier,
 			Retry:           runtime.RetryPolicy{MaxAttempts: 1},
-			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+			DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 				w.mu.Lock()
 				w.sunk = append(w.sunk, dl)
 				close(w.changed)
 				w.changed = make(chan struct{})
 				w.mu.Unlock()
-			}),
+			},
 		},
 	})
 	if err != nil {

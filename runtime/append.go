@@ -10,14 +10,3 @@ import "context"
 type Appender interface {
 	Append(ctx context.Context, topic string, records ...Outgoing) error
 }
-
-// Append publishes records to topic without asking where they landed: with
-// the transport's Append when it has one, otherwise with Publish, whose
-// positions it drops. Use Publish when the positions are needed.
-func Append(ctx context.Context, t Transport, topic string, records ...Outgoing) error {
-	if a, ok := t.(Appender); ok {
-		return a.Append(ctx, topic, records...)
-	}
-	_, err := t.Publish(ctx, topic, records...)
-	return err
-}

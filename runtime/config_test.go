@@ -57,7 +57,7 @@ func TestAgentLogsThroughItsClientAndHonoursTuning(t *testing.T) {
 		Handler: handlerFunc(func(*runtime.Ctx) error { return context.DeadlineExceeded }),
 		Tuning: runtime.Tuning{
 			Retry:          runtime.RetryPolicy{MaxAttempts: 1},
-			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
+			DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl },
 		},
 	})
 	if err != nil {

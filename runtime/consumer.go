@@ -29,6 +29,11 @@ func (f HandlerFunc) Handle(c *Ctx) error { return f(c) }
 
 // Verifier checks an envelope's signature against the headers observed on
 // its record at the broker's timestamp; *sign.Registry implements it.
+//
+// A Verifier that decides which envelope sources a verified principal may
+// sign for (*sign.Registry does, with AllowSource) also has a method
+// CheckSource(v sign.Verified, env *wire.Envelope) error; without it every
+// source is bound to the principal of the same name.
 type Verifier interface {
 	VerifyObserved(env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error)
 }
@@ -136,11 +141,12 @@ type Tuning struct {
 	// Middleware hooks run around every dispatch, in order, after the
 	// client's (ClientOptions.Middleware).
 	Middleware []Middleware
-	// DeadLetterSink is told of every dead letter and its publish result.
-	DeadLetterSink DeadLetterFunc
+	// DeadLetterSink is told of every dead letter and its publish result,
+	// so an operator can alert on poison messages without grepping logs.
+	DeadLetterSink func(ctx context.Context, dl DeadLetter)
 	// Verifier, when set, makes signatures mandatory: unsigned or unverified
 	// messages are dead-lettered as rejected, and so are messages whose
-	// source is not the signing principal (see SourceChecker), signed for
+	// source is not the signing principal (see sourceChecker), signed for
 	// another topic or outside the freshness bound (Binding). It also warms
 	// the replay window from the consumed tail at start, as WarmDedup does.
 	Verifier Verifier

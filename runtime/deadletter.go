@@ -24,11 +24,6 @@ type DeadLetter struct {
 	Position Position
 }
 
-// DeadLetterFunc is told of every dead letter and of its publish result
-// (Tuning.DeadLetterSink), so an operator can alert on poison messages
-// without grepping logs.
-type DeadLetterFunc func(ctx context.Context, dl DeadLetter)
-
 // errDeadLetterPublish wraps a failed dead-letter publish; it stops the
 // consumer so the source offset stays uncommitted and the record returns.
 var errDeadLetterPublish = errors.New("dead-letter publish failed")

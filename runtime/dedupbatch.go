@@ -111,7 +111,7 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 func (cs *claimSet) ask(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	for attempt := 1; ; attempt++ {
 		err := cs.bd.ClaimBatch(ctx, keys, states)
-		if err == nil || !IsTransient(err) {
+		if err == nil || !errors.Is(err, ErrTransient) {
 			return err
 		}
 		cs.c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "keys", len(keys), "error", err)

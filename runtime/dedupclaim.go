@@ -56,7 +56,7 @@ func (c *Consumer) observeKey(ctx context.Context, key string, kc *keyCompleter)
 			return false, nil
 		}
 		fresh, err := c.dedup.Observe(ctx, key)
-		if err == nil || !IsTransient(err) {
+		if err == nil || !errors.Is(err, ErrTransient) {
 			return fresh, err
 		}
 		if kc != nil && kc.pending(key) {

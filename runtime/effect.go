@@ -14,6 +14,12 @@ import (
 // the effect run (with e's Body and Metadata, which the gate may have
 // replaced); any error stops it and nothing is published. Package govern
 // implements it. Unlike a SendInterceptor it may refuse.
+//
+// A gate that also has a method
+// Effected(ctx context.Context, c *Client, e *effect.Effect, err error)
+// hears how each effect it admitted ended: err is nil once the effect is on
+// the log. A gate that recorded the admission records a failure too, so its
+// evidence never says an effect ran that did not.
 type EffectGate interface {
 	Admit(ctx context.Context, c *Client, e *effect.Effect) error
 }
@@ -74,17 +80,14 @@ func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, err
 	return gate, gate.Admit(ctx, p.client, e)
 }
 
-// EffectOutcome is an EffectGate that hears how each effect it admitted
-// ended: err is nil once the effect is on the log. A gate that recorded
-// the admission records a failure too, so its evidence never says an
-// effect ran that did not.
-type EffectOutcome interface {
+// effectOutcome is an EffectGate with an Effected method (see EffectGate).
+type effectOutcome interface {
 	Effected(ctx context.Context, c *Client, e *effect.Effect, err error)
 }
 
 // effected tells gate, when it listens, how the effects it admitted ended.
 func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*effect.Effect) {
-	if o, ok := gate.(EffectOutcome); ok {
+	if o, ok := gate.(effectOutcome); ok {
 		for _, e := range effects {
 			o.Effected(ctx, p.client, e, err)
 		}

@@ -162,7 +162,7 @@ func TestDeadLettersAreNotGoverned(t *testing.T) {
 	ctx := t.Context()
 	parked := make(chan runtime.DeadLetter, 1)
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "worker", Listen: runtime.TopicCommands,
-		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl })},
+		Tuning:  runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }},
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("poison")) })})
 	if err != nil {
 		t.Fatal(err)

@@ -280,7 +280,7 @@ func retryableCode(c Code, err error) bool {
 	case CodeHandler, CodeTimeout, CodeNoCapableAgent:
 		return true
 	case CodeTransport:
-		return IsTransient(err)
+		return errors.Is(err, ErrTransient)
 	}
 	return false
 }

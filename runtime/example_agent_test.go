@@ -51,7 +51,7 @@ func ExampleClient_Request() {
 
 // A handler that rejects a message parks it in agent.dlq at once; a sink
 // hears of every dead letter.
-func ExampleDeadLetterFunc() {
+func ExampleDeadLetter() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
@@ -67,7 +67,7 @@ func ExampleDeadLetterFunc() {
 			return runtime.Reject(fmt.Errorf("amount %q is not a number", c.Message().Body()))
 		}),
 		Tuning: runtime.Tuning{
-			DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }),
+			DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl },
 		},
 	})
 	if err != nil {

@@ -138,9 +138,9 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // deadLetters is a sink that forwards every dead letter to a channel.
-func deadLetters() (runtime.DeadLetterFunc, chan runtime.DeadLetter) {
+func deadLetters() (func(context.Context, runtime.DeadLetter), chan runtime.DeadLetter) {
 	ch := make(chan runtime.DeadLetter, 64)
-	return runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { ch <- dl }), ch
+	return func(_ context.Context, dl runtime.DeadLetter) { ch <- dl }, ch
 }
 
 // plain publishes a plain provenance message and returns its position.

@@ -4,11 +4,11 @@ import (
 	"time"
 )
 
-// Notifier is implemented by subscriptions that can tell an idle consumer
+// notifier is implemented by subscriptions that can tell an idle consumer
 // that records may have arrived (the embedded log does), so it polls at
 // once instead of at its next idle poll. Changed returns a channel that is
 // closed at the next change; take it before polling, then wait on it.
-type Notifier interface {
+type notifier interface {
 	Changed() <-chan struct{}
 }
 
@@ -115,8 +115,8 @@ func (p *prefetcher) run() {
 		defer close(p.out)
 	}
 	s := p.s
-	var notify Notifier
-	if n, ok := s.sub.(Notifier); ok {
+	var notify notifier
+	if n, ok := s.sub.(notifier); ok {
 		notify = n
 	}
 	idle := minIdleWait

@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -122,7 +123,7 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 		if err == nil {
 			return pos, nil
 		}
-		if !IsTransient(err) || attempt >= p.opts.attempts || ctx.Err() != nil {
+		if !errors.Is(err, ErrTransient) || attempt >= p.opts.attempts || ctx.Err() != nil {
 			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		p.log.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)

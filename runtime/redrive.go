@@ -11,21 +11,14 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// DeadLetterVerifier checks a capsule's detached signature; *sign.Registry
-// implements it.
-type DeadLetterVerifier interface {
-	VerifyDetached(sig []byte, atMicros uint64, domain string, parts ...[]byte) (sign.Verified, error)
-}
-
 // VerifyDeadLetter checks that rec, read from dead-letter topic dlqTopic,
 // is a capsule signed by the consumer that parked it: the signature over
 // the topic, the consumer's agent id and the capsule bytes verifies with a
-// key enrolled in v and valid at the record's broker time, and the key's
-// principal may send as that agent (sign.Registry.SourceAllowed when v has
-// it, equality otherwise). It returns the decoded capsule. A forged capsule
+// key enrolled in keys and valid at the record's broker time, and the key's
+// principal may send as that agent (sign.Registry.SourceAllowed). It returns the decoded capsule. A forged capsule
 // would make a redrive republish whatever record it names with the
 // operator's credentials and a fresh idempotency key.
-func VerifyDeadLetter(v DeadLetterVerifier, dlqTopic string, rec *Incoming) (sign.Verified, *wire.DeadLetter, error) {
+func VerifyDeadLetter(keys *sign.Registry, dlqTopic string, rec *Incoming) (sign.Verified, *wire.DeadLetter, error) {
 	capsule, err := wire.DecodeDeadLetter(rec.Payload)
 	if err != nil {
 		return sign.Verified{}, nil, &Error{Code: CodeCodec, Msg: "not a dead-letter capsule", Err: err}
@@ -36,15 +29,9 @@ func VerifyDeadLetter(v DeadLetterVerifier, dlqTopic string, rec *Incoming) (sig
 	if len(sigValue.Data) == 0 || !hasBy || byErr != nil {
 		return sign.Verified{}, nil, &Error{Code: CodeSignature, Msg: "capsule is not signed", Err: sign.ErrUnsigned}
 	}
-	verified, err := v.VerifyDetached(sigValue.Data, rec.Timestamp, DeadLetterDomain, []byte(dlqTopic), []byte(by), rec.Payload)
+	verified, err := keys.VerifyDetached(sigValue.Data, rec.Timestamp, DeadLetterDomain, []byte(dlqTopic), []byte(by), rec.Payload)
 	if err == nil {
-		allowed := verified.Principal == by
-		if sc, ok := v.(interface {
-			SourceAllowed(principal, source string) bool
-		}); ok {
-			allowed = sc.SourceAllowed(verified.Principal, by)
-		}
-		if !allowed {
+		if !keys.SourceAllowed(verified.Principal, by) {
 			err = fmt.Errorf("%w: capsule parked by %q, signed by %q", sign.ErrSourceMismatch, by, verified.Principal)
 		}
 	}
@@ -91,7 +78,7 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	headers := orig.Headers.Decode()
 	if v, ok := headers.Get(wire.HeaderIdempotencyKey); ok {
 		if key, err := v.AsString(); err == nil {
-			headers.Set(wire.HeaderIdempotencyKey, wire.StringValue(RedriveKey(key, src)))
+			headers.Set(wire.HeaderIdempotencyKey, wire.StringValue(redriveKey(key, src)))
 		}
 	}
 	key := ""
@@ -105,8 +92,8 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	return pos[0], nil
 }
 
-// RedriveKey is the idempotency key a redriven plain message carries: the
+// redriveKey is the idempotency key a redriven plain message carries: the
 // original key re-keyed by the source position, as the reference does.
-func RedriveKey(key string, src wire.LogPosition) string {
+func redriveKey(key string, src wire.LogPosition) string {
 	return key + "/redrive/" + strconv.FormatUint(uint64(src.PartitionID), 10) + "-" + strconv.FormatUint(src.Offset, 10)
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +102,7 @@ func (h *replyHub) close() {
 // start would hold every request up behind its whole history.
 func (h *replyHub) tail(ctx context.Context) (map[uint32]uint64, error) {
 	n, err := h.c.t.Partitions(ctx, h.topic)
-	if err != nil && (IsTransient(err) || ctx.Err() != nil) {
+	if err != nil && (errors.Is(err, ErrTransient) || ctx.Err() != nil) {
 		return nil, err
 	}
 	if err != nil {

@@ -283,7 +283,7 @@ func TestDisconnectStopsTheConsumerAtOnce(t *testing.T) {
 	tr := transporttest.NewFaulty(log)
 	r := start(t, tr, runtime.ConsumerConfig{Agent: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	tr.Disconnect()
-	if err := r.wait(t); !runtime.IsDisconnected(err) {
+	if err := r.wait(t); !errors.Is(err, runtime.ErrDisconnected) {
 		t.Fatalf("err = %v, want a disconnect", err)
 	}
 }

@@ -67,7 +67,7 @@ func (s *session) poll() ([]Incoming, error) {
 	if s.workCtx.Err() != nil {
 		return nil, s.workCtx.Err()
 	}
-	if IsDisconnected(err) {
+	if errors.Is(err, ErrDisconnected) {
 		return nil, fmt.Errorf("poll: %w", err)
 	}
 	s.pollErrors++
@@ -124,7 +124,7 @@ func (s *session) commit(ctx context.Context, partition uint32, offset uint64) e
 			s.c.log.Info("partition moved to another member; its uncommitted records will be handled there", "partition", partition, "offset", offset)
 			return nil
 		}
-		if !IsTransient(err) || IsDisconnected(err) || attempt >= maxPollErrors || ctx.Err() != nil {
+		if !errors.Is(err, ErrTransient) || errors.Is(err, ErrDisconnected) || attempt >= maxPollErrors || ctx.Err() != nil {
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 		s.c.log.Warn("commit failed, retrying", "partition", partition, "offset", offset, "attempt", attempt, "error", err)

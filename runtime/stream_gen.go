@@ -21,7 +21,7 @@ func CallStream[T any](ctx context.Context, client *Client, cmd Command, op stri
 	}
 	cmd.Body = body
 	opts = append([]StreamOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
-	return StreamOf(client.RequestStream(ctx, cmd, opts...), func(b []byte) (T, error) {
+	return streamOf(client.RequestStream(ctx, cmd, opts...), func(b []byte) (T, error) {
 		var v T
 		return v, (&Message{Payload: b}).Decode(&v, ct) // a bare body: no envelope, no content-type header
 	})

@@ -221,9 +221,9 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 	}
 }
 
-// StreamOf decodes each body of seq with dec: the typed view of a stream
+// streamOf decodes each body of seq with dec: the typed view of a stream
 // that generated clients return. A decode failure ends the iteration.
-func StreamOf[T any](seq iter.Seq2[[]byte, error], dec func([]byte) (T, error)) iter.Seq2[T, error] {
+func streamOf[T any](seq iter.Seq2[[]byte, error], dec func([]byte) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		for b, err := range seq {
 			var v T

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	goruntime "runtime"
 	"sync/atomic"
@@ -130,9 +129,8 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 		}
 		return s.Writer().Close()
 	})})
-	seq := c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")})
 	var got []string
-	for tok, err := range runtime.StreamOf(seq, func(b []byte) (v token, err error) { return v, json.Unmarshal(b, &v) }) {
+	for tok, err := range runtime.CallStream[token](context.Background(), c, runtime.Command{From: "caller"}, "go", wire.ContentJSON, "go") {
 		if err != nil {
 			t.Fatal(err)
 		}

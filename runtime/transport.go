@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/lasergo/laser/wire"
@@ -13,7 +12,7 @@ import (
 // and the reliable consumer, producers and reply readers use nothing else.
 //
 // Every method is safe for concurrent use. Errors that a retry may cure (a
-// dropped connection, a server that is restarting) satisfy IsTransient.
+// dropped connection, a server that is restarting) match ErrTransient (errors.Is).
 type Transport interface {
 	// EnsureTopics creates the stream and the named topics with the given
 	// partition count when they are missing; existing topics are left alone.
@@ -50,6 +49,12 @@ type Transport interface {
 }
 
 // Subscription is one member's view of a consumer group.
+//
+// A subscription that can tell an idle consumer that records may have
+// arrived (the embedded log's does) also has a method
+// Changed() <-chan struct{}, returning a channel closed at the next change;
+// the consumer takes it before polling and then waits on it, polling at once
+// instead of at its next idle poll.
 type Subscription interface {
 	// Poll returns the next batch of at most max records from the partitions
 	// this member owns, never auto-committing. An empty batch means nothing
@@ -114,10 +119,3 @@ func (e *TransportError) Unwrap() error { return e.Err }
 
 // Is lets errors.Is(err, ErrTransient) see a transient TransportError.
 func (e *TransportError) Is(target error) bool { return target == ErrTransient && e.Transient }
-
-// IsTransient reports whether a transport error may be cured by retrying.
-func IsTransient(err error) bool { return errors.Is(err, ErrTransient) }
-
-// IsDisconnected reports whether err means the connection (and with it the
-// group membership) is gone.
-func IsDisconnected(err error) bool { return errors.Is(err, ErrDisconnected) }

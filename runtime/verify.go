@@ -7,11 +7,11 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// SourceChecker is implemented by a Verifier that decides which envelope
+// sourceChecker is implemented by a Verifier that decides which envelope
 // sources a verified principal may sign for (*sign.Registry does, with
 // AllowSource). A Verifier without it binds every source to the principal
 // of the same name.
-type SourceChecker interface {
+type sourceChecker interface {
 	CheckSource(v sign.Verified, env *wire.Envelope) error
 }
 
@@ -29,7 +29,7 @@ func (m *Message) verifyWith(v Verifier, policy sign.BindingPolicy) (sign.Verifi
 	if err != nil {
 		return sign.Verified{}, err
 	}
-	if sc, ok := v.(SourceChecker); ok {
+	if sc, ok := v.(sourceChecker); ok {
 		err = sc.CheckSource(verified, env)
 	} else if string(env.Source) != verified.Principal {
 		err = fmt.Errorf("%w: source %q, signed by %q", sign.ErrSourceMismatch, env.Source, verified.Principal)

@@ -213,9 +213,9 @@ func TestConsoleRedrivesADeadLetterAfterConfirmation(t *testing.T) {
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			return runtime.Reject(fmt.Errorf("still cannot book %q", c.Message().Body()))
 		}),
-		Tuning: runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+		Tuning: runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			parked <- string(dl.Message.Body())
-		})},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestHumanOutputEscapesWhatPeersWrote(t *testing.T) {
 	parked := make(chan struct{}, 1)
 	agent, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return runtime.Reject(fmt.Errorf("%s", hostile)) }),
-		Tuning:  runtime.Tuning{DeadLetterSink: runtime.DeadLetterFunc(func(context.Context, runtime.DeadLetter) { parked <- struct{}{} })},
+		Tuning:  runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
 	})
 	if err != nil {
 		t.Fatal(err)

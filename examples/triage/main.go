@@ -97,9 +97,9 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 
 	tuning := runtime.Tuning{
 		Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond},
-		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+		DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			report.deadLetter(dl)
-		}),
+		},
 	}
 	// newAgent builds an agent from its generated configuration with the
 	// tuning above.

@@ -20,7 +20,7 @@ func TestSubscriptionChangedClosesOnAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := sub.(runtime.Notifier).Changed()
+	changed := sub.(interface{ Changed() <-chan struct{} }).Changed()
 	select {
 	case <-changed:
 		t.Fatal("closed before anything was appended")

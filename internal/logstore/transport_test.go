@@ -85,8 +85,8 @@ func TestPublishToMissingTopicFails(t *testing.T) {
 	if err == nil || err.Error() != `embedlog: topic "x" does not exist` {
 		t.Fatalf("error %v, want embedlog: topic \"x\" does not exist", err)
 	}
-	if !errors.Is(err, logstore.ErrNoTopic) || runtime.IsTransient(err) {
-		t.Errorf("error %v: ErrNoTopic=%v transient=%v, want a permanent ErrNoTopic", err, errors.Is(err, logstore.ErrNoTopic), runtime.IsTransient(err))
+	if !errors.Is(err, logstore.ErrNoTopic) || errors.Is(err, runtime.ErrTransient) {
+		t.Errorf("error %v: ErrNoTopic=%v transient=%v, want a permanent ErrNoTopic", err, errors.Is(err, logstore.ErrNoTopic), errors.Is(err, runtime.ErrTransient))
 	}
 }
 
@@ -247,7 +247,7 @@ func TestCommitErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := a.Commit(ctx, c.partition, c.offset)
-		if !errors.Is(err, c.want) || runtime.IsTransient(err) {
+		if !errors.Is(err, c.want) || errors.Is(err, runtime.ErrTransient) {
 			t.Errorf("%s: Commit(%d, %d) = %v, want permanent %v", c.name, c.partition, c.offset, err, c.want)
 		}
 	}
@@ -269,7 +269,7 @@ func TestClosedSubscriptionIsDisconnected(t *testing.T) {
 	}
 	_, pollErr := s.Poll(ctx, 1)
 	for name, err := range map[string]error{"poll": pollErr, "commit": s.Commit(ctx, 0, 0), "leave": s.Leave(ctx), "wait": s.Wait(ctx)} {
-		if !runtime.IsDisconnected(err) {
+		if !errors.Is(err, runtime.ErrDisconnected) {
 			t.Errorf("%s after Close: %v, want ErrDisconnected", name, err)
 		}
 	}
@@ -291,7 +291,7 @@ func TestLeftSubscriptionFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.Poll(ctx, 1)
-	if !errors.Is(err, logstore.ErrNotMember) || runtime.IsTransient(err) {
+	if !errors.Is(err, logstore.ErrNotMember) || errors.Is(err, runtime.ErrTransient) {
 		t.Errorf("Poll after Leave: %v, want permanent ErrNotMember", err)
 	}
 	if err := s.Leave(ctx); !errors.Is(err, logstore.ErrNotMember) {
@@ -386,7 +386,7 @@ func TestWaitEndsOnCloseAndCancel(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !runtime.IsDisconnected(err) {
+	if err := <-done; !errors.Is(err, runtime.ErrDisconnected) {
 		t.Errorf("Wait after Close: %v, want ErrDisconnected", err)
 	}
 

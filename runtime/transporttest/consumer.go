@@ -128,7 +128,7 @@ func (w *world) start(tr runtime.Transport, mutate func(*runtime.ConsumerConfig)
 		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			DeadLetterTopic: w.dlq,
-			DeadLetterSink:  runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) { w.parked <- dl }),
+			DeadLetterSink:  func(_ context.Context, dl runtime.DeadLetter) { w.parked <- dl },
 		},
 	}
 	if mutate != nil {

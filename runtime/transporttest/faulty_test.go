@@ -136,7 +136,7 @@ func TestFaultyDisconnect(t *testing.T) {
 		"stored offset": offErr, "read range": rangeErr, "partitions": partsErr, "topic ids": idsErr,
 		"next offset": nextErr, "ensure topics": f.EnsureTopics(ctx, 1, "b"),
 	} {
-		if !runtime.IsDisconnected(err) {
+		if !errors.Is(err, runtime.ErrDisconnected) {
 			t.Errorf("%s while disconnected: %v, want ErrDisconnected", name, err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestFaultyDisconnect(t *testing.T) {
 	}
 
 	f.Reconnect()
-	if _, err := sub.Poll(ctx, 1); !runtime.IsDisconnected(err) {
+	if _, err := sub.Poll(ctx, 1); !errors.Is(err, runtime.ErrDisconnected) {
 		t.Errorf("old subscription after Reconnect: %v, want ErrDisconnected (membership is gone)", err)
 	}
 	fresh, err := f.Join(ctx, "a", "g")
@@ -174,7 +174,7 @@ func TestFaultyHookMayCallBack(t *testing.T) {
 	if _, err := sub.Poll(ctx, 1); !errors.Is(err, errInjected) {
 		t.Fatalf("Poll: %v", err)
 	}
-	if _, err := f.Publish(ctx, "a", out("x")); !runtime.IsDisconnected(err) {
+	if _, err := f.Publish(ctx, "a", out("x")); !errors.Is(err, runtime.ErrDisconnected) {
 		t.Errorf("Publish after the hook disconnected: %v", err)
 	}
 }

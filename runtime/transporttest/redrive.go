@@ -2,6 +2,7 @@ package transporttest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
@@ -36,7 +37,7 @@ func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 		t.Fatal(err)
 	}
 	second := w.deadLetter()
-	if second.Capsule.Source.Offset != copy1.Offset || second.Message.Provenance.IdempotencyKey != runtime.RedriveKey("k", first.Capsule.Source) {
+	if second.Capsule.Source.Offset != copy1.Offset || second.Message.Provenance.IdempotencyKey != fmt.Sprintf("k/redrive/%d-%d", first.Capsule.Source.PartitionID, first.Capsule.Source.Offset) {
 		t.Fatalf("second capsule from %s with key %q, want from the copy at %s with a re-keyed key",
 			second.Capsule.Source, second.Message.Provenance.IdempotencyKey, copy1)
 	}

@@ -573,7 +573,7 @@ func testPublishToMissingTopic(t *testing.T, tr runtime.Transport) {
 	if err == nil {
 		t.Fatalf("Publish to missing topic %q succeeded", topic)
 	}
-	if runtime.IsTransient(err) {
+	if errors.Is(err, runtime.ErrTransient) {
 		t.Errorf("Publish to a missing topic failed with a transient error: %v", err)
 	}
 }

@@ -40,9 +40,9 @@ func start(t *testing.T) (context.Context, *harness) {
 	cfg := BillingAgentConfig(h.impl)
 	cfg.Tuning = runtime.Tuning{
 		Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
-		DeadLetterSink: runtime.DeadLetterFunc(func(_ context.Context, dl runtime.DeadLetter) {
+		DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			h.dead <- dl
-		}),
+		},
 	}
 	agent, err := client.NewAgent(cfg)
 	if err != nil {
