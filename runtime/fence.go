@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/lasergo/laser/wire"
@@ -29,9 +30,16 @@ const (
 // fenceGate keeps the highest fence token accepted per sender and
 // conversation and drops messages from a holder whose fence has been
 // superseded.
+//
+// The map holds an index into entries rather than the entry itself, so the
+// common case, a conversation already tracked, is one map lookup and a
+// write in place instead of a lookup and a store (two hashes of the key,
+// two probes); indexes of dropped entries are reused from free.
 type fenceGate struct {
 	mu        sync.Mutex
-	high      map[fenceKey]fenceEntry
+	high      map[fenceKey]int32
+	entries   []fenceEntry
+	free      []int32
 	lastSweep uint64
 }
 
@@ -50,7 +58,7 @@ type fenceEntry struct {
 }
 
 func newFenceGate() *fenceGate {
-	return &fenceGate{high: make(map[fenceKey]fenceEntry)}
+	return &fenceGate{high: make(map[fenceKey]int32)}
 }
 
 // accept reports whether fence may pass for sender's conv at nowMicros,
@@ -62,17 +70,33 @@ func (g *fenceGate) accept(sender string, conv wire.ConversationID, fence, nowMi
 	defer g.mu.Unlock()
 	if len(g.high) > fenceSoftCap && nowMicros-min(nowMicros, g.lastSweep) > fenceSweepMicros {
 		g.lastSweep = nowMicros
-		for k, e := range g.high {
-			if nowMicros-min(nowMicros, e.touched) >= fenceIdleMicros {
-				delete(g.high, k)
+		for k, i := range g.high {
+			if nowMicros-min(nowMicros, g.entries[i].touched) >= fenceIdleMicros {
+				g.drop(k, i)
 			}
 		}
 	}
-	e, ok := g.high[k]
-	if ok && fence < e.fence {
-		return false
+	if i, ok := g.high[k]; ok {
+		e := &g.entries[i]
+		if fence < e.fence {
+			return false
+		}
+		*e = fenceEntry{fence: fence, touched: nowMicros}
+		return true
 	}
-	g.high[k] = fenceEntry{fence: fence, touched: nowMicros}
+	var i int32
+	if n := len(g.free); n > 0 {
+		i, g.free = g.free[n-1], g.free[:n-1]
+		g.entries[i] = fenceEntry{fence: fence, touched: nowMicros}
+	} else {
+		i = int32(len(g.entries))
+		g.entries = append(g.entries, fenceEntry{fence: fence, touched: nowMicros})
+	}
+	// The key keeps a copy of the sender: the message's text lives in a
+	// slab of messages (messageSlab), which the entry would otherwise keep
+	// alive for as long as the conversation is tracked.
+	k.sender = strings.Clone(sender)
+	g.high[k] = i
 	if len(g.high) > fenceHardCap {
 		g.shed()
 	}
@@ -84,16 +108,23 @@ func (g *fenceGate) accept(sender string, conv wire.ConversationID, fence, nowMi
 // most, so its sort is amortized to a few operations per message.
 func (g *fenceGate) shed() {
 	touched := make([]uint64, 0, len(g.high))
-	for _, e := range g.high {
-		touched = append(touched, e.touched)
+	for _, i := range g.high {
+		touched = append(touched, g.entries[i].touched)
 	}
 	slices.Sort(touched)
 	cutoff := touched[len(touched)-fenceSoftCap] // keep entries touched at or after it
-	for k, e := range g.high {
-		if e.touched < cutoff {
-			delete(g.high, k)
+	for k, i := range g.high {
+		if g.entries[i].touched < cutoff {
+			g.drop(k, i)
 		}
 	}
+}
+
+// drop forgets k, whose entry is at index i, and keeps i for reuse.
+func (g *fenceGate) drop(k fenceKey, i int32) {
+	delete(g.high, k)
+	g.entries[i] = fenceEntry{}
+	g.free = append(g.free, i)
 }
 
 // len returns how many conversations the gate tracks.
