@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lasergo/laser/internal/consumebench"
 	"github.com/lasergo/laser/internal/redistest"
 	"github.com/lasergo/laser/redisdedup"
 	"github.com/lasergo/laser/runtime"
@@ -26,9 +27,9 @@ func BenchmarkConsumerDedup(b *testing.B) {
 		c    runtime.Concurrency
 	}{{"serial", runtime.Serial}, {"lanes4", runtime.PerPartition(4)}} {
 		b.Run(bc.name, func(b *testing.B) {
-			memory := consumeRate(b, bc.c, nil) // nil: the in-memory window
-			scope++                             // a fresh scope per run: every key is new
-			redisRate := consumeRate(b, bc.c, redisdedup.New(rdb, fmt.Sprintf("bench-%d", scope)))
+			memory := consumebench.Rate(b, bc.c, nil) // nil: the in-memory window
+			scope++                                   // a fresh scope per run: every key is new
+			redisRate := consumebench.Rate(b, bc.c, redisdedup.New(rdb, fmt.Sprintf("bench-%d", scope)))
 			b.ReportMetric(memory, "memory-msgs/s")
 			b.ReportMetric(redisRate, "redis-msgs/s")
 			b.ReportMetric(redisRate/memory, "redis/memory")

@@ -1,17 +1,13 @@
 package runtime_test
 
 import (
-	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/embedlog"
+	"github.com/lasergo/laser/internal/consumebench"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/runtime/transporttest"
-	"github.com/lasergo/laser/wire"
 )
 
 // BenchmarkConsumerThroughput measures messages per second through the
@@ -27,72 +23,11 @@ func BenchmarkConsumerThroughput(b *testing.B) {
 	}
 }
 
-// benchConsume publishes b.N AGDX commands, each with its own idempotency
-// key and a fence, and times a consumer with a no-op handler and dedup
-// (nil: the default in-memory window) through all of them.
+// benchConsume reports consumebench.Rate: b.N AGDX commands, each with its
+// own idempotency key and a fence, through a consumer with a no-op handler
+// and dedup (nil: the default in-memory window).
 func benchConsume(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) {
-	log := embedlog.New("bench", embedlog.Config{})
-	ctx := context.Background()
-	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
-		b.Fatal(err)
-	}
-	p := runtime.NewClient(log, runtime.ClientOptions{}).Producer()
-	batch := make([]runtime.Outgoing, 0, 256)
-	flush := func() {
-		if _, err := p.Publish(ctx, topic, batch...); err != nil {
-			b.Fatal(err)
-		}
-		batch = batch[:0]
-	}
-	for i := 0; i < b.N; i++ {
-		rec, corr := wire.IDFromUint128(1, uint64(i)), wire.IDFromUint128(2, uint64(i))
-		key := wire.IdempotencyKey(fmt.Sprintf("k-%d", i))
-		env := &wire.Envelope{Kind: wire.KindCommand, Record: &rec, Conversation: wire.IDFromUint128(3, uint64(i%256)),
-			Source: "planner", Correlation: &corr, IdempotencyKey: &key,
-			Metadata: wire.Metadata{{Key: wire.HeaderFence, Value: wire.UintValue(1)}}, Body: []byte(`{"n":1}`)}
-		payload, _ := env.Marshal()
-		batch = append(batch, runtime.Outgoing{Key: wire.PartitionKey(env.Conversation), Headers: wire.EnvelopeHeaders(env, wire.ContentJSON), Payload: payload})
-		if len(batch) == cap(batch) {
-			flush()
-		}
-	}
-	flush()
-	done := make(chan struct{})
-	var n atomic.Int64
-	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
-		Topic: topic,
-		Group: agent,
-		Agent: agent,
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error {
-			if n.Add(1) == int64(b.N) {
-				close(done)
-			}
-			return nil
-		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
-		Tuning: runtime.Tuning{
-			Concurrency:  conc,
-			Deduplicator: dedup,
-			PollBatch:    256,
-		},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	stop := make(chan struct{})
-	errc := make(chan error, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	go func() { errc <- c.Run(ctx, nil, stop) }()
-	<-done
-	elapsed := time.Since(start)
-	b.StopTimer()
-	close(stop)
-	if err := <-errc; err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(consumebench.Rate(b, conc, dedup), "msgs/s")
 }
 
 // BenchmarkSlowHandler measures a handler that waits 20 ms (a fast model or

@@ -1,4 +1,7 @@
-package redisdedup_test
+// Package consumebench is the consumer throughput benchmark's body, shared by
+// the runtime's benchmarks and the Redis deduplicator's (another module), so
+// both time the same work.
+package consumebench
 
 import (
 	"context"
@@ -15,14 +18,12 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// consumeRate publishes b.N AGDX commands to the embedded log, each with
-// its own idempotency key and a fence, times a consumer with a no-op
-// handler deduplicating on dedup (nil: the default in-memory window)
-// through all of them and returns the messages per second. It mirrors the
-// runtime's own throughput benchmark, whose helper is in another module's
-// test files.
-func consumeRate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) float64 {
-	const dlq, agent = "agent.dlq", "worker"
+// Rate publishes b.N AGDX commands to the embedded log, each with its own
+// idempotency key and a fence, times a consumer with a no-op handler
+// deduplicating on dedup (nil: the default in-memory window) through all of
+// them and returns the messages per second.
+func Rate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) float64 {
+	const topic, dlq, agent = "agent.commands", "agent.dlq", "worker"
 	log := embedlog.New("bench", embedlog.Config{})
 	ctx := context.Background()
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
