@@ -54,7 +54,7 @@ import (
 )
 
 func main() {
-	client := runtime.NewClient(embedlog.New("lean", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("lean", embedlog.Config{}), runtime.ClientConfig{})
 	fmt.Println(client != nil)
 }
 `)

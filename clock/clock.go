@@ -1,7 +1,7 @@
 // Package clock holds what the runtime takes from outside to tell the time
 // and to mint record ids, so that a test can inject both: the Clock
 // interface and the wall clock (System), the IDSource interface and the
-// ULIDs minted from a clock (ULIDSource). The runtime's ClientOptions takes
+// ULIDs minted from a clock (ULIDSource). The runtime's ClientConfig takes
 // them; lasertest.ManualClock is a Clock driven by hand.
 package clock
 

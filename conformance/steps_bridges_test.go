@@ -38,7 +38,7 @@ func bridgesSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		return ctx, nil
 	})
 	sc.Step(`^a running data platform$`, func() error {
-		w.client = runtime.NewClient(tr.New(t), runtime.ClientOptions{})
+		w.client = runtime.NewClient(tr.New(t), runtime.ClientConfig{})
 		t.Cleanup(func() { _ = w.client.Close() })
 		return nil
 	})

@@ -51,7 +51,7 @@ func memorySteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 }
 
 func (w *memoryWorld) open(ctx context.Context) error {
-	client := runtime.NewClient(w.tr.New(w.t), runtime.ClientOptions{})
+	client := runtime.NewClient(w.tr.New(w.t), runtime.ClientConfig{})
 	topic := "memory." + client.IDs().NewID().String()
 	if err := client.Transport().EnsureTopics(ctx, 2, topic); err != nil {
 		return err

@@ -31,7 +31,7 @@ type platform struct {
 func platformSteps(sc *godog.ScenarioContext, tr transport, t *testing.T, p *platform) {
 	fresh := func() {
 		p.tr = tr.New(t)
-		p.c = runtime.NewClient(p.tr, runtime.ClientOptions{})
+		p.c = runtime.NewClient(p.tr, runtime.ClientConfig{})
 		t.Cleanup(func() { _ = p.c.Close() })
 	}
 	bootstrap := func(ctx context.Context, partitions int) error {

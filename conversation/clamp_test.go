@@ -36,7 +36,7 @@ func TestAPartitionCountIsClampedTo1024(t *testing.T) {
 	}
 	conv := wire.IDFromUint128(3, 4)
 	prov := wire.Provenance{Conversation: conv}
-	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(ctx, "turns", prov, []byte("hi")); err != nil {
+	if _, err := runtime.NewClient(log, runtime.ClientConfig{}).SendPlain(ctx, "turns", prov, []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
 	huge := &hugeTopic{Transport: log}

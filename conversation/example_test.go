@@ -12,7 +12,7 @@ import (
 
 func ExampleAssemble() {
 	ctx := context.Background()
-	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 	_ = client.Bootstrap(ctx, 4)
 	conv := conversation.PerUser.ConversationFor("ada", nil)
 	for _, turn := range []struct{ topic, agent, text string }{
@@ -40,7 +40,7 @@ func ExampleFold_Checkpoint() {
 	ctx := context.Background()
 	log := embedlog.New("ledger", embedlog.Config{})
 	_ = log.EnsureTopics(ctx, 1, "ledger")
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	conv := conversation.Derive("account-7")
 	deposit := func(cents string) {
 		_, _ = client.SendPlain(ctx, "ledger", wire.Provenance{Conversation: conv}, []byte(cents))

@@ -31,7 +31,7 @@ func TestCheckpointAndLoadWithRefuseAFoldOfSeveralTopics(t *testing.T) {
 	if err := log.EnsureTopics(ctx, 2, runtime.TopicCommands, runtime.TopicResponses); err != nil {
 		t.Fatal(err)
 	}
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	conv := conversation.Derive("account-1")
 	// The two topics' offsets differ on the conversation's partition: a
 	// snapshot keyed by partition only would resume one at the other's.

@@ -22,7 +22,7 @@ func TestEqualBrokerTimestampsOrderByTopicIndexOverTheLog(t *testing.T) {
 	if err := log.EnsureTopics(ctx, 1, "first", "second"); err != nil {
 		t.Fatal(err)
 	}
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	conv := wire.IDFromUint128(1, 2)
 	for _, s := range []struct{ topic, body string }{{"second", "s0"}, {"first", "f0"}, {"second", "s1"}, {"first", "f1"}} {
 		prov := wire.Provenance{Conversation: conv}

@@ -45,7 +45,7 @@ func lateWorld(t *testing.T, hold holdUntilStopped, agents ...string) (*runtime.
 	if err := tr.EnsureTopics(ctx, 1, "inbox", "replies"); err != nil {
 		t.Fatal(err)
 	}
-	workers := runtime.NewClient(tr, runtime.ClientOptions{})
+	workers := runtime.NewClient(tr, runtime.ClientConfig{})
 	t.Cleanup(func() { _ = workers.Close() })
 	seen := make(chan *runtime.Message, 16)
 	for _, id := range agents {
@@ -63,7 +63,7 @@ func lateWorld(t *testing.T, hold holdUntilStopped, agents ...string) (*runtime.
 		}
 		t.Cleanup(func() { _ = h.Shutdown(ctx) })
 	}
-	c := runtime.NewClient(tr, runtime.ClientOptions{Middleware: []runtime.Middleware{hold}})
+	c := runtime.NewClient(tr, runtime.ClientConfig{Middleware: []runtime.Middleware{hold}})
 	t.Cleanup(func() { _ = c.Close() })
 	return c, seen
 }

@@ -23,11 +23,11 @@ type world struct {
 func governed(t *testing.T, gov govern.Governor, opts govern.Options) *world {
 	t.Helper()
 	tr := embedlog.New("laser", embedlog.Config{})
-	if err := runtime.NewClient(tr, runtime.ClientOptions{}).Bootstrap(t.Context(), 1); err != nil {
+	if err := runtime.NewClient(tr, runtime.ClientConfig{}).Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	gate := govern.NewGate(gov, opts)
-	c := runtime.NewClient(tr, runtime.ClientOptions{Gate: gate})
+	c := runtime.NewClient(tr, runtime.ClientConfig{Gate: gate})
 	t.Cleanup(func() { _ = c.Close() })
 	return &world{t: t, ctx: t.Context(), tr: tr, c: c, gate: gate}
 }

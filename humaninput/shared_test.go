@@ -17,7 +17,7 @@ import (
 func TestListCountsTheRequestsThatShareAPendingCorrelation(t *testing.T) {
 	ctx := t.Context()
 	log := embedlog.New("laser", embedlog.Config{})
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,7 @@ func consumerLoop(b *testing.B, tr runtime.Transport, group string, conc runtime
 			}
 			return nil
 		}),
-		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			PollBatch:   benchBatch,
 			Concurrency: conc,

@@ -43,7 +43,7 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 			<-release // deaf to its cancellation
 			return nil
 		}),
-		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: quiet}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestAHardStopWithAPollInFlightKeepsTheMembershipWhileAHandlerRuns(t *testin
 			second <- string(c.Message().Body())
 			return nil
 		}),
-		Client: runtime.NewClient(dialTransport(t, addr, iggy.Config{}), runtime.ClientOptions{Logger: quiet}),
+		Client: runtime.NewClient(dialTransport(t, addr, iggy.Config{}), runtime.ClientConfig{Logger: quiet}),
 	})
 	if err != nil {
 		t.Fatal(err)

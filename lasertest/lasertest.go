@@ -78,7 +78,7 @@ func RunRequest[In, Out any](ctx context.Context, h Handler, handler func(*runti
 func (h Handler) run(ctx context.Context, in any, sent *[]Sent, call func(*runtime.Ctx) error) error {
 	h = h.withDefaults()
 	rec := &recorder{}
-	client := runtime.NewClient(rec, runtime.ClientOptions{Clock: h.Clock})
+	client := runtime.NewClient(rec, runtime.ClientConfig{Clock: h.Clock})
 	defer client.Close()
 	m, err := h.message(client, in)
 	if err != nil {

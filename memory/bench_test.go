@@ -57,7 +57,7 @@ type benchFixture struct {
 
 var benchMemory = sync.OnceValue(func() benchFixture {
 	ctx := context.Background()
-	client := laser.NewClient(embedlog.New("bench", embedlog.Config{}), laser.ClientOptions{})
+	client := laser.NewClient(embedlog.New("bench", embedlog.Config{}), laser.ClientConfig{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		panic(err)
 	}
@@ -135,7 +135,7 @@ func cpuTime() time.Duration {
 // and its hashed vector) on the embedded log.
 func BenchmarkRemember(b *testing.B) {
 	ctx := b.Context()
-	client := laser.NewClient(embedlog.New("bench", embedlog.Config{}), laser.ClientOptions{})
+	client := laser.NewClient(embedlog.New("bench", embedlog.Config{}), laser.ClientConfig{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func ExampleLog() {
 	ctx := context.Background()
-	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 	_ = client.Bootstrap(ctx, 4)
 	mem := memory.New(client, memory.Options{}) // on agent.audit
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}

@@ -93,7 +93,7 @@ func (f *fallingIDs) NewID() wire.ID { return wire.IDFromUint128(1, 1000-f.next.
 func TestSignedSetNamedKeepsTheLastValueWhenIDsFall(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	writer := runtime.NewClient(w.tr, runtime.ClientOptions{IDs: &fallingIDs{}})
+	writer := runtime.NewClient(w.tr, runtime.ClientConfig{IDs: &fallingIDs{}})
 	mem := memory.New(writer, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
 	for _, v := range []string{"1000000", "700", "500"} {
 		if err := mem.SetNamed(ctx, "refund_limit", []byte(v)); err != nil {

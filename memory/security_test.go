@@ -228,7 +228,7 @@ func TestAFloodOfForgetsAndFeedbackHoldsABoundedHeap(t *testing.T) {
 		n = 1_000_000
 	}
 	probe := heapprobe.Wrap(embedlog.New("shop", embedlog.Config{}))
-	client := runtime.NewClient(probe, runtime.ClientOptions{})
+	client := runtime.NewClient(probe, runtime.ClientConfig{})
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,8 @@ func newSignedWorld(t *testing.T) *signedWorld {
 	if err := keys.Enroll("mallory", w.mallory.Public()); err != nil {
 		t.Fatal(err)
 	}
-	w.client = runtime.NewClient(w.tr, runtime.ClientOptions{Verifier: keys})
-	w.anybody = runtime.NewClient(w.tr, runtime.ClientOptions{})
+	w.client = runtime.NewClient(w.tr, runtime.ClientConfig{Verifier: keys})
+	w.anybody = runtime.NewClient(w.tr, runtime.ClientConfig{})
 	if err := w.client.Bootstrap(t.Context(), 4); err != nil {
 		t.Fatal(err)
 	}

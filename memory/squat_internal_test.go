@@ -30,7 +30,7 @@ func signedClient(t *testing.T, partitions uint32) (client *runtime.Client, supp
 	if err := keys.Enroll("mallory", malloryKey.Public()); err != nil {
 		t.Fatal(err)
 	}
-	client = runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{Verifier: keys})
+	client = runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{Verifier: keys})
 	if err := client.Bootstrap(t.Context(), partitions); err != nil {
 		t.Fatal(err)
 	}

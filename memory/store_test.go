@@ -15,7 +15,7 @@ import (
 
 func newClient(t *testing.T) *runtime.Client {
 	t.Helper()
-	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 	if err := client.Bootstrap(context.Background(), 4); err != nil {
 		t.Fatal(err)
 	}

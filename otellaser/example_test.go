@@ -19,7 +19,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	spans := tracetest.NewSpanRecorder()
 	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
-	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)
 	}

@@ -1,7 +1,7 @@
 // Package otellaser traces and measures laser-go agents with OpenTelemetry.
 // Install it once per process, on the client every agent runs on:
 //
-//	client := runtime.NewClient(tr, runtime.ClientOptions{Middleware: []runtime.Middleware{otellaser.New(otellaser.Options{})}})
+//	client := runtime.NewClient(tr, runtime.ClientConfig{Middleware: []runtime.Middleware{otellaser.New(otellaser.Options{})}})
 //
 // Every publish, and every request from the publish of its command to its
 // answer, then gets a producer span ("send <topic>") whose W3C trace

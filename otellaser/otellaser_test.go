@@ -62,7 +62,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // tracing and a verifier when given.
 func (r *rig) process(verifier runtime.Verifier) *runtime.Client {
 	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
-	return runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet(), Verifier: verifier, Middleware: []runtime.Middleware{tel}})
+	return runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Verifier: verifier, Middleware: []runtime.Middleware{tel}})
 }
 
 func (r *rig) agent(client *runtime.Client, id, listen string, tuning runtime.Tuning, h func(c *runtime.Ctx) error) {
@@ -438,7 +438,7 @@ func TestAMessageWithoutOrWithBadTraceContextHandlesAndStartsATraceAndDropsAreCo
 		return nil
 	})
 	// Published by a process without tracing: no traceparent header.
-	bare := runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet()})
+	bare := runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet()})
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(1, 1), Agent: "shop", IdempotencyKey: "once"}
 	for i := 0; i < 2; i++ {
 		if _, err := bare.SendPlain(context.Background(), "work.commands", prov, []byte("hi")); err != nil {
@@ -557,7 +557,7 @@ func TestARecordWithoutTraceContextStartsANewTraceNotAChildOfTheRunContextsSpan(
 func TestCloseUnregistersTheGaugesSoARunningConsumerIsNoLongerSampled(t *testing.T) {
 	r := newRig(t, "work.commands")
 	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
-	proc := runtime.NewClient(r.log, runtime.ClientOptions{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
+	proc := runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	started, release := make(chan struct{}, 4), make(chan struct{})
 	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
 		started <- struct{}{}

@@ -67,7 +67,7 @@ func blockedConsumer(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, hand
 	started, release = make(chan struct{}), make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: topic, Group: "billing",
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			body := string(c.Message().Body())
 			if body == "slow" {

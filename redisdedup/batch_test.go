@@ -195,7 +195,7 @@ func TestConsumerWhoseKeysCannotBeCompletedCommitsNoOffset(t *testing.T) {
 			var handled atomic.Int32
 			c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 				Topic: topic, Group: "billing",
-				Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+				Client:  runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 				Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { handled.Add(1); return nil }),
 				Tuning:  runtime.Tuning{Deduplicator: fd, Concurrency: mode.c},
 			})
@@ -238,7 +238,7 @@ func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) 
 			d := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond})
 			c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 				Topic: topic, Group: "billing",
-				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+				Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 				Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 					body := string(c.Message().Body())
 					if body == "slow" {
@@ -290,7 +290,7 @@ func TestConsumerReleasesTheClaimOfARecordAGateBeforeDedupDropped(t *testing.T) 
 		t.Run(mode.name, func(t *testing.T) {
 			rdb, log := setup(t)
 			conv := wire.IDFromUint128(13, 1)
-			client := runtime.NewClient(log, runtime.ClientOptions{})
+			client := runtime.NewClient(log, runtime.ClientConfig{})
 			for _, c := range []struct {
 				key   string
 				fence uint64

@@ -38,7 +38,7 @@ func consumerWith(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, handled
 			handled <- string(c.Message().Body())
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			Deduplicator: d,
 			Concurrency:  conc,
@@ -63,7 +63,7 @@ func consumerWith(t *testing.T, log *embedlog.Log, d dedup.Deduplicator, handled
 func send(t *testing.T, log *embedlog.Log, conv wire.ID, key, body string) {
 	t.Helper()
 	prov := wire.Provenance{Conversation: conv, Agent: "shop", IdempotencyKey: key}
-	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
+	if _, err := runtime.NewClient(log, runtime.ClientConfig{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,7 +182,7 @@ func TestWarmDedupOnRedisRemembersCommittedKeysWithoutHoldingClaims(t *testing.T
 		Topic:   topic,
 		Group:   "billing",
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- string(c.Message().Body()); return nil }),
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			Deduplicator: d,
 			WarmDedup:    true,
@@ -263,7 +263,7 @@ func TestConsumerThatCannotCompleteAKeyStopsTransientlyWithTheRecordUncommitted(
 	d.fails.Store(1 << 30)
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: topic, Group: "billing",
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
 		Tuning:  runtime.Tuning{Deduplicator: d},
 	})

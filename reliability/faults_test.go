@@ -337,7 +337,7 @@ func TestFaultRunAgainAfterDeadLetterFailure(t *testing.T) {
 		a := r.agentConfig(c, nil)
 		consumer, err := runtime.NewConsumer(r.tr, runtime.ConsumerConfig{
 			Topic: r.topic, Group: a.ID, Agent: a.ID, Handler: a.Handler,
-			Client: runtime.NewClient(r.tr, runtime.ClientOptions{Logger: r.logs.logger()}),
+			Client: runtime.NewClient(r.tr, runtime.ClientConfig{Logger: r.logs.logger()}),
 			Tuning: a.Tuning,
 		})
 		if err != nil {

@@ -32,8 +32,8 @@ func TestHostilePeerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := heapprobe.Wrap(embedlog.New("peer", embedlog.Config{}))
-	verifying := runtime.NewClient(probe, runtime.ClientOptions{Verifier: reg, Logger: peerQuiet()})
-	blind := runtime.NewClient(probe, runtime.ClientOptions{Logger: peerQuiet()})
+	verifying := runtime.NewClient(probe, runtime.ClientConfig{Verifier: reg, Logger: peerQuiet()})
+	blind := runtime.NewClient(probe, runtime.ClientConfig{Logger: peerQuiet()})
 	if err := verifying.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
 		Topic: topic, Group: "peer-victim", Agent: "ledger",
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
-		Client:  runtime.NewClient(tr, runtime.ClientOptions{Logger: peerQuiet()}),
+		Client:  runtime.NewClient(tr, runtime.ClientConfig{Logger: peerQuiet()}),
 		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(context.Context, runtime.DeadLetter) {
 			r.Add(1)
 			done <- struct{}{}
@@ -182,7 +182,7 @@ func TestHostilePeer(t *testing.T) {
 			}
 		}
 		// And a card for the real reviewer signed by the peer.
-		client := runtime.NewClient(probe, runtime.ClientOptions{Logger: peerQuiet()})
+		client := runtime.NewClient(probe, runtime.ClientConfig{Logger: peerQuiet()})
 		health := wire.HealthUnavailable
 		card := &wire.AgentCard{Name: "shop", Version: "1", Capabilities: []wire.CapabilityDescriptor{{SkillID: "sell", Health: &health}}}
 		if err := registry.PublishCard(ctx, client, runtime.TopicRegistry, "shop", card, mallory); err != nil {

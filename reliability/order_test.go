@@ -56,7 +56,7 @@ func TestEffectHandlerReportsAnEffectAppliedBeforeItsPredecessor(t *testing.T) {
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: "cmds", Group: "g", Agent: "worker",
 		Handler: &reliability.EffectHandler{Store: store, Events: events, OnEffect: func(key string, _ bool) { applied <- key }},
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning:  runtime.Tuning{DeadLetterTopic: "dlq"},
 	})
 	if err != nil {

@@ -127,7 +127,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	r.tr = tr
-	r.prod = runtime.NewClient(tr, runtime.ClientOptions{Logger: r.logs.logger()}).Producer()
+	r.prod = runtime.NewClient(tr, runtime.ClientConfig{Logger: r.logs.logger()}).Producer()
 	topics := []string{r.topic, r.dlq}
 	if o.noDLQ {
 		topics = topics[:1]
@@ -289,7 +289,7 @@ func (r *rig) agentConfig(c runtime.Concurrency, wrap func(runtime.Handler) runt
 // start runs an agent built from cfg and waits until it is ready.
 func (r *rig) start(cfg runtime.AgentConfig) *runtime.AgentHandle {
 	r.t.Helper()
-	client := runtime.NewClient(r.tr, runtime.ClientOptions{Logger: r.logs.logger(), Clock: r.clock})
+	client := runtime.NewClient(r.tr, runtime.ClientConfig{Logger: r.logs.logger(), Clock: r.clock})
 	a, err := client.NewAgent(cfg)
 	if err != nil {
 		r.t.Fatal(err)

@@ -76,7 +76,7 @@ func overTransports(t *testing.T, f func(t *testing.T, w *world)) {
 // start runs the world's consumer with cfg's Verifier and Concurrency.
 func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime.AgentHandle {
 	w.t.Helper()
-	client := runtime.NewClient(w.tr, runtime.ClientOptions{Logger: w.logs.logger()})
+	client := runtime.NewClient(w.tr, runtime.ClientConfig{Logger: w.logs.logger()})
 	a, err := client.NewAgent(runtime.AgentConfig{
 		ID:     "hostile-worker",
 		Listen: w.topic,

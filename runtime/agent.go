@@ -34,7 +34,7 @@ type AgentConfig struct {
 	// publishes nothing.
 	CardTopic string
 	// Gate, when set, decides before the effects of the agent's handlers in
-	// place of the client's (ClientOptions.Gate).
+	// place of the client's (ClientConfig.Gate).
 	Gate EffectGate
 	// Claims are what the agent's handlers declare about their effects
 	// (lasergen fills them in from //laser: directives); a gate sees them

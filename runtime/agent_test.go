@@ -21,7 +21,7 @@ import (
 // newClient returns a client over a bootstrapped embedded log.
 func newClient(t *testing.T, tr runtime.Transport, clock clock.Clock, verifier runtime.Verifier) *runtime.Client {
 	t.Helper()
-	c := runtime.NewClient(tr, runtime.ClientOptions{Clock: clock, Logger: quietLogger(), Verifier: verifier})
+	c := runtime.NewClient(tr, runtime.ClientConfig{Clock: clock, Logger: quietLogger(), Verifier: verifier})
 	if err := c.Bootstrap(context.Background(), 4); err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestNewAgentRejectsEachInvalidConfig(t *testing.T) {
 
 func TestAgentThatCannotJoinFailsReady(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	c := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()})
+	c := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()})
 	a, err := c.NewAgent(runtime.AgentConfig{ID: "lonely", Listen: "no.such.topic", Handler: handlerFunc(func(*runtime.Ctx) error { return nil })})
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +455,7 @@ func TestAgentThatCannotJoinFailsReady(t *testing.T) {
 func TestBootstrapIsIdempotent(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
 	for range 2 {
-		if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(context.Background(), 3, "custom.topic"); err != nil {
+		if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(context.Background(), 3, "custom.topic"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -528,12 +528,12 @@ func (f *flakyPublish) Publish(ctx context.Context, topic string, recs ...runtim
 
 func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(context.Background(), 1); err != nil {
+	if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	transient := &flakyPublish{Transport: log, err: &runtime.TransportError{Op: "publish", Transient: true, Err: errors.New("reset")}}
 	transient.failures.Store(2)
-	p := runtime.NewClient(transient, runtime.ClientOptions{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
+	p := runtime.NewClient(transient, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +542,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	permanent := &flakyPublish{Transport: log, err: errors.New("topic is gone")}
 	permanent.failures.Store(1)
-	p = runtime.NewClient(permanent, runtime.ClientOptions{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
+	p = runtime.NewClient(permanent, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err == nil {
 		t.Fatal("a permanent error must surface")
 	}

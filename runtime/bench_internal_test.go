@@ -30,7 +30,7 @@ func benchPipeline(b *testing.B, recs []Incoming) {
 		Group:   "worker",
 		Agent:   "worker",
 		Handler: HandlerFunc(func(*Ctx) error { return nil }),
-		Client:  NewClient(nopTransport{}, ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client:  NewClient(nopTransport{}, ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		b.Fatal(err)

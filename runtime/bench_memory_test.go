@@ -41,7 +41,7 @@ func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (to
 	if err := l.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}
-	p := runtime.NewClient(l, runtime.ClientOptions{})
+	p := runtime.NewClient(l, runtime.ClientConfig{})
 	payload := make([]byte, 256)
 	for i := range 4 * queued {
 		prov := wire.Provenance{Conversation: wire.IDFromUint128(5, uint64(i)), Agent: sender, IdempotencyKey: "k"}
@@ -57,7 +57,7 @@ func inFlightHeap(b *testing.B, conc runtime.Concurrency, queued, batch int) (to
 		Group:   agent,
 		Agent:   agent,
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { <-release; return nil }),
-		Client:  runtime.NewClient(polled, runtime.ClientOptions{Logger: quietLogger()}),
+		Client:  runtime.NewClient(polled, runtime.ClientConfig{Logger: quietLogger()}),
 		Tuning: runtime.Tuning{
 			Concurrency:      conc,
 			PollBatch:        batch,

@@ -81,7 +81,7 @@ func TestClientSignedSendCarriesTopicAndIssuedAt(t *testing.T) {
 		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
 		Tuning:  runtime.Tuning{Verifier: reg, Binding: sign.BindingPolicy{Require: true}},
 	})
-	client := runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()})
+	client := runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()})
 	if err := client.PublishStatus(t.Context(), topic, "shop", wire.OperationProgress, []byte("hi"), shop); err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	handled := plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-2"}, "pay 20")
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	capsule.Source.Offset = handled.Offset
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
 	}
@@ -118,7 +118,7 @@ func TestARedriveAsksTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := opGate{asked: make(chan effect.Effect, 1)}
-	client := runtime.NewClient(log, runtime.ClientOptions{Gate: g})
+	client := runtime.NewClient(log, runtime.ClientConfig{Gate: g})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/lasergo/laser/clock"
 )
 
-// ClientOptions configures a Client; the zero value is usable.
-type ClientOptions struct {
+// ClientConfig configures a Client; the zero value is usable.
+type ClientConfig struct {
 	// Clock drives timeouts, deadlines and expiries. Default clock.System.
 	Clock clock.Clock
 	// IDs mints records, conversations and correlations. Default ULIDSource.
@@ -46,7 +46,7 @@ type ClientOptions struct {
 type Client struct {
 	t    Transport
 	prod *Producer
-	opts ClientOptions
+	opts ClientConfig
 	log  *slog.Logger
 
 	mu     sync.Mutex
@@ -58,7 +58,7 @@ type Client struct {
 }
 
 // NewClient returns a client over t.
-func NewClient(t Transport, opts ClientOptions) *Client {
+func NewClient(t Transport, opts ClientConfig) *Client {
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
 	}

@@ -68,7 +68,7 @@ func TestACommitInFlightAtAHardStopStillStoresWhatWasHandled(t *testing.T) {
 					}
 					return nil
 				}),
-				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
 				Tuning: runtime.Tuning{
 					Concurrency: conc,
 				},

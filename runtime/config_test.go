@@ -29,7 +29,7 @@ func TestConsumerTakesIDsFromItsClient(t *testing.T) {
 	spawned := make(chan wire.ID, 1)
 	start(t, log, runtime.ConsumerConfig{
 		Agent:  agent,
-		Client: runtime.NewClient(log, runtime.ClientOptions{IDs: fixedIDs{want}, Logger: quietLogger()}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{IDs: fixedIDs{want}, Logger: quietLogger()}),
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
 			spawned <- c.SpawnSubconversation().Conversation
 			return nil
@@ -51,7 +51,7 @@ func TestConsumerTakesIDsFromItsClient(t *testing.T) {
 func TestAgentLogsThroughItsClientAndHonoursTuning(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	var logs bytes.Buffer
-	client := runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	client := runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	parked := make(chan runtime.DeadLetter, 1)
 	a, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: topic,
 		Handler: handlerFunc(func(*runtime.Ctx) error { return context.DeadlineExceeded }),
@@ -116,7 +116,7 @@ func TestConsumerWithoutClientRuns(t *testing.T) {
 func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 	t.Helper()
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(1, 1), Agent: sender}
-	if _, err := runtime.NewClient(tr, runtime.ClientOptions{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
+	if _, err := runtime.NewClient(tr, runtime.ClientConfig{}).SendPlain(context.Background(), topic, prov, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -81,7 +81,7 @@ type ConsumerConfig struct {
 	RespondTopic string
 	// Client publishes dead letters, acks and replies, serves ctx.Request,
 	// and lends the consumer its clock, id source and logger. Default:
-	// NewClient(t, ClientOptions{}), the system clock, ULIDs and slog.Default().
+	// NewClient(t, ClientConfig{}), the system clock, ULIDs and slog.Default().
 	Client *Client
 	// Gate, when set, governs the effects of the handler in place of the
 	// client's gate; Claims are what the handler declares about them.
@@ -139,7 +139,7 @@ type Tuning struct {
 	// before middleware and handler run. Needs Agent and RespondTopic.
 	AckOnPickup bool
 	// Middleware hooks run around every dispatch, in order, after the
-	// client's (ClientOptions.Middleware).
+	// client's (ClientConfig.Middleware).
 	Middleware []Middleware
 	// DeadLetterSink is told of every dead letter and its publish result,
 	// so an operator can alert on poison messages without grepping logs.
@@ -244,7 +244,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable dedup.Deduplicator", cfg.DedupWindow, dedup.MaxWindow)}
 	}
 	if cfg.Client == nil {
-		cfg.Client = NewClient(t, ClientOptions{})
+		cfg.Client = NewClient(t, ClientConfig{})
 	}
 	log := cfg.Client.log.With("group", cfg.Group, "topic", cfg.Topic)
 	if cfg.Agent != "" {

@@ -59,7 +59,7 @@ func TestDecodeFailureDeadLettersRawPayloadUnderFreshConversation(t *testing.T) 
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error { handled <- struct{}{}; return nil }),
-		Client:  runtime.NewClient(log, runtime.ClientOptions{IDs: ids}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{IDs: ids}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -439,7 +439,7 @@ func TestDeadlinePassedDeadLettersWithoutHandling(t *testing.T) {
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -558,7 +558,7 @@ func TestRetryBackoffDoublesOnTheInjectedClock(t *testing.T) {
 	start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error { n++; attempts <- n; return errBoom }),
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -813,7 +813,7 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 			<-c.Done() // stuck until told to give up
 			return c.Err()
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 		Tuning: runtime.Tuning{
 			ShutdownGrace: time.Second,
 		},
@@ -1079,7 +1079,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 					<-release // deaf to cancellation
 					return nil
 				}),
-				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
 				Tuning: runtime.Tuning{
 					Concurrency: conc,
 				},

@@ -74,7 +74,7 @@ func FuzzDeadLetterPath(f *testing.F) {
 			Topic:   "in",
 			Group:   "g",
 			Handler: HandlerFunc(func(*Ctx) error { return hostileError(kind, text) }),
-			Client:  NewClient(lot, ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+			Client:  NewClient(lot, ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 			Tuning: Tuning{
 				Retry: RetryPolicy{MaxAttempts: 1},
 			},

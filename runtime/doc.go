@@ -6,7 +6,7 @@
 // embedded in-process log, package iggy is Apache Iggy. A Client wraps a
 // transport for a process; agents are built from it:
 //
-//	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientOptions{})
+//	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 //	_ = client.Bootstrap(ctx, 4)
 //	agent, _ := client.NewAgent(runtime.AgentConfig{ID: "billing", Listen: runtime.TopicCommands,
 //		Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(charge)})
@@ -30,13 +30,13 @@
 // caller, which is a handled request and committed). One Code describes
 // local and remote failures alike (CodeOf); docs/errors.md is the table of
 // which to use when and what each does to a message. Time and ids
-// come from an injectable clock.Clock and clock.IDSource (ClientOptions);
+// come from an injectable clock.Clock and clock.IDSource (ClientConfig);
 // package lasertest has a clock that drives tests without sleeping, and
 // runs a handler on one message without a log.
 //
 // # Configuration and options
 //
-// What is configured once is a struct: ClientOptions for NewClient,
+// What is configured once is a struct: ClientConfig for NewClient,
 // AgentConfig for Client.NewAgent, ConsumerConfig and Tuning for consumers;
 // a zero field takes its default. What is chosen per call is a functional
 // option: the families SendOption, CommandOption, RequestOption,

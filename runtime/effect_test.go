@@ -43,10 +43,10 @@ func (g *kindGate) seen() []effect.Kind {
 func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.Transport) {
 	t.Helper()
 	tr := embedlog.New("laser", embedlog.Config{})
-	if err := runtime.NewClient(tr, runtime.ClientOptions{}).Bootstrap(t.Context(), 1); err != nil {
+	if err := runtime.NewClient(tr, runtime.ClientConfig{}).Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	c := runtime.NewClient(tr, runtime.ClientOptions{Gate: g})
+	c := runtime.NewClient(tr, runtime.ClientConfig{Gate: g})
 	t.Cleanup(func() { _ = c.Close() })
 	return c, tr
 }

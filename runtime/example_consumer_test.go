@@ -17,7 +17,7 @@ import (
 func ExampleNewConsumer() {
 	ctx := context.Background()
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(ctx, 2, "orders"); err != nil {
+	if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(ctx, 2, "orders"); err != nil {
 		panic(err)
 	}
 	done := make(chan struct{})
@@ -29,7 +29,7 @@ func ExampleNewConsumer() {
 			close(done)
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		panic(err)
@@ -38,7 +38,7 @@ func ExampleNewConsumer() {
 	result := make(chan error, 1)
 	go func() { result <- c.Run(ctx, nil, stop) }()
 
-	client := runtime.NewClient(log, runtime.ClientOptions{})
+	client := runtime.NewClient(log, runtime.ClientConfig{})
 	prov := wire.Provenance{Conversation: client.IDs().NewID(), IdempotencyKey: "order-7"}
 	pos, err := client.SendPlain(ctx, "orders", prov, []byte("order 7"))
 	if err != nil {

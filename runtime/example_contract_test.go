@@ -17,7 +17,7 @@ import (
 func ExampleClient_SendContract() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)

@@ -21,7 +21,7 @@ type requestIDKey struct{}
 func ExampleInterceptor() {
 	ctx := context.Background()
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := runtime.NewClient(log, runtime.ClientOptions{}).Bootstrap(ctx, 1, "orders"); err != nil {
+	if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(ctx, 1, "orders"); err != nil {
 		panic(err)
 	}
 	stamp := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
@@ -41,7 +41,7 @@ func ExampleInterceptor() {
 			close(done)
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			Retry:      runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
 			Middleware: []runtime.Middleware{stamp},
@@ -54,7 +54,7 @@ func ExampleInterceptor() {
 	result := make(chan error, 1)
 	go func() { result <- c.Run(ctx, nil, stop) }()
 	prov := wire.Provenance{Conversation: wire.IDFromUint128(0, 1), IdempotencyKey: "order-7"}
-	if _, err := runtime.NewClient(log, runtime.ClientOptions{}).SendPlain(ctx, "orders", prov, []byte("order 7")); err != nil {
+	if _, err := runtime.NewClient(log, runtime.ClientConfig{}).SendPlain(ctx, "orders", prov, []byte("order 7")); err != nil {
 		panic(err)
 	}
 	<-done

@@ -77,7 +77,7 @@ func start(t *testing.T, tr runtime.Transport, cfg runtime.ConsumerConfig) *runn
 		cfg.Group = agent
 	}
 	if cfg.Client == nil {
-		cfg.Client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quietLogger()})
+		cfg.Client = runtime.NewClient(tr, runtime.ClientConfig{Logger: quietLogger()})
 	}
 	c, err := runtime.NewConsumer(tr, cfg)
 	if err != nil {

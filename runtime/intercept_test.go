@@ -214,7 +214,7 @@ func (h *headerStamp) InterceptSend(ctx context.Context, s *runtime.Send, next f
 func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	stamp := &headerStamp{sends: make(chan runtime.Send, 8)}
-	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
+	client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
 	startPonger(t, client)
 	reply, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")})
 	if err != nil {
@@ -352,7 +352,7 @@ func (r *requestTrail) InterceptRequest(ctx context.Context, call *runtime.Reque
 func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	rt := &requestTrail{seen: make(chan string, 2)}
-	client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
+	client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
 	startPonger(t, client)
 	if _, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
 		t.Fatal(err)

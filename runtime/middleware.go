@@ -17,7 +17,7 @@ import "context"
 //   - RequestInterceptor wraps every request/reply call of a client.
 //
 // Install middleware in Tuning.Middleware (one consumer or agent) or
-// ClientOptions.Middleware (every consumer on the client, then its sends
+// ClientConfig.Middleware (every consumer on the client, then its sends
 // and requests). The runtime finds the extra interfaces by type assertion
 // on each listed Middleware; to have the compiler check that a type
 // implements the one you mean, assert it in your package, e.g.
@@ -48,7 +48,7 @@ func (MiddlewareDefaults) AfterHandle(context.Context, *Message, error, int) {}
 // and the handler. It may pass next a different Ctx (see Ctx.WithContext)
 // so the handler runs under, say, a span's context, and it sees the
 // attempt's error. A Middleware listed in Tuning.Middleware (or
-// ClientOptions.Middleware) that also implements Interceptor wraps the
+// ClientConfig.Middleware) that also implements Interceptor wraps the
 // attempt, outermost first; the BeforeHandle and AfterHandle hooks of every
 // middleware run innermost, just around the handler, as one interceptor.
 type Interceptor interface {
@@ -76,7 +76,7 @@ func (InterceptorFunc) AfterHandle(context.Context, *Message, error, int) {}
 // next exactly once, on its own goroutine before it returns, with the
 // context the gates, the middleware and the handler should run under, and
 // once next returns d says how the record ended. A Middleware in Tuning.Middleware (or
-// ClientOptions.Middleware) that implements it is used; observers nest in
+// ClientConfig.Middleware) that implements it is used; observers nest in
 // list order, the first outermost.
 type RecordObserver interface {
 	Middleware
@@ -95,7 +95,7 @@ type ConsumerObserver interface {
 // records (trace context, say) and must call next exactly once, which
 // publishes them, retries included. It sees every publish of a Producer:
 // sends, requests, replies, acks and dead letters. A Middleware in
-// ClientOptions.Middleware that implements it wraps the client's publishes.
+// ClientConfig.Middleware that implements it wraps the client's publishes.
 type SendInterceptor interface {
 	Middleware
 	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
@@ -104,7 +104,7 @@ type SendInterceptor interface {
 // RequestInterceptor wraps a request/reply call of a Client (Client.Request,
 // and Ctx.Request in a handler): the publish of the command and the wait
 // for its answer. next returns what Request returns. A Middleware in
-// ClientOptions.Middleware that implements it wraps the client's requests;
+// ClientConfig.Middleware that implements it wraps the client's requests;
 // the publish inside still passes the SendInterceptors.
 type RequestInterceptor interface {
 	Middleware

@@ -233,7 +233,7 @@ func TestPerConversationPoisonHoldsOnlyItsConversation(t *testing.T) {
 			finished <- b
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()}),
 		Tuning: runtime.Tuning{
 			Concurrency:    runtime.PerConversation(2),
 			Retry:          runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second},
@@ -287,7 +287,7 @@ func TestPerConversationRetryBackoffOfOneConversationDoesNotBlockAnother(t *test
 			finished <- b
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()}),
 		Tuning: runtime.Tuning{
 			// One handler at a time: only a slot lent during the backoff
 			// lets the other conversation run before the retry.
@@ -474,7 +474,7 @@ func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T)
 			finished <- b
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock, Logger: quietLogger()}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()}),
 		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), ShutdownGrace: time.Second},
 	})
 	before := plain(t, log, wire.Provenance{Conversation: conv()}, "before")
@@ -527,7 +527,7 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 			finished <- b
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
 		// A queue of 8 records: the hot conversation's backlog would fill
 		// it five times over.
 		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 4},

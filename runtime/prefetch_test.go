@@ -45,7 +45,7 @@ func TestPollerReadsAtMostOneBatchAhead(t *testing.T) {
 	for _, conc := range []runtime.Concurrency{runtime.Serial, runtime.PerPartition(1)} {
 		l := newLog(t, 1, clock.System{})
 		ctx := context.Background()
-		p := runtime.NewClient(l, runtime.ClientOptions{})
+		p := runtime.NewClient(l, runtime.ClientConfig{})
 		for i := range 10 {
 			prov := wire.Provenance{Conversation: wire.IDFromUint128(1, uint64(i))}
 			if _, err := p.SendPlain(ctx, topic, prov, []byte("x")); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// producerConfig is how a Producer publishes: ClientOptions.PublishAttempts
+// producerConfig is how a Producer publishes: ClientConfig.PublishAttempts
 // and PublishBackoff, and the client's middleware that intercept sends.
 type producerConfig struct {
 	attempts     int

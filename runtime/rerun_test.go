@@ -40,7 +40,7 @@ func TestRunAgainAfterDeadLetterFailureParksThePoison(t *testing.T) {
 				Group:   agent,
 				Agent:   agent,
 				Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(fmt.Errorf("poison")) }),
-				Client:  runtime.NewClient(faulty, runtime.ClientOptions{Logger: quietLogger()}),
+				Client:  runtime.NewClient(faulty, runtime.ClientConfig{Logger: quietLogger()}),
 				Tuning: runtime.Tuning{
 					DeadLetterSink: sink,
 					Retry:          runtime.RetryPolicy{MaxAttempts: 1},

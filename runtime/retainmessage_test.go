@@ -41,7 +41,7 @@ func TestHandlerKeepsItsMessagesUnchangedAcrossLaterBatches(t *testing.T) {
 				}),
 				Tuning: runtime.Tuning{Concurrency: conc, PollBatch: 16},
 			})
-			client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()})
+			client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()})
 			// One round at a time, each handled before the next is sent, so
 			// later rounds are polled and decoded while earlier messages are
 			// held.

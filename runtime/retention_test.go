@@ -37,7 +37,7 @@ func TestIdleConsumerKeepsNoHandledMessageAlive(t *testing.T) {
 				}),
 				Tuning: runtime.Tuning{Concurrency: conc},
 			})
-			client := runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()})
+			client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()})
 			for i := range n {
 				if _, err := client.SendPlain(context.Background(), topic, wire.Provenance{Conversation: conv()}, fmt.Appendf(nil, "m%d", i)); err != nil {
 					t.Fatal(err)

@@ -440,7 +440,7 @@ func TestSerialCommitsWithinABatchOnceASecondHasPassed(t *testing.T) {
 			}
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 		Tuning: runtime.Tuning{
 			PollBatch: 10,
 		},

@@ -51,7 +51,7 @@ func TestExpiredDuplicateIsDroppedAndCommittedNotDeadLettered(t *testing.T) {
 	r := start(t, log, runtime.ConsumerConfig{
 		Agent:   agent,
 		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Client:  runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client:  runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
 		},
@@ -85,7 +85,7 @@ func TestPlainReplyDropsTheIdempotencyKeyTargetsTheSenderAndSetsTheCausalParent(
 		Agent:        agent,
 		RespondTopic: resp,
 		Handler:      handlerFunc(func(c *runtime.Ctx) error { return c.Respond([]byte("done")) }),
-		Client:       runtime.NewClient(log, runtime.ClientOptions{Clock: clock}),
+		Client:       runtime.NewClient(log, runtime.ClientConfig{Clock: clock}),
 	})
 	c, parent, root := conv(), conv(), conv()
 	deadline, fence := uint64(epoch.Add(time.Hour).UnixMicro()), uint64(4)

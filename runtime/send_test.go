@@ -102,7 +102,7 @@ func TestCtxSendRefusesOptionsAPlainMessageCannotCarry(t *testing.T) {
 // A contract stamps its own deadline from its Expiry: a WithDeadline beside
 // it is a configuration error, not silently replaced.
 func TestContractRefusesADeadlineBesideItsExpiry(t *testing.T) {
-	c := runtime.NewClient(newLog(t, 1, clock.System{}), runtime.ClientOptions{Logger: quietLogger()})
+	c := runtime.NewClient(newLog(t, 1, clock.System{}), runtime.ClientConfig{Logger: quietLogger()})
 	_, err := c.SendContract(context.Background(), runtime.Contract{
 		Command: runtime.Command{From: sender, Target: agent, Body: []byte("x")}, Expiry: time.Second,
 	}, runtime.WithDeadline(time.Now().Add(time.Minute)))

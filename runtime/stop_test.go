@@ -31,7 +31,7 @@ func TestHardStopCommitsTheRecordsHandledBeforeIt(t *testing.T) {
 					}
 					return nil
 				}),
-				Client: runtime.NewClient(log, runtime.ClientOptions{Logger: quietLogger()}),
+				Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
 				Tuning: runtime.Tuning{
 					Concurrency: conc,
 				},

@@ -48,7 +48,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	topics := strings.Split(os.Getenv(envCrashTops), ",")
-	client := runtime.NewClient(featuretest.Dial(t, addr), runtime.ClientOptions{})
+	client := runtime.NewClient(featuretest.Dial(t, addr), runtime.ClientConfig{})
 	defer client.Close()
 	wf := &workflow.Workflow{Name: "planner", Steps: crashSteps(), RunID: run, Inbox: topics[0], ReplyTopic: topics[1], Journal: topics[2]}
 	out, err := wf.Run(t.Context(), client)

@@ -165,7 +165,7 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 			return fmt.Errorf("no pending request with correlation %s in %s", shown(corr), *topic)
 		}
 		m := matching[0]
-		client := runtime.NewClient(t, runtime.ClientOptions{})
+		client := runtime.NewClient(t, runtime.ClientConfig{})
 		defer client.Close()
 		if err := humaninput.Answer(ctx, client, *topic, *as, m, refuse, []byte(text), key); err != nil {
 			return err

@@ -31,7 +31,7 @@ func asking(t *testing.T, prompt string) (string, chan error, chan string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestApprovalsAnswerRefusesACorrelationTwoRequestsShare(t *testing.T) {
 	}
 	forged := *pending[0].Envelope
 	forged.Record, forged.Body = nil, []byte("rotate the staging log?")
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if _, err := rawsend.Envelope(ctx, client, runtime.TopicHumanInput, &forged, wire.ContentRaw); err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestBrowserRedrivesADeadLetterThatIsThenHandled(t *testing.T) {
 	}
 	// The agent, started again, handles the redriven copy.
 	handled := make(chan string, 4)
-	client := runtime.NewClient(s.tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(s.tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	agent, err := client.NewAgent(runtime.AgentConfig{ID: "ledger", Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
 			handled <- string(c.Message().Body())

@@ -1002,7 +1002,7 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 	if text == "" && !refuse {
 		text = "approved"
 	}
-	client := runtime.NewClient(c.t, runtime.ClientOptions{Logger: c.cfg.logger})
+	client := runtime.NewClient(c.t, runtime.ClientConfig{Logger: c.cfg.logger})
 	defer client.Close()
 	if err := humaninput.Answer(ctx, client, topic, "console", matching[0], refuse, []byte(text), nil); err != nil {
 		c.failErr(w, r, err)

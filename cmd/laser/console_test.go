@@ -34,7 +34,7 @@ func seed(t *testing.T) *seeded {
 	t.Helper()
 	addr, tr := poisoned(t)
 	ctx := t.Context()
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	card := &wire.AgentCard{Name: "ledger", Version: "1.2.0", Capabilities: []wire.CapabilityDescriptor{{SkillID: "book"}, {SkillID: "refund"}}}
 	if err := registry.PublishCard(ctx, client, "", "ledger", card, nil); err != nil {

@@ -33,7 +33,7 @@ func TestHumanOutputEscapesWhatPeersWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		t.Fatal(err)
 	}

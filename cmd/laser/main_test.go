@@ -44,7 +44,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	if err := client.Bootstrap(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

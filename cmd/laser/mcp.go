@@ -49,7 +49,7 @@ clients run a server; --list prints the tools and exits.`,
 		}
 		defer t.Close()
 		// stdout is the MCP stream under stdio: every log goes to stderr.
-		client := runtime.NewClient(t, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		client := runtime.NewClient(t, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		defer client.Close()
 		ops, err := registryOperations(ctx, client, *registryTopic, *topic, *replies, *listens)
 		if err != nil {

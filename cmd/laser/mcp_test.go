@@ -29,7 +29,7 @@ func deskOnRegistry(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)

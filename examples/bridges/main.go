@@ -63,7 +63,7 @@ func main() {
 
 // start runs the help desk on an embedded log and returns its client.
 func start(ctx context.Context) (*runtime.Client, func(), error) {
-	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1, HelpdeskListenTopic); err != nil {
 		return nil, nil, err
 	}

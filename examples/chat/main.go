@@ -84,7 +84,7 @@ type line struct{ user, text string }
 // and stops the agents.
 func session(ctx context.Context, tr runtime.Transport, out io.Writer, lines []line) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2, inbox); err != nil {
 		return err

@@ -30,7 +30,7 @@ func main() {
 // caller has printed the greeter's answer.
 func run(ctx context.Context, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("hello", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("hello", embedlog.Config{}), runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2, "caller.inbox"); err != nil {
 		return err

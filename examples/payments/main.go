@@ -58,7 +58,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// The caller's and the treasurers' client is not governed: the policy
 	// governs the payer, through its agent's gate.
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1, PayerListenTopic, TopicTransfers, govern.TopicProposals); err != nil {
 		return err

@@ -66,7 +66,7 @@ func main() {
 // run starts the agents, then plays the planner.
 func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	var handles []*runtime.AgentHandle
 	defer func() {

@@ -50,7 +50,7 @@ func main() {
 // run starts the writer, streams two answers and prints them.
 func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		return err

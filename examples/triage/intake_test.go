@@ -53,7 +53,7 @@ func intakeWithFakes(verdict Classification, classifyErr error) (*Intake, *fakeC
 // submitCtx is the handler context of a "submit" command carrying ticket.
 func submitCtx(t *testing.T, ticket Ticket) *runtime.Ctx {
 	t.Helper()
-	client := runtime.NewClient(embedlog.New("triage-unit", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("triage-unit", embedlog.Config{}), runtime.ClientConfig{})
 	t.Cleanup(func() { client.Close() })
 	conv := client.IDs().NewID()
 	op := IntakeOpSubmit

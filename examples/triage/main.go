@@ -88,7 +88,7 @@ const malformed = `{"id": "T-5", "text": "this ticket is cut off`
 // (tracing, say) is installed on the client every agent runs on.
 func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...runtime.Middleware) (Figures, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger, Middleware: middleware})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger, Middleware: middleware})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 2, "triage.intake", "triage.classify", "triage.resolve", "triage.audit"); err != nil {
 		return Figures{}, err

@@ -29,7 +29,7 @@ func EachTransport(t *testing.T, test func(t *testing.T, client *runtime.Client)
 // partition), closed when t ends.
 func Client(t *testing.T, tr runtime.Transport) *runtime.Client {
 	t.Helper()
-	client := runtime.NewClient(tr, runtime.ClientOptions{})
+	client := runtime.NewClient(tr, runtime.ClientConfig{})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatalf("bootstrap: %v", err)

@@ -29,7 +29,7 @@ func Rate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) floa
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}
-	p := runtime.NewClient(log, runtime.ClientOptions{}).Producer()
+	p := runtime.NewClient(log, runtime.ClientConfig{}).Producer()
 	batch := make([]runtime.Outgoing, 0, 256)
 	flush := func() {
 		if _, err := p.Publish(ctx, topic, batch...); err != nil {
@@ -65,7 +65,7 @@ func Rate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) floa
 			}
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			Concurrency:  conc,
 			Deduplicator: dedup,

@@ -38,7 +38,7 @@ type Rig struct {
 // agents, each ready when Start returns. Logs are discarded, so an example's
 // output is only what it prints. It panics when setup fails.
 func Start(ctx context.Context, agents ...Agent) *Rig {
-	client := runtime.NewClient(embedlog.New("example", embedlog.Config{}), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("example", embedlog.Config{}), runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)
 	}

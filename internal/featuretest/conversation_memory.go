@@ -203,7 +203,7 @@ func (c *countingTransport) ReadRange(ctx context.Context, topic string, partiti
 func conversationMemoryIncremental(w *conversationWorld) {
 	topic := w.topic("incr", 3)
 	counting := &countingTransport{Transport: w.tr}
-	client := runtime.NewClient(counting, runtime.ClientOptions{})
+	client := runtime.NewClient(counting, runtime.ClientConfig{})
 	defer client.Close()
 	m := memory.New(client, memory.Options{Topic: topic})
 	scope := memory.Scope{Conversation: w.conv()}

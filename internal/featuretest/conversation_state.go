@@ -166,7 +166,7 @@ func conversationSession(w *conversationWorld) {
 	conv := conversation.PerUser.ConversationFor(user, nil)
 	w.say(topic, conv, user, "hello")
 	w.say(topic, conversation.PerUser.ConversationFor(user+"-other", nil), "someone", "not yours")
-	second := runtime.NewClient(w.tr, runtime.ClientOptions{})
+	second := runtime.NewClient(w.tr, runtime.ClientConfig{})
 	defer second.Close()
 	again := conversation.PerUser.ConversationFor(user, second.IDs())
 	if again != conv {

@@ -172,7 +172,7 @@ func humanInputVerified(w *humanInputWorld) {
 	if err := keys.EnrollOperator("alice", alice.Public()); err != nil {
 		w.T.Fatal(err)
 	}
-	strict := runtime.NewClient(w.Tr, runtime.ClientOptions{Verifier: keys})
+	strict := runtime.NewClient(w.Tr, runtime.ClientConfig{Verifier: keys})
 	defer strict.Close()
 	w.human(w.Client, "alice", false, "unsigned yes", nil)
 	if _, err := w.ask(strict, 300*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
@@ -245,7 +245,7 @@ func (w *humanInputWorld) keys() (strict *runtime.Client, keys *sign.Registry, a
 			w.T.Fatal(err)
 		}
 	}
-	strict = runtime.NewClient(w.Tr, runtime.ClientOptions{Verifier: keys})
+	strict = runtime.NewClient(w.Tr, runtime.ClientConfig{Verifier: keys})
 	w.T.Cleanup(func() { _ = strict.Close() })
 	return strict, keys, alice, mallory, bob
 }

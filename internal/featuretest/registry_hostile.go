@@ -56,7 +56,7 @@ func registryFactReplayAfterRetention(w *World) {
 		w.T.Fatal(err)
 	}
 	clock := lasertest.NewManualClock(time.Now())
-	client := runtime.NewClient(w.Tr, runtime.ClientOptions{Clock: clock})
+	client := runtime.NewClient(w.Tr, runtime.ClientConfig{Clock: clock})
 	w.T.Cleanup(func() { _ = client.Close() })
 	if err := registry.Unquarantine(w.Ctx, client, w.Topic, "ops", "a", operator); err != nil {
 		w.T.Fatal(err)

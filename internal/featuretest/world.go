@@ -43,7 +43,7 @@ type World struct {
 // NewWorld returns a world with a fresh registry topic name; its context
 // ends with the test.
 func NewWorld(t *testing.T, tr runtime.Transport) *World {
-	client := runtime.NewClient(tr, runtime.ClientOptions{})
+	client := runtime.NewClient(tr, runtime.ClientConfig{})
 	t.Cleanup(func() { _ = client.Close() })
 	return &World{T: t, Tr: tr, Client: client, Ctx: t.Context(), Topic: Name("registry")}
 }

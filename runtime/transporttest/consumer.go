@@ -98,7 +98,7 @@ func (w *world) send(prov wire.Provenance, body string) runtime.Position {
 // client returns a quiet client over the world's transport, closed at the
 // end of the test.
 func (w *world) client() *runtime.Client {
-	c := runtime.NewClient(w.tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c := runtime.NewClient(w.tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	w.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -125,7 +125,7 @@ func (w *world) start(tr runtime.Transport, mutate func(*runtime.ConsumerConfig)
 			w.handled <- body
 			return nil
 		}),
-		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{
 			DeadLetterTopic: w.dlq,
 			DeadLetterSink:  func(_ context.Context, dl runtime.DeadLetter) { w.parked <- dl },

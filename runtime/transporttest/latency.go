@@ -43,7 +43,7 @@ func Latency(b *testing.B, consume, publish runtime.Transport) {
 			got <- time.Duration(time.Now().UnixNano() - sentAt.Load())
 			return nil
 		}),
-		Client: runtime.NewClient(consume, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(consume, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -104,7 +104,7 @@ func slowRun(b *testing.B, tr runtime.Transport, conc runtime.Concurrency, recor
 			}
 			return nil
 		}),
-		Client: runtime.NewClient(tr, runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 		Tuning: runtime.Tuning{Concurrency: conc, PollBatch: 256},
 	})
 	if err != nil {

@@ -69,7 +69,7 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w.client = runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet})
+	w.client = runtime.NewClient(tr, runtime.ClientConfig{Logger: quiet})
 	t.Cleanup(func() { _ = w.client.Close() })
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
 		Topic:        w.cmds,

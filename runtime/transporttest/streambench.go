@@ -23,7 +23,7 @@ func BenchStream(b *testing.B, tr runtime.Transport, chunks, size int) {
 		b.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: quiet, ReplyPollInterval: time.Millisecond})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: quiet, ReplyPollInterval: time.Millisecond})
 	defer client.Close()
 	piece := make([]byte, size)
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{

@@ -82,7 +82,7 @@ func (r *reflectRouter) Handle(c *runtime.Ctx) error {
 // body, answering through a transport that discards.
 func benchCtx(b *testing.B, op string, ct wire.ContentType, body []byte) *runtime.Ctx {
 	b.Helper()
-	client := runtime.NewClient(&discardTransport{pos: make([]runtime.Position, 1)}, runtime.ClientOptions{})
+	client := runtime.NewClient(&discardTransport{pos: make([]runtime.Position, 1)}, runtime.ClientConfig{})
 	b.Cleanup(func() { client.Close() })
 	corr := client.IDs().NewID()
 	conv := client.IDs().NewID()

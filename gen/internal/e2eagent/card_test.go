@@ -18,7 +18,7 @@ func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tr := embedlog.New("laser", embedlog.Config{})
-	client := runtime.NewClient(tr, runtime.ClientOptions{})
+	client := runtime.NewClient(tr, runtime.ClientConfig{})
 	defer client.Close()
 	if err := client.Bootstrap(ctx, 1, "billing.commands"); err != nil {
 		t.Fatal(err)

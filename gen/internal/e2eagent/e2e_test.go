@@ -31,7 +31,7 @@ func start(t *testing.T) (context.Context, *harness) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: logger})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
 }
 
 func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
-	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{})
 	defer client.Close()
 	if _, err := NewBillingAgent(client, nil); !errors.Is(err, runtime.ErrConfig) {
 		t.Fatalf("error %v, want a config error", err)

@@ -17,7 +17,7 @@ import (
 func TestGeneratedAgentRunsPerConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Bootstrap(ctx, 2, "billing.commands", "billing.responses"); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		defer rdb.Close()
 		dedup = redisdedup.New(rdb, o.group, redisdedup.Options{Owner: o.owner, Lease: o.lease})
 	}
-	client := runtime.NewClient(tr, runtime.ClientOptions{Logger: logger})
+	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	concurrency := runtime.Serial
 	switch {
 	case o.handlers > 0:
