@@ -56,7 +56,7 @@ func (w *memoryWorld) open(ctx context.Context) error {
 	if err := client.Transport().EnsureTopics(ctx, 2, topic); err != nil {
 		return err
 	}
-	w.mem = memory.New(client, memory.Options{Topic: topic})
+	w.mem = memory.New(client, memory.Config{Topic: topic})
 	w.scope = memory.Scope{Conversation: client.IDs().NewID(), Agent: "agent", Lifetime: memory.Durable}
 	w.ids = map[string]wire.ID{}
 	return nil

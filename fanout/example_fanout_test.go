@@ -19,7 +19,7 @@ func ExampleSend() {
 		examplerig.Agent{ID: "rev-bo", Skills: []string{"review"}, Answer: examplerig.Says("needs a test")},
 	)
 	defer rig.Close()
-	reg := registry.New(rig.Client.Transport(), registry.Options{})
+	reg := registry.New(rig.Client.Transport(), registry.Config{})
 	if err := reg.Refresh(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -34,7 +34,7 @@ func (w *world) start(cfg runtime.AgentConfig) {
 func (w *world) human(grant bool, prompts chan<- []byte) {
 	// The human is another principal: the client's policy does not govern
 	// its answers.
-	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Options{})
+	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Config{})
 	w.start(runtime.AgentConfig{ID: "alice", Listen: runtime.TopicHumanInput, Gate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 		if hc.Message().Kind() != wire.KindCommand {
 			return nil
@@ -45,7 +45,7 @@ func (w *world) human(grant bool, prompts chan<- []byte) {
 }
 
 func TestStepUpRunsTheEffectOnceAHumanApproves(t *testing.T) {
-	w := governed(t, fixed(govern.StepUp("payments:wire", "above the limit")), govern.Options{})
+	w := governed(t, fixed(govern.StepUp("payments:wire", "above the limit")), govern.Config{})
 	prompts := make(chan []byte, 1)
 	w.human(true, prompts)
 	if _, err := w.emit(); err != nil {
@@ -63,7 +63,7 @@ func TestStepUpRunsTheEffectOnceAHumanApproves(t *testing.T) {
 }
 
 func TestStepUpRefusedPublishesNothing(t *testing.T) {
-	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Options{})
+	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Config{})
 	w.human(false, make(chan []byte, 1))
 	_, err := w.emit()
 	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, humaninput.ErrRefused) {
@@ -78,7 +78,7 @@ func TestStepUpRefusedPublishesNothing(t *testing.T) {
 }
 
 func TestStepUpWithNoAnswerIsRefusedAtTheTimeout(t *testing.T) {
-	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Options{ApprovalTimeout: 50 * time.Millisecond})
+	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Config{ApprovalTimeout: 50 * time.Millisecond})
 	_, err := w.emit()
 	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, runtime.ErrTimeout) {
 		t.Fatalf("emit with nobody to approve: %v, want ErrRefused after a timeout", err)
@@ -105,7 +105,7 @@ func (w *world) voters(approve map[string]bool) {
 
 func TestAProposalCommittedByTwoOfThreeReleasesTheEffect(t *testing.T) {
 	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
-	w := governed(t, fixed(govern.Propose(q, "large transfer")), govern.Options{})
+	w := governed(t, fixed(govern.Propose(q, "large transfer")), govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestAProposalCommittedByTwoOfThreeReleasesTheEffect(t *testing.T) {
 
 func TestAProposalRejectedByTheVotersStopsTheEffect(t *testing.T) {
 	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
-	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{})
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +141,9 @@ func TestAProposalRejectedByTheVotersStopsTheEffect(t *testing.T) {
 }
 
 func TestAnAgentsGateOverridesTheClients(t *testing.T) {
-	w := governed(t, fixed(govern.Allow()), govern.Options{})
+	w := governed(t, fixed(govern.Allow()), govern.Config{})
 	done := make(chan error, 1)
-	strict := govern.NewGate(fixed(govern.Block("this agent may not send")), govern.Options{})
+	strict := govern.NewGate(fixed(govern.Block("this agent may not send")), govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestAnAgentsGateOverridesTheClients(t *testing.T) {
 func TestAProposalNobodyVotesOnExpiresAtItsDeadline(t *testing.T) {
 	clock := lasertest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	q := govern.Quorum{Rule: govern.Majority, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
-	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{Clock: clock})
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Config{Clock: clock})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := w.emit()

@@ -43,7 +43,7 @@ func only(t *testing.T, fs []govern.Finding) govern.Finding {
 }
 
 func TestAnUntouchedChainVerifies(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := w.chain(5)
 	if fs := govern.Verify(entries, govern.VerifyOptions{}); len(fs) != 0 {
 		t.Fatalf("findings on an untouched chain: %v", fs)
@@ -56,7 +56,7 @@ func TestAnUntouchedChainVerifies(t *testing.T) {
 }
 
 func TestARemovedRecordIsFoundWhereItWas(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := w.chain(5)
 	f := only(t, govern.Verify(slices.Delete(slices.Clone(entries), 2, 3), govern.VerifyOptions{}))
 	if f.Problem != govern.Removed || f.Index != 2 || f.Seq != 4 {
@@ -65,7 +65,7 @@ func TestARemovedRecordIsFoundWhereItWas(t *testing.T) {
 }
 
 func TestARemovedFirstRecordIsFound(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := w.chain(3)
 	f := only(t, govern.Verify(entries[1:], govern.VerifyOptions{}))
 	if f.Problem != govern.Removed || f.Index != 0 {
@@ -74,7 +74,7 @@ func TestARemovedFirstRecordIsFound(t *testing.T) {
 }
 
 func TestAReorderedRecordIsFoundWhereItWas(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := slices.Clone(w.chain(5))
 	entries[1], entries[2] = entries[2], entries[1]
 	fs := govern.Verify(entries, govern.VerifyOptions{})
@@ -89,7 +89,7 @@ func TestAReorderedRecordIsFoundWhereItWas(t *testing.T) {
 }
 
 func TestAnAlteredRecordIsFoundWhereItWas(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := slices.Clone(w.chain(5))
 	altered := *entries[3].Evidence
 	altered.Outcome = govern.OutcomeEffected
@@ -101,7 +101,7 @@ func TestAnAlteredRecordIsFoundWhereItWas(t *testing.T) {
 }
 
 func TestAnAlteredRecordWithARecomputedHashBreaksTheNextLink(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
 	entries := slices.Clone(w.chain(5))
 	altered := *entries[2].Evidence
 	altered.Reason = "allowed after all"
@@ -119,7 +119,7 @@ func TestSignedEvidenceVerifiesAndATamperedBodyDoesNot(t *testing.T) {
 	if err := keys.Enroll("governor", key.Public()); err != nil {
 		t.Fatal(err)
 	}
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Key: key})
 	entries := slices.Clone(w.chain(3))
 	if fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys}); len(fs) != 0 {
 		t.Fatalf("findings on signed evidence: %v", fs)
@@ -144,7 +144,7 @@ func TestSignedEvidenceVerifiesAndATamperedBodyDoesNot(t *testing.T) {
 
 func TestEvidenceIsStampedByTheInjectedClock(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Clock: lasertest.NewManualClock(at)})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Clock: lasertest.NewManualClock(at)})
 	if _, err := w.emit(); err == nil {
 		t.Fatal("a blocked effect ran")
 	}
@@ -200,7 +200,7 @@ func TestEvidenceResignedByAnotherTrustedKeyIsReported(t *testing.T) {
 	if err := keys.Enroll("eve", eve.Public()); err != nil {
 		t.Fatal(err)
 	}
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Key: key})
 	entries := slices.Clone(w.chain(3))
 	resign(t, entries, 1, eve, entries[1].Envelope.Source)
 	fs := govern.Verify(entries, govern.VerifyOptions{Keys: keys})
@@ -218,7 +218,7 @@ func TestAChainResignedWholeUnderAnotherSourceFailsItsPinnedSigner(t *testing.T)
 	if err := keys.Enroll("eve", eve.Public()); err != nil {
 		t.Fatal(err)
 	}
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Key: key, Producer: "gate-1"})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Key: key, Producer: "gate-1"})
 	entries := slices.Clone(w.chain(2))
 	for i := range entries {
 		resign(t, entries, i, eve, "eve")
@@ -239,7 +239,7 @@ func TestAChainResignedWholeUnderAnotherSourceFailsItsPinnedSigner(t *testing.T)
 }
 
 func TestARemovedTailIsReportedAgainstTheExpectedLastSeq(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Producer: "gate-1"})
 	entries := w.chain(4)
 	if fs := govern.Verify(entries[:2], govern.VerifyOptions{}); len(fs) != 0 {
 		t.Fatalf("findings %v: without an expectation a cut tail is not visible, as documented", fs)
@@ -254,7 +254,7 @@ func TestARemovedTailIsReportedAgainstTheExpectedLastSeq(t *testing.T) {
 }
 
 func TestAWholeRemovedChainIsReportedWhenExpected(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Options{Producer: "gate-1"})
+	w := governed(t, fixed(govern.Block("no")), govern.Config{Producer: "gate-1"})
 	entries := w.chain(2)
 	f := only(t, govern.Verify(entries, govern.VerifyOptions{Expect: map[string]uint64{"gate-1": 2, "gate-2": 3}}))
 	if f.Problem != govern.Removed || f.Producer != "gate-2" || f.Index != 0 {

@@ -18,7 +18,7 @@
 // closed in either mode.
 //
 // Every decision other than allow (and allows too, with
-// Options.RecordAllows) appends Evidence to agent.audit as an AGDX event with
+// Config.RecordAllows) appends Evidence to agent.audit as an AGDX event with
 // operation OperationDecision. Each gate's records form a hash chain (each
 // carries its predecessor's hash and a sequence number) and are signed when
 // the gate has a key, so Verify finds a removed, reordered or altered

@@ -15,9 +15,9 @@ import (
 	"github.com/lasergo/laser/sign"
 )
 
-// Options configures a Gate; the zero value enforces, records non-allow
+// Config configures a Gate; the zero value enforces, records non-allow
 // decisions on agent.audit unsigned, and uses the client's clock.
-type Options struct {
+type Config struct {
 	// Mode is Enforce (default) or Observe.
 	Mode Mode
 	// RecordAllows records allow decisions too.
@@ -56,7 +56,7 @@ type Options struct {
 // them (see the package doc); it is a runtime.EffectGate.
 type Gate struct {
 	gov  Governor
-	opts Options
+	opts Config
 
 	// mu serializes the chain: a record is sealed against the previous
 	// one and the chain advances only once it is on the log.
@@ -75,7 +75,7 @@ type admission struct {
 }
 
 // NewGate returns the gate applying gov under opts.
-func NewGate(gov Governor, opts Options) *Gate {
+func NewGate(gov Governor, opts Config) *Gate {
 	if opts.Mode == "" {
 		opts.Mode = Enforce
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 func TestBlockPublishesNothingAndReturnsErrBlocked(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no wires").WithPolicy("payments", "v3")), govern.Options{})
+	w := governed(t, fixed(govern.Block("no wires").WithPolicy("payments", "v3")), govern.Config{})
 	_, err := w.emit()
 	if !errors.Is(err, govern.ErrBlocked) {
 		t.Fatalf("emit: %v, want ErrBlocked", err)
@@ -40,7 +40,7 @@ func TestBlockPublishesNothingAndReturnsErrBlocked(t *testing.T) {
 
 func TestAllowRunsTheEffectAndRecordsNothingUnlessAsked(t *testing.T) {
 	for _, all := range []bool{false, true} {
-		w := governed(t, fixed(govern.Allow()), govern.Options{RecordAllows: all})
+		w := governed(t, fixed(govern.Allow()), govern.Config{RecordAllows: all})
 		if _, err := w.emit(); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestAllowRunsTheEffectAndRecordsNothingUnlessAsked(t *testing.T) {
 }
 
 func TestModifyPublishesTheReplacementAndRecordsIt(t *testing.T) {
-	w := governed(t, fixed(govern.Modify([]byte("wire-funds [redacted]"), "redact")), govern.Options{})
+	w := governed(t, fixed(govern.Modify([]byte("wire-funds [redacted]"), "redact")), govern.Config{})
 	if _, err := w.emit(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestModifyReplacesMetadata(t *testing.T) {
 	var md wire.Metadata
 	md.Set(wire.MetaDataClassification, wire.StrValue("restricted"))
 	d := govern.Decision{Verdict: govern.VerdictModify, Metadata: md}
-	w := governed(t, fixed(d), govern.Options{})
+	w := governed(t, fixed(d), govern.Config{})
 	if _, err := w.emit(runtime.WithMetadata(wire.MetaDataClassification, wire.StrValue("public"))); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestModifyReplacesMetadata(t *testing.T) {
 }
 
 func TestDeferIsARetryableErrorAndPublishesNothing(t *testing.T) {
-	w := governed(t, fixed(govern.Defer("outside business hours")), govern.Options{})
+	w := governed(t, fixed(govern.Defer("outside business hours")), govern.Config{})
 	_, err := w.emit()
 	if !errors.Is(err, govern.ErrDeferred) || !runtime.IsRetryable(err) {
 		t.Fatalf("emit: %v, want a retryable ErrDeferred", err)
@@ -107,7 +107,7 @@ func TestAGovernorErrorFailsClosedInEitherMode(t *testing.T) {
 		return govern.Decision{}, errors.New("policy engine down")
 	})
 	for _, mode := range []govern.Mode{govern.Enforce, govern.Observe} {
-		w := governed(t, broken, govern.Options{Mode: mode})
+		w := governed(t, broken, govern.Config{Mode: mode})
 		_, err := w.emit()
 		if !errors.Is(err, govern.ErrBlocked) {
 			t.Fatalf("emit under a failing governor in %s mode: %v, want ErrBlocked", mode, err)
@@ -122,7 +122,7 @@ func TestAGovernorErrorFailsClosedInEitherMode(t *testing.T) {
 }
 
 func TestAnUnknownVerdictFailsClosed(t *testing.T) {
-	w := governed(t, fixed(govern.Decision{Verdict: "maybe"}), govern.Options{})
+	w := governed(t, fixed(govern.Decision{Verdict: "maybe"}), govern.Config{})
 	if _, err := w.emit(); !errors.Is(err, govern.ErrBlocked) {
 		t.Fatalf("emit: %v, want ErrBlocked", err)
 	}
@@ -130,7 +130,7 @@ func TestAnUnknownVerdictFailsClosed(t *testing.T) {
 
 func TestObserveModeRecordsWhatEnforceWouldDoAndLetsTheEffectThrough(t *testing.T) {
 	for _, d := range []govern.Decision{govern.Block("no"), govern.Defer("later"), govern.Modify([]byte("other"), ""), govern.StepUp("payments", "")} {
-		w := governed(t, fixed(d), govern.Options{Mode: govern.Observe})
+		w := governed(t, fixed(d), govern.Config{Mode: govern.Observe})
 		if _, err := w.emit(); err != nil {
 			t.Fatalf("%s in observe mode: %v, want the effect through", d.Verdict, err)
 		}
@@ -150,7 +150,7 @@ func TestTheGovernorSeesTheAction(t *testing.T) {
 		seen = *a
 		return govern.Allow(), nil
 	})
-	w := governed(t, gov, govern.Options{})
+	w := governed(t, gov, govern.Config{})
 	_, err := w.c.SendCommand(w.ctx, runtime.Command{From: "planner", Target: "payer", Body: []byte("wire-funds")},
 		runtime.WithOperation("wire"), runtime.WithMetadata(wire.MetaPurpose, wire.StrValue("payroll")),
 		runtime.WithMetadata(wire.MetaDataClassification, wire.StrValue("pii")))
@@ -165,7 +165,7 @@ func TestTheGovernorSeesTheAction(t *testing.T) {
 }
 
 func TestRawPublishesAreGoverned(t *testing.T) {
-	w := governed(t, fixed(govern.Block("raw")), govern.Options{})
+	w := governed(t, fixed(govern.Block("raw")), govern.Config{})
 	_, err := w.c.Producer().Publish(w.ctx, "agent.commands", runtime.Outgoing{Payload: []byte("wire-funds")})
 	if !errors.Is(err, govern.ErrBlocked) {
 		t.Fatalf("raw publish: %v, want ErrBlocked", err)
@@ -181,7 +181,7 @@ func TestRawPublishesAreGoverned(t *testing.T) {
 func TestAFailedEvidenceWriteFailsAProceedingEffect(t *testing.T) {
 	// The audit topic does not exist, so no decision can be recorded: an
 	// effect whose decision is unrecorded must not run.
-	w := governed(t, fixed(govern.Modify([]byte("x"), "")), govern.Options{AuditTopic: "missing.audit"})
+	w := governed(t, fixed(govern.Modify([]byte("x"), "")), govern.Config{AuditTopic: "missing.audit"})
 	if _, err := w.emit(); err == nil {
 		t.Fatal("a modified effect ran without its evidence")
 	}
@@ -191,8 +191,8 @@ func TestAFailedEvidenceWriteFailsAProceedingEffect(t *testing.T) {
 }
 
 func TestMemoryWritesAreGoverned(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no memory")), govern.Options{})
-	mem := memory.New(w.c, memory.Options{Topic: "agent.memory"})
+	w := governed(t, fixed(govern.Block("no memory")), govern.Config{})
+	mem := memory.New(w.c, memory.Config{Topic: "agent.memory"})
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.memory"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestEachFanOutBranchIsGoverned(t *testing.T) {
 		mu.Unlock()
 		return govern.Block("no fan-out"), nil
 	})
-	w := governed(t, gov, govern.Options{})
+	w := governed(t, gov, govern.Config{})
 	g, err := fanout.SendTo(w.ctx, w.c, []string{"ann", "bob"}, fanout.Request{Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}, fanout.RequireAll())
 	if err == nil && len(g.OK) > 0 {
 		t.Fatalf("fan-out answered %d branches, want every branch blocked", len(g.OK))
@@ -242,7 +242,7 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	w := governed(t, gov, govern.Options{})
+	w := governed(t, gov, govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	w := governed(t, gov, govern.Options{})
+	w := governed(t, gov, govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
 		topics = append(topics, a.Topic)
 		return govern.Block("nothing leaves"), nil
 	})
-	w := governed(t, gov, govern.Options{})
+	w := governed(t, gov, govern.Config{})
 	if _, err := w.emit(); !errors.Is(err, govern.ErrBlocked) {
 		t.Fatalf("emit: %v, want ErrBlocked", err)
 	}
@@ -307,7 +307,7 @@ func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
 }
 
 func TestAnAdmittedEffectThatFailsToPublishIsRecordedFailed(t *testing.T) {
-	w := governed(t, fixed(govern.Allow()), govern.Options{RecordAllows: true})
+	w := governed(t, fixed(govern.Allow()), govern.Config{RecordAllows: true})
 	if _, err := w.c.Emit(w.ctx, "agent.nowhere", "planner", []byte("wire-funds")); err == nil {
 		t.Fatal("an emit to a topic that does not exist succeeded")
 	}
@@ -328,7 +328,7 @@ func TestAModifyGivingMetadataToARecordWithoutAnEnvelopeFailsClosed(t *testing.T
 	md.Set(wire.MetaPurpose, wire.StrValue("audit"))
 	d := govern.Modify([]byte("redacted"), "redact")
 	d.Metadata = md
-	w := governed(t, fixed(d), govern.Options{})
+	w := governed(t, fixed(d), govern.Config{})
 	sends := map[string]func() error{
 		"publish": func() error {
 			_, err := w.c.Producer().Publish(w.ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("wire-funds")})
@@ -368,12 +368,12 @@ func TestAHandlerDeferredOnceIsRetriedAndItsEffectPublished(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	w := governed(t, fixed(govern.Allow()), govern.Options{})
+	w := governed(t, fixed(govern.Allow()), govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
 	attempts, sent := make(chan int, 2), make(chan error, 2)
-	gate := govern.NewGate(gov, govern.Options{})
+	gate := govern.NewGate(gov, govern.Config{})
 	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: gate,
 		Tuning: runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond}},
 		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {

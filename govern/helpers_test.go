@@ -20,7 +20,7 @@ type world struct {
 }
 
 // governed returns a world whose client is governed by gov under opts.
-func governed(t *testing.T, gov govern.Governor, opts govern.Options) *world {
+func governed(t *testing.T, gov govern.Governor, opts govern.Config) *world {
 	t.Helper()
 	tr := embedlog.New("laser", embedlog.Config{})
 	if err := runtime.NewClient(tr, runtime.ClientConfig{}).Bootstrap(t.Context(), 1); err != nil {

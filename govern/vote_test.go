@@ -23,7 +23,7 @@ func TestAForgedVoteDoesNotCountTowardsAProposal(t *testing.T) {
 		}
 	}
 	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Within: time.Minute}
-	w := governed(t, fixed(govern.Propose(q, "large transfer")), govern.Options{VoterKeys: keys})
+	w := governed(t, fixed(govern.Propose(q, "large transfer")), govern.Config{VoterKeys: keys})
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
@@ -61,13 +61,13 @@ func TestAForgedVoteDoesNotCountTowardsAProposal(t *testing.T) {
 
 func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 	q := govern.Quorum{Rule: govern.NOfM, N: 1, Voters: []string{"ann", "bob"}, Within: time.Minute}
-	w := governed(t, fixed(govern.Propose(q, "")), govern.Options{})
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Config{})
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
 	// mallory publishes a vote naming ann from her own source, then ann and
 	// bob reject.
-	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Options{})
+	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Config{})
 	w.start(runtime.AgentConfig{ID: "mallory", Listen: govern.TopicProposals, Gate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 		env := hc.Message().Envelope
 		if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {

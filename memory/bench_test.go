@@ -61,7 +61,7 @@ var benchMemory = sync.OnceValue(func() benchFixture {
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		panic(err)
 	}
-	writer := memory.New(client, memory.Options{})
+	writer := memory.New(client, memory.Config{})
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range benchItems {
 		conv := wire.IDFromUint128(0, uint64(i%64+1))
@@ -73,7 +73,7 @@ var benchMemory = sync.OnceValue(func() benchFixture {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	if _, err := mem.Recall(ctx, memory.Scope{}, memory.Query{Limit: 1}); err != nil {
 		panic(err)
 	}
@@ -139,7 +139,7 @@ func BenchmarkRemember(b *testing.B) {
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		b.Fatal(err)
 	}
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	r := rand.New(rand.NewPCG(3, 4))
 	bodies := make([][]byte, 1024)
 	for i := range bodies {

@@ -3,7 +3,7 @@
 // your choice) in the reference runtime's encoding, so it works on plain
 // Iggy and agents in other SDKs read the same memory.
 //
-//	mem := memory.New(client, memory.Options{})
+//	mem := memory.New(client, memory.Config{})
 //	id, _ := mem.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, []byte("prefers email"), memory.Dedup())
 //	items, _ := mem.Recall(ctx, memory.Scope{Conversation: conv}, memory.Query{Text: "email", Limit: 5})
 //	prompt := memory.ContextBlock(items, 500, nil)

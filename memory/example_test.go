@@ -14,7 +14,7 @@ func ExampleLog() {
 	ctx := context.Background()
 	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 	_ = client.Bootstrap(ctx, 4)
-	mem := memory.New(client, memory.Options{}) // on agent.audit
+	mem := memory.New(client, memory.Config{}) // on agent.audit
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 
 	_, _ = mem.Remember(ctx, scope, memory.Fact, []byte("prefers email"))

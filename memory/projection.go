@@ -44,7 +44,7 @@ type projection struct {
 	namedAt map[string]wire.ID
 	// namedOwner is the verified principal that first wrote each named key:
 	// under a verifier only it writes or forgets the key again, unless
-	// openNamed (Options.Writers lists who may write every key).
+	// openNamed (Config.Writers lists who may write every key).
 	namedOwner map[string]string
 	// namedHeld counts the named keys each author holds (namedOwner's
 	// values; "" counts every key without a verifier) against maxNamed, 0

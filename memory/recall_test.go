@@ -61,18 +61,18 @@ func TestContentIDMatchesTheReferenceGoldenID(t *testing.T) {
 
 func TestRememberWithDedupStoresOneItem(t *testing.T) {
 	client := newClient(t)
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "agent"}
 	first := remember(t, mem, scope, "the budget is 5000", memory.Dedup())
 	recallQ(t, mem, scope, memory.Query{}) // folded, so the second is known locally
 	second := remember(t, mem, scope, "the budget is 5000", memory.Dedup())
 	// Another process that has folded nothing appends it again: the fold
 	// still keeps one.
-	third := remember(t, memory.New(client, memory.Options{}), scope, "the budget is 5000", memory.Dedup())
+	third := remember(t, memory.New(client, memory.Config{}), scope, "the budget is 5000", memory.Dedup())
 	if first != second || first != third || first != memory.ContentID("", "agent", memory.Fact, []byte("the budget is 5000")) {
 		t.Fatalf("ids %s %s %s, want one content id", first, second, third)
 	}
-	for name, m := range map[string]*memory.Store{"the Store": mem, "a fresh Store": memory.New(client, memory.Options{})} {
+	for name, m := range map[string]*memory.Store{"the Store": mem, "a fresh Store": memory.New(client, memory.Config{})} {
 		if items := recallQ(t, m, scope, memory.Query{}); len(items) != 1 {
 			t.Fatalf("%s holds %d items, want 1", name, len(items))
 		}
@@ -80,7 +80,7 @@ func TestRememberWithDedupStoresOneItem(t *testing.T) {
 }
 
 func TestRememberWithoutDedupStoresTwoItems(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	a, b := remember(t, mem, scope, "the budget is 5000"), remember(t, mem, scope, "the budget is 5000")
 	if a == b {
@@ -92,7 +92,7 @@ func TestRememberWithoutDedupStoresTwoItems(t *testing.T) {
 }
 
 func TestRecentRecallReturnsTheNewestFirst(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	for _, b := range []string{"first", "second", "third"} {
 		remember(t, mem, scope, b)
@@ -107,7 +107,7 @@ func TestRecentRecallReturnsTheNewestFirst(t *testing.T) {
 
 func TestFeedbackPromotesAndDemotesInRecentRecall(t *testing.T) {
 	ctx := t.Context()
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	cat := remember(t, mem, scope, "cat")
 	remember(t, mem, scope, "dog")
@@ -128,7 +128,7 @@ func TestFeedbackPromotesAndDemotesInRecentRecall(t *testing.T) {
 }
 
 func TestForgetRemovesTheItemFromEveryStrategy(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "keep the invoice")
 	drop := remember(t, mem, scope, "drop the invoice")
@@ -151,7 +151,7 @@ func TestTokensKeepJoinedTermsAndTheirParts(t *testing.T) {
 }
 
 func TestKeywordRecallRanksTheExactTermFirst(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "inv 77 inv 77 inv 77: parts of the term, many times")
 	remember(t, mem, scope, "the invoice INV-77 was disputed by the customer after a long delay")
@@ -166,7 +166,7 @@ func TestKeywordRecallRanksTheExactTermFirst(t *testing.T) {
 }
 
 func TestKeywordRecallRanksByBM25(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	// "pool" is rare, "the" everywhere: the rare term's match ranks first,
 	// and a short item beats a long one with the same match.
@@ -181,7 +181,7 @@ func TestKeywordRecallRanksByBM25(t *testing.T) {
 }
 
 func TestSemanticRecallRanksBySimilarity(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "checkout latency traces to the database pool")
 	remember(t, mem, scope, "a routine turn with nothing notable")
@@ -234,7 +234,7 @@ func TestHybridRecallFusesKeywordAndSemanticWhenTheyDisagree(t *testing.T) {
 		"filler two": {0.4, 0.4, 0.6, 0},
 		"filler 3":   {0.3, 0.3, 0.7, 0},
 	}}
-	mem := memory.New(newClient(t), memory.Options{Embedder: emb, Model: "table", Dims: 4})
+	mem := memory.New(newClient(t), memory.Config{Embedder: emb, Model: "table", Dims: 4})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	ids := map[string]wire.ID{}
 	for _, b := range []string{lexical, semantic, both, "filler one", "filler two", "filler 3"} {
@@ -271,7 +271,7 @@ func TestHybridRecallFusesKeywordAndSemanticWhenTheyDisagree(t *testing.T) {
 }
 
 func TestAutoRecallWithTextIsHybrid(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "checkout latency traces to the database pool")
 	remember(t, mem, scope, "a routine turn with nothing notable")
@@ -284,7 +284,7 @@ func TestAutoRecallWithTextIsHybrid(t *testing.T) {
 func TestARestartedLogUsesTheStoredVectors(t *testing.T) {
 	client := newClient(t)
 	emb := &tableEmbedder{vectors: map[string][]float32{"a": {1, 0, 0, 0}, "b": {0, 1, 0, 0}, "q": {0, 1, 0, 0}}}
-	opts := memory.Options{Embedder: emb, Model: "table", Dims: 4}
+	opts := memory.Config{Embedder: emb, Model: "table", Dims: 4}
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, memory.New(client, opts), scope, "a")
 	remember(t, memory.New(client, opts), scope, "b")
@@ -298,7 +298,7 @@ func TestARestartedLogUsesTheStoredVectors(t *testing.T) {
 	}
 	// A Store of another model does not trust them: it embeds the items again.
 	emb.texts.Store(0)
-	recallQ(t, memory.New(client, memory.Options{Embedder: emb, Model: "table-v2", Dims: 4}), scope, memory.Query{Text: "q", Strategy: memory.Semantic})
+	recallQ(t, memory.New(client, memory.Config{Embedder: emb, Model: "table-v2", Dims: 4}), scope, memory.Query{Text: "q", Strategy: memory.Semantic})
 	if n := emb.texts.Load(); n != 3 {
 		t.Fatalf("a Store of another model embedded %d texts, want the query and both items", n)
 	}
@@ -306,7 +306,7 @@ func TestARestartedLogUsesTheStoredVectors(t *testing.T) {
 
 func TestAnItemRememberedWhileTheEmbedderFailsIsEmbeddedAtRecall(t *testing.T) {
 	emb := &tableEmbedder{vectors: map[string][]float32{"a": {1, 0, 0, 0}, "b": {0, 1, 0, 0}, "q": {0, 1, 0, 0}}}
-	mem := memory.New(newClient(t), memory.Options{Embedder: emb, Model: "table", Dims: 4})
+	mem := memory.New(newClient(t), memory.Config{Embedder: emb, Model: "table", Dims: 4})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "a")
 	emb.fail.Store(true)
@@ -322,7 +322,7 @@ func TestAnItemRememberedWhileTheEmbedderFailsIsEmbeddedAtRecall(t *testing.T) {
 
 func TestAnEmbedderOfTheWrongDimensionIsAnError(t *testing.T) {
 	emb := &tableEmbedder{vectors: map[string][]float32{}}
-	mem := memory.New(newClient(t), memory.Options{Embedder: emb, Model: "table", Dims: 8})
+	mem := memory.New(newClient(t), memory.Config{Embedder: emb, Model: "table", Dims: 8})
 	_, err := mem.Recall(t.Context(), memory.Scope{}, memory.Query{Text: "q", Strategy: memory.Semantic})
 	if err == nil {
 		t.Fatal("a 4-dimensional vector passed as 8")
@@ -330,14 +330,14 @@ func TestAnEmbedderOfTheWrongDimensionIsAnError(t *testing.T) {
 }
 
 func TestAnUnknownStrategyIsInvalid(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	if _, err := mem.Recall(t.Context(), memory.Scope{}, memory.Query{Strategy: "graph"}); !errors.Is(err, runtime.ErrInvalid) {
 		t.Fatalf("err = %v, want ErrInvalid", err)
 	}
 }
 
 func TestDurableItemsAreRecalledFromEveryConversation(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	ada, bob := conversation.Derive("ada"), conversation.Derive("bob")
 	remember(t, mem, memory.Scope{Conversation: ada, Lifetime: memory.Durable}, "the budget is 5000")
 	remember(t, mem, memory.Scope{Conversation: ada}, "ada said hello")
@@ -351,7 +351,7 @@ func TestDurableItemsAreRecalledFromEveryConversation(t *testing.T) {
 }
 
 func TestRecallNarrowsToUserAndApp(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	conv := conversation.Derive("ada")
 	remember(t, mem, memory.Scope{Conversation: conv, User: "alice", App: "shop"}, "alice secret")
 	remember(t, mem, memory.Scope{Conversation: conv, User: "bob", App: "shop"}, "bob secret")
@@ -377,11 +377,11 @@ func TestKindsReadAsTheReferenceDoes(t *testing.T) {
 func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
 	client := newClient(t)
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
-	writer := memory.New(client, memory.Options{})
+	writer := memory.New(client, memory.Config{})
 	for i := range 200 {
 		remember(t, writer, scope, fmt.Sprintf("item %d", i))
 	}
-	mem := memory.New(client, memory.Options{MaxItems: 3})
+	mem := memory.New(client, memory.Config{MaxItems: 3})
 	items := recallQ(t, mem, scope, memory.Query{Limit: 10})
 	if got := bodies(items); !slices.Equal(got, []string{"item 199", "item 198", "item 197"}) {
 		t.Fatalf("a Store bounded to 3 recalls %q", got)
@@ -389,7 +389,7 @@ func TestMaxItemsKeepsTheNewestInTheProjection(t *testing.T) {
 	if got := bodies(recallQ(t, mem, scope, memory.Query{Text: "item 5", Strategy: memory.Keyword})); len(got) != 3 {
 		t.Fatalf("keyword recall over evicted items %q", got)
 	}
-	if got := recallQ(t, memory.New(client, memory.Options{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
+	if got := recallQ(t, memory.New(client, memory.Config{MaxItems: -1}), scope, memory.Query{Limit: 1000}); len(got) != 200 {
 		t.Fatalf("an unbounded Store recalls %d items", len(got))
 	}
 }
@@ -406,7 +406,7 @@ func (nanEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error)
 }
 
 func TestRecallRejectsNaNFromEmbedder(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{Embedder: nanEmbedder{}, Model: "m", Dims: 4})
+	mem := memory.New(newClient(t), memory.Config{Embedder: nanEmbedder{}, Model: "m", Dims: 4})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	_, err := mem.Recall(t.Context(), scope, memory.Query{Text: "latency", Strategy: memory.Semantic})
 	if err == nil || !strings.Contains(err.Error(), "NaN") {
@@ -415,7 +415,7 @@ func TestRecallRejectsNaNFromEmbedder(t *testing.T) {
 }
 
 func TestSemanticRecallOfZeroQueryIsEmpty(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, mem, scope, "latency of the database pool")
 	remember(t, mem, scope, "refund policy")
@@ -437,7 +437,7 @@ func signalOf(t *testing.T, it memory.Item, s memory.Strategy) memory.Signal {
 }
 
 func TestHybridSignalScoresExcludeFeedback(t *testing.T) {
-	mem := memory.New(newClient(t), memory.Options{})
+	mem := memory.New(newClient(t), memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	id := remember(t, mem, scope, "latency of the database pool")
 	bare := recallQ(t, mem, scope, memory.Query{Text: "latency", Strategy: memory.Hybrid})

@@ -37,7 +37,7 @@ func handling(t *testing.T, client *runtime.Client, conv wire.ID, body string) *
 
 func TestRecallForRecallsFromTheMessagesConversationByItsInput(t *testing.T) {
 	client := newClient(t)
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	ada, bob := conversation.Derive("ada"), conversation.Derive("bob")
 	remember(t, mem, memory.Scope{Conversation: ada}, "ada's invoice INV-77 was disputed")
 	remember(t, mem, memory.Scope{Conversation: ada}, "ada prefers email")

@@ -51,7 +51,7 @@ func namedValue(t *testing.T, m *memory.Store, key string) (string, bool) {
 func TestReplayedSignedSetNamedDoesNotRollBack(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	mem := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	mem := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
 	if err := mem.SetNamed(ctx, "refund_limit", []byte("1000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestReplayedSignedSetNamedDoesNotRollBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayFirst(t, w, mem.Topic(), "billing/refund_limit")
-	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Config{Namespace: "billing"})} {
 		if v, _ := namedValue(t, m, "refund_limit"); v != "500" {
 			t.Errorf("%s reads refund_limit = %q after a replay, want %q", name, v, "500")
 		}
@@ -69,7 +69,7 @@ func TestReplayedSignedSetNamedDoesNotRollBack(t *testing.T) {
 func TestReplayedSignedSetNamedDoesNotResurrectAForgottenKey(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	mem := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	mem := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
 	if err := mem.SetNamed(ctx, "refund_limit", []byte("1000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestReplayedSignedSetNamedDoesNotResurrectAForgottenKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayFirst(t, w, mem.Topic(), "billing/refund_limit")
-	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"writer": mem, "fresh": memory.New(w.client, memory.Config{Namespace: "billing"})} {
 		if v, ok := namedValue(t, m, "refund_limit"); ok {
 			t.Errorf("%s reads the forgotten refund_limit as %q after a replay", name, v)
 		}
@@ -94,13 +94,13 @@ func TestSignedSetNamedKeepsTheLastValueWhenIDsFall(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
 	writer := runtime.NewClient(w.tr, runtime.ClientConfig{IDs: &fallingIDs{}})
-	mem := memory.New(writer, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	mem := memory.New(writer, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
 	for _, v := range []string{"1000000", "700", "500"} {
 		if err := mem.SetNamed(ctx, "refund_limit", []byte(v)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if v, _ := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing"}), "refund_limit"); v != "500" {
+	if v, _ := namedValue(t, memory.New(w.client, memory.Config{Namespace: "billing"}), "refund_limit"); v != "500" {
 		t.Fatalf("a fresh Store reads refund_limit = %q, want the last write %q", v, "500")
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // freshAndWriter are the Stores a test checks: the one that wrote (folding
 // incrementally) and a fresh one folding the whole topic.
-func freshAndWriter(w *signedWorld, writer *memory.Store, opts memory.Options) map[string]*memory.Store {
+func freshAndWriter(w *signedWorld, writer *memory.Store, opts memory.Config) map[string]*memory.Store {
 	return map[string]*memory.Store{"the writing Store": writer, "a fresh Store": memory.New(w.client, opts)}
 }
 
@@ -26,8 +26,8 @@ func freshAndWriter(w *signedWorld, writer *memory.Store, opts memory.Options) m
 func TestAPeerCannotForgetOrDownRankAnItemItDidNotWrite(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
-	mallory := memory.New(w.client, memory.Options{Key: w.mallory, Agent: "mallory"})
+	support := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
+	mallory := memory.New(w.client, memory.Config{Key: w.mallory, Agent: "mallory"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	id := remember(t, support, scope, "refunds above 500 need a manager")
 	recallQ(t, mallory, scope, memory.Query{}) // mallory has seen the item
@@ -37,7 +37,7 @@ func TestAPeerCannotForgetOrDownRankAnItemItDidNotWrite(t *testing.T) {
 	if err := mallory.Forget(ctx, scope, id); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range freshAndWriter(w, support, memory.Options{}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{}) {
 		items := recallQ(t, m, scope, memory.Query{})
 		if len(items) != 1 || items[0].ID != id || items[0].Feedback != 0 {
 			t.Fatalf("%s recalls %+v: mallory's forget or feedback applied to support's item", name, items)
@@ -51,7 +51,7 @@ func TestAPeerCannotForgetOrDownRankAnItemItDidNotWrite(t *testing.T) {
 func TestTheAuthorForgetsAndReweightsItsOwnItem(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
+	support := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	keep := remember(t, support, scope, "keep")
 	drop := remember(t, support, scope, "drop")
@@ -62,7 +62,7 @@ func TestTheAuthorForgetsAndReweightsItsOwnItem(t *testing.T) {
 	if err := support.Forget(ctx, scope, drop); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range freshAndWriter(w, support, memory.Options{}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{}) {
 		items := recallQ(t, m, scope, memory.Query{})
 		if len(items) != 1 || items[0].ID != keep || items[0].Feedback != 3 {
 			t.Fatalf("%s recalls %+v, want only keep with feedback 3", name, items)
@@ -73,8 +73,8 @@ func TestTheAuthorForgetsAndReweightsItsOwnItem(t *testing.T) {
 func TestAModeratorMayForgetAndReweightItemsItDidNotWrite(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Key: w.support, Agent: "support", Moderators: []string{"mallory"}})
-	mallory := memory.New(w.client, memory.Options{Key: w.mallory, Agent: "mallory"})
+	support := memory.New(w.client, memory.Config{Key: w.support, Agent: "support", Moderators: []string{"mallory"}})
+	mallory := memory.New(w.client, memory.Config{Key: w.mallory, Agent: "mallory"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	keep := remember(t, support, scope, "keep")
 	drop := remember(t, support, scope, "drop")
@@ -85,7 +85,7 @@ func TestAModeratorMayForgetAndReweightItemsItDidNotWrite(t *testing.T) {
 	if err := mallory.Forget(ctx, scope, drop); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range freshAndWriter(w, support, memory.Options{Moderators: []string{"mallory"}}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{Moderators: []string{"mallory"}}) {
 		items := recallQ(t, m, scope, memory.Query{})
 		if len(items) != 1 || items[0].ID != keep || items[0].Feedback != 2 {
 			t.Fatalf("%s recalls %+v, want only keep with the moderator's feedback 2", name, items)
@@ -98,8 +98,8 @@ func TestAModeratorMayForgetAndReweightItemsItDidNotWrite(t *testing.T) {
 func TestAPeerCannotOverwriteOrForgetANamedKeyAnotherWroteFirst(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
-	mallory := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
+	support := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
+	mallory := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
 	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +110,14 @@ func TestAPeerCannotOverwriteOrForgetANamedKeyAnotherWroteFirst(t *testing.T) {
 		t.Fatalf("mallory's ForgetNamed of support's key: err = %v, want ErrHeld", err)
 	}
 	// A Store that checks nothing still appends mallory's signed writes.
-	blind := memory.New(w.anybody, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
+	blind := memory.New(w.anybody, memory.Config{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
 	if err := blind.SetNamed(ctx, "refund_limit", []byte("1000000")); err != nil {
 		t.Fatal(err)
 	}
 	if err := blind.ForgetNamed(ctx, "refund_limit"); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range freshAndWriter(w, support, memory.Options{Namespace: "billing"}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{Namespace: "billing"}) {
 		if v, ok := namedValue(t, m, "refund_limit"); !ok || v != "500" {
 			t.Fatalf("%s reads refund_limit %q (%v), want support's 500", name, v, ok)
 		}
@@ -129,7 +129,7 @@ func TestAPeerCannotOverwriteOrForgetANamedKeyAnotherWroteFirst(t *testing.T) {
 	if err := support.SetNamed(ctx, "refund_limit", []byte("700")); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing"}), "refund_limit"); v != "700" {
+	if v, _ := namedValue(t, memory.New(w.client, memory.Config{Namespace: "billing"}), "refund_limit"); v != "700" {
 		t.Fatalf("a fresh Store reads refund_limit %q after the owner's write, want 700", v)
 	}
 }
@@ -138,15 +138,15 @@ func TestWritersMayAllWriteEveryNamedKey(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
 	writers := []string{"support", "mallory"}
-	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support", Writers: writers})
-	mallory := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory", Writers: writers})
+	support := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support", Writers: writers})
+	mallory := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.mallory, Agent: "mallory", Writers: writers})
 	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
 		t.Fatal(err)
 	}
 	if err := mallory.SetNamed(ctx, "refund_limit", []byte("600")); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing", Writers: writers}), "refund_limit"); v != "600" {
+	if v, _ := namedValue(t, memory.New(w.client, memory.Config{Namespace: "billing", Writers: writers}), "refund_limit"); v != "600" {
 		t.Fatalf("refund_limit %q, want the listed writer mallory's 600", v)
 	}
 }
@@ -156,15 +156,15 @@ func TestWritersMayAllWriteEveryNamedKey(t *testing.T) {
 func TestAPreForgetDoesNotHideALaterDedupRemember(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
-	mallory := memory.New(w.client, memory.Options{Key: w.mallory, Agent: "mallory"})
+	support := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
+	mallory := memory.New(w.client, memory.Config{Key: w.mallory, Agent: "mallory"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	fact := "refunds above 500 need a manager"
 	if err := mallory.Forget(ctx, scope, memory.ContentID("", "support", memory.Fact, []byte(fact))); err != nil {
 		t.Fatal(err)
 	}
 	id := remember(t, support, scope, fact, memory.Dedup())
-	for name, m := range freshAndWriter(w, support, memory.Options{}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{}) {
 		if items := recallQ(t, m, scope, memory.Query{}); len(items) != 1 || items[0].ID != id {
 			t.Fatalf("%s recalls %q: the pre-forget hid the item", name, bodies(items))
 		}
@@ -175,8 +175,8 @@ func TestAPreForgetDoesNotHideALaterDedupRemember(t *testing.T) {
 // content id, and support's Dedup remember returned the peer's item.
 func TestADedupRememberOfAnIDAnotherAuthorHoldsIsNotSwallowed(t *testing.T) {
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
-	mallory := memory.New(w.client, memory.Options{Key: w.mallory, Agent: "mallory"})
+	support := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
+	mallory := memory.New(w.client, memory.Config{Key: w.mallory, Agent: "mallory"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	fact := "refunds above 500 need a manager"
 	remember(t, mallory, scope, fact, memory.Dedup())
@@ -197,7 +197,7 @@ func TestADedupRememberOfAnIDAnotherAuthorHoldsIsNotSwallowed(t *testing.T) {
 // and re-appending its captured signed record brought it back.
 func TestAReplayedRecordOfAnEvictedItemDoesNotReturn(t *testing.T) {
 	w := newSignedWorld(t)
-	opts := memory.Options{Key: w.support, Agent: "support", MaxItems: 2}
+	opts := memory.Config{Key: w.support, Agent: "support", MaxItems: 2}
 	support := memory.New(w.client, opts)
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, support, scope, "old")
@@ -208,7 +208,7 @@ func TestAReplayedRecordOfAnEvictedItemDoesNotReturn(t *testing.T) {
 		t.Fatalf("before the replay recalled %q", got)
 	}
 	replayAll(t, w, support.Topic(), scope.Conversation, 2) // the old item and its vector
-	for name, m := range freshAndWriter(w, support, memory.Options{MaxItems: 2}) {
+	for name, m := range freshAndWriter(w, support, memory.Config{MaxItems: 2}) {
 		if got := bodies(recallQ(t, m, scope, memory.Query{})); !slices.Equal(got, []string{"newest", "newer"}) {
 			t.Fatalf("%s recalls %q after a replay of the evicted item's records", name, got)
 		}
@@ -232,7 +232,7 @@ func TestAFloodOfForgetsAndFeedbackHoldsABoundedHeap(t *testing.T) {
 	if err := client.Bootstrap(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
-	flood := memory.New(client, memory.Options{})
+	flood := memory.New(client, memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	real := remember(t, flood, scope, "real")
 	for i := range n {
@@ -249,7 +249,7 @@ func TestAFloodOfForgetsAndFeedbackHoldsABoundedHeap(t *testing.T) {
 			}
 		}
 	}
-	mem := memory.New(client, memory.Options{MaxItems: 10})
+	mem := memory.New(client, memory.Config{MaxItems: 10})
 	probe.Reset()
 	items := recallQ(t, mem, scope, memory.Query{})
 	probe.Sample()
@@ -290,7 +290,7 @@ func replayAll(t *testing.T, w *signedWorld, topic string, conv wire.ID, n int) 
 func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	support := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	remember(t, support, scope, "refunds above 500 need a manager")
 	if err := w.tr.EnsureTopics(ctx, 1, "elsewhere"); err != nil {
@@ -311,7 +311,7 @@ func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
 			}
 		}
 	}
-	other := memory.New(w.client, memory.Options{Topic: "elsewhere", Namespace: "billing"})
+	other := memory.New(w.client, memory.Config{Topic: "elsewhere", Namespace: "billing"})
 	if items := recallQ(t, other, scope, memory.Query{}); len(items) != 0 || other.Refused() != 2 {
 		t.Fatalf("a Store on another topic recalls %q and refused %d, want nothing and the item and vector refused", bodies(items), other.Refused())
 	}
@@ -320,13 +320,13 @@ func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
 func TestAFloodOfNewNamedKeysIsBoundedPerWriter(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	opts := memory.Options{Namespace: "billing", MaxNamedKeys: 3}
-	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 3})
+	opts := memory.Config{Namespace: "billing", MaxNamedKeys: 3}
+	support := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 3})
 	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
 		t.Fatal(err)
 	}
 	// A Store that checks nothing appends mallory's signed flood of new keys.
-	blind := memory.New(w.anybody, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
+	blind := memory.New(w.anybody, memory.Config{Namespace: "billing", Key: w.mallory, Agent: "mallory"})
 	for i := range 10 {
 		if err := blind.SetNamed(ctx, fmt.Sprintf("junk-%d", i), []byte("x")); err != nil {
 			t.Fatal(err)
@@ -355,7 +355,7 @@ func TestAFloodOfNewNamedKeysIsBoundedPerWriter(t *testing.T) {
 		}
 	}
 	// Rewriting a held key is no new key, and a writer at its bound is told so.
-	mallory := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.mallory, Agent: "mallory", MaxNamedKeys: 3})
+	mallory := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.mallory, Agent: "mallory", MaxNamedKeys: 3})
 	if err := mallory.SetNamed(ctx, "junk-0", []byte("y")); err != nil {
 		t.Fatalf("mallory rewriting a key it holds: %v", err)
 	}
@@ -367,7 +367,7 @@ func TestAFloodOfNewNamedKeysIsBoundedPerWriter(t *testing.T) {
 func TestAForgottenNamedKeyWrittenAgainIsNotCountedTwice(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	support := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 1})
+	support := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support", MaxNamedKeys: 1})
 	for i := range 5 {
 		if err := support.SetNamed(ctx, "refund_limit", []byte(fmt.Sprint(i))); err != nil {
 			t.Fatalf("write %d: %v", i, err)
@@ -379,7 +379,7 @@ func TestAForgottenNamedKeyWrittenAgainIsNotCountedTwice(t *testing.T) {
 	if err := support.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := namedValue(t, memory.New(w.client, memory.Options{Namespace: "billing", MaxNamedKeys: 1}), "refund_limit"); !ok || v != "500" {
+	if v, ok := namedValue(t, memory.New(w.client, memory.Config{Namespace: "billing", MaxNamedKeys: 1}), "refund_limit"); !ok || v != "500" {
 		t.Fatalf("a fresh Store reads refund_limit %q (%v), want 500", v, ok)
 	}
 }

@@ -53,13 +53,13 @@ func newSignedWorld(t *testing.T) *signedWorld {
 func TestUnsignedMemoryRecordsAreRefusedUnderTheClientsVerifier(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	mem := memory.New(w.client, memory.Options{Namespace: "billing", Key: w.support, Agent: "support"})
+	mem := memory.New(w.client, memory.Config{Namespace: "billing", Key: w.support, Agent: "support"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	real := remember(t, mem, scope, "refunds above 500 need a manager")
 	if err := mem.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
 		t.Fatal(err)
 	}
-	forger := memory.New(w.anybody, memory.Options{Namespace: "billing"})
+	forger := memory.New(w.anybody, memory.Config{Namespace: "billing"})
 	if err := forger.SetNamed(ctx, "refund_limit", []byte("1000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestUnsignedMemoryRecordsAreRefusedUnderTheClientsVerifier(t *testing.T) {
 	if _, err := forger.Feedback(ctx, scope, real, -100); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range map[string]*memory.Store{"the writing Store": mem, "a fresh verifying Store": memory.New(w.client, memory.Options{Namespace: "billing"})} {
+	for name, m := range map[string]*memory.Store{"the writing Store": mem, "a fresh verifying Store": memory.New(w.client, memory.Config{Namespace: "billing"})} {
 		items := recallQ(t, m, scope, memory.Query{})
 		if len(items) != 1 || items[0].ID != real || items[0].Feedback != 0 || items[0].Author != "support" {
 			t.Fatalf("%s recalls %q (%+v): the forger's item, tombstone or feedback folded", name, bodies(items), items)
@@ -89,8 +89,8 @@ func TestARecordSignedByAnotherPrincipalThanItsSourceIsRefused(t *testing.T) {
 	w := newSignedWorld(t)
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	// Mallory holds an enrolled key and signs as support.
-	remember(t, memory.New(w.client, memory.Options{Key: w.mallory, Agent: "support"}), scope, "forged as support")
-	mem := memory.New(w.client, memory.Options{})
+	remember(t, memory.New(w.client, memory.Config{Key: w.mallory, Agent: "support"}), scope, "forged as support")
+	mem := memory.New(w.client, memory.Config{})
 	if items := recallQ(t, mem, scope, memory.Query{}); len(items) != 0 {
 		t.Fatalf("recalled %q: a record signed by mallory as support folded", bodies(items))
 	}
@@ -102,12 +102,12 @@ func TestARecordSignedByAnotherPrincipalThanItsSourceIsRefused(t *testing.T) {
 func TestWritersNarrowWhoseSignedRecordsFold(t *testing.T) {
 	w := newSignedWorld(t)
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
-	remember(t, memory.New(w.client, memory.Options{Key: w.support, Agent: "support"}), scope, "from support")
-	remember(t, memory.New(w.client, memory.Options{Key: w.mallory, Agent: "mallory"}), scope, "from mallory")
-	if got := bodies(recallQ(t, memory.New(w.client, memory.Options{}), scope, memory.Query{})); len(got) != 2 {
+	remember(t, memory.New(w.client, memory.Config{Key: w.support, Agent: "support"}), scope, "from support")
+	remember(t, memory.New(w.client, memory.Config{Key: w.mallory, Agent: "mallory"}), scope, "from mallory")
+	if got := bodies(recallQ(t, memory.New(w.client, memory.Config{}), scope, memory.Query{})); len(got) != 2 {
 		t.Fatalf("without writers recalled %q, want both signed items", got)
 	}
-	got := bodies(recallQ(t, memory.New(w.client, memory.Options{Writers: []string{"support"}}), scope, memory.Query{}))
+	got := bodies(recallQ(t, memory.New(w.client, memory.Config{Writers: []string{"support"}}), scope, memory.Query{}))
 	if !slices.Equal(got, []string{"from support"}) {
 		t.Fatalf("with writers [support] recalled %q", got)
 	}
@@ -116,9 +116,9 @@ func TestWritersNarrowWhoseSignedRecordsFold(t *testing.T) {
 func TestSignedMemoryIsReadWithoutAVerifierToo(t *testing.T) {
 	w := newSignedWorld(t)
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "ada-bot", User: "ada", Lifetime: memory.Durable}
-	signer := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
+	signer := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
 	id := remember(t, signer, scope, "prefers email")
-	items := recallQ(t, memory.New(w.anybody, memory.Options{}), memory.Scope{User: "ada"}, memory.Query{Text: "email"})
+	items := recallQ(t, memory.New(w.anybody, memory.Config{}), memory.Scope{User: "ada"}, memory.Query{Text: "email"})
 	if len(items) != 1 || items[0].ID != id || items[0].Agent != "ada-bot" || items[0].Lifetime != memory.Durable || items[0].Author != "" {
 		t.Fatalf("an unverifying reader recalls %+v", items)
 	}
@@ -130,7 +130,7 @@ func TestSignedMemoryIsReadWithoutAVerifierToo(t *testing.T) {
 func TestAReplayedSignedFeedbackCountsOnce(t *testing.T) {
 	ctx := t.Context()
 	w := newSignedWorld(t)
-	mem := memory.New(w.client, memory.Options{Key: w.support, Agent: "support"})
+	mem := memory.New(w.client, memory.Config{Key: w.support, Agent: "support"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	id := remember(t, mem, scope, "cat")
 	if _, err := mem.Feedback(ctx, scope, id, 2); err != nil {
@@ -149,7 +149,7 @@ func TestAReplayedSignedFeedbackCountsOnce(t *testing.T) {
 			}
 		}
 	}
-	items := recallQ(t, memory.New(w.client, memory.Options{}), scope, memory.Query{})
+	items := recallQ(t, memory.New(w.client, memory.Config{}), scope, memory.Query{})
 	if len(items) != 1 || items[0].Feedback != 2 {
 		t.Fatalf("after a replay recalled %+v, want one item of feedback 2", items)
 	}
@@ -157,7 +157,7 @@ func TestAReplayedSignedFeedbackCountsOnce(t *testing.T) {
 
 func TestASigningLogWithoutAnAgentIsAConfigError(t *testing.T) {
 	w := newSignedWorld(t)
-	mem := memory.New(w.client, memory.Options{Key: w.support})
+	mem := memory.New(w.client, memory.Config{Key: w.support})
 	_, err := mem.Remember(t.Context(), memory.Scope{}, memory.Fact, []byte("x"))
 	if runtime.CodeOf(err) != runtime.CodeConfig {
 		t.Fatalf("err = %v, want a config error", err)

@@ -43,8 +43,8 @@ func signedClient(t *testing.T, partitions uint32) (client *runtime.Client, supp
 func TestAnItemSquattingAContentIDWithAnotherBodyIsDisplaced(t *testing.T) {
 	ctx := t.Context()
 	client, supportKey, malloryKey := signedClient(t, 4)
-	support := New(client, Options{Key: supportKey, Agent: "support"})
-	mallory := New(client, Options{Key: malloryKey, Agent: "mallory"})
+	support := New(client, Config{Key: supportKey, Agent: "support"})
+	mallory := New(client, Config{Key: malloryKey, Agent: "mallory"})
 	scope := Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	fact := []byte("refunds above 500 need a manager")
 	id := ContentID("", "support", Fact, fact)
@@ -59,7 +59,7 @@ func TestAnItemSquattingAContentIDWithAnotherBodyIsDisplaced(t *testing.T) {
 	if err != nil || got != id {
 		t.Fatalf("Dedup remember = %s, %v; want the content id %s", got, err, id)
 	}
-	for name, m := range map[string]*Store{"the writing Store": support, "a fresh Store": New(client, Options{})} {
+	for name, m := range map[string]*Store{"the writing Store": support, "a fresh Store": New(client, Config{})} {
 		items, err := m.Recall(ctx, scope, Query{})
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func conversationOn(t *testing.T, client *runtime.Client, partitions, part uint3
 func TestAFreshStoreFoldsAWritersRecordsAcrossPartitionsInBrokerTimeOrder(t *testing.T) {
 	ctx := t.Context()
 	client, supportKey, _ := signedClient(t, 2)
-	support := New(client, Options{Key: supportKey, Agent: "support"})
+	support := New(client, Config{Key: supportKey, Agent: "support"})
 	early := Scope{Conversation: conversationOn(t, client, 2, 1)}
 	later := Scope{Conversation: conversationOn(t, client, 2, 0)}
 	if _, err := support.Remember(ctx, early, Fact, []byte("early")); err != nil {
@@ -111,7 +111,7 @@ func TestAFreshStoreFoldsAWritersRecordsAcrossPartitionsInBrokerTimeOrder(t *tes
 			t.Fatal(err)
 		}
 	}
-	fresh := New(client, Options{})
+	fresh := New(client, Config{})
 	fresh.proj.marks = newReplayMarks(4) // a window smaller than what partition 0 holds
 	items, err := fresh.Recall(ctx, Scope{}, Query{Limit: 100})
 	if err != nil {
@@ -127,8 +127,8 @@ func TestAFreshStoreFoldsAWritersRecordsAcrossPartitionsInBrokerTimeOrder(t *tes
 func TestAForgottenSquatterDoesNotKeepTheRealItemOut(t *testing.T) {
 	ctx := t.Context()
 	client, supportKey, malloryKey := signedClient(t, 4)
-	support := New(client, Options{Key: supportKey, Agent: "support"})
-	mallory := New(client, Options{Key: malloryKey, Agent: "mallory"})
+	support := New(client, Config{Key: supportKey, Agent: "support"})
+	mallory := New(client, Config{Key: malloryKey, Agent: "mallory"})
 	scope := Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	fact := []byte("refunds above 500 need a manager")
 	id := ContentID("", "support", Fact, fact)
@@ -145,7 +145,7 @@ func TestAForgottenSquatterDoesNotKeepTheRealItemOut(t *testing.T) {
 	if _, err := support.Remember(ctx, scope, Fact, fact, Dedup()); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range map[string]*Store{"mallory's Store": mallory, "a fresh Store": New(client, Options{})} {
+	for name, m := range map[string]*Store{"mallory's Store": mallory, "a fresh Store": New(client, Config{})} {
 		items, err := m.Recall(ctx, scope, Query{})
 		if err != nil {
 			t.Fatal(err)

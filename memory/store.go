@@ -36,8 +36,8 @@ type Scope struct {
 	Lifetime Lifetime
 }
 
-// Options configures a Store; the zero value is usable.
-type Options struct {
+// Config configures a Store; the zero value is usable.
+type Config struct {
 	// Topic holds the memory records. Default runtime.TopicAudit.
 	Topic string
 	// Namespace isolates memories sharing one topic: every record is
@@ -106,7 +106,7 @@ type Store struct {
 }
 
 // New returns the memory of a client's stream.
-func New(client *runtime.Client, opts Options) *Store {
+func New(client *runtime.Client, opts Config) *Store {
 	opts.Topic = cmp.Or(opts.Topic, runtime.TopicAudit)
 	opts.Namespace = cmp.Or(opts.Namespace, opts.Topic)
 	if opts.Logger == nil {
@@ -257,7 +257,7 @@ func (l *Store) Feedback(ctx context.Context, scope Scope, id wire.ID, weight fl
 
 // SetNamed writes named point state: the latest body set under key wins.
 // Under a verifier, a key another principal wrote first is theirs
-// (ErrHeld), unless Options.Writers lists who may write every key.
+// (ErrHeld), unless Config.Writers lists who may write every key.
 func (l *Store) SetNamed(ctx context.Context, key string, body []byte) error {
 	id := l.namedKey(key)
 	if err := l.mayName(ctx, id); err != nil {
@@ -291,7 +291,7 @@ func (l *Store) mayName(ctx context.Context, id string) error {
 	}
 	owner, owned := l.proj.namedOwner[id]
 	if !owned && l.proj.maxNamed > 0 && l.proj.namedHeld[l.self()] >= l.proj.maxNamed {
-		return fmt.Errorf("%w: named key %s is new and %q holds %d named keys, the bound (Options.MaxNamedKeys)", ErrHeld, id, l.self(), l.proj.maxNamed)
+		return fmt.Errorf("%w: named key %s is new and %q holds %d named keys, the bound (Config.MaxNamedKeys)", ErrHeld, id, l.self(), l.proj.maxNamed)
 	}
 	if owned && owner != l.self() {
 		return fmt.Errorf("%w: named key %s was first written by %q", ErrHeld, id, owner)

@@ -34,8 +34,8 @@ func recall(t *testing.T, mem *memory.Store, scope memory.Scope) []memory.Item {
 func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *testing.T) {
 	ctx := context.Background()
 	client := newClient(t)
-	a := memory.New(client, memory.Options{Namespace: "a"})
-	b := memory.New(client, memory.Options{Namespace: "b"})
+	a := memory.New(client, memory.Config{Namespace: "a"})
+	b := memory.New(client, memory.Config{Namespace: "b"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	id, err := a.Remember(ctx, scope, memory.Fact, []byte("prefers email"))
 	if err != nil {
@@ -51,7 +51,7 @@ func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *test
 	if err := b.Forget(ctx, scope, id); err != nil {
 		t.Fatal(err)
 	}
-	for name, mem := range map[string]*memory.Store{"the same Store": a, "a fresh Store": memory.New(client, memory.Options{Namespace: "a"})} {
+	for name, mem := range map[string]*memory.Store{"the same Store": a, "a fresh Store": memory.New(client, memory.Config{Namespace: "a"})} {
 		items := recall(t, mem, scope)
 		if len(items) != 1 || items[0].ID != id {
 			t.Fatalf("%s of namespace a recalls %v; namespace b's tombstone must not hide a's item", name, items)
@@ -65,7 +65,7 @@ func TestNamespacesOnOneTopicDoNotSeeEachOthersItemsFeedbackOrTombstones(t *test
 func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 	ctx := context.Background()
 	client := newClient(t)
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada")}
 	var want []wire.ID
 	for i := 0; i < 300; i++ {
@@ -82,7 +82,7 @@ func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 			recall(t, mem, scope)
 		}
 	}
-	for name, m := range map[string]*memory.Store{"the folding Store": mem, "a fresh Store": memory.New(client, memory.Options{})} {
+	for name, m := range map[string]*memory.Store{"the folding Store": mem, "a fresh Store": memory.New(client, memory.Config{})} {
 		items := recall(t, m, scope)
 		if len(items) != len(want) {
 			t.Fatalf("%s recalls %d items, want %d", name, len(items), len(want))
@@ -101,7 +101,7 @@ func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 // as every runtime send verb reports it, and nothing appended.
 func TestRememberWithAnImpossibleAgentIsInvalid(t *testing.T) {
 	client := newClient(t)
-	mem := memory.New(client, memory.Options{})
+	mem := memory.New(client, memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "bad\nagent"}
 	_, err := mem.Remember(context.Background(), scope, memory.Fact, []byte("x"))
 	if !errors.Is(err, runtime.ErrInvalid) {

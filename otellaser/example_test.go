@@ -18,7 +18,7 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	spans := tracetest.NewSpanRecorder()
-	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
+	tel := otellaser.New(otellaser.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
 	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		panic(err)

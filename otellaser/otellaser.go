@@ -1,7 +1,7 @@
 // Package otellaser traces and measures laser-go agents with OpenTelemetry.
 // Install it once per process, on the client every agent runs on:
 //
-//	client := runtime.NewClient(tr, runtime.ClientConfig{Middleware: []runtime.Middleware{otellaser.New(otellaser.Options{})}})
+//	client := runtime.NewClient(tr, runtime.ClientConfig{Middleware: []runtime.Middleware{otellaser.New(otellaser.Config{})}})
 //
 // Every publish, and every request from the publish of its command to its
 // answer, then gets a producer span ("send <topic>") whose W3C trace
@@ -53,8 +53,8 @@ const ScopeName = "github.com/lasergo/laser/otellaser"
 // System is the messaging.system attribute value.
 const System = "iggy"
 
-// Options configures Telemetry; the zero value uses the global providers.
-type Options struct {
+// Config configures Telemetry; the zero value uses the global providers.
+type Config struct {
 	// TracerProvider makes the spans. Default otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
 	// MeterProvider makes the metrics. Default otel.GetMeterProvider().
@@ -99,7 +99,7 @@ var (
 
 // New returns the middleware. Instruments that the meter provider refuses
 // are reported to otel.Handle and replaced by no-ops.
-func New(opts Options) *Telemetry {
+func New(opts Config) *Telemetry {
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = otel.GetTracerProvider()
 	}

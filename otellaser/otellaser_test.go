@@ -61,7 +61,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // process returns a client as one process would build it: two lines of
 // tracing and a verifier when given.
 func (r *rig) process(verifier runtime.Verifier) *runtime.Client {
-	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
+	tel := otellaser.New(otellaser.Config{TracerProvider: r.tp, MeterProvider: r.mp})
 	return runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Verifier: verifier, Middleware: []runtime.Middleware{tel}})
 }
 
@@ -530,7 +530,7 @@ func TestQueueAndLagGaugesSampleARunningConsumer(t *testing.T) {
 func TestARecordWithoutTraceContextStartsANewTraceNotAChildOfTheRunContextsSpan(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	tel := otellaser.New(otellaser.Options{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
+	tel := otellaser.New(otellaser.Config{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
 	// The consumer's Run was started under a span of the application.
 	runCtx, run := tp.Tracer("app").Start(context.Background(), "app run")
 	defer run.End()
@@ -556,7 +556,7 @@ func TestARecordWithoutTraceContextStartsANewTraceNotAChildOfTheRunContextsSpan(
 
 func TestCloseUnregistersTheGaugesSoARunningConsumerIsNoLongerSampled(t *testing.T) {
 	r := newRig(t, "work.commands")
-	tel := otellaser.New(otellaser.Options{TracerProvider: r.tp, MeterProvider: r.mp})
+	tel := otellaser.New(otellaser.Config{TracerProvider: r.tp, MeterProvider: r.mp})
 	proc := runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	started, release := make(chan struct{}, 4), make(chan struct{})
 	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {

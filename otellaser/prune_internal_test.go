@@ -11,7 +11,7 @@ import (
 )
 
 func TestObserveConsumerPrunesCollectedConsumersWithoutAMetricsReader(t *testing.T) {
-	tel := New(Options{MeterProvider: noop.NewMeterProvider()})
+	tel := New(Config{MeterProvider: noop.NewMeterProvider()})
 	log := embedlog.New("laser", embedlog.Config{})
 	for i := 0; i < 50; i++ {
 		// An agent building a consumer per start: each is dropped at once.

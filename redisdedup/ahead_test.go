@@ -167,7 +167,7 @@ func TestConsumerRenewsAClaimMadeAheadThatAgedBeforeItsRecordStarts(t *testing.T
 			conv := wire.IDFromUint128(23, 1)
 			send(t, log, conv, "order-1", "slow")
 			// A lease of 1 ms: the claim made ahead lapses while "slow" runs.
-			d := watchClaims(redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond}))
+			d := watchClaims(redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-1", Lease: time.Millisecond}))
 			handled := make(chan string, 4)
 			started, release, stop, done := blockedConsumer(t, log, d, handled, mode.c)
 			<-started
@@ -176,7 +176,7 @@ func TestConsumerRenewsAClaimMadeAheadThatAgedBeforeItsRecordStarts(t *testing.T
 			d.waitClaimed(t, key)
 			// Meanwhile another replica took order-2 once that claim lapsed, and
 			// handled it.
-			other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
+			other := redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-2"})
 			for {
 				fresh, err := other.Observe(t.Context(), key)
 				if fresh {
@@ -241,7 +241,7 @@ func TestClaimBatchClaimsFreshKeysWithPlainSetsAndNoScript(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	lease := time.Hour
-	d := redisdedup.New(rdb, "g", redisdedup.Options{Lease: lease})
+	d := redisdedup.New(rdb, "g", redisdedup.Config{Lease: lease})
 	claimBatch(t, d, "warm-up")
 	counter := &nameCounter{names: map[string]int{}}
 	rdb.AddHook(counter)

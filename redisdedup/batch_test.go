@@ -157,7 +157,7 @@ func TestConsumerTakesADeadReplicasClaimOnlyAfterItsLease(t *testing.T) {
 			rdb, log := setup(t)
 			lease := 400 * time.Millisecond
 			// replica-1 claimed the key and was killed before handling it.
-			dead := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: lease})
+			dead := redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-1", Lease: lease})
 			key := dedup.Key("shop", "order-1")
 			states := make([]dedup.KeyState, 1)
 			if err := dead.ClaimBatch(t.Context(), []string{key}, states); err != nil || states[0] != dedup.KeyClaimed {
@@ -166,7 +166,7 @@ func TestConsumerTakesADeadReplicasClaimOnlyAfterItsLease(t *testing.T) {
 			claimedAt := time.Now()
 			send(t, log, wire.IDFromUint128(10, 1), "order-1", "first")
 			handled := make(chan string, 2)
-			stop := consumerWith(t, log, redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"}), handled, mode.c)
+			stop := consumerWith(t, log, redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-2"}), handled, mode.c)
 			if got := next(t, handled); got != "first" {
 				t.Fatalf("handled %q", got)
 			}
@@ -235,7 +235,7 @@ func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) 
 			started, release := make(chan struct{}), make(chan struct{})
 			handled := make(chan string, 4)
 			// A lease of 1 ms: the batch's claims lapse while "slow" runs.
-			d := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-1", Lease: time.Millisecond})
+			d := redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-1", Lease: time.Millisecond})
 			c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 				Topic: topic, Group: "billing",
 				Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
@@ -258,7 +258,7 @@ func TestConsumerClaimsAStaleBatchClaimAgainBeforeItsRecordStarts(t *testing.T) 
 			<-started
 			// Meanwhile another replica (the partition moved to it) took
 			// order-2 once its claim lapsed, and handled it.
-			other := redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "replica-2"})
+			other := redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "replica-2"})
 			key := dedup.Key("shop", "order-2")
 			for {
 				fresh, err := other.Observe(t.Context(), key)

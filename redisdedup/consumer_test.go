@@ -231,7 +231,7 @@ func (f *flakyComplete) Complete(ctx context.Context, key string) error {
 
 func TestConsumerRetriesAFailedCompleteSoTheKeyIsRememberedBeforeTheCommit(t *testing.T) {
 	rdb, log := setup(t)
-	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Lease: 50 * time.Millisecond})}
+	d := &flakyComplete{Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Config{Lease: 50 * time.Millisecond})}
 	d.fails.Store(2)
 	handled := make(chan string, 8)
 	stop := consumer(t, log, d, handled)

@@ -14,7 +14,7 @@ func ExampleNew() {
 	defer rdb.Close()
 	cfg := runtime.ConsumerConfig{
 		Tuning: runtime.Tuning{
-			Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Options{Owner: "billing-0"}),
+			Deduplicator: redisdedup.New(rdb, "billing", redisdedup.Config{Owner: "billing-0"}),
 		},
 	}
 	_ = cfg

@@ -44,7 +44,7 @@ import (
 	"github.com/lasergo/laser/runtime"
 )
 
-// Defaults of Options.
+// Defaults of Config.
 const (
 	DefaultWindow = 1_000_000
 	DefaultTTL    = 7 * 24 * time.Hour
@@ -57,8 +57,8 @@ const (
 // matches runtime.ErrTransient, so the consumer asks again later.
 var ErrClaimed = fmt.Errorf("redisdedup: key is claimed by a message in flight: %w", runtime.ErrTransient)
 
-// Options tunes a Deduplicator; zero fields take the defaults.
-type Options struct {
+// Config tunes a Deduplicator; zero fields take the defaults.
+type Config struct {
 	// Window is the most keys remembered per scope; past it the oldest
 	// are forgotten. Default 1,000,000.
 	Window int
@@ -83,7 +83,7 @@ type Options struct {
 // dedup.Completer on Redis. Safe for concurrent use.
 type Deduplicator struct {
 	rdb   redis.UniversalClient
-	opts  Options
+	opts  Config
 	base  string // prefix and hash-tagged scope: every key of a scope shares a cluster slot
 	owner string // "c|<owner>|": the part of a claim naming its owner
 	claim string // owner part and this incarnation
@@ -106,11 +106,12 @@ var (
 
 // New returns a deduplicator keeping the keys of scope (name it after the
 // consumer group: replicas of one group share a scope, other groups must
-// not) in the Redis behind rdb.
-func New(rdb redis.UniversalClient, scope string, opts ...Options) *Deduplicator {
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
+// not) in the Redis behind rdb, configured by cfg when given (at most one;
+// the zero Config takes every default).
+func New(rdb redis.UniversalClient, scope string, cfg ...Config) *Deduplicator {
+	var o Config
+	if len(cfg) > 0 {
+		o = cfg[0]
 	}
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
@@ -503,7 +504,7 @@ func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// Lease implements dedup.BatchDeduplicator: Options.Lease.
+// Lease implements dedup.BatchDeduplicator: Config.Lease.
 func (d *Deduplicator) Lease() time.Duration { return d.opts.Lease }
 
 // keys appends the Redis keys of keys to dst.

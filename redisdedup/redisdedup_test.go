@@ -105,7 +105,7 @@ func TestForgetTakesBackOnlyThisIncarnationsClaim(t *testing.T) {
 func TestWindowIsBoundedByCountOldestForgottenFirst(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	d := redisdedup.New(rdb, "g", redisdedup.Options{Window: 3})
+	d := redisdedup.New(rdb, "g", redisdedup.Config{Window: 3})
 	for i := 1; i <= 5; i++ {
 		k := fmt.Sprintf("k%d", i)
 		if !observe(t, d, k) {
@@ -132,7 +132,7 @@ func TestMarksExpireAfterTheTTLAndClaimsAfterTheLease(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	ttl, lease := time.Hour, 5*time.Minute
-	d := redisdedup.New(rdb, "g", redisdedup.Options{TTL: ttl, Lease: lease})
+	d := redisdedup.New(rdb, "g", redisdedup.Config{TTL: ttl, Lease: lease})
 	ctx := context.Background()
 	observe(t, d, "claimed")
 	observe(t, d, "done")
@@ -163,16 +163,16 @@ func TestAnotherOwnersClaimWaitsForItsLeaseButTheSameOwnerTakesItBackAtOnce(t *t
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	lease := 300 * time.Millisecond
-	dead := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	dead := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-1", Lease: lease})
 	observe(t, dead, "a")
 	observe(t, dead, "b")
 	// replica-1 was killed: its next incarnation takes "a" back at once ...
-	reborn := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	reborn := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-1", Lease: lease})
 	if !observe(t, reborn, "a") {
 		t.Fatal("the same owner's next incarnation must take its claim back")
 	}
 	// ... while replica-2 must wait for the lease of "b".
-	other := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-2", Lease: lease})
+	other := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-2", Lease: lease})
 	if _, err := other.Observe(context.Background(), "b"); !errors.Is(err, redisdedup.ErrClaimed) {
 		t.Fatalf("observe within the lease = %v, want ErrClaimed", err)
 	}
@@ -309,16 +309,16 @@ func TestClaimBatchTakesAnotherOwnersClaimOnlyAfterItsLease(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	lease := 300 * time.Millisecond
-	dead := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	dead := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-1", Lease: lease})
 	claimBatch(t, dead, "a", "b")
 	claimedAt := time.Now()
 	// replica-1 was killed: its next incarnation takes its claims back at once ...
-	reborn := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-1", Lease: lease})
+	reborn := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-1", Lease: lease})
 	if got := claimBatch(t, reborn, "a"); got[0] != dedup.KeyClaimed {
 		t.Fatalf("the same owner's next incarnation got %v, want its claim back", got[0])
 	}
 	// ... while replica-2 waits for the lease of "b".
-	other := redisdedup.New(rdb, "g", redisdedup.Options{Owner: "replica-2", Lease: lease})
+	other := redisdedup.New(rdb, "g", redisdedup.Config{Owner: "replica-2", Lease: lease})
 	for {
 		st := claimBatch(t, other, "b")[0]
 		if st == dedup.KeyClaimed {
@@ -337,7 +337,7 @@ func TestClaimBatchTakesAnotherOwnersClaimOnlyAfterItsLease(t *testing.T) {
 func TestCompleteBatchRemembersEveryKeyWithinTheWindow(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	d := redisdedup.New(rdb, "g", redisdedup.Options{Window: 3})
+	d := redisdedup.New(rdb, "g", redisdedup.Config{Window: 3})
 	keys := []string{"k1", "k2", "k3", "k4"}
 	claimBatch(t, d, keys...)
 	if err := d.CompleteBatch(t.Context(), keys); err != nil {

@@ -50,7 +50,7 @@ func TestRefreshHoldsABoundedHeapOverAFloodOfJunkStatuses(t *testing.T) {
 	}
 	probe := heapprobe.Wrap(embedlog.New("registry", embedlog.Config{}))
 	junkStatuses(t, probe, runtime.TopicRegistry, n)
-	r := registry.New(probe, registry.Options{})
+	r := registry.New(probe, registry.Config{})
 	probe.Reset()
 	if err := r.Refresh(t.Context()); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ func ExampleRegistry_Resolve() {
 	)
 	defer rig.Close()
 
-	reg := registry.New(rig.Client.Transport(), registry.Options{})
+	reg := registry.New(rig.Client.Transport(), registry.Config{})
 	if err := reg.Refresh(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -9,7 +9,7 @@ import (
 // forgotten release can only let an older quarantine apply again, while a
 // forgotten quarantine would set a bad agent free.
 func TestBoundFactsForgetsReleasedAgentsBeforeQuarantinedOnes(t *testing.T) {
-	r := New(nil, Options{MaxFacts: 2})
+	r := New(nil, Config{MaxFacts: 2})
 	for i := range 5 {
 		r.quarantine[fmt.Sprint("released-", i)] = factState{order: foldOrder{issued: uint64(100 + i)}}
 	}

@@ -39,8 +39,8 @@ const (
 	DefaultFactRetention = 24 * time.Hour
 )
 
-// Options configure a Registry. The zero value is usable.
-type Options struct {
+// Config configure a Registry. The zero value is usable.
+type Config struct {
 	// Topic is the registry topic. Default agent.registry.
 	Topic string
 	// Verifier, when set, makes a card fold only when it is signed by the
@@ -136,7 +136,7 @@ func (e *Entry) Capability(skill string) *wire.CapabilityDescriptor {
 // is safe for concurrent use.
 type Registry struct {
 	t    runtime.Transport
-	opts Options
+	opts Config
 
 	refreshMu  sync.Mutex // one fold at a time
 	mu         sync.Mutex
@@ -148,7 +148,7 @@ type Registry struct {
 }
 
 // New returns an empty registry over t; call Refresh to fold the topic.
-func New(t runtime.Transport, opts Options) *Registry {
+func New(t runtime.Transport, opts Config) *Registry {
 	if opts.Topic == "" {
 		opts.Topic = runtime.TopicRegistry
 	}
@@ -181,7 +181,7 @@ func (r *Registry) Topic() string { return r.opts.Topic }
 
 // Refresh folds the records appended since the previous refresh, then
 // evicts cards past their ttl. Records are folded as they are read, each
-// agent's newest card and fact winning (see Options.Verifier for what
+// agent's newest card and fact winning (see Config.Verifier for what
 // newest means), so a refresh holds one read batch and the bounded fold,
 // however many records the topic has.
 func (r *Registry) Refresh(ctx context.Context) error {

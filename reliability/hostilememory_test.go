@@ -38,9 +38,9 @@ func TestHostilePeerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	const maxItems = 8
-	support := memory.New(verifying, memory.Options{Namespace: "billing", Key: supportKey, Agent: "support", MaxItems: maxItems})
-	mallory := memory.New(blind, memory.Options{Namespace: "billing", Key: malloryKey, Agent: "mallory"})
-	anybody := memory.New(blind, memory.Options{Namespace: "billing"})
+	support := memory.New(verifying, memory.Config{Namespace: "billing", Key: supportKey, Agent: "support", MaxItems: maxItems})
+	mallory := memory.New(blind, memory.Config{Namespace: "billing", Key: malloryKey, Agent: "mallory"})
+	anybody := memory.New(blind, memory.Config{Namespace: "billing"})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "support"}
 	fact := []byte("refunds above 500 need a manager")
 
@@ -116,7 +116,7 @@ func TestHostilePeerMemory(t *testing.T) {
 		sent += 2
 	}
 
-	victim := memory.New(verifying, memory.Options{Namespace: "billing", MaxItems: maxItems})
+	victim := memory.New(verifying, memory.Config{Namespace: "billing", MaxItems: maxItems})
 	probe.Reset()
 	items, err := victim.Recall(ctx, scope, memory.Query{Limit: 100})
 	if err != nil {

@@ -188,7 +188,7 @@ func TestHostilePeer(t *testing.T) {
 		if err := registry.PublishCard(ctx, client, runtime.TopicRegistry, "shop", card, mallory); err != nil {
 			t.Fatal(err)
 		}
-		r := registry.New(probe, registry.Options{Verifier: reg})
+		r := registry.New(probe, registry.Config{Verifier: reg})
 		probe.Reset()
 		if err := r.Refresh(ctx); err != nil {
 			t.Fatal(err)

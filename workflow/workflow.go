@@ -235,7 +235,7 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	}
 	// An empty registry resolves a route To an agent and nothing else: a
 	// capability route without the workflow's Registry can never resolve.
-	empty := registry.New(c.Transport(), registry.Options{})
+	empty := registry.New(c.Transport(), registry.Config{})
 	for _, s := range w.Steps {
 		if s.Route.IsBroadcast() {
 			return nil, fmt.Errorf("%w: step %q is a broadcast", ErrInvalid, s.Label)
@@ -460,7 +460,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 		}
 	} else {
 		var err error
-		if targets, err = registry.New(r.c.Transport(), registry.Options{}).Resolve(route); err != nil {
+		if targets, err = registry.New(r.c.Transport(), registry.Config{}).Resolve(route); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // memoryBridge serves the memory tools over a fresh memory log.
 func memoryBridge(t *testing.T, client *runtime.Client) (*mcp.ClientSession, *memory.Store) {
 	t.Helper()
-	log := memory.New(client, memory.Options{})
+	log := memory.New(client, memory.Config{})
 	b, err := mcpb.New(client, mcpb.Config{Memory: log})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // governedServer records decisions on a server's agent.audit: two blocks
 // for payer and a defer for clerk. It returns the address, the transport
 // and the records.
-func governedServer(t *testing.T, opts govern.Options) (string, *iggy.Transport, []govern.Entry) {
+func governedServer(t *testing.T, opts govern.Config) (string, *iggy.Transport, []govern.Entry) {
 	t.Helper()
 	addr := serverAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -54,7 +54,7 @@ func governedServer(t *testing.T, opts govern.Options) (string, *iggy.Transport,
 }
 
 func TestAuditListsEachAgentsDecisions(t *testing.T) {
-	addr, _, _ := governedServer(t, govern.Options{})
+	addr, _, _ := governedServer(t, govern.Config{})
 	code, out, errOut := laser(t, "audit", "--addr", addr, "--json")
 	if code != exitOK {
 		t.Fatalf("audit: %d %s", code, errOut)
@@ -75,7 +75,7 @@ func TestAuditListsEachAgentsDecisions(t *testing.T) {
 }
 
 func TestAuditVerifyPassesAnIntactChain(t *testing.T) {
-	addr, _, _ := governedServer(t, govern.Options{})
+	addr, _, _ := governedServer(t, govern.Config{})
 	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr); code != exitOK || !strings.Contains(out, "3 decision records") {
 		t.Fatalf("audit verify: %d %s %s", code, out, errOut)
 	}
@@ -100,7 +100,7 @@ func republish(t *testing.T, tr *iggy.Transport, topic string, envs ...*wire.Env
 }
 
 func TestAuditVerifyNamesEachTamperingWithItsPosition(t *testing.T) {
-	addr, tr, entries := governedServer(t, govern.Options{})
+	addr, tr, entries := governedServer(t, govern.Config{})
 	e := func(i int) *wire.Envelope { return entries[i].Envelope }
 	altered := *entries[1].Evidence
 	altered.Outcome = govern.OutcomeEffected
@@ -139,7 +139,7 @@ func TestAuditVerifyNamesEachTamperingWithItsPosition(t *testing.T) {
 
 func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
 	key, other := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
-	addr, _, _ := governedServer(t, govern.Options{Key: key})
+	addr, _, _ := governedServer(t, govern.Config{Key: key})
 	trusted := "governor=" + hex.EncodeToString(key.Public())
 	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--trust", trusted); code != exitOK {
 		t.Fatalf("audit verify of signed evidence: %d %s %s", code, out, errOut)
@@ -157,7 +157,7 @@ func TestAuditVerifyChecksSignaturesOfTrustedPrincipals(t *testing.T) {
 
 func TestAuditVerifyPinsAChainsSigner(t *testing.T) {
 	key, eve := sign.NewKey([32]byte{1}), sign.NewKey([32]byte{2})
-	addr, _, _ := governedServer(t, govern.Options{Key: key, Producer: "gate-1"})
+	addr, _, _ := governedServer(t, govern.Config{Key: key, Producer: "gate-1"})
 	trust := []string{"--trust", "governor=" + hex.EncodeToString(key.Public()), "--trust", "eve=" + hex.EncodeToString(eve.Public())}
 	if code, out, errOut := laser(t, append([]string{"audit", "verify", "--addr", addr, "--signer", "gate-1=governor"}, trust...)...); code != exitOK {
 		t.Fatalf("audit verify with the right signer pinned: %d %s %s", code, out, errOut)
@@ -170,7 +170,7 @@ func TestAuditVerifyPinsAChainsSigner(t *testing.T) {
 }
 
 func TestAuditVerifyReportsAChainEndingBeforeItsExpectedSeq(t *testing.T) {
-	addr, _, _ := governedServer(t, govern.Options{Producer: "gate-1"})
+	addr, _, _ := governedServer(t, govern.Config{Producer: "gate-1"})
 	if code, out, errOut := laser(t, "audit", "verify", "--addr", addr, "--expect", "gate-1=3"); code != exitOK {
 		t.Fatalf("audit verify of a complete chain: %d %s %s", code, out, errOut)
 	}
@@ -185,7 +185,7 @@ func TestAuditVerifyReportsAChainEndingBeforeItsExpectedSeq(t *testing.T) {
 }
 
 func TestAuditEscapesWhatPeersWrote(t *testing.T) {
-	addr, tr, entries := governedServer(t, govern.Options{})
+	addr, tr, entries := governedServer(t, govern.Config{})
 	forged := *entries[0].Evidence
 	forged.Producer, forged.Verdict, forged.Outcome = "gate\x1b[2J", "block\x1b[31m", "blocked\x07"
 	forged.Action.Agent, forged.Action.Kind, forged.Action.Topic = "payer\x1b]0;owned\x07", "event\x1b[1m", "agent.commands\x1b[0m"

@@ -100,7 +100,7 @@ type lagView struct {
 }
 
 func (c *console) agents(ctx context.Context) ([]agentView, error) {
-	reg := registry.New(c.t, registry.Options{})
+	reg := registry.New(c.t, registry.Config{})
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, err
 	}

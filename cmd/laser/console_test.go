@@ -322,7 +322,7 @@ func TestConsoleAnswersAnApproval(t *testing.T) {
 }
 
 func TestConsoleShowsGovernanceDecisionsAndTheChainCheck(t *testing.T) {
-	addr, tr, entries := governedServer(t, govern.Options{})
+	addr, tr, entries := governedServer(t, govern.Config{})
 	srv := consoleServer(t, &seeded{addr: addr, tr: tr}, consoleConfig{})
 	wantPage(t, srv, "/audit", http.StatusOK, `data-agent="payer"`, "block=2", "defer=1", "payments v1", "no wires", "every chain is complete")
 	// The same records with one removed: the page says where the chain broke.

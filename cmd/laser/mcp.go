@@ -72,7 +72,7 @@ clients run a server; --list prints the tools and exits.`,
 
 // registryOperations are the skills of every fresh, unquarantined card.
 func registryOperations(ctx context.Context, client *runtime.Client, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
-	reg := registry.New(client.Transport(), registry.Options{Topic: registryTopic, Clock: client.Clock()})
+	reg := registry.New(client.Transport(), registry.Config{Topic: registryTopic, Clock: client.Clock()})
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("read the registry %s: %w", registryTopic, err)
 	}

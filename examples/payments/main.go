@@ -76,7 +76,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	// One gate per mode, each keeping its own evidence chain.
 	gates := map[govern.Mode]*govern.Gate{}
 	for _, mode := range []govern.Mode{govern.Enforce, govern.Observe} {
-		gates[mode] = govern.NewGate(policy, govern.Options{Mode: mode, Producer: "payments-" + string(mode)})
+		gates[mode] = govern.NewGate(policy, govern.Config{Mode: mode, Producer: "payments-" + string(mode)})
 	}
 	wire := func(mode govern.Mode, t Transfer) (Receipt, error) {
 		gate := gates[mode]

@@ -133,7 +133,7 @@ func run(ctx context.Context, tr runtime.Transport, simulateHuman bool, out io.W
 	}
 
 	// 1. Find reviewers by capability.
-	reg := registry.New(tr, registry.Options{})
+	reg := registry.New(tr, registry.Config{})
 	if err := reg.Refresh(ctx); err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func main() {
 	if *traced {
 		spans = tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-		middleware = append(middleware, otellaser.New(otellaser.Options{TracerProvider: tp}))
+		middleware = append(middleware, otellaser.New(otellaser.Config{TracerProvider: tp}))
 	}
 	if _, err := run(ctx, tr, os.Stdout, middleware...); err != nil {
 		fmt.Fprintln(os.Stderr, "triage:", err)

@@ -19,7 +19,7 @@ func TestTriageTracedPrintsOneTreePerTicket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	spans := tracetest.NewSpanRecorder()
-	tel := otellaser.New(otellaser.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
+	tel := otellaser.New(otellaser.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
 	var out bytes.Buffer
 	f, err := run(ctx, embedlog.New("triage", embedlog.Config{}), &out, []runtime.Middleware{tel}...)
 	if err != nil {

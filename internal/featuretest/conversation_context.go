@@ -228,7 +228,7 @@ func conversationNoGroup(w *conversationWorld) {
 	}
 
 	// Memory too reads from offset 0 past a group's committed offset.
-	mem := memory.New(w.client, memory.Options{Topic: w.topic("nogroupmem", 1)})
+	mem := memory.New(w.client, memory.Config{Topic: w.topic("nogroupmem", 1)})
 	w.remember(mem, memory.Scope{Conversation: conv}, "one")
 	w.remember(mem, memory.Scope{Conversation: conv}, "two")
 	msub, err := w.tr.Join(w.ctx, mem.Topic(), group)

@@ -15,7 +15,7 @@ import (
 )
 
 // mem returns a memory on a fresh topic.
-func (w *conversationWorld) mem(opts memory.Options) *memory.Store {
+func (w *conversationWorld) mem(opts memory.Config) *memory.Store {
 	if opts.Topic == "" {
 		opts.Topic = w.topic("mem", 3)
 	}
@@ -49,7 +49,7 @@ func (w *conversationWorld) remember(m *memory.Store, scope memory.Scope, body s
 }
 
 func conversationMemoryRecall(w *conversationWorld) {
-	m := w.mem(memory.Options{})
+	m := w.mem(memory.Config{})
 	conv, other := w.conv(), w.conv()
 	w.remember(m, memory.Scope{Conversation: conv, Agent: "planner"}, "prefers email")
 	w.remember(m, memory.Scope{Conversation: other, Agent: "planner"}, "someone else")
@@ -77,13 +77,13 @@ func conversationMemoryRecall(w *conversationWorld) {
 		w.t.Fatalf("a scope without a conversation recalls across all: %d items", len(got))
 	}
 	// A fresh Log rebuilds the same view from the log.
-	if got := itemBodies(w.recall(memory.New(w.client, memory.Options{Topic: m.Topic()}), memory.Scope{Conversation: conv}, memory.Query{})); len(got) != 3 {
+	if got := itemBodies(w.recall(memory.New(w.client, memory.Config{Topic: m.Topic()}), memory.Scope{Conversation: conv}, memory.Query{})); len(got) != 3 {
 		w.t.Fatalf("a fresh memory recalled %q", got)
 	}
 }
 
 func conversationMemoryForget(w *conversationWorld) {
-	m := w.mem(memory.Options{})
+	m := w.mem(memory.Config{})
 	conv := w.conv()
 	scope := memory.Scope{Conversation: conv}
 	keep := w.remember(m, scope, "keep me")
@@ -107,14 +107,14 @@ func conversationMemoryForget(w *conversationWorld) {
 	}
 	w.raw(m.Topic(), runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: headers(), Payload: forget},
 		runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: headers(), Payload: item})
-	fresh := memory.New(w.client, memory.Options{Topic: m.Topic()})
+	fresh := memory.New(w.client, memory.Config{Topic: m.Topic()})
 	if got := itemBodies(w.recall(fresh, scope, memory.Query{})); !sameStrings(got, []string{"keep me"}) {
 		w.t.Fatalf("a fresh memory recalled %q", got)
 	}
 }
 
 func conversationMemoryFeedback(w *conversationWorld) {
-	m := w.mem(memory.Options{})
+	m := w.mem(memory.Config{})
 	scope := memory.Scope{Conversation: w.conv()}
 	a := w.remember(m, scope, "a")
 	w.remember(m, scope, "b")
@@ -143,7 +143,7 @@ func conversationMemoryFeedback(w *conversationWorld) {
 }
 
 func conversationMemoryNamed(w *conversationWorld) {
-	m := w.mem(memory.Options{Namespace: "prefs"})
+	m := w.mem(memory.Config{Namespace: "prefs"})
 	named := func(l *memory.Store, key string) (string, bool) {
 		w.t.Helper()
 		b, ok, err := l.Named(w.ctx, key)
@@ -166,7 +166,7 @@ func conversationMemoryNamed(w *conversationWorld) {
 	if v, ok := named(m, "tone"); !ok || v != "casual" {
 		w.t.Fatalf("tone = %q, %v", v, ok)
 	}
-	fresh := memory.New(w.client, memory.Options{Topic: m.Topic(), Namespace: "prefs"})
+	fresh := memory.New(w.client, memory.Config{Topic: m.Topic(), Namespace: "prefs"})
 	if v, ok := named(fresh, "tone"); !ok || v != "casual" {
 		w.t.Fatalf("a fresh memory reads tone = %q, %v", v, ok)
 	}
@@ -205,7 +205,7 @@ func conversationMemoryIncremental(w *conversationWorld) {
 	counting := &countingTransport{Transport: w.tr}
 	client := runtime.NewClient(counting, runtime.ClientConfig{})
 	defer client.Close()
-	m := memory.New(client, memory.Options{Topic: topic})
+	m := memory.New(client, memory.Config{Topic: topic})
 	scope := memory.Scope{Conversation: w.conv()}
 	for _, b := range []string{"1", "2", "3", "4"} {
 		w.remember(m, scope, b)
@@ -232,15 +232,15 @@ func conversationMemoryIncremental(w *conversationWorld) {
 }
 
 func conversationMemoryIsolation(w *conversationWorld) {
-	a, b := w.mem(memory.Options{}), w.mem(memory.Options{})
+	a, b := w.mem(memory.Config{}), w.mem(memory.Config{})
 	conv := w.conv()
 	w.remember(a, memory.Scope{Conversation: conv}, "in a")
 	if got := w.recall(b, memory.Scope{Conversation: conv}, memory.Query{}); len(got) != 0 {
 		w.t.Fatalf("topic b recalled %q", itemBodies(got))
 	}
 	// Two namespaces on one topic keep their named items apart.
-	x := memory.New(w.client, memory.Options{Topic: a.Topic(), Namespace: "x"})
-	y := memory.New(w.client, memory.Options{Topic: a.Topic(), Namespace: "y"})
+	x := memory.New(w.client, memory.Config{Topic: a.Topic(), Namespace: "x"})
+	y := memory.New(w.client, memory.Config{Topic: a.Topic(), Namespace: "y"})
 	if err := x.SetNamed(w.ctx, "k", []byte("from x")); err != nil {
 		w.t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func conversationMemoryIsolation(w *conversationWorld) {
 	if v, ok, err := x.Named(w.ctx, "k"); err != nil || !ok || string(v) != "from x" {
 		w.t.Fatalf("namespace x reads %q, %v, %v", v, ok, err)
 	}
-	if got := memory.New(w.client, memory.Options{}).Topic(); got != runtime.TopicAudit {
+	if got := memory.New(w.client, memory.Config{}).Topic(); got != runtime.TopicAudit {
 		w.t.Fatalf("default memory topic %q", got)
 	}
 }
@@ -259,7 +259,7 @@ func conversationMemoryIsolation(w *conversationWorld) {
 // record encoding, keyed by the conversation, with provenance and the
 // namespace header.
 func conversationMemoryWire(w *conversationWorld) {
-	m := w.mem(memory.Options{Namespace: "notes"})
+	m := w.mem(memory.Config{Namespace: "notes"})
 	conv := w.conv()
 	id, err := m.Remember(w.ctx, memory.Scope{Conversation: conv, Agent: "planner", User: "u1"}, memory.Summary, []byte{0, 1, 200})
 	if err != nil {
@@ -311,7 +311,7 @@ func (w *conversationWorld) handled(topic string, conv wire.ID) *runtime.Ctx {
 }
 
 func conversationRememberingSuccess(w *conversationWorld) {
-	m := w.mem(memory.Options{})
+	m := w.mem(memory.Config{})
 	in := w.topic("in", 2)
 	conv := w.conv()
 	fail := errors.New("model unavailable")
@@ -360,7 +360,7 @@ func (s *syncBuffer) String() string {
 func conversationRememberingFailure(w *conversationWorld) {
 	var logs syncBuffer
 	missing := "conv-missing-" + w.conv().String()
-	m := memory.New(w.client, memory.Options{Topic: missing, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	m := memory.New(w.client, memory.Config{Topic: missing, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	in := w.topic("in", 1)
 	h := memory.Remembering(runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }), m, memory.Message)
 	if err := h.Handle(w.handled(in, w.conv())); err != nil {

@@ -47,7 +47,7 @@ func newFanoutWorld(w *World) *fanoutWorld {
 	if err := w.Tr.EnsureTopics(w.Ctx, 2, x.inbox, x.replies); err != nil {
 		w.T.Fatal(err)
 	}
-	x.reg = w.Registry(registry.Options{})
+	x.reg = w.Registry(registry.Config{})
 	return x
 }
 

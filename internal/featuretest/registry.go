@@ -59,7 +59,7 @@ func registryLatestCard(w *World) {
 	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
 	w.PublishCard("reviewer-b", &wire.AgentCard{Version: "1", Capabilities: []wire.CapabilityDescriptor{Skill("review")}})
 	w.PublishCard("reviewer-a", &wire.AgentCard{Version: "2", Capabilities: []wire.CapabilityDescriptor{Skill("edit")}})
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	if got := agents(r.Cards()); !slices.Equal(got, []string{"reviewer-a", "reviewer-b"}) {
 		w.T.Fatalf("cards of %v, want reviewer-a and reviewer-b", got)
@@ -74,7 +74,7 @@ func registryLatestCard(w *World) {
 }
 
 func registryIncremental(w *World) {
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Publish("one", Skill("s"))
 	w.Refresh(r)
 	w.Publish("two", Skill("s"))
@@ -90,7 +90,7 @@ func registryIncremental(w *World) {
 
 func registryTTL(w *World) {
 	clock := lasertest.NewManualClock(time.Now())
-	r := w.Registry(registry.Options{Clock: clock})
+	r := w.Registry(registry.Config{Clock: clock})
 	ttl := uint64(time.Minute / time.Microsecond)
 	w.PublishCard("short", &wire.AgentCard{Capabilities: []wire.CapabilityDescriptor{Skill("s")}, TTLMicros: &ttl})
 	w.Publish("forever", Skill("s"))
@@ -109,7 +109,7 @@ func registryTTL(w *World) {
 }
 
 func registryBound(w *World) {
-	r := w.Registry(registry.Options{MaxCards: 2})
+	r := w.Registry(registry.Config{MaxCards: 2})
 	w.Publish("a", Skill("s"))
 	w.Publish("b", Skill("s"))
 	w.Publish("c", Skill("s"))
@@ -134,7 +134,7 @@ func (w *World) unquarantine(op, agent string, key *sign.Key) {
 }
 
 func registryQuarantine(w *World) {
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Publish("a", Skill("s"))
 	w.quarantine("ops", "a", nil)
 	w.Refresh(r)
@@ -149,7 +149,7 @@ func registryQuarantine(w *World) {
 }
 
 func registryReplay(w *World) {
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.quarantine("ops", "a", nil)
 	w.unquarantine("ops", "a", nil)
 	w.Refresh(r)
@@ -187,7 +187,7 @@ func (w *World) replay(op string) {
 
 func registryFactBounds(w *World) {
 	// Only the newest fact id is kept, so replaying an older one applies.
-	r := w.Registry(registry.Options{MaxFacts: 1})
+	r := w.Registry(registry.Config{MaxFacts: 1})
 	w.quarantine("ops", "a", nil)
 	w.unquarantine("ops", "a", nil)
 	w.Refresh(r)
@@ -198,7 +198,7 @@ func registryFactBounds(w *World) {
 	}
 	// Fact ids older than the retention are forgotten at a refresh.
 	clock := lasertest.NewManualClock(time.Now())
-	r2 := w.Registry(registry.Options{Clock: clock})
+	r2 := w.Registry(registry.Config{Clock: clock})
 	w.Refresh(r2)
 	clock.Advance(registry.DefaultFactRetention + time.Hour)
 	w.Refresh(r2)
@@ -224,7 +224,7 @@ func registryOperatorSigned(w *World) {
 	if err := keys.Enroll("mallory", agentKey.Public()); err != nil {
 		w.T.Fatal(err)
 	}
-	r := w.Registry(registry.Options{Verifier: keys})
+	r := w.Registry(registry.Config{Verifier: keys})
 	w.quarantine("ops", "unsigned", nil)
 	w.quarantine("mallory", "agent-signed", agentKey)
 	w.quarantine("ops", "operator-signed", operator)
@@ -243,7 +243,7 @@ func registryRouteAround(w *World) {
 	w.Publish("down", wire.CapabilityDescriptor{SkillID: "review", Health: &down})
 	w.Publish("bad", Skill("review"))
 	w.quarantine("ops", "bad", nil)
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	if got := w.resolve(r, registry.AllCapable("review")); !slices.Equal(got, []string{"healthy"}) {
 		w.T.Fatalf("all capable of review resolved to %v, want only healthy", got)
@@ -260,7 +260,7 @@ func registryPolicies(w *World) {
 	w.Publish("b-cheap", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(1), LatencyClass: u8(9), Load: u16(900)})
 	w.Publish("c-fast", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(5), LatencyClass: u8(1), Load: u16(500)})
 	w.Publish("d-idle", wire.CapabilityDescriptor{SkillID: "s", CostClass: u8(9), LatencyClass: u8(5), Load: u16(10)})
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	byName := func(want string) registry.Scorer {
 		return func(e *registry.Entry, _ *wire.CapabilityDescriptor) float64 {
@@ -290,7 +290,7 @@ func registryPolicies(w *World) {
 
 func registryNoCandidate(w *World) {
 	w.Publish("a", Skill("other"))
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	for _, route := range []registry.Route{registry.ToCapable("s", registry.Any), registry.AllCapable("s")} {
 		if _, err := r.Resolve(route); !errors.Is(err, registry.ErrNoCapableAgent) {
@@ -300,7 +300,7 @@ func registryNoCandidate(w *World) {
 }
 
 func registryDirect(w *World) {
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	if got := w.resolve(r, registry.To("x")); !slices.Equal(got, []string{"x"}) {
 		w.T.Fatalf("To(x) resolved to %v", got)
@@ -326,7 +326,7 @@ func registryCardOnStart(w *World) {
 		w.T.Fatal(err)
 	}
 	defer h.Shutdown(w.Ctx)
-	r := w.Registry(registry.Options{})
+	r := w.Registry(registry.Config{})
 	w.Refresh(r)
 	if got := w.resolve(r, registry.ToCapable("s", registry.Any)); !slices.Equal(got, []string{"starter"}) {
 		w.T.Fatalf("after Ready the registry routes s to %v, want the started agent", got)

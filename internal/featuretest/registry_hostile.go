@@ -38,7 +38,7 @@ func registryForeignCards(w *World) {
 	publish("reviewer", card("reviewer", wire.HealthUnavailable, 5), malloryKey) // signed by a peer
 	publish("fake-reviewer", card("fake-reviewer", wire.HealthHealthy, 0), nil)  // unsigned
 	publish("fake-signed", card("fake-signed", wire.HealthHealthy, 0), malloryKey)
-	r := w.Registry(registry.Options{Verifier: keys})
+	r := w.Registry(registry.Config{Verifier: keys})
 	w.Refresh(r)
 	if got := agents(r.Candidates("review")); len(got) != 1 || got[0] != "reviewer" {
 		w.T.Fatalf("under a verifier the review candidates are %v, want only the real reviewer", got)
@@ -65,7 +65,7 @@ func registryFactReplayAfterRetention(w *World) {
 	if err := registry.Quarantine(w.Ctx, client, w.Topic, "ops", "a", operator); err != nil {
 		w.T.Fatal(err)
 	}
-	r := w.Registry(registry.Options{Verifier: keys, MaxFacts: 1})
+	r := w.Registry(registry.Config{Verifier: keys, MaxFacts: 1})
 	w.Refresh(r)
 	if !r.Quarantined("a") {
 		w.T.Fatal("the operator's quarantine did not fold")
@@ -76,7 +76,7 @@ func registryFactReplayAfterRetention(w *World) {
 		w.T.Fatal("a replayed older release undid the newer quarantine")
 	}
 	// A fresh registry folding the whole topic agrees.
-	r2 := w.Registry(registry.Options{Verifier: keys})
+	r2 := w.Registry(registry.Config{Verifier: keys})
 	w.Refresh(r2)
 	if !r2.Quarantined("a") {
 		w.T.Fatal("a fresh fold let the replayed release win")

@@ -133,7 +133,7 @@ func (w *WorkflowWorld) Handled(agent string) []string {
 // Workflow returns a workflow over the world's topics.
 func (w *WorkflowWorld) Workflow(steps ...workflow.Step) *workflow.Workflow {
 	return &workflow.Workflow{Name: "planner", Steps: steps, Inbox: w.Inbox, Journal: w.Journal, ReplyTopic: w.Replies,
-		Registry: w.Registry(registry.Options{})}
+		Registry: w.Registry(registry.Config{})}
 }
 
 func workflowOrder(w *WorkflowWorld) {

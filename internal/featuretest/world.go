@@ -57,7 +57,7 @@ func Name(what string) string {
 }
 
 // Registry returns a registry over the world's topic.
-func (w *World) Registry(opts registry.Options) *registry.Registry {
+func (w *World) Registry(opts registry.Config) *registry.Registry {
 	opts.Topic = w.Topic
 	return registry.New(w.Tr, opts)
 }

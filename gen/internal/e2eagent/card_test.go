@@ -23,7 +23,7 @@ func TestGeneratedAgentPublishesItsCardOnStart(t *testing.T) {
 	if err := client.Bootstrap(ctx, 1, "billing.commands"); err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.New(tr, registry.Options{Topic: "cards"})
+	reg := registry.New(tr, registry.Config{Topic: "cards"})
 	quiet, err := NewBillingAgent(client, NewBilling())
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.redis != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: o.redis})
 		defer rdb.Close()
-		dedup = redisdedup.New(rdb, o.group, redisdedup.Options{Owner: o.owner, Lease: o.lease})
+		dedup = redisdedup.New(rdb, o.group, redisdedup.Config{Owner: o.owner, Lease: o.lease})
 	}
 	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: logger})
 	concurrency := runtime.Serial
