@@ -75,9 +75,8 @@ const (
 // BatchDeduplicator is implemented by a two-step Deduplicator that marks
 // many keys per call, as a remote store should, where a round trip costs
 // far more than the work. The consumer detects it: it claims the keys of a
-// polled batch in one ClaimBatch (Serial: while the batch before is
-// handled; a lane: its run of records, just before handling them), and
-// completes handled keys in the background, many
+// polled batch (Serial, or a lane's run of records) in one ClaimBatch just
+// before handling them, and completes handled keys in the background, many
 // per CompleteBatch, always before the commit round that stores their
 // offsets. The meaning of a claim is that of Completer: a claim is never a
 // duplicate, and only a completed key is.

@@ -40,6 +40,14 @@ type claimSet struct {
 	index  map[string]int
 	at     time.Time // when keys were claimed or last renewed (real time: leases run on Redis's clock)
 	renew  time.Duration
+	// sole: this loop is the only one of the process using the
+	// deduplicator's claims (Serial: one batch at a time, the one before
+	// released), so a key the store answers as held by this incarnation, and
+	// not handled here awaiting completion, is this loop's own claim: one a
+	// ClaimBatch made before its answer was lost (a retried call, or a
+	// pipeline go-redis sent again). It counts as claimed, so the record runs
+	// at once and release takes it back when unused.
+	sole bool
 }
 
 // newClaimSet returns the claimSet of a loop of s, or nil when the
@@ -103,6 +111,13 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 		cs.reset()
 		return fmt.Errorf("dedup: %w", err)
 	}
+	if cs.sole {
+		for i, st := range cs.states {
+			if st == dedup.KeyHeld && !cs.kc.pending(cs.keys[i]) {
+				cs.states[i] = dedup.KeyClaimed // this loop's own, from an answer that was lost
+			}
+		}
+	}
 	cs.at = time.Now()
 	return nil
 }
@@ -123,12 +138,6 @@ func (cs *claimSet) ask(ctx context.Context, keys []string, states []dedup.KeySt
 			return err
 		}
 	}
-}
-
-// adopt makes the claims pre made ahead for a batch (claimAhead) this
-// loop's claims for it; pre is not used again.
-func (cs *claimSet) adopt(pre *claimSet) {
-	cs.keys, cs.states, cs.used, cs.index, cs.at = pre.keys, pre.states, pre.used, pre.index, pre.at
 }
 
 // renewClaims claims again the keys this batch claimed and no record used

@@ -92,7 +92,7 @@ func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, fail
 // lane failed.
 func (ls *laneSet) poll() error {
 	s := ls.s
-	pf := s.startPrefetch(false, nil)
+	pf := s.startPrefetch(false)
 	defer pf.close()
 	var overflow messageSlab // for records handled here, over the lane cap
 	octx, ocs := s.workCtx, s.newClaimSet(ls.k)

@@ -215,7 +215,7 @@ func (s *session) runKeyed(ctx context.Context) error {
 // stopped, on a poll failure, or once a record failed.
 func (ks *keyedSet) poll() error {
 	s := ks.s
-	pf := s.startPrefetch(true, nil)
+	pf := s.startPrefetch(true)
 	defer pf.close()
 	var slab messageSlab
 	for {

@@ -25,10 +25,7 @@ type polled struct {
 	// decoded holds batch[i] decoded when the prefetcher decoded ahead;
 	// nil otherwise.
 	decoded []decodedRecord
-	// claims holds the keys of batch claimed ahead (see claimAhead); nil
-	// when the handling loop is to claim them itself.
-	claims *claimSet
-	err    error
+	err     error
 }
 
 // decodedRecord is DecodeRecord's result for one record.
@@ -50,26 +47,13 @@ type prefetcher struct {
 	slab   messageSlab   // the messages of the batch being decoded ahead
 	out    chan polled   // unbuffered: a batch is handed over, never queued
 	quit   chan struct{} // closed by the handling loop when it returns
-	done   chan struct{} // closed when the goroutines have returned
-
-	// claims, when set, is the handling loop's claimSet: every batch is
-	// decoded here and handed to a second goroutine (claimAhead) through
-	// toClaim, which claims its keys while the batch before is handled.
-	claims  *claimSet
-	toClaim chan polled // unbuffered
+	done   chan struct{} // closed when the goroutine has returned
 }
 
 // startPrefetch starts polling for s; the caller must call close when its
-// loop returns, whatever the reason. With claims (the loop's claimSet, may
-// be nil) every batch comes decoded and with its keys claimed ahead.
-func (s *session) startPrefetch(decode bool, claims *claimSet) *prefetcher {
+// loop returns, whatever the reason.
+func (s *session) startPrefetch(decode bool) *prefetcher {
 	p := &prefetcher{s: s, decode: decode, out: make(chan polled), quit: make(chan struct{}), done: make(chan struct{})}
-	if claims != nil && s.c.cfg.Verifier == nil {
-		// Under a Verifier the scope of a key is known only at the gate:
-		// nothing can be claimed ahead.
-		p.claims, p.decode, p.toClaim = claims, true, make(chan polled)
-		go p.claimAhead()
-	}
 	go p.run()
 	return p
 }
@@ -106,14 +90,8 @@ func (p *prefetcher) close() {
 }
 
 func (p *prefetcher) run() {
-	send := p.out
-	if p.toClaim != nil {
-		send = p.toClaim
-		defer close(p.toClaim) // claimAhead closes out and done
-	} else {
-		defer close(p.done)
-		defer close(p.out)
-	}
+	defer close(p.done)
+	defer close(p.out)
 	s := p.s
 	var notify notifier
 	if n, ok := s.sub.(notifier); ok {
@@ -136,7 +114,7 @@ func (p *prefetcher) run() {
 		batch, err := s.poll()
 		if err != nil {
 			select {
-			case send <- polled{err: err}:
+			case p.out <- polled{err: err}:
 			case <-p.quit:
 			}
 			return
@@ -152,14 +130,11 @@ func (p *prefetcher) run() {
 		if p.decode {
 			// A handler waiting for this batch takes it at once and decodes
 			// it itself, so the next poll is not held up; a busy one gets it
-			// decoded here while it works. A batch whose keys are claimed
-			// ahead is always decoded here: the claim needs its keys.
-			if p.claims == nil {
-				select {
-				case p.out <- next:
-					continue
-				default:
-				}
+			// decoded here while it works.
+			select {
+			case p.out <- next:
+				continue
+			default:
 			}
 			c := s.c
 			next.decoded = make([]decodedRecord, len(batch))
@@ -170,56 +145,14 @@ func (p *prefetcher) run() {
 			p.slab.reset(0)
 		}
 		select {
-		case send <- next:
-		case <-p.quit:
-			return
-		case <-s.stop:
-			return
-		case <-s.workCtx.Done():
-			return
-		}
-	}
-}
-
-// claimAhead claims the keys of each decoded batch run passes on, in one
-// ClaimBatch, and hands the batch over with its claims; so the claim's
-// round trip runs while the batch before is handled, instead of before
-// this one is. Batches are claimed strictly in the order they are handled,
-// one at a time, so a key in two batches is claimed by the earlier one and
-// found held by the later one, as when the handling loop claimed them. A
-// claim ages while it waits for the handoff: the gate renews it once older
-// than a tenth of the lease, before its record starts (claimSet.gate). A
-// batch claimed and never handed over (the loop stopped) has its claims
-// released. A failed claim is handed over as the batch's error, and the
-// batches after it are not claimed.
-func (p *prefetcher) claimAhead() {
-	defer close(p.done)
-	defer close(p.out)
-	s := p.s
-	failed := false
-	for next := range p.toClaim {
-		if failed {
-			continue // the loop stops at the error handed over; run stops at quit
-		}
-		if next.err == nil {
-			cs := &claimSet{c: p.claims.c, bd: p.claims.bd, kc: p.claims.kc, index: make(map[string]int, len(next.decoded)), renew: p.claims.renew}
-			if err := cs.claim(s.workCtx, next.decoded); err != nil {
-				next = polled{err: err}
-			} else {
-				next.claims = cs
-			}
-		}
-		failed = next.err != nil
-		select {
 		case p.out <- next:
-			continue
 		case <-p.quit:
+			return
 		case <-s.stop:
+			return
 		case <-s.workCtx.Done():
+			return
 		}
-		// Never handed over: nothing of it is handled.
-		next.claims.release(s.workCtx)
-		failed = true
 	}
 }
 

@@ -243,16 +243,19 @@ func (s *session) runSerial(ctx context.Context) error {
 	k := s.startCommitBehind()
 	s.flushHandled = k.flush
 	return s.supervise(ctx, func() error {
+		pf := s.startPrefetch(true)
+		defer pf.close()
 		lastFlush := s.c.clock.Now()
 		var slab messageSlab
 		wctx := s.workCtx
 		cs := s.newClaimSet(k)
+		if cs != nil {
+			cs.sole = true // Serial: this loop is the process's one user of its claims
+		}
 		var decoded []decodedRecord
 		if cs != nil {
 			wctx = withClaims(wctx, cs)
 		}
-		pf := s.startPrefetch(true, cs)
-		defer pf.close()
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
 			if !ok {
@@ -263,9 +266,7 @@ func (s *session) runSerial(ctx context.Context) error {
 			}
 			batch := next.batch
 			slab.reset(len(batch))
-			if next.claims != nil {
-				cs.adopt(next.claims) // claimed while the batch before was handled
-			} else if cs != nil {
+			if cs != nil {
 				// Decode the batch first, to claim its keys in one call.
 				decoded = decodeAll(s.c, &slab, batch, next.decoded, decoded)
 				next.decoded = decoded
