@@ -438,12 +438,14 @@ func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states 
 func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), batchLimit)
-		err := d.completeBySet(ctx, keys[:n])
+		err := d.completeBySet(ctx, keys[:n], false)
 		if isNoScript(err) {
-			// Redis lost its scripts (a restart): load it and ask again;
+			// The node that holds the keys does not know the script (Redis
+			// restarted, or on a cluster the preload went to another node):
+			// ask again sending the script whole, which that node then keeps;
 			// completing is idempotent.
 			d.windowLoaded.Store(false)
-			err = d.completeBySet(ctx, keys[:n])
+			err = d.completeBySet(ctx, keys[:n], true)
 		}
 		if err != nil {
 			return d.fail("complete", err)
@@ -453,9 +455,10 @@ func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// completeBySet sends one pipeline completing keys.
-func (d *Deduplicator) completeBySet(ctx context.Context, keys []string) error {
-	load := !d.windowLoaded.Load()
+// completeBySet sends one pipeline completing keys; whole sends the window
+// script's source (EVAL) rather than its digest.
+func (d *Deduplicator) completeBySet(ctx context.Context, keys []string, whole bool) error {
+	load := !whole && !d.windowLoaded.Load()
 	var window *redis.Cmd
 	sets := make([]*redis.StatusCmd, len(keys))
 	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -465,17 +468,21 @@ func (d *Deduplicator) completeBySet(ctx context.Context, keys []string) error {
 		for i, k := range keys {
 			sets[i] = p.Set(ctx, d.Key(k), "d", d.opts.TTL)
 		}
-		window = p.EvalSha(ctx, windowBatchScript.Hash(), d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
+		if whole {
+			window = p.Eval(ctx, windowBatchSource, d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
+		} else {
+			window = p.EvalSha(ctx, windowBatchScript.Hash(), d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if load {
-		d.windowLoaded.Store(true)
-	}
 	if err := window.Err(); err != nil {
 		return err
+	}
+	if load || whole {
+		d.windowLoaded.Store(true) // the node the keys live on holds it now
 	}
 	for _, c := range sets {
 		if err := c.Err(); err != nil {
