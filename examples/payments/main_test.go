@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/embedlog"
-	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -44,11 +43,5 @@ func TestPaymentsExampleOnTheEmbeddedLog(t *testing.T) {
 }
 
 func TestPaymentsExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t, iggytest.Config{})
-	tr, err := iggy.Dial(t.Context(), "iggy://iggy:iggy@"+s.Addr()+"/payments", iggy.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	runOn(t, tr)
+	runOn(t, featuretest.TestServer(t, "payments")(t))
 }

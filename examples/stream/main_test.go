@@ -8,7 +8,6 @@ import (
 
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
-	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
 )
@@ -38,13 +37,7 @@ func TestStreamExamplePrintsPiecesAndTheHalfwayFailure(t *testing.T) {
 }
 
 func TestStreamExampleOverTheTestServer(t *testing.T) {
-	s := iggytest.Start(t, iggytest.Config{})
-	tr, err := iggy.Dial(context.Background(), "iggy://iggy:iggy@"+s.Addr()+"/stream", iggy.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	runOn(t, tr)
+	runOn(t, featuretest.TestServer(t, "stream")(t))
 }
 
 func TestStreamExampleOverRealServer(t *testing.T) {
