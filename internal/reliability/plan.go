@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/lasergo/laser/dedup"
 	"github.com/lasergo/laser/runtime"
@@ -251,21 +252,72 @@ type CountingDedup struct {
 	Events *EventLog
 }
 
+// Counting wraps inner in a CountingDedup, or in a CountingBatchDedup when
+// inner claims in batches, so the wrapper hides nothing the consumer
+// detects (the batch path is the one a Redis deduplicator runs).
+func Counting(inner dedup.Deduplicator, events *EventLog) dedup.Deduplicator {
+	c := &CountingDedup{Inner: inner, Events: events}
+	if b, ok := inner.(dedup.BatchDeduplicator); ok {
+		return &CountingBatchDedup{CountingDedup: c, batch: b}
+	}
+	return c
+}
+
 // Observe implements dedup.Deduplicator.
 func (d *CountingDedup) Observe(ctx context.Context, key string) (bool, error) {
 	fresh, err := d.Inner.Observe(ctx, key)
 	if err == nil && !fresh {
-		// The scoped key holds U+001F; log only the idempotency key.
-		_, idem, found := strings.Cut(key, "\x1f")
-		if !found {
-			idem = key
-		}
-		if err := d.Events.Record(EventDedup, idem); err != nil {
+		if err := d.dropped(key); err != nil {
 			return false, err
 		}
 	}
 	return fresh, err
 }
+
+// dropped logs a repeat; the scoped key holds U+001F, and only the
+// idempotency key is logged.
+func (d *CountingDedup) dropped(key string) error {
+	_, idem, found := strings.Cut(key, "\x1f")
+	if !found {
+		idem = key
+	}
+	return d.Events.Record(EventDedup, idem)
+}
+
+// CountingBatchDedup is a CountingDedup over a dedup.BatchDeduplicator.
+type CountingBatchDedup struct {
+	*CountingDedup
+	batch dedup.BatchDeduplicator
+}
+
+// ClaimBatch implements dedup.BatchDeduplicator, logging every key found
+// completed before.
+func (d *CountingBatchDedup) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
+	if err := d.batch.ClaimBatch(ctx, keys, states); err != nil {
+		return err
+	}
+	for i, st := range states {
+		if st == dedup.KeyDuplicate {
+			if err := d.dropped(keys[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CompleteBatch implements dedup.BatchDeduplicator.
+func (d *CountingBatchDedup) CompleteBatch(ctx context.Context, keys []string) error {
+	return d.batch.CompleteBatch(ctx, keys)
+}
+
+// ReleaseBatch implements dedup.BatchDeduplicator.
+func (d *CountingBatchDedup) ReleaseBatch(ctx context.Context, keys []string) error {
+	return d.batch.ReleaseBatch(ctx, keys)
+}
+
+// Lease implements dedup.BatchDeduplicator.
+func (d *CountingBatchDedup) Lease() time.Duration { return d.batch.Lease() }
 
 // Forget implements dedup.Forgetter when the inner deduplicator does, so
 // wrapping it does not change what the consumer can take back.

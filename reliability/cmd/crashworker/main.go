@@ -130,7 +130,7 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			Concurrency:     concurrency,
 			// Failing commands are retried three times without waiting long.
 			Retry:         runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond},
-			Deduplicator:  &reliability.CountingDedup{Inner: dedup, Events: events},
+			Deduplicator:  reliability.Counting(dedup, events),
 			ShutdownGrace: o.grace,
 		},
 	})
