@@ -44,7 +44,7 @@ func ExampleRunRequest() {
 	// Output:
 	// r-1 <nil>
 	// ledger.commands to ledger from billing: charged 999
-	// invalid false cannot charge 0 cents
+	// rejected false cannot charge 0 cents
 }
 
 // RunStream runs a streaming handler, opening and finishing its stream as

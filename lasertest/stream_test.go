@@ -59,7 +59,7 @@ func TestRunStreamEndsARejectedStreamWithAnAGDXErrorAndRejects(t *testing.T) {
 	if !errors.Is(err, runtime.ErrRejected) {
 		t.Fatalf("err %v, want the rejection a consumer would park", err)
 	}
-	if _, aerr := lasertest.Answer[string](sent); runtime.CodeOf(aerr) != runtime.CodeInvalid {
+	if _, aerr := lasertest.Answer[string](sent); runtime.CodeOf(aerr) != runtime.CodeRejected {
 		t.Fatalf("the stream ended with %v, want an invalid-request error", aerr)
 	}
 }

@@ -32,12 +32,12 @@ func TestCodeTableMapsEveryCode(t *testing.T) {
 	}{
 		{CodeHandler, wire.ErrorInternal, CodeHandler},
 		{CodeHandlerConfig, wire.ErrorInternal, CodeHandler},
-		{CodeRejected, wire.ErrorInvalidRequest, CodeInvalid},
+		{CodeRejected, wire.ErrorInvalidRequest, CodeRejected},
 		{CodeTimeout, wire.ErrorDeadlineExceeded, CodeTimeout},
 		{CodeNoRespondTopic, wire.ErrorInternal, CodeHandler},
 		{CodeConfig, wire.ErrorInternal, CodeHandler},
 		{CodeCodec, wire.ErrorInternal, CodeHandler},
-		{CodeInvalid, wire.ErrorInvalidRequest, CodeInvalid},
+		{CodeInvalid, wire.ErrorInvalidRequest, CodeRejected},
 		{CodeUnsupported, wire.ErrorUnsupported, CodeUnsupported},
 		{CodeSignature, wire.ErrorUnauthorized, CodeUnauthorized},
 		{CodeNoCapableAgent, wire.ErrorInternal, CodeHandler},
@@ -75,7 +75,7 @@ func TestCodeTableReceivesEveryWireCode(t *testing.T) {
 		code  Code
 		relay wire.ErrorCode
 	}{
-		{wire.ErrorInvalidRequest, CodeInvalid, wire.ErrorInvalidRequest},
+		{wire.ErrorInvalidRequest, CodeRejected, wire.ErrorInvalidRequest},
 		{wire.ErrorUnauthorized, CodeUnauthorized, wire.ErrorUnauthorized},
 		{wire.ErrorUnsupported, CodeUnsupported, wire.ErrorUnsupported},
 		{wire.ErrorDeadlineExceeded, CodeTimeout, wire.ErrorDeadlineExceeded},

@@ -20,12 +20,12 @@ type Code uint8
 const (
 	CodeHandler        Code = iota + 1 // a handler failed (a plain error, a panic, Retry); retried; wire internal
 	CodeHandlerConfig                  // a handler was wired wrongly
-	CodeRejected                       // Reject: permanent, parked at once; answered as invalid_request
+	CodeRejected                       // Reject: permanent, parked at once; wire invalid_request
 	CodeTimeout                        // a deadline passed; retried; wire deadline_exceeded
 	CodeNoRespondTopic                 // a reply was asked of an agent without a respond topic
 	CodeConfig                         // a configuration error
 	CodeCodec                          // a body did not encode or decode
-	CodeInvalid                        // an argument or message is malformed; wire invalid_request
+	CodeInvalid                        // an argument or message is malformed; answered as invalid_request
 	CodeUnsupported                    // a content type or operation is not supported; wire unsupported
 	CodeSignature                      // a signature is missing or does not verify; answered as unauthorized
 	CodeNoCapableAgent                 // no agent advertises the capability; retried
@@ -49,12 +49,12 @@ var codeTable = [...]struct {
 }{
 	CodeHandler:        {"handler", wire.ErrorInternal, true},
 	CodeHandlerConfig:  {"handler config", wire.ErrorInternal, false},
-	CodeRejected:       {"rejected", wire.ErrorInvalidRequest, false},
+	CodeRejected:       {"rejected", wire.ErrorInvalidRequest, true},
 	CodeTimeout:        {"timeout", wire.ErrorDeadlineExceeded, true},
 	CodeNoRespondTopic: {"no respond topic", wire.ErrorInternal, false},
 	CodeConfig:         {"config", wire.ErrorInternal, false},
 	CodeCodec:          {"codec", wire.ErrorInternal, false},
-	CodeInvalid:        {"invalid", wire.ErrorInvalidRequest, true},
+	CodeInvalid:        {"invalid", wire.ErrorInvalidRequest, false},
 	CodeUnsupported:    {"unsupported", wire.ErrorUnsupported, true},
 	CodeSignature:      {"signature", wire.ErrorUnauthorized, false},
 	CodeNoCapableAgent: {"no capable agent", wire.ErrorInternal, false},

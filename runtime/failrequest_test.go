@@ -68,7 +68,7 @@ func TestCodeOfReadsALocalAndARemoteFailureAlike(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"invalid input", runtime.NewError(runtime.CodeInvalid, "no amount", nil)},
+		{"Reject", runtime.Reject(errors.New("no amount"))},
 		{"unsupported", runtime.NewError(runtime.CodeUnsupported, "no such currency", nil)},
 		{"unauthorized", runtime.NewError(runtime.CodeUnauthorized, "not your account", nil)},
 		{"Failf invalid_request", runtime.Failf(wire.ErrorInvalidRequest, "no amount")},
@@ -171,7 +171,7 @@ func TestAFailfEndingAStreamIsAnsweredAndCommittedNotParked(t *testing.T) {
 
 func TestARejectionEndingAStreamIsAnsweredAndParked(t *testing.T) {
 	d, readErr := streamThrough(t, runtime.Reject(errors.New("no prompt")))
-	if runtime.CodeOf(readErr) != runtime.CodeInvalid {
+	if runtime.CodeOf(readErr) != runtime.CodeRejected {
 		t.Fatalf("the reader got %v (code %s), want an invalid-request answer", readErr, runtime.CodeOf(readErr))
 	}
 	if d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
