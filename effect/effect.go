@@ -13,15 +13,15 @@ type Kind string
 // Effect kinds. The AGDX ones are the envelope's kind; the rest name effects
 // a verb alone does not tell apart.
 const (
-	Command      Kind = "command"  // an AGDX command sent without waiting
-	Request      Kind = "request"  // an AGDX command awaiting its answer
-	Event        Kind = "event"    // an AGDX event
-	Response     Kind = "response" // an AGDX response (an answer)
-	Error        Kind = "error"    // an AGDX error answer
-	Status       Kind = "status"   // an AGDX task status, ack or card
-	Chunk        Kind = "chunk"    // one chunk of a streamed answer
-	Plain        Kind = "plain"    // a plain message (provenance in headers)
-	Publish      Kind = "publish"  // a raw record through runtime.Producer.Publish
+	Command           = Kind(wire.KindCommand)  // an AGDX command sent without waiting
+	Request      Kind = "request"               // an AGDX command awaiting its answer
+	Event             = Kind(wire.KindEvent)    // an AGDX event
+	Response          = Kind(wire.KindResponse) // an AGDX response (an answer)
+	Error             = Kind(wire.KindError)    // an AGDX error answer
+	Status            = Kind(wire.KindStatus)   // an AGDX task status, ack or card
+	Chunk             = Kind(wire.KindChunk)    // one chunk of a streamed answer
+	Plain        Kind = "plain"                 // a plain message (provenance in headers)
+	Publish      Kind = "publish"               // a raw record through runtime.Producer.Publish
 	MemoryWrite  Kind = "memory_write"
 	WorkflowStep Kind = "workflow_step" // a workflow's dispatch of one step
 	FanoutBranch Kind = "fanout_branch" // one branch of a fan-out

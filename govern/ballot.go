@@ -58,7 +58,12 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 		if err != nil {
 			return p.ID, err
 		}
-		votes, from = append(votes, more...), next
+		for _, v := range more { // other proposals' votes are not kept while this one waits
+			if v.Proposal == p.ID {
+				votes = append(votes, v)
+			}
+		}
+		from = next
 		switch res := Tally(p, votes, clock.Now()); res.State {
 		case Committed:
 			return p.ID, nil

@@ -1,6 +1,7 @@
 package govern_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -54,8 +55,12 @@ func TestTally(t *testing.T) {
 func TestTallyIsPure(t *testing.T) {
 	p := proposal(govern.Majority, 0)
 	votes := []govern.Vote{vote("ann", true), vote("bob", false), vote("cy", true)}
+	kept := slices.Clone(votes)
 	a, b := govern.Tally(p, votes, t0.Add(time.Minute)), govern.Tally(p, votes, t0.Add(time.Minute))
-	if a.State != b.State || len(a.Approve) != 2 || len(a.Reject) != 1 || a.Required != 2 {
+	if a.State != govern.Committed || b.State != govern.Committed || len(a.Approve) != 2 || len(a.Reject) != 1 || a.Required != 2 {
 		t.Fatalf("tallies %+v and %+v, want the same committed result", a, b)
+	}
+	if !slices.Equal(votes, kept) {
+		t.Fatalf("Tally changed its votes: %+v, was %+v", votes, kept)
 	}
 }

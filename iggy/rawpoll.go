@@ -176,7 +176,7 @@ func (t *Transport) decodePoll(out []runtime.Incoming, p uint32, reply []byte, f
 	if out == nil {
 		out = make([]runtime.Incoming, 0, count)
 	}
-	rb := recordBuilder{t: t, partition: p, n: count}
+	rb := recordBuilder{t: t, partition: p}
 	for len(b) > 0 && len(out) < limit {
 		if len(b) < messageHeaderSize {
 			return out, next, pp, fmt.Errorf("%w: %d bytes left, a message header takes %d", errMalformedReply, len(b), messageHeaderSize)

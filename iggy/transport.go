@@ -380,7 +380,7 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 	if out == nil {
 		out = make([]runtime.Incoming, 0, min(len(msgs), max))
 	}
-	b := recordBuilder{t: t, partition: partition, n: min(len(msgs), max)}
+	b := recordBuilder{t: t, partition: partition}
 	for i := range msgs {
 		if len(out) >= max {
 			break
@@ -403,7 +403,6 @@ func (t *Transport) incoming(out []runtime.Incoming, partition uint32, msgs []ig
 type recordBuilder struct {
 	t         *Transport
 	partition uint32
-	n         int // records the batch may hold at most
 }
 
 // add appends the record at offset to out.

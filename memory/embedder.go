@@ -78,8 +78,6 @@ func hashVector(text string) []float32 {
 	return v
 }
 
-// normalize scales v to unit length in place (a zero vector stays zero), so
-// cosine similarity is a dot product.
 // finite reports whether v holds no NaN or infinity; one such value would
 // make every score it touches NaN and freeze the ranking heap.
 func finite(v []float32) bool {
@@ -91,6 +89,8 @@ func finite(v []float32) bool {
 	return true
 }
 
+// normalize scales v to unit length in place (a zero vector stays zero), so
+// cosine similarity is a dot product.
 func normalize(v []float32) {
 	var sum float64
 	for _, x := range v {

@@ -314,15 +314,10 @@ func (p *projection) compact() {
 // written, even after a forget (its owner, or without a verifier namedSeen,
 // remembers it), so rewriting a forgotten key is not counted twice.
 func (p *projection) holdsNamed(author, key string, owned bool) bool {
-	if owned {
+	if p.knowsNamed(author, key, owned) {
 		return true
 	}
-	if author == "" {
-		if _, ok := p.namedSeen[key]; ok {
-			return true
-		}
-	}
-	if p.maxNamed > 0 && p.namedHeld[author] >= p.maxNamed {
+	if p.namedFull(author) {
 		return false
 	}
 	p.namedHeld[author]++
@@ -330,6 +325,21 @@ func (p *projection) holdsNamed(author, key string, owned bool) bool {
 		p.namedSeen[key] = struct{}{}
 	}
 	return true
+}
+
+// knowsNamed reports whether key is already counted: owned, or without a
+// verifier seen before.
+func (p *projection) knowsNamed(author, key string, owned bool) bool {
+	if owned {
+		return true
+	}
+	_, seen := p.namedSeen[key]
+	return author == "" && seen
+}
+
+// namedFull reports whether author holds as many named keys as the bound.
+func (p *projection) namedFull(author string) bool {
+	return p.maxNamed > 0 && p.namedHeld[author] >= p.maxNamed
 }
 
 // absorbNamed folds a named write. Under a verifier, the principal that

@@ -383,3 +383,26 @@ func TestAForgottenNamedKeyWrittenAgainIsNotCountedTwice(t *testing.T) {
 		t.Fatalf("a fresh Store reads refund_limit %q (%v), want 500", v, ok)
 	}
 }
+
+// Without a verifier the bound holds too, and SetNamed says so at once
+// instead of appending a write the fold then refuses.
+func TestAnUnsignedStoreIsToldItsNamedKeyBound(t *testing.T) {
+	ctx := t.Context()
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
+	if err := client.Bootstrap(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.New(client, memory.Config{Namespace: "billing", MaxNamedKeys: 1})
+	if err := mem.SetNamed(ctx, "refund_limit", []byte("500")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SetNamed(ctx, "refund_limit", []byte("700")); err != nil {
+		t.Fatalf("rewriting the held key: %v", err)
+	}
+	if err := mem.SetNamed(ctx, "currency", []byte("EUR")); !errors.Is(err, memory.ErrHeld) {
+		t.Fatalf("a second key past the bound of 1: err = %v, want ErrHeld", err)
+	}
+	if v, ok := namedValue(t, mem, "refund_limit"); !ok || v != "700" {
+		t.Fatalf("refund_limit = %q (%v), want 700", v, ok)
+	}
+}

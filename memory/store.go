@@ -113,7 +113,7 @@ func New(client *runtime.Client, opts Config) *Store {
 		opts.Logger = client.Logger()
 	}
 	if opts.Embedder == nil {
-		opts.Embedder, opts.Model, opts.Dims = HashEmbedder{}, cmp.Or(opts.Model, HashModel), cmp.Or(opts.Dims, HashDims)
+		opts.Embedder, opts.Model = HashEmbedder{}, cmp.Or(opts.Model, HashModel)
 	}
 	opts.Model, opts.Dims = cmp.Or(opts.Model, "custom"), cmp.Or(opts.Dims, HashDims)
 	if opts.Verifier == nil {
@@ -130,10 +130,10 @@ func New(client *runtime.Client, opts Config) *Store {
 		client: client, topic: opts.Topic, ns: opts.Namespace, log: opts.Logger, embedder: opts.Embedder,
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
 		writer: writer{topic: opts.Topic, ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs(), clock: client.Clock()},
-		proj:   newProjection(opts.Model, opts.Dims, maxItems(opts.MaxItems)),
+		proj:   newProjection(opts.Model, opts.Dims, bound(opts.MaxItems, DefaultMaxItems)),
 	}
 	l.proj.openNamed = writers != nil
-	l.proj.maxNamed = maxNamedKeys(opts.MaxNamedKeys)
+	l.proj.maxNamed = bound(opts.MaxNamedKeys, DefaultMaxNamedKeys)
 	for _, m := range opts.Moderators {
 		l.proj.moderators[m] = true
 	}
@@ -160,20 +160,11 @@ const DefaultMaxItems = 1_000_000
 // DefaultMaxNamedKeys is the default bound of the named keys a writer holds.
 const DefaultMaxNamedKeys = 10_000
 
-func maxNamedKeys(n int) int {
+// bound is a Config bound: 0 takes def, a negative one means none (0).
+func bound(n, def int) int {
 	switch {
 	case n == 0:
-		return DefaultMaxNamedKeys
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
-func maxItems(n int) int {
-	switch {
-	case n == 0:
-		return DefaultMaxItems
+		return def
 	case n < 0:
 		return 0
 	}
@@ -277,23 +268,22 @@ func (l *Store) ForgetNamed(ctx context.Context, key string) error {
 	return l.publish(ctx, Scope{}, namedProvenance(id), payload{rec: &rec})
 }
 
-// mayName refuses a named write the fold would refuse: under a verifier,
-// to a key another principal owns. Named reads fold the topic, so a write
+// mayName refuses a named write the fold would refuse: to a new key past
+// the writer's bound (MaxNamedKeys) and, under a verifier, to a key another
+// principal owns. Named reads fold the topic, so a write
 // is seen once it is on the log, never before.
 func (l *Store) mayName(ctx context.Context, id string) error {
-	if l.reader.verifier == nil || l.proj.openNamed {
-		return nil
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUp(ctx); err != nil {
 		return err
 	}
+	self := l.self()
 	owner, owned := l.proj.namedOwner[id]
-	if !owned && l.proj.maxNamed > 0 && l.proj.namedHeld[l.self()] >= l.proj.maxNamed {
-		return fmt.Errorf("%w: named key %s is new and %q holds %d named keys, the bound (Config.MaxNamedKeys)", ErrHeld, id, l.self(), l.proj.maxNamed)
+	if !l.proj.knowsNamed(self, id, owned) && l.proj.namedFull(self) {
+		return fmt.Errorf("%w: named key %s is new and %q holds %d named keys, the bound (Config.MaxNamedKeys)", ErrHeld, id, self, l.proj.maxNamed)
 	}
-	if owned && owner != l.self() {
+	if l.reader.verifier != nil && !l.proj.openNamed && owned && owner != self {
 		return fmt.Errorf("%w: named key %s was first written by %q", ErrHeld, id, owner)
 	}
 	return nil

@@ -248,9 +248,8 @@ func (cs *claimSet) reset() {
 // for the keys handled before it (wait), so no offset is stored while its
 // key is still a claim.
 type keyCompleter struct {
-	c  *Consumer
-	bd dedup.BatchDeduplicator
-	s  *session
+	c *Consumer
+	s *session
 
 	mu         sync.Mutex
 	queue      []string
@@ -270,7 +269,7 @@ type keyCompleter struct {
 
 func (s *session) startKeyCompleter() *keyCompleter {
 	kc := &keyCompleter{
-		c: s.c, bd: s.c.batch, s: s, completing: make(map[string]int),
+		c: s.c, s: s, completing: make(map[string]int),
 		progress: make(chan struct{}), wake: make(chan struct{}, 1),
 		quit: make(chan struct{}), loopDone: make(chan struct{}),
 	}
