@@ -75,8 +75,9 @@ func TestConsumerClaimsTheKeysOfAPolledBatchInOneRoundTrip(t *testing.T) {
 			}
 			// The claim, and the completions batched behind the handlers:
 			// far fewer than the two commands a message of before.
-			if cmds := counter.n.Load(); cmds >= n {
-				t.Fatalf("%d Redis commands for %d messages; want fewer than one per message", cmds, n)
+			// 5 on an idle machine; a loaded one splits the completions more.
+			if cmds := counter.n.Load(); cmds > n/2 {
+				t.Fatalf("%d Redis round trips for %d messages; want at most one per two messages", cmds, n)
 			}
 			for i := range n {
 				remembered(t, rdb, d.Key(dedup.Key("shop", fmt.Sprintf("order-%d", i))))
