@@ -129,6 +129,10 @@ func (r Route) IsBroadcast() bool { return r.kind == routeBroadcast }
 // IsAll reports whether the route goes to every capable agent.
 func (r Route) IsAll() bool { return r.kind == routeAllCapable }
 
+// NeedsRegistry reports whether resolving r reads agent cards (a route by
+// capability); a route To a named agent resolves without them.
+func (r Route) NeedsRegistry() bool { return r.kind == routeToCapable || r.kind == routeAllCapable }
+
 // Validate reports a route that can never resolve: the zero Route, To an
 // invalid agent id, or a capability route without a skill.
 func (r Route) Validate() error {

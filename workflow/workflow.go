@@ -233,9 +233,6 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 	if _, err := wire.ParseAgentID(w.Name); err != nil {
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
-	// An empty registry resolves a route To an agent and nothing else: a
-	// capability route without the workflow's Registry can never resolve.
-	empty := registry.New(c.Transport(), registry.Config{})
 	for _, s := range w.Steps {
 		if s.Route.IsBroadcast() {
 			return nil, fmt.Errorf("%w: step %q is a broadcast", ErrInvalid, s.Label)
@@ -243,7 +240,7 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 		if err := s.Route.Validate(); err != nil {
 			return nil, fmt.Errorf("%w: step %q: %w", ErrInvalid, s.Label, err)
 		}
-		if _, err := empty.Resolve(s.Route); w.Registry == nil && err != nil {
+		if w.Registry == nil && s.Route.NeedsRegistry() {
 			return nil, fmt.Errorf("%w: step %q routes %s but the workflow has no Registry", ErrInvalid, s.Label, s.Route)
 		}
 	}
