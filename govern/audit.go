@@ -29,10 +29,11 @@ func ReadAudit(ctx context.Context, t runtime.Transport, topic string) ([]Entry,
 	}
 	var out []Entry
 	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
-		env, ok := governanceEvent(topic, rec)
-		if !ok || *env.Operation != OperationDecision {
+		m, ok := governanceEvent(topic, rec)
+		if !ok || *m.Envelope.Operation != OperationDecision {
 			return
 		}
+		env := m.Envelope
 		e := Entry{At: rec.Position, Envelope: env}
 		e.Evidence, e.Err = DecodeEvidence(env.Body)
 		out = append(out, e)

@@ -113,10 +113,11 @@ func readProposals(ctx context.Context, t runtime.Transport, topic string, from 
 	var props []Proposal
 	var votes []Vote
 	next, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
-		env, ok := governanceEvent(topic, rec)
+		m, ok := governanceEvent(topic, rec)
 		if !ok {
 			return
 		}
+		env := m.Envelope
 		switch *env.Operation {
 		case OperationProposal:
 			var p Proposal
@@ -125,7 +126,7 @@ func readProposals(ctx context.Context, t runtime.Transport, topic string, from 
 			}
 		case OperationVote:
 			var v Vote
-			if cbor.Unmarshal(env.Body, &v) == nil && voteAuthentic(env, v, keys) {
+			if cbor.Unmarshal(env.Body, &v) == nil && voteAuthentic(m, v, keys) {
 				votes = append(votes, v)
 			}
 		}
@@ -137,25 +138,27 @@ func readProposals(ctx context.Context, t runtime.Transport, topic string, from 
 }
 
 // governanceEvent decodes rec as an AGDX event with an operation.
-func governanceEvent(topic string, rec *runtime.Incoming) (*wire.Envelope, bool) {
+func governanceEvent(topic string, rec *runtime.Incoming) (*runtime.Message, bool) {
 	m, err := runtime.DecodeRecord(topic, rec, 0)
 	if err != nil || m.Envelope == nil || m.Envelope.Kind != wire.KindEvent || m.Envelope.Operation == nil {
 		return nil, false
 	}
-	return m.Envelope, true
+	return m, true
 }
 
 // voteAuthentic reports whether v was cast by its voter: the envelope's
 // source must be the voter and, when keys is set, its signature must verify
-// to the voter's principal. Without keys a vote is only as trustworthy as
-// the topic's write ACLs.
-func voteAuthentic(env *wire.Envelope, v Vote, keys *sign.Registry) bool {
-	if string(env.Source) != v.Voter {
+// to the voter's principal, bound to this topic and appended when it was
+// signed (runtime.Message.Verify), so a vote copied from another topic does
+// not count. Without keys a vote is only as trustworthy as the topic's
+// write ACLs.
+func voteAuthentic(m *runtime.Message, v Vote, keys *sign.Registry) bool {
+	if string(m.Envelope.Source) != v.Voter {
 		return false
 	}
 	if keys == nil {
 		return true
 	}
-	verified, err := keys.Verify(env)
+	verified, err := m.Verify(keys)
 	return err == nil && verified.Principal == v.Voter
 }

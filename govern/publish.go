@@ -49,6 +49,11 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 	}
 	op := r.operation
 	env := &wire.Envelope{Kind: wire.KindEvent, Record: &id, Conversation: conv, Source: source, Operation: &op, Body: body}
+	if r.sign != nil {
+		// As the runtime's signer does: the signature covers the topic and
+		// the issue time, so a signed vote or decision copied elsewhere is refused.
+		sign.Bind(env, r.topic, uint64(c.Clock().Now().UnixMicro()))
+	}
 	if err := wire.Validate(env); err != nil {
 		return fmt.Errorf("govern: %s: %w", r.operation, err)
 	}
