@@ -135,6 +135,8 @@ type Server struct {
 	closed     bool
 	conns      map[*conn]struct{}
 	nextClient uint32
+	// nextSession numbers VSR sessions; the last one opened.
+	nextSession uint64
 	wg         sync.WaitGroup
 
 	// The Iggy state, guarded by mu.
@@ -298,25 +300,89 @@ func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
 
 // serveFrames runs the request loop of one connection over rw until it
 // fails or closes; it is the connection loop minus the bookkeeping, so the
-// fuzz target can drive it through a pipe.
+// fuzz target can drive it through a pipe. The first four bytes pick the
+// framing (see detectFraming).
 func (c *conn) serveFrames(rw io.ReadWriter) {
-	var hdr [8]byte
-	deadline, _ := rw.(interface{ SetReadDeadline(time.Time) error })
+	f := newFrameIO(c, rw)
+	f.awaitRequest()
+	var first [4]byte
+	if _, err := io.ReadFull(rw, first[:]); err != nil {
+		return
+	}
+	f.r = io.MultiReader(bytes.NewReader(first[:]), rw)
+	if detectFraming(first) == framingVSR {
+		c.serveVSR(f)
+		return
+	}
+	c.serveLegacy(f)
+}
+
+// frameIO is a connection's byte stream with its deadlines: a request must
+// start within the idle (or, before login, the login) timeout, and its rest
+// arrive, and its reply leave, within the frame timeout.
+type frameIO struct {
+	c       *conn
+	r       io.Reader
+	w       io.Writer
+	readBy  interface{ SetReadDeadline(time.Time) error }
+	writeBy interface{ SetWriteDeadline(time.Time) error }
+	loginBy time.Time
+}
+
+func newFrameIO(c *conn, rw io.ReadWriter) *frameIO {
+	f := &frameIO{c: c, r: rw, w: rw, loginBy: time.Now().Add(c.s.cfg.loginTimeout)}
+	f.readBy, _ = rw.(interface{ SetReadDeadline(time.Time) error })
 	// A client that sends without reading would otherwise block the reply
 	// write, and hold its connection slot, forever.
-	writeBy, _ := rw.(interface{ SetWriteDeadline(time.Time) error })
-	cfg := &c.s.cfg
-	loginBy := time.Now().Add(cfg.loginTimeout)
-	for {
-		authed := c.loggedIn()
-		if deadline != nil {
-			by := time.Now().Add(cfg.idleTimeout)
-			if !authed && loginBy.Before(by) {
-				by = loginBy
-			}
-			_ = deadline.SetReadDeadline(by)
+	f.writeBy, _ = rw.(interface{ SetWriteDeadline(time.Time) error })
+	return f
+}
+
+// awaitRequest arms the deadline for the start of the next request and
+// reports whether the client is logged in.
+func (f *frameIO) awaitRequest() bool {
+	authed := f.c.loggedIn()
+	if f.readBy != nil {
+		by := time.Now().Add(f.c.s.cfg.idleTimeout)
+		if !authed && f.loginBy.Before(by) {
+			by = f.loginBy
 		}
-		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
+		_ = f.readBy.SetReadDeadline(by)
+	}
+	return authed
+}
+
+// readBody reads n payload bytes under the frame timeout, growing with the
+// bytes that actually arrive, so a bogus length cannot make the server
+// allocate the maximum up front.
+func (f *frameIO) readBody(n uint32) ([]byte, error) {
+	if f.readBy != nil {
+		_ = f.readBy.SetReadDeadline(time.Now().Add(f.c.s.cfg.frameTimeout))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(n, 1<<20)))
+	if _, err := io.CopyN(buf, f.r, int64(n)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// write sends bufs in one writev on a socket, under the frame timeout.
+func (f *frameIO) write(bufs net.Buffers) error {
+	if f.writeBy != nil {
+		_ = f.writeBy.SetWriteDeadline(time.Now().Add(f.c.s.cfg.frameTimeout))
+	}
+	_, err := bufs.WriteTo(f.w)
+	return err
+}
+
+// serveLegacy is the request loop of the Iggy 0.8 framing: u32 length,
+// u32 command code, payload; answered with u32 status, u32 length, payload.
+func (c *conn) serveLegacy(f *frameIO) {
+	var hdr [8]byte
+	cfg := &c.s.cfg
+	for {
+		authed := f.awaitRequest()
+		if _, err := io.ReadFull(f.r, hdr[:]); err != nil {
 			return
 		}
 		length := leU32(hdr[0:4])
@@ -329,16 +395,10 @@ func (c *conn) serveFrames(rw io.ReadWriter) {
 			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed)
 			return
 		}
-		if deadline != nil {
-			_ = deadline.SetReadDeadline(time.Now().Add(cfg.frameTimeout))
-		}
-		// Grow with the bytes that actually arrive, so a bogus length
-		// cannot make the server allocate 64 MiB up front.
-		buf := bytes.NewBuffer(make([]byte, 0, min(length-4, 1<<20)))
-		if _, err := io.CopyN(buf, rw, int64(length-4)); err != nil {
+		payload, err := f.readBody(length - 4)
+		if err != nil {
 			return
 		}
-		payload := buf.Bytes()
 		resp, status, ok := c.s.handle(c, code, payload)
 		if !ok {
 			return
@@ -349,12 +409,8 @@ func (c *conn) serveFrames(rw io.ReadWriter) {
 		var head [8]byte
 		putLE32(head[0:4], status)
 		putLE32(head[4:8], uint32(len(resp)))
-		// One writev on a socket, and no copy of a large poll answer.
-		bufs := net.Buffers{head[:], resp}
-		if writeBy != nil {
-			_ = writeBy.SetWriteDeadline(time.Now().Add(cfg.frameTimeout))
-		}
-		if _, err := bufs.WriteTo(rw); err != nil {
+		// No copy of a large poll answer.
+		if err := f.write(net.Buffers{head[:], resp}); err != nil {
 			return
 		}
 	}
