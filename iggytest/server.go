@@ -137,7 +137,7 @@ type Server struct {
 	nextClient uint32
 	// nextSession numbers VSR sessions; the last one opened.
 	nextSession uint64
-	wg         sync.WaitGroup
+	wg          sync.WaitGroup
 
 	// The Iggy state, guarded by mu.
 	streams     map[uint32]*stream

@@ -30,7 +30,7 @@ const (
 	vsrOffRepStatus    = 216 // u32
 
 	// Eviction header.
-	vsrOffEvictReason     = 255 // u8
+	vsrOffEvictReason = 255 // u8
 )
 
 // Consensus commands a client sees.
