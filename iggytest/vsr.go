@@ -201,6 +201,12 @@ func (c *conn) serveVSR(f *frameIO) {
 			err = &errFrame{reason: "the request names session " + strconv.FormatUint(rh.session, 10) + ", not the connection's", evict: evictNoSession}
 		}
 		if err != nil {
+			// Read a frame of an allowed size to its end first, so the
+			// close is a clean FIN behind the eviction, not a reset that
+			// can discard it before the client reads it.
+			if rh.size >= vsrHeaderSize && rh.size-vsrHeaderSize <= limit {
+				_, _ = f.readBody(rh.size - vsrHeaderSize)
+			}
 			c.closeVSR(f, rh.client, err)
 			return
 		}
