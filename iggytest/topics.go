@@ -2,10 +2,12 @@ package iggytest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 
 	"github.com/lasergo/laser/internal/logstore"
+	"github.com/lasergo/laser/wire"
 )
 
 // maxPartitions is Iggy's limit on a topic's partition count.
@@ -20,6 +22,36 @@ type topicSettings struct {
 	replication uint8
 	// options are the VSR framing's topic options, echoed as sent.
 	options []byte
+}
+
+// applyOptions takes the settings the topic header reports from the VSR
+// options Iggy defines for them: compression_algorithm ("none" or "gzip"),
+// message_expiry and max_topic_size (u64, µs and bytes). Others, such as
+// the reference SDK's consumer_offset_durability, are kept and echoed only.
+func (set *topicSettings) applyOptions() {
+	for rest := set.options; len(rest) > 0; {
+		key, r, _ := headerField(rest) // checked by checkOptions
+		val, next, _ := headerField(r)
+		rest = next
+		u64 := val.Kind == wire.HeaderKindUint64
+		switch string(key.Data) {
+		case "compression_algorithm":
+			switch string(val.Data) {
+			case "none":
+				set.compression = 1
+			case "gzip":
+				set.compression = 2
+			}
+		case "message_expiry":
+			if u64 {
+				set.expiry = binary.LittleEndian.Uint64(val.Data)
+			}
+		case "max_topic_size":
+			if u64 {
+				set.maxSize = binary.LittleEndian.Uint64(val.Data)
+			}
+		}
+	}
 }
 
 // resolveTopicLocked finds a topic by stream and topic id or name; a miss
@@ -115,6 +147,7 @@ func (s *Server) createTopic(p []byte, f framing) ([]byte, error) {
 	if err := checkOptions(set.options); err != nil {
 		return nil, err
 	}
+	set.applyOptions()
 	st, err := s.resolveStreamLocked(sid)
 	if err != nil {
 		return nil, err

@@ -338,3 +338,46 @@ func TestOneListenerServesBothFramings(t *testing.T) {
 		t.Fatalf("the stream created over VSR, read over 0.8: %+v, %v", st, err)
 	}
 }
+
+// option encodes one VSR option entry: a string key, then a value of kind.
+func option(key string, kind byte, val []byte) []byte {
+	b := append([]byte{2}, binary.LittleEndian.AppendUint32(nil, uint32(len(key)))...)
+	b = append(b, key...)
+	b = append(b, kind)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(val)))
+	return append(b, val...)
+}
+
+func TestVSRCreateTopicKeepsItsOptions(t *testing.T) {
+	v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
+	session := v.register()
+	v.write(v.frame(128, 0, session, 1, nameBytes("s")))
+	v.read()
+	opts := append(option("consumer_offset_durability", 2, []byte("replicated")),
+		option("message_expiry", 12, binary.LittleEndian.AppendUint64(nil, 5_000_000))...)
+	body := append([]byte{2, 1, 's'}, binary.LittleEndian.AppendUint32(nil, 3)...)
+	body = append(append(body, nameBytes("t")...), opts...)
+	v.write(v.frame(132, 0, session, 2, body))
+	_, created := v.read()
+	if binary.LittleEndian.Uint32(created) != 0 {
+		t.Fatalf("create topic rejected: %x", created)
+	}
+
+	v.write(v.frame(2, iggytest.CmdGetTopic, session, 2, []byte{2, 1, 's', 2, 1, 't'}))
+	_, topic := v.read()
+	if got := binary.LittleEndian.Uint32(topic[12:]); got != 3 {
+		t.Errorf("partitions = %d, want 3", got)
+	}
+	if got := binary.LittleEndian.Uint64(topic[16:]); got != 5_000_000 {
+		t.Errorf("message expiry = %d, want the option's 5000000", got)
+	}
+	at := 49 + 1 + int(topic[49])
+	n := int(binary.LittleEndian.Uint32(topic[at:]))
+	if got := topic[at+4 : at+4+n]; !bytes.Equal(got, opts) {
+		t.Errorf("options = %x, want them echoed: %x", got, opts)
+	}
+	rest := topic[at+4+n:]
+	if len(rest) != 4+3*40 || binary.LittleEndian.Uint32(rest) != 0 {
+		t.Errorf("after the options: %x, want empty derived options and 3 partitions", rest)
+	}
+}
