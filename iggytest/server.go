@@ -1,16 +1,39 @@
-// Package iggytest is an in-process server speaking the Apache Iggy 0.8
-// binary TCP protocol, for tests: of laser-go itself and of our users' own
-// code that talks to Iggy through the official Go SDK or the laser-go Iggy
-// transport.
+// Package iggytest is an in-process server speaking the Apache Iggy binary
+// TCP protocol, for tests: of laser-go itself and of our users' own code
+// that talks to Iggy through the official Go SDK, the laser-go Iggy
+// transport or the reference's SDKs.
 //
-// It answers the commands the SDK and the transport use (ping, login,
+// One listener speaks both of Iggy's framings, told apart by the first four
+// bytes of a connection: Iggy 0.8's (u32 length, u32 command code, payload),
+// whose length is at least 4, and VSR, Iggy 0.9's (a 256-byte consensus
+// header on every frame), whose first bytes are the header checksum that
+// Iggy's clients leave zero. Four zero bytes are VSR; anything else is 0.8.
+// A client that sends a non-zero checksum is thus read as 0.8 and closed for
+// its bad length.
+//
+// It answers the commands the SDKs and the transport use (ping, login,
 // personal access tokens, cluster metadata, streams, topics, partitions,
-// consumer groups, send, poll and consumer offsets) with Iggy 0.8's byte
-// layouts and rules: not-found lookups answer an empty OK, ids are 0-based,
-// every entity is addressed by id or name, commands other than ping and
-// login need a login on the same connection, group membership belongs to
-// the connection and ends with it. Each Iggy stream is backed by the engine
-// of the embedded log (the one behind package embedlog).
+// consumer groups, send, poll and consumer offsets) with Iggy's byte
+// layouts and rules for the framing: not-found lookups answer an empty OK,
+// ids are 0-based, every entity is addressed by id or name, commands other
+// than ping and login need a login on the same connection, group membership
+// belongs to the connection and ends with it. Each Iggy stream is backed by
+// the engine of the embedded log (the one behind package embedlog).
+//
+// Over VSR a register (password or personal access token) opens a session
+// the later requests must name; a refused login, a request of another
+// session, an unknown operation or an oversized frame is answered with an
+// eviction frame and the connection closes, the reason logged. Replies echo
+// the request number and operation; metadata and stored-offset operations
+// answer with Iggy's result section (count, then {index, result} entries),
+// which carries their rejections, and the other operations carry an error
+// in the reply header's status. Payloads are 0.9's where 0.9 changed them:
+// register, stream and topic headers (with options; a topic's options,
+// such as the reference SDK's consumer_offset_durability, are kept and
+// echoed), message batches in send and poll, the ack level of offset
+// requests, the send confirmation, group sync and a one-node cluster
+// metadata. Header and message checksums are neither checked nor set, and
+// request numbers are echoed, not checked for order.
 //
 // It is a testing tool, not a production broker: everything lives in memory,
 // there is one root user and no permissions, consumer groups rebalance by a
@@ -20,7 +43,8 @@
 //
 // Tests can inject faults: drop every connection, hang requests of a
 // command, answer the next requests of a command with an error status, and
-// stop accepting connections. A test starts one per test:
+// stop accepting connections. Faults are keyed by command code in both
+// framings (a VSR register is CmdLoginRegister). A test starts one per test:
 //
 //	srv := iggytest.Start(t, iggytest.Config{}) // 127.0.0.1, a free port, closed when t ends
 //	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream", iggy.Config{})
@@ -124,8 +148,8 @@ func (c Config) resolve(onPanic func(v any, stack []byte)) config {
 	return cfg
 }
 
-// Server is an in-process Iggy 0.8 protocol server. Its methods are safe for
-// concurrent use.
+// Server is an in-process Iggy protocol server, 0.8 and VSR framings on one
+// listener. Its methods are safe for concurrent use.
 type Server struct {
 	cfg  config
 	addr string
