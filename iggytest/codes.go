@@ -100,6 +100,7 @@ const (
 	StatusInvalidHeaderValue          uint32 = 4019
 	StatusTooBigMessagePayload        uint32 = 4022
 	StatusInvalidMessagePayloadLength uint32 = 4025
+	StatusInvalidMessageChecksum      uint32 = 4027
 	StatusInvalidKeyValueLength       uint32 = 4028
 	StatusInvalidMessagesSize         uint32 = 4036
 	StatusInvalidOffset               uint32 = 4100

@@ -52,8 +52,10 @@ func vsrSend() []byte {
 	batch := make([]byte, batchHeaderSize)
 	binary.LittleEndian.PutUint64(batch[batchOffLength:], uint64(batchHeaderSize+len(msg)))
 	binary.LittleEndian.PutUint32(batch[batchOffCount:], 1)
+	batch = cat(batch, msg)
+	sealBatch(batch)
 	meta := cat(st, []byte{2, 4, 1, 0, 0, 0}, []byte{1, 0, 0, 0})
-	return vsrFrame(160, 0, 1, 5, cat(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))), meta, batch, msg))
+	return vsrFrame(160, 0, 1, 5, cat(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))), meta, batch))
 }
 
 // checkVSRAnswers verifies the answers are well-framed: 256-byte headers of

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/internal/xxh32"
 )
@@ -119,7 +121,7 @@ func (s *Server) poll(c *conn, p []byte, f framing) ([]byte, error) {
 	}
 	head := pollHeader(nil, part, cur, uint32(len(recs)))
 	if f == framingVSR {
-		return appendBatches(head, recs), nil
+		return appendBatches(head, part, recs), nil
 	}
 	return appendMessages(head, recs), nil
 }
@@ -238,6 +240,7 @@ const (
 	batchHeaderSize   = 256
 	batchMessageSize  = 48
 	batchOffLength    = 32 // u64, the batch header and its messages
+	batchOffChecksum  = 40 // u64
 	batchOffCount     = 48 // u32
 	batchReservedFrom = 52
 )
@@ -248,14 +251,40 @@ const (
 // u128 id, u32 offset delta, u32 origin timestamp delta, u32 user headers
 // length, u32 payload length, u64 reserved, the payload, the user headers.
 // A batch has one timestamp, so each run of records stored together is a
-// batch of its own. Checksums are left at 0, as in the 0.8 framing.
-func appendBatches(b []byte, recs []logstore.Record) []byte {
+// batch of its own. Each message's checksum is XXH3-64 of its frame after
+// the checksum; the batch's hashes its header fields and the message
+// checksums (sealBatch), as Iggy 0.9's clients verify them.
+func appendBatches(b []byte, partition uint32, recs []logstore.Record) []byte {
 	for len(recs) > 0 {
 		n := batchRun(recs)
-		b = appendBatch(b, recs[:n])
+		start := len(b)
+		b = appendBatch(b, partition, recs[:n])
+		sealBatch(b[start:])
 		recs = recs[n:]
 	}
 	return b
+}
+
+// sealBatch sets the message checksums and the batch checksum of a
+// well-formed batch.
+func sealBatch(batch []byte) {
+	sums := xxh3.New()
+	writeBatchHeaderFields(sums, batch)
+	for pos := batchHeaderSize; pos < len(batch); {
+		end := pos + batchMessageSize + int(binary.LittleEndian.Uint32(batch[pos+32:])) + int(binary.LittleEndian.Uint32(batch[pos+36:]))
+		binary.LittleEndian.PutUint64(batch[pos:], xxh3.Hash(batch[pos+8:end]))
+		_, _ = sums.Write(batch[pos : pos+8])
+		pos = end
+	}
+	binary.LittleEndian.PutUint64(batch[batchOffChecksum:], sums.Sum64())
+}
+
+// writeBatchHeaderFields feeds the batch checksum the header fields it
+// covers: partition, base offset, base timestamp, origin timestamp, length
+// and message count.
+func writeBatchHeaderFields(h *xxh3.Hasher, batch []byte) {
+	_, _ = h.Write(batch[0:40])
+	_, _ = h.Write(batch[batchOffCount : batchOffCount+4])
 }
 
 // batchRun is how many leading records share one batch: the same timestamp
@@ -274,13 +303,14 @@ func batchRun(recs []logstore.Record) int {
 	return n
 }
 
-func appendBatch(b []byte, recs []logstore.Record) []byte {
+func appendBatch(b []byte, partition uint32, recs []logstore.Record) []byte {
 	size := batchHeaderSize
 	for i := range recs {
 		size += batchMessageSize + len(recs[i].Payload) + recs[i].Headers.Size()
 	}
 	first := recs[0]
 	h := make([]byte, batchHeaderSize)
+	binary.LittleEndian.PutUint64(h[0:], uint64(partition))
 	binary.LittleEndian.PutUint64(h[8:], first.Offset)
 	binary.LittleEndian.PutUint64(h[16:], first.Timestamp)
 	binary.LittleEndian.PutUint64(h[24:], first.OriginTimestamp)

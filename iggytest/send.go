@@ -2,6 +2,9 @@ package iggytest
 
 import (
 	"encoding/binary"
+	"strconv"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/wire"
@@ -152,7 +155,8 @@ func parseBatch(index, body []byte, count int) ([]logstore.Record, error) {
 // at 48, zeros from 52), then count messages of a 48-byte header (u128 id
 // at 8, u32 offset delta, u32 origin timestamp delta, u32 user headers
 // length, u32 payload length, u64 reserved at 40), payload and user headers.
-// Checksums are not verified.
+// Each message's checksum (u64 at 0) must be XXH3-64 of the rest of its
+// frame, and the batch's (u64 at 40) the hash sealBatch computes.
 func parseVSRBatch(b []byte, count uint32) ([]logstore.Record, error) {
 	h := b[:batchHeaderSize]
 	switch {
@@ -164,6 +168,8 @@ func parseVSRBatch(b []byte, count uint32) ([]logstore.Record, error) {
 		return nil, fail(StatusInvalidReservedField, "the batch header's reserved bytes must be 0")
 	}
 	origin := binary.LittleEndian.Uint64(h[24:])
+	sums := xxh3.New()
+	writeBatchHeaderFields(sums, b)
 	recs := make([]logstore.Record, count)
 	pos := batchHeaderSize
 	for i := range recs {
@@ -178,6 +184,10 @@ func parseVSRBatch(b []byte, count uint32) ([]logstore.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if binary.LittleEndian.Uint64(m) != xxh3.Hash(b[pos+8:end]) {
+			return nil, fail(StatusInvalidMessageChecksum, "the checksum of message "+strconv.Itoa(i)+" of the batch does not match it")
+		}
+		_, _ = sums.Write(m[:8])
 		rec.ID = [16]byte(m[8:24])
 		rec.OriginTimestamp = origin + uint64(binary.LittleEndian.Uint32(m[28:32]))
 		recs[i] = rec
@@ -185,6 +195,9 @@ func parseVSRBatch(b []byte, count uint32) ([]logstore.Record, error) {
 	}
 	if pos != len(b) {
 		return nil, fail(StatusInvalidMessagesSize, "bytes after the last message")
+	}
+	if binary.LittleEndian.Uint64(h[batchOffChecksum:]) != sums.Sum64() {
+		return nil, fail(StatusInvalidMessageChecksum, "the batch checksum does not match its messages")
 	}
 	return recs, nil
 }

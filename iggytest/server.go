@@ -32,13 +32,15 @@
 // such as the reference SDK's consumer_offset_durability, are kept and
 // echoed), message batches in send and poll, the ack level of offset
 // requests, the send confirmation, group sync and a one-node cluster
-// metadata. Header and message checksums are neither checked nor set, and
-// request numbers are echoed, not checked for order.
+// metadata. Message and batch checksums (XXH3-64) are verified on send and
+// set on poll, as Iggy 0.9's clients check them; the consensus header's
+// checksums are neither checked nor set, and request numbers are echoed,
+// not checked for order.
 //
 // It is a testing tool, not a production broker: everything lives in memory,
 // there is one root user and no permissions, consumer groups rebalance by a
-// full round robin at once (no cooperative hand-over), message checksums are
-// left at 0, and user-header keys come back as strings whatever kind they
+// full round robin at once (no cooperative hand-over), 0.8 message checksums
+// are left at 0, and user-header keys come back as strings whatever kind they
 // were sent with.
 //
 // Tests can inject faults: drop every connection, hang requests of a
