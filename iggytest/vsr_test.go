@@ -405,3 +405,17 @@ func TestVSRGetTopicsIsCountedAndEmptyForAMissingStream(t *testing.T) {
 		t.Errorf("topics count = %d, want 2", binary.LittleEndian.Uint32(got))
 	}
 }
+
+func TestVSRFaultInjectionKeysOnCommandCodes(t *testing.T) {
+	srv := iggytest.Start(t, iggytest.Config{})
+	v := dialVSR(t, srv)
+	session := v.register()
+	srv.FailNext(iggytest.CmdGetStreams, iggytest.StatusFeatureUnavailable, 1)
+	v.write(v.frame(2, iggytest.CmdGetStreams, session, 1, nil))
+	if hdr, _ := v.read(); binary.LittleEndian.Uint32(hdr[216:]) != iggytest.StatusFeatureUnavailable {
+		t.Errorf("status = %d, want the injected %d", binary.LittleEndian.Uint32(hdr[216:]), iggytest.StatusFeatureUnavailable)
+	}
+	if n := srv.Requests(iggytest.CmdLoginRegister); n != 1 {
+		t.Errorf("Requests(CmdLoginRegister) = %d, want 1", n)
+	}
+}
