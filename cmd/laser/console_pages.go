@@ -941,30 +941,57 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 
 // ---- approvals ----
 
+// listApprovals folds topic's pending requests as their askers judge
+// answers: with the console's keys, only an answer an asker would accept
+// counts, so an unsigned one cannot hide a request.
+func (c *console) listApprovals(ctx context.Context, topic string) (*humaninput.Listing, error) {
+	opts := humaninput.ListOptions{Topic: topic, Now: c.cfg.now()}
+	if c.cfg.keys != nil {
+		opts.Verifier = c.cfg.keys
+	}
+	return humaninput.List(ctx, c.t, opts)
+}
+
+// approvalViews describes the pending requests of l for a page: who asks,
+// how long ago and until when.
+func (c *console) approvalViews(l *humaninput.Listing) []approvalView {
+	now := c.cfg.now()
+	views := make([]approvalView, len(l.Pending))
+	for i, m := range l.Pending {
+		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
+			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
+			Duplicate: l.Shared[*m.Envelope.Correlation] > 0}
+		if m.Timestamp != 0 {
+			views[i].Age = age(now, time.UnixMicro(int64(m.Timestamp)))
+		}
+		if d := m.Envelope.DeadlineMicros; d != nil {
+			views[i].Deadline = pageFuncs["micros"].(func(uint64) string)(*d)
+			views[i].Left = time.UnixMicro(int64(*d)).Sub(now).Round(time.Second).String()
+		}
+	}
+	return views
+}
+
+// age is how long before now t was, to the second, for people.
+func age(now, t time.Time) string {
+	d := max(now.Sub(t), 0).Round(time.Second)
+	return d.String() + " ago"
+}
+
 func (c *console) approvalsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicHumanInput)
-	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
+	l, err := c.listApprovals(ctx, topic)
 	if err != nil {
 		c.fail(w, r, http.StatusNotFound, "%s", err)
 		return
 	}
-	pending, shared := l.Pending, l.Shared
-	views := make([]approvalView, len(pending))
-	deadlines := make([]string, len(pending))
-	for i, m := range pending {
-		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
-			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
-			Duplicate: shared[*m.Envelope.Correlation] > 0}
-		if d := m.Envelope.DeadlineMicros; d != nil {
-			deadlines[i] = pageFuncs["micros"].(func(uint64) string)(*d)
-		}
-	}
 	c.render(w, http.StatusOK, "approvals", struct {
-		Topic     string
-		Pending   []approvalView
-		Deadlines []string
-	}{topic, views, deadlines})
+		Topic    string
+		Pending  []approvalView
+		Verified bool
+		Refused  int
+	}{topic, c.approvalViews(l), c.cfg.keys != nil, l.RefusedAnswers})
 }
 
 func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
@@ -979,7 +1006,7 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusBadRequest, "the verdict is approve or refuse, not %q", verdict)
 		return
 	}
-	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
+	l, err := c.listApprovals(ctx, topic)
 	if err != nil {
 		c.failErr(w, r, err)
 		return
