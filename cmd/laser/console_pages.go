@@ -22,7 +22,6 @@ import (
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/humaninput"
-	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -51,6 +50,7 @@ var pageFuncs = template.FuncMap{
 		return []string{"agents", "topics", "conversations", "dlq", "approvals", "workflows", "audit"}
 	},
 	"list":   func(r recordRow) []recordRow { return []recordRow{r} },
+	"lag":    joinLag,
 	"indent": func(depth int) string { return strings.Repeat("    ", depth) },
 	"rows": func(js []journalRow) []recordRow {
 		out := make([]recordRow, len(js))
@@ -73,95 +73,6 @@ func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
-}
-
-// ---- agents ----
-
-// agentView is one agent's card and its group's progress.
-type agentView struct {
-	Agent       string
-	Name        string
-	Version     string
-	Skills      []string
-	Observed    time.Time
-	Fresh       bool
-	TTL         string
-	Quarantined bool
-	Lag         []lagView
-}
-
-// lagView is a group's place in one partition of a topic.
-type lagView struct {
-	Topic     string
-	Partition uint32
-	Next      uint64
-	Stored    string
-	Lag       uint64
-}
-
-func (c *console) agents(ctx context.Context) ([]agentView, error) {
-	reg := registry.New(c.t, registry.Config{})
-	if err := reg.Refresh(ctx); err != nil {
-		return nil, err
-	}
-	now := c.cfg.now()
-	var out []agentView
-	for _, e := range reg.Cards() {
-		v := agentView{Agent: e.Agent, Observed: e.ObservedAt, Fresh: e.Fresh(now), Quarantined: reg.Quarantined(e.Agent)}
-		if e.Card != nil {
-			v.Name, v.Version = e.Card.Name, e.Card.Version
-			for _, cap := range e.Card.Capabilities {
-				v.Skills = append(v.Skills, cap.SkillID)
-			}
-			if e.Card.TTLMicros != nil {
-				v.TTL = (time.Duration(*e.Card.TTLMicros) * time.Microsecond).String()
-			}
-		}
-		lag, err := c.groupLag(ctx, runtime.TopicCommands, e.Agent)
-		if err != nil {
-			return nil, err
-		}
-		v.Lag = lag
-		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b agentView) int { return cmp.Compare(a.Agent, b.Agent) })
-	return out, nil
-}
-
-// groupLag is group's stored offset against the end of each partition of
-// topic.
-func (c *console) groupLag(ctx context.Context, topic, group string) ([]lagView, error) {
-	n, err := c.t.Partitions(ctx, topic)
-	if err != nil {
-		return nil, nil // no such topic: nothing to lag behind
-	}
-	var out []lagView
-	for p := range n {
-		next, err := c.t.NextOffset(ctx, topic, p)
-		if err != nil {
-			return nil, err
-		}
-		v := lagView{Topic: topic, Partition: p, Next: next, Stored: "-", Lag: next}
-		stored, ok, err := c.t.StoredOffset(ctx, topic, group, p)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			v.Stored = strconv.FormatUint(stored, 10)
-			v.Lag = next - min(next, stored+1)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func (c *console) agentsPage(w http.ResponseWriter, r *http.Request) {
-	agents, err := c.agents(r.Context())
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	c.render(w, http.StatusOK, "agents", agents)
 }
 
 // ---- topics ----
@@ -261,8 +172,10 @@ func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, a := range agents {
-		if lag, err := c.groupLag(ctx, name, a.Agent); err == nil && slices.ContainsFunc(lag, func(l lagView) bool { return l.Stored != "-" }) {
-			d.Groups[a.Agent] = lag
+		for _, g := range a.Groups {
+			if g.Topic == name {
+				d.Groups[a.Agent] = g.Lag
+			}
 		}
 	}
 	c.render(w, http.StatusOK, "topic", d)
@@ -1141,24 +1054,4 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request) {
 		Recent   []decision
 		Findings []string
 	}{topic, len(entries), l.Unread, whole, scanDepth, auditActivity(entries), recent, findings})
-}
-
-// ---- overview ----
-
-func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	agents, err := c.agents(ctx)
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	topics, err := c.topics(ctx)
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	c.render(w, http.StatusOK, "overview", struct {
-		Agents []agentView
-		Topics []topicView
-	}{agents, topics})
 }

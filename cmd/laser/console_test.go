@@ -128,7 +128,7 @@ func wantPage(t *testing.T, srv *httptest.Server, path string, status int, texts
 func TestConsoleShowsAgentsWithCardsAndLag(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
-	wantPage(t, srv, "/agents", http.StatusOK, `data-agent="ledger"`, "1.2.0", ">book<", ">refund<", "fresh", "stored")
+	wantPage(t, srv, "/agents", http.StatusOK, `data-agent="ledger"`, "1.2.0", ">book<", ">refund<", "fresh", "agent.commands</a>: ", ": 1 behind")
 }
 
 func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {

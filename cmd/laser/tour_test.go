@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,10 @@ func TestReadmeTourCommandsWorkOnTheDevServer(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &views) != nil {
 		t.Fatalf("dlq list --json: exit %d\n%s%s", code, out, errOut)
 	}
-	if len(views) != 1 || views[0].Capsule != capsule || !strings.HasPrefix(views[0].Redriven, "billing.commands") {
+	// The agent still rejects the refund, so the redriven record may be
+	// parked again beside it.
+	i := slices.IndexFunc(views, func(v capsuleView) bool { return v.Capsule == capsule })
+	if i < 0 || !strings.HasPrefix(views[i].Redriven, "billing.commands") {
 		t.Fatalf("after the tour's redrive, dlq list shows %+v; want capsule %s redriven to billing.commands", views, capsule)
 	}
 }
