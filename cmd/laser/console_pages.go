@@ -493,14 +493,6 @@ type treeNode struct {
 	Row   recordRow
 }
 
-// streamView is one chunk channel assembled in sequence order.
-type streamView struct {
-	Channel string
-	Text    string
-	Chunks  int
-	Ended   bool
-}
-
 func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id, err := wire.ParseID(r.PathValue("id"))
@@ -567,37 +559,6 @@ func causalTree(rows []recordRow) []treeNode {
 	}
 	for _, i := range roots {
 		walk(i, 0)
-	}
-	return out
-}
-
-// assembleStreams joins each channel's chunks in sequence order.
-func assembleStreams(rows []recordRow) []streamView {
-	byChannel := map[string][]recordRow{}
-	var order []string
-	for _, r := range rows {
-		if r.Channel == "" {
-			continue
-		}
-		if _, ok := byChannel[r.Channel]; !ok {
-			order = append(order, r.Channel)
-		}
-		byChannel[r.Channel] = append(byChannel[r.Channel], r)
-	}
-	var out []streamView
-	for _, ch := range order {
-		chunks := byChannel[ch]
-		slices.SortStableFunc(chunks, func(a, b recordRow) int { return cmp.Compare(a.Sequence, b.Sequence) })
-		v := streamView{Channel: ch, Chunks: len(chunks)}
-		var text strings.Builder
-		for _, c := range chunks {
-			if c.BodyFormat == "text" {
-				text.WriteString(c.Body)
-			}
-			v.Ended = v.Ended || c.Last || c.Kind == string(wire.KindError)
-		}
-		v.Text = text.String()
-		out = append(out, v)
 	}
 	return out
 }
