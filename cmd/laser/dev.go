@@ -79,7 +79,7 @@ production broker.`,
 			}
 			errs := make(chan error, 1)
 			go func() {
-				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true})
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true, streams: devStreams(srv.Addr(), *user, *password)})
 			}()
 			select {
 			case err := <-errs:

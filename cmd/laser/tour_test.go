@@ -43,7 +43,7 @@ func TestReadmeTourCommandsWorkOnTheDevServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	devAddr := startDev(t, ctx)
+	devAddr, _ := startDev(t, ctx)
 
 	var commands [][]string
 	for _, line := range strings.Split(string(block[1]), "\n") {
@@ -90,8 +90,8 @@ func TestReadmeTourCommandsWorkOnTheDevServer(t *testing.T) {
 }
 
 // startDev runs `laser dev` on free ports until the test ends and returns
-// its address.
-func startDev(t *testing.T, ctx context.Context) string {
+// its address and its console's URL.
+func startDev(t *testing.T, ctx context.Context) (string, string) {
 	t.Helper()
 	devCtx, stop := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
@@ -109,10 +109,11 @@ func startDev(t *testing.T, ctx context.Context) string {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
-	if _, err := out.line(ctx, "laser console: "); err != nil {
+	console, err := out.line(ctx, "laser console: ")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return line
+	return line, console
 }
 
 // parkTheToursDeadLetter does what the tour's program does to park a dead
