@@ -52,13 +52,6 @@ var pageFuncs = template.FuncMap{
 	"list":   func(r recordRow) []recordRow { return []recordRow{r} },
 	"lag":    joinLag,
 	"indent": func(depth int) string { return strings.Repeat("    ", depth) },
-	"rows": func(js []journalRow) []recordRow {
-		out := make([]recordRow, len(js))
-		for i, j := range js {
-			out[i] = j.recordRow
-		}
-		return out
-	},
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
@@ -913,47 +906,6 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/approvals?answered="+corr, http.StatusSeeOther)
-}
-
-// ---- workflows ----
-
-// journalRow is one journal record of a workflow run.
-type journalRow struct {
-	recordRow
-	Run  string
-	Step string
-}
-
-func (c *console) workflowsPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	release, ok := c.scanning(w, r)
-	if !ok {
-		return
-	}
-	defer release()
-	rows, err := c.newest(ctx, runtime.TopicWorkflowJournal, scanDepth, newBodyBudget())
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	runs := map[string][]journalRow{}
-	var order []string
-	for _, rw := range rows {
-		run := rw.Conversation
-		if _, ok := runs[run]; !ok {
-			order = append(order, run)
-		}
-		runs[run] = append(runs[run], journalRow{recordRow: rw, Run: run, Step: rw.Operation})
-	}
-	type runView struct {
-		Run     string
-		Entries []journalRow
-	}
-	out := make([]runView, 0, len(order))
-	for _, run := range order {
-		out = append(out, runView{Run: run, Entries: runs[run]})
-	}
-	c.render(w, http.StatusOK, "workflows", out)
 }
 
 // ---- audit ----

@@ -142,7 +142,7 @@ func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {
 func TestConsoleShowsAConversationInOrderAsATreeWithItsStream(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
-	body := wantPage(t, srv, "/conversations/"+s.conv.String(), http.StatusOK, s.conv.String(), "the total is 12.50 EUR", "3 chunk(s) · ended", "depth-1")
+	body := wantPage(t, srv, "/conversations/"+s.conv.String(), http.StatusOK, s.conv.String(), "the total is 12.50 EUR", "3 text chunk(s) · ended", "depth-1")
 	if i, j := strings.Index(body, "command"), strings.Index(body, "chunk"); i < 0 || j < 0 || i > j {
 		t.Fatalf("the timeline does not put the command before its chunks")
 	}
