@@ -61,6 +61,9 @@ func repoRoot() (string, error) {
 // through the repository's go.work.
 func buildBinaries(t *testing.T) (laser, worker string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds laser and crashworker and runs them as processes (make test-short skips them)")
+	}
 	binOnce.Do(func() {
 		root, err := repoRoot()
 		if err != nil {

@@ -43,7 +43,7 @@ type runView struct {
 // stepView is one step of a run as its journal records it.
 type stepView struct {
 	Label string
-	// State is completed, compensated or pending (named by the start
+	// State is completed, compensated or incomplete (named by the start
 	// record, not journaled).
 	State  string
 	At     string
@@ -136,7 +136,7 @@ func foldJournal(runs map[string]*runView, journal string, rec *runtime.Incoming
 		// The reference's plain form of a completed step, which the Go
 		// orchestrator writes beside its event: shown only for a step no
 		// event recorded (a Rust or TypeScript orchestrator's run).
-		if label, output, ok := referenceStep(m.Payload); ok && !slices.ContainsFunc(run.Steps, func(s stepView) bool { return s.Label == label && s.State != "pending" }) {
+		if label, output, ok := referenceStep(m.Payload); ok && !slices.ContainsFunc(run.Steps, func(s stepView) bool { return s.Label == label && s.State != "incomplete" }) {
 			run.step(label).completed(at, output, rec.Payload, b)
 		}
 		return
@@ -184,7 +184,7 @@ func (r *runView) step(label string) *stepView {
 	if len(r.Steps) >= 256 {
 		return &stepView{} // beyond any real workflow: not kept
 	}
-	r.Steps = append(r.Steps, stepView{Label: truncate(label, 200), State: "pending"})
+	r.Steps = append(r.Steps, stepView{Label: truncate(label, 200), State: "incomplete"})
 	return &r.Steps[len(r.Steps)-1]
 }
 
