@@ -35,8 +35,9 @@ type consoleConfig struct {
 	// token, when set, must accompany every request (the console's cookie,
 	// the X-Laser-Token header or a token form field); required off loopback.
 	token string
-	// keys verify capsule signatures before a redrive; with none, only
-	// unverified allows redriving.
+	// keys verify capsule signatures before a redrive (with none, only
+	// unverified allows redriving) and the answers to approvals, as their
+	// askers verify them.
 	keys       *sign.Registry
 	unverified bool
 	// stream is the stream the console reads, as its header names it.
@@ -291,7 +292,7 @@ need --write, and off loopback a token (generated unless --token).`,
 	write := cmd.Flags().Bool("write", false, "allow redriving dead letters and answering approvals from the console")
 	public := cmd.Flags().Bool("public", false, "allow a non-loopback --listen address (a token is then required)")
 	token := cmd.Flags().String("token", "", "token every request must carry (generated when --public and none is given)")
-	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys capsule signatures are checked with before a redrive")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: capsule signatures are checked with them before a redrive, and approvals' answers as their askers check them")
 	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o := consoleOptions{listen: *listen, listenFlag: "console --listen", write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
