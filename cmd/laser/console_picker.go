@@ -85,6 +85,11 @@ func newStreamPicker(def *console, src *streamSource) *streamPicker {
 }
 
 func (p *streamPicker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.cfg.token == "" && !loopbackHost(r.Host) {
+		def, _ := p.console(r.Context(), "") // open from the start
+		def.h.ServeHTTP(w, r)                // its guard refuses; nothing is opened first
+		return
+	}
 	name := r.URL.Query().Get("stream")
 	if name != "" {
 		http.SetCookie(w, &http.Cookie{Name: streamCookie, Value: url.QueryEscape(name), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})

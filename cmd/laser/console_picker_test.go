@@ -45,3 +45,26 @@ func TestDevConsoleShowsEveryStreamOfTheServer(t *testing.T) {
 		t.Fatalf("an unknown stream shows:\n%s", p)
 	}
 }
+
+// A request for another name (a page on a rebound domain) picking a stream
+// is refused, as every page of the console is, and shows nothing of it.
+func TestDevConsolePickerRefusesAForeignHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	addr, console := startDev(t, ctx)
+	parkTheToursDeadLetter(t, ctx, "iggy://iggy:iggy@"+addr+"/shop")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(console, "/")+"/dlq?stream=shop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "evil.example:8088"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(string(b), "ch-7") {
+		t.Fatalf("a foreign host got %d:\n%s", resp.StatusCode, b)
+	}
+}
