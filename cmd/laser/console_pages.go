@@ -517,20 +517,31 @@ func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "conversation", v)
 }
 
-// causalTree orders rows depth first from their causes; a row whose cause
-// is not in the conversation is a root.
+// causalTree orders rows depth first from their causes; a reply, error or
+// chunk naming no cause hangs under the command it answers (the one with its
+// correlation), since the runtime answers without one; any other row whose
+// cause is not in the conversation is a root.
 func causalTree(rows []recordRow) []treeNode {
 	children := map[string][]int{}
 	known := map[string]bool{}
+	asked := map[string]string{} // correlation → the first command's record
 	for _, r := range rows {
-		if r.Record != "" {
-			known[r.Record] = true
+		if r.Record == "" {
+			continue
+		}
+		known[r.Record] = true
+		if r.Kind == string(wire.KindCommand) && r.Correlation != "" && asked[r.Correlation] == "" {
+			asked[r.Correlation] = r.Record
 		}
 	}
 	var roots []int
 	for i, r := range rows {
-		if r.Cause != "" && known[r.Cause] && r.Cause != r.Record {
-			children[r.Cause] = append(children[r.Cause], i)
+		parent := r.Cause
+		if parent == "" && r.Correlation != "" && answers(r.Kind) {
+			parent = asked[r.Correlation]
+		}
+		if parent != "" && known[parent] && parent != r.Record {
+			children[parent] = append(children[parent], i)
 		} else {
 			roots = append(roots, i)
 		}
@@ -554,6 +565,15 @@ func causalTree(rows []recordRow) []treeNode {
 		walk(i, 0)
 	}
 	return out
+}
+
+// answers reports whether a record of kind answers a command.
+func answers(kind string) bool {
+	switch wire.Kind(kind) {
+	case wire.KindResponse, wire.KindError, wire.KindChunk:
+		return true
+	}
+	return false
 }
 
 // ---- live tail ----
