@@ -86,7 +86,7 @@ exit: a test tool, not a production broker.`,
 			}
 			errs := make(chan error, 1)
 			go func() {
-				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true})
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true, streams: devStreams(srv.Addr(), *user, *password)})
 			}()
 			select {
 			case err := <-errs:
