@@ -412,3 +412,27 @@ func TestReleaseBatchDropsOnlyThisIncarnationsClaims(t *testing.T) {
 		t.Fatalf("after the release: %v, want %v", got, want)
 	}
 }
+
+// Owner "a" must not take owner "a|b"'s live claim as one of its own dead
+// incarnations: unescaped, "c|a|b|<incarnation>" starts with "c|a|".
+func TestAnOwnerWhoseNameHoldsABarSharesNoPrefixWithAnother(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	for _, pair := range [][2]string{{"a|b", "a"}, {"a%7Cb", "a|b"}, {"a|b", "a%7Cb"}} {
+		holder := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[0]})
+		key := "k-" + pair[0] + "-" + pair[1]
+		claimBatch(t, holder, key)
+		other := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[1]})
+		if got := claimBatch(t, other, key); got[0] != dedup.KeyBusy {
+			t.Fatalf("owner %q on owner %q's live claim: %v, want busy", pair[1], pair[0], got[0])
+		}
+		if _, err := other.Observe(t.Context(), key); !errors.Is(err, redisdedup.ErrClaimed) {
+			t.Fatalf("owner %q observing owner %q's live claim: %v, want ErrClaimed", pair[1], pair[0], err)
+		}
+		// The same owner's next incarnation still takes it back at once.
+		reborn := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[0]})
+		if got := claimBatch(t, reborn, key); got[0] != dedup.KeyClaimed {
+			t.Fatalf("owner %q's next incarnation: %v, want its claim back", pair[0], got[0])
+		}
+	}
+}
