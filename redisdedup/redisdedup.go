@@ -74,7 +74,7 @@ var ErrClaimed = fmt.Errorf("redisdedup: key is claimed by a message in flight: 
 // Config tunes a Deduplicator; zero fields take the defaults.
 type Config struct {
 	// TTL is how long a handled key is remembered. Redis holds one key per
-	// message for that long (about 100 bytes with a short key); there is
+	// message for that long (about 170 bytes with a short key); there is
 	// no bound by count. Default 7 days.
 	TTL time.Duration
 	// Lease is how long a claim keeps other replicas waiting when its
