@@ -251,7 +251,7 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []d
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
-	var claimed, again []string
+	var claimed []string
 	var at []int
 	byScript := d.scriptClaims.Load()
 	if !byScript {
@@ -274,7 +274,7 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []d
 	if len(at) == 0 {
 		return nil
 	}
-	again = make([]string, len(at))
+	again := make([]string, len(at))
 	for j, i := range at {
 		again[j] = keys[i]
 	}

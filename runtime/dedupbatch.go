@@ -335,7 +335,10 @@ func (kc *keyCompleter) leave(keys []string) {
 
 // alone reports whether key is in one loop's batch only (the caller's)
 // and not handled here awaiting completion: a claim this process holds on
-// it can then be no other loop's.
+// it can then be no other loop's, since a loop that claims ahead holds
+// claims only on keys of its batch (the gate asks key by key only for
+// those, and a loop with a Verifier claims nothing ahead, so it never asks
+// this).
 func (kc *keyCompleter) alone(key string) bool {
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
