@@ -249,9 +249,6 @@ func (s *session) runSerial(ctx context.Context) error {
 		var slab messageSlab
 		wctx := s.workCtx
 		cs := s.newClaimSet(k)
-		if cs != nil {
-			cs.sole = true // Serial: this loop is the process's one user of its claims
-		}
 		var decoded []decodedRecord
 		if cs != nil {
 			wctx = withClaims(wctx, cs)
