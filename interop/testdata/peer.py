@@ -38,6 +38,19 @@ def plain(value):
     return value
 
 
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def id_hex(value):
+    """An AGDX id (16 bytes, or its 26-character ULID text) as 32 hex digits."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    n = 0
+    for ch in str(value).upper():
+        n = n * 32 + CROCKFORD.index(ch)
+    return n.to_bytes(16, "big").hex()
+
+
 def key_of(seed_hex):
     return ls.SigningKey(bytes.fromhex(seed_hex))
 
@@ -152,25 +165,30 @@ class Peer:
         if cmd.get("content_type"):
             opts["content_type"] = cmd["content_type"]
         body = cmd["body"].encode()
+        corr = ls.new_correlation_id()
         if kind == "command":
-            record = await producer.command(ls.new_correlation_id(), body, **opts)
+            record = await producer.command(corr, body, **opts)
         else:
             record = await producer.emit(body, **opts)
-        return {"record": record if isinstance(record, str) else str(record)}
+        return {"record": record if isinstance(record, str) else str(record), "correlation": corr}
 
     async def read_chunks(self, cmd):
         """Assemble the chunk stream answering correlation on topic."""
         topic = cmd["topic"]
-        corr = cmd["correlation"]
+        corr = id_hex(cmd["correlation"])
         assembler = ls.ChunkAssembler()
         words = []
         done = None
+        cursor = self.laser.topic(topic).replay()  # each pass resumes where the last ended
         while done is None:
-            async for m in self.laser.topic(topic).replay():
-                env = ls.Cbor.decode(bytes(m.payload)) if m.headers.get("agdx.av") or True else None
+            async for m in cursor:
+                try:
+                    env = ls.Cbor.decode(bytes(m.payload))
+                except Exception:  # a plain record on the topic
+                    continue
                 if not isinstance(env, dict) or env.get("kind") not in ("chunk", "error"):
                     continue
-                if str(env.get("correlation")) != corr and plain(env.get("correlation")) != corr:
+                if env.get("correlation") is None or id_hex(env["correlation"]) != corr:
                     continue
                 for ev in assembler.feed(bytes(m.payload)):
                     if ev["kind"] == "body":
