@@ -7,7 +7,6 @@ import (
 	"net"
 	"time"
 
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/lasergo/laser/clock"
 )
@@ -31,7 +30,7 @@ func (t *Transport) inlineOK(l *link) bool {
 // be half read); so this path serves only connections whose calls all come
 // from one owner, a subscription's, where a cancelled call means the owner is
 // stopping.
-func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon.Client) error) (class errClass, abandoned bool, err error) {
+func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggyClient) error) (class errClass, abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return classPermanent, false, err
 	}
@@ -81,7 +80,7 @@ func (t *Transport) inlineOutcome(ctx context.Context, err error, cancelled bool
 }
 
 // callRecovered runs fn, turning an SDK panic into an error.
-func callRecovered(c iggcon.Client, fn func(c iggcon.Client) error) (err error) {
+func callRecovered(c iggyClient, fn func(c iggyClient) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", ErrSDKPanic, v)

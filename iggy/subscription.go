@@ -125,7 +125,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 func (s *subscription) rejoin(ctx context.Context, l *link) error {
 	op := "join " + s.topic + "/" + s.group
 	var td *iggcon.TopicDetails
-	class, _, err := s.t.bounded(ctx, l, func(c iggcon.Client) error {
+	class, _, err := s.t.bounded(ctx, l, func(c iggyClient) error {
 		_, err := c.GetConsumerGroup(s.t.stream, s.topicID, s.groupID)
 		if errors.Is(err, ierror.ErrConsumerGroupIdNotFound) {
 			_, err = c.CreateConsumerGroup(s.t.stream, s.topicID, s.group)
@@ -317,7 +317,7 @@ func (s *subscription) maybeRefresh(ctx context.Context, op string) {
 		return
 	}
 	var td *iggcon.TopicDetails
-	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(s.t.stream, s.topicID)
 		return err
@@ -339,7 +339,7 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 	if err := s.usable(op); err != nil {
 		return err
 	}
-	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, op, func(c iggyClient) error {
 		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
 	})
 	var ie ierror.IggyError
@@ -371,7 +371,7 @@ func (s *subscription) forget(partition uint32) {
 // partition holds more. When in doubt, it owns.
 func (s *subscription) owns(ctx context.Context, partition uint32, offset uint64) bool {
 	var pm *iggcon.PolledMessage
-	err := s.sess.call(ctx, s.opPoll, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, s.opPoll, func(c iggyClient) error {
 		var err error
 		pm, err = c.PollMessages(s.t.stream, s.topicID, s.consumer, iggcon.OffsetPollingStrategy(offset), 1, false, &partition)
 		return err
@@ -393,7 +393,7 @@ func (s *subscription) Leave(ctx context.Context) error {
 	if err := s.usable(op); err != nil {
 		return err
 	}
-	err, _ := s.sess.callCurrent(ctx, op, func(c iggcon.Client) error {
+	err, _ := s.sess.callCurrent(ctx, op, func(c iggyClient) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
 	if err != nil && !errors.Is(err, runtime.ErrDisconnected) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrTimeout) {
@@ -417,7 +417,7 @@ func (s *subscription) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(closeLeaveTimeout, s.t.cfg.callTimeout))
 	defer cancel()
-	_, _ = s.sess.callCurrent(ctx, "close", func(c iggcon.Client) error {
+	_, _ = s.sess.callCurrent(ctx, "close", func(c iggyClient) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
 	s.sess.close()

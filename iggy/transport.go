@@ -133,7 +133,7 @@ func (t *Transport) EnsureTopics(ctx context.Context, partitions uint32, topics 
 func (t *Transport) ensureStream(ctx context.Context) error {
 	op := "ensure stream " + t.cs.stream
 	var sd *iggcon.StreamDetails
-	err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err := t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		sd, err = c.GetStream(t.stream)
 		if errors.Is(err, ierror.ErrStreamIdNotFound) {
@@ -159,7 +159,7 @@ func (t *Transport) ensureTopic(ctx context.Context, name string, partitions uin
 		return &runtime.TransportError{Op: "ensure topic " + name, Err: err}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, "ensure topic "+name, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, "ensure topic "+name, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		if errors.Is(err, ierror.ErrTopicIdNotFound) {
@@ -205,7 +205,7 @@ func (t *Transport) topic(ctx context.Context, op, name string, refresh bool) (*
 		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", name, err)}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		return err
@@ -243,7 +243,7 @@ func (t *Transport) TopicIDs(ctx context.Context, topic string) (uint32, uint32,
 	t.mu.Unlock()
 	if !ok {
 		var sd *iggcon.StreamDetails
-		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+		err := t.ctl.call(ctx, op, func(c iggyClient) error {
 			var err error
 			sd, err = c.GetStream(t.stream)
 			return err
@@ -272,7 +272,7 @@ func (t *Transport) StoredOffset(ctx context.Context, topic, group string, parti
 		return 0, false, &runtime.TransportError{Op: op, Err: fmt.Errorf("group %q: %w", group, err)}
 	}
 	var info *iggcon.ConsumerOffsetInfo
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		info, err = c.GetConsumerOffset(iggcon.NewGroupConsumer(gid), t.stream, ti.ident, &partition)
 		return err
@@ -317,7 +317,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 		return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", topic, err)}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		return err
@@ -357,7 +357,7 @@ func (t *Transport) ReadRange(ctx context.Context, topic string, partition uint3
 	}
 	n := uint32(min(count, math.MaxUint32))
 	var pm *iggcon.PolledMessage
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		pm, err = c.PollMessages(t.stream, ti.ident, iggcon.DefaultConsumer(), iggcon.OffsetPollingStrategy(offset), n, false, &partition)
 		return err
