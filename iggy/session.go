@@ -23,6 +23,9 @@ type link struct {
 	sdkMu    *sync.Mutex
 	once     sync.Once
 	inlineMu sync.Mutex // serializes boundedInline's use of the socket deadline
+	// vsr is the client when the link speaks VSR (then client is vsr and
+	// socket and sdkMu are nil).
+	vsr *vsrClient
 	// closed ends the link's heartbeat.
 	closed chan struct{}
 }
@@ -165,9 +168,12 @@ func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggyCli
 	var err error
 	var class errClass
 	var abandoned bool
-	if s.owned && s.tr.inlineOK(l) {
+	switch {
+	case s.owned && l.vsr != nil && s.tr.realClock():
+		class, abandoned, err = s.tr.boundedVSR(ctx, l, fn)
+	case s.owned && s.tr.inlineOK(l):
 		class, abandoned, err = s.tr.boundedInline(ctx, l, fn)
-	} else {
+	default:
 		class, abandoned, err = s.tr.bounded(ctx, l, fn)
 	}
 	if err == nil {
@@ -257,6 +263,9 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggyClient) 
 // aside, bounded by the dial timeout, and a client it returns too late is
 // closed.
 func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
+	if t.cs.protocol == protocolVSR {
+		return t.connectVSR(ctx, op)
+	}
 	d := net.Dialer{Timeout: t.cfg.dialTimeout}
 	probe, err := d.DialContext(ctx, "tcp", t.cs.addr)
 	if err != nil {

@@ -18,6 +18,7 @@ package iggy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ const maxPartitions = 1000
 type Transport struct {
 	cfg    config
 	cs     connString
+	tls    *tls.Config // nil for plaintext
 	stream iggcon.Identifier
 	ctl    *session
 
@@ -85,6 +87,9 @@ func Dial(ctx context.Context, connString string, cfg Config) (*Transport, error
 		return nil, fmt.Errorf("%w: stream %q: %w", ErrConnString, cs.stream, err)
 	}
 	t := &Transport{cfg: cfg.resolve(), cs: cs, stream: stream, topics: make(map[string]*topicInfo)}
+	if t.tls, err = tlsConfig(cs, cfg.TLS); err != nil {
+		return nil, err
+	}
 	_, _ = rand.Read(t.idPrefix[:]) // crypto/rand.Read never fails on supported platforms
 	t.ctl = newSession(t, "control", nil)
 	if _, err := t.ctl.link(ctx, "dial"); err != nil {
