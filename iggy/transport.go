@@ -1,5 +1,17 @@
-// Package iggy is the laser-go transport over Apache Iggy 0.8, built on the
-// official Go SDK (github.com/apache/iggy/foreign/go v0.8.0).
+// Package iggy is the laser-go transport over Apache Iggy, in either of the
+// two framings Iggy has spoken: Iggy 0.8's, through the official Go SDK
+// (github.com/apache/iggy/foreign/go v0.8.0), and the VSR framing of Iggy
+// 0.9+, through a client of its own (the SDK v0.8.0 does not speak it).
+// The connection string picks one, 0.8 by default:
+//
+//	iggy://user:password@host:port/stream                 Iggy 0.8
+//	iggy://user:password@host:port/stream?protocol=vsr    Iggy 0.9+
+//	iggy+pat://token@host:port/stream?protocol=vsr&tls=true&tls_ca=/ca.pem&tls_server_name=name
+//
+// TLS (VSR only) comes from the connection string or Config.TLS and never
+// falls back to plaintext. Both framings share the transport's logic; the
+// VSR client also follows a cluster to its leader (bounded against loops)
+// and puts every read and write under a socket deadline.
 //
 // It shields the runtime from the SDK's defects: connecting is bounded by a
 // dial timeout (the SDK constructor would retry a refused dial forever),
@@ -9,10 +21,13 @@
 // backoff after failed attempts. Errors are *runtime.TransportError values.
 // A lost connection is a transient ErrConnectionLost, so a consumer backs
 // off and resumes with its place kept; only a closed transport or
-// subscription wraps runtime.ErrDisconnected, which stops a consumer.
+// subscription wraps runtime.ErrDisconnected, which stops a consumer. A
+// reply that breaks the VSR protocol is a lost connection too, naming the
+// server and what was wrong.
 //
-// The package tests run against the in-process server of package iggytest
-// and, when LASER_IGGY_ADDR is set, against a real Iggy 0.8 server.
+// The package tests run against the in-process server of package iggytest,
+// fake VSR servers, and, when LASER_IGGY_ADDR is set, a real Iggy server
+// (add ?protocol=vsr for a 0.9 one).
 package iggy
 
 import (
@@ -75,8 +90,11 @@ var _ runtime.Transport = (*Transport)(nil)
 
 // Dial connects to Iggy and logs in. connString is
 // iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream
-// (port 8090 when omitted); the stream is created by EnsureTopics when
-// missing. A server that cannot be reached fails within the dial timeout.
+// (port 8090 when omitted), with ?protocol=vsr for Iggy 0.9+ and its TLS
+// parameters (see the package doc); the stream is created by EnsureTopics
+// when missing. A server that cannot be reached fails within the dial
+// timeout; a CA file that cannot be read, or TLS asked of the 0.8
+// framing, fails at once with ErrConnString.
 func Dial(ctx context.Context, connString string, cfg Config) (*Transport, error) {
 	cs, err := parseConnString(connString)
 	if err != nil {
