@@ -129,7 +129,7 @@ func recordOf(env *wire.Envelope) wire.ID {
 // 1. A Go client calls a reference agent's operation and gets its typed answer.
 func TestCrossSDKGoRequestPythonReply(t *testing.T) {
 	r := newRig(t)
-	r.py.call(r.ctx, "serve", map[string]any{"agent": "py-upper", "listen": pyCommands, "respond": responses, "behaviour": "upper"})
+	r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-upper", "listen": pyCommands, "respond": responses, "behaviour": "upper"})
 
 	got, err := runtime.Call[Article](r.ctx, r.client, runtime.Command{Topic: pyCommands, From: "go-caller", Target: "py-upper"},
 		"upper", wire.ContentJSON, Article{Text: "shared log"}, runtime.WithReplyTopic(responses))
@@ -139,7 +139,7 @@ func TestCrossSDKGoRequestPythonReply(t *testing.T) {
 	if got.Text != "SHARED LOG" {
 		t.Fatalf("reply %+v, want the reference agent's SHARED LOG", got)
 	}
-	ev := r.py.event(r.ctx, "handled", nil)
+	ev := r.py.event(r.ctx, t, "handled", nil)
 	if op := str(ev, "envelope", "operation"); op != "upper" {
 		t.Errorf("the reference agent saw operation %q, want upper", op)
 	}
@@ -151,7 +151,7 @@ func TestCrossSDKPythonContractToGeneratedGoAgent(t *testing.T) {
 	r := newRig(t)
 	r.start(t, SummarizerAgentConfig(&Summarizer{}))
 
-	res := r.py.call(r.ctx, "contract", map[string]any{
+	res := r.py.call(r.ctx, t, "contract", map[string]any{
 		"source": "py-orchestrator", "agent": SummarizerAgentID, "inbox": SummarizerListenTopic, "reply_on": SummarizerRespondTopic,
 		"body": `{"text":"Agents share one log. Go joins."}`,
 	})
@@ -170,7 +170,7 @@ func TestCrossSDKPythonContractToGeneratedGoAgent(t *testing.T) {
 // 3a. A reference agent streams chunks to a Go caller.
 func TestCrossSDKStreamPythonToGo(t *testing.T) {
 	r := newRig(t)
-	r.py.call(r.ctx, "serve", map[string]any{"agent": "py-writer", "listen": pyCommands, "respond": responses, "behaviour": "stream"})
+	r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-writer", "listen": pyCommands, "respond": responses, "behaviour": "stream"})
 	words := []string{"Go ", "and ", "Python ", "share ", "one ", "log."}
 	body, _ := json.Marshal(map[string]any{"words": words})
 
@@ -210,9 +210,9 @@ func TestCrossSDKStreamGoToPython(t *testing.T) {
 	words := []string{"Chunks ", "cross ", "the ", "SDKs."}
 	body, _ := json.Marshal(map[string]any{"words": words})
 	conv := conversation.Derive(r.ep.stream + "/stream")
-	sent := r.py.call(r.ctx, "publish", map[string]any{"topic": goCommands, "source": "py-reader", "conversation": conv.String(),
+	sent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": goCommands, "source": "py-reader", "conversation": conv.String(),
 		"target": "go-writer", "operation": wire.OperationChat, "body": string(body)})
-	got := r.py.call(r.ctx, "read_chunks", map[string]any{"topic": responses, "correlation": str(sent, "correlation")})
+	got := r.py.call(r.ctx, t, "read_chunks", map[string]any{"topic": responses, "correlation": str(sent, "correlation")})
 	if want := strings.Join(words, ""); str(got, "text") != want || str(got, "terminal") != "finished" {
 		t.Fatalf("the reference assembled %q (%s), want %q finished", str(got, "text"), str(got, "terminal"), want)
 	}
@@ -257,7 +257,7 @@ func TestCrossSDKSignaturesVerifiedBothWays(t *testing.T) {
 
 	t.Run("python signs, go verifies", func(t *testing.T) {
 		handled, _ := r.verifiedAgent(t, "go-verifier", verifying(t, "py-signer", pyKey.Public()))
-		sent := r.py.call(r.ctx, "publish", map[string]any{"topic": goCommands, "source": "py-signer", "target": "go-verifier",
+		sent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": goCommands, "source": "py-signer", "target": "go-verifier",
 			"conversation": conversation.Derive("signed").String(), "body": "signed in Python", "signing_seed": hex.EncodeToString(seed(0x11))})
 		m := receive(r.ctx, t, handled, "verified command from the reference")
 		v, err := m.Verify(verifying(t, "py-signer", pyKey.Public()))
@@ -266,14 +266,14 @@ func TestCrossSDKSignaturesVerifiedBothWays(t *testing.T) {
 		}
 	})
 	t.Run("go signs, python verifies", func(t *testing.T) {
-		r.py.call(r.ctx, "serve", map[string]any{"agent": "py-verifier", "listen": pyCommands, "respond": responses, "behaviour": "record",
+		r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-verifier", "listen": pyCommands, "respond": responses, "behaviour": "record",
 			"verify": map[string]string{"go-signer": hex.EncodeToString(goKey.Public())}})
 		env, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte("signed in Go")},
 			runtime.WithSigningKey(goKey))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := r.py.event(r.ctx, "handled", func(ev map[string]any) bool { return ev["agent"] == "py-verifier" })
+		ev := r.py.event(r.ctx, t, "handled", func(ev map[string]any) bool { return ev["agent"] == "py-verifier" })
 		if str(ev, "body") != "signed in Go" || !sameID(str(ev, "envelope", "record"), recordOf(env)) {
 			t.Fatalf("the reference verifier handled %v, want the Go record %s", ev, recordOf(env))
 		}
@@ -283,11 +283,12 @@ func TestCrossSDKSignaturesVerifiedBothWays(t *testing.T) {
 // 4b. A signature by a key other than the one enrolled is refused both ways.
 func TestCrossSDKWrongKeyRefusedBothWays(t *testing.T) {
 	r := newRig(t)
-	pyKey, goKey, other := key(t, 0x11), key(t, 0x22), key(t, 0x33)
+	goKey, other := key(t, 0x22), key(t, 0x33)
 
 	t.Run("go refuses the reference's record", func(t *testing.T) {
+		// py-signer's enrolled key is not the one the reference signs with.
 		handled, parked := r.verifiedAgent(t, "go-verifier", verifying(t, "py-signer", other.Public()))
-		sent := r.py.call(r.ctx, "publish", map[string]any{"topic": goCommands, "source": "py-signer", "target": "go-verifier",
+		sent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": goCommands, "source": "py-signer", "target": "go-verifier",
 			"conversation": conversation.Derive("wrong key").String(), "body": "forged", "signing_seed": hex.EncodeToString(seed(0x11))})
 		dl := receive(r.ctx, t, parked, "dead letter of the wrongly signed record")
 		if dl.Message == nil || !sameID(str(sent, "record"), recordOf(dl.Message.Envelope)) || dl.Capsule.Reason != wire.ReasonRejected {
@@ -298,27 +299,25 @@ func TestCrossSDKWrongKeyRefusedBothWays(t *testing.T) {
 			t.Fatalf("the Go agent handled %q signed by an unenrolled key", m.Body())
 		default:
 		}
-		_ = pyKey
 	})
 	t.Run("python refuses the go record", func(t *testing.T) {
-		r.py.call(r.ctx, "serve", map[string]any{"agent": "py-verifier", "listen": pyCommands, "respond": responses, "behaviour": "record",
-			"verify": map[string]string{"go-signer": hex.EncodeToString(other.Public()), "go-honest": hex.EncodeToString(goKey.Public())}})
-		conv := conversation.Derive("refused in python") // one partition: the honest record is handled after the forged one
-		if _, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte("forged")},
-			runtime.WithSigningKey(goKey), runtime.WithConversation(conv)); err != nil {
-			t.Fatal(err)
+		r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-verifier", "listen": pyCommands, "respond": responses, "behaviour": "record",
+			"verify": map[string]string{"go-signer": hex.EncodeToString(goKey.Public())}})
+		// One conversation, so one partition: the honest record is handled
+		// after the forged one was refused.
+		conv := conversation.Derive("refused in python")
+		for _, send := range []struct {
+			body string
+			key  *sign.Key
+		}{{"forged", other}, {"honest", goKey}} {
+			if _, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte(send.body)},
+				runtime.WithSigningKey(send.key), runtime.WithConversation(conv)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		honest, err := sign.KeyFromSeed(seed(0x22))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-honest", Target: "py-verifier", Body: []byte("honest")},
-			runtime.WithSigningKey(honest), runtime.WithConversation(conv)); err != nil {
-			t.Fatal(err)
-		}
-		ev := r.py.event(r.ctx, "handled", func(ev map[string]any) bool { return ev["agent"] == "py-verifier" })
+		ev := r.py.event(r.ctx, t, "handled", func(ev map[string]any) bool { return ev["agent"] == "py-verifier" })
 		if str(ev, "body") != "honest" {
-			t.Fatalf("the reference verifier handled %q first, want the forged record refused", str(ev, "body"))
+			t.Fatalf("the reference verifier handled %q first, want the record signed by an unenrolled key refused", str(ev, "body"))
 		}
 	})
 }
@@ -359,13 +358,13 @@ func TestCrossSDKDeadLetterCapsulesReadByTheOtherSide(t *testing.T) {
 				return runtime.Reject(errors.New("poison record refused by the Go agent"))
 			}),
 			Tuning: runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
-		sent := r.py.call(r.ctx, "publish", map[string]any{"topic": goCommands, "source": "py-sender", "target": "go-strict",
+		sent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": goCommands, "source": "py-sender", "target": "go-strict",
 			"conversation": conversation.Derive("poison for go").String(), "body": "poison"})
 		dl := receive(r.ctx, t, parked, "Go dead letter")
 		if dl.PublishErr != nil {
 			t.Fatal(dl.PublishErr)
 		}
-		got := r.py.call(r.ctx, "read_dlq", nil)
+		got := r.py.call(r.ctx, t, "read_dlq", nil)
 		for _, c := range got["capsules"].([]any) {
 			c := c.(map[string]any)
 			if sameID(str(c, "original", "record"), recordOf(dl.Message.Envelope)) {
@@ -381,12 +380,12 @@ func TestCrossSDKDeadLetterCapsulesReadByTheOtherSide(t *testing.T) {
 		t.Fatalf("the reference found no capsule naming record %s among %v", str(sent, "record"), got["capsules"])
 	})
 	t.Run("python parks, go reads", func(t *testing.T) {
-		r.py.call(r.ctx, "serve", map[string]any{"agent": "py-strict", "listen": pyCommands, "respond": responses, "behaviour": "poison", "retry_max_attempts": 1})
+		r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-strict", "listen": pyCommands, "respond": responses, "behaviour": "poison", "retry_max_attempts": 1})
 		env, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-sender", Target: "py-strict", Body: []byte("poison")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := r.py.event(r.ctx, "dead_letter", func(ev map[string]any) bool { return ev["agent"] == "py-strict" })
+		ev := r.py.event(r.ctx, t, "dead_letter", func(ev map[string]any) bool { return ev["agent"] == "py-strict" })
 		if ev["publish_error"] != nil {
 			t.Fatalf("the reference could not publish its capsule: %v", ev["publish_error"])
 		}
@@ -412,7 +411,7 @@ func TestCrossSDKContextAssembledEqualOnBothSides(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append(want, recordOf(env).String())
-		sent := r.py.call(r.ctx, "publish", map[string]any{"topic": sessions, "source": "py-agent", "conversation": conv.String(),
+		sent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": sessions, "source": "py-agent", "conversation": conv.String(),
 			"kind": "event", "body": "py turn " + string(rune('1'+i))})
 		id, err := wire.ParseID(str(sent, "record"))
 		if err != nil {
@@ -429,7 +428,7 @@ func TestCrossSDKContextAssembledEqualOnBothSides(t *testing.T) {
 	for _, m := range history {
 		goSide = append(goSide, recordOf(m.Envelope).String())
 	}
-	res := r.py.call(r.ctx, "assemble", map[string]any{"conversation": conv.String(), "topics": []string{sessions}})
+	res := r.py.call(r.ctx, t, "assemble", map[string]any{"conversation": conv.String(), "topics": []string{sessions}})
 	var pySide []string
 	for _, m := range res["messages"].([]any) {
 		id, err := wire.ParseID(str(m.(map[string]any), "record"))
@@ -453,7 +452,7 @@ func TestCrossSDKGoCardFoundByTheReferenceRegistry(t *testing.T) {
 	cfg.CardTopic = runtime.TopicRegistry
 	r.start(t, cfg)
 
-	got := r.py.call(r.ctx, "registry", map[string]any{"agent": SummarizerAgentID, "skill": SummarizerOpSummarize})
+	got := r.py.call(r.ctx, t, "registry", map[string]any{"agent": SummarizerAgentID, "skill": SummarizerOpSummarize})
 	if got["card"] == nil {
 		t.Fatalf("the reference registry has no card for %s (it folded %v)", SummarizerAgentID, got["agents"])
 	}

@@ -94,7 +94,7 @@ func startPeer(ctx context.Context, t *testing.T, python, pyConn, stream string)
 		}
 	})
 	go p.read(stdout)
-	p.event(ctx, "ready", nil)
+	p.event(ctx, t, "ready", nil)
 	return p
 }
 
@@ -128,11 +128,11 @@ func (p *peer) read(stdout io.Reader) {
 
 // call sends command do with args and returns its answer; a failed command
 // fails the test with the Python error.
-func (p *peer) call(ctx context.Context, do string, args map[string]any) map[string]any {
-	p.t.Helper()
+func (p *peer) call(ctx context.Context, t *testing.T, do string, args map[string]any) map[string]any {
+	t.Helper()
 	res, err := p.try(ctx, do, args)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return res
 }
@@ -171,8 +171,8 @@ func (p *peer) try(ctx context.Context, do string, args map[string]any) (map[str
 
 // event waits for the next event named name for which match (when set)
 // holds, skipping others.
-func (p *peer) event(ctx context.Context, name string, match func(map[string]any) bool) map[string]any {
-	p.t.Helper()
+func (p *peer) event(ctx context.Context, t *testing.T, name string, match func(map[string]any) bool) map[string]any {
+	t.Helper()
 	for {
 		select {
 		case ev := <-p.events:
@@ -180,9 +180,9 @@ func (p *peer) event(ctx context.Context, name string, match func(map[string]any
 				return ev
 			}
 		case <-p.closed:
-			p.t.Fatalf("reference agent exited while the test waited for %q:\n%s", name, p.stderr.String())
+			t.Fatalf("reference agent exited while the test waited for %q:\n%s", name, p.stderr.String())
 		case <-ctx.Done():
-			p.t.Fatalf("no %q event from the reference agent: %v", name, ctx.Err())
+			t.Fatalf("no %q event from the reference agent: %v", name, ctx.Err())
 		}
 	}
 }

@@ -51,6 +51,14 @@ def id_hex(value):
     return n.to_bytes(16, "big").hex()
 
 
+def id_text(value):
+    """An AGDX id (16 bytes, or already text) as its 26-character ULID text."""
+    if not isinstance(value, (bytes, bytearray)):
+        return str(value)
+    n = int.from_bytes(bytes(value), "big")
+    return "".join(CROCKFORD[(n >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
 def key_of(seed_hex):
     return ls.SigningKey(bytes.fromhex(seed_hex))
 
@@ -104,7 +112,7 @@ class Peer:
             elif behaviour == "stream":
                 corr = env["correlation"] if env else message.provenance.correlation_id
                 producer = ctx.laser().agdx(respond, agent, message.provenance.conversation_id)
-                writer = producer.stream(corr if isinstance(corr, str) else str(corr), "chat")
+                writer = producer.stream(id_text(corr), "chat")
                 target = env.get("source") if env else None
                 if target:
                     writer = writer.with_target(target)
@@ -165,7 +173,7 @@ class Peer:
         if cmd.get("content_type"):
             opts["content_type"] = cmd["content_type"]
         body = cmd["body"].encode()
-        corr = ls.new_correlation_id()
+        corr = ls.mint_ulid()
         if kind == "command":
             record = await producer.command(corr, body, **opts)
         else:
