@@ -246,7 +246,7 @@ func (r *rig) verifiedAgent(t *testing.T, id string, keys *sign.Registry) (handl
 	handled, parked = make(chan *runtime.Message, 8), make(chan runtime.DeadLetter, 8)
 	r.start(t, runtime.AgentConfig{ID: id, Listen: goCommands, Respond: responses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- c.Message(); return nil }),
-		Tuning: runtime.Tuning{Verifier: keys, DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
+		Tuning:  runtime.Tuning{Verifier: keys, DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
 	return handled, parked
 }
 
