@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -149,7 +150,14 @@ func TestCrossSDKGoRequestPythonReply(t *testing.T) {
 // Go agent, which answers it from its only command operation.
 func TestCrossSDKPythonContractToGeneratedGoAgent(t *testing.T) {
 	r := newRig(t)
-	r.start(t, SummarizerAgentConfig(&Summarizer{}))
+	cfg := SummarizerAgentConfig(&Summarizer{})
+	operations := make(chan string, 1)
+	generated := cfg.Handler
+	cfg.Handler = runtime.HandlerFunc(func(c *runtime.Ctx) error {
+		operations <- c.Message().Operation()
+		return generated.Handle(c)
+	})
+	r.start(t, cfg)
 
 	res := r.py.call(r.ctx, t, "contract", map[string]any{
 		"source": "py-orchestrator", "agent": SummarizerAgentID, "inbox": SummarizerListenTopic, "reply_on": SummarizerRespondTopic,
@@ -164,6 +172,9 @@ func TestCrossSDKPythonContractToGeneratedGoAgent(t *testing.T) {
 	}
 	if got != (Summary{Text: "Agents share one log", Words: 6}) {
 		t.Fatalf("contract reply %+v", got)
+	}
+	if op := receive(r.ctx, t, operations, "the contract's command"); op != "" {
+		t.Errorf("the contract's command carried operation %q; the reference sets none, which is what this test is about", op)
 	}
 }
 
@@ -322,6 +333,19 @@ func TestCrossSDKWrongKeyRefusedBothWays(t *testing.T) {
 	})
 }
 
+// logPosition decodes a capsule's source as the reference printed it: the
+// hex of stream, topic and partition ids (4 bytes each) and offset (8),
+// big-endian.
+func logPosition(t *testing.T, printed string) wire.LogPosition {
+	t.Helper()
+	b, err := hex.DecodeString(printed)
+	if err != nil || len(b) != 20 {
+		t.Fatalf("capsule source %q is not 20 bytes of hex", printed)
+	}
+	return wire.LogPosition{StreamID: binary.BigEndian.Uint32(b), TopicID: binary.BigEndian.Uint32(b[4:]),
+		PartitionID: binary.BigEndian.Uint32(b[8:]), Offset: binary.BigEndian.Uint64(b[12:])}
+}
+
 // capsulesOn reads every dead-letter capsule on agent.dlq with the
 // envelope of its original record.
 func capsulesOn(ctx context.Context, t *testing.T, tr runtime.Transport) map[wire.ID]*wire.DeadLetter {
@@ -371,8 +395,15 @@ func TestCrossSDKDeadLetterCapsulesReadByTheOtherSide(t *testing.T) {
 				if !sameID(str(sent, "record"), recordOf(dl.Message.Envelope)) || str(c, "original_body") != "poison" {
 					t.Fatalf("the reference read capsule %v for record %s", c, str(sent, "record"))
 				}
-				if reason, _ := c["capsule"].(map[string]any)["reason"].(float64); wire.DeadLetterReason(reason) != wire.ReasonRejected {
+				capsule := c["capsule"].(map[string]any)
+				if reason, _ := capsule["reason"].(float64); wire.DeadLetterReason(reason) != wire.ReasonRejected {
 					t.Errorf("the reference read reason %v, want rejected (%d)", reason, wire.ReasonRejected)
+				}
+				if detail, _ := capsule["detail"].(string); !strings.Contains(detail, "poison record refused by the Go agent") {
+					t.Errorf("the reference read detail %q, want the Go handler's error", detail)
+				}
+				if got := logPosition(t, str(capsule, "source")); got != dl.Capsule.Source {
+					t.Errorf("the reference read source %v, want %v", got, dl.Capsule.Source)
 				}
 				return
 			}
@@ -393,8 +424,8 @@ func TestCrossSDKDeadLetterCapsulesReadByTheOtherSide(t *testing.T) {
 		if !ok {
 			t.Fatalf("no capsule on %s names the Go record %s", runtime.TopicDLQ, recordOf(env))
 		}
-		if dl.Reason == 0 || dl.Attempts == 0 {
-			t.Errorf("capsule reason %v after %d attempts", dl.Reason, dl.Attempts)
+		if dl.Reason != wire.ReasonRetryExhausted || dl.Attempts != 1 || dl.Detail == nil || !strings.Contains(*dl.Detail, "poison record refused by the reference agent") {
+			t.Errorf("capsule reason %v after %d attempts, detail %v; want the reference handler's error after its one attempt", dl.Reason, dl.Attempts, dl.Detail)
 		}
 	})
 }
