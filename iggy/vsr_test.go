@@ -286,7 +286,7 @@ func tlsFake(t *testing.T, cert tls.Certificate) *fakeVSR {
 func TestVSRTLSConnectsWithTheRightName(t *testing.T) {
 	cert, ca := selfSigned(t, "iggy.test")
 	f := tlsFake(t, cert)
-	tr := dialFake(t, f, "&tls=true&tls_ca="+ca+"&tls_server_name=iggy.test", Config{})
+	tr := dialFake(t, f, "&tls=true&tls_ca_file="+ca+"&tls_domain=iggy.test", Config{})
 	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func must[T any](v T, err error) T {
 func TestVSRTLSRefusesAWrongName(t *testing.T) {
 	cert, ca := selfSigned(t, "iggy.test")
 	f := tlsFake(t, cert)
-	_, err := Dial(t.Context(), f.url("&tls_ca="+ca+"&tls_server_name=other.test"), Config{})
+	_, err := Dial(t.Context(), f.url("&tls_ca_file="+ca+"&tls_domain=other.test"), Config{})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) || !strings.Contains(err.Error(), "other.test") {
 		t.Fatalf("err = %v; want a TLS handshake error naming %s and other.test", err, f.addr())
 	}
@@ -325,7 +325,7 @@ func TestVSRTLSRefusesAWrongName(t *testing.T) {
 func TestVSRTLSNeverFallsBackToPlaintext(t *testing.T) {
 	f := newFakeVSR(t) // plaintext
 	_, ca := selfSigned(t, "iggy.test")
-	_, err := Dial(t.Context(), f.url("&tls=true&tls_ca="+ca), Config{DialTimeout: time.Second})
+	_, err := Dial(t.Context(), f.url("&tls=true&tls_ca_file="+ca), Config{DialTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) {
 		t.Fatalf("err = %v; want a failed TLS handshake", err)
 	}
