@@ -139,7 +139,7 @@ func TestVSRBadRepliesDropTheLinkWithAClearError(t *testing.T) {
 					var out []byte
 					once.Do(func() {
 						out = tc.answer(req)
-						f.hangUp.Store(true) // after the bad frame, as a server that gave up
+						f.hangUp.Store(int32(req.conn)) // after the bad frame, as a server that gave up
 					})
 					if out != nil {
 						return out
@@ -340,5 +340,33 @@ func TestVSRTLSRefusedWithThe08Protocol(t *testing.T) {
 	_, err := Dial(t.Context(), "iggy://iggy:iggy@127.0.0.1:1/s", Config{TLS: &tls.Config{}})
 	if !errors.Is(err, ErrConnString) || !strings.Contains(err.Error(), "protocol=vsr") {
 		t.Fatalf("err = %v; want ErrConnString asking for protocol=vsr", err)
+	}
+}
+
+func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
+	f := newFakeVSR(t)
+	var ids []uint64 // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpJoinConsumerGroup {
+			f.mu.Lock()
+			ids = append(ids, req.request)
+			first := len(ids) == 1
+			f.mu.Unlock()
+			if first {
+				return reply(req, transientNotCommitted, nil)
+			}
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(ids) != 2 || ids[0] != ids[1] {
+		t.Fatalf("join request ids %v; want one replay with the same id", ids)
 	}
 }
