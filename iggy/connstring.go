@@ -59,11 +59,13 @@ func (p protocol) String() string {
 //
 // followed by optional query parameters, each at most once:
 //
-//	protocol=0.8|vsr      the framing: Iggy 0.8's (the default) or VSR (Iggy 0.9+)
-//	tls=true|false        TLS (VSR only); default false
-//	tls_ca=/path/ca.pem   trust these CAs instead of the system's (implies tls)
-//	tls_server_name=name  the name the certificate must carry, default the host (implies tls)
+//	protocol=0.8|vsr          the framing: Iggy 0.8's (the default) or VSR (Iggy 0.9+)
+//	tls=true|false            TLS (VSR only); default false
+//	tls_ca_file=/path/ca.pem  trust these CAs instead of the system's (implies tls)
+//	tls_domain=name           the name the certificate must carry, default the host (implies tls)
 //
+// The TLS parameters carry the names the Iggy Rust client (and so the
+// reference's SDKs) reads, so one connection string serves both.
 // The port defaults to 8090. User, password and token are URL-decoded, so
 // reserved characters in them must be percent-encoded. Any other query
 // parameter, or a fragment, is an error.
@@ -147,23 +149,23 @@ func (cs *connString) parseQuery(raw string) error {
 				return fmt.Errorf("tls=%s, want true or false", v)
 			}
 			tlsOff = !b
-		case "tls_ca":
+		case "tls_ca_file":
 			if v == "" {
-				return errors.New("tls_ca is empty, want the path of a PEM file")
+				return errors.New("tls_ca_file is empty, want the path of a PEM file")
 			}
 			cs.tlsCA = v
-		case "tls_server_name":
+		case "tls_domain":
 			if v == "" {
-				return errors.New("tls_server_name is empty")
+				return errors.New("tls_domain is empty")
 			}
 			cs.tlsServerName = v
 		default:
-			return fmt.Errorf("unknown query parameter %q; the transport reads protocol, tls, tls_ca and tls_server_name", key)
+			return fmt.Errorf("unknown query parameter %q; the transport reads protocol, tls, tls_ca_file and tls_domain", key)
 		}
 	}
 	implied := cs.tlsCA != "" || cs.tlsServerName != ""
 	if tlsOff && implied {
-		return errors.New("tls=false with tls_ca or tls_server_name")
+		return errors.New("tls=false with tls_ca_file or tls_domain")
 	}
 	cs.tls = !tlsOff && (implied || q.Get("tls") != "")
 	if cs.tls && cs.protocol != protocolVSR {

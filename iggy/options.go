@@ -44,9 +44,9 @@ type Config struct {
 	// TLS, when set, connects with TLS using this configuration (cloned
 	// for each connection): the VSR protocol only, Dial refuses it with the
 	// 0.8 one. Its ServerName defaults to the connection string's
-	// tls_server_name, else to the host dialled; a tls_ca of the connection
+	// tls_domain, else to the host dialled; a tls_ca_file of the connection
 	// string replaces its RootCAs. Unset, TLS follows the connection string
-	// (tls=true: the system's roots, or tls_ca). A failed handshake fails
+	// (tls=true: the system's roots, or tls_ca_file). A failed handshake fails
 	// the connection: there is never a fallback to plaintext.
 	TLS *tls.Config
 }

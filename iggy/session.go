@@ -235,6 +235,10 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggyClient) 
 		if err == nil {
 			return 0, false, nil
 		}
+		if errors.Is(err, ErrTimeout) {
+			// The VSR client's own socket deadline ran out first.
+			return classTransient, true, err
+		}
 		if errors.Is(err, ErrSDKPanic) {
 			// The SDK decodes after it has read the whole frame, so the
 			// connection is still in step; the answer itself was bad.

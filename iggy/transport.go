@@ -6,7 +6,7 @@
 //
 //	iggy://user:password@host:port/stream                 Iggy 0.8
 //	iggy://user:password@host:port/stream?protocol=vsr    Iggy 0.9+
-//	iggy+pat://token@host:port/stream?protocol=vsr&tls=true&tls_ca=/ca.pem&tls_server_name=name
+//	iggy+pat://token@host:port/stream?protocol=vsr&tls=true&tls_ca_file=/ca.pem&tls_domain=name
 //
 // TLS (VSR only) comes from the connection string or Config.TLS and never
 // falls back to plaintext. Both framings share the transport's logic; the

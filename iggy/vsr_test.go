@@ -139,7 +139,7 @@ func TestVSRBadRepliesDropTheLinkWithAClearError(t *testing.T) {
 					var out []byte
 					once.Do(func() {
 						out = tc.answer(req)
-						f.hangUp.Store(true) // after the bad frame, as a server that gave up
+						f.hangUp.Store(int32(req.conn)) // after the bad frame, as a server that gave up
 					})
 					if out != nil {
 						return out
@@ -286,7 +286,7 @@ func tlsFake(t *testing.T, cert tls.Certificate) *fakeVSR {
 func TestVSRTLSConnectsWithTheRightName(t *testing.T) {
 	cert, ca := selfSigned(t, "iggy.test")
 	f := tlsFake(t, cert)
-	tr := dialFake(t, f, "&tls=true&tls_ca="+ca+"&tls_server_name=iggy.test", Config{})
+	tr := dialFake(t, f, "&tls=true&tls_ca_file="+ca+"&tls_domain=iggy.test", Config{})
 	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func must[T any](v T, err error) T {
 func TestVSRTLSRefusesAWrongName(t *testing.T) {
 	cert, ca := selfSigned(t, "iggy.test")
 	f := tlsFake(t, cert)
-	_, err := Dial(t.Context(), f.url("&tls_ca="+ca+"&tls_server_name=other.test"), Config{})
+	_, err := Dial(t.Context(), f.url("&tls_ca_file="+ca+"&tls_domain=other.test"), Config{})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) || !strings.Contains(err.Error(), "other.test") {
 		t.Fatalf("err = %v; want a TLS handshake error naming %s and other.test", err, f.addr())
 	}
@@ -325,7 +325,7 @@ func TestVSRTLSRefusesAWrongName(t *testing.T) {
 func TestVSRTLSNeverFallsBackToPlaintext(t *testing.T) {
 	f := newFakeVSR(t) // plaintext
 	_, ca := selfSigned(t, "iggy.test")
-	_, err := Dial(t.Context(), f.url("&tls=true&tls_ca="+ca), Config{DialTimeout: time.Second})
+	_, err := Dial(t.Context(), f.url("&tls=true&tls_ca_file="+ca), Config{DialTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) {
 		t.Fatalf("err = %v; want a failed TLS handshake", err)
 	}
@@ -340,5 +340,33 @@ func TestVSRTLSRefusedWithThe08Protocol(t *testing.T) {
 	_, err := Dial(t.Context(), "iggy://iggy:iggy@127.0.0.1:1/s", Config{TLS: &tls.Config{}})
 	if !errors.Is(err, ErrConnString) || !strings.Contains(err.Error(), "protocol=vsr") {
 		t.Fatalf("err = %v; want ErrConnString asking for protocol=vsr", err)
+	}
+}
+
+func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
+	f := newFakeVSR(t)
+	var ids []uint64 // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpJoinConsumerGroup {
+			f.mu.Lock()
+			ids = append(ids, req.request)
+			first := len(ids) == 1
+			f.mu.Unlock()
+			if first {
+				return reply(req, transientNotCommitted, nil)
+			}
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(ids) != 2 || ids[0] != ids[1] {
+		t.Fatalf("join request ids %v; want one replay with the same id", ids)
 	}
 }

@@ -64,6 +64,12 @@ func (c *vsrClient) abort() {
 	c.dlMu.Unlock()
 }
 
+func (c *vsrClient) wasAborted() bool {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	return c.aborted
+}
+
 // Close closes the socket; a call in flight fails.
 func (c *vsrClient) Close() error {
 	c.abort()
@@ -73,7 +79,11 @@ func (c *vsrClient) Close() error {
 // fail breaks the client with err, naming the server, and returns it.
 // Called with mu held.
 func (c *vsrClient) fail(err error) error {
-	err = fmt.Errorf("iggy: server %s: %w", c.addr, err)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() && !c.wasAborted() {
+		err = fmt.Errorf("%w after %v: server %s: %w", ErrTimeout, c.timeout, c.addr, err)
+	} else {
+		err = fmt.Errorf("iggy: server %s: %w", c.addr, err)
+	}
 	if c.broken == nil {
 		c.broken = err
 	}
@@ -100,7 +110,32 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 		return nil, fmt.Errorf("iggy: command %d to %s: %w", code, c.addr, err)
 	}
 	op := vsr.OperationOf(code)
-	c.setDeadline(time.Now().Add(c.timeout))
+	deadline := time.Now().Add(c.timeout)
+	c.setDeadline(deadline)
+	for {
+		payload, err := c.exchange(frame, code, request, op, limit)
+		refused, ok := errors.AsType[*serverError](err)
+		if !ok || refused.code != transientNotCommitted || time.Now().Add(replayInterval).After(deadline) {
+			return payload, err
+		}
+		// Not committed yet (a cluster still agreeing, a rebalance in
+		// progress): the same frame, with the same request id, is
+		// deduplicated by the server, so sending it again is safe.
+		time.Sleep(replayInterval)
+	}
+}
+
+// replayInterval is the wait before replaying a request the server did not
+// commit yet.
+const replayInterval = 50 * time.Millisecond
+
+// transientNotCommitted is the code of a request the server did not commit
+// yet; the client replays it until the call timeout.
+const transientNotCommitted = 57
+
+// exchange writes frame and reads its reply, under the deadline already
+// set. Called with mu held.
+func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.Operation, limit int) ([]byte, error) {
 	if _, err := c.conn.Write(frame); err != nil {
 		return nil, c.fail(fmt.Errorf("writing command %d: %w", code, err))
 	}

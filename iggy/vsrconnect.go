@@ -22,7 +22,7 @@ const maxRedirects = 3
 
 // tlsConfig builds the TLS configuration of cs and cfg, or nil for
 // plaintext: Config.TLS when set, else one trusting the system's roots;
-// tls_ca replaces the roots, tls_server_name sets the name. A CA file that
+// tls_ca_file replaces the roots, tls_domain sets the name. A CA file that
 // cannot be read or holds no certificate is an error.
 func tlsConfig(cs connString, base *tls.Config) (*tls.Config, error) {
 	if base == nil && !cs.tls {
@@ -41,11 +41,11 @@ func tlsConfig(cs connString, base *tls.Config) (*tls.Config, error) {
 	if cs.tlsCA != "" {
 		pem, err := os.ReadFile(cs.tlsCA)
 		if err != nil {
-			return nil, fmt.Errorf("%w: tls_ca: %w", ErrConnString, err)
+			return nil, fmt.Errorf("%w: tls_ca_file: %w", ErrConnString, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: tls_ca %s holds no PEM certificate", ErrConnString, cs.tlsCA)
+			return nil, fmt.Errorf("%w: tls_ca_file %s holds no PEM certificate", ErrConnString, cs.tlsCA)
 		}
 		c.RootCAs = pool
 	}

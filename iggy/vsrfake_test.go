@@ -22,8 +22,8 @@ type fakeVSR struct {
 	t     *testing.T
 	ln    net.Listener
 	conns atomic.Int32
-	// hangUp closes the connection after the frame being written.
-	hangUp atomic.Bool
+	// hangUp names the connection to close after the frame being written.
+	hangUp atomic.Int32
 	// wrap, when set, wraps each accepted connection (TLS).
 	wrap func(net.Conn) net.Conn
 
@@ -111,7 +111,7 @@ func (f *fakeVSR) conn(n int, c net.Conn) {
 		if out == nil {
 			return
 		}
-		if _, err := c.Write(out); err != nil || f.hangUp.Swap(false) {
+		if _, err := c.Write(out); err != nil || f.hangUp.CompareAndSwap(int32(n), 0) {
 			return
 		}
 	}

@@ -63,6 +63,7 @@ const (
 	OpRegister            Operation = 1
 	OpNonReplicated       Operation = 2
 	OpLogout              Operation = 3
+	opInternalFirst       Operation = 64 // the server's own forms of metadata changes, 64..127
 	OpCreateStream        Operation = 128
 	OpCreateTopic         Operation = 132
 	OpCreateConsumerGroup Operation = 139
@@ -119,7 +120,7 @@ func OperationOf(code uint32) Operation {
 // section (the metadata changes and the offset store); a send and the
 // non-replicated reads answer with their body alone.
 func resultFramed(op Operation) bool {
-	return op >= OpCreateStream && op <= OpLeaveConsumerGroup || op == OpStoreConsumerOffset
+	return op >= opInternalFirst && op <= OpLeaveConsumerGroup || op == OpStoreConsumerOffset
 }
 
 // ClientID identifies a connection's client to the server's session table;

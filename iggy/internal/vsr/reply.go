@@ -141,13 +141,21 @@ func CheckReplyTo(h *[HeaderSize]byte, request uint64, op Operation) error {
 	if got := binary.LittleEndian.Uint64(h[offReplyRequest:]); got != request {
 		return fmt.Errorf("%w: it answers request %d, want %d", ErrMalformed, got, request)
 	}
-	if got := Operation(h[offReplyOperation]); got != op {
+	if got := Operation(h[offReplyOperation]); !answers(got, op) {
 		return fmt.Errorf("%w: it answers operation %d, want %d", ErrMalformed, got, op)
 	}
 	if status := binary.LittleEndian.Uint32(h[offReplyStatus:]); status != 0 {
 		return &Refused{Code: status}
 	}
 	return nil
+}
+
+// answers reports whether a reply of operation got answers a request of
+// op: the same operation, or for a metadata change one of the internal
+// operations (64..127) the server may commit it as (a topic is created as
+// CreateTopicWithAssignments, 64).
+func answers(got, op Operation) bool {
+	return got == op || got >= opInternalFirst && got < OpCreateStream && op >= OpCreateStream && op < OpSendMessages
 }
 
 // splitResult strips the result section (u32 count, then per entry u32

@@ -104,6 +104,11 @@ func TestDecodeReplyReportsRefusalsByStatusAndResult(t *testing.T) {
 	if p, err := DecodeReply(&h, ok, 5, OpCreateStream); err != nil || string(p) != "x" {
 		t.Fatalf("committed: %q %v", p, err)
 	}
+	internal := append(binary.LittleEndian.AppendUint32(nil, 0), 'y')
+	h = replyHeader(len(internal), 5, 64, 0)
+	if p, err := DecodeReply(&h, internal, 5, OpCreateTopic); err != nil || string(p) != "y" {
+		t.Fatalf("a topic created as CreateTopicWithAssignments: %q %v", p, err)
+	}
 	h = replyHeader(0, 5, OpSendMessages, 0)
 	if _, err := DecodeReply(&h, nil, 5, OpSendMessages); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("empty send reply: err = %v, want ErrMalformed", err)
