@@ -418,7 +418,8 @@ func (c *conn) serveLegacy(f *frameIO) {
 			limit = maxLoginFrame
 		}
 		if length < 4 || length-4 > limit {
-			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed)
+			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed,
+				"hint", "a VSR client is told apart by a zero header checksum (the first 4 bytes); one that sets it is read as Iggy 0.8")
 			return
 		}
 		payload, err := f.readBody(length - 4)

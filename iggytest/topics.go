@@ -104,17 +104,32 @@ func (s *Server) getTopic(p []byte, f framing) ([]byte, error) {
 	return appendPartitions(st.appendTopicHeader(nil, t, f), t), nil
 }
 
-// getTopics (code 301): every topic header of a stream in id order.
+// getTopics (code 301): every topic header of a stream in id order; in the
+// VSR framing after a u32 count, and a missing stream is an empty list, as
+// Iggy 0.9 answers.
 func (s *Server) getTopics(p []byte, f framing) ([]byte, error) {
 	st, err := s.streamRequest(p)
+	if f == framingVSR && isNotFound(err) {
+		return putU32(nil, 0), nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	topics := st.log.Topics()
 	var out []byte
-	for _, t := range st.log.Topics() {
+	if f == framingVSR {
+		out = putU32(out, uint32(len(topics)))
+	}
+	for _, t := range topics {
 		out = st.appendTopicHeader(out, t, f)
 	}
 	return out, nil
+}
+
+// isNotFound reports whether err is a stream lookup's miss.
+func isNotFound(err error) bool {
+	st := statusOf(err)
+	return err != nil && (st == StatusStreamIDNotFound || st == StatusStreamNameNotFound)
 }
 
 // createTopic (code 302): in the 0.8 framing stream, u32 partitions,
@@ -227,7 +242,7 @@ func (s *Server) createPartitions(p []byte) ([]byte, error) {
 // u32 partitions_count, u64 message_expiry, u8 compression,
 // u64 max_topic_size, u8 replication_factor (0.8 framing only),
 // u64 size_bytes, u64 messages_count, u8 name; in the VSR framing then the
-// u32-prefixed options and derived options (none here).
+// u32-prefixed options and derived options.
 func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic, f framing) []byte {
 	set, ok := st.settings[t.ID()]
 	if !ok {
@@ -248,9 +263,31 @@ func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic, f framing) []by
 	b = putName(b, t.Name())
 	if f == framingVSR {
 		b = putOptions(b, set.options)
-		b = putOptions(b, nil)
+		b = putOptions(b, set.derivedOptions())
 	}
 	return b
+}
+
+// derivedOptions are the settings in effect, as options: what Iggy 0.9
+// reports beside the options a topic was created with.
+func (set topicSettings) derivedOptions() []byte {
+	compression := "none"
+	if set.compression == 2 {
+		compression = "gzip"
+	}
+	b := appendOption(nil, "compression_algorithm", wire.HeaderKindString, []byte(compression))
+	b = appendOption(b, "max_topic_size", wire.HeaderKindUint64, binary.LittleEndian.AppendUint64(nil, set.maxSize))
+	return appendOption(b, "message_expiry", wire.HeaderKindUint64, binary.LittleEndian.AppendUint64(nil, set.expiry))
+}
+
+// appendOption appends an option entry with a string key.
+func appendOption(b []byte, key string, kind wire.HeaderKind, val []byte) []byte {
+	b = append(b, byte(wire.HeaderKindString))
+	b = putU32(b, uint32(len(key)))
+	b = append(b, key...)
+	b = append(b, byte(kind))
+	b = putU32(b, uint32(len(val)))
+	return append(b, val...)
 }
 
 // appendPartitions appends one 40-byte record per partition: u32 id,

@@ -224,7 +224,7 @@ func TestVSRMetadataRejectionTravelsInTheResultSection(t *testing.T) {
 func TestVSRQueryErrorTravelsInTheStatus(t *testing.T) {
 	v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
 	session := v.register()
-	v.write(v.frame(2, iggytest.CmdGetTopics, session, 1, []byte{2, 1, 'x'}))
+	v.write(v.frame(2, iggytest.CmdGetConsumerGroups, session, 1, []byte{2, 1, 'x', 2, 1, 't'}))
 	hdr, body := v.read()
 	if st := binary.LittleEndian.Uint32(hdr[216:]); st != iggytest.StatusStreamNameNotFound {
 		t.Errorf("status = %d, want %d", st, iggytest.StatusStreamNameNotFound)
@@ -377,7 +377,45 @@ func TestVSRCreateTopicKeepsItsOptions(t *testing.T) {
 		t.Errorf("options = %x, want them echoed: %x", got, opts)
 	}
 	rest := topic[at+4+n:]
-	if len(rest) != 4+3*40 || binary.LittleEndian.Uint32(rest) != 0 {
-		t.Errorf("after the options: %x, want empty derived options and 3 partitions", rest)
+	derived := rest[4 : 4+binary.LittleEndian.Uint32(rest)]
+	if want := option("message_expiry", 12, binary.LittleEndian.AppendUint64(nil, 5_000_000)); !bytes.Contains(derived, want) {
+		t.Errorf("derived options %x lack the expiry in effect %x", derived, want)
+	}
+	if partitions := rest[4+len(derived):]; len(partitions) != 3*40 {
+		t.Errorf("after the derived options: %d bytes, want 3 partitions of 40", len(partitions))
+	}
+}
+
+func TestVSRGetTopicsIsCountedAndEmptyForAMissingStream(t *testing.T) {
+	v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
+	session := v.register()
+	v.write(v.frame(2, iggytest.CmdGetTopics, session, 1, []byte{2, 1, 'x'}))
+	if hdr, body := v.read(); binary.LittleEndian.Uint32(hdr[216:]) != 0 || !bytes.Equal(body, []byte{0, 0, 0, 0}) {
+		t.Errorf("topics of a missing stream: status %d, body %x; want status 0 and count 0", binary.LittleEndian.Uint32(hdr[216:]), body)
+	}
+	v.write(v.frame(128, 0, session, 1, nameBytes("x")))
+	v.read()
+	body := append([]byte{2, 1, 'x'}, binary.LittleEndian.AppendUint32(nil, 1)...)
+	for i, name := range []string{"a", "b"} {
+		v.write(v.frame(132, 0, session, uint64(2+i), append(append([]byte(nil), body...), nameBytes(name)...)))
+		v.read()
+	}
+	v.write(v.frame(2, iggytest.CmdGetTopics, session, 3, []byte{2, 1, 'x'}))
+	if _, got := v.read(); binary.LittleEndian.Uint32(got) != 2 {
+		t.Errorf("topics count = %d, want 2", binary.LittleEndian.Uint32(got))
+	}
+}
+
+func TestVSRFaultInjectionKeysOnCommandCodes(t *testing.T) {
+	srv := iggytest.Start(t, iggytest.Config{})
+	v := dialVSR(t, srv)
+	session := v.register()
+	srv.FailNext(iggytest.CmdGetStreams, iggytest.StatusFeatureUnavailable, 1)
+	v.write(v.frame(2, iggytest.CmdGetStreams, session, 1, nil))
+	if hdr, _ := v.read(); binary.LittleEndian.Uint32(hdr[216:]) != iggytest.StatusFeatureUnavailable {
+		t.Errorf("status = %d, want the injected %d", binary.LittleEndian.Uint32(hdr[216:]), iggytest.StatusFeatureUnavailable)
+	}
+	if n := srv.Requests(iggytest.CmdLoginRegister); n != 1 {
+		t.Errorf("Requests(CmdLoginRegister) = %d, want 1", n)
 	}
 }
