@@ -32,3 +32,23 @@ func (s *Summarizer) Summarize(ctx *runtime.Ctx, in Article) (Summary, error) {
 	first, _, _ := strings.Cut(in.Text, ".")
 	return Summary{Text: strings.TrimSpace(first), Words: len(strings.Fields(in.Text))}, nil
 }
+
+// Desk has two command operations; a reference contract reaches the one its
+// default= names.
+//
+//laser:agent id=go-desk listen=agent.commands respond=agent.responses ct=json default=summarize
+type Desk struct{}
+
+// Summarize answers with the text's first sentence.
+//
+//laser:handle op=summarize
+func (d *Desk) Summarize(ctx *runtime.Ctx, in Article) (Summary, error) {
+	return (&Summarizer{}).Summarize(ctx, in)
+}
+
+// Count answers with the text's word count only.
+//
+//laser:handle op=count
+func (d *Desk) Count(ctx *runtime.Ctx, in Article) (Summary, error) {
+	return Summary{Words: len(strings.Fields(in.Text))}, nil
+}

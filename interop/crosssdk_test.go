@@ -178,6 +178,28 @@ func TestCrossSDKPythonContractToGeneratedGoAgent(t *testing.T) {
 	}
 }
 
+// 2b. A reference contract reaches the operation a generated Go agent with
+// several names in default=.
+func TestCrossSDKPythonContractToNamedDefaultOperation(t *testing.T) {
+	r := newRig(t)
+	r.start(t, DeskAgentConfig(&Desk{}))
+
+	res := r.py.call(r.ctx, t, "contract", map[string]any{
+		"source": "py-orchestrator", "agent": DeskAgentID, "inbox": DeskListenTopic, "reply_on": DeskRespondTopic,
+		"body": `{"text":"Defaults route contracts. Count is not asked."}`,
+	})
+	if res["state"] != "Completed" {
+		t.Fatalf("contract ended %v (%v), want Completed", res["state"], res["body"])
+	}
+	var got Summary
+	if err := json.Unmarshal([]byte(str(res, "body")), &got); err != nil {
+		t.Fatalf("contract reply %q: %v", str(res, "body"), err)
+	}
+	if got != (Summary{Text: "Defaults route contracts", Words: 7}) {
+		t.Fatalf("contract reply %+v, want Summarize's answer (the default), not Count's", got)
+	}
+}
+
 // 3a. A reference agent streams chunks to a Go caller.
 func TestCrossSDKStreamPythonToGo(t *testing.T) {
 	r := newRig(t)

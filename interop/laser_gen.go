@@ -25,6 +25,16 @@ type laserGenIsStale_RunGoGenerate_Summarizer interface {
 
 var _ laserGenIsStale_RunGoGenerate_Summarizer = (*Summarizer)(nil)
 
+// laserGenIsStale_RunGoGenerate_Desk lists the handler signatures this file
+// was generated for. If *Desk does not implement it, laser_gen.go is stale:
+// run go generate.
+type laserGenIsStale_RunGoGenerate_Desk interface {
+	Summarize(*runtime.Ctx, Article) (Summary, error)
+	Count(*runtime.Ctx, Article) (Summary, error)
+}
+
+var _ laserGenIsStale_RunGoGenerate_Desk = (*Desk)(nil)
+
 // Names agent "go-summarizer" is known by on the log.
 const (
 	// SummarizerAgentID is the id of agent "go-summarizer".
@@ -167,6 +177,198 @@ func SummarizerOperations() []operation.Info {
 		Doc:          "Summarize answers with the first sentence of the text and its word count.",
 		Topic:        SummarizerListenTopic,
 		ReplyTopic:   SummarizerRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Article](),
+		Output:       reflect.TypeFor[Summary](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Article is a text to summarize; its JSON is what a reference agent sends.","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Summary is a Summarizer's answer.","properties":{"text":{"type":"string"},"words":{"type":"integer"}},"required":["text","words"]}`,
+	}}
+}
+
+// Names agent "go-desk" is known by on the log.
+const (
+	// DeskAgentID is the id of agent "go-desk".
+	DeskAgentID = "go-desk"
+	// DeskListenTopic is the topic agent "go-desk" listens on.
+	DeskListenTopic = "agent.commands"
+	// DeskRespondTopic is the topic agent "go-desk" answers on.
+	DeskRespondTopic = "agent.responses"
+	// DeskOpSummarize names operation "summarize", handled by Desk.Summarize.
+	DeskOpSummarize = "summarize"
+	// DeskOpCount names operation "count", handled by Desk.Count.
+	DeskOpCount = "count"
+)
+
+// DeskAgentConfig returns the configuration of agent "go-desk" serving impl,
+// as its annotations give it: id, topics, handler and card. Set what they do
+// not (Group, Tuning, CardTopic, Gate) before passing it to Client.NewAgent.
+func DeskAgentConfig(impl *Desk) runtime.AgentConfig {
+	cfg := runtime.AgentConfig{
+		ID:      DeskAgentID,
+		Listen:  DeskListenTopic,
+		Respond: DeskRespondTopic,
+		Card:    DeskCard(),
+	}
+	if impl != nil {
+		cfg.Handler = DeskHandler(impl)
+	}
+	return cfg
+}
+
+// NewDeskAgent returns agent "go-desk" serving impl. It listens on
+// "agent.commands" and answers on "agent.responses"; to configure it
+// further, change DeskAgentConfig(impl) and pass it to client.NewAgent.
+func NewDeskAgent(client *runtime.Client, impl *Desk) (*runtime.Agent, error) {
+	if impl == nil {
+		return nil, &runtime.Error{
+			Code: runtime.CodeConfig,
+			Msg:  "agent go-desk needs an implementation",
+		}
+	}
+	return client.NewAgent(DeskAgentConfig(impl))
+}
+
+// DeskHandler routes the messages of agent "go-desk" to impl's annotated
+// methods by kind and operation; an unknown operation or an undecodable body
+// is rejected (and answered, when the caller waits for a reply). A command
+// without an operation goes to Desk.Summarize.
+func DeskHandler(impl *Desk) runtime.Handler {
+	return deskDispatcher{impl: impl}
+}
+
+type deskDispatcher struct {
+	impl *Desk
+}
+
+// Handle implements runtime.Handler.
+func (h deskDispatcher) Handle(c *runtime.Ctx) error {
+	m := c.Message()
+	switch m.Kind() {
+	case wire.KindCommand:
+		switch m.Operation() {
+		case DeskOpSummarize, "":
+			return h.handleSummarize(c, m)
+		case DeskOpCount:
+			return h.handleCount(c, m)
+		}
+	}
+	return runtime.RejectUnknownOperation(c, DeskAgentID)
+}
+
+// handleSummarize handles operation "summarize" with Desk.Summarize.
+func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
+	var in Article
+	if err := runtime.DecodeInput(m, DeskOpSummarize, &in, wire.ContentJSON); err != nil {
+		return runtime.FailRequest(c, err)
+	}
+	out, err := h.impl.Summarize(c, in)
+	if err != nil {
+		return runtime.FailRequest(c, err)
+	}
+	return c.RespondValue(out, wire.ContentJSON)
+}
+
+// handleCount handles operation "count" with Desk.Count.
+func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
+	var in Article
+	if err := runtime.DecodeInput(m, DeskOpCount, &in, wire.ContentJSON); err != nil {
+		return runtime.FailRequest(c, err)
+	}
+	out, err := h.impl.Count(c, in)
+	if err != nil {
+		return runtime.FailRequest(c, err)
+	}
+	return c.RespondValue(out, wire.ContentJSON)
+}
+
+// DeskClient calls agent "go-desk" with typed messages. NewDeskClient
+// returns the implementation that sends them on the log; a test can give
+// code that holds one a fake.
+type DeskClient interface {
+	// Summarize sends operation "summarize" and waits for the typed reply; a
+	// failure the agent answers with comes back as a *runtime.RemoteError.
+	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	// Count sends operation "count" and waits for the typed reply; a failure
+	// the agent answers with comes back as a *runtime.RemoteError.
+	Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+}
+
+// deskClient is the DeskClient that sends on the log.
+type deskClient struct {
+	client *runtime.Client
+	from   string
+	opts   runtime.SendOption
+}
+
+// NewDeskClient returns a client that sends as agent from; opts apply to
+// every call, before the call's own, and replies are read on
+// "agent.responses" unless a request's options say otherwise.
+func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) DeskClient {
+	return &deskClient{
+		client: client,
+		from:   from,
+		opts:   runtime.WithOptions(opts...),
+	}
+}
+
+// Summarize implements DeskClient.
+func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+		Topic:  DeskListenTopic,
+		From:   c.from,
+		Target: DeskAgentID,
+	}, DeskOpSummarize, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+}
+
+// Count implements DeskClient.
+func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+		Topic:  DeskListenTopic,
+		From:   c.from,
+		Target: DeskAgentID,
+	}, DeskOpCount, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+}
+
+// DeskCard describes agent "go-desk": one capability per operation it
+// answers, with the content type of its input and output.
+func DeskCard() *wire.AgentCard {
+	return &wire.AgentCard{
+		Name: DeskAgentID,
+		Capabilities: []wire.CapabilityDescriptor{{
+			SkillID: DeskOpSummarize,
+			Input:   wire.ContentByType(wire.ContentJSON),
+			Output:  wire.ContentByType(wire.ContentJSON),
+		}, {
+			SkillID: DeskOpCount,
+			Input:   wire.ContentByType(wire.ContentJSON),
+			Output:  wire.ContentByType(wire.ContentJSON),
+		}},
+	}
+}
+
+// DeskOperations describes the operations of agent "go-desk" for bridges
+// such as MCP and A2A: each one's kind, doc comment, topics, Go types and
+// the JSON Schemas of its input and output.
+func DeskOperations() []operation.Info {
+	return []operation.Info{{
+		Agent:        DeskAgentID,
+		Name:         DeskOpSummarize,
+		Kind:         operation.Request,
+		Doc:          "Summarize answers with the text's first sentence.",
+		Topic:        DeskListenTopic,
+		ReplyTopic:   DeskRespondTopic,
+		ContentType:  wire.ContentJSON,
+		Input:        reflect.TypeFor[Article](),
+		Output:       reflect.TypeFor[Summary](),
+		InputSchema:  `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Article is a text to summarize; its JSON is what a reference agent sends.","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		OutputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Summary is a Summarizer's answer.","properties":{"text":{"type":"string"},"words":{"type":"integer"}},"required":["text","words"]}`,
+	}, {
+		Agent:        DeskAgentID,
+		Name:         DeskOpCount,
+		Kind:         operation.Request,
+		Doc:          "Count answers with the text's word count only.",
+		Topic:        DeskListenTopic,
+		ReplyTopic:   DeskRespondTopic,
 		ContentType:  wire.ContentJSON,
 		Input:        reflect.TypeFor[Article](),
 		Output:       reflect.TypeFor[Summary](),
