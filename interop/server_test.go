@@ -80,7 +80,8 @@ func endpointAt(addr, stream string) (endpoint, error) {
 	}, nil
 }
 
-// dial connects a laser-go client to the endpoint.
+// dial connects a laser-go client to the endpoint; it is closed when the
+// test ends.
 func dial(ctx context.Context, t *testing.T, ep endpoint) *runtime.Client {
 	t.Helper()
 	tr, err := iggy.Dial(ctx, ep.goConn, iggy.Config{})
@@ -88,6 +89,9 @@ func dial(ctx context.Context, t *testing.T, ep endpoint) *runtime.Client {
 		t.Fatalf("laser-go cannot dial %s: %v", ep.goConn, err)
 	}
 	client := runtime.NewClient(tr, runtime.ClientConfig{Logger: testLogger(t)})
-	t.Cleanup(func() { client.Close() })
+	t.Cleanup(func() { // after the agents, which stop first
+		client.Close()
+		tr.Close()
+	})
 	return client
 }
