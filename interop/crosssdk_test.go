@@ -45,8 +45,11 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	python := pythonWithSDK(t)
+	// Not t.Context(): it ends before the cleanups run, and the agents must
+	// still be running when their Shutdown drains them. The cancel is
+	// registered first, so it runs after the agents stopped.
 	ctx, cancel := context.WithTimeout(context.Background(), suiteBudget)
-	t.Cleanup(cancel) // registered first, so it runs after the agents stop
+	t.Cleanup(cancel)
 	ep := server(t)
 	client := dial(ctx, t, ep)
 	// The reference SDK cannot create topics on a real 0.9 server (it sends
