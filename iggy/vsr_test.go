@@ -23,6 +23,7 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
+	"github.com/lasergo/laser/lasertest"
 )
 
 func dialFake(t *testing.T, f *fakeVSR, query string, cfg Config) *Transport {
@@ -368,5 +369,28 @@ func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(ids) != 2 || ids[0] != ids[1] {
 		t.Fatalf("join request ids %v; want one replay with the same id", ids)
+	}
+}
+
+func TestVSRHeartbeatPingsAnIdleLink(t *testing.T) {
+	f := newFakeVSR(t)
+	pings := make(chan struct{}, 8)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpNonReplicated && req.code == vsr.CodePing {
+			pings <- struct{}{}
+		}
+		return honest(f, req)
+	})
+	clk := lasertest.NewManualClock(time.Unix(1_000_000, 0))
+	dialFake(t, f, "", Config{Clock: clk, CallTimeout: time.Hour})
+	// The login's call timer, then the heartbeat's wait.
+	if err := clk.BlockUntil(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(heartbeatInterval)
+	select {
+	case <-pings:
+	case <-time.After(10 * time.Second): // a watchdog, not a wait: the ping comes at once
+		t.Fatal("no ping after the heartbeat interval")
 	}
 }
