@@ -341,8 +341,9 @@ func (s *subscription) maybeRefresh(ctx context.Context, op string) {
 }
 
 // Commit stores offset as the group's position on partition. Iggy refuses
-// a partition this member no longer owns (NotResolvedConsumer, which the SDK
-// reports as its catch-all code 1); the subscription then checks ownership
+// a partition this member no longer owns (0.8: NotResolvedConsumer, which
+// the SDK reports as its catch-all code 1; 0.9: ResourceNotFound, from its
+// group fence); the subscription then checks ownership
 // with a one-record poll and, when the partition is another member's,
 // returns runtime.ErrPartitionLost so the consumer drops the commit instead
 // of retrying it. An offset past the last record is refused as well.
@@ -355,11 +356,29 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
 	})
 	var ie ierror.IggyError
-	if err == nil || !errors.As(err, &ie) || ie.Code() != ierror.ErrorCode || s.owns(ctx, partition, offset) {
+	if err == nil || !errors.As(err, &ie) || !maybeNotOwned(ie.Code()) {
+		return err
+	}
+	if s.owns(ctx, partition, offset) {
+		// The partition is this member's again (it moved away and back
+		// between the commit and the check): a retry may pass, as with
+		// Iggy 0.8's code 1, which reads as transient.
+		if te, ok := errors.AsType[*runtime.TransportError](err); ok {
+			te.Transient = true
+		}
 		return err
 	}
 	s.forget(partition)
 	return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group)}
+}
+
+// maybeNotOwned reports whether a commit refused with code may have been
+// refused because the partition is another member's: Iggy 0.8 answers
+// NotResolvedConsumer, which the SDK reports as its catch-all code 1; an
+// Iggy 0.9 server answers ResourceNotFound (20) when its group fence
+// refuses the member the partition.
+func maybeNotOwned(code ierror.Code) bool {
+	return code == ierror.ErrorCode || code == ierror.ResourceNotFoundCode
 }
 
 // forget drops partition's cursor after a commit there was refused: the

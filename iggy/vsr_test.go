@@ -24,6 +24,7 @@ import (
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
 	"github.com/lasergo/laser/lasertest"
+	"github.com/lasergo/laser/runtime"
 )
 
 func dialFake(t *testing.T, f *fakeVSR, query string, cfg Config) *Transport {
@@ -392,5 +393,54 @@ func TestVSRHeartbeatPingsAnIdleLink(t *testing.T) {
 	case <-pings:
 	case <-time.After(10 * time.Second): // a watchdog, not a wait: the ping comes at once
 		t.Fatal("no ping after the heartbeat interval")
+	}
+}
+
+func TestVSRCommitRefusedByTheGroupFenceIsAPartitionLost(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		switch {
+		case req.op == vsr.OpStoreConsumerOffset:
+			return reply(req, uint32(ierror.ResourceNotFoundCode), nil)
+		case req.op == vsr.OpNonReplicated && req.code == vsr.CodePollMessages:
+			// Another member's partition: the empty reply naming the
+			// resync sentinel.
+			b := binary.LittleEndian.AppendUint32(nil, vsr.ResyncPartition)
+			return reply(req, 0, append(b, make([]byte, 12)...))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Commit(t.Context(), 0, 3); !errors.Is(err, runtime.ErrPartitionLost) {
+		t.Fatalf("err = %v; want runtime.ErrPartitionLost", err)
+	}
+}
+
+func TestVSRCommitRefusedOnAnOwnedPartitionMayBeRetried(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		switch {
+		case req.op == vsr.OpStoreConsumerOffset:
+			return reply(req, uint32(ierror.ResourceNotFoundCode), nil)
+		case req.op == vsr.OpNonReplicated && req.code == vsr.CodePollMessages:
+			return reply(req, 0, pollReplyOf(3, "x"))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	err = sub.Commit(t.Context(), 0, 3)
+	te, ok := errors.AsType[*runtime.TransportError](err)
+	if !ok || !te.Transient || errors.Is(err, runtime.ErrPartitionLost) || !errors.Is(err, ierror.ErrResourceNotFound) {
+		t.Fatalf("err = %v; want a transient ResourceNotFound, not a lost partition", err)
 	}
 }
