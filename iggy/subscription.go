@@ -210,12 +210,16 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			strategy = iggcon.OffsetPollingStrategy(c.next)
 		}
 		want := uint32(min(max-len(out), 1<<20))
+		room, from := max-len(out), c.next // for the call, which must not read out or c
 		var (
-			pm       *iggcon.PolledMessage
-			reply    []byte
-			raw      bool
-			vsrRaw   bool // reply is in the VSR framing's batches
-			deferred bool // the partition's next record did not fit the budget
+			pm        *iggcon.PolledMessage
+			reply     []byte
+			raw       bool
+			vsrRaw    bool // the VSR framing, decoded in the call into vsrPart
+			vsrPart   []runtime.Incoming
+			vsrNext   uint64
+			vsrPolled polledPartition
+			deferred  bool // the partition's next record did not fit the budget
 		)
 		err := s.sess.callLink(ctx, op, func(l *link) error {
 			var err error
@@ -247,6 +251,18 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 					deferred, err = true, nil
 				}
 				budget -= len(reply)
+				if err == nil && vsrRaw && !deferred {
+					// Decoded here, so a reply that does not decode fails
+					// the call: the link is dropped and rebuilt, as for any
+					// reply that breaks the protocol. Into records of its
+					// own: a call abandoned on a timeout must not write
+					// into what Poll returns.
+					vsrPart, vsrNext, vsrPolled, err = s.t.decodeVSRPoll(nil, p, reply, from, room)
+					if err != nil {
+						vsrPart = nil
+						err = fmt.Errorf("iggy: server %s: poll of partition %d: %w", l.vsr.addr, p, err)
+					}
+				}
 				return err
 			}
 			pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
@@ -255,15 +271,18 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 		if deferred {
 			break
 		}
-		if err == nil && raw {
+		if err == nil && vsrRaw {
+			if out == nil {
+				out = vsrPart
+			} else {
+				out = append(out, vsrPart...)
+			}
+			s.settle(p, vsrPolled.messages, vsrPolled.partitionID, vsrPolled.currentOffset, vsrNext)
+		} else if err == nil && raw {
 			before := len(out)
 			var next uint64
 			var pp polledPartition
-			if vsrRaw {
-				out, next, pp, err = s.t.decodeVSRPoll(out, p, reply, c.next, max)
-			} else {
-				out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
-			}
+			out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
 			if err != nil {
 				out = out[:before]
 				err = &runtime.TransportError{Op: op, Err: err}

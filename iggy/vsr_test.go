@@ -220,8 +220,16 @@ func TestVSRPollWithABadChecksumReturnsNoRecords(t *testing.T) {
 	}
 	defer sub.Close()
 	recs, err := sub.Poll(t.Context(), 10)
-	if len(recs) != 0 || err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
-		t.Fatalf("poll: %d records, err %v; want none and a checksum error", len(recs), err)
+	if len(recs) != 0 || !isLost(err) || !strings.Contains(err.Error(), f.addr()) || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Fatalf("poll: %d records, err %v; want none and ErrConnectionLost naming %s and the checksum", len(recs), err, f.addr())
+	}
+	before := f.conns.Load()
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte { return reply(req, 0, pollReplyOf(0, "a", "b")) }))
+	if recs, err := sub.Poll(t.Context(), 10); err != nil || len(recs) != 2 {
+		t.Fatalf("after the bad reply: %d records, %v", len(recs), err)
+	}
+	if f.conns.Load() != before+1 {
+		t.Fatalf("%d connections after the bad reply, want the subscription's rebuilt once", f.conns.Load()-before)
 	}
 }
 
