@@ -210,12 +210,16 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			strategy = iggcon.OffsetPollingStrategy(c.next)
 		}
 		want := uint32(min(max-len(out), 1<<20))
+		room, from := max-len(out), c.next // for the call, which must not read out or c
 		var (
-			pm       *iggcon.PolledMessage
-			reply    []byte
-			raw      bool
-			vsrRaw   bool // reply is in the VSR framing's batches
-			deferred bool // the partition's next record did not fit the budget
+			pm        *iggcon.PolledMessage
+			reply     []byte
+			raw       bool
+			vsrRaw    bool // the VSR framing, decoded in the call into vsrPart
+			vsrPart   []runtime.Incoming
+			vsrNext   uint64
+			vsrPolled polledPartition
+			deferred  bool // the partition's next record did not fit the budget
 		)
 		err := s.sess.callLink(ctx, op, func(l *link) error {
 			var err error
@@ -247,6 +251,18 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 					deferred, err = true, nil
 				}
 				budget -= len(reply)
+				if err == nil && vsrRaw && !deferred {
+					// Decoded here, so a reply that does not decode fails
+					// the call: the link is dropped and rebuilt, as for any
+					// reply that breaks the protocol. Into records of its
+					// own: a call abandoned on a timeout must not write
+					// into what Poll returns.
+					vsrPart, vsrNext, vsrPolled, err = s.t.decodeVSRPoll(nil, p, reply, from, room)
+					if err != nil {
+						vsrPart = nil
+						err = fmt.Errorf("iggy: server %s: poll of partition %d: %w", l.vsr.addr, p, err)
+					}
+				}
 				return err
 			}
 			pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
@@ -255,15 +271,18 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 		if deferred {
 			break
 		}
-		if err == nil && raw {
+		if err == nil && vsrRaw {
+			if out == nil {
+				out = vsrPart
+			} else {
+				out = append(out, vsrPart...)
+			}
+			s.settle(p, vsrPolled.messages, vsrPolled.partitionID, vsrPolled.currentOffset, vsrNext)
+		} else if err == nil && raw {
 			before := len(out)
 			var next uint64
 			var pp polledPartition
-			if vsrRaw {
-				out, next, pp, err = s.t.decodeVSRPoll(out, p, reply, c.next, max)
-			} else {
-				out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
-			}
+			out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
 			if err != nil {
 				out = out[:before]
 				err = &runtime.TransportError{Op: op, Err: err}
@@ -341,8 +360,9 @@ func (s *subscription) maybeRefresh(ctx context.Context, op string) {
 }
 
 // Commit stores offset as the group's position on partition. Iggy refuses
-// a partition this member no longer owns (NotResolvedConsumer, which the SDK
-// reports as its catch-all code 1); the subscription then checks ownership
+// a partition this member no longer owns (0.8: NotResolvedConsumer, which
+// the SDK reports as its catch-all code 1; 0.9: ResourceNotFound, from its
+// group fence); the subscription then checks ownership
 // with a one-record poll and, when the partition is another member's,
 // returns runtime.ErrPartitionLost so the consumer drops the commit instead
 // of retrying it. An offset past the last record is refused as well.
@@ -355,11 +375,29 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
 	})
 	var ie ierror.IggyError
-	if err == nil || !errors.As(err, &ie) || ie.Code() != ierror.ErrorCode || s.owns(ctx, partition, offset) {
+	if err == nil || !errors.As(err, &ie) || !maybeNotOwned(ie.Code()) {
+		return err
+	}
+	if s.owns(ctx, partition, offset) {
+		// The partition is this member's again (it moved away and back
+		// between the commit and the check): a retry may pass, as with
+		// Iggy 0.8's code 1, which reads as transient.
+		if te, ok := errors.AsType[*runtime.TransportError](err); ok {
+			te.Transient = true
+		}
 		return err
 	}
 	s.forget(partition)
 	return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group)}
+}
+
+// maybeNotOwned reports whether a commit refused with code may have been
+// refused because the partition is another member's: Iggy 0.8 answers
+// NotResolvedConsumer, which the SDK reports as its catch-all code 1; an
+// Iggy 0.9 server answers ResourceNotFound (20) when its group fence
+// refuses the member the partition.
+func maybeNotOwned(code ierror.Code) bool {
+	return code == ierror.ErrorCode || code == ierror.ResourceNotFoundCode
 }
 
 // forget drops partition's cursor after a commit there was refused: the

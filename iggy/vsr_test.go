@@ -23,6 +23,8 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
+	"github.com/lasergo/laser/lasertest"
+	"github.com/lasergo/laser/runtime"
 )
 
 func dialFake(t *testing.T, f *fakeVSR, query string, cfg Config) *Transport {
@@ -218,8 +220,16 @@ func TestVSRPollWithABadChecksumReturnsNoRecords(t *testing.T) {
 	}
 	defer sub.Close()
 	recs, err := sub.Poll(t.Context(), 10)
-	if len(recs) != 0 || err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
-		t.Fatalf("poll: %d records, err %v; want none and a checksum error", len(recs), err)
+	if len(recs) != 0 || !isLost(err) || !strings.Contains(err.Error(), f.addr()) || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Fatalf("poll: %d records, err %v; want none and ErrConnectionLost naming %s and the checksum", len(recs), err, f.addr())
+	}
+	before := f.conns.Load()
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte { return reply(req, 0, pollReplyOf(0, "a", "b")) }))
+	if recs, err := sub.Poll(t.Context(), 10); err != nil || len(recs) != 2 {
+		t.Fatalf("after the bad reply: %d records, %v", len(recs), err)
+	}
+	if f.conns.Load() != before+1 {
+		t.Fatalf("%d connections after the bad reply, want the subscription's rebuilt once", f.conns.Load()-before)
 	}
 }
 
@@ -368,5 +378,77 @@ func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(ids) != 2 || ids[0] != ids[1] {
 		t.Fatalf("join request ids %v; want one replay with the same id", ids)
+	}
+}
+
+func TestVSRHeartbeatPingsAnIdleLink(t *testing.T) {
+	f := newFakeVSR(t)
+	pings := make(chan struct{}, 8)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpNonReplicated && req.code == vsr.CodePing {
+			pings <- struct{}{}
+		}
+		return honest(f, req)
+	})
+	clk := lasertest.NewManualClock(time.Unix(1_000_000, 0))
+	dialFake(t, f, "", Config{Clock: clk, CallTimeout: time.Hour})
+	// The login's call timer, then the heartbeat's wait.
+	if err := clk.BlockUntil(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(heartbeatInterval)
+	select {
+	case <-pings:
+	case <-time.After(10 * time.Second): // a watchdog, not a wait: the ping comes at once
+		t.Fatal("no ping after the heartbeat interval")
+	}
+}
+
+func TestVSRCommitRefusedByTheGroupFenceIsAPartitionLost(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		switch {
+		case req.op == vsr.OpStoreConsumerOffset:
+			return reply(req, uint32(ierror.ResourceNotFoundCode), nil)
+		case req.op == vsr.OpNonReplicated && req.code == vsr.CodePollMessages:
+			// Another member's partition: the empty reply naming the
+			// resync sentinel.
+			b := binary.LittleEndian.AppendUint32(nil, vsr.ResyncPartition)
+			return reply(req, 0, append(b, make([]byte, 12)...))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Commit(t.Context(), 0, 3); !errors.Is(err, runtime.ErrPartitionLost) {
+		t.Fatalf("err = %v; want runtime.ErrPartitionLost", err)
+	}
+}
+
+func TestVSRCommitRefusedOnAnOwnedPartitionMayBeRetried(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		switch {
+		case req.op == vsr.OpStoreConsumerOffset:
+			return reply(req, uint32(ierror.ResourceNotFoundCode), nil)
+		case req.op == vsr.OpNonReplicated && req.code == vsr.CodePollMessages:
+			return reply(req, 0, pollReplyOf(3, "x"))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	err = sub.Commit(t.Context(), 0, 3)
+	te, ok := errors.AsType[*runtime.TransportError](err)
+	if !ok || !te.Transient || errors.Is(err, runtime.ErrPartitionLost) || !errors.Is(err, ierror.ErrResourceNotFound) {
+		t.Fatalf("err = %v; want a transient ResourceNotFound, not a lost partition", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -225,7 +226,7 @@ func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 			if addr == "" {
 				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to trace over a real Iggy 0.8 server")
 			}
-			return dial(t, fmt.Sprintf("%s_otel_%d", addr, time.Now().UnixNano()))
+			return dial(t, featuretest.StreamSuffixed(addr, fmt.Sprintf("_otel_%d", time.Now().UnixNano())))
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -58,8 +59,12 @@ func TestAddressesThatCannotWorkAreUsageErrors(t *testing.T) {
 // TestAMissingStreamIsNamedAsTheStream: the server answers a topic lookup in
 // a missing stream as a missing topic; the command names the stream.
 func TestAMissingStreamIsNamedAsTheStream(t *testing.T) {
-	addr := serverAddr(t)
-	missing := addr[:strings.LastIndexByte(addr, '/')] + "/no_such_stream"
+	u, err := url.Parse(serverAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_stream" // the query (?protocol=vsr) kept
+	missing := u.String()
 	for _, args := range [][]string{{"dlq", "list"}, {"tail", "-n", "1", runtime.TopicCommands}} {
 		code, _, errOut := laser(t, append(args, "--addr", missing)...)
 		if code != exitFailed || !strings.Contains(errOut, "stream no_such_stream does not exist") {

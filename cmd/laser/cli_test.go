@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
 )
 
 // realServer is LASER_IGGY_ADDR as the test process started with it (tests
@@ -39,7 +40,7 @@ func serverAddr(t *testing.T) string {
 	if i < 0 {
 		t.Fatalf("LASER_IGGY_ADDR %q names no stream", redactAddr(realServer))
 	}
-	return fmt.Sprintf("%s_cli_%d_%d", realServer, time.Now().UnixNano(), streams.Add(1))
+	return featuretest.StreamSuffixed(realServer, fmt.Sprintf("_cli_%d_%d", time.Now().UnixNano(), streams.Add(1)))
 }
 
 // Flags may come before or after positional arguments and the subcommand.

@@ -135,7 +135,7 @@ func dialError(addr string, err error) error {
 	case refusedLogin(err):
 		return &connectError{err: fmt.Errorf("%s refused the credentials: check the user and password (or token)", addr)}
 	}
-	return &connectError{err: fmt.Errorf("cannot use %s: it did not answer as an Iggy 0.8 server (%s)", addr, sdkText(err))}
+	return &connectError{err: fmt.Errorf("cannot use %s: it did not answer as an Iggy server in the framing the address asks for (Iggy 0.8 by default, 0.9+ with ?protocol=vsr) (%s)", addr, sdkText(err))}
 }
 
 // refusedLogin reports an SDK error saying the login was refused.

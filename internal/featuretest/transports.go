@@ -2,6 +2,7 @@ package featuretest
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -13,11 +14,12 @@ import (
 )
 
 // RealServerEnv names the environment variable holding the connection
-// string of a real Iggy 0.8 server, for the tests that run against one.
+// string of a real Iggy server, for the tests that run against one: Iggy
+// 0.8, or 0.9+ with ?protocol=vsr.
 const RealServerEnv = "LASER_IGGY_ADDR"
 
 // realServerHint says how to run the skipped tests.
-const realServerHint = "set it to iggy://user:pass@host:port/stream (for example iggy://iggy:iggy@127.0.0.1:8090/laser_test) to run against a real Iggy 0.8 server"
+const realServerHint = "set it to iggy://user:pass@host:port/stream (for example iggy://iggy:iggy@127.0.0.1:8090/laser_test) to run against a real Iggy 0.8 server, with ?protocol=vsr for Iggy 0.9+"
 
 // RealServerAddr returns the connection string in LASER_IGGY_ADDR,
 // skipping tb, with a message saying how to set it, when it is unset.
@@ -28,6 +30,19 @@ func RealServerAddr(tb testing.TB) string {
 		tb.Skip(RealServerEnv + " is not set; " + realServerHint)
 	}
 	return addr
+}
+
+// StreamSuffixed returns connection string addr with suffix appended to
+// its stream, its query (?protocol=vsr, TLS) kept; addr itself when it does
+// not parse.
+func StreamSuffixed(addr, suffix string) string {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return addr + suffix
+	}
+	u.Path += suffix
+	u.RawPath = ""
+	return u.String()
 }
 
 // Transport is one log the suites run over: a name for the subtest and a

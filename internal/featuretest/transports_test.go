@@ -55,3 +55,14 @@ func TestTransportsAddTheRealServerOnlyWhenNamed(t *testing.T) {
 		t.Fatalf("with %s the transports are %v, want embedlog, iggytest and iggy", RealServerEnv, got)
 	}
 }
+
+func TestStreamSuffixedKeepsTheQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"iggy://iggy:iggy@127.0.0.1:8091/s?protocol=vsr": "iggy://iggy:iggy@127.0.0.1:8091/s_x?protocol=vsr",
+		"iggy://iggy:iggy@127.0.0.1:8090/s":              "iggy://iggy:iggy@127.0.0.1:8090/s_x",
+	} {
+		if got := StreamSuffixed(in, "_x"); got != want {
+			t.Errorf("StreamSuffixed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
