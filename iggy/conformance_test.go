@@ -24,12 +24,23 @@ func dialTransport(t *testing.T, connString string, cfg iggy.Config) *iggy.Trans
 	return tr
 }
 
-func TestConformanceOverTestServer(t *testing.T) {
-	s := iggytest.Start(t, iggytest.Config{})
-	transporttest.Run(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
-	})
+// framings are the connection-string suffixes that pick each framing the
+// test server speaks on its one port: Iggy 0.8's and VSR (Iggy 0.9+).
+var framings = []struct{ name, query string }{{"0.8", ""}, {"vsr", "?protocol=vsr"}}
+
+// overTestServer runs suite once per framing over a fresh test server.
+func overTestServer(t *testing.T, suite func(*testing.T, func(*testing.T) runtime.Transport)) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			s := iggytest.Start(t, iggytest.Config{})
+			suite(t, func(t *testing.T) runtime.Transport {
+				return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test"+f.query, iggy.Config{})
+			})
+		})
+	}
 }
+
+func TestConformanceOverTestServer(t *testing.T) { overTestServer(t, transporttest.Run) }
 
 // TestConformanceOverRealServer runs the suite against the server named by
 // LASER_IGGY_ADDR, for example iggy://iggy:iggy@127.0.0.1:8090/laser_test.
@@ -42,10 +53,7 @@ func TestConformanceOverRealServer(t *testing.T) {
 }
 
 func TestReliableConsumerScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t, iggytest.Config{})
-	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
-	})
+	overTestServer(t, transporttest.RunConsumer)
 }
 
 func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
@@ -53,12 +61,7 @@ func TestReliableConsumerScenariosOverRealServer(t *testing.T) {
 	transporttest.RunConsumer(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }
 
-func TestStreamScenariosOverTestServer(t *testing.T) {
-	s := iggytest.Start(t, iggytest.Config{})
-	transporttest.RunStream(t, func(t *testing.T) runtime.Transport {
-		return dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/laser_test", iggy.Config{})
-	})
-}
+func TestStreamScenariosOverTestServer(t *testing.T) { overTestServer(t, transporttest.RunStream) }
 
 func TestStreamScenariosOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
