@@ -130,11 +130,7 @@ func (cs *claimSet) ask(ctx context.Context, keys []string, states []dedup.KeySt
 			return err
 		}
 		cs.c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "keys", len(keys), "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return err
 		}
 	}
@@ -418,11 +414,7 @@ func (c *Consumer) completeKeys(ctx context.Context, keys []string) error {
 			return err
 		}
 		c.log.Warn("cannot complete idempotency keys, retrying", "keys", len(keys), "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return err
 		}
 	}

@@ -682,12 +682,7 @@ func (c *Consumer) retryWait(ctx context.Context, d time.Duration) error {
 		w.ks.lendSlot()
 		defer w.ks.retakeSlot(ctx)
 	}
-	select {
-	case <-c.clock.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep(ctx, c.clock, d)
 }
 
 // failLocked records the first failure: no record starts any more, and

@@ -127,10 +127,8 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		p.log.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)
-		select {
-		case <-p.clock.After(delay):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("publish to %s: %w", topic, ctx.Err())
+		if err := sleep(ctx, p.clock, delay); err != nil {
+			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		delay *= 2
 	}

@@ -128,12 +128,8 @@ func (s *session) commit(ctx context.Context, partition uint32, offset uint64) e
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 		s.c.log.Warn("commit failed, retrying", "partition", partition, "offset", offset, "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("commit %d:%d: %w", partition, offset, ctx.Err())
+		if err := backoff(ctx, attempt); err != nil {
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 	}
 }
