@@ -174,6 +174,8 @@ type Consumer struct {
 	log    *slog.Logger
 
 	replay *replayGuard
+	// gates are the gates of gateSteps that run under cfg, in order.
+	gates []*gateStep
 
 	// running is set while a Run's loop is alive, which can outlast Run
 	// itself when a handler ignores the cancellation of its context.
@@ -266,6 +268,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		replay: newReplayGuard(replayWindow),
 	}
 	c.batch, _ = dd.(dedup.BatchDeduplicator)
+	c.gates = gatesOn(c)
 	c.installHooks()
 	return c, nil
 }
@@ -385,27 +388,14 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err 
 	}
 	d.decoded(m)
 
-	// Target filter: a message addressed to another agent is not ours.
-	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
-		c.log.Debug("skipping message targeted at another agent", "target", t, "source", m.Position.String())
-		return skipped, nil
-	}
-
-	if c.cfg.Verifier != nil {
-		if o, err := c.verify(ctx, m); err != nil || o != handled {
-			if o == dropped {
-				d.droppedBy(GateReplay)
-			}
-			return o, err
+	if v := c.runGates(ctx, m); !v.passed() {
+		switch v.o {
+		case dropped:
+			d.droppedBy(v.gate)
+		case parked:
+			return parked, c.deadLetter(ctx, m, v.reason, 0, v.detail, v.err)
 		}
-	}
-
-	// Fence gate, before dedup: a stale holder's replay must not burn the
-	// idempotency slot that the current holder's retry needs.
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
-		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
-		d.droppedBy(GateFence)
-		return dropped, nil
+		return v.o, nil
 	}
 
 	// Dedup marks the key before handling: a duplicate is dropped even if
@@ -473,30 +463,6 @@ func (c *Consumer) unmark(ctx context.Context, m *Message, marked dedupMark) {
 			c.log.Warn("cannot forget an idempotency key; its redelivery may be dropped", "key", marked.key, "error", err)
 		}
 	}
-}
-
-// verify is the signature gate and the signed-record replay window.
-func (c *Consumer) verify(ctx context.Context, m *Message) (outcome, error) {
-	verified, err := m.verifyWith(c.cfg.Verifier, c.cfg.Binding)
-	if err != nil {
-		c.log.Warn("unsigned or unverified message on a verified topic", "source", m.Position.String(), "error", err)
-		return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
-	}
-	m.VerifiedPrincipal = verified.Principal
-	// A valid signature proves authorship, not first delivery: anyone able to
-	// write the topic can replay the signed bytes.
-	if rec := m.Envelope.Record; rec != nil {
-		iat, _ := sign.IssuedAt(m.Envelope)
-		switch c.replay.admit(*rec, verified.Principal, iat) {
-		case replayed:
-			c.log.Warn("dropping replayed signed record", "record", rec.String(), "source", m.Position.String())
-			return dropped, nil
-		case pastHorizon:
-			err := fmt.Errorf("%w: issued at %d, before what the replay window of %q forgot", sign.ErrStale, iat, verified.Principal)
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
-		}
-	}
-	return handled, nil
 }
 
 // ackPickup tells a contract caller that its command was taken in time. A

@@ -75,24 +75,22 @@ func decodeAll(c *Consumer, slab *messageSlab, batch []Incoming, pre []decodedRe
 }
 
 // claim claims, in one call, the idempotency keys of the decoded records
-// of a batch that may reach the dedup gate. A record another agent is
-// targeted at is left out; one dropped by a later gate leaves its claim
-// unused, and release takes it back. Under a Verifier the scope is the
-// verified principal, known only at the gate, so nothing is claimed ahead
-// and the gate claims key by key. A transient failure is asked again on
-// the poll backoff until the store answers or ctx ends.
+// of a batch that may reach the dedup gate, as the gates' ahead rules say
+// (gateSteps): a record a gate run ahead stops (the target filter) is left
+// out; one a later gate stops leaves its claim unused, and release takes
+// it back; under a gate that decides the keys' scope (the signature gate:
+// the verified principal) nothing is claimed ahead and the dedup gate
+// claims key by key. A transient failure is asked again on the poll
+// backoff until the store answers or ctx ends.
 func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 	cs.reset()
 	c := cs.c
-	if c.cfg.Verifier != nil {
+	if !c.claimsAhead() {
 		return nil
 	}
 	for _, r := range recs {
 		m := r.m
-		if m == nil || m.Provenance.IdempotencyKey == "" {
-			continue
-		}
-		if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
+		if m == nil || m.Provenance.IdempotencyKey == "" || !c.passesAhead(m) {
 			continue
 		}
 		key := dedup.Key(m.Provenance.Agent, m.Provenance.IdempotencyKey)
