@@ -60,10 +60,11 @@ func (c Concurrency) String() string {
 const (
 	// keyShareDivisor bounds the queue share of one key: at most
 	// 1/keyShareDivisor of MaxQueuedRecords and of MaxQueuedBytes wait in
-	// memory behind one key. Further records of the key are remembered by
-	// position only and read from the log again when their turn comes, so
-	// a key stuck on a slow record neither fills the queue nor stalls
-	// intake for the others.
+	// memory behind one key. Further records of the key on the same
+	// partition are skipped by intake and read from the log again once the
+	// key has worked through what it holds (its backlog), so a key stuck on
+	// a slow record, however many records follow it, neither fills the
+	// queue nor stalls intake for the others.
 	keyShareDivisor = 4
 	// spanFactor bounds the records of one partition taken past its
 	// watermark to spanFactor × MaxQueuedRecords: it bounds the watermark's
@@ -93,9 +94,24 @@ type keyJob struct {
 	err  error // decoding failure (m is nil then)
 	size int64
 	mark markTicket
-	// deferred is set for a record beyond its key's share: only its
-	// position is kept, and it is read from the log again when it starts.
+	// deferred is set for a record beyond its key's share on a partition
+	// other than its backlog's: only its position is kept, and it is read
+	// from the log again when it starts.
 	deferred bool
+	// backlogged is set for a record read again from its key's backlog:
+	// it holds no ticket and charges nothing; its backlog's pin moves past
+	// it once it finished. noop: the backlog held no further record.
+	backlogged, noop bool
+}
+
+// keyBacklog is what intake skipped of one hot key on one partition: the
+// key's records from at on, up to what intake has seen of the partition,
+// read again from the log once the key's queue is empty. The pin holds
+// the partition's mark below at.
+type keyBacklog struct {
+	pin *markPin
+	at  uint64     // the next offset to look at
+	buf []Incoming // records read ahead, from at on
 }
 
 // keyQueue is one key's records not yet started, oldest first.
@@ -111,7 +127,13 @@ type keyQueue struct {
 	// worker, so it is never handled by two workers at once.
 	scheduled bool
 	next      *keyQueue // ready list link
+	// backlog, when set, holds the key's records intake skipped.
+	backlog *keyBacklog
 }
+
+// pending reports whether the key has records to start: queued or in its
+// backlog.
+func (q *keyQueue) pending() bool { return q.waiting() > 0 || q.backlog != nil }
 
 func (q *keyQueue) waiting() int { return len(q.jobs) - q.head }
 
@@ -288,6 +310,10 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	key := ks.keyOf(j)
 	j.size = ks.size(&j.rec)
 	ks.mu.Lock()
+	if ks.skipped(key, j) {
+		ks.mu.Unlock()
+		return true
+	}
 	var q *keyQueue
 	for {
 		if ks.closing {
@@ -341,6 +367,29 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		ks.dispatch(q)
 	}
 	ks.mu.Unlock()
+	return true
+}
+
+// skipped reports whether intake leaves j to its key's backlog: the key
+// has a backlog on j's partition, or is over its share and starts one
+// there. Intake then moves on at once, whatever the key holds; mu held.
+func (ks *keyedSet) skipped(key orderKey, j *keyJob) bool {
+	q := ks.keys[key]
+	if q == nil || ks.closing || ks.wm.rewinds(j.rec.Position) {
+		return false
+	}
+	if b := q.backlog; b != nil {
+		if b.pin.pm != ks.wm.current(j.rec.Partition) {
+			return false // another partition's, or one read again since
+		}
+		ks.wm.see(j.rec.Position)
+		return true
+	}
+	if q.held < ks.share && (q.bytes == 0 || q.bytes+j.size <= ks.shareB) {
+		return false
+	}
+	pin := ks.wm.skip(j.rec.Position)
+	q.backlog = &keyBacklog{pin: pin, at: j.rec.Offset}
 	return true
 }
 
@@ -512,11 +561,18 @@ func (ks *keyedSet) work(q *keyQueue) {
 			ks.mu.Unlock()
 			return
 		}
-		*j = q.pop()
+		fromBacklog := q.waiting() == 0
+		if !fromBacklog {
+			*j = q.pop()
+		}
 		ks.mu.Unlock()
 		var err error
 		began := time.Now()
-		if !j.deferred {
+		if fromBacklog {
+			if err = ks.nextBacklogged(ctx, q, j); err == nil && !j.noop {
+				_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+			}
+		} else if !j.deferred {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
 		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
 			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
@@ -555,6 +611,86 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 	return nil
 }
 
+// nextBacklogged sets j to the next record of q's backlog, read again from
+// the log, or marks it a noop: once the backlog caught up with intake (or
+// its partition was handed back) it ends; while the scheduler closes it
+// stays, holding the mark below what it did not handle.
+// Records of other keys on the way are passed over: intake took them.
+func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) error {
+	c := ks.s.c
+	b := q.backlog
+	for {
+		if len(b.buf) == 0 {
+			ks.mu.Lock()
+			pm := b.pin.pm
+			if ks.closing {
+				// The pin stays: what is left is not committed.
+				ks.mu.Unlock()
+				*j = keyJob{backlogged: true, noop: true}
+				return nil
+			}
+			if pm.detached || b.at > pm.last {
+				// Caught up with intake, or the partition was read again
+				// from its stored offset (its marks commit nothing).
+				ks.endBacklog(q)
+				ks.mu.Unlock()
+				*j = keyJob{backlogged: true, noop: true}
+				return nil
+			}
+			last := pm.last
+			ks.mu.Unlock()
+			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
+			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
+			if err != nil {
+				return fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
+			}
+			for len(recs) > 0 && recs[0].Offset < b.at {
+				recs = recs[1:]
+			}
+			for i := range recs {
+				if recs[i].Offset > last {
+					recs = recs[:i]
+					break
+				}
+			}
+			if len(recs) == 0 {
+				// Retention removed them meanwhile: no member can handle them.
+				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
+				ks.moveBacklog(b, last+1)
+				continue
+			}
+			b.buf = recs
+		}
+		rec := b.buf[0]
+		b.buf = b.buf[1:]
+		*j = keyJob{rec: rec, backlogged: true}
+		j.m, j.err = DecodeRecord(c.cfg.Topic, &j.rec, c.cfg.UnderstoodFeatures)
+		if ks.keyOf(j) == q.key {
+			return nil
+		}
+		ks.moveBacklog(b, rec.Offset+1)
+	}
+}
+
+// moveBacklog moves b's pin up to at, marking the partition's mark when it
+// moved.
+func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	b.at = max(b.at, at)
+	if p, moved := ks.wm.movePin(b.pin, b.at); moved {
+		ks.k.mark(p)
+	}
+}
+
+// endBacklog drops q's backlog and its pin; mu held.
+func (ks *keyedSet) endBacklog(q *keyQueue) {
+	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
+		ks.k.mark(p)
+	}
+	q.backlog = nil
+}
+
 // finish records j's result and returns the key this worker handles next
 // (nil: it went idle), or exit once the scheduler is closing.
 func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took time.Duration) (next *keyQueue, exit bool) {
@@ -563,15 +699,25 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	ks.finished++
 	ks.avg += (took - ks.avg) / 8
 	q.bytes -= j.size
-	if !j.deferred {
+	if !j.deferred && !j.backlogged {
 		ks.queuedN--
 		ks.queuedB -= j.size
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		ks.failLocked(err)
-	} else if p, moved := ks.wm.finish(j.mark); moved {
-		ks.k.mark(p)
-		kick = true
+	case j.noop:
+	case j.backlogged:
+		q.backlog.at = max(q.backlog.at, j.rec.Offset+1)
+		if p, moved := ks.wm.movePin(q.backlog.pin, q.backlog.at); moved {
+			ks.k.mark(p)
+			kick = true
+		}
+	default:
+		if p, moved := ks.wm.finish(j.mark); moved {
+			ks.k.mark(p)
+			kick = true
+		}
 	}
 	if ks.progress != nil {
 		close(ks.progress)
@@ -579,7 +725,7 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	}
 	switch {
 	case ks.closing:
-	case q.waiting() > 0:
+	case q.pending():
 		// Its turn is over: the key goes behind the others that wait.
 		ks.dispatchBack(q)
 	default:

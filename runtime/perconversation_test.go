@@ -569,6 +569,75 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 	}
 }
 
+// TestPerConversationHotBacklogPastTheSpanDoesNotFreezeThePartition puts
+// a hot conversation's backlog far past what the partition may hold in
+// memory (the span, 8 × MaxQueuedRecords) ahead of another conversation's
+// record: the other record is handled while the hot conversation's first
+// record still runs, and the hot backlog is then read again from the log
+// and handled in order.
+func TestPerConversationHotBacklogPastTheSpanDoesNotFreezeThePartition(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	hot := conv()
+	release := make(chan struct{})
+	finished := make(chan string, 1024)
+	var done bodies
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-000" {
+				<-release
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const backlog = 500 // the span is 64 records
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind a hot backlog past the span"); got != "cold" {
+		t.Fatalf("handled %q first", got)
+	}
+	if n, _ := c.Queued(); n > 8 {
+		t.Fatalf("%d records queued, over the bound of 8", n)
+	}
+	if off, ok := stored(t, log, 0); ok && off != 0 {
+		t.Fatalf("stored %d while the hot conversation's first record runs, want nothing past it", off)
+	}
+	close(release)
+	for range backlog {
+		recv(t, finished, "the hot backlog")
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	if len(got) != backlog {
+		t.Fatalf("handled %d hot records, want %d", len(got), backlog)
+	}
+	for i, b := range got {
+		if want := fmt.Sprintf("hot-%03d", i); b != want {
+			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
+		}
+	}
+	if off, _ := stored(t, log, 0); off != backlog {
+		t.Fatalf("stored %d, want %d", off, backlog)
+	}
+}
+
 func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	var done bodies
