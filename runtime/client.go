@@ -49,8 +49,8 @@ type Client struct {
 	// governed is t as Transport hands it out.
 	governed *governedTransport
 	prod     *Producer
-	opts ClientConfig
-	log  *slog.Logger
+	opts     ClientConfig
+	log      *slog.Logger
 
 	mu     sync.Mutex
 	hubs   map[string]*replyHub
