@@ -355,34 +355,24 @@ const (
 	parked
 )
 
-// process runs one record through the pipeline, decoding it first into a
-// message of slab (nil: a message allocated on its own). A nil error means
-// the record's offset may be committed; an error stops the consumer with
-// the offset uncommitted (a failed dead-letter publish, a cancelled
-// context).
-func (c *Consumer) process(ctx context.Context, slab *messageSlab, rec *Incoming) (outcome, error) {
-	return c.observe(ctx, rec, nil, nil, slab)
+// process runs one decoded record through the pipeline, inside the record
+// observers (decoding has no state, so the loops decode ahead; see
+// recordLoop and prefetcher). A nil error means the record's offset may be
+// committed; an error stops the consumer with the offset uncommitted (a
+// failed dead-letter publish, a cancelled context).
+func (c *Consumer) process(ctx context.Context, rec *Incoming, dec decodedRecord) (outcome, error) {
+	return c.observe(ctx, rec, dec)
 }
 
-// processDecoded is process for a record already decoded (decoding has no
-// state, so the poller may do it ahead; see prefetcher).
-func (c *Consumer) processDecoded(ctx context.Context, rec *Incoming, m *Message, err error) (outcome, error) {
-	return c.observe(ctx, rec, m, err, nil)
-}
-
-// pipeline runs one record through the gates and the handler. m and err
-// are the record's decoding when either is set (DecodeRecord never returns
-// neither); otherwise the pipeline decodes it with slab. d, when observers
-// watch, hears what became of the record.
-func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err error, slab *messageSlab, d *Delivery) (outcome, error) {
+// pipeline runs one decoded record through the gates and the handler. d,
+// when observers watch, hears what became of the record.
+func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, dec decodedRecord, d *Delivery) (outcome, error) {
 	// After a hard stop or an expired grace nothing more is handled: the
 	// record stays uncommitted for whoever owns the partition next.
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if m == nil && err == nil {
-		m, err = slab.decode(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
-	}
+	m, err := dec.m, dec.err
 	if err != nil {
 		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
 	}

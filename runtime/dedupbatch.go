@@ -68,8 +68,7 @@ func decodeAll(c *Consumer, slab *messageSlab, batch []Incoming, pre []decodedRe
 	}
 	out = out[:0]
 	for i := range batch {
-		m, err := slab.decode(c.cfg.Topic, &batch[i], c.cfg.UnderstoodFeatures)
-		out = append(out, decodedRecord{m: m, err: err})
+		out = append(out, c.decode(slab, &batch[i]))
 	}
 	return out
 }

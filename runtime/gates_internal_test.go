@@ -163,7 +163,7 @@ func TestGatePathsAgree(t *testing.T) {
 
 			for i, sh := range shapes {
 				before := len(liveDedup.observed)
-				if _, err := live.process(t.Context(), nil, &sh.rec); err != nil {
+				if _, err := live.process(t.Context(), &sh.rec, live.decode(nil, &sh.rec)); err != nil {
 					t.Fatalf("%s: the pipeline failed: %v", sh.name, err)
 				}
 				reached := len(liveDedup.observed) > before

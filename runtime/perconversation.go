@@ -89,9 +89,8 @@ type orderKey struct {
 
 // keyJob is one record waiting for, or being handled by, its key's worker.
 type keyJob struct {
-	rec  Incoming
-	m    *Message
-	err  error // decoding failure (m is nil then)
+	rec Incoming
+	decodedRecord
 	size int64
 	mark markTicket
 	// deferred is set for a record beyond its key's share on a partition
@@ -165,8 +164,8 @@ type keyedSet struct {
 	s      *session
 	n      int
 	custom func(*Message) string
-	maxN   int64 // MaxQueuedRecords
-	maxB   int64 // MaxQueuedBytes
+	bound  *queueBound
+	fs     *failState
 	share  int   // records one key may hold
 	shareB int64 // bytes one key may hold
 	span   int   // records of a partition past its watermark
@@ -181,21 +180,18 @@ type keyedSet struct {
 	idle      []*keyWorker
 	returners []chan struct{} // workers back from a retry wait, wanting a slot
 	wm        watermark
-	queuedN   int64 // records the global bound holds (waiting or running)
-	queuedB   int64 // their bytes
 	// progress, when set, is closed at the next finished record: the
 	// intake waits on it for a key's share or a partition's span.
 	progress chan struct{}
 	// avg is the moving average of how long a record takes to handle;
 	// it starts high, so a consumer of slow handlers ramps up at once.
 	avg      time.Duration
-	fastCap  int    // workers that run at once while handlers are fast
-	finished uint64 // records finished, for the stall watch
-	watching bool   // a stall watch is armed
-	wakeDue  bool   // ready keys wait for the intake to wake workers
-	closing  bool   // no record starts any more
-	failed   error  // first failure
-	wake     chan struct{}
+	fastCap  int           // workers that run at once while handlers are fast
+	finished uint64        // records finished, for the stall watch
+	watching bool          // a stall watch is armed
+	wakeDue  bool          // ready keys wait for the intake to wake workers
+	closing  bool          // no record starts any more
+	failed   error         // first failure
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
 }
@@ -210,8 +206,8 @@ func (s *session) runKeyed(ctx context.Context) error {
 		s:       s,
 		n:       cfg.Concurrency.Handlers,
 		custom:  cfg.Concurrency.orderKey(),
-		maxN:    int64(cfg.MaxQueuedRecords),
-		maxB:    int64(cfg.MaxQueuedBytes),
+		bound:   newQueueBound(cfg),
+		fs:      newFailState(),
 		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
 		shareB:  max(int64(cfg.MaxQueuedBytes)/keyShareDivisor, 1),
 		span:    spanFactor * cfg.MaxQueuedRecords,
@@ -220,15 +216,14 @@ func (s *session) runKeyed(ctx context.Context) error {
 		wm:      newWatermark(),
 		avg:     stallWait,
 		fastCap: goruntime.GOMAXPROCS(0),
-		wake:    make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
 	s.flushHandled = ks.k.flush
-	s.c.hooks.keyed.Store(ks)
+	s.c.hooks.bound.Store(ks.bound)
 	return s.supervise(ctx, func() error {
 		loopErr := ks.poll()
 		ks.close()
-		return s.drain(loopErr, &ks.wg, ks.k, ks.failure)
+		return s.drain(loopErr, &ks.wg, ks.k, ks.fs.failure)
 	})
 }
 
@@ -237,38 +232,27 @@ func (s *session) runKeyed(ctx context.Context) error {
 // stopped, on a poll failure, or once a record failed.
 func (ks *keyedSet) poll() error {
 	s := ks.s
-	pf := s.startPrefetch(true)
-	defer pf.close()
 	var slab messageSlab
-	for {
-		if err := ks.failure(); err != nil {
-			return err
-		}
-		next, ok := pf.nextOrWake(ks.wake, ks.k.failed)
-		if !ok {
-			return nil
-		}
-		if next.err != nil {
-			return next.err
-		}
-		if err := ks.k.kick(); err != nil {
-			return err
-		}
+	return s.intake(true, ks.fs, ks.k, func(next polled) error {
 		slab.reset(len(next.batch))
+		defer slab.reset(0)
 		for i := range next.batch {
 			j := keyJob{rec: next.batch[i]}
 			if next.decoded != nil {
-				j.m, j.err = next.decoded[i].m, next.decoded[i].err
+				j.decodedRecord = next.decoded[i]
 			} else {
-				j.m, j.err = slab.decode(s.c.cfg.Topic, &j.rec, s.c.cfg.UnderstoodFeatures)
+				j.decodedRecord = s.c.decode(&slab, &j.rec)
 			}
 			if !ks.admit(&j) {
-				return ks.failure()
+				if err := ks.fs.failure(); err != nil {
+					return err
+				}
+				return errIntakeStopped
 			}
 		}
-		slab.reset(0)
 		ks.wakeWorkers()
-	}
+		return nil
+	})
 }
 
 // keyOf returns the unit of order of j.
@@ -297,10 +281,6 @@ func (ks *keyedSet) customKey(m *Message) (name string) {
 	return ks.custom(m)
 }
 
-// size is what a record charges the bytes bound: never 0, never more than
-// the whole bound.
-func (ks *keyedSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), ks.maxB) }
-
 // admit queues j behind its key, waiting for room in the global bound and
 // in its partition's span; false once the consumer is stopping or failed.
 // A record beyond its key's share is deferred instead: kept by position,
@@ -308,7 +288,7 @@ func (ks *keyedSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size())
 func (ks *keyedSet) admit(j *keyJob) bool {
 	s := ks.s
 	key := ks.keyOf(j)
-	j.size = ks.size(&j.rec)
+	j.size = ks.bound.size(&j.rec)
 	ks.mu.Lock()
 	if ks.skipped(key, j) {
 		ks.mu.Unlock()
@@ -322,12 +302,9 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		}
 		q = ks.keys[key]
 		deferred := q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB)
-		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.fits(j.size)) {
+		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.bound.tryTake(j.size)) {
 			if deferred {
 				*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
-			} else {
-				ks.queuedN++
-				ks.queuedB += j.size
 			}
 			break
 		}
@@ -344,7 +321,7 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		ks.mu.Unlock()
 		select {
 		case <-progress:
-		case <-ks.wake:
+		case <-ks.fs.wake:
 		case <-s.stop:
 		case <-s.workCtx.Done():
 		}
@@ -391,19 +368,6 @@ func (ks *keyedSet) skipped(key orderKey, j *keyJob) bool {
 	pin := ks.wm.skip(j.rec.Position)
 	q.backlog = &keyBacklog{pin: pin, at: j.rec.Offset}
 	return true
-}
-
-// fits reports whether a record of size fits the global bound now (a
-// record always fits an empty queue); mu held.
-func (ks *keyedSet) fits(size int64) bool {
-	return ks.queuedN == 0 || ks.queuedN < ks.maxN && ks.queuedB+size <= ks.maxB
-}
-
-// queued returns the records and bytes the bound holds.
-func (ks *keyedSet) queued() (records, bytes int64) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	return ks.queuedN, ks.queuedB
 }
 
 // recycle keeps an emptied queue for reuse, unless the free list holds
@@ -570,12 +534,12 @@ func (ks *keyedSet) work(q *keyQueue) {
 		began := time.Now()
 		if fromBacklog {
 			if err = ks.nextBacklogged(ctx, q, j); err == nil && !j.noop {
-				_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+				_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
 			}
 		} else if !j.deferred {
-			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
 		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
-			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
 		}
 		var exit bool
 		q, exit = ks.finish(w, q, j, err, time.Since(began))
@@ -607,7 +571,7 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 		return nil
 	}
 	j.rec = recs[0]
-	j.m, j.err = DecodeRecord(c.cfg.Topic, &j.rec, c.cfg.UnderstoodFeatures)
+	j.decodedRecord = c.decode(nil, &j.rec)
 	return nil
 }
 
@@ -664,7 +628,7 @@ func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) 
 		rec := b.buf[0]
 		b.buf = b.buf[1:]
 		*j = keyJob{rec: rec, backlogged: true}
-		j.m, j.err = DecodeRecord(c.cfg.Topic, &j.rec, c.cfg.UnderstoodFeatures)
+		j.decodedRecord = c.decode(nil, &j.rec)
 		if ks.keyOf(j) == q.key {
 			return nil
 		}
@@ -700,8 +664,7 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	ks.avg += (took - ks.avg) / 8
 	q.bytes -= j.size
 	if !j.deferred && !j.backlogged {
-		ks.queuedN--
-		ks.queuedB -= j.size
+		ks.bound.give(1, j.size)
 	}
 	switch {
 	case err != nil:
@@ -834,12 +797,9 @@ func (c *Consumer) retryWait(ctx context.Context, d time.Duration) error {
 // failLocked records the first failure: no record starts any more, and
 // the queued ones stay uncommitted; mu held.
 func (ks *keyedSet) failLocked(err error) {
-	if ks.failed != nil {
-		return
+	if ks.fs.fail(err) {
+		ks.closeLocked()
 	}
-	ks.failed = err
-	close(ks.wake)
-	ks.closeLocked()
 }
 
 // close stops every record from starting: queued ones give back their
@@ -859,8 +819,7 @@ func (ks *keyedSet) closeLocked() {
 		for q.waiting() > 0 {
 			if j := q.pop(); !j.deferred {
 				q.bytes -= j.size
-				ks.queuedN--
-				ks.queuedB -= j.size
+				ks.bound.give(1, j.size)
 			}
 		}
 	}
@@ -870,10 +829,4 @@ func (ks *keyedSet) closeLocked() {
 		ks.progress = nil
 	}
 	close(ks.quit)
-}
-
-func (ks *keyedSet) failure() error {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	return ks.failed
 }

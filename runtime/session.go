@@ -241,62 +241,37 @@ func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		pf := s.startPrefetch(true)
 		defer pf.close()
+		loop := s.newRecordLoop(k, true) // Serial: this loop is the process's one user of its claims
 		lastFlush := s.c.clock.Now()
-		var slab messageSlab
-		wctx := s.workCtx
-		cs := s.newClaimSet(k)
-		if cs != nil {
-			cs.sole = true // Serial: this loop is the process's one user of its claims
-		}
-		var decoded []decodedRecord
-		if cs != nil {
-			wctx = withClaims(wctx, cs)
-		}
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
-			if !ok {
+			if !ok || s.stopping() {
 				return k.flush()
 			}
 			if next.err != nil {
 				return errors.Join(next.err, k.flush())
 			}
 			batch := next.batch
-			slab.reset(len(batch))
-			if cs != nil {
-				// Decode the batch first, to claim its keys in one call.
-				decoded = decodeAll(s.c, &slab, batch, next.decoded, decoded)
-				next.decoded = decoded
-				if err := cs.claim(wctx, decoded); err != nil {
-					return errors.Join(err, k.flush())
-				}
-			}
-			for i := range batch {
-				if s.stopping() {
-					break
-				}
-				var err error
-				if next.decoded != nil {
-					d := next.decoded[i]
-					_, err = s.c.processDecoded(wctx, &batch[i], d.m, d.err)
-				} else {
-					_, err = s.c.process(wctx, &slab, &batch[i])
-				}
+			var kickErr error
+			_, err := loop.run(batch, next.decoded, func(i int, err error) bool {
 				if err != nil {
-					cs.release(wctx)
-					return errors.Join(err, k.flush())
+					return false
 				}
 				k.mark(batch[i].Position)
 				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
-					if err := k.kick(); err != nil {
-						cs.release(wctx)
-						return err
+					if kickErr = k.kick(); kickErr != nil {
+						return false
 					}
 					lastFlush = s.c.clock.Now()
 				}
+				return !s.stopping()
+			})
+			if err != nil {
+				return errors.Join(err, k.flush())
 			}
-			cs.release(wctx)
-			clear(decoded)
-			slab.reset(0)
+			if kickErr != nil {
+				return kickErr
+			}
 			if err := k.kick(); err != nil {
 				return err
 			}
