@@ -215,33 +215,15 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.DeadLetterTopic == "" {
 		cfg.DeadLetterTopic = DefaultDeadLetterTopic
 	}
-	if cfg.MaxQueuedRecords <= 0 {
-		cfg.MaxQueuedRecords = DefaultMaxQueuedRecords
-	}
-	if cfg.MaxQueuedBytes <= 0 {
-		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
-	if cfg.CommitInterval <= 0 {
-		cfg.CommitInterval = DefaultCommitInterval
-	}
-	if cfg.PollBatch <= 0 {
-		cfg.PollBatch = DefaultPollBatch
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
-	if cfg.Retry.MaxAttempts <= 0 {
-		cfg.Retry.MaxAttempts = DefaultRetryPolicy.MaxAttempts
-	}
-	if cfg.Retry.BaseDelay <= 0 {
-		cfg.Retry.BaseDelay = DefaultRetryPolicy.BaseDelay
-	}
-	if cfg.DedupWindow <= 0 {
-		cfg.DedupWindow = dedup.DefaultWindow
-	}
+	orDefault(&cfg.MaxQueuedRecords, DefaultMaxQueuedRecords)
+	orDefault(&cfg.MaxQueuedBytes, DefaultMaxQueuedBytes)
+	orDefault(&cfg.PollInterval, DefaultPollInterval)
+	orDefault(&cfg.CommitInterval, DefaultCommitInterval)
+	orDefault(&cfg.PollBatch, DefaultPollBatch)
+	orDefault(&cfg.ShutdownGrace, DefaultShutdownGrace)
+	orDefault(&cfg.Retry.MaxAttempts, DefaultRetryPolicy.MaxAttempts)
+	orDefault(&cfg.Retry.BaseDelay, DefaultRetryPolicy.BaseDelay)
+	orDefault(&cfg.DedupWindow, dedup.DefaultWindow)
 	if cfg.DedupWindow > dedup.MaxWindow {
 		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable dedup.Deduplicator", cfg.DedupWindow, dedup.MaxWindow)}
 	}
@@ -271,6 +253,13 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	c.gates = gatesOn(c)
 	c.installHooks()
 	return c, nil
+}
+
+// orDefault sets *v to def when it is zero or negative: a knob's "unset".
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Run joins the group, warms dedup when asked, calls ready (may be nil) and
@@ -354,15 +343,6 @@ const (
 	dropped
 	parked
 )
-
-// process runs one decoded record through the pipeline, inside the record
-// observers (decoding has no state, so the loops decode ahead; see
-// recordLoop and prefetcher). A nil error means the record's offset may be
-// committed; an error stops the consumer with the offset uncommitted (a
-// failed dead-letter publish, a cancelled context).
-func (c *Consumer) process(ctx context.Context, rec *Incoming, dec decodedRecord) (outcome, error) {
-	return c.observe(ctx, rec, dec)
-}
 
 // pipeline runs one decoded record through the gates and the handler. d,
 // when observers watch, hears what became of the record.

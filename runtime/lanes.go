@@ -119,7 +119,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 				ls.report(rec.Position, err)
 				// Slow handlers do not hold their predecessors' commits
 				// back for longer than a second.
-				if err == nil && i < len(q.recs)-1 && clock.Now().Sub(lastKick) >= serialCommitEvery {
+				if err == nil && i < len(q.recs)-1 && clock.Now().Sub(lastKick) >= commitEvery {
 					_ = ls.k.kick()
 					lastKick = clock.Now()
 				}

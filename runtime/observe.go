@@ -144,9 +144,12 @@ func (c *Consumer) installHooks() {
 	}
 }
 
-// observe runs one record through the pipeline, inside the observers when
-// there are any.
-func (c *Consumer) observe(ctx context.Context, rec *Incoming, dec decodedRecord) (outcome, error) {
+// process runs one decoded record through the pipeline, inside the record
+// observers when there are any (decoding has no state, so the loops decode
+// ahead; see recordLoop and prefetcher). A nil error means the record's
+// offset may be committed; an error stops the consumer with the offset
+// uncommitted (a failed dead-letter publish, a cancelled context).
+func (c *Consumer) process(ctx context.Context, rec *Incoming, dec decodedRecord) (outcome, error) {
 	if len(c.hooks.observers) == 0 {
 		return c.pipeline(ctx, rec, dec, nil)
 	}

@@ -170,6 +170,7 @@ type keyedSet struct {
 	shareB int64 // bytes one key may hold
 	span   int   // records of a partition past its watermark
 	k      *commitBehind
+	slab   messageSlab // what intake decodes into, owned by the intake loop
 
 	mu        sync.Mutex
 	keys      map[orderKey]*keyQueue
@@ -221,38 +222,34 @@ func (s *session) runKeyed(ctx context.Context) error {
 	s.flushHandled = ks.k.flush
 	s.c.hooks.bound.Store(ks.bound)
 	return s.supervise(ctx, func() error {
-		loopErr := ks.poll()
+		loopErr := s.intake(true, ks.fs, ks.k, ks.take)
 		ks.close()
 		return s.drain(loopErr, &ks.wg, ks.k, ks.fs.failure)
 	})
 }
 
-// poll is the intake loop: it decodes each record (the prefetcher does it
-// ahead while intake is busy), finds its key and queues it; it returns when
-// stopped, on a poll failure, or once a record failed.
-func (ks *keyedSet) poll() error {
-	s := ks.s
-	var slab messageSlab
-	return s.intake(true, ks.fs, ks.k, func(next polled) error {
-		slab.reset(len(next.batch))
-		defer slab.reset(0)
-		for i := range next.batch {
-			j := keyJob{rec: next.batch[i]}
-			if next.decoded != nil {
-				j.decodedRecord = next.decoded[i]
-			} else {
-				j.decodedRecord = s.c.decode(&slab, &j.rec)
-			}
-			if !ks.admit(&j) {
-				if err := ks.fs.failure(); err != nil {
-					return err
-				}
-				return errIntakeStopped
-			}
+// take queues a polled batch: it decodes each record (the prefetcher does
+// it ahead while intake is busy), finds its key and queues it; it fails
+// once a record failed, and stops the intake once the consumer stops.
+func (ks *keyedSet) take(next polled) error {
+	ks.slab.reset(len(next.batch))
+	defer ks.slab.reset(0)
+	for i := range next.batch {
+		j := keyJob{rec: next.batch[i]}
+		if next.decoded != nil {
+			j.decodedRecord = next.decoded[i]
+		} else {
+			j.decodedRecord = ks.s.c.decode(&ks.slab, &j.rec)
 		}
-		ks.wakeWorkers()
-		return nil
-	})
+		if !ks.admit(&j) {
+			if err := ks.fs.failure(); err != nil {
+				return err
+			}
+			return errIntakeStopped
+		}
+	}
+	ks.wakeWorkers()
+	return nil
 }
 
 // keyOf returns the unit of order of j.

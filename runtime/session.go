@@ -226,10 +226,11 @@ func (s *session) giveUp(done <-chan error, err error) error {
 	return err
 }
 
-// serialCommitEvery bounds how long handled records wait for their commit
-// in the middle of a batch, so a batch of slow handlers does not pile up
-// work that a crash would redeliver. It is checked after each record.
-const serialCommitEvery = time.Second
+// commitEvery bounds how long handled records wait for their commit in
+// the middle of a batch (Serial) or a lane's run, so slow handlers do not
+// pile up work that a crash would redeliver. It is checked after each
+// record.
+const commitEvery = time.Second
 
 // runSerial handles one record at a time across every partition, committing
 // each partition's handled run after every batch, and within a batch at
@@ -258,7 +259,7 @@ func (s *session) runSerial(ctx context.Context) error {
 					return false
 				}
 				k.mark(batch[i].Position)
-				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
+				if s.c.clock.Now().Sub(lastFlush) >= commitEvery {
 					if kickErr = k.kick(); kickErr != nil {
 						return false
 					}
