@@ -26,10 +26,11 @@ func PerConversation(n int) Concurrency { return Concurrency{Handlers: max(n, 1)
 
 // OrderedBy returns c ordering records by key instead of by conversation:
 // records with the same key are handled one at a time in log order (per
-// entity: an order id, a user). key runs on the intake goroutine for every
-// decoded record, before any gate, so it must be fast and must not keep m;
-// an empty key (or a panic) orders the record by its partition. Only
-// PerConversation honours it.
+// entity: an order id, a user). key runs for every decoded record, before
+// any gate, on the intake goroutine and again on a worker reading a hot
+// key's backlog back from the log, so it must be fast, safe for concurrent
+// use, and must not keep m; an empty key (or a panic) orders the record by
+// its partition. Only PerConversation honours it.
 func (c Concurrency) OrderedBy(key func(m *Message) string) Concurrency {
 	c.orderBy = &orderKeyFunc{key: key}
 	return c
