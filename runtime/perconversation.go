@@ -193,7 +193,6 @@ type keyedSet struct {
 	watching bool          // a stall watch is armed
 	wakeDue  bool          // ready keys wait for the intake to wake workers
 	closing  bool          // no record starts any more
-	failed   error         // first failure
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
 }
