@@ -47,7 +47,7 @@ func (s *session) runLanes(ctx context.Context) error {
 		for _, ch := range ls.lanes {
 			close(ch)
 		}
-		return s.drain(loopErr, &ls.wg, ls.k, ls.fs.failure)
+		return s.drain(loopErr, ls.wg.Wait, ls.k, ls.fs.failure)
 	})
 }
 

@@ -224,7 +224,10 @@ func (s *session) runKeyed(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		loopErr := s.intake(true, ks.fs, ks.k, ks.take)
 		ks.close()
-		return s.drain(loopErr, &ks.wg, ks.k, ks.fs.failure)
+		return s.drain(loopErr, func() {
+			ks.wg.Wait()
+			ks.settleBacklogs(s.workCtx)
+		}, ks.k, ks.fs.failure)
 	})
 }
 
@@ -572,38 +575,49 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 	return nil
 }
 
-// nextBacklogged sets j to the next record of q's backlog, read again from
-// the log, or marks it a noop: once the backlog caught up with intake (or
-// its partition was handed back) it ends; while the scheduler closes it
-// stays, holding the mark below what it did not handle.
-// Records of other keys on the way are passed over: intake took them.
+// nextBacklogged sets j to the next record of q's key in its backlog, or
+// marks it a noop once the backlog caught up with intake and ended (or its
+// partition was handed back), or the scheduler closes (the pin then stays,
+// holding the mark below what the backlog did not handle).
 func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) error {
+	ks.mu.Lock()
+	closing := ks.closing
+	ks.mu.Unlock()
+	if !closing {
+		rec, ok, err := ks.scanBacklog(ctx, q)
+		if err != nil || ok {
+			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, backlogged: true}
+			return err
+		}
+	}
+	*j = keyJob{backlogged: true, noop: true}
+	return nil
+}
+
+// scanBacklog returns the next record of q's key in its backlog, read
+// again from the log, passing over the records of other keys (intake took
+// them) and moving the pin past them; ok is false once the backlog caught
+// up with intake and ended, or its partition was read again from its
+// stored offset (its marks commit nothing). The record returned stays the
+// backlog's next until it finished, so the pin holds below it.
+func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
 	c := ks.s.c
 	b := q.backlog
 	for {
 		if len(b.buf) == 0 {
 			ks.mu.Lock()
 			pm := b.pin.pm
-			if ks.closing {
-				// The pin stays: what is left is not committed.
-				ks.mu.Unlock()
-				*j = keyJob{backlogged: true, noop: true}
-				return nil
-			}
 			if pm.detached || b.at > pm.last {
-				// Caught up with intake, or the partition was read again
-				// from its stored offset (its marks commit nothing).
 				ks.endBacklog(q)
 				ks.mu.Unlock()
-				*j = keyJob{backlogged: true, noop: true}
-				return nil
+				return keyJob{}, false, nil
 			}
 			last := pm.last
 			ks.mu.Unlock()
 			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
 			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
 			if err != nil {
-				return fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
+				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
 			}
 			for len(recs) > 0 && recs[0].Offset < b.at {
 				recs = recs[1:]
@@ -622,14 +636,40 @@ func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) 
 			}
 			b.buf = recs
 		}
-		rec := b.buf[0]
-		b.buf = b.buf[1:]
-		*j = keyJob{rec: rec, backlogged: true}
-		j.decodedRecord = c.decode(nil, &j.rec)
-		if ks.keyOf(j) == q.key {
-			return nil
+		next = keyJob{rec: b.buf[0]}
+		next.decodedRecord = c.decode(nil, &next.rec)
+		if ks.keyOf(&next) == q.key {
+			b.buf = b.buf[1:]
+			return next, true, nil
 		}
-		ks.moveBacklog(b, rec.Offset+1)
+		b.buf = b.buf[1:]
+		ks.moveBacklog(b, next.rec.Offset+1)
+	}
+}
+
+// settleBacklogs, once no worker runs any more, passes every backlog over
+// the records up to its key's next unhandled one, so the watermark a
+// graceful stop commits is not held below records that were handled
+// (those of other keys after the key's last handled record). Nothing is
+// handled; a read that fails leaves the pin where it is.
+func (ks *keyedSet) settleBacklogs(ctx context.Context) {
+	ks.mu.Lock()
+	var backlogged []*keyQueue
+	for _, q := range ks.keys {
+		if q.backlog != nil {
+			backlogged = append(backlogged, q)
+		}
+	}
+	ks.mu.Unlock()
+	for _, q := range backlogged {
+		next, ok, err := ks.scanBacklog(ctx, q)
+		if ok {
+			// Unhandled: the pin stays at it.
+			q.backlog.buf = append([]Incoming{next.rec}, q.backlog.buf...)
+		}
+		if err != nil {
+			ks.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
+		}
 	}
 }
 

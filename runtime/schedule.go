@@ -212,12 +212,12 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 	return len(recs), nil
 }
 
-// drain waits for the handlers of wg to end and commits what was handled,
+// drain waits for the handlers to end (wait) and commits what was handled,
 // even after a failure; a graceful stop is bounded by the supervisor's
 // grace, and a failure (loopErr) gets the same bound here, after which
 // handlers are cancelled and what is left stays uncommitted. The lanes and
 // the PerConversation scheduler end this way.
-func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, failure func() error) error {
+func (s *session) drain(loopErr error, wait func(), k *commitBehind, failure func() error) error {
 	if loopErr != nil {
 		drained := make(chan struct{})
 		go func() {
@@ -227,10 +227,10 @@ func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, fail
 			case <-drained:
 			}
 		}()
-		wg.Wait()
+		wait()
 		close(drained)
 	} else {
-		wg.Wait()
+		wait()
 	}
 	errs := []error{loopErr}
 	for _, err := range []error{k.flush(), failure()} {
