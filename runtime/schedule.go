@@ -185,10 +185,15 @@ func (s *session) newRecordLoop(k *commitBehind, sole bool) *recordLoop {
 // hears each record's result (a failed claim is the first record's) and
 // returns false to start no further record. run returns how many records
 // after heard of, and the failure that ended the run.
+//
+// Without claims to make, a record is decoded only as its turn comes, so a
+// run waiting behind a slow handler holds its records, not their messages.
 func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
 	l.slab.reset(len(recs))
-	decoded := decodeAll(l.c, &l.slab, recs, pre, l.decoded)
-	if pre == nil {
+	decoded := pre
+	if decoded == nil && l.cs != nil {
+		// Decode the run first, to claim its keys in one call.
+		decoded = decodeAll(l.c, &l.slab, recs, nil, l.decoded)
 		l.decoded = decoded
 	}
 	defer func() {
@@ -204,7 +209,13 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 		defer l.cs.release(l.ctx)
 	}
 	for i := range recs {
-		_, err := l.c.process(l.ctx, &recs[i], decoded[i])
+		var dec decodedRecord
+		if decoded != nil {
+			dec = decoded[i]
+		} else {
+			dec = l.c.decode(&l.slab, &recs[i])
+		}
+		_, err := l.c.process(l.ctx, &recs[i], dec)
 		if !after(i, err) || err != nil {
 			return i + 1, err
 		}
