@@ -18,6 +18,10 @@ help: ## list the targets
 test: vet ## vet and run every test of every module with the race detector (the README's test command)
 	$(GO) test -race -count=1 $(PKGS)
 
+.PHONY: test-short
+test-short: ## the quick run: every test of every module with -short and without the race detector (skips the reliability suite's processes and the scratch-module builds)
+	$(GO) test -short -count=1 $(PKGS)
+
 .PHONY: ci
 ci: checkfmt checktidy checkgenerate lint test ## what .ci/run executes: formatting, tidy modules, generated code up to date, lint, then make test
 

@@ -1,7 +1,9 @@
 package govern
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -21,27 +23,128 @@ type Entry struct {
 	Err      error
 }
 
-// ReadAudit reads every decision record on topic (default agent.audit), in
-// log order per partition. Other records on the topic are skipped.
-func ReadAudit(ctx context.Context, t runtime.Transport, topic string) ([]Entry, error) {
-	if topic == "" {
-		topic = runtime.TopicAudit
+// The bounds of ListAudit unless its options say otherwise.
+const (
+	// DefaultMaxAuditEntries is how many decision records ListAudit holds.
+	DefaultMaxAuditEntries = 100_000
+	// DefaultMaxAuditBytes is how many record bytes the held decisions may
+	// take.
+	DefaultMaxAuditBytes = 64 << 20
+)
+
+// ErrAuditBound is the error ReadAudit returns for a topic holding more
+// decisions than its bounds: read it with ListAudit and larger bounds, or
+// Newest.
+var ErrAuditBound = errors.New("govern: the audit topic holds more decision records than the read is bounded to")
+
+// AuditOptions says which decision records ListAudit reads and how many it
+// holds.
+type AuditOptions struct {
+	// Topic is the audit topic. Default agent.audit.
+	Topic string
+	// Newest, when positive, reads only the newest Newest records of each
+	// partition instead of the whole topic (a chain then starts mid-way, so
+	// Verify reports the records before the window as removed).
+	Newest int
+	// MaxEntries bounds the decision records held. Default
+	// DefaultMaxAuditEntries.
+	MaxEntries int
+	// MaxBytes bounds the record bytes of the decisions held. Default
+	// DefaultMaxAuditBytes.
+	MaxBytes int
+}
+
+// AuditLog is what ListAudit read.
+type AuditLog struct {
+	// Entries are the decision records held, in log order per partition:
+	// the first ones read until a bound was reached.
+	Entries []Entry
+	// Unread counts the decision records read past a bound and not held.
+	Unread int
+	// Partial says a partition was read from a later offset than its first
+	// (Newest), so chains may start before what Entries holds.
+	Partial bool
+}
+
+// ListAudit reads the decision records on opts.Topic, in log order per
+// partition, holding at most opts.MaxEntries of them and opts.MaxBytes of
+// their bytes, so a topic flooded with forged decisions costs bounded
+// memory; the records past a bound are counted in Unread. Other records on
+// the topic are skipped.
+func ListAudit(ctx context.Context, t runtime.Transport, opts AuditOptions) (*AuditLog, error) {
+	topic := cmp.Or(opts.Topic, runtime.TopicAudit)
+	maxEntries, maxBytes := positive(opts.MaxEntries, DefaultMaxAuditEntries), positive(opts.MaxBytes, DefaultMaxAuditBytes)
+	out := &AuditLog{}
+	var from map[uint32]uint64
+	if opts.Newest > 0 {
+		var err error
+		if from, err = newestOffsets(ctx, t, topic, opts.Newest); err != nil {
+			return nil, fmt.Errorf("govern: %w", err)
+		}
+		for _, f := range from {
+			out.Partial = out.Partial || f > 0
+		}
 	}
-	var out []Entry
-	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+	held := 0
+	_, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
 		m, ok := governanceEvent(topic, rec)
 		if !ok || *m.Envelope.Operation != OperationDecision {
 			return
 		}
+		if len(out.Entries) >= maxEntries || held+len(rec.Payload) > maxBytes {
+			out.Unread++
+			return
+		}
+		held += len(rec.Payload)
 		env := m.Envelope
 		e := Entry{At: rec.Position, Envelope: env}
 		e.Evidence, e.Err = DecodeEvidence(env.Body)
-		out = append(out, e)
+		out.Entries = append(out.Entries, e)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("govern: %w", err)
 	}
 	return out, nil
+}
+
+// ReadAudit reads every decision record on topic (default agent.audit), in
+// log order per partition, within ListAudit's default bounds. Other records
+// on the topic are skipped. A topic holding more decisions than the bounds
+// is an error matching ErrAuditBound, never a silently partial read.
+func ReadAudit(ctx context.Context, t runtime.Transport, topic string) ([]Entry, error) {
+	l, err := ListAudit(ctx, t, AuditOptions{Topic: topic})
+	if err != nil {
+		return nil, err
+	}
+	if l.Unread > 0 {
+		return nil, fmt.Errorf("%w: %d held (%d or %d bytes at most), %d more not read", ErrAuditBound, len(l.Entries), DefaultMaxAuditEntries, DefaultMaxAuditBytes, l.Unread)
+	}
+	return l.Entries, nil
+}
+
+// newestOffsets is where reading the newest n records of each partition of
+// topic starts.
+func newestOffsets(ctx context.Context, t runtime.Transport, topic string, n int) (map[uint32]uint64, error) {
+	parts, err := t.Partitions(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", topic, err)
+	}
+	from := make(map[uint32]uint64, parts)
+	for p := range parts {
+		next, err := t.NextOffset(ctx, topic, p)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s/%d: %w", topic, p, err)
+		}
+		from[p] = next - min(next, uint64(n))
+	}
+	return from, nil
+}
+
+func positive(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 // Problem is what Verify found wrong with a record.

@@ -1,6 +1,7 @@
 package govern_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -282,5 +283,85 @@ func TestEvidenceWithAFieldItDoesNotDefineDoesNotDecode(t *testing.T) {
 	}
 	if _, err := govern.DecodeEvidence(extra); err == nil {
 		t.Fatal("a record carrying a field evidence does not define decoded")
+	}
+}
+
+// flood appends n copies of the audit topic's first record, its body
+// replaced by size bytes, as anyone able to write the topic can.
+func (w *world) flood(n, size int) {
+	w.t.Helper()
+	recs, err := w.tr.ReadRange(w.ctx, runtime.TopicAudit, 0, 0, 1)
+	if err != nil || len(recs) != 1 {
+		w.t.Fatalf("read the genuine decision: %d, %v", len(recs), err)
+	}
+	m, err := runtime.DecodeRecord(runtime.TopicAudit, &recs[0], 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	forged := *m.Envelope
+	forged.Body = make([]byte, size)
+	payload, err := forged.Marshal()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for range n {
+		if _, err := w.tr.Publish(w.ctx, runtime.TopicAudit, runtime.Outgoing{Headers: recs[0].Headers.Decode(), Payload: payload}); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+func TestListAuditHoldsAtMostMaxEntries(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
+	w.chain(1)
+	w.flood(50, 64)
+	l, err := govern.ListAudit(w.ctx, w.tr, govern.AuditOptions{MaxEntries: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 10 || l.Unread != 41 || l.Partial {
+		t.Fatalf("held %d, unread %d, partial %v; want 10 held and 41 unread of 51", len(l.Entries), l.Unread, l.Partial)
+	}
+	if l.Entries[0].Evidence == nil {
+		t.Fatal("the genuine first decision was not held first")
+	}
+}
+
+func TestListAuditHoldsAtMostMaxBytes(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
+	w.chain(1)
+	w.flood(50, 4<<10)
+	l, err := govern.ListAudit(w.ctx, w.tr, govern.AuditOptions{MaxBytes: 40 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The genuine decision is small; nine forged 4 KiB ones fit beside it.
+	if len(l.Entries) != 10 || l.Unread != 41 {
+		t.Fatalf("held %d, unread %d; want 10 held within 40 KiB and 41 unread", len(l.Entries), l.Unread)
+	}
+}
+
+func TestListAuditReadsOnlyTheNewest(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
+	w.chain(1)
+	w.flood(20, 64)
+	l, err := govern.ListAudit(w.ctx, w.tr, govern.AuditOptions{Newest: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 5 || l.Unread != 0 || !l.Partial || l.Entries[0].At.Offset != 16 {
+		t.Fatalf("held %d from %v, unread %d, partial %v; want the 5 newest (from offset 16), partial", len(l.Entries), l.Entries[0].At, l.Unread, l.Partial)
+	}
+}
+
+// A flood of forged decisions past ReadAudit's byte bound is an error
+// naming the bound, not memory growing with the flood.
+func TestReadAuditRefusesATopicPastItsBound(t *testing.T) {
+	w := governed(t, fixed(govern.Block("no")), govern.Config{})
+	w.chain(1)
+	w.flood(govern.DefaultMaxAuditBytes/(1<<20)+1, 1<<20)
+	entries, err := govern.ReadAudit(w.ctx, w.tr, "")
+	if !errors.Is(err, govern.ErrAuditBound) || entries != nil {
+		t.Fatalf("ReadAudit over %d MiB of decisions: %d entries, %v; want ErrAuditBound", govern.DefaultMaxAuditBytes>>20, len(entries), err)
 	}
 }

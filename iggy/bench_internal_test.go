@@ -50,7 +50,7 @@ func BenchmarkBounded(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := t.bounded(ctx, l, func(iggcon.Client) error { return nil }); err != nil {
+		if _, _, err := t.bounded(ctx, l, func(iggyClient) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,7 +31,8 @@ const (
 // (Subscription.Poll, then Commit), and through the full reliable consumer
 // with a no-op handler, Serial and with lanes. It reports the rates and the
 // share of the bare loop's throughput the others keep (transport/sdk,
-// serial/sdk, lanes/sdk); on a real server, the CPU time the process spent
+// serial/sdk, lanes/sdk) and the heap each of the first two allocates per
+// message (sdk-alloc-B/msg, transport-alloc-B/msg); on a real server, the CPU time the process spent
 // per message in each (*-cpu-ns/msg, garbage collection included) and its
 // ratio to the bare loop's (*-cpu/sdk-cpu); and,
 // when LASER_IGGY_SERVER_PID names the server's process on this machine,
@@ -68,7 +69,10 @@ func BenchmarkPollAndStore(b *testing.B) {
 	// Per loop kind: wall time from joining to the end, the process's CPU
 	// time over the whole loop (join included, which is small), and the
 	// server's CPU time from the join to the end.
-	type spent struct{ wall, cpu, server time.Duration }
+	type spent struct {
+		wall, cpu, server time.Duration
+		alloc             uint64 // heap bytes allocated
+	}
 	var sdkTime, trTime, serialTime, lanesTime, embeddedTime spent
 	var joinTime time.Duration
 	round := 0
@@ -76,10 +80,15 @@ func BenchmarkPollAndStore(b *testing.B) {
 		// Each loop starts from a collected heap, so none pays for the
 		// garbage of the one before it.
 		goruntime.GC()
+		var mem goruntime.MemStats
+		goruntime.ReadMemStats(&mem)
+		allocated := mem.TotalAlloc
 		start, cpu := time.Now(), processCPU()
 		joined := fn()
 		total.wall += time.Since(joined.at)
 		total.cpu += processCPU() - cpu
+		goruntime.ReadMemStats(&mem)
+		total.alloc += mem.TotalAlloc - allocated
 		// From the join on: a login costs the server a password hash,
 		// which the bare loop's reused client does not pay.
 		if now, ok := serverCPU(); ok && joined.serverOK {
@@ -91,7 +100,7 @@ func BenchmarkPollAndStore(b *testing.B) {
 	}
 	for b.Loop() {
 		round++
-		timed(&sdkTime, func() joinMark { return sdkLoop(b, c, stream, topic, fmt.Sprintf("sdk-%d", round)) })
+		timed(&sdkTime, func() joinMark { return sdkLoop(b, c, target.vsr, stream, topic, fmt.Sprintf("sdk-%d", round)) })
 		timed(&trTime, func() joinMark { return transportLoop(b, tr, fmt.Sprintf("tr-%d", round)) })
 		timed(&serialTime, func() joinMark { return consumerLoop(b, tr, fmt.Sprintf("serial-%d", round), runtime.Serial) })
 		timed(&lanesTime, func() joinMark { return consumerLoop(b, tr, fmt.Sprintf("lanes-%d", round), runtime.PerPartition(4)) })
@@ -111,6 +120,11 @@ func BenchmarkPollAndStore(b *testing.B) {
 	b.ReportMetric(rate(serialTime)/sdkRate, "serial/sdk")
 	b.ReportMetric(rate(lanesTime)/sdkRate, "lanes/sdk")
 	b.ReportMetric(rate(embeddedTime), "embedded-serial-msgs/s")
+	// Heap allocated per polled message, join and leave included: the
+	// record itself (its runtime.Incoming and its share of the reply) and
+	// whatever else the path costs.
+	b.ReportMetric(float64(sdkTime.alloc)/msgs, "sdk-alloc-B/msg")
+	b.ReportMetric(float64(trTime.alloc)/msgs, "transport-alloc-B/msg")
 	// The client's CPU per message: on a machine the server shares, what
 	// the consumer adds to the bare loop's CPU is what limits its rate. The
 	// in-process test server runs in this process, so its CPU would count.
@@ -209,8 +223,15 @@ func consumerLoop(b *testing.B, tr runtime.Transport, group string, conc runtime
 	return ready
 }
 
-// sdkLoop is the bare SDK loop; it returns when it had joined its group.
-func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, group string) (joined joinMark) {
+// sdkLoop is the bare loop (the SDK's client, or on VSR the transport's VSR
+// client alone); it returns when it had joined its group. On VSR it polls
+// partition 0 by id: a 0.9 server hands a group member its partitions
+// through an assignment the SDK's own loop would sync first.
+func sdkLoop(b *testing.B, c iggy.BenchClient, vsr bool, stream, topic iggcon.Identifier, group string) (joined joinMark) {
+	var partition *uint32
+	if vsr {
+		partition = new(uint32)
+	}
 	if _, err := c.CreateConsumerGroup(stream, topic, group); err != nil {
 		b.Fatal(err)
 	}
@@ -221,7 +242,7 @@ func sdkLoop(b *testing.B, c iggcon.Client, stream, topic iggcon.Identifier, gro
 	consumer := iggcon.NewGroupConsumer(gid)
 	joined = markJoin()
 	for got := 0; got < benchMessages; {
-		pm, err := c.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), benchBatch, false, nil)
+		pm, err := c.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), benchBatch, false, partition)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,6 +28,7 @@ type benchTarget struct {
 	user, pass string
 	stream     string
 	real       bool
+	vsr        bool // the connection string asks for protocol=vsr
 }
 
 // newBenchTarget picks the server. On a real server every call gets a fresh
@@ -48,7 +49,7 @@ func newBenchTarget(b *testing.B) benchTarget {
 		if base == "" {
 			base = "laser"
 		}
-		t := benchTarget{addr: u.Host, user: u.User.Username(), pass: pass, real: true}
+		t := benchTarget{addr: u.Host, user: u.User.Username(), pass: pass, real: true, vsr: u.Query().Get("protocol") == "vsr"}
 		t.stream = fmt.Sprintf("%s_bench_%d", base, time.Now().UnixNano())
 		u.Path = "/" + t.stream
 		t.conn = u.String()
@@ -66,9 +67,18 @@ func newBenchTarget(b *testing.B) benchTarget {
 	return benchTarget{conn: "iggy://iggy:iggy@" + s.Addr() + "/bench", addr: s.Addr(), user: "iggy", pass: "iggy", stream: "bench"}
 }
 
-// sdk returns a logged-in bare SDK client, closed when the benchmark ends.
-func (t benchTarget) sdk(b *testing.B) iggcon.Client {
+// sdk returns a logged-in bare client, closed when the benchmark ends: the
+// SDK's, or on VSR the transport's VSR client alone.
+func (t benchTarget) sdk(b *testing.B) iggy.BenchClient {
 	b.Helper()
+	if t.vsr {
+		c, err := iggy.DialBareVSR(t.addr, t.user, t.pass)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		return c
+	}
 	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(t.addr)))
 	if err != nil {
 		b.Fatal(err)
@@ -83,6 +93,10 @@ func (t benchTarget) sdk(b *testing.B) iggcon.Client {
 // dropStream deletes a real server's bench stream; a failure only leaves
 // a stream behind, which later runs never reuse.
 func (t benchTarget) dropStream(b *testing.B) {
+	if t.vsr {
+		b.Logf("bench stream %s left on the server (the VSR client deletes no streams)", t.stream)
+		return
+	}
 	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(t.addr)))
 	if err != nil {
 		return
@@ -110,7 +124,7 @@ func (t benchTarget) label() string {
 type benchRig struct {
 	target        benchTarget
 	tr            *iggy.Transport
-	sdk           iggcon.Client
+	sdk           iggy.BenchClient
 	stream, topic iggcon.Identifier
 }
 

@@ -25,6 +25,31 @@ type connString struct {
 	username string
 	password string
 	token    string // personal access token; set instead of username/password
+
+	protocol protocol
+	// tls asks for TLS (VSR only); tlsCA is a PEM file of the CAs to trust
+	// instead of the system's, tlsServerName the name the server's
+	// certificate must carry instead of the host.
+	tls           bool
+	tlsCA         string
+	tlsServerName string
+}
+
+// protocol is the framing a connection speaks.
+type protocol uint8
+
+const (
+	// protocol08 is Iggy 0.8's framing, spoken through the official SDK.
+	protocol08 protocol = iota
+	// protocolVSR is Iggy 0.9+'s VSR framing, spoken by vsrClient.
+	protocolVSR
+)
+
+func (p protocol) String() string {
+	if p == protocolVSR {
+		return "vsr"
+	}
+	return "0.8"
 }
 
 // parseConnString reads either form:
@@ -32,8 +57,18 @@ type connString struct {
 //	iggy://user:password@host:port/stream      (user and password login)
 //	iggy+pat://token@host:port/stream          (personal access token login)
 //
+// followed by optional query parameters, each at most once:
+//
+//	protocol=0.8|vsr          the framing: Iggy 0.8's (the default) or VSR (Iggy 0.9+)
+//	tls=true|false            TLS (VSR only); default false
+//	tls_ca_file=/path/ca.pem  trust these CAs instead of the system's (implies tls)
+//	tls_domain=name           the name the certificate must carry, default the host (implies tls)
+//
+// The TLS parameters carry the names the Iggy Rust client (and so the
+// reference's SDKs) reads, so one connection string serves both.
 // The port defaults to 8090. User, password and token are URL-decoded, so
-// reserved characters in them must be percent-encoded.
+// reserved characters in them must be percent-encoded. Any other query
+// parameter, or a fragment, is an error.
 func parseConnString(s string) (connString, error) {
 	u, err := parseURL(s)
 	if err != nil {
@@ -77,10 +112,66 @@ func parseConnString(s string) (connString, error) {
 	if cs.stream == "" || strings.Contains(cs.stream, "/") || len(cs.stream) > 255 {
 		return connString{}, fmt.Errorf("%w: %q must name one stream of 1..255 bytes as its path", ErrConnString, redact(u))
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return connString{}, fmt.Errorf("%w: %q has a query or fragment, which the transport does not read", ErrConnString, redact(u))
+	if u.Fragment != "" {
+		return connString{}, fmt.Errorf("%w: %q has a fragment, which the transport does not read", ErrConnString, redact(u))
+	}
+	if err := cs.parseQuery(u.RawQuery); err != nil {
+		return connString{}, fmt.Errorf("%w: %q: %w", ErrConnString, redact(u), err)
 	}
 	return cs, nil
+}
+
+// parseQuery reads the connection string's query parameters into cs.
+func (cs *connString) parseQuery(raw string) error {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return err
+	}
+	tlsOff := false // tls=false given
+	for key, vals := range q {
+		if len(vals) != 1 {
+			return fmt.Errorf("query parameter %s given %d times", key, len(vals))
+		}
+		v := vals[0]
+		switch key {
+		case "protocol":
+			switch v {
+			case "0.8":
+				cs.protocol = protocol08
+			case "vsr":
+				cs.protocol = protocolVSR
+			default:
+				return fmt.Errorf("protocol=%s, want 0.8 or vsr", v)
+			}
+		case "tls":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("tls=%s, want true or false", v)
+			}
+			tlsOff = !b
+		case "tls_ca_file":
+			if v == "" {
+				return errors.New("tls_ca_file is empty, want the path of a PEM file")
+			}
+			cs.tlsCA = v
+		case "tls_domain":
+			if v == "" {
+				return errors.New("tls_domain is empty")
+			}
+			cs.tlsServerName = v
+		default:
+			return fmt.Errorf("unknown query parameter %q; the transport reads protocol, tls, tls_ca_file and tls_domain", key)
+		}
+	}
+	implied := cs.tlsCA != "" || cs.tlsServerName != ""
+	if tlsOff && implied {
+		return errors.New("tls=false with tls_ca_file or tls_domain")
+	}
+	cs.tls = !tlsOff && (implied || q.Get("tls") != "")
+	if cs.tls && cs.protocol != protocolVSR {
+		return errors.New("TLS needs protocol=vsr: the 0.8 transport (the Iggy SDK v0.8.0) connects in plaintext only")
+	}
+	return nil
 }
 
 // parseURL parses s, leaving s out of the error: url.Parse quotes its whole

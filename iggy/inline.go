@@ -7,8 +7,6 @@ import (
 	"net"
 	"time"
 
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
 	"github.com/lasergo/laser/clock"
 )
 
@@ -19,8 +17,27 @@ var pastDeadline = time.Unix(1, 0)
 // bounded by socket deadlines: the socket must be known and timeouts must
 // follow the real clock (an injected clock drives the watcher of bounded).
 func (t *Transport) inlineOK(l *link) bool {
+	return t.realClock() && l.socket != nil
+}
+
+// realClock reports whether timeouts follow the real clock, as socket
+// deadlines do.
+func (t *Transport) realClock() bool {
 	_, real := t.cfg.clock.(clock.System)
-	return real && l.socket != nil
+	return real
+}
+
+// boundedVSR is boundedInline for a VSR link, whose client puts every
+// exchange under a socket deadline of the call timeout itself: a
+// cancelled ctx aborts the client (its socket deadline moves to the past
+// and stays there), and the link is abandoned.
+func (t *Transport) boundedVSR(ctx context.Context, l *link, fn func(c iggyClient) error) (class errClass, abandoned bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return classPermanent, false, err
+	}
+	stop := context.AfterFunc(ctx, l.vsr.abort)
+	err = callRecovered(l.client, fn)
+	return t.inlineOutcome(ctx, err, !stop())
 }
 
 // boundedInline is bounded without the watcher goroutine: the call runs on
@@ -31,7 +48,7 @@ func (t *Transport) inlineOK(l *link) bool {
 // be half read); so this path serves only connections whose calls all come
 // from one owner, a subscription's, where a cancelled call means the owner is
 // stopping.
-func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggcon.Client) error) (class errClass, abandoned bool, err error) {
+func (t *Transport) boundedInline(ctx context.Context, l *link, fn func(c iggyClient) error) (class errClass, abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return classPermanent, false, err
 	}
@@ -81,7 +98,7 @@ func (t *Transport) inlineOutcome(ctx context.Context, err error, cancelled bool
 }
 
 // callRecovered runs fn, turning an SDK panic into an error.
-func callRecovered(c iggcon.Client, fn func(c iggcon.Client) error) (err error) {
+func callRecovered(c iggyClient, fn func(c iggyClient) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", ErrSDKPanic, v)

@@ -1,6 +1,7 @@
 package iggy
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
@@ -40,6 +41,14 @@ type Config struct {
 	// of a poll. The bound applies to the raw poll path; a link polling
 	// through the SDK's PollMessages is not bounded by it.
 	MaxPollBytes int
+	// TLS, when set, connects with TLS using this configuration (cloned
+	// for each connection): the VSR protocol only, Dial refuses it with the
+	// 0.8 one. Its ServerName defaults to the connection string's
+	// tls_domain, else to the host dialled; a tls_ca_file of the connection
+	// string replaces its RootCAs. Unset, TLS follows the connection string
+	// (tls=true: the system's roots, or tls_ca_file). A failed handshake fails
+	// the connection: there is never a fallback to plaintext.
+	TLS *tls.Config
 }
 
 type config struct {
@@ -51,6 +60,7 @@ type config struct {
 	clock            clock.Clock
 	partitionRefresh time.Duration // how often subscriptions and Publish re-read the partition count
 	maxPollBytes     int           // the most reply bytes one subscription Poll takes in
+	tls              *tls.Config   // as Config.TLS
 }
 
 // resolve is cfg with its defaults filled in.
@@ -87,6 +97,7 @@ func (cfg Config) resolve() config {
 	if cfg.MaxPollBytes > 0 {
 		c.maxPollBytes = cfg.MaxPollBytes
 	}
+	c.tls = cfg.TLS
 	return c
 }
 

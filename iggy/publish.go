@@ -115,7 +115,7 @@ func (t *Transport) prepare(ctx context.Context, op, topic string, records []run
 
 // send sends one partition's batch.
 func (t *Transport) send(ctx context.Context, op string, ti *topicInfo, b *publishBatch) error {
-	return t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	return t.ctl.call(ctx, op, func(c iggyClient) error {
 		return c.SendMessages(t.stream, ti.ident, iggcon.PartitionId(b.partition), b.msgs)
 	})
 }
@@ -173,7 +173,7 @@ func (t *Transport) batches(ti *topicInfo, records []runtime.Outgoing) ([]*publi
 func (t *Transport) locate(ctx context.Context, op string, ti *topicInfo, partition uint32, ids []iggcon.MessageID) (uint64, error) {
 	poll := func(strategy iggcon.PollingStrategy, count uint32) (*iggcon.PolledMessage, error) {
 		var pm *iggcon.PolledMessage
-		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+		err := t.ctl.call(ctx, op, func(c iggyClient) error {
 			var err error
 			pm, err = c.PollMessages(t.stream, ti.ident, iggcon.DefaultConsumer(), strategy, count, false, &partition)
 			return err

@@ -11,6 +11,7 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
+	"github.com/lasergo/laser/iggy/internal/vsr"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -52,16 +53,21 @@ func (e *replyTooLarge) Error() string {
 // server or a stream out of step.
 var errMalformedReply = errors.New("iggy: malformed poll reply")
 
-// pollRequest is one subscription's PollMessages request: the frame header,
+// pollRequest is one subscription's PollMessages request: the frame header
+// (the 0.8 framing's 8 bytes, or the room for VSR's, stamped when sent),
 // consumer, stream and topic are written once; build adds the rest.
 type pollRequest struct{ buf []byte }
 
-func newPollRequest(consumer iggcon.Consumer, stream, topic iggcon.Identifier) (pollRequest, error) {
+func newPollRequest(consumer iggcon.Consumer, stream, topic iggcon.Identifier, proto protocol) (pollRequest, error) {
 	c, err := consumer.MarshalBinary()
 	if err != nil {
 		return pollRequest{}, err
 	}
-	b := make([]byte, 8, 8+len(c)+2+stream.Length+2+topic.Length+pollTailSize)
+	head := 8
+	if proto == protocolVSR {
+		head = vsr.HeaderSize
+	}
+	b := make([]byte, head, head+len(c)+2+stream.Length+2+topic.Length+pollTailSize)
 	b = append(b, c...)
 	if b, err = stream.AppendBinary(b); err != nil {
 		return pollRequest{}, err
@@ -70,9 +76,11 @@ func newPollRequest(consumer iggcon.Consumer, stream, topic iggcon.Identifier) (
 		return pollRequest{}, err
 	}
 	b = b[:len(b)+pollTailSize]
-	// The length counts the command code and the payload.
-	binary.LittleEndian.PutUint32(b[0:4], uint32(len(b)-4))
-	binary.LittleEndian.PutUint32(b[4:8], pollCommand)
+	if proto != protocolVSR {
+		// The length counts the command code and the payload.
+		binary.LittleEndian.PutUint32(b[0:4], uint32(len(b)-4))
+		binary.LittleEndian.PutUint32(b[4:8], pollCommand)
+	}
 	return pollRequest{buf: b}, nil
 }
 
@@ -199,6 +207,42 @@ func (t *Transport) decodePoll(out []runtime.Incoming, p uint32, reply []byte, f
 		}
 		out = rb.add(out, offset, timestamp, payload, userHeaders)
 		next = offset + 1
+	}
+	return out, next, pp, nil
+}
+
+// decodeVSRPoll is decodePoll for a reply in the VSR framing, whose
+// messages come in batches (see vsr.PollReader); records alias reply as
+// decodePoll's do. A reply that does not parse, or whose message checksum
+// does not match, is an error wrapping errMalformedReply, and none of its
+// records are kept by the caller.
+func (t *Transport) decodeVSRPoll(out []runtime.Incoming, p uint32, reply []byte, from uint64, limit int) ([]runtime.Incoming, uint64, polledPartition, error) {
+	next := from
+	r, head, err := vsr.NewPollReader(reply)
+	pp := polledPartition{partitionID: head.Partition, currentOffset: head.CurrentOffset}
+	if err != nil {
+		return out, next, pp, fmt.Errorf("%w: %w", errMalformedReply, err)
+	}
+	// A message takes at least its frame header, which bounds what a
+	// lying count can make us allocate.
+	if n := min(int(head.Count), len(reply)/vsr.MessageHeaderSize, limit-len(out)); out == nil && n > 0 {
+		out = make([]runtime.Incoming, 0, n)
+	}
+	rb := recordBuilder{t: t, partition: p}
+	for len(out) < limit {
+		m, ok, err := r.Next()
+		if err != nil {
+			return out, next, pp, fmt.Errorf("%w: %w", errMalformedReply, err)
+		}
+		if !ok {
+			break
+		}
+		pp.messages++
+		if m.Offset < from {
+			continue
+		}
+		out = rb.add(out, m.Offset, m.Timestamp, m.Payload, m.Headers)
+		next = m.Offset + 1
 	}
 	return out, next, pp, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // sdkTCP is the SDK's TCP client behind c: c itself, or the one an
 // IggyClient wraps; nil for any other client.
-func sdkTCP(c iggcon.Client) *tcp.IggyTcpClient {
+func sdkTCP(c iggyClient) *tcp.IggyTcpClient {
 	if ic, ok := c.(*client.IggyClient); ok {
 		c = ic.Client
 	}
@@ -30,7 +30,7 @@ func sdkTCP(c iggcon.Client) *tcp.IggyTcpClient {
 // until TCP gives up. Closing the socket ends both at once. The field is
 // read once, right after the constructor returned it, before any other
 // goroutine uses the client; nothing writes it afterwards.
-func sdkSocket(c iggcon.Client) net.Conn {
+func sdkSocket(c iggyClient) net.Conn {
 	tc := sdkTCP(c)
 	if tc == nil {
 		return nil
@@ -50,7 +50,7 @@ func sdkSocket(c iggcon.Client) net.Conn {
 // (see rawpoll.go), and the link's heartbeat pings through the SDK on the same
 // socket every five seconds; holding the SDK's own mutex keeps the two
 // exchanges from interleaving.
-func sdkMutex(c iggcon.Client) *sync.Mutex {
+func sdkMutex(c iggyClient) *sync.Mutex {
 	tc := sdkTCP(c)
 	if tc == nil {
 		return nil

@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/apache/iggy/foreign/go/client/tcp"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/lasergo/laser/runtime"
 )
 
 // link is one SDK client: one TCP connection and one Iggy session.
 type link struct {
-	client iggcon.Client
+	client iggyClient
 	socket net.Conn // nil when the SDK layout was not recognised
 	// sdkMu is the SDK client's request mutex, held by the subscription's
 	// own poll exchange (rawpoll.go); nil when not recognised, and then
@@ -24,6 +23,9 @@ type link struct {
 	sdkMu    *sync.Mutex
 	once     sync.Once
 	inlineMu sync.Mutex // serializes boundedInline's use of the socket deadline
+	// vsr is the client when the link speaks VSR (then client is vsr and
+	// socket and sdkMu are nil).
+	vsr *vsrClient
 	// closed ends the link's heartbeat.
 	closed chan struct{}
 }
@@ -71,7 +73,7 @@ func newSession(tr *Transport, name string, setup func(ctx context.Context, l *l
 }
 
 // call runs fn on a live link, connecting first when needed.
-func (s *session) call(ctx context.Context, op string, fn func(c iggcon.Client) error) error {
+func (s *session) call(ctx context.Context, op string, fn func(c iggyClient) error) error {
 	l, err := s.link(ctx, op)
 	if err != nil {
 		return err
@@ -86,12 +88,12 @@ func (s *session) callLink(ctx context.Context, op string, fn func(l *link) erro
 	if err != nil {
 		return err
 	}
-	return s.run(ctx, op, l, func(iggcon.Client) error { return fn(l) })
+	return s.run(ctx, op, l, func(iggyClient) error { return fn(l) })
 }
 
 // callCurrent runs fn on the current link without reconnecting; ok is false
 // when there is none.
-func (s *session) callCurrent(ctx context.Context, op string, fn func(c iggcon.Client) error) (err error, ok bool) {
+func (s *session) callCurrent(ctx context.Context, op string, fn func(c iggyClient) error) (err error, ok bool) {
 	s.mu.Lock()
 	l := s.cur
 	s.mu.Unlock()
@@ -162,13 +164,16 @@ func (s *session) current(op string) (*link, error) {
 // run calls fn on l under the call deadline and sorts its error; a link
 // that failed, timed out or lost its session is dropped, to be rebuilt on
 // the next call.
-func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggcon.Client) error) error {
+func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggyClient) error) error {
 	var err error
 	var class errClass
 	var abandoned bool
-	if s.owned && s.tr.inlineOK(l) {
+	switch {
+	case s.owned && l.vsr != nil && s.tr.realClock():
+		class, abandoned, err = s.tr.boundedVSR(ctx, l, fn)
+	case s.owned && s.tr.inlineOK(l):
 		class, abandoned, err = s.tr.boundedInline(ctx, l, fn)
-	} else {
+	default:
 		class, abandoned, err = s.tr.bounded(ctx, l, fn)
 	}
 	if err == nil {
@@ -212,7 +217,7 @@ func (s *session) close() {
 // panic. abandoned is true when fn did not return within the call timeout;
 // the call then keeps running aside until the link is closed. A cancelled
 // ctx returns at once without abandoning the link.
-func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Client) error) (class errClass, abandoned bool, err error) {
+func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggyClient) error) (class errClass, abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return classPermanent, false, err
 	}
@@ -229,6 +234,10 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Clien
 	case err := <-done:
 		if err == nil {
 			return 0, false, nil
+		}
+		if errors.Is(err, ErrTimeout) {
+			// The VSR client's own socket deadline ran out first.
+			return classTransient, true, err
 		}
 		if errors.Is(err, ErrSDKPanic) {
 			// The SDK decodes after it has read the whole frame, so the
@@ -258,6 +267,9 @@ func (t *Transport) bounded(ctx context.Context, l *link, fn func(c iggcon.Clien
 // aside, bounded by the dial timeout, and a client it returns too late is
 // closed.
 func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
+	if t.cs.protocol == protocolVSR {
+		return t.connectVSR(ctx, op)
+	}
 	d := net.Dialer{Timeout: t.cfg.dialTimeout}
 	probe, err := d.DialContext(ctx, "tcp", t.cs.addr)
 	if err != nil {
@@ -291,7 +303,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))
 	}
 	l := &link{client: b.c, socket: sdkSocket(b.c), sdkMu: sdkMutex(b.c), closed: make(chan struct{})}
-	class, _, err := t.bounded(ctx, l, func(c iggcon.Client) error {
+	class, _, err := t.bounded(ctx, l, func(c iggyClient) error {
 		if l.socket != nil && l.sdkMu != nil {
 			// Our own login frame: the SDK's login asks for cluster metadata
 			// and prints each step to the process's standard logger, which a
@@ -334,7 +346,7 @@ func (t *Transport) heartbeat(l *link) {
 			return
 		case <-t.cfg.clock.After(heartbeatInterval):
 		}
-		if _, _, err := t.bounded(context.Background(), l, func(c iggcon.Client) error { return c.Ping() }); err != nil {
+		if _, _, err := t.bounded(context.Background(), l, func(c iggyClient) error { return c.Ping() }); err != nil {
 			t.cfg.logger.Debug("iggy: heartbeat failed", "addr", t.cs.addr, "err", err)
 		}
 	}
@@ -342,7 +354,7 @@ func (t *Transport) heartbeat(l *link) {
 
 // built is what the SDK constructor returned.
 type built struct {
-	c   iggcon.Client
+	c   iggyClient
 	err error
 }
 

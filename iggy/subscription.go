@@ -11,6 +11,7 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
+	"github.com/lasergo/laser/iggy/internal/vsr"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -31,7 +32,8 @@ const closeLeaveTimeout = time.Second
 // with a backlog in flight would see only repeats. Instead the subscription
 // keeps a cursor per partition and polls each partition by explicit id with
 // the "offset" strategy from its cursor. Iggy answers a poll of a partition
-// the member does not own with an empty (0, 0) reply, which tells the
+// the member does not own with an empty (0, 0) reply (Iggy 0.9 with an
+// empty reply naming partition vsr.ResyncPartition), which tells the
 // subscription the partition is not (or no longer) its own. A partition
 // that is new to this member, or that it lost, is polled with "next", so it
 // starts at the group's stored offset + 1, but never below the cursor: what
@@ -107,7 +109,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 		opPoll:   "poll " + topic + "/" + group,
 		opCommit: "commit " + topic + "/" + group,
 	}
-	if s.req, err = newPollRequest(s.consumer, t.stream, ti.ident); err != nil {
+	if s.req, err = newPollRequest(s.consumer, t.stream, ti.ident, t.cs.protocol); err != nil {
 		return nil, &runtime.TransportError{Op: op, Err: err}
 	}
 	s.partitions.Store(ti.partitions.Load())
@@ -125,7 +127,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 func (s *subscription) rejoin(ctx context.Context, l *link) error {
 	op := "join " + s.topic + "/" + s.group
 	var td *iggcon.TopicDetails
-	class, _, err := s.t.bounded(ctx, l, func(c iggcon.Client) error {
+	class, _, err := s.t.bounded(ctx, l, func(c iggyClient) error {
 		_, err := c.GetConsumerGroup(s.t.stream, s.topicID, s.groupID)
 		if errors.Is(err, ierror.ErrConsumerGroupIdNotFound) {
 			_, err = c.CreateConsumerGroup(s.t.stream, s.topicID, s.group)
@@ -212,18 +214,23 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			pm       *iggcon.PolledMessage
 			reply    []byte
 			raw      bool
+			vsrRaw   bool // reply is in the VSR framing's batches
 			deferred bool // the partition's next record did not fit the budget
 		)
 		err := s.sess.callLink(ctx, op, func(l *link) error {
 			var err error
-			if l.sdkMu != nil && l.socket != nil {
-				raw = true
+			if l.vsr != nil || (l.sdkMu != nil && l.socket != nil) {
+				raw, vsrRaw = true, l.vsr != nil
 				for {
 					limit := budget
 					if want == 1 && len(out) == 0 && limit < maxRecordReply {
 						limit = maxRecordReply
 					}
-					reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want), limit)
+					if vsrRaw {
+						reply, err = l.vsr.pollRaw(s.req.build(p, strategy, want), limit)
+					} else {
+						reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want), limit)
+					}
 					big, ok := errors.AsType[*replyTooLarge](err)
 					if !ok || want == 1 {
 						break
@@ -252,7 +259,11 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			before := len(out)
 			var next uint64
 			var pp polledPartition
-			out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
+			if vsrRaw {
+				out, next, pp, err = s.t.decodeVSRPoll(out, p, reply, c.next, max)
+			} else {
+				out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
+			}
 			if err != nil {
 				out = out[:before]
 				err = &runtime.TransportError{Op: op, Err: err}
@@ -295,10 +306,11 @@ func (s *subscription) settle(p uint32, messages int, partitionID uint32, curren
 	c := &s.cursors[p]
 	if messages == 0 {
 		notOwned := partitionID != p
-		if p == 0 {
+		if p == 0 && partitionID != vsr.ResyncPartition {
 			// A (0, 0) reply for partition 0 is also what an owned
 			// partition holding at most one record gives; only a cursor
-			// past offset 1 proves it is someone else's.
+			// past offset 1 proves it is someone else's. (A VSR server
+			// names vsr.ResyncPartition instead, which leaves no doubt.)
 			notOwned = currentOffset == 0 && c.known && c.next >= 2
 		}
 		if notOwned {
@@ -317,7 +329,7 @@ func (s *subscription) maybeRefresh(ctx context.Context, op string) {
 		return
 	}
 	var td *iggcon.TopicDetails
-	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(s.t.stream, s.topicID)
 		return err
@@ -339,7 +351,7 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 	if err := s.usable(op); err != nil {
 		return err
 	}
-	err := s.sess.call(ctx, op, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, op, func(c iggyClient) error {
 		return c.StoreConsumerOffset(s.consumer, s.t.stream, s.topicID, offset, &partition)
 	})
 	var ie ierror.IggyError
@@ -371,13 +383,16 @@ func (s *subscription) forget(partition uint32) {
 // partition holds more. When in doubt, it owns.
 func (s *subscription) owns(ctx context.Context, partition uint32, offset uint64) bool {
 	var pm *iggcon.PolledMessage
-	err := s.sess.call(ctx, s.opPoll, func(c iggcon.Client) error {
+	err := s.sess.call(ctx, s.opPoll, func(c iggyClient) error {
 		var err error
 		pm, err = c.PollMessages(s.t.stream, s.topicID, s.consumer, iggcon.OffsetPollingStrategy(offset), 1, false, &partition)
 		return err
 	})
 	if err != nil || pm == nil || len(pm.Messages) > 0 {
 		return true
+	}
+	if pm.PartitionId == vsr.ResyncPartition {
+		return false // a VSR server's answer to a member polling another's partition
 	}
 	if partition != 0 {
 		return pm.PartitionId == partition
@@ -393,7 +408,7 @@ func (s *subscription) Leave(ctx context.Context) error {
 	if err := s.usable(op); err != nil {
 		return err
 	}
-	err, _ := s.sess.callCurrent(ctx, op, func(c iggcon.Client) error {
+	err, _ := s.sess.callCurrent(ctx, op, func(c iggyClient) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
 	if err != nil && !errors.Is(err, runtime.ErrDisconnected) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrTimeout) {
@@ -417,7 +432,7 @@ func (s *subscription) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(closeLeaveTimeout, s.t.cfg.callTimeout))
 	defer cancel()
-	_, _ = s.sess.callCurrent(ctx, "close", func(c iggcon.Client) error {
+	_, _ = s.sess.callCurrent(ctx, "close", func(c iggyClient) error {
 		return c.LeaveConsumerGroup(s.t.stream, s.topicID, s.groupID)
 	})
 	s.sess.close()

@@ -11,7 +11,7 @@ import (
 // this to name it.
 func (t *Transport) StreamTopics(ctx context.Context) (uint32, map[uint32]string, error) {
 	var sd *iggcon.StreamDetails
-	err := t.ctl.call(ctx, "stream topics", func(c iggcon.Client) error {
+	err := t.ctl.call(ctx, "stream topics", func(c iggyClient) error {
 		var err error
 		sd, err = c.GetStream(t.stream)
 		return err

@@ -1,5 +1,17 @@
-// Package iggy is the laser-go transport over Apache Iggy 0.8, built on the
-// official Go SDK (github.com/apache/iggy/foreign/go v0.8.0).
+// Package iggy is the laser-go transport over Apache Iggy, in either of the
+// two framings Iggy has spoken: Iggy 0.8's, through the official Go SDK
+// (github.com/apache/iggy/foreign/go v0.8.0), and the VSR framing of Iggy
+// 0.9+, through a client of its own (the SDK v0.8.0 does not speak it).
+// The connection string picks one, 0.8 by default:
+//
+//	iggy://user:password@host:port/stream                 Iggy 0.8
+//	iggy://user:password@host:port/stream?protocol=vsr    Iggy 0.9+
+//	iggy+pat://token@host:port/stream?protocol=vsr&tls=true&tls_ca_file=/ca.pem&tls_domain=name
+//
+// TLS (VSR only) comes from the connection string or Config.TLS and never
+// falls back to plaintext. Both framings share the transport's logic; the
+// VSR client also follows a cluster to its leader (bounded against loops)
+// and puts every read and write under a socket deadline.
 //
 // It shields the runtime from the SDK's defects: connecting is bounded by a
 // dial timeout (the SDK constructor would retry a refused dial forever),
@@ -9,15 +21,19 @@
 // backoff after failed attempts. Errors are *runtime.TransportError values.
 // A lost connection is a transient ErrConnectionLost, so a consumer backs
 // off and resumes with its place kept; only a closed transport or
-// subscription wraps runtime.ErrDisconnected, which stops a consumer.
+// subscription wraps runtime.ErrDisconnected, which stops a consumer. A
+// reply that breaks the VSR protocol is a lost connection too, naming the
+// server and what was wrong.
 //
-// The package tests run against the in-process server of package iggytest
-// and, when LASER_IGGY_ADDR is set, against a real Iggy 0.8 server.
+// The package tests run against the in-process server of package iggytest,
+// fake VSR servers, and, when LASER_IGGY_ADDR is set, a real Iggy server
+// (add ?protocol=vsr for a 0.9 one).
 package iggy
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,6 +58,7 @@ const maxPartitions = 1000
 type Transport struct {
 	cfg    config
 	cs     connString
+	tls    *tls.Config // nil for plaintext
 	stream iggcon.Identifier
 	ctl    *session
 
@@ -73,8 +90,11 @@ var _ runtime.Transport = (*Transport)(nil)
 
 // Dial connects to Iggy and logs in. connString is
 // iggy://user:password@host:port/stream or iggy+pat://token@host:port/stream
-// (port 8090 when omitted); the stream is created by EnsureTopics when
-// missing. A server that cannot be reached fails within the dial timeout.
+// (port 8090 when omitted), with ?protocol=vsr for Iggy 0.9+ and its TLS
+// parameters (see the package doc); the stream is created by EnsureTopics
+// when missing. A server that cannot be reached fails within the dial
+// timeout; a CA file that cannot be read, or TLS asked of the 0.8
+// framing, fails at once with ErrConnString.
 func Dial(ctx context.Context, connString string, cfg Config) (*Transport, error) {
 	cs, err := parseConnString(connString)
 	if err != nil {
@@ -85,6 +105,9 @@ func Dial(ctx context.Context, connString string, cfg Config) (*Transport, error
 		return nil, fmt.Errorf("%w: stream %q: %w", ErrConnString, cs.stream, err)
 	}
 	t := &Transport{cfg: cfg.resolve(), cs: cs, stream: stream, topics: make(map[string]*topicInfo)}
+	if t.tls, err = tlsConfig(cs, cfg.TLS); err != nil {
+		return nil, err
+	}
 	_, _ = rand.Read(t.idPrefix[:]) // crypto/rand.Read never fails on supported platforms
 	t.ctl = newSession(t, "control", nil)
 	if _, err := t.ctl.link(ctx, "dial"); err != nil {
@@ -133,7 +156,7 @@ func (t *Transport) EnsureTopics(ctx context.Context, partitions uint32, topics 
 func (t *Transport) ensureStream(ctx context.Context) error {
 	op := "ensure stream " + t.cs.stream
 	var sd *iggcon.StreamDetails
-	err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err := t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		sd, err = c.GetStream(t.stream)
 		if errors.Is(err, ierror.ErrStreamIdNotFound) {
@@ -159,7 +182,7 @@ func (t *Transport) ensureTopic(ctx context.Context, name string, partitions uin
 		return &runtime.TransportError{Op: "ensure topic " + name, Err: err}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, "ensure topic "+name, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, "ensure topic "+name, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		if errors.Is(err, ierror.ErrTopicIdNotFound) {
@@ -205,7 +228,7 @@ func (t *Transport) topic(ctx context.Context, op, name string, refresh bool) (*
 		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", name, err)}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		return err
@@ -243,7 +266,7 @@ func (t *Transport) TopicIDs(ctx context.Context, topic string) (uint32, uint32,
 	t.mu.Unlock()
 	if !ok {
 		var sd *iggcon.StreamDetails
-		err := t.ctl.call(ctx, op, func(c iggcon.Client) error {
+		err := t.ctl.call(ctx, op, func(c iggyClient) error {
 			var err error
 			sd, err = c.GetStream(t.stream)
 			return err
@@ -272,7 +295,7 @@ func (t *Transport) StoredOffset(ctx context.Context, topic, group string, parti
 		return 0, false, &runtime.TransportError{Op: op, Err: fmt.Errorf("group %q: %w", group, err)}
 	}
 	var info *iggcon.ConsumerOffsetInfo
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		info, err = c.GetConsumerOffset(iggcon.NewGroupConsumer(gid), t.stream, ti.ident, &partition)
 		return err
@@ -317,7 +340,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 		return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", topic, err)}
 	}
 	var td *iggcon.TopicDetails
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		td, err = c.GetTopic(t.stream, ident)
 		return err
@@ -357,7 +380,7 @@ func (t *Transport) ReadRange(ctx context.Context, topic string, partition uint3
 	}
 	n := uint32(min(count, math.MaxUint32))
 	var pm *iggcon.PolledMessage
-	err = t.ctl.call(ctx, op, func(c iggcon.Client) error {
+	err = t.ctl.call(ctx, op, func(c iggyClient) error {
 		var err error
 		pm, err = c.PollMessages(t.stream, ti.ident, iggcon.DefaultConsumer(), iggcon.OffsetPollingStrategy(offset), n, false, &partition)
 		return err

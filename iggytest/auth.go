@@ -57,15 +57,23 @@ func (s *Server) loginWithToken(c *conn, p []byte) ([]byte, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	t, ok := s.tokens[tok]
-	if !ok || tok == "" {
-		return nil, fail(StatusResourceNotFound, "unknown personal access token")
-	}
-	if t.expiresAt != 0 && s.now() >= t.expiresAt {
-		return nil, fail(StatusTokenExpired, "personal access token expired")
+	if err := s.checkToken(tok); err != nil {
+		return nil, err
 	}
 	c.authed = true
 	return putU32(nil, rootUserID), nil
+}
+
+// checkToken accepts a known, unexpired personal access token.
+func (s *Server) checkToken(tok string) error {
+	t, ok := s.tokens[tok]
+	if !ok || tok == "" {
+		return fail(StatusResourceNotFound, "unknown personal access token")
+	}
+	if t.expiresAt != 0 && s.now() >= t.expiresAt {
+		return fail(StatusTokenExpired, "personal access token expired")
+	}
+	return nil
 }
 
 // logout (code 39) ends the login; the connection and its group

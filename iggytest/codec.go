@@ -3,6 +3,8 @@ package iggytest
 import (
 	"encoding/binary"
 	"strconv"
+
+	"github.com/lasergo/laser/wire"
 )
 
 // reader walks a request payload. A read past the end sets bad instead of
@@ -48,6 +50,15 @@ func (r *reader) u64() uint64 {
 
 // name reads a u8-length-prefixed string.
 func (r *reader) name() string { return string(r.take(int(r.u8()))) }
+
+// wireName reads a u8-length-prefixed string of 1..255 bytes.
+func (r *reader) wireName() string {
+	n := int(r.u8())
+	if n == 0 {
+		r.bad = true
+	}
+	return string(r.take(n))
+}
 
 // ident reads an Identifier: u8 kind (1 numeric, 2 string), u8 length, value.
 func (r *reader) ident() ident {
@@ -118,4 +129,42 @@ func putU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64
 func putName(b []byte, s string) []byte {
 	b = append(b, uint8(len(s)))
 	return append(b, s...)
+}
+
+// Limits of an options block, Iggy's.
+const (
+	maxOptions      = 1024
+	maxOptionsBytes = 100_000
+)
+
+// checkOptions validates a VSR options block: user-header entries (u8 kind,
+// u32 length, bytes, for the key and then the value) with string keys, each
+// key once.
+func checkOptions(b []byte) error {
+	if len(b) > maxOptionsBytes {
+		return fail(StatusInvalidCommand, "options block over 100 kB")
+	}
+	seen := make(map[string]bool)
+	for rest := b; len(rest) > 0; {
+		key, r, ok := headerField(rest)
+		if !ok || key.Kind != wire.HeaderKindString {
+			return fail(StatusInvalidCommand, "malformed option key")
+		}
+		if _, rest, ok = headerField(r); !ok {
+			return fail(StatusInvalidCommand, "malformed option value")
+		}
+		if seen[string(key.Data)] {
+			return fail(StatusInvalidCommand, "duplicate option key "+strconv.Quote(string(key.Data)))
+		}
+		if seen[string(key.Data)] = true; len(seen) > maxOptions {
+			return fail(StatusInvalidCommand, "more than 1024 options")
+		}
+	}
+	return nil
+}
+
+// putOptions appends a u32-prefixed options block.
+func putOptions(b, opts []byte) []byte {
+	b = putU32(b, uint32(len(opts)))
+	return append(b, opts...)
 }

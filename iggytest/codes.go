@@ -42,6 +42,25 @@ const (
 	CmdDeleteConsumerGroup uint32 = 603
 	CmdJoinConsumerGroup   uint32 = 604
 	CmdLeaveConsumerGroup  uint32 = 605
+	// Codes of the VSR framing only: register (log in and open a session)
+	// with a password or a personal access token, and a group member's
+	// partition assignment.
+	CmdLoginRegister          uint32 = 40
+	CmdLoginRegisterWithToken uint32 = 45
+	CmdSyncConsumerGroup      uint32 = 606
+)
+
+// Codes the VSR framing maps operations to that the server does not
+// support; they answer FeatureUnavailable.
+const (
+	cmdCreateUser        uint32 = 33
+	cmdDeleteUser        uint32 = 34
+	cmdUpdateUser        uint32 = 35
+	cmdUpdatePermissions uint32 = 36
+	cmdChangePassword    uint32 = 37
+	cmdPurgeStream       uint32 = 205
+	cmdPurgeTopic        uint32 = 305
+	cmdDeleteSegments    uint32 = 503
 )
 
 // Status codes the server answers with, Iggy 0.8's error codes. A test can
@@ -81,6 +100,7 @@ const (
 	StatusInvalidHeaderValue          uint32 = 4019
 	StatusTooBigMessagePayload        uint32 = 4022
 	StatusInvalidMessagePayloadLength uint32 = 4025
+	StatusInvalidMessageChecksum      uint32 = 4027
 	StatusInvalidKeyValueLength       uint32 = 4028
 	StatusInvalidMessagesSize         uint32 = 4036
 	StatusInvalidOffset               uint32 = 4100

@@ -22,6 +22,20 @@ type conn struct {
 	// Guarded by s.mu.
 	authed bool
 	groups map[*logstore.Group]*membership
+	// session is the VSR session a register opened (0: none).
+	session uint64
+
+	// Owned by the connection goroutine: the VSR request being answered,
+	// and an eviction a handler asks for instead of a reply.
+	vsrRequest vsrRequestHeader
+	vsrEvict   error
+}
+
+// sessionID is the connection's VSR session, 0 before register.
+func (c *conn) sessionID() uint64 {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.session
 }
 
 // membership is this connection's seat in a consumer group.
@@ -131,6 +145,9 @@ func (s *Server) handle(c *conn, code uint32, payload []byte) (resp []byte, stat
 func (s *Server) dispatch(c *conn, code uint32, payload []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.vsrRequest.operation != 0 {
+		return s.routeVSR(c, code, payload)
+	}
 	return s.route(c, code, payload)
 }
 
@@ -159,19 +176,19 @@ func (s *Server) route(c *conn, code uint32, p []byte) ([]byte, error) {
 	case CmdDeleteToken:
 		return s.deleteToken(p)
 	case CmdGetStream:
-		return s.getStream(p)
+		return s.getStream(p, framingLegacy)
 	case CmdGetStreams:
-		return s.getStreams(p)
+		return s.getStreams(p, framingLegacy)
 	case CmdCreateStream:
-		return s.createStream(p)
+		return s.createStream(p, framingLegacy)
 	case CmdDeleteStream:
 		return s.deleteStream(p)
 	case CmdGetTopic:
-		return s.getTopic(p)
+		return s.getTopic(p, framingLegacy)
 	case CmdGetTopics:
-		return s.getTopics(p)
+		return s.getTopics(p, framingLegacy)
 	case CmdCreateTopic:
-		return s.createTopic(p)
+		return s.createTopic(p, framingLegacy)
 	case CmdDeleteTopic:
 		return s.deleteTopic(p)
 	case CmdCreatePartitions:
@@ -189,9 +206,9 @@ func (s *Server) route(c *conn, code uint32, p []byte) ([]byte, error) {
 	case CmdLeaveConsumerGroup:
 		return s.leaveGroup(c, p)
 	case CmdSend:
-		return s.send(p)
+		return s.send(p, framingLegacy)
 	case CmdPoll:
-		return s.poll(c, p)
+		return s.poll(c, p, framingLegacy)
 	case CmdGetOffset:
 		return s.getOffset(p)
 	case CmdStoreOffset:

@@ -1,7 +1,12 @@
 package iggytest
 
 import (
+	"encoding/binary"
+	"math"
+	"slices"
 	"strconv"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/lasergo/laser/internal/logstore"
 	"github.com/lasergo/laser/internal/xxh32"
@@ -107,9 +112,23 @@ func contains(ps []uint32, p uint32) bool {
 
 // poll (code 100): consumer, stream, topic, optional partition, u8 strategy,
 // u64 value, u32 count, u8 auto_commit. Answers u32 partition_id,
-// u64 current_offset, u32 count, then each message: the 64-byte header, the
-// payload, the user headers.
-func (s *Server) poll(c *conn, p []byte) ([]byte, error) {
+// u64 current_offset, u32 count, then the messages in the framing's layout
+// (appendMessages, appendBatches).
+func (s *Server) poll(c *conn, p []byte, f framing) ([]byte, error) {
+	part, cur, recs, err := s.pollRecords(c, p)
+	if err != nil {
+		return nil, err
+	}
+	head := pollHeader(nil, part, cur, uint32(len(recs)))
+	if f == framingVSR {
+		return appendBatches(head, part, recs), nil
+	}
+	return appendMessages(head, recs), nil
+}
+
+// pollRecords runs a poll: the partition it read, that partition's current
+// offset and the records read.
+func (s *Server) pollRecords(c *conn, p []byte) (part uint32, current uint64, recs []logstore.Record, err error) {
 	r := reader{b: p}
 	cr := r.consumer()
 	sid, tid := r.ident(), r.ident()
@@ -119,41 +138,40 @@ func (s *Server) poll(c *conn, p []byte) ([]byte, error) {
 	count := r.u32()
 	autoCommit := r.u8() != 0
 	if err := r.done(); err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	if err := cr.check(); err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	if kind < pollOffset || kind > pollNext {
-		return nil, fail(StatusInvalidCommand, "unknown polling strategy")
+		return 0, 0, nil, fail(StatusInvalidCommand, "unknown polling strategy")
 	}
 	_, t, err := s.resolveTopicLocked(sid, tid)
 	if err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	tg, err := c.resolvePollTarget(t, cr, part, hasPart)
 	if err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	if tg.none {
-		return pollHeader(nil, 0, 0, 0), nil
+		return 0, 0, nil, nil
 	}
 	if tg.seat != nil {
 		tg.seat.current, tg.seat.polled = tg.partition, true
 	}
 	info, err := t.PartitionInfo(tg.partition)
 	if err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	cur := info.CurrentOffset
 	if count == 0 {
-		return pollHeader(nil, tg.partition, cur, 0), nil
+		return tg.partition, cur, nil, nil
 	}
-	var recs []logstore.Record
 	switch kind {
 	case pollOffset:
 		if value > cur {
-			return pollHeader(nil, tg.partition, cur, 0), nil
+			return tg.partition, cur, nil, nil
 		}
 		recs, err = t.Read(tg.partition, value, int(count))
 	case pollTimestamp:
@@ -174,14 +192,14 @@ func (s *Server) poll(c *conn, p []byte) ([]byte, error) {
 		recs, err = t.Read(tg.partition, from, int(count))
 	}
 	if err != nil {
-		return nil, err
+		return 0, 0, nil, err
 	}
 	if autoCommit && len(recs) > 0 {
 		if err := t.StoreOffset(tg.key, tg.partition, recs[len(recs)-1].Offset); err != nil {
-			return nil, err
+			return 0, 0, nil, err
 		}
 	}
-	return appendMessages(pollHeader(nil, tg.partition, cur, uint32(len(recs))), recs), nil
+	return tg.partition, cur, recs, nil
 }
 
 func pollHeader(b []byte, partition uint32, current uint64, count uint32) []byte {
@@ -215,4 +233,102 @@ func appendMessages(b []byte, recs []logstore.Record) []byte {
 		out = append(out, rec.Headers.Bytes()...)
 	}
 	return out
+}
+
+// Layout of the VSR framing's message batches (Iggy 0.9).
+const (
+	batchHeaderSize   = 256
+	batchMessageSize  = 48
+	batchOffLength    = 32 // u64, the batch header and its messages
+	batchOffChecksum  = 40 // u64
+	batchOffCount     = 48 // u32
+	batchReservedFrom = 52
+)
+
+// appendBatches appends recs as VSR message batches: a 256-byte batch
+// header (u64 partition, base offset, base timestamp, origin timestamp,
+// length, checksum, u32 message count), then each message: checksum,
+// u128 id, u32 offset delta, u32 origin timestamp delta, u32 user headers
+// length, u32 payload length, u64 reserved, the payload, the user headers.
+// A batch has one timestamp, so each run of records stored together is a
+// batch of its own. Each message's checksum is XXH3-64 of its frame after
+// the checksum; the batch's hashes its header fields and the message
+// checksums (sealBatch), as Iggy 0.9's clients verify them.
+func appendBatches(b []byte, partition uint32, recs []logstore.Record) []byte {
+	for len(recs) > 0 {
+		n := batchRun(recs)
+		start := len(b)
+		b = appendBatch(b, partition, recs[:n])
+		sealBatch(b[start:])
+		recs = recs[n:]
+	}
+	return b
+}
+
+// sealBatch sets the message checksums and the batch checksum of a
+// well-formed batch.
+func sealBatch(batch []byte) {
+	sums := xxh3.New()
+	writeBatchHeaderFields(sums, batch)
+	for pos := batchHeaderSize; pos < len(batch); {
+		end := pos + batchMessageSize + int(binary.LittleEndian.Uint32(batch[pos+32:])) + int(binary.LittleEndian.Uint32(batch[pos+36:]))
+		binary.LittleEndian.PutUint64(batch[pos:], xxh3.Hash(batch[pos+8:end]))
+		_, _ = sums.Write(batch[pos : pos+8])
+		pos = end
+	}
+	binary.LittleEndian.PutUint64(batch[batchOffChecksum:], sums.Sum64())
+}
+
+// writeBatchHeaderFields feeds the batch checksum the header fields it
+// covers: partition, base offset, base timestamp, origin timestamp, length
+// and message count.
+func writeBatchHeaderFields(h *xxh3.Hasher, batch []byte) {
+	_, _ = h.Write(batch[0:40])
+	_, _ = h.Write(batch[batchOffCount : batchOffCount+4])
+}
+
+// batchRun is how many leading records share one batch: the same timestamp
+// and origin timestamps a u32 delta above the first's.
+func batchRun(recs []logstore.Record) int {
+	first := recs[0]
+	n := 1
+	for n < len(recs) {
+		r := recs[n]
+		if r.Timestamp != first.Timestamp || r.Offset != first.Offset+uint64(n) ||
+			r.OriginTimestamp < first.OriginTimestamp || r.OriginTimestamp-first.OriginTimestamp > math.MaxUint32 {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func appendBatch(b []byte, partition uint32, recs []logstore.Record) []byte {
+	size := batchHeaderSize
+	for i := range recs {
+		size += batchMessageSize + len(recs[i].Payload) + recs[i].Headers.Size()
+	}
+	first := recs[0]
+	h := make([]byte, batchHeaderSize)
+	binary.LittleEndian.PutUint64(h[0:], uint64(partition))
+	binary.LittleEndian.PutUint64(h[8:], first.Offset)
+	binary.LittleEndian.PutUint64(h[16:], first.Timestamp)
+	binary.LittleEndian.PutUint64(h[24:], first.OriginTimestamp)
+	binary.LittleEndian.PutUint64(h[batchOffLength:], uint64(size))
+	binary.LittleEndian.PutUint32(h[batchOffCount:], uint32(len(recs)))
+	b = slices.Grow(b, size)
+	b = append(b, h...)
+	for i := range recs {
+		rec := &recs[i]
+		b = putU64(b, 0)
+		b = append(b, rec.ID[:]...)
+		b = putU32(b, uint32(rec.Offset-first.Offset))
+		b = putU32(b, uint32(rec.OriginTimestamp-first.OriginTimestamp))
+		b = putU32(b, uint32(rec.Headers.Size()))
+		b = putU32(b, uint32(len(rec.Payload)))
+		b = putU64(b, 0)
+		b = append(b, rec.Payload...)
+		b = append(b, rec.Headers.Bytes()...)
+	}
+	return b
 }

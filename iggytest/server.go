@@ -1,26 +1,52 @@
-// Package iggytest is an in-process server speaking the Apache Iggy 0.8
-// binary TCP protocol, for tests: of laser-go itself and of our users' own
-// code that talks to Iggy through the official Go SDK or the laser-go Iggy
-// transport.
+// Package iggytest is an in-process server speaking the Apache Iggy binary
+// TCP protocol, for tests: of laser-go itself and of our users' own code
+// that talks to Iggy through the official Go SDK, the laser-go Iggy
+// transport or the reference's SDKs.
 //
-// It answers the commands the SDK and the transport use (ping, login,
+// One listener speaks both of Iggy's framings, told apart by the first four
+// bytes of a connection: Iggy 0.8's (u32 length, u32 command code, payload),
+// whose length is at least 4, and VSR, Iggy 0.9's (a 256-byte consensus
+// header on every frame), whose first bytes are the header checksum that
+// Iggy's clients leave zero. Four zero bytes are VSR; anything else is 0.8.
+// A client that sends a non-zero checksum is thus read as 0.8 and closed for
+// its bad length.
+//
+// It answers the commands the SDKs and the transport use (ping, login,
 // personal access tokens, cluster metadata, streams, topics, partitions,
-// consumer groups, send, poll and consumer offsets) with Iggy 0.8's byte
-// layouts and rules: not-found lookups answer an empty OK, ids are 0-based,
-// every entity is addressed by id or name, commands other than ping and
-// login need a login on the same connection, group membership belongs to
-// the connection and ends with it. Each Iggy stream is backed by the engine
-// of the embedded log (the one behind package embedlog).
+// consumer groups, send, poll and consumer offsets) with Iggy's byte
+// layouts and rules for the framing: not-found lookups answer an empty OK,
+// ids are 0-based, every entity is addressed by id or name, commands other
+// than ping and login need a login on the same connection, group membership
+// belongs to the connection and ends with it. Each Iggy stream is backed by
+// the engine of the embedded log (the one behind package embedlog).
+//
+// Over VSR a register (password or personal access token) opens a session
+// the later requests must name; a refused login, a request of another
+// session, an unknown operation or an oversized frame is answered with an
+// eviction frame and the connection closes, the reason logged. Replies echo
+// the request number and operation; metadata and stored-offset operations
+// answer with Iggy's result section (count, then {index, result} entries),
+// which carries their rejections, and the other operations carry an error
+// in the reply header's status. Payloads are 0.9's where 0.9 changed them:
+// register, stream and topic headers (with options; a topic's options,
+// such as the reference SDK's consumer_offset_durability, are kept and
+// echoed), message batches in send and poll, the ack level of offset
+// requests, the send confirmation, group sync and a one-node cluster
+// metadata. Message and batch checksums (XXH3-64) are verified on send and
+// set on poll, as Iggy 0.9's clients check them; the consensus header's
+// checksums are neither checked nor set, and request numbers are echoed,
+// not checked for order.
 //
 // It is a testing tool, not a production broker: everything lives in memory,
 // there is one root user and no permissions, consumer groups rebalance by a
-// full round robin at once (no cooperative hand-over), message checksums are
-// left at 0, and user-header keys come back as strings whatever kind they
+// full round robin at once (no cooperative hand-over), 0.8 message checksums
+// are left at 0, and user-header keys come back as strings whatever kind they
 // were sent with.
 //
 // Tests can inject faults: drop every connection, hang requests of a
 // command, answer the next requests of a command with an error status, and
-// stop accepting connections. A test starts one per test:
+// stop accepting connections. Faults are keyed by command code in both
+// framings (a VSR register is CmdLoginRegister). A test starts one per test:
 //
 //	srv := iggytest.Start(t, iggytest.Config{}) // 127.0.0.1, a free port, closed when t ends
 //	tr, err := iggy.Dial(ctx, "iggy://iggy:iggy@"+srv.Addr()+"/my_stream", iggy.Config{})
@@ -124,8 +150,8 @@ func (c Config) resolve(onPanic func(v any, stack []byte)) config {
 	return cfg
 }
 
-// Server is an in-process Iggy 0.8 protocol server. Its methods are safe for
-// concurrent use.
+// Server is an in-process Iggy protocol server, 0.8 and VSR framings on one
+// listener. Its methods are safe for concurrent use.
 type Server struct {
 	cfg  config
 	addr string
@@ -135,7 +161,9 @@ type Server struct {
 	closed     bool
 	conns      map[*conn]struct{}
 	nextClient uint32
-	wg         sync.WaitGroup
+	// nextSession numbers VSR sessions; the last one opened.
+	nextSession uint64
+	wg          sync.WaitGroup
 
 	// The Iggy state, guarded by mu.
 	streams     map[uint32]*stream
@@ -298,25 +326,89 @@ func (s *Server) now() uint64 { return uint64(s.cfg.clock.Now().UnixMicro()) }
 
 // serveFrames runs the request loop of one connection over rw until it
 // fails or closes; it is the connection loop minus the bookkeeping, so the
-// fuzz target can drive it through a pipe.
+// fuzz target can drive it through a pipe. The first four bytes pick the
+// framing (see detectFraming).
 func (c *conn) serveFrames(rw io.ReadWriter) {
-	var hdr [8]byte
-	deadline, _ := rw.(interface{ SetReadDeadline(time.Time) error })
+	f := newFrameIO(c, rw)
+	f.awaitRequest()
+	var first [4]byte
+	if _, err := io.ReadFull(rw, first[:]); err != nil {
+		return
+	}
+	f.r = io.MultiReader(bytes.NewReader(first[:]), rw)
+	if detectFraming(first) == framingVSR {
+		c.serveVSR(f)
+		return
+	}
+	c.serveLegacy(f)
+}
+
+// frameIO is a connection's byte stream with its deadlines: a request must
+// start within the idle (or, before login, the login) timeout, and its rest
+// arrive, and its reply leave, within the frame timeout.
+type frameIO struct {
+	c       *conn
+	r       io.Reader
+	w       io.Writer
+	readBy  interface{ SetReadDeadline(time.Time) error }
+	writeBy interface{ SetWriteDeadline(time.Time) error }
+	loginBy time.Time
+}
+
+func newFrameIO(c *conn, rw io.ReadWriter) *frameIO {
+	f := &frameIO{c: c, r: rw, w: rw, loginBy: time.Now().Add(c.s.cfg.loginTimeout)}
+	f.readBy, _ = rw.(interface{ SetReadDeadline(time.Time) error })
 	// A client that sends without reading would otherwise block the reply
 	// write, and hold its connection slot, forever.
-	writeBy, _ := rw.(interface{ SetWriteDeadline(time.Time) error })
-	cfg := &c.s.cfg
-	loginBy := time.Now().Add(cfg.loginTimeout)
-	for {
-		authed := c.loggedIn()
-		if deadline != nil {
-			by := time.Now().Add(cfg.idleTimeout)
-			if !authed && loginBy.Before(by) {
-				by = loginBy
-			}
-			_ = deadline.SetReadDeadline(by)
+	f.writeBy, _ = rw.(interface{ SetWriteDeadline(time.Time) error })
+	return f
+}
+
+// awaitRequest arms the deadline for the start of the next request and
+// reports whether the client is logged in.
+func (f *frameIO) awaitRequest() bool {
+	authed := f.c.loggedIn()
+	if f.readBy != nil {
+		by := time.Now().Add(f.c.s.cfg.idleTimeout)
+		if !authed && f.loginBy.Before(by) {
+			by = f.loginBy
 		}
-		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
+		_ = f.readBy.SetReadDeadline(by)
+	}
+	return authed
+}
+
+// readBody reads n payload bytes under the frame timeout, growing with the
+// bytes that actually arrive, so a bogus length cannot make the server
+// allocate the maximum up front.
+func (f *frameIO) readBody(n uint32) ([]byte, error) {
+	if f.readBy != nil {
+		_ = f.readBy.SetReadDeadline(time.Now().Add(f.c.s.cfg.frameTimeout))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(n, 1<<20)))
+	if _, err := io.CopyN(buf, f.r, int64(n)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// write sends bufs in one writev on a socket, under the frame timeout.
+func (f *frameIO) write(bufs net.Buffers) error {
+	if f.writeBy != nil {
+		_ = f.writeBy.SetWriteDeadline(time.Now().Add(f.c.s.cfg.frameTimeout))
+	}
+	_, err := bufs.WriteTo(f.w)
+	return err
+}
+
+// serveLegacy is the request loop of the Iggy 0.8 framing: u32 length,
+// u32 command code, payload; answered with u32 status, u32 length, payload.
+func (c *conn) serveLegacy(f *frameIO) {
+	var hdr [8]byte
+	cfg := &c.s.cfg
+	for {
+		authed := f.awaitRequest()
+		if _, err := io.ReadFull(f.r, hdr[:]); err != nil {
 			return
 		}
 		length := leU32(hdr[0:4])
@@ -326,19 +418,14 @@ func (c *conn) serveFrames(rw io.ReadWriter) {
 			limit = maxLoginFrame
 		}
 		if length < 4 || length-4 > limit {
-			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed)
+			cfg.logger.Warn("iggytest: bad frame length; closing the connection", "client", c.id, "length", length, "logged_in", authed,
+				"hint", "a VSR client is told apart by a zero header checksum (the first 4 bytes); one that sets it is read as Iggy 0.8")
 			return
 		}
-		if deadline != nil {
-			_ = deadline.SetReadDeadline(time.Now().Add(cfg.frameTimeout))
-		}
-		// Grow with the bytes that actually arrive, so a bogus length
-		// cannot make the server allocate 64 MiB up front.
-		buf := bytes.NewBuffer(make([]byte, 0, min(length-4, 1<<20)))
-		if _, err := io.CopyN(buf, rw, int64(length-4)); err != nil {
+		payload, err := f.readBody(length - 4)
+		if err != nil {
 			return
 		}
-		payload := buf.Bytes()
 		resp, status, ok := c.s.handle(c, code, payload)
 		if !ok {
 			return
@@ -349,12 +436,8 @@ func (c *conn) serveFrames(rw io.ReadWriter) {
 		var head [8]byte
 		putLE32(head[0:4], status)
 		putLE32(head[4:8], uint32(len(resp)))
-		// One writev on a socket, and no copy of a large poll answer.
-		bufs := net.Buffers{head[:], resp}
-		if writeBy != nil {
-			_ = writeBy.SetWriteDeadline(time.Now().Add(cfg.frameTimeout))
-		}
-		if _, err := bufs.WriteTo(rw); err != nil {
+		// No copy of a large poll answer.
+		if err := f.write(net.Buffers{head[:], resp}); err != nil {
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package iggytest
 
 import (
+	"bytes"
 	"math"
 	"slices"
 
@@ -16,6 +17,8 @@ type stream struct {
 	// settings holds what CreateTopic was given that the log engine does not keep,
 	// by topic id.
 	settings map[uint32]topicSettings
+	// options are the VSR framing's stream options, echoed as sent.
+	options []byte
 }
 
 // resolveStreamLocked finds a stream by id or name; a miss is
@@ -38,7 +41,7 @@ func (s *Server) lookupStreamLocked(id ident) *stream {
 }
 
 // getStream (code 200): a missing stream is an empty OK.
-func (s *Server) getStream(p []byte) ([]byte, error) {
+func (s *Server) getStream(p []byte, f framing) ([]byte, error) {
 	r := reader{b: p}
 	id := r.ident()
 	if err := r.done(); err != nil {
@@ -52,22 +55,22 @@ func (s *Server) getStream(p []byte) ([]byte, error) {
 		return nil, nil
 	}
 	topics := st.log.Topics()
-	out := st.appendHeader(nil, topics)
+	out := st.appendHeader(nil, topics, f)
 	for _, t := range topics {
-		out = st.appendTopicHeader(out, t)
+		out = st.appendTopicHeader(out, t, f)
 	}
 	return out, nil
 }
 
 // getStreams (code 201): every stream header in id order.
-func (s *Server) getStreams(p []byte) ([]byte, error) {
+func (s *Server) getStreams(p []byte, f framing) ([]byte, error) {
 	r := reader{b: p}
 	if err := r.done(); err != nil {
 		return nil, err
 	}
 	var out []byte
 	for _, st := range s.sortedStreamsLocked() {
-		out = st.appendHeader(out, st.log.Topics())
+		out = st.appendHeader(out, st.log.Topics(), f)
 	}
 	return out, nil
 }
@@ -81,12 +84,20 @@ func (s *Server) sortedStreamsLocked() []*stream {
 	return out
 }
 
-// createStream (code 202): u8-prefixed name. Ids count from 0 in creation
-// order and are not reused.
-func (s *Server) createStream(p []byte) ([]byte, error) {
+// createStream (code 202): u8-prefixed name, then in the VSR framing the
+// options (user-header entries with string keys). Ids count from 0 in
+// creation order and are not reused.
+func (s *Server) createStream(p []byte, f framing) ([]byte, error) {
 	r := reader{b: p}
 	name := r.name()
+	var opts []byte
+	if f == framingVSR && !r.bad {
+		opts, r.b = r.b, nil
+	}
 	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
 	if name == "" {
@@ -104,11 +115,12 @@ func (s *Server) createStream(p []byte) ([]byte, error) {
 		createdAt: s.now(),
 		log:       logstore.New(name, logstore.WithStreamID(s.nextStream), logstore.WithClock(s.cfg.clock)),
 		settings:  make(map[uint32]topicSettings),
+		options:   bytes.Clone(opts),
 	}
 	s.nextStream++
 	s.streams[st.id] = st
 	s.streamNames[name] = st
-	return st.appendHeader(nil, nil), nil
+	return st.appendHeader(nil, nil, f), nil
 }
 
 // deleteStream (code 203) removes a stream with its topics.
@@ -126,8 +138,9 @@ func (s *Server) deleteStream(p []byte) ([]byte, error) {
 }
 
 // appendHeader appends the stream header: u32 id, u64 created_at,
-// u32 topics_count, u64 size_bytes, u64 messages_count, u8 name.
-func (st *stream) appendHeader(b []byte, topics []*logstore.Topic) []byte {
+// u32 topics_count, u64 size_bytes, u64 messages_count, u8 name; in the VSR
+// framing then the u32-prefixed options.
+func (st *stream) appendHeader(b []byte, topics []*logstore.Topic, f framing) []byte {
 	var size, msgs uint64
 	for _, t := range topics {
 		ts, tm := topicTotals(t)
@@ -139,7 +152,11 @@ func (st *stream) appendHeader(b []byte, topics []*logstore.Topic) []byte {
 	b = putU32(b, uint32(len(topics)))
 	b = putU64(b, size)
 	b = putU64(b, msgs)
-	return putName(b, st.name)
+	b = putName(b, st.name)
+	if f == framingVSR {
+		b = putOptions(b, st.options)
+	}
+	return b
 }
 
 // streamRequest reads a request that is only a stream identifier, and

@@ -1,10 +1,13 @@
 package iggytest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 
 	"github.com/lasergo/laser/internal/logstore"
+	"github.com/lasergo/laser/wire"
 )
 
 // maxPartitions is Iggy's limit on a topic's partition count.
@@ -17,6 +20,38 @@ type topicSettings struct {
 	expiry      uint64
 	maxSize     uint64
 	replication uint8
+	// options are the VSR framing's topic options, echoed as sent.
+	options []byte
+}
+
+// applyOptions takes the settings the topic header reports from the VSR
+// options Iggy defines for them: compression_algorithm ("none" or "gzip"),
+// message_expiry and max_topic_size (u64, µs and bytes). Others, such as
+// the reference SDK's consumer_offset_durability, are kept and echoed only.
+func (set *topicSettings) applyOptions() {
+	for rest := set.options; len(rest) > 0; {
+		key, r, _ := headerField(rest) // checked by checkOptions
+		val, next, _ := headerField(r)
+		rest = next
+		u64 := val.Kind == wire.HeaderKindUint64
+		switch string(key.Data) {
+		case "compression_algorithm":
+			switch string(val.Data) {
+			case "none":
+				set.compression = 1
+			case "gzip":
+				set.compression = 2
+			}
+		case "message_expiry":
+			if u64 {
+				set.expiry = binary.LittleEndian.Uint64(val.Data)
+			}
+		case "max_topic_size":
+			if u64 {
+				set.maxSize = binary.LittleEndian.Uint64(val.Data)
+			}
+		}
+	}
 }
 
 // resolveTopicLocked finds a topic by stream and topic id or name; a miss
@@ -49,7 +84,7 @@ func lookupTopic(st *stream, tid ident) *logstore.Topic {
 }
 
 // getTopic (code 300): a missing stream or topic is an empty OK.
-func (s *Server) getTopic(p []byte) ([]byte, error) {
+func (s *Server) getTopic(p []byte, f framing) ([]byte, error) {
 	r := reader{b: p}
 	sid, tid := r.ident(), r.ident()
 	if err := r.done(); err != nil {
@@ -66,36 +101,68 @@ func (s *Server) getTopic(p []byte) ([]byte, error) {
 	if t == nil {
 		return nil, nil
 	}
-	return appendPartitions(st.appendTopicHeader(nil, t), t), nil
+	return appendPartitions(st.appendTopicHeader(nil, t, f), t), nil
 }
 
-// getTopics (code 301): every topic header of a stream in id order.
-func (s *Server) getTopics(p []byte) ([]byte, error) {
+// getTopics (code 301): every topic header of a stream in id order; in the
+// VSR framing after a u32 count, and a missing stream is an empty list, as
+// Iggy 0.9 answers.
+func (s *Server) getTopics(p []byte, f framing) ([]byte, error) {
 	st, err := s.streamRequest(p)
+	if f == framingVSR && isNotFound(err) {
+		return putU32(nil, 0), nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	topics := st.log.Topics()
 	var out []byte
-	for _, t := range st.log.Topics() {
-		out = st.appendTopicHeader(out, t)
+	if f == framingVSR {
+		out = putU32(out, uint32(len(topics)))
+	}
+	for _, t := range topics {
+		out = st.appendTopicHeader(out, t, f)
 	}
 	return out, nil
 }
 
-// createTopic (code 302): stream, u32 partitions, u8 compression,
-// u64 expiry (µs), u64 max size, u8 replication factor, u8 name.
-func (s *Server) createTopic(p []byte) ([]byte, error) {
+// isNotFound reports whether err is a stream lookup's miss.
+func isNotFound(err error) bool {
+	st := statusOf(err)
+	return err != nil && (st == StatusStreamIDNotFound || st == StatusStreamNameNotFound)
+}
+
+// createTopic (code 302): in the 0.8 framing stream, u32 partitions,
+// u8 compression, u64 expiry (µs), u64 max size, u8 replication factor,
+// u8 name; in the VSR framing stream, u32 partitions, u8 name and the
+// options (user-header entries with string keys), which the server keeps
+// and echoes but does not apply.
+func (s *Server) createTopic(p []byte, f framing) ([]byte, error) {
 	r := reader{b: p}
 	sid := r.ident()
 	partitions := r.u32()
-	set := topicSettings{compression: r.u8(), expiry: r.u64(), maxSize: r.u64(), replication: r.u8()}
-	name := r.name()
+	var set topicSettings
+	var name string
+	if f == framingVSR {
+		set = topicSettings{compression: 1}
+		name = r.name()
+		if !r.bad {
+			set.options, r.b = bytes.Clone(r.b), nil
+		}
+	} else {
+		set = topicSettings{compression: r.u8(), expiry: r.u64(), maxSize: r.u64(), replication: r.u8()}
+		name = r.name()
+	}
 	if err := r.done(); err != nil {
 		return nil, err
 	}
 	if err := checkIdents(sid); err != nil {
 		return nil, err
 	}
+	if err := checkOptions(set.options); err != nil {
+		return nil, err
+	}
+	set.applyOptions()
 	st, err := s.resolveStreamLocked(sid)
 	if err != nil {
 		return nil, err
@@ -127,7 +194,7 @@ func (s *Server) createTopic(p []byte) ([]byte, error) {
 		return nil, err
 	}
 	st.settings[t.ID()] = set
-	return appendPartitions(st.appendTopicHeader(nil, t), t), nil
+	return appendPartitions(st.appendTopicHeader(nil, t, f), t), nil
 }
 
 // deleteTopic (code 303) removes a topic with its records, groups and
@@ -173,9 +240,10 @@ func (s *Server) createPartitions(p []byte) ([]byte, error) {
 
 // appendTopicHeader appends the topic header: u32 id, u64 created_at,
 // u32 partitions_count, u64 message_expiry, u8 compression,
-// u64 max_topic_size, u8 replication_factor, u64 size_bytes,
-// u64 messages_count, u8 name.
-func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic) []byte {
+// u64 max_topic_size, u8 replication_factor (0.8 framing only),
+// u64 size_bytes, u64 messages_count, u8 name; in the VSR framing then the
+// u32-prefixed options and derived options.
+func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic, f framing) []byte {
 	set, ok := st.settings[t.ID()]
 	if !ok {
 		set = topicSettings{compression: 1, expiry: math.MaxUint64, maxSize: math.MaxUint64, replication: 1}
@@ -187,10 +255,39 @@ func (st *stream) appendTopicHeader(b []byte, t *logstore.Topic) []byte {
 	b = putU64(b, set.expiry)
 	b = putU8(b, set.compression)
 	b = putU64(b, set.maxSize)
-	b = putU8(b, set.replication)
+	if f == framingLegacy {
+		b = putU8(b, set.replication)
+	}
 	b = putU64(b, size)
 	b = putU64(b, msgs)
-	return putName(b, t.Name())
+	b = putName(b, t.Name())
+	if f == framingVSR {
+		b = putOptions(b, set.options)
+		b = putOptions(b, set.derivedOptions())
+	}
+	return b
+}
+
+// derivedOptions are the settings in effect, as options: what Iggy 0.9
+// reports beside the options a topic was created with.
+func (set topicSettings) derivedOptions() []byte {
+	compression := "none"
+	if set.compression == 2 {
+		compression = "gzip"
+	}
+	b := appendOption(nil, "compression_algorithm", wire.HeaderKindString, []byte(compression))
+	b = appendOption(b, "max_topic_size", wire.HeaderKindUint64, binary.LittleEndian.AppendUint64(nil, set.maxSize))
+	return appendOption(b, "message_expiry", wire.HeaderKindUint64, binary.LittleEndian.AppendUint64(nil, set.expiry))
+}
+
+// appendOption appends an option entry with a string key.
+func appendOption(b []byte, key string, kind wire.HeaderKind, val []byte) []byte {
+	b = append(b, byte(wire.HeaderKindString))
+	b = putU32(b, uint32(len(key)))
+	b = append(b, key...)
+	b = append(b, byte(kind))
+	b = putU32(b, uint32(len(val)))
+	return append(b, val...)
 }
 
 // appendPartitions appends one 40-byte record per partition: u32 id,

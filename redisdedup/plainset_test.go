@@ -82,23 +82,32 @@ func TestClaimBatchClaimsFreshKeysWithPlainSetsAndNoScript(t *testing.T) {
 	}
 }
 
-func TestCompleteBatchLoadsItsScriptAgainAfterRedisLostIt(t *testing.T) {
+func TestScriptsAreSentWholeToAServerThatLostThem(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	d := redisdedup.New(rdb, "g")
-	claimBatch(t, d, "a", "b")
-	if err := d.CompleteBatch(t.Context(), []string{"a"}); err != nil {
+	claimBatch(t, d, "a", "b", "c")
+	claimBatch(t, d, "a") // the claim script runs once, so the server knows it
+	if err := d.ReleaseBatch(t.Context(), []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
 	// As after a restart: the scripts are gone, the deduplicator does not know.
 	if err := rdb.ScriptFlush(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.CompleteBatch(t.Context(), []string{"b"}); err != nil {
-		t.Fatalf("complete after the scripts were flushed: %v", err)
+	counter := &nameCounter{names: map[string]int{}}
+	rdb.AddHook(counter)
+	if got := claimBatch(t, d, "a", "b"); got[0] != dedup.KeyHeld || got[1] != dedup.KeyHeld {
+		t.Fatalf("states %v after the scripts were flushed, want both held", got)
 	}
-	remembered(t, rdb, d.Key("b"))
-	if n := rdb.ZCard(t.Context(), d.Key("")[:len(d.Key(""))-len("k:")]+"w").Val(); n != 2 {
-		t.Fatalf("window holds %d keys, want both", n)
+	if err := d.ReleaseBatch(t.Context(), []string{"a", "b"}); err != nil {
+		t.Fatalf("release after the scripts were flushed: %v", err)
+	}
+	if n := rdb.Exists(t.Context(), d.Key("a"), d.Key("b")).Val(); n != 0 {
+		t.Fatalf("%d of the released claims are left", n)
+	}
+	// Each script refused by digest once, then sent whole once per call.
+	if es, e := counter.count("evalsha"), counter.count("eval"); es != 4 || e != 4 {
+		t.Fatalf("%d EVALSHA and %d EVAL; want 4 of each (two keys, two scripts)", es, e)
 	}
 }

@@ -4,35 +4,43 @@
 //
 //	cfg.Deduplicator = redisdedup.New(rdb, "billing") // rdb is a *redis.Client
 //
-// It marks keys in two steps (dedup.Completer): Observe claims a key for
-// the message about to be handled and Complete, called by the consumer
-// once the message was handled or parked, turns the claim into a
-// remembered key. A remembered key is a duplicate; a claim is not, so a
-// process killed between claiming and handling does not lose the message:
-// the claim lapses after its lease (or at once, when the same owner comes
-// back), and the redelivery is handled. Each Observe is one round trip (a
-// Lua script run with EVALSHA).
+// Each message costs Redis one key, written twice: Observe or ClaimBatch
+// claims it for the message about to be handled (SET NX with a lease and
+// the claim's owner), and Complete or CompleteBatch, called by the consumer
+// once the message was handled or parked, overwrites that claim with the
+// remembered mark and the TTL (dedup.Completer). A remembered key is a
+// duplicate; a claim is not, so a process killed between claiming and
+// handling does not lose the message: the claim lapses after its lease (or
+// at once, when the same owner comes back), and the redelivery is handled.
+// A key is forgotten when its TTL ends; nothing bounds the keys by count
+// (size Redis for the message rate times the TTL).
 //
-// It is a dedup.BatchDeduplicator too: the consumer claims the keys of a
+// It is a dedup.BatchDeduplicator: the consumer claims the keys of a
 // polled batch in one pipeline (ClaimBatch: a plain SET NX PX GET per key,
 // Redis 7 or later; the claim script only for this owner's own claims, and
 // for every key on an older server) and completes handled keys many per
-// pipeline in the background (CompleteBatch), before it commits their
-// offsets, so a message costs a fraction of a round trip instead of two.
+// pipeline in the background (CompleteBatch: a plain SET each), before it
+// commits their offsets, so a message costs a fraction of a round trip.
+// Every command and script names one key, so the keys of a scope spread
+// over the shards of a Redis Cluster (a redis.ClusterClient).
 //
 // When Redis cannot be reached, or another replica's claim is still within
 // its lease, Observe fails with an error matching runtime.ErrTransient: the
 // consumer waits and asks again, the record stays uncommitted, and nothing
 // is let through as a silent duplicate.
+//
+// The keys are laid out as <Prefix>v2:<scope>:<key>; the v2 names this
+// layout (one key per message), and keys of the earlier layout (claims,
+// marks and a sorted-set window under <Prefix>{<scope>}:) are not read.
 package redisdedup
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -46,11 +54,17 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultWindow = 1_000_000
 	DefaultTTL    = 7 * 24 * time.Hour
 	DefaultLease  = 30 * time.Second
 	DefaultPrefix = "laser:dedup:"
 )
+
+// layout follows the prefix in every key: the version of the key layout,
+// so that a later layout can tell its keys from these and read them.
+const layout = "v2:"
+
+// remembered is the value of a completed key; a claim starts with "c|".
+const remembered = "d"
 
 // ErrClaimed reports a key claimed by a message still in flight: on
 // another replica (until the claim's lease ends) or in this process. It
@@ -59,10 +73,9 @@ var ErrClaimed = fmt.Errorf("redisdedup: key is claimed by a message in flight: 
 
 // Config tunes a Deduplicator; zero fields take the defaults.
 type Config struct {
-	// Window is the most keys remembered per scope; past it the oldest
-	// are forgotten. Default 1,000,000.
-	Window int
-	// TTL is how long a handled key is remembered. Default 7 days.
+	// TTL is how long a handled key is remembered. Redis holds one key per
+	// message for that long (about 170 bytes with a short key); there is
+	// no bound by count. Default 7 days.
 	TTL time.Duration
 	// Lease is how long a claim keeps other replicas waiting when its
 	// owner neither completes nor forgets it (the owner was killed); make
@@ -73,28 +86,27 @@ type Config struct {
 	// Owner names this replica, stably across its restarts (a pod or host
 	// name): a restarted owner takes its dead incarnation's claims back at
 	// once instead of waiting for their lease. Two live processes must
-	// never share an owner. Default: a random name per Deduplicator.
+	// never share an owner. Any string; default: a random name per
+	// Deduplicator.
 	Owner string
-	// Prefix starts every Redis key. Default "laser:dedup:".
+	// Prefix starts every Redis key, before the layout's version.
+	// Default "laser:dedup:".
 	Prefix string
 }
 
-// Deduplicator implements dedup.Deduplicator, dedup.Forgetter and
-// dedup.Completer on Redis. Safe for concurrent use.
+// Deduplicator implements dedup.Deduplicator, dedup.Forgetter,
+// dedup.Completer and dedup.BatchDeduplicator on Redis. Safe for
+// concurrent use.
 type Deduplicator struct {
 	rdb   redis.UniversalClient
 	opts  Config
-	base  string // prefix and hash-tagged scope: every key of a scope shares a cluster slot
-	owner string // "c|<owner>|": the part of a claim naming its owner
+	base  string // prefix, layout and escaped scope
+	owner string // "c|<escaped owner>|": the part of a claim naming its owner
 	claim string // owner part and this incarnation
-	lease string // milliseconds, as the scripts take them
-	ttl   string
-	win   string
+	lease string // milliseconds, as the claim script takes them
 	// scriptClaims is set once the server refused SET NX GET: ClaimBatch
 	// then claims by script only.
 	scriptClaims atomic.Bool
-	scriptLoaded atomic.Bool // the claim script was loaded with a pipeline
-	windowLoaded atomic.Bool // the window script was, likewise
 }
 
 var (
@@ -113,9 +125,6 @@ func New(rdb redis.UniversalClient, scope string, cfg ...Config) *Deduplicator {
 	if len(cfg) > 0 {
 		o = cfg[0]
 	}
-	if o.Window <= 0 {
-		o.Window = DefaultWindow
-	}
 	if o.TTL <= 0 {
 		o.TTL = DefaultTTL
 	}
@@ -128,160 +137,79 @@ func New(rdb redis.UniversalClient, scope string, cfg ...Config) *Deduplicator {
 	if o.Owner == "" {
 		o.Owner = nonce()
 	}
-	owner := "c|" + o.Owner + "|"
+	owner := "c|" + escape(o.Owner, '|') + "|"
 	return &Deduplicator{
 		rdb:   rdb,
 		opts:  o,
-		base:  o.Prefix + "{" + scope + "}:",
+		base:  o.Prefix + layout + escape(scope, ':') + ":",
 		owner: owner,
 		claim: owner + nonce(),
 		lease: strconv.FormatInt(max(o.Lease.Milliseconds(), 1), 10),
-		ttl:   strconv.FormatInt(max(o.TTL.Milliseconds(), 1), 10),
-		win:   strconv.Itoa(o.Window),
 	}
 }
 
-// Key returns the Redis key holding the mark of a scoped dedup key.
-func (d *Deduplicator) Key(key string) string { return d.base + "k:" + key }
+// escape percent-encodes '%' and sep in s, so that s holds no sep and
+// two different strings stay different: the first sep after it ends it.
+func escape(s string, sep byte) string {
+	if strings.IndexByte(s, sep) < 0 && strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == sep || c == '%' {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
-// windowKey is the sorted set of remembered keys, scored by when they were
-// completed, that bounds the window by count.
-func (d *Deduplicator) windowKey() string { return d.base + "w" }
+// Key returns the Redis key holding the claim or mark of a scoped dedup key.
+func (d *Deduplicator) Key(key string) string { return d.base + key }
 
-// observeScript claims KEYS[1] unless it is remembered (0: a duplicate) or
-// claimed by someone else's live incarnation (2: busy). A claim of a dead
-// incarnation of this owner (same owner prefix, other incarnation) is taken.
-var observeScript = redis.NewScript(`
+// claimScript claims KEYS[1] for ARGV[1] (this incarnation) with a lease of
+// ARGV[3] ms, answering 1 claimed, 0 remembered (a duplicate), 3 already
+// this incarnation's claim (renewed), 2 another live incarnation's claim. A
+// claim of a dead incarnation of this owner (its prefix ARGV[2], another
+// incarnation) is taken.
+var claimScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v == 'd' then return 0 end
-if v then
-  if v == ARGV[1] then return 2 end
-  if string.sub(v, 1, string.len(ARGV[2])) ~= ARGV[2] then return 2 end
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 3
 end
+if v and string.sub(v, 1, string.len(ARGV[2])) ~= ARGV[2] then return 2 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return 1
 `)
 
-// completeScript remembers KEYS[1] for ARGV[1] ms and bounds the window
-// KEYS[2] to ARGV[2] keys, forgetting the oldest first.
-var completeScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('SET', KEYS[1], 'd', 'PX', ARGV[1])
-redis.call('ZADD', KEYS[2], now, KEYS[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[1]))
-local n = redis.call('ZCARD', KEYS[2])
-local limit = tonumber(ARGV[2])
-if n > limit then
-  local old = redis.call('ZPOPMIN', KEYS[2], n - limit)
-  for i = 1, #old, 2 do
-    if redis.call('GET', old[i]) == 'd' then redis.call('DEL', old[i]) end
-  end
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return 1
-`)
-
-// forgetScript drops KEYS[1] when it is this incarnation's claim or a
-// remembered key; another replica's claim is left alone.
-var forgetScript = redis.NewScript(`
+// dropScript deletes KEYS[1] when it is this incarnation's claim (ARGV[1]),
+// or a remembered key when ARGV[2] is "1"; another claim is left alone.
+var dropScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] or v == 'd' then
+if v == ARGV[1] or (ARGV[2] == '1' and v == 'd') then
   redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], KEYS[1])
   return 1
 end
 return 0
 `)
 
-// claimBatchScript is observeScript for every key of KEYS, answering one
-// code each: 1 claimed, 0 remembered (a duplicate), 3 already this
-// incarnation's claim (renewed), 2 another live incarnation's claim.
-var claimBatchScript = redis.NewScript(claimBatchSource)
-
-const claimBatchSource = `
-local out = {}
-local n = string.len(ARGV[2])
-for i, k in ipairs(KEYS) do
-  if redis.call('SET', k, ARGV[1], 'NX', 'PX', ARGV[3]) then
-    out[i] = 1
-  else
-    local v = redis.call('GET', k)
-    if v == 'd' then
-      out[i] = 0
-    elseif v == ARGV[1] then
-      redis.call('PEXPIRE', k, ARGV[3])
-      out[i] = 3
-    elseif v and string.sub(v, 1, n) ~= ARGV[2] then
-      out[i] = 2
-    else
-      redis.call('SET', k, ARGV[1], 'PX', ARGV[3])
-      out[i] = 1
-    end
-  end
-end
-return out
-`
-
-// windowBatchScript enters KEYS[2..] in the window KEYS[1], scored by now,
-// in one ZADD, and bounds the window as completeScript does: entries older
-// than ARGV[1] ms go, then the oldest past ARGV[2] entries, their marks
-// deleted when remembered. CompleteBatch sets the marks themselves, just
-// before.
-var windowBatchScript = redis.NewScript(windowBatchSource)
-
-const windowBatchSource = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local add = {}
-for i = 2, #KEYS do
-  add[#add + 1] = now
-  add[#add + 1] = KEYS[i]
-end
-if #add > 0 then redis.call('ZADD', KEYS[1], unpack(add)) end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
-local n = redis.call('ZCARD', KEYS[1])
-local limit = tonumber(ARGV[2])
-if n > limit then
-  local old = redis.call('ZPOPMIN', KEYS[1], n - limit)
-  for i = 1, #old, 2 do
-    if redis.call('GET', old[i]) == 'd' then redis.call('DEL', old[i]) end
-  end
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 1
-`
-
-// releaseBatchScript drops each key of KEYS that is this incarnation's
-// claim; remembered keys and other claims are left alone.
-var releaseBatchScript = redis.NewScript(`
-local n = 0
-for _, k in ipairs(KEYS) do
-  if redis.call('GET', k) == ARGV[1] then
-    redis.call('DEL', k)
-    n = n + 1
-  end
-end
-return n
-`)
-
-// batchLimit is the most keys one script call takes; a longer batch is cut
-// into calls of this size (the Lua stack bounds unpack).
-const batchLimit = 512
-
-// Observe implements dedup.Deduplicator: it claims key and reports
-// whether it is new. A remembered key is not new; a key claimed by a
-// message in flight fails with ErrClaimed; an unreachable Redis fails with
-// an error matching runtime.ErrTransient.
+// Observe implements dedup.Deduplicator: it claims key as ClaimBatch does
+// and reports whether it is new. A remembered key is not new; a key
+// claimed by a message in flight (in this process too) fails with
+// ErrClaimed; an unreachable Redis fails with an error matching
+// runtime.ErrTransient. A fresh key costs one round trip.
 func (d *Deduplicator) Observe(ctx context.Context, key string) (bool, error) {
-	n, err := observeScript.Run(ctx, d.rdb, []string{d.Key(key)}, d.claim, d.owner, d.lease).Int()
-	if err != nil {
-		return false, d.fail("observe", err)
+	var state [1]dedup.KeyState
+	if err := d.ClaimBatch(ctx, []string{key}, state[:]); err != nil {
+		return false, err
 	}
-	switch n {
-	case 1:
+	switch state[0] {
+	case dedup.KeyClaimed:
 		return true, nil
-	case 0:
+	case dedup.KeyDuplicate:
 		return false, nil
 	default:
 		return false, ErrClaimed
@@ -290,25 +218,21 @@ func (d *Deduplicator) Observe(ctx context.Context, key string) (bool, error) {
 
 // Complete implements dedup.Completer: key is remembered for the TTL.
 func (d *Deduplicator) Complete(ctx context.Context, key string) error {
-	if err := completeScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.ttl, d.win).Err(); err != nil {
-		return d.fail("complete", err)
-	}
-	return nil
+	return d.CompleteBatch(ctx, []string{key})
 }
 
 // Forget implements dedup.Forgetter: this process's claim on key (or the
 // remembered key) is taken back, so a redelivery is handled.
 func (d *Deduplicator) Forget(ctx context.Context, key string) error {
-	if err := forgetScript.Run(ctx, d.rdb, []string{d.Key(key), d.windowKey()}, d.claim).Err(); err != nil {
+	if _, err := d.eachKey(ctx, dropScript, []string{key}, d.claim, "1"); err != nil {
 		return d.fail("forget", err)
 	}
 	return nil
 }
 
-// ClaimBatch implements dedup.BatchDeduplicator: each key is claimed
-// as Observe claims it, and its state written to states. A key already
-// claimed by this incarnation is dedup.KeyHeld, and its lease starts
-// again.
+// ClaimBatch implements dedup.BatchDeduplicator: each key is claimed,
+// and its state written to states. A key already claimed by this
+// incarnation is dedup.KeyHeld, and its lease starts again.
 //
 // The claims go as one pipeline of plain SET NX PX GET commands (Redis 7
 // or later), one per key, rather than as a script: a fresh key, the common
@@ -316,37 +240,66 @@ func (d *Deduplicator) Forget(ctx context.Context, key string) error {
 // remembered key and another live owner's claim apart without a second
 // look. Only the keys that need a decision the SET cannot make (this
 // owner's own claims, to be renewed or taken back from a dead incarnation)
-// go to the claim script in a second call. A server that refuses the
-// combined SET (older than 7.0) gets the script for every key from then on.
+// go to the claim script, one call per key, in a second pipeline. A server
+// that refuses the combined SET (older than 7.0) gets the script for every
+// key from then on.
+//
+// A ClaimBatch that fails after claiming some keys (a pipeline cut short,
+// one shard of a cluster down) takes those claims back before it returns,
+// as far as Redis lets it; what it cannot take back lapses after the lease.
 func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []dedup.KeyState) error {
 	if len(states) != len(keys) {
 		return fmt.Errorf("redisdedup: claim %d keys into %d states", len(keys), len(states))
 	}
-	if !d.scriptClaims.Load() {
-		again, err := d.claimBySet(ctx, keys, states)
-		if err == nil {
-			if len(again) == 0 {
-				return nil
-			}
-			sub := make([]string, len(again))
-			subStates := make([]dedup.KeyState, len(again))
-			for j, i := range again {
-				sub[j] = keys[i]
-			}
-			if err := d.claimByScript(ctx, sub, subStates); err != nil {
-				return err
-			}
-			for j, i := range again {
-				states[i] = subStates[j]
-			}
-			return nil
+	var claimed []string
+	var at []int
+	byScript := d.scriptClaims.Load()
+	if !byScript {
+		var err error
+		claimed, at, err = d.claimBySet(ctx, keys, states)
+		if errors.Is(err, errSetRefused) {
+			d.scriptClaims.Store(true)
+			byScript = true
+		} else if err != nil {
+			d.undo(ctx, claimed)
+			return d.fail("claim", err)
 		}
-		if !errors.Is(err, errSetRefused) {
-			return err
-		}
-		d.scriptClaims.Store(true)
 	}
-	return d.claimByScript(ctx, keys, states)
+	if byScript {
+		at = make([]int, len(keys))
+		for i := range at {
+			at[i] = i
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	again := make([]string, len(at))
+	for j, i := range at {
+		again[j] = keys[i]
+	}
+	codes, err := d.eachKey(ctx, claimScript, again, d.claim, d.owner, d.lease)
+	for j, c := range codes {
+		if c.Err() != nil {
+			continue
+		}
+		switch n, _ := c.Int64(); n {
+		case 1:
+			states[at[j]] = dedup.KeyClaimed
+			claimed = append(claimed, again[j])
+		case 0:
+			states[at[j]] = dedup.KeyDuplicate
+		case 3:
+			states[at[j]] = dedup.KeyHeld
+		default:
+			states[at[j]] = dedup.KeyBusy
+		}
+	}
+	if err != nil {
+		d.undo(ctx, claimed)
+		return d.fail("claim", err)
+	}
+	return nil
 }
 
 // errSetRefused reports a server that does not take SET with both NX and
@@ -354,40 +307,27 @@ func (d *Deduplicator) ClaimBatch(ctx context.Context, keys []string, states []d
 var errSetRefused = errors.New("redisdedup: SET NX GET refused")
 
 // claimBySet claims keys with one pipelined SET NX PX GET each and writes
-// the states it can tell; it returns the indexes of keys already claimed
-// by this owner (any incarnation), which the claim script decides.
-func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []dedup.KeyState) (again []int, err error) {
+// the states it can tell. It returns the keys it claimed (also on an
+// error, for ClaimBatch to take back) and the indexes of keys already
+// claimed by this owner (any incarnation), which the claim script decides.
+func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []dedup.KeyState) (claimed []string, again []int, err error) {
 	cmds := make([]*redis.Cmd, len(keys))
-	load := !d.scriptLoaded.Load()
-	_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if load {
-			// The first pipeline loads the claim script, so a key that
-			// needs it later costs one EVALSHA, not a refused one and an EVAL.
-			p.ScriptLoad(ctx, claimBatchSource) // Script.Load would take the digest before the pipeline ran
-		}
+	err = d.pipelined(ctx, func(p redis.Pipeliner) {
 		for i, k := range keys {
 			cmds[i] = p.Do(ctx, "set", d.Key(k), d.claim, "nx", "px", d.lease, "get")
 		}
-		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		var reply redis.Error
-		if errors.As(err, &reply) && !transient(err) && strings.Contains(strings.ToLower(reply.Error()), "syntax") {
-			return nil, errSetRefused
-		}
-		return nil, d.fail("claim", err)
-	}
-	if load {
-		d.scriptLoaded.Store(true)
-	}
+	refused := false
 	for i, cmd := range cmds {
-		v, err := cmd.Text()
+		v, cerr := cmd.Text()
 		switch {
-		case errors.Is(err, redis.Nil):
+		case errors.Is(cerr, redis.Nil):
 			states[i] = dedup.KeyClaimed // it was free: the SET claimed it
-		case err != nil:
-			return nil, d.fail("claim", err)
-		case v == "d":
+			claimed = append(claimed, keys[i])
+		case cerr != nil:
+			refused = refused || refusesSet(cerr)
+			err = cmp.Or(err, cerr)
+		case v == remembered:
 			states[i] = dedup.KeyDuplicate
 		case strings.HasPrefix(v, d.owner):
 			again = append(again, i) // ours: renew it, or take it from a dead incarnation
@@ -395,101 +335,106 @@ func (d *Deduplicator) claimBySet(ctx context.Context, keys []string, states []d
 			states[i] = dedup.KeyBusy
 		}
 	}
-	return again, nil
+	if refused && len(claimed) == 0 {
+		return nil, nil, errSetRefused
+	}
+	return claimed, again, err
 }
 
-// claimByScript claims keys with the claim script, one call per 512 keys.
-func (d *Deduplicator) claimByScript(ctx context.Context, keys []string, states []dedup.KeyState) error {
-	for len(keys) > 0 {
-		n := min(len(keys), batchLimit)
-		codes, err := claimBatchScript.Run(ctx, d.rdb, d.keys(nil, keys[:n]), d.claim, d.owner, d.lease).Int64Slice()
-		if err != nil {
-			return d.fail("claim", err)
-		}
-		if len(codes) != n {
-			return d.fail("claim", fmt.Errorf("script answered %d codes for %d keys", len(codes), n))
-		}
-		for i, c := range codes {
-			switch c {
-			case 1:
-				states[i] = dedup.KeyClaimed
-			case 0:
-				states[i] = dedup.KeyDuplicate
-			case 3:
-				states[i] = dedup.KeyHeld
-			default:
-				states[i] = dedup.KeyBusy
-			}
-		}
-		keys, states = keys[n:], states[n:]
+// refusesSet reports the syntax error of a server older than 7.0 asked
+// for SET with NX and GET together.
+func refusesSet(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && !transient(err) && strings.Contains(strings.ToLower(reply.Error()), "syntax")
+}
+
+// undo takes back the claims a failed ClaimBatch made; a failure is left
+// to the lease.
+func (d *Deduplicator) undo(ctx context.Context, claimed []string) {
+	if len(claimed) > 0 {
+		_, _ = d.eachKey(context.WithoutCancel(ctx), dropScript, claimed, d.claim, "0")
 	}
-	return nil
 }
 
 // CompleteBatch implements dedup.BatchDeduplicator: every key is
-// remembered for the TTL. The keys go as one pipeline (per 512 keys): one
-// plain SET each, which is cheaper for Redis than a SET called from a
-// script, then the window script, which enters them all in the window with
-// one ZADD and bounds it (after the SETs, so the keys it evicts are
-// remembered ones). A pipeline cut short between the two leaves keys
-// remembered for the TTL but outside the count bound, and CompleteBatch
-// fails: the consumer asks again, and no offset past them is committed
-// until it succeeded.
+// remembered for the TTL, with one plain SET each (cheaper for Redis than
+// a SET called from a script) in one pipeline, overwriting its claim.
+// Completing is idempotent: a pipeline cut short fails, and the consumer
+// asks again before it commits any offset past the keys.
 func (d *Deduplicator) CompleteBatch(ctx context.Context, keys []string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), batchLimit)
-		err := d.completeBySet(ctx, keys[:n], false)
-		if isNoScript(err) {
-			// The node that holds the keys does not know the script (Redis
-			// restarted, or on a cluster the preload went to another node):
-			// ask again sending the script whole, which that node then keeps;
-			// completing is idempotent.
-			d.windowLoaded.Store(false)
-			err = d.completeBySet(ctx, keys[:n], true)
+	sets := make([]*redis.StatusCmd, len(keys))
+	err := d.pipelined(ctx, func(p redis.Pipeliner) {
+		for i, k := range keys {
+			sets[i] = p.Set(ctx, d.Key(k), remembered, d.opts.TTL)
 		}
-		if err != nil {
-			return d.fail("complete", err)
-		}
-		keys = keys[n:]
+	})
+	for _, c := range sets {
+		err = cmp.Or(err, c.Err())
+	}
+	if err != nil {
+		return d.fail("complete", err)
 	}
 	return nil
 }
 
-// completeBySet sends one pipeline completing keys; whole sends the window
-// script's source (EVAL) rather than its digest.
-func (d *Deduplicator) completeBySet(ctx context.Context, keys []string, whole bool) error {
-	load := !whole && !d.windowLoaded.Load()
-	var window *redis.Cmd
-	sets := make([]*redis.StatusCmd, len(keys))
-	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if load {
-			p.ScriptLoad(ctx, windowBatchSource)
-		}
-		for i, k := range keys {
-			sets[i] = p.Set(ctx, d.Key(k), "d", d.opts.TTL)
-		}
-		if whole {
-			window = p.Eval(ctx, windowBatchSource, d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
-		} else {
-			window = p.EvalSha(ctx, windowBatchScript.Hash(), d.keys([]string{d.windowKey()}, keys), d.ttl, d.win)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := window.Err(); err != nil {
-		return err
-	}
-	if load || whole {
-		d.windowLoaded.Store(true) // the node the keys live on holds it now
-	}
-	for _, c := range sets {
-		if err := c.Err(); err != nil {
-			return err
-		}
+// ReleaseBatch implements dedup.BatchDeduplicator: this incarnation's
+// claims on keys are dropped, one script call per key in one pipeline.
+func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
+	if _, err := d.eachKey(ctx, dropScript, keys, d.claim, "0"); err != nil {
+		return d.fail("release", err)
 	}
 	return nil
+}
+
+// Lease implements dedup.BatchDeduplicator: Config.Lease.
+func (d *Deduplicator) Lease() time.Duration { return d.opts.Lease }
+
+// eachKey runs script once for each key, by digest, in one pipeline; the
+// keys whose node did not know the script (a restarted Redis, a cluster
+// node not asked before) get it sent whole in a second pipeline, which
+// that node then keeps. cmds[i] answers keys[i]; err is the first failure.
+func (d *Deduplicator) eachKey(ctx context.Context, script *redis.Script, keys []string, args ...any) (cmds []*redis.Cmd, err error) {
+	cmds = make([]*redis.Cmd, len(keys))
+	err = d.pipelined(ctx, func(p redis.Pipeliner) {
+		for i, k := range keys {
+			cmds[i] = script.EvalSha(ctx, p, []string{d.Key(k)}, args...)
+		}
+	})
+	var missing []int
+	for i, c := range cmds {
+		if isNoScript(c.Err()) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		err = cmp.Or(err, d.pipelined(ctx, func(p redis.Pipeliner) {
+			for _, i := range missing {
+				cmds[i] = script.Eval(ctx, p, []string{d.Key(keys[i])}, args...)
+			}
+		}))
+	}
+	for _, c := range cmds {
+		err = cmp.Or(err, c.Err())
+	}
+	return cmds, err
+}
+
+// pipelined sends the commands fn queues in one pipeline (one per node of
+// a cluster). Each command holds its own answer or error; the error
+// returned is a failure of the pipeline that no command holds.
+func (d *Deduplicator) pipelined(ctx context.Context, fn func(redis.Pipeliner)) error {
+	p := d.rdb.Pipeline()
+	fn(p)
+	cmds, err := p.Exec(ctx)
+	if err == nil || errors.Is(err, redis.Nil) {
+		return nil
+	}
+	for _, c := range cmds {
+		if c.Err() == err {
+			return nil // a command's own answer, read by the caller
+		}
+	}
+	return err
 }
 
 // isNoScript reports a server that did not know a script's digest.
@@ -498,34 +443,9 @@ func isNoScript(err error) bool {
 	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "NOSCRIPT")
 }
 
-// ReleaseBatch implements dedup.BatchDeduplicator: this incarnation's
-// claims on keys are dropped, in one script call (per 512 keys).
-func (d *Deduplicator) ReleaseBatch(ctx context.Context, keys []string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), batchLimit)
-		if err := releaseBatchScript.Run(ctx, d.rdb, d.keys(nil, keys[:n]), d.claim).Err(); err != nil {
-			return d.fail("release", err)
-		}
-		keys = keys[n:]
-	}
-	return nil
-}
-
-// Lease implements dedup.BatchDeduplicator: Config.Lease.
-func (d *Deduplicator) Lease() time.Duration { return d.opts.Lease }
-
-// keys appends the Redis keys of keys to dst.
-func (d *Deduplicator) keys(dst, keys []string) []string {
-	dst = slices.Grow(dst, len(keys))
-	for _, k := range keys {
-		dst = append(dst, d.Key(k))
-	}
-	return dst
-}
-
 // Error is a failed call to Redis.
 type Error struct {
-	Op        string // observe, complete, forget, claim or release
+	Op        string // claim, complete, forget or release
 	Transient bool   // Redis was unreachable or busy; asking again may help
 	Err       error
 }

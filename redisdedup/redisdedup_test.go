@@ -102,29 +102,67 @@ func TestForgetTakesBackOnlyThisIncarnationsClaim(t *testing.T) {
 	}
 }
 
-func TestWindowIsBoundedByCountOldestForgottenFirst(t *testing.T) {
+func TestAMessageCostsRedisOneKeyClaimedThenOverwrittenByItsMark(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	d := redisdedup.New(rdb, "g", redisdedup.Config{Window: 3})
-	for i := 1; i <= 5; i++ {
-		k := fmt.Sprintf("k%d", i)
-		if !observe(t, d, k) {
-			t.Fatalf("%s must be new", k)
-		}
-		complete(t, d, k)
+	ttl, lease := time.Hour, time.Minute
+	d := redisdedup.New(rdb, "g", redisdedup.Config{TTL: ttl, Lease: lease})
+	keys := []string{"k1", "k2", "k3", "k4", "k5"}
+	claimBatch(t, d, keys...)
+	if err := d.CompleteBatch(t.Context(), keys[:3]); err != nil {
+		t.Fatal(err)
 	}
-	n, err := rdb.DBSize(context.Background()).Result()
+	// Nothing beside the keys themselves: no window, no index.
+	all, err := rdb.Keys(t.Context(), "*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 4 { // three marks and the window's sorted set
-		t.Fatalf("redis holds %d keys, want 3 marks and the window", n)
+	if len(all) != len(keys) {
+		t.Fatalf("redis holds %q; want one key per message, %d", all, len(keys))
 	}
-	for i, want := range []bool{true, true, false, false, false} {
-		k := fmt.Sprintf("k%d", i+1)
-		if got := observe(t, d, k); got != want {
-			t.Fatalf("%s fresh = %v, want %v (window of 3 keeps k3..k5)", k, got, want)
+	for i, k := range keys {
+		v, err := rdb.Get(t.Context(), d.Key(k)).Result()
+		if err != nil {
+			t.Fatal(err)
 		}
+		left := rdb.PTTL(t.Context(), d.Key(k)).Val()
+		if done := i < 3; done {
+			if v != "d" || left <= ttl-time.Minute || left > ttl {
+				t.Fatalf("%s holds %q expiring in %v; want the mark with the TTL of %v", k, v, left, ttl)
+			}
+		} else if !strings.HasPrefix(v, "c|") || left <= 0 || left > lease {
+			t.Fatalf("%s holds %q expiring in %v; want a claim with the lease of %v", k, v, left, lease)
+		}
+	}
+}
+
+func TestKeysAreLaidOutUnderTheVersionedPrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	if got, want := redisdedup.New(rdb, "billing").Key("shop\x1forder-1"), "laser:dedup:v2:billing:shop\x1forder-1"; got != want {
+		t.Fatalf("key %q, want %q", got, want)
+	}
+	if got, want := redisdedup.New(rdb, "a:b%", redisdedup.Config{Prefix: "app:"}).Key("c"), "app:v2:a%3Ab%25:c"; got != want {
+		t.Fatalf("key %q, want %q (the scope escaped, so it ends at its colon)", got, want)
+	}
+	// Keys of the earlier layout are not read: a mark stored there is not a duplicate.
+	if err := rdb.Set(t.Context(), "laser:dedup:{g}:k:old", "d", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !observe(t, redisdedup.New(rdb, "g"), "old") {
+		t.Fatal("a key of the earlier layout was read")
+	}
+}
+
+func TestScopesWithAColonDoNotShareKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	// Unescaped, both would be laser:dedup:v2:a:b:c.
+	first, second := redisdedup.New(rdb, "a:b"), redisdedup.New(rdb, "a")
+	observe(t, first, "c")
+	complete(t, first, "c")
+	if !observe(t, second, "b:c") {
+		t.Fatal("scope a saw scope a:b's key as its own")
 	}
 }
 
@@ -263,7 +301,7 @@ func TestObserveIsOneRoundTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	d := redisdedup.New(rdb, "g")
-	observe(t, d, "warm-up") // loads the script (EVALSHA, then EVAL once)
+	observe(t, d, "warm-up")
 	counter := &commandCounter{}
 	rdb.AddHook(counter)
 	for i := 0; i < 10; i++ {
@@ -292,7 +330,8 @@ func TestClaimBatchIsOneRoundTripAndAnswersEachKeysState(t *testing.T) {
 	complete(t, d, "done")
 	observe(t, d, "mine")
 	observe(t, other, "theirs")
-	claimBatch(t, d, "warm-up") // the first pipeline loads the claim script
+	claimBatch(t, d, "warm-up", "warm-up-2")
+	claimBatch(t, d, "warm-up") // this owner's claim: the script, sent whole the first time
 	counter := &commandCounter{}
 	rdb.AddHook(counter)
 	got := claimBatch(t, d, "new-1", "done", "mine", "theirs", "new-2")
@@ -340,20 +379,20 @@ func TestClaimBatchTakesAnotherOwnersClaimOnlyAfterItsLease(t *testing.T) {
 	}
 }
 
-func TestCompleteBatchRemembersEveryKeyWithinTheWindow(t *testing.T) {
+func TestCompleteBatchRemembersEveryKey(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
-	d := redisdedup.New(rdb, "g", redisdedup.Config{Window: 3})
+	d := redisdedup.New(rdb, "g")
 	keys := []string{"k1", "k2", "k3", "k4"}
 	claimBatch(t, d, keys...)
 	if err := d.CompleteBatch(t.Context(), keys); err != nil {
 		t.Fatal(err)
 	}
 	other := redisdedup.New(rdb, "g")
-	got := claimBatch(t, other, keys...)
-	want := []dedup.KeyState{dedup.KeyClaimed, dedup.KeyDuplicate, dedup.KeyDuplicate, dedup.KeyDuplicate}
+	got := claimBatch(t, other, append(keys, "k5")...)
+	want := []dedup.KeyState{dedup.KeyDuplicate, dedup.KeyDuplicate, dedup.KeyDuplicate, dedup.KeyDuplicate, dedup.KeyClaimed}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("after completing 4 keys in a window of 3: %v, want %v", got, want)
+		t.Fatalf("after completing 4 keys: %v, want %v", got, want)
 	}
 }
 
@@ -371,5 +410,29 @@ func TestReleaseBatchDropsOnlyThisIncarnationsClaims(t *testing.T) {
 	want := []dedup.KeyState{dedup.KeyClaimed, dedup.KeyDuplicate, dedup.KeyBusy}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after the release: %v, want %v", got, want)
+	}
+}
+
+// Owner "a" must not take owner "a|b"'s live claim as one of its own dead
+// incarnations: unescaped, "c|a|b|<incarnation>" starts with "c|a|".
+func TestAnOwnerWhoseNameHoldsABarSharesNoPrefixWithAnother(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv.Addr())
+	for _, pair := range [][2]string{{"a|b", "a"}, {"a%7Cb", "a|b"}, {"a|b", "a%7Cb"}} {
+		holder := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[0]})
+		key := "k-" + pair[0] + "-" + pair[1]
+		claimBatch(t, holder, key)
+		other := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[1]})
+		if got := claimBatch(t, other, key); got[0] != dedup.KeyBusy {
+			t.Fatalf("owner %q on owner %q's live claim: %v, want busy", pair[1], pair[0], got[0])
+		}
+		if _, err := other.Observe(t.Context(), key); !errors.Is(err, redisdedup.ErrClaimed) {
+			t.Fatalf("owner %q observing owner %q's live claim: %v, want ErrClaimed", pair[1], pair[0], err)
+		}
+		// The same owner's next incarnation still takes it back at once.
+		reborn := redisdedup.New(rdb, "g", redisdedup.Config{Owner: pair[0]})
+		if got := claimBatch(t, reborn, key); got[0] != dedup.KeyClaimed {
+			t.Fatalf("owner %q's next incarnation: %v, want its claim back", pair[0], got[0])
+		}
 	}
 }

@@ -61,6 +61,9 @@ func repoRoot() (string, error) {
 // through the repository's go.work.
 func buildBinaries(t *testing.T) (laser, worker string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds laser and crashworker and runs them as processes (make test-short skips them)")
+	}
 	binOnce.Do(func() {
 		root, err := repoRoot()
 		if err != nil {
@@ -213,11 +216,12 @@ func (p *proc) waitLine(ctx context.Context, substr string) (string, error) {
 	}
 }
 
-// startDevServer runs `laser dev` on a free loopback port and returns its
-// connection string for stream.
+// startDevServer runs `laser dev` on a free loopback port, without its
+// console (whose default port a developer's own laser dev may hold), and
+// returns its connection string for stream.
 func startDevServer(t *testing.T, ctx context.Context, laser, stream string) (string, *proc) {
 	t.Helper()
-	p := startProc(t, "laser dev", laser, "dev", "--addr", "127.0.0.1:0")
+	p := startProc(t, "laser dev", laser, "dev", "--addr", "127.0.0.1:0", "--console", "")
 	line, err := p.waitLine(ctx, "listening on ")
 	if err != nil {
 		t.Fatal(err)

@@ -40,14 +40,8 @@ type claimSet struct {
 	index  map[string]int
 	at     time.Time // when keys were claimed or last renewed (real time: leases run on Redis's clock)
 	renew  time.Duration
-	// sole: this loop is the only one of the process using the
-	// deduplicator's claims (Serial: one batch at a time, the one before
-	// released), so a key the store answers as held by this incarnation, and
-	// not handled here awaiting completion, is this loop's own claim: one a
-	// ClaimBatch made before its answer was lost (a retried call, or a
-	// pipeline go-redis sent again). It counts as claimed, so the record runs
-	// at once and release takes it back when unused.
-	sole bool
+	// entered: keys were entered in kc's batched count, until reset.
+	entered bool
 }
 
 // newClaimSet returns the claimSet of a loop of s, or nil when the
@@ -104,15 +98,21 @@ func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 	}
 	cs.states = append(cs.states[:0], make([]dedup.KeyState, len(cs.keys))...)
 	cs.used = append(cs.used[:0], make([]bool, len(cs.keys))...)
+	cs.kc.enter(cs.keys)
+	cs.entered = true
 	if err := cs.ask(ctx, cs.keys, cs.states); err != nil {
 		cs.reset()
 		return fmt.Errorf("dedup: %w", err)
 	}
-	if cs.sole {
-		for i, st := range cs.states {
-			if st == dedup.KeyHeld && !cs.kc.pending(cs.keys[i]) {
-				cs.states[i] = dedup.KeyClaimed // this loop's own, from an answer that was lost
-			}
+	for i, st := range cs.states {
+		if st == dedup.KeyHeld && cs.kc.alone(cs.keys[i]) {
+			// No other loop of this process has the key in its batch, and
+			// none handled it: the claim is this loop's own, from a
+			// ClaimBatch whose answer was lost (a retried call, or a
+			// pipeline go-redis sent again), or one a release failed to
+			// take back. The record runs at once, and release takes the
+			// claim back when unused.
+			cs.states[i] = dedup.KeyClaimed
 		}
 	}
 	cs.at = time.Now()
@@ -217,16 +217,21 @@ func (cs *claimSet) release(ctx context.Context) {
 			unused = append(unused, cs.keys[i])
 		}
 	}
+	// The keys leave the batched count only after the release, so no
+	// other loop takes an unused claim for its own before it is gone.
+	if len(unused) > 0 {
+		if err := cs.bd.ReleaseBatch(context.WithoutCancel(ctx), unused); err != nil {
+			cs.c.log.Warn("cannot release unused idempotency claims; they lapse after their lease", "keys", len(unused), "error", err)
+		}
+	}
 	cs.reset()
-	if len(unused) == 0 {
-		return
-	}
-	if err := cs.bd.ReleaseBatch(context.WithoutCancel(ctx), unused); err != nil {
-		cs.c.log.Warn("cannot release unused idempotency claims; they lapse after their lease", "keys", len(unused), "error", err)
-	}
 }
 
 func (cs *claimSet) reset() {
+	if cs.entered {
+		cs.kc.leave(cs.keys)
+		cs.entered = false
+	}
 	clear(cs.index)
 	cs.keys, cs.states, cs.used = cs.keys[:0], cs.states[:0], cs.used[:0]
 }
@@ -248,6 +253,7 @@ type keyCompleter struct {
 	queue      []string
 	spare      []string
 	completing map[string]int // handled here, not yet completed
+	batched    map[string]int // in the current batch of so many loops (claimSet.claim to reset)
 	added      uint64         // keys queued so far
 	done       uint64         // keys completed so far
 	err        error          // the first lasting failure
@@ -262,7 +268,7 @@ type keyCompleter struct {
 
 func (s *session) startKeyCompleter() *keyCompleter {
 	kc := &keyCompleter{
-		c: s.c, s: s, completing: make(map[string]int),
+		c: s.c, s: s, completing: make(map[string]int), batched: make(map[string]int),
 		progress: make(chan struct{}), wake: make(chan struct{}, 1),
 		quit: make(chan struct{}), loopDone: make(chan struct{}),
 	}
@@ -296,6 +302,40 @@ func (kc *keyCompleter) pending(key string) bool {
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	return kc.completing[key] > 0
+}
+
+// enter counts keys into the batch of one more loop.
+func (kc *keyCompleter) enter(keys []string) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	for _, k := range keys {
+		kc.batched[k]++
+	}
+}
+
+// leave counts keys out of a loop's batch.
+func (kc *keyCompleter) leave(keys []string) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	for _, k := range keys {
+		if n := kc.batched[k] - 1; n > 0 {
+			kc.batched[k] = n
+		} else {
+			delete(kc.batched, k)
+		}
+	}
+}
+
+// alone reports whether key is in one loop's batch only (the caller's)
+// and not handled here awaiting completion: a claim this process holds on
+// it can then be no other loop's, since a loop that claims ahead holds
+// claims only on keys of its batch (the gate asks key by key only for
+// those, and a loop with a Verifier claims nothing ahead, so it never asks
+// this).
+func (kc *keyCompleter) alone(key string) bool {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	return kc.batched[key] == 1 && kc.completing[key] == 0
 }
 
 // target is how many keys were queued so far: a commit round waits for

@@ -156,7 +156,8 @@ func TestGatePathsAgree(t *testing.T) {
 			for i := range shapes {
 				decoded[i].m, decoded[i].err = DecodeRecord(pre.cfg.Topic, &shapes[i].rec, 0)
 			}
-			cs := &claimSet{c: pre, bd: claimDedup, index: make(map[string]int)}
+			kc := &keyCompleter{completing: make(map[string]int), batched: make(map[string]int)}
+			cs := &claimSet{c: pre, bd: claimDedup, kc: kc, index: make(map[string]int)}
 			if err := cs.claim(t.Context(), decoded); err != nil {
 				t.Fatal(err)
 			}

@@ -134,6 +134,10 @@ func unknownOperation(agent string, kind wire.Kind, op string) error {
 	if kind == wire.KindEvent {
 		return nil
 	}
+	if op == "" && kind == wire.KindCommand {
+		// The reference SDKs' contracts send such commands.
+		return Reject(fmt.Errorf("agent %s has no handler for a command without an operation (default=<operation> on its //laser:agent names one)", agent))
+	}
 	if op == "" {
 		return Reject(fmt.Errorf("agent %s has no handler for a %s without an operation", agent, kindOrPlain(kind)))
 	}

@@ -65,6 +65,22 @@ func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
 	}
 }
 
+func TestDecodeReadsARawBodyByTheDefaultContentType(t *testing.T) {
+	// The reference's contract and ctx.respond stamp raw on a JSON body.
+	m := &Message{Payload: []byte(`{"A":7}`), ContentType: wire.ContentRaw, HasContentType: true}
+	var v struct{ A int }
+	if err := m.Decode(&v, wire.ContentJSON); err != nil || v.A != 7 {
+		t.Fatalf("Decode = %+v, %v; want the raw body read as JSON", v, err)
+	}
+	if err := m.Decode(&v, wire.ContentRaw); !errors.Is(err, ErrRejected) {
+		t.Fatalf("Decode with a raw default = %v, want a rejection: raw is no encoding", err)
+	}
+	m.ContentType = wire.ContentCBOR
+	if err := m.Decode(&v, wire.ContentJSON); !errors.Is(err, ErrRejected) {
+		t.Fatalf("Decode of a JSON body stamped cbor = %v, want a rejection: a stated encoding wins", err)
+	}
+}
+
 func TestWithOptionsAppliesItsOptionsInOrder(t *testing.T) {
 	bundle := WithOptions(WithOperation("a"), WithIdempotencyKey("k"), WithOperation("b"))
 	spec := specOf([]SendOption{bundle}, SendOption.applyEvent)

@@ -41,7 +41,7 @@ func (s *session) runLanes(ctx context.Context) error {
 	s.flushHandled = ls.k.flush
 	s.c.hooks.bound.Store(ls.bound)
 	return s.supervise(ctx, func() error {
-		overflow := s.newRecordLoop(ls.k, false) // for records handled inline, over the lane cap
+		overflow := s.newRecordLoop(ls.k) // for records handled inline, over the lane cap
 		loopErr := s.intake(false, ls.fs, ls.k, func(next polled) error { return ls.take(next.batch, overflow) })
 		// Closing the lanes lets each finish its queue and exit.
 		for _, ch := range ls.lanes {
@@ -111,7 +111,7 @@ func (ls *laneSet) start(partition uint32) chan queued {
 		defer ls.wg.Done()
 		clock := ls.s.c.clock
 		lastKick := clock.Now()
-		loop := ls.s.newRecordLoop(ls.k, false)
+		loop := ls.s.newRecordLoop(ls.k)
 		for q := range ch {
 			n, err := loop.run(q.recs, nil, func(i int, err error) bool {
 				rec := &q.recs[i]

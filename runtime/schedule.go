@@ -168,12 +168,10 @@ type recordLoop struct {
 	decoded []decodedRecord
 }
 
-// newRecordLoop returns a record loop of s; sole says it is the process's
-// only user of the deduplicator's claims (see claimSet.sole).
-func (s *session) newRecordLoop(k *commitBehind, sole bool) *recordLoop {
+// newRecordLoop returns a record loop of s.
+func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
 	l := &recordLoop{c: s.c, ctx: s.workCtx, cs: s.newClaimSet(k)}
 	if l.cs != nil {
-		l.cs.sole = sole
 		l.ctx = withClaims(l.ctx, l.cs)
 	}
 	return l

@@ -242,7 +242,7 @@ func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		pf := s.startPrefetch(true)
 		defer pf.close()
-		loop := s.newRecordLoop(k, true) // Serial: this loop is the process's one user of its claims
+		loop := s.newRecordLoop(k)
 		lastFlush := s.c.clock.Now()
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)

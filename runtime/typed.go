@@ -26,11 +26,13 @@ func EncodeBody(v any, ct wire.ContentType) ([]byte, error) {
 }
 
 // Decode decodes the message body into v by the message's content type,
-// or by def when the message states none. Failures are permanent errors:
-// a body that does not decode will not decode on a retry either.
+// or by def when the message states none or states raw: raw says the bytes
+// are opaque, not how they are encoded, and it is what the reference SDKs'
+// contracts and ctx.respond stamp on every body. Failures are permanent
+// errors: a body that does not decode will not decode on a retry either.
 func (m *Message) Decode(v any, def wire.ContentType) error {
 	ct := def
-	if m.HasContentType {
+	if m.HasContentType && m.ContentType != wire.ContentRaw {
 		ct = m.ContentType
 	}
 	var err error

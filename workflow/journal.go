@@ -199,6 +199,22 @@ func (r *run) journalEvent(ctx context.Context, op, label string, output []byte)
 	return nil
 }
 
+// journalRun appends the run-level record op (a start or an end), signed
+// like the steps' records, within journalWait even when ctx ended. It is
+// for people reading the journal: a failure is logged, never the run's.
+func (r *run) journalRun(ctx context.Context, op string, rec RunRecord) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWait)
+	defer cancel()
+	body, err := cbor.Marshal(rec)
+	if err == nil {
+		_, err = r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
+			runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey))
+	}
+	if err != nil {
+		r.c.Logger().Warn("cannot journal the run's "+op, "run", r.id.String(), "error", err)
+	}
+}
+
 // journal records that label completed with output, in both forms. It is
 // written even when ctx ended meanwhile (within journalWait), so that a
 // resumed run does not redo a step whose effect happened.

@@ -42,7 +42,39 @@ const (
 	// OperationStepCompensated is the operation of the journal record of a
 	// step whose compensation answered: a resumed run runs it again.
 	OperationStepCompensated = "workflow.step_compensated"
+	// OperationRunStarted and OperationRunFinished are the journal records
+	// of a Run call's start and end (a RunRecord each), so a reader of the
+	// journal sees runs and their status; replay ignores them.
+	OperationRunStarted  = "workflow.run_started"
+	OperationRunFinished = "workflow.run_finished"
 )
+
+// The statuses a run ends with, in RunRecord.Status.
+const (
+	StatusCompleted = "completed"
+	// StatusFailed: a step failed and no compensation answered.
+	StatusFailed = "failed"
+	// StatusCompensated: a step failed and at least one compensation
+	// answered.
+	StatusCompensated = "compensated"
+	// StatusStopped: the run's context ended; running again resumes it.
+	StatusStopped = "stopped"
+)
+
+// RunRecord is the CBOR body of a run's start and end journal records: the
+// start names the steps and the budget, the end the status, the error and
+// what was spent.
+type RunRecord struct {
+	Steps             []string `cbor:"steps,omitempty"`
+	BudgetTokens      uint64   `cbor:"budget_tokens,omitempty"`
+	BudgetInvocations uint64   `cbor:"budget_invocations,omitempty"`
+	BudgetWallMicros  uint64   `cbor:"budget_wall_us,omitempty"`
+	Status            string   `cbor:"status,omitempty"`
+	Error             string   `cbor:"error,omitempty"`
+	SpentTokens       uint64   `cbor:"spent_tokens,omitempty"`
+	SpentInvocations  uint64   `cbor:"spent_invocations,omitempty"`
+	SpentWallMicros   uint64   `cbor:"spent_wall_us,omitempty"`
+}
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
 // duplicate step, a broadcast step, a route that can never resolve. It is a
@@ -264,17 +296,44 @@ func (w *Workflow) Run(ctx context.Context, c *runtime.Client) (*Outcome, error)
 			out.Skipped = append(out.Skipped, s.Label)
 		}
 	}
+	r.journalRun(ctx, OperationRunStarted, r.started())
 	if err := r.schedule(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Stopped, not failed: compensating would undo steps the journal
 			// still records as completed, which a resumed run then skips.
+			r.journalRun(ctx, OperationRunFinished, r.finished(StatusStopped, ctx.Err()))
 			return nil, &StoppedError{RunID: r.id, Err: ctx.Err()}
 		}
-		r.compensate(ctx)
+		status := StatusFailed
+		if r.compensate(ctx) > 0 {
+			status = StatusCompensated
+		}
+		r.journalRun(ctx, OperationRunFinished, r.finished(status, err))
 		return nil, err
 	}
+	r.journalRun(ctx, OperationRunFinished, r.finished(StatusCompleted, nil))
 	out.Outputs = r.outputs
 	return out, nil
+}
+
+// started is the record of the run's start: its steps and budget.
+func (r *run) started() RunRecord {
+	rec := RunRecord{BudgetTokens: r.w.Budget.Tokens, BudgetInvocations: r.w.Budget.Invocations, BudgetWallMicros: uint64(r.w.Budget.WallClock.Microseconds())}
+	for _, s := range r.w.Steps {
+		rec.Steps = append(rec.Steps, s.Label)
+	}
+	return rec
+}
+
+// finished is the record of the run's end with status and err.
+func (r *run) finished(status string, err error) RunRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := RunRecord{Status: status, SpentTokens: r.tokens, SpentInvocations: r.calls, SpentWallMicros: uint64(r.c.Clock().Now().Sub(r.start).Microseconds())}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	return rec
 }
 
 type stepResult struct {
@@ -505,8 +564,10 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 
 var errIncomplete = errors.New("no reply")
 
-// compensate undoes the steps completed in this run, latest first.
-func (r *run) compensate(ctx context.Context) {
+// compensate undoes the steps completed in this run, latest first, and
+// returns how many compensations answered.
+func (r *run) compensate(ctx context.Context) int {
+	undone := 0
 	steps := map[string]*Step{}
 	for i := range r.w.Steps {
 		steps[r.w.Steps[i].Label] = &r.w.Steps[i]
@@ -523,6 +584,7 @@ func (r *run) compensate(ctx context.Context) {
 		_, _, err := r.send(cctx, s.Route, s.Compensate(r.outputs[s.Label]), r.key("undo", s.Label))
 		cancel()
 		if err == nil {
+			undone++
 			// The step is undone: so says the journal, or a resumed run
 			// would skip a step whose effect is gone.
 			if err := r.journalEvent(ctx, OperationStepCompensated, s.Label, nil); err != nil {
@@ -530,4 +592,5 @@ func (r *run) compensate(ctx context.Context) {
 			}
 		}
 	}
+	return undone
 }

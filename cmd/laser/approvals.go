@@ -25,8 +25,9 @@ func (a *app) approvalsCommand() *cobra.Command {
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
+	keys := keysFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return a.approvalsList(cmd.Context(), sf, *topic)
+		return a.approvalsList(cmd.Context(), sf, *topic, *keys)
 	}
 	cmd.AddCommand(a.approvalsListCommand(), a.approvalsAnswerCommand())
 	return cmd
@@ -40,10 +41,33 @@ func (a *app) approvalsListCommand() *cobra.Command {
 	}
 	sf := a.serverFlags(cmd)
 	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
+	keys := keysFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return a.approvalsList(cmd.Context(), sf, *topic)
+		return a.approvalsList(cmd.Context(), sf, *topic, *keys)
 	}
 	return cmd
+}
+
+// keysFlag adds --keys, the enrolled keys answers are verified with.
+func keysFlag(cmd *cobra.Command) *string {
+	return cmd.Flags().String("keys", "", "file of the askers' enrolled keys: only an answer an asker would accept (signed by its approver, else an operator key) counts")
+}
+
+// listPending folds topic's pending requests, verifying answers with the
+// keys in keysFile as the askers do; without it every answer counts, so it
+// warns that an unsigned answer hides a request.
+func (a *app) listPending(ctx context.Context, t runtime.Transport, topic, keysFile string) (*humaninput.Listing, error) {
+	opts := humaninput.ListOptions{Topic: topic}
+	if keysFile != "" {
+		keys, err := loadKeys(keysFile)
+		if err != nil {
+			return nil, err
+		}
+		opts.Verifier = keys
+	} else {
+		fmt.Fprintln(a.stderr, "laser: answers are not verified: any answer, even an unsigned one, hides its request (pass --keys FILE with the askers' keys)")
+	}
+	return humaninput.List(ctx, t, opts)
 }
 
 // approvalView is one pending request as `approvals list --json` prints it.
@@ -57,17 +81,26 @@ type approvalView struct {
 	// answer would go to whichever one the asker waits on, so neither can
 	// be answered from here.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Age, Deadline and Left say how long the request has waited, when its
+	// asker stops waiting (UTC) and how long that is from now; the console
+	// shows them.
+	Age      string `json:"-"`
+	Deadline string `json:"-"`
+	Left     string `json:"-"`
 }
 
-func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic string) error {
+func (a *app) approvalsList(ctx context.Context, sf *serverFlags, topic, keysFile string) error {
 	t, err := sf.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	l, err := humaninput.List(ctx, t, humaninput.ListOptions{Topic: topic})
+	l, err := a.listPending(ctx, t, topic, keysFile)
 	if err != nil {
 		return err
+	}
+	if l.RefusedAnswers > 0 {
+		fmt.Fprintf(a.stderr, "laser: %d answer(s) did not count: unverified, or signed by someone who may not answer\n", l.RefusedAnswers)
 	}
 	pending, shared := l.Pending, l.Shared
 	views := make([]approvalView, len(pending))
@@ -117,6 +150,7 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 	topic := cmd.Flags().String("topic", runtime.TopicHumanInput, "human-input topic")
 	as := cmd.Flags().String("as", "operator", "the answering agent id")
 	keyFile := cmd.Flags().String("key", "", "file holding the hex Ed25519 seed that signs the answer (needed when the asker verifies)")
+	keysFile := keysFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		corr, refuse := args[0], args[1] == "refuse"
 		text := ""
@@ -146,7 +180,7 @@ func (a *app) approvalsAnswerCommand() *cobra.Command {
 			return err
 		}
 		defer t.Close()
-		l, err := humaninput.List(ctx, t, humaninput.ListOptions{Topic: *topic})
+		l, err := a.listPending(ctx, t, *topic, *keysFile)
 		if err != nil {
 			return err
 		}

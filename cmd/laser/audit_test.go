@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +204,35 @@ func TestAuditEscapesWhatPeersWrote(t *testing.T) {
 			t.Fatalf("%v printed %q, want the peer's fields escaped", args, out)
 		}
 	}
+}
+
+// A flood of forged decisions costs the audit page a bounded window, the
+// newest records of each partition, not the whole topic.
+func TestConsoleAuditReadsOnlyTheNewestWindow(t *testing.T) {
+	_, tr, entries := governedServer(t, govern.Config{})
+	forged := *entries[0].Envelope
+	forged.Body = make([]byte, 1<<10)
+	envs := make([]*wire.Envelope, scanDepth+10)
+	for i := range envs {
+		envs[i] = &forged
+	}
+	republish(t, tr, runtime.TopicAudit, envs...)
+	c, err := newConsole(tr, consoleConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHandler(t, c)
+	page := wantPage(t, srv, "/audit", http.StatusOK, `id="window"`, "laser audit verify")
+	if want := fmt.Sprintf("%d decision record(s)", scanDepth); !strings.Contains(page, want) {
+		t.Fatalf("the audit page does not say %q:\n%s", want, page)
+	}
+}
+
+func TestConsoleAuditChecksTheChainOfAWholeTopic(t *testing.T) {
+	_, tr, _ := governedServer(t, govern.Config{})
+	c, err := newConsole(tr, consoleConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, serveHandler(t, c), "/audit", http.StatusOK, "3 decision record(s).", "every chain is complete")
 }

@@ -221,7 +221,7 @@ func TestDevOnABusyPortSuggestsAnotherAddr(t *testing.T) {
 	defer l.Close()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	n, _ := strconv.Atoi(port)
-	code, _, errOut := laser(t, "dev", "--addr", l.Addr().String())
+	code, _, errOut := laser(t, "dev", "--addr", l.Addr().String(), "--console", "127.0.0.1:0")
 	if code != exitFailed || !strings.Contains(errOut, "in use") || !strings.Contains(errOut, "--addr 127.0.0.1:"+strconv.Itoa(n+1)) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}

@@ -35,10 +35,16 @@ type consoleConfig struct {
 	// token, when set, must accompany every request (the console's cookie,
 	// the X-Laser-Token header or a token form field); required off loopback.
 	token string
-	// keys verify capsule signatures before a redrive; with none, only
-	// unverified allows redriving.
+	// keys verify capsule signatures before a redrive (with none, only
+	// unverified allows redriving) and the answers to approvals, as their
+	// askers verify them.
 	keys       *sign.Registry
 	unverified bool
+	// stream is the stream the console reads, as its header names it.
+	stream string
+	// streams, when set, lists the server's streams for the header's
+	// picker (laser dev's console serves them all).
+	streams func(ctx context.Context) ([]string, error)
 	// redact removes the secrets of the connection string from a text.
 	redact func(string) string
 	logger *slog.Logger
@@ -248,11 +254,13 @@ func notFoundf(format string, args ...any) error { return &notFound{msg: fmt.Spr
 
 // page is what every page template gets besides its own data.
 type page struct {
-	Title string
-	Nav   string
-	Addr  string
-	Write bool
-	Data  any
+	Title   string
+	Nav     string
+	Addr    string
+	Write   bool
+	Stream  string
+	Streams []string
+	Data    any
 }
 
 func (c *console) render(w http.ResponseWriter, status int, name string, data any) {
@@ -262,7 +270,7 @@ func (c *console) render(w http.ResponseWriter, status int, name string, data an
 	if v, ok := data.(errorView); ok {
 		title = v.Title
 	}
-	if err := c.pages.ExecuteTemplate(w, name, page{Title: title, Nav: name, Addr: c.cfg.addr, Write: c.cfg.write, Data: data}); err != nil {
+	if err := c.pages.ExecuteTemplate(w, name, page{Title: title, Nav: name, Addr: c.cfg.addr, Write: c.cfg.write, Stream: c.cfg.stream, Streams: c.streamNames(), Data: data}); err != nil {
 		c.cfg.logger.Warn("console: render failed", "page", name, "err", err)
 	}
 }
@@ -284,7 +292,7 @@ need --write, and off loopback a token (generated unless --token).`,
 	write := cmd.Flags().Bool("write", false, "allow redriving dead letters and answering approvals from the console")
 	public := cmd.Flags().Bool("public", false, "allow a non-loopback --listen address (a token is then required)")
 	token := cmd.Flags().String("token", "", "token every request must carry (generated when --public and none is given)")
-	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys capsule signatures are checked with before a redrive")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: capsule signatures are checked with them before a redrive, and approvals' answers as their askers check them")
 	unverified := cmd.Flags().Bool("unverified", false, "redrive capsules without checking their signatures")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o := consoleOptions{listen: *listen, listenFlag: "console --listen", write: *write, public: *public, token: *token, addr: sf.addr.String(), unverified: *unverified}
@@ -314,6 +322,8 @@ type consoleOptions struct {
 	write, public bool
 	keys          *sign.Registry
 	unverified    bool
+	// streams, when set, lets the console show every stream of the server.
+	streams *streamSource
 }
 
 // serveConsole listens and serves until ctx ends, printing the address.
@@ -329,16 +339,22 @@ func (a *app) serveConsole(ctx context.Context, t *iggy.Transport, o consoleOpti
 		a.secrets = append(a.secrets, o.token)
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified, logger: logger})
+	c, err := newConsole(t, consoleConfig{addr: o.addr, write: o.write, token: o.token, redact: a.redact, keys: o.keys, unverified: o.unverified, logger: logger, stream: t.Stream()})
 	if err != nil {
 		return err
+	}
+	handler := c.handler()
+	if o.streams != nil {
+		p := newStreamPicker(c, o.streams)
+		defer p.Close()
+		handler = p
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return listenError(o.listen, err)
 	}
 	srv := &http.Server{
-		Handler:           c.handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A page is written within a minute; the live tail lifts the
 		// deadline for its own response (http.ResponseController).

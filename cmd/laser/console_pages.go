@@ -22,7 +22,6 @@ import (
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/humaninput"
-	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -51,14 +50,8 @@ var pageFuncs = template.FuncMap{
 		return []string{"agents", "topics", "conversations", "dlq", "approvals", "workflows", "audit"}
 	},
 	"list":   func(r recordRow) []recordRow { return []recordRow{r} },
+	"lag":    joinLag,
 	"indent": func(depth int) string { return strings.Repeat("    ", depth) },
-	"rows": func(js []journalRow) []recordRow {
-		out := make([]recordRow, len(js))
-		for i, j := range js {
-			out[i] = j.recordRow
-		}
-		return out
-	},
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
@@ -73,95 +66,6 @@ func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
-}
-
-// ---- agents ----
-
-// agentView is one agent's card and its group's progress.
-type agentView struct {
-	Agent       string
-	Name        string
-	Version     string
-	Skills      []string
-	Observed    time.Time
-	Fresh       bool
-	TTL         string
-	Quarantined bool
-	Lag         []lagView
-}
-
-// lagView is a group's place in one partition of a topic.
-type lagView struct {
-	Topic     string
-	Partition uint32
-	Next      uint64
-	Stored    string
-	Lag       uint64
-}
-
-func (c *console) agents(ctx context.Context) ([]agentView, error) {
-	reg := registry.New(c.t, registry.Config{})
-	if err := reg.Refresh(ctx); err != nil {
-		return nil, err
-	}
-	now := c.cfg.now()
-	var out []agentView
-	for _, e := range reg.Cards() {
-		v := agentView{Agent: e.Agent, Observed: e.ObservedAt, Fresh: e.Fresh(now), Quarantined: reg.Quarantined(e.Agent)}
-		if e.Card != nil {
-			v.Name, v.Version = e.Card.Name, e.Card.Version
-			for _, cap := range e.Card.Capabilities {
-				v.Skills = append(v.Skills, cap.SkillID)
-			}
-			if e.Card.TTLMicros != nil {
-				v.TTL = (time.Duration(*e.Card.TTLMicros) * time.Microsecond).String()
-			}
-		}
-		lag, err := c.groupLag(ctx, runtime.TopicCommands, e.Agent)
-		if err != nil {
-			return nil, err
-		}
-		v.Lag = lag
-		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b agentView) int { return cmp.Compare(a.Agent, b.Agent) })
-	return out, nil
-}
-
-// groupLag is group's stored offset against the end of each partition of
-// topic.
-func (c *console) groupLag(ctx context.Context, topic, group string) ([]lagView, error) {
-	n, err := c.t.Partitions(ctx, topic)
-	if err != nil {
-		return nil, nil // no such topic: nothing to lag behind
-	}
-	var out []lagView
-	for p := range n {
-		next, err := c.t.NextOffset(ctx, topic, p)
-		if err != nil {
-			return nil, err
-		}
-		v := lagView{Topic: topic, Partition: p, Next: next, Stored: "-", Lag: next}
-		stored, ok, err := c.t.StoredOffset(ctx, topic, group, p)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			v.Stored = strconv.FormatUint(stored, 10)
-			v.Lag = next - min(next, stored+1)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func (c *console) agentsPage(w http.ResponseWriter, r *http.Request) {
-	agents, err := c.agents(r.Context())
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	c.render(w, http.StatusOK, "agents", agents)
 }
 
 // ---- topics ----
@@ -261,8 +165,10 @@ func (c *console) topicPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, a := range agents {
-		if lag, err := c.groupLag(ctx, name, a.Agent); err == nil && slices.ContainsFunc(lag, func(l lagView) bool { return l.Stored != "-" }) {
-			d.Groups[a.Agent] = lag
+		for _, g := range a.Groups {
+			if g.Topic == name {
+				d.Groups[a.Agent] = g.Lag
+			}
 		}
 	}
 	c.render(w, http.StatusOK, "topic", d)
@@ -304,6 +210,9 @@ const (
 	// maxScans is how many requests scan the log at once; more are told
 	// to come back.
 	maxScans = 2
+	// auditPageBytes is how many decision record bytes the audit page
+	// holds.
+	auditPageBytes = 8 << 20
 )
 
 // bodyBudget is what is left of one request's body bytes.
@@ -577,14 +486,6 @@ type treeNode struct {
 	Row   recordRow
 }
 
-// streamView is one chunk channel assembled in sequence order.
-type streamView struct {
-	Channel string
-	Text    string
-	Chunks  int
-	Ended   bool
-}
-
 func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id, err := wire.ParseID(r.PathValue("id"))
@@ -616,20 +517,31 @@ func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "conversation", v)
 }
 
-// causalTree orders rows depth first from their causes; a row whose cause
-// is not in the conversation is a root.
+// causalTree orders rows depth first from their causes; a reply, error or
+// chunk naming no cause hangs under the command it answers (the one with its
+// correlation), since the runtime answers without one; any other row whose
+// cause is not in the conversation is a root.
 func causalTree(rows []recordRow) []treeNode {
 	children := map[string][]int{}
 	known := map[string]bool{}
+	asked := map[string]string{} // correlation → the first command's record
 	for _, r := range rows {
-		if r.Record != "" {
-			known[r.Record] = true
+		if r.Record == "" {
+			continue
+		}
+		known[r.Record] = true
+		if r.Kind == string(wire.KindCommand) && r.Correlation != "" && asked[r.Correlation] == "" {
+			asked[r.Correlation] = r.Record
 		}
 	}
 	var roots []int
 	for i, r := range rows {
-		if r.Cause != "" && known[r.Cause] && r.Cause != r.Record {
-			children[r.Cause] = append(children[r.Cause], i)
+		parent := r.Cause
+		if parent == "" && r.Correlation != "" && answers(r.Kind) {
+			parent = asked[r.Correlation]
+		}
+		if parent != "" && known[parent] && parent != r.Record {
+			children[parent] = append(children[parent], i)
 		} else {
 			roots = append(roots, i)
 		}
@@ -655,35 +567,13 @@ func causalTree(rows []recordRow) []treeNode {
 	return out
 }
 
-// assembleStreams joins each channel's chunks in sequence order.
-func assembleStreams(rows []recordRow) []streamView {
-	byChannel := map[string][]recordRow{}
-	var order []string
-	for _, r := range rows {
-		if r.Channel == "" {
-			continue
-		}
-		if _, ok := byChannel[r.Channel]; !ok {
-			order = append(order, r.Channel)
-		}
-		byChannel[r.Channel] = append(byChannel[r.Channel], r)
+// answers reports whether a record of kind answers a command.
+func answers(kind string) bool {
+	switch wire.Kind(kind) {
+	case wire.KindResponse, wire.KindError, wire.KindChunk:
+		return true
 	}
-	var out []streamView
-	for _, ch := range order {
-		chunks := byChannel[ch]
-		slices.SortStableFunc(chunks, func(a, b recordRow) int { return cmp.Compare(a.Sequence, b.Sequence) })
-		v := streamView{Channel: ch, Chunks: len(chunks)}
-		var text strings.Builder
-		for _, c := range chunks {
-			if c.BodyFormat == "text" {
-				text.WriteString(c.Body)
-			}
-			v.Ended = v.Ended || c.Last || c.Kind == string(wire.KindError)
-		}
-		v.Text = text.String()
-		out = append(out, v)
-	}
-	return out
+	return false
 }
 
 // ---- live tail ----
@@ -941,30 +831,57 @@ func (c *console) redriveAction(w http.ResponseWriter, r *http.Request) {
 
 // ---- approvals ----
 
+// listApprovals folds topic's pending requests as their askers judge
+// answers: with the console's keys, only an answer an asker would accept
+// counts, so an unsigned one cannot hide a request.
+func (c *console) listApprovals(ctx context.Context, topic string) (*humaninput.Listing, error) {
+	opts := humaninput.ListOptions{Topic: topic, Now: c.cfg.now()}
+	if c.cfg.keys != nil {
+		opts.Verifier = c.cfg.keys
+	}
+	return humaninput.List(ctx, c.t, opts)
+}
+
+// approvalViews describes the pending requests of l for a page: who asks,
+// how long ago and until when.
+func (c *console) approvalViews(l *humaninput.Listing) []approvalView {
+	now := c.cfg.now()
+	views := make([]approvalView, len(l.Pending))
+	for i, m := range l.Pending {
+		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
+			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
+			Duplicate: l.Shared[*m.Envelope.Correlation] > 0}
+		if m.Timestamp != 0 {
+			views[i].Age = age(now, time.UnixMicro(int64(m.Timestamp)))
+		}
+		if d := m.Envelope.DeadlineMicros; d != nil {
+			views[i].Deadline = pageFuncs["micros"].(func(uint64) string)(*d)
+			views[i].Left = time.UnixMicro(int64(*d)).Sub(now).Round(time.Second).String()
+		}
+	}
+	return views
+}
+
+// age is how long before now t was, to the second, for people.
+func age(now, t time.Time) string {
+	d := max(now.Sub(t), 0).Round(time.Second)
+	return d.String() + " ago"
+}
+
 func (c *console) approvalsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	topic := cmp.Or(r.URL.Query().Get("topic"), runtime.TopicHumanInput)
-	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
+	l, err := c.listApprovals(ctx, topic)
 	if err != nil {
 		c.fail(w, r, http.StatusNotFound, "%s", err)
 		return
 	}
-	pending, shared := l.Pending, l.Shared
-	views := make([]approvalView, len(pending))
-	deadlines := make([]string, len(pending))
-	for i, m := range pending {
-		views[i] = approvalView{Correlation: m.Envelope.Correlation.String(), From: string(m.Envelope.Source),
-			Conversation: m.Envelope.Conversation.String(), Position: m.Position.String(), Prompt: string(m.Body()),
-			Duplicate: shared[*m.Envelope.Correlation] > 0}
-		if d := m.Envelope.DeadlineMicros; d != nil {
-			deadlines[i] = pageFuncs["micros"].(func(uint64) string)(*d)
-		}
-	}
 	c.render(w, http.StatusOK, "approvals", struct {
-		Topic     string
-		Pending   []approvalView
-		Deadlines []string
-	}{topic, views, deadlines})
+		Topic    string
+		Pending  []approvalView
+		Verified bool
+		Refused  int
+	}{topic, c.approvalViews(l), c.cfg.keys != nil, l.RefusedAnswers})
 }
 
 func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
@@ -979,7 +896,7 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusBadRequest, "the verdict is approve or refuse, not %q", verdict)
 		return
 	}
-	l, err := humaninput.List(ctx, c.t, humaninput.ListOptions{Topic: topic})
+	l, err := c.listApprovals(ctx, topic)
 	if err != nil {
 		c.failErr(w, r, err)
 		return
@@ -1011,47 +928,6 @@ func (c *console) answerAction(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/approvals?answered="+corr, http.StatusSeeOther)
 }
 
-// ---- workflows ----
-
-// journalRow is one journal record of a workflow run.
-type journalRow struct {
-	recordRow
-	Run  string
-	Step string
-}
-
-func (c *console) workflowsPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	release, ok := c.scanning(w, r)
-	if !ok {
-		return
-	}
-	defer release()
-	rows, err := c.newest(ctx, runtime.TopicWorkflowJournal, scanDepth, newBodyBudget())
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	runs := map[string][]journalRow{}
-	var order []string
-	for _, rw := range rows {
-		run := rw.Conversation
-		if _, ok := runs[run]; !ok {
-			order = append(order, run)
-		}
-		runs[run] = append(runs[run], journalRow{recordRow: rw, Run: run, Step: rw.Operation})
-	}
-	type runView struct {
-		Run     string
-		Entries []journalRow
-	}
-	out := make([]runView, 0, len(order))
-	for _, run := range order {
-		out = append(out, runView{Run: run, Entries: runs[run]})
-	}
-	c.render(w, http.StatusOK, "workflows", out)
-}
-
 // ---- audit ----
 
 // auditPage shows the governance decisions per agent, the newest decisions
@@ -1064,11 +940,19 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "there is no topic %q in this stream", topic)
 		return
 	}
-	entries, err := govern.ReadAudit(ctx, c.t, topic)
+	release, ok := c.scanning(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	// Like every page that scans, the newest scanDepth records of each
+	// partition, holding at most a page's bytes of them.
+	l, err := govern.ListAudit(ctx, c.t, govern.AuditOptions{Topic: topic, Newest: scanDepth, MaxBytes: auditPageBytes})
 	if err != nil {
 		c.failErr(w, r, err)
 		return
 	}
+	entries := l.Entries
 	type decision struct {
 		At, Time, Agent, Verdict, Mode, Outcome, Action, Reason, Policy string
 	}
@@ -1084,35 +968,23 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request) {
 			Verdict: string(ev.Verdict), Mode: string(ev.Mode), Outcome: string(ev.Outcome), Action: strings.TrimSpace(ev.Action.Kind + " " + ev.Action.Topic + " " + ev.Action.Operation),
 			Reason: ev.Reason, Policy: strings.TrimSpace(ev.PolicyID + " " + ev.PolicyVersion)})
 	}
+	// A window that starts mid-chain would read as records removed: the
+	// whole chain is laser audit verify's.
+	whole := !l.Partial && l.Unread == 0
 	var findings []string
-	for _, f := range govern.Verify(entries, govern.VerifyOptions{}) {
-		findings = append(findings, f.String())
+	if whole {
+		for _, f := range govern.Verify(entries, govern.VerifyOptions{}) {
+			findings = append(findings, f.String())
+		}
 	}
 	c.render(w, http.StatusOK, "audit", struct {
 		Topic    string
 		Records  int
+		Unread   int
+		Whole    bool
+		Depth    int
 		Agents   []activityView
 		Recent   []decision
 		Findings []string
-	}{topic, len(entries), auditActivity(entries), recent, findings})
-}
-
-// ---- overview ----
-
-func (c *console) overviewPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	agents, err := c.agents(ctx)
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	topics, err := c.topics(ctx)
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	c.render(w, http.StatusOK, "overview", struct {
-		Agents []agentView
-		Topics []topicView
-	}{agents, topics})
+	}{topic, len(entries), l.Unread, whole, scanDepth, auditActivity(entries), recent, findings})
 }

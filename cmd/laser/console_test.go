@@ -128,7 +128,7 @@ func wantPage(t *testing.T, srv *httptest.Server, path string, status int, texts
 func TestConsoleShowsAgentsWithCardsAndLag(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
-	wantPage(t, srv, "/agents", http.StatusOK, `data-agent="ledger"`, "1.2.0", ">book<", ">refund<", "fresh", "stored")
+	wantPage(t, srv, "/agents", http.StatusOK, `data-agent="ledger"`, "1.2.0", ">book<", ">refund<", "fresh", "agent.commands</a>: ", ": 1 behind")
 }
 
 func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {
@@ -142,7 +142,7 @@ func TestConsoleShowsTopicsAndTheirRecords(t *testing.T) {
 func TestConsoleShowsAConversationInOrderAsATreeWithItsStream(t *testing.T) {
 	s := seed(t)
 	srv := consoleServer(t, s, consoleConfig{})
-	body := wantPage(t, srv, "/conversations/"+s.conv.String(), http.StatusOK, s.conv.String(), "the total is 12.50 EUR", "3 chunk(s) · ended", "depth-1")
+	body := wantPage(t, srv, "/conversations/"+s.conv.String(), http.StatusOK, s.conv.String(), "the total is 12.50 EUR", "3 text chunk(s) · ended", "depth-1")
 	if i, j := strings.Index(body, "command"), strings.Index(body, "chunk"); i < 0 || j < 0 || i > j {
 		t.Fatalf("the timeline does not put the command before its chunks")
 	}

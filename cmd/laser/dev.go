@@ -22,8 +22,10 @@ func (a *app) devCommand() *cobra.Command {
 		Use:   "dev",
 		Short: "run an in-memory Iggy-protocol server for development",
 		Long: `Run an in-memory Iggy-protocol server for development on a loopback address.
-It keeps every message in memory and loses it all on exit: a test tool, not a
-production broker.`,
+One port speaks both of Iggy's framings: 0.8's and VSR (0.9+), which the
+reference's SDKs (laser-sdk in Rust, Python, TypeScript) speak; each connection's
+first bytes say which. It keeps every message in memory and loses it all on
+exit: a test tool, not a production broker.`,
 		Args: noArgs,
 	}
 	addr := cmd.Flags().String("addr", "127.0.0.1:8090", "loopback address to listen on")
@@ -57,16 +59,21 @@ production broker.`,
 			shown = *password // the well-known development default
 		}
 		connect := fmt.Sprintf("iggy://%s:%s@%s/laser", *user, shown, srv.Addr())
+		connectVSR := connect + "?protocol=vsr"
+		reference := fmt.Sprintf("iggy://%s:%s@%s", *user, shown, srv.Addr())
 		if a.json {
-			if err := a.printJSON(map[string]string{"addr": srv.Addr(), "connect": connect}); err != nil {
+			if err := a.printJSON(map[string]string{"addr": srv.Addr(), "connect": connect, "connect_vsr": connectVSR, "connect_reference": reference}); err != nil {
 				return err
 			}
 		} else {
 			fmt.Fprintf(a.stdout, `laser dev: an in-memory Iggy-protocol server for development is listening on %s
   It keeps every message in memory and loses it all on exit. It is a test tool, not a production broker.
+  It speaks Iggy 0.8's framing and VSR (Iggy 0.9+) on the same port.
   Connect with: LASER_IGGY_ADDR=%s
+  Over VSR:     LASER_IGGY_ADDR=%s
+  The reference's SDKs (VSR): LASER_CONNECTION_STRING=%s LASER_STREAM=laser
   Stop with Ctrl-C.
-`, srv.Addr(), connect)
+`, srv.Addr(), connect, connectVSR, reference)
 		}
 		if *consoleAddr != "" {
 			t, err := iggy.Dial(cmd.Context(), "iggy://"+url.UserPassword(*user, *password).String()+"@"+srv.Addr()+"/laser", iggy.Config{})
@@ -79,7 +86,7 @@ production broker.`,
 			}
 			errs := make(chan error, 1)
 			go func() {
-				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true})
+				errs <- a.serveConsole(cmd.Context(), t, consoleOptions{listen: *consoleAddr, listenFlag: "dev --console", write: *write, addr: redactAddr(connect), unverified: true, streams: devStreams(srv.Addr(), *user, *password)})
 			}()
 			select {
 			case err := <-errs:

@@ -292,7 +292,7 @@ func TestDevServesTheProtocolUntilInterrupted(t *testing.T) {
 
 func TestDevRefusesANonLoopbackAddress(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:8090"} {
-		if code, _, errOut := laser(t, "dev", "--addr", addr); code != exitUsage || !strings.Contains(errOut, "not a loopback address") {
+		if code, _, errOut := laser(t, "dev", "--addr", addr, "--console", "127.0.0.1:0"); code != exitUsage || !strings.Contains(errOut, "not a loopback address") {
 			t.Errorf("dev --addr %s: exit %d %s", addr, code, errOut)
 		}
 	}

@@ -71,7 +71,7 @@ func NewHistorianAgent(client *runtime.Client, impl *Historian) (*runtime.Agent,
 // HistorianHandler routes the messages of agent "historian" to impl's
 // annotated methods by kind and operation; an unknown operation or an
 // undecodable body is rejected (and answered, when the caller waits for a
-// reply).
+// reply). A command without an operation goes to Historian.Ask.
 func HistorianHandler(impl *Historian) runtime.Handler {
 	return historianDispatcher{impl: impl}
 }
@@ -86,7 +86,7 @@ func (h historianDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case HistorianOpAsk:
+		case HistorianOpAsk, "":
 			return h.handleAsk(c, m)
 		}
 	}

@@ -70,7 +70,8 @@ func NewPayerAgent(client *runtime.Client, impl *Payer) (*runtime.Agent, error) 
 
 // PayerHandler routes the messages of agent "payer" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected (and answered, when the caller waits for a reply).
+// is rejected (and answered, when the caller waits for a reply). A command
+// without an operation goes to Payer.WireFunds.
 func PayerHandler(impl *Payer) runtime.Handler {
 	return payerDispatcher{impl: impl}
 }
@@ -85,7 +86,7 @@ func (h payerDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case PayerOpWireFunds:
+		case PayerOpWireFunds, "":
 			return h.handleWireFunds(c, m)
 		}
 	}

@@ -70,7 +70,8 @@ func NewWriterAgent(client *runtime.Client, impl *Writer) (*runtime.Agent, error
 
 // WriterHandler routes the messages of agent "writer" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected (and answered, when the caller waits for a reply).
+// is rejected (and answered, when the caller waits for a reply). A command
+// without an operation goes to Writer.Draft.
 func WriterHandler(impl *Writer) runtime.Handler {
 	return writerDispatcher{impl: impl}
 }
@@ -85,7 +86,7 @@ func (h writerDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case WriterOpDraft:
+		case WriterOpDraft, "":
 			return h.handleDraft(c, m)
 		}
 	}

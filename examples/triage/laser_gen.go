@@ -96,7 +96,8 @@ func NewIntakeAgent(client *runtime.Client, impl *Intake) (*runtime.Agent, error
 
 // IntakeHandler routes the messages of agent "intake" to impl's annotated
 // methods by kind and operation; an unknown operation or an undecodable body
-// is rejected (and answered, when the caller waits for a reply).
+// is rejected (and answered, when the caller waits for a reply). A command
+// without an operation goes to Intake.Submit.
 func IntakeHandler(impl *Intake) runtime.Handler {
 	return intakeDispatcher{impl: impl}
 }
@@ -111,7 +112,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case IntakeOpSubmit:
+		case IntakeOpSubmit, "":
 			return h.handleSubmit(c, m)
 		}
 	}
@@ -238,7 +239,7 @@ func NewClassifierAgent(client *runtime.Client, impl *Classifier) (*runtime.Agen
 // ClassifierHandler routes the messages of agent "classifier" to impl's
 // annotated methods by kind and operation; an unknown operation or an
 // undecodable body is rejected (and answered, when the caller waits for a
-// reply).
+// reply). A command without an operation goes to Classifier.Classify.
 func ClassifierHandler(impl *Classifier) runtime.Handler {
 	return classifierDispatcher{impl: impl}
 }
@@ -253,7 +254,7 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case ClassifierOpClassify:
+		case ClassifierOpClassify, "":
 			return h.handleClassify(c, m)
 		}
 	}
@@ -383,7 +384,7 @@ func NewResolverAgent(client *runtime.Client, impl *Resolver) (*runtime.Agent, e
 // ResolverHandler routes the messages of agent "resolver" to impl's
 // annotated methods by kind and operation; an unknown operation or an
 // undecodable body is rejected (and answered, when the caller waits for a
-// reply).
+// reply). A command without an operation goes to Resolver.Resolve.
 func ResolverHandler(impl *Resolver) runtime.Handler {
 	return resolverDispatcher{impl: impl}
 }
@@ -398,7 +399,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 	switch m.Kind() {
 	case wire.KindCommand:
 		switch m.Operation() {
-		case ResolverOpResolve:
+		case ResolverOpResolve, "":
 			return h.handleResolve(c, m)
 		}
 	}

@@ -1,7 +1,8 @@
 // Package redistest starts a real redis-server (the Debian package) for
 // tests: on a free loopback port, in a temporary folder, persisting
-// nothing. A test that needs Redis skips with a clear message only when the
-// binary is not installed; .ci/run installs it.
+// nothing; or several, joined in a Redis Cluster (StartCluster). A test
+// that needs Redis skips with a clear message only when the binary is not
+// installed, and fails then when CI is set; .ci/run installs it.
 package redistest
 
 import (
@@ -26,25 +27,36 @@ type Server struct {
 	path string
 	dir  string
 	port int
+	args []string // more flags
 	cmd  *exec.Cmd
 }
 
 // Start runs a redis-server for t and stops it when t ends. It skips t when
-// redis-server is not installed.
+// redis-server is not installed (fails it when CI is set).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	path, err := exec.LookPath(Binary)
-	if err != nil {
-		if _, serr := os.Stat("/usr/bin/" + Binary); serr != nil {
-			t.Skipf("%s is not installed (apt-get install -y redis-server); the Redis tests need a real server", Binary)
-		}
-		path = "/usr/bin/" + Binary
-	}
-	s := &Server{t: t, path: path, dir: t.TempDir()}
+	s := &Server{t: t, path: binary(t), dir: t.TempDir()}
 	s.port = freePort(t)
 	s.start()
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// binary returns the path of redis-server, or skips t (fails it under CI).
+func binary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath(Binary)
+	if err == nil {
+		return path
+	}
+	if _, serr := os.Stat("/usr/bin/" + Binary); serr == nil {
+		return "/usr/bin/" + Binary
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed: .ci/run installs it (apt-get install -y redis-server) for the Redis tests", Binary)
+	}
+	t.Skipf("%s is not installed (apt-get install -y redis-server); the Redis tests need a real server", Binary)
+	return ""
 }
 
 // Addr returns host:port of the server.
@@ -70,11 +82,11 @@ func (s *Server) Restart() {
 
 func (s *Server) start() {
 	s.t.Helper()
-	cmd := exec.Command(s.path,
+	cmd := exec.Command(s.path, append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--dir", s.dir, "--save", "", "--appendonly", "no",
 		"--daemonize", "no", "--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log")}, s.args...)...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start %s: %v", s.path, err)
 	}

@@ -39,3 +39,10 @@
     else state.textContent = "paused";
   });
 })();
+
+// The overview refreshes itself, so a console left open shows what needs
+// attention now; a hidden tab does not read the log.
+(function () {
+  if (!document.getElementById("attention")) return;
+  setInterval(function () { if (!document.hidden) location.reload(); }, 10000);
+})();

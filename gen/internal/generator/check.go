@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -67,7 +68,48 @@ func (c *collector) check() {
 			c.report(a.Pos, ErrNoOperations, "type %s has //laser:agent but no //laser:handle or //laser:event method", a.Name)
 		}
 		c.checkOps(a)
+		c.checkDefault(a)
 	}
+}
+
+// checkDefault resolves the operation a command without one is routed to.
+// The reference's contracts set no operation, so an agent with one command
+// handler takes them without being told; one with several takes them only
+// when default= names one of its //laser:handle operations.
+func (c *collector) checkDefault(a *Agent) {
+	var handles []*Operation
+	for _, op := range a.Ops {
+		if op.Kind != OpEvent {
+			handles = append(handles, op)
+		}
+	}
+	f, ok := a.fields["default"]
+	if !ok {
+		if len(handles) == 1 {
+			a.Default = handles[0]
+		}
+		return
+	}
+	for _, op := range handles {
+		if op.Op == f.Value {
+			a.Default = op
+			return
+		}
+	}
+	names := make([]string, len(handles))
+	for i, op := range handles {
+		names[i] = strconv.Quote(op.Op)
+	}
+	detail := "agent " + a.Name + " has no //laser:handle op=" + strconv.Quote(f.Value)
+	for _, op := range a.Ops {
+		if op.Kind == OpEvent && op.Op == f.Value {
+			detail += " (method " + op.Method + " takes it as an event, and a default takes commands)"
+		}
+	}
+	if len(names) > 0 {
+		detail += "; its command operations are " + strings.Join(names, ", ")
+	}
+	c.report(f.ValuePos, ErrBadDefault, "%s", detail)
 }
 
 // generatedNames are the package-level identifiers emitted for an agent.

@@ -53,7 +53,7 @@ type directiveSchema struct {
 }
 
 var directiveSchemas = map[string]directiveSchema{
-	"agent":  {keys: []string{"id", "listen", "respond", "group", "ct"}, required: []string{"id", "listen"}},
+	"agent":  {keys: []string{"id", "listen", "respond", "group", "ct", "default"}, required: []string{"id", "listen"}},
 	"handle": {keys: []string{"op", "ct", "context", "memory", "effect", "data"}, required: []string{"op"}},
 	"event":  {keys: []string{"op", "ct", "context", "memory", "effect", "data"}, required: []string{"op"}},
 }
@@ -244,8 +244,11 @@ func checkSchema(d *Directive, broken map[string]bool) []DirectiveError {
 			errs = append(errs, DirectiveError{Off: f.KeyOff, Problem: ErrUnknownKey,
 				Detail: fmt.Sprintf("//laser:%s has no key %q%s", d.Name, f.Key, hint)})
 		case seen[f.Key]:
-			errs = append(errs, DirectiveError{Off: f.KeyOff, Problem: ErrDuplicateKey,
-				Detail: fmt.Sprintf("key %q is given twice", f.Key)})
+			detail := fmt.Sprintf("key %q is given twice", f.Key)
+			if f.Key == "default" {
+				detail += ", so a command without an operation would be ambiguous"
+			}
+			errs = append(errs, DirectiveError{Off: f.KeyOff, Problem: ErrDuplicateKey, Detail: detail})
 		default:
 			seen[f.Key] = true
 			kept = append(kept, f)

@@ -242,7 +242,11 @@ func (e *emitter) agent(a *Agent) {
 	f.Line()
 
 	// Handler and dispatcher.
-	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected (and answered, when the caller waits for a reply).", x, a.ID)
+	defaultPhrase := ""
+	if a.Default != nil {
+		defaultPhrase = fmt.Sprintf(" A command without an operation goes to %s.%s.", a.Name, a.Default.Method)
+	}
+	e.doc("%sHandler routes the messages of agent %q to impl's annotated methods by kind and operation; an unknown operation or an undecodable body is rejected (and answered, when the caller waits for a reply).%s", x, a.ID, defaultPhrase)
 	f.Func().Id(x + "Handler").Params(jen.Id("impl").Op("*").Id(a.Name)).Add(rt("Handler")).Block(
 		jen.Return(jen.Id(dispatcher).Values(jen.Dict{jen.Id("impl"): jen.Id("impl")})),
 	)
@@ -269,7 +273,13 @@ func (e *emitter) agent(a *Agent) {
 				g.Case(jen.Qual(wirePath, kind.name)).Block(
 					jen.Switch(jen.Id("m").Dot("Operation").Call()).BlockFunc(func(g *jen.Group) {
 						for _, op := range ops {
-							g.Case(jen.Id(opConst(a, op))).Block(jen.Return(jen.Id("h").Dot(opFunc(op)).Call(jen.Id("c"), jen.Id("m"))))
+							names := []jen.Code{jen.Id(opConst(a, op))}
+							if op == a.Default {
+								// A command without an operation (the
+								// reference's contract sends one) is this one's.
+								names = append(names, jen.Lit(""))
+							}
+							g.Case(names...).Block(jen.Return(jen.Id("h").Dot(opFunc(op)).Call(jen.Id("c"), jen.Id("m"))))
 						}
 					}),
 				)

@@ -88,6 +88,10 @@ var (
 		Title: "duplicate operation",
 		Help:  "Route each operation of an agent to one method: one //laser:handle and one //laser:event per op at most.",
 	}
+	ErrBadDefault = &Problem{
+		Title: "default operation the agent does not handle",
+		Help:  "default=<operation> on //laser:agent names one of the agent's //laser:handle operations; a command without an operation (such as the reference SDK's contract) is routed to it. An agent with a single //laser:handle method needs no default.",
+	}
 	ErrHandleShape = &Problem{
 		Title: "unsupported handler signature",
 		Help:  shapeHelp("handle"),

@@ -48,6 +48,7 @@ var keyValues = map[string]string{
 	"id": "<agent id>", "listen": "<topic>", "respond": "<topic>", "group": "<group>",
 	"ct": "cbor|json", "op": "<operation>", "context": "<policy>",
 	"memory": "<strategy>[:<limit>]", "effect": "<class>", "data": "<classification>",
+	"default": "<operation>",
 }
 
 // directiveForm is the form of directive name: its required keys, then its
@@ -185,6 +186,9 @@ func DirectivesDoc() string {
 Fields are space-separated key=value pairs; a value holding spaces is
 written as a Go double-quoted string (key="a b"). ct defaults to the
 agent's ct, which defaults to cbor. group defaults to the agent id.
+default= names the //laser:handle operation a command without an
+operation (the reference SDK's contract) goes to; an agent with a single
+//laser:handle method takes such commands without it.
 context= applies to methods that take a conversation.History: steps such
 as last:20, tokens:4000, agents:a,b or sub, joined by + (default last:50).
 

@@ -77,6 +77,10 @@ type Agent struct {
 	Group   string
 	CT      ContentType
 	Ops     []*Operation
+	// Default is the operation a command without one is routed to: the
+	// one default= names, else the agent's only //laser:handle operation;
+	// nil when neither exists (such a command is then rejected).
+	Default *Operation
 
 	fields map[string]directiveField
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.lanes, "lanes", 0, "per-partition lanes; 0 runs the default Serial consumer")
 	fs.IntVar(&o.handlers, "handlers", 0, "run PerConversation with this many handlers at once (excludes -lanes)")
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "shutdown grace")
-	fs.StringVar(&o.redis, "redis", "", "deduplicate on the Redis at host:port instead of in memory")
+	fs.StringVar(&o.redis, "redis", "", "deduplicate on the Redis at host:port instead of in memory (several, comma-separated: the nodes of a Redis Cluster)")
 	fs.StringVar(&o.owner, "owner", "", "the replica's stable owner name for the Redis deduplicator")
 	fs.DurationVar(&o.lease, "lease", redisdedup.DefaultLease, "how long a dead replica's claim holds up the others (Redis)")
 	if err := fs.Parse(args); err != nil {
@@ -108,7 +109,8 @@ func work(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	var dedup dedup.Deduplicator = dedup.NewSlidingWindow(dedup.DefaultWindow)
 	if o.redis != "" {
-		rdb := redis.NewClient(&redis.Options{Addr: o.redis})
+		// One address is a plain client, several a cluster client.
+		rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(o.redis, ",")})
 		defer rdb.Close()
 		dedup = redisdedup.New(rdb, o.group, redisdedup.Config{Owner: o.owner, Lease: o.lease})
 	}

@@ -1,0 +1,372 @@
+package iggy
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/binary"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ierror "github.com/apache/iggy/foreign/go/errors"
+
+	"github.com/lasergo/laser/iggy/internal/vsr"
+)
+
+func dialFake(t *testing.T, f *fakeVSR, query string, cfg Config) *Transport {
+	t.Helper()
+	tr, err := Dial(t.Context(), f.url(query), cfg)
+	if err != nil {
+		t.Fatalf("dial %s: %v", f.addr(), err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
+}
+
+func TestVSRLogsInWithUserAndPassword(t *testing.T) {
+	f := newFakeVSR(t)
+	tr := dialFake(t, f, "", Config{})
+	if n, err := tr.Partitions(t.Context(), "t"); err != nil || n != 1 {
+		t.Fatalf("partitions: %d, %v", n, err)
+	}
+	want, _ := vsr.RegisterBody("iggy", "iggy", "")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 || !bytes.Equal(f.logins[0], want) {
+		t.Fatalf("register bodies %v, want one %v", f.logins, want)
+	}
+}
+
+func TestVSRLogsInWithAToken(t *testing.T) {
+	f := newFakeVSR(t)
+	tr, err := Dial(t.Context(), "iggy+pat://tok-1@"+f.addr()+"/s?protocol=vsr", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	want, _ := vsr.RegisterBody("", "", "tok-1")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 || !bytes.Equal(f.logins[0], want) {
+		t.Fatalf("register bodies %v, want one %v", f.logins, want)
+	}
+}
+
+// eviction is an eviction frame with reason.
+func eviction(reason vsr.EvictionReason) []byte {
+	h := make([]byte, vsr.HeaderSize)
+	binary.LittleEndian.PutUint32(h[48:], vsr.HeaderSize)
+	h[60] = byte(vsr.CommandEviction)
+	h[255] = byte(reason)
+	return h
+}
+
+func TestVSREvictedLoginIsInvalidCredentials(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpRegister {
+			return eviction(vsr.EvictInvalidCredentials)
+		}
+		return honest(f, req)
+	})
+	_, err := Dial(t.Context(), f.url(""), Config{})
+	if !errors.Is(err, ierror.ErrInvalidCredentials) || !strings.Contains(err.Error(), f.addr()) || !strings.Contains(err.Error(), "evicted: invalid credentials") {
+		t.Fatalf("err = %v; want ErrInvalidCredentials naming %s and the eviction", err, f.addr())
+	}
+}
+
+func TestVSRServerErrorCodesReadAsTheSDKErrors(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(answerWith(vsr.CodeGetTopic, func(req fakeRequest) []byte { return reply(req, 2010, nil) }))
+	tr := dialFake(t, f, "", Config{})
+	_, err := tr.Partitions(t.Context(), "t")
+	if !errors.Is(err, ierror.ErrTopicIdNotFound) {
+		t.Fatalf("err = %v; want ErrTopicIdNotFound", err)
+	}
+	f.setHandle(honest)
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Fatalf("%d connections; a refusal must keep the link", n)
+	}
+}
+
+func TestVSRBadRepliesDropTheLinkWithAClearError(t *testing.T) {
+	cases := map[string]struct {
+		answer func(req fakeRequest) []byte
+		want   string
+	}{
+		"wrong frame kind": {func(req fakeRequest) []byte { r := reply(req, 0, fakeTopic()); r[60] = 6; return r }, "frame kind 6"},
+		"oversized frame": {func(req fakeRequest) []byte {
+			r := reply(req, 0, nil)
+			binary.LittleEndian.PutUint32(r[48:], vsr.MaxFrameSize+1)
+			return r
+		}, "a frame of 67108865 bytes"},
+		"size under the header": {func(req fakeRequest) []byte {
+			r := reply(req, 0, nil)
+			binary.LittleEndian.PutUint32(r[48:], 100)
+			return r
+		}, "a frame of 100 bytes"},
+		"wrong request id": {func(req fakeRequest) []byte { req.request += 7; return reply(req, 0, fakeTopic()) }, "answers request"},
+		"wrong operation":  {func(req fakeRequest) []byte { req.op = vsr.OpCreateTopic; return reply(req, 0, fakeTopic()) }, "answers operation 132, want 2"},
+		"size not matching": {func(req fakeRequest) []byte {
+			r := reply(req, 0, fakeTopic())
+			binary.LittleEndian.PutUint32(r[48:], uint32(len(r)+50)) // then the server hangs up
+			return r
+		}, "unexpected EOF"},
+		"malformed body": {func(req fakeRequest) []byte { return reply(req, 0, fakeTopic()[:60]) }, "topic"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeVSR(t)
+			tr := dialFake(t, f, "", Config{})
+			var once sync.Once
+			f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+				if req.op == vsr.OpNonReplicated && req.code == vsr.CodeGetTopic {
+					var out []byte
+					once.Do(func() {
+						out = tc.answer(req)
+						f.hangUp.Store(int32(req.conn)) // after the bad frame, as a server that gave up
+					})
+					if out != nil {
+						return out
+					}
+				}
+				return honest(f, req)
+			})
+			_, err := tr.Partitions(t.Context(), "t")
+			if err == nil || !strings.Contains(err.Error(), f.addr()) || !strings.Contains(err.Error(), tc.want) || !isLost(err) {
+				t.Fatalf("err = %v; want ErrConnectionLost naming %s and %q", err, f.addr(), tc.want)
+			}
+			if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+				t.Fatalf("after the bad reply: %v", err)
+			}
+			if n := f.conns.Load(); n != 2 {
+				t.Fatalf("%d connections, want the link rebuilt once", n)
+			}
+		})
+	}
+}
+
+func TestVSRCallTimesOutOnASilentServer(t *testing.T) {
+	f := newFakeVSR(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	tr := dialFake(t, f, "", Config{CallTimeout: 200 * time.Millisecond})
+	f.setHandle(answerWith(vsr.CodeGetTopic, func(req fakeRequest) []byte { <-release; return nil }))
+	_, err := tr.Partitions(t.Context(), "t")
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v; want ErrTimeout", err)
+	}
+}
+
+// pollReplyOf is a poll reply holding payloads at offsets from base, as the
+// server would send them.
+func pollReplyOf(base uint64, payloads ...string) []byte {
+	msgs := make([]vsr.Outgoing, len(payloads))
+	for i, p := range payloads {
+		msgs[i] = vsr.Outgoing{ID: [16]byte{byte(i + 1)}, Payload: []byte(p)}
+	}
+	send := vsr.AppendSend(nil, []byte{2, 1, 's'}, []byte{2, 1, 't'}, 0, 1, msgs)
+	batch := send[4+binary.LittleEndian.Uint32(send):]
+	binary.LittleEndian.PutUint64(batch[8:], base)
+	r := binary.LittleEndian.AppendUint32(nil, 0)
+	r = binary.LittleEndian.AppendUint64(r, base+uint64(len(payloads))-1)
+	r = binary.LittleEndian.AppendUint32(r, uint32(len(payloads)))
+	return append(r, batch...)
+}
+
+func TestVSRSubscriptionPollsRecords(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte { return reply(req, 0, pollReplyOf(0, "a", "b")) }))
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	recs, err := sub.Poll(t.Context(), 10)
+	if err != nil || len(recs) != 2 || string(recs[0].Payload) != "a" || recs[1].Position.Offset != 1 {
+		t.Fatalf("poll: %+v, %v", recs, err)
+	}
+}
+
+func TestVSRPollWithABadChecksumReturnsNoRecords(t *testing.T) {
+	f := newFakeVSR(t)
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte {
+		p := pollReplyOf(0, "a", "b")
+		p[len(p)-1] ^= 1
+		return reply(req, 0, p)
+	}))
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	recs, err := sub.Poll(t.Context(), 10)
+	if len(recs) != 0 || err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Fatalf("poll: %d records, err %v; want none and a checksum error", len(recs), err)
+	}
+}
+
+func TestVSRFollowsTheLeader(t *testing.T) {
+	leader, follower := newFakeVSR(t), newFakeVSR(t)
+	nodes := clusterOf(leader.addr(), follower.addr())
+	leader.nodes, follower.nodes = nodes, nodes
+	tr := dialFake(t, follower, "", Config{})
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	leader.mu.Lock()
+	defer leader.mu.Unlock()
+	if len(leader.logins) != 1 {
+		t.Fatalf("%d logins on the leader, want 1", len(leader.logins))
+	}
+}
+
+func TestVSRRedirectLoopFails(t *testing.T) {
+	a, b := newFakeVSR(t), newFakeVSR(t)
+	a.nodes = clusterOf(b.addr(), a.addr())
+	b.nodes = clusterOf(a.addr(), b.addr())
+	_, err := Dial(t.Context(), a.url(""), Config{})
+	if err == nil || !strings.Contains(err.Error(), "redirect loop") || !strings.Contains(err.Error(), a.addr()) {
+		t.Fatalf("err = %v; want a redirect loop naming %s", err, a.addr())
+	}
+}
+
+// selfSigned writes a certificate for name (and 127.0.0.1) and its key,
+// returning the server's TLS certificate and the CA file's path.
+func selfSigned(t *testing.T, name string) (tls.Certificate, string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, ca
+}
+
+func tlsFake(t *testing.T, cert tls.Certificate) *fakeVSR {
+	return newFakeVSRWrapped(t, func(c net.Conn) net.Conn {
+		return tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
+	})
+}
+
+func TestVSRTLSConnectsWithTheRightName(t *testing.T) {
+	cert, ca := selfSigned(t, "iggy.test")
+	f := tlsFake(t, cert)
+	tr := dialFake(t, f, "&tls=true&tls_ca_file="+ca+"&tls_domain=iggy.test", Config{})
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVSRTLSFromConfig(t *testing.T) {
+	cert, _ := selfSigned(t, "iggy.test")
+	f := tlsFake(t, cert)
+	pool := x509.NewCertPool()
+	pool.AddCert(must(x509.ParseCertificate(cert.Certificate[0])))
+	tr := dialFake(t, f, "", Config{TLS: &tls.Config{RootCAs: pool, ServerName: "iggy.test"}})
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestVSRTLSRefusesAWrongName(t *testing.T) {
+	cert, ca := selfSigned(t, "iggy.test")
+	f := tlsFake(t, cert)
+	_, err := Dial(t.Context(), f.url("&tls_ca_file="+ca+"&tls_domain=other.test"), Config{})
+	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) || !strings.Contains(err.Error(), "other.test") {
+		t.Fatalf("err = %v; want a TLS handshake error naming %s and other.test", err, f.addr())
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); !ok {
+		t.Fatalf("err = %v; want a certificate verification error", err)
+	}
+}
+
+func TestVSRTLSNeverFallsBackToPlaintext(t *testing.T) {
+	f := newFakeVSR(t) // plaintext
+	_, ca := selfSigned(t, "iggy.test")
+	_, err := Dial(t.Context(), f.url("&tls=true&tls_ca_file="+ca), Config{DialTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "TLS handshake with Iggy at "+f.addr()) {
+		t.Fatalf("err = %v; want a failed TLS handshake", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 0 {
+		t.Fatalf("%d plaintext logins; TLS must fail closed", len(f.logins))
+	}
+}
+
+func TestVSRTLSRefusedWithThe08Protocol(t *testing.T) {
+	_, err := Dial(t.Context(), "iggy://iggy:iggy@127.0.0.1:1/s", Config{TLS: &tls.Config{}})
+	if !errors.Is(err, ErrConnString) || !strings.Contains(err.Error(), "protocol=vsr") {
+		t.Fatalf("err = %v; want ErrConnString asking for protocol=vsr", err)
+	}
+}
+
+func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
+	f := newFakeVSR(t)
+	var ids []uint64 // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpJoinConsumerGroup {
+			f.mu.Lock()
+			ids = append(ids, req.request)
+			first := len(ids) == 1
+			f.mu.Unlock()
+			if first {
+				return reply(req, transientNotCommitted, nil)
+			}
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(ids) != 2 || ids[0] != ids[1] {
+		t.Fatalf("join request ids %v; want one replay with the same id", ids)
+	}
+}
