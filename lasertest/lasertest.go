@@ -80,7 +80,7 @@ func (h Handler) run(ctx context.Context, in any, sent *[]Sent, call func(*runti
 	rec := &recorder{}
 	client := runtime.NewClient(rec, runtime.ClientConfig{Clock: h.Clock})
 	defer client.Close()
-	m, err := h.message(client, in)
+	m, err := h.message(client, rec, in)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (h Handler) withDefaults() Handler {
 
 // message publishes the command carrying in to the recorder and decodes it
 // back, so the handler sees a message exactly as a consumer would.
-func (h Handler) message(client *runtime.Client, in any) (*runtime.Message, error) {
+func (h Handler) message(client *runtime.Client, rec *recorder, in any) (*runtime.Message, error) {
 	body, err := runtime.EncodeBody(in, h.ContentType)
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (h Handler) message(client *runtime.Client, in any) (*runtime.Message, erro
 	if _, err := client.SendCommand(context.Background(), cmd, opts...); err != nil {
 		return nil, err
 	}
-	all := client.Transport().(*recorder).since(0)
+	all := rec.since(0)
 	r := all[len(all)-1]
 	return runtime.DecodeRecord(r.topic, &r.Incoming, 0)
 }

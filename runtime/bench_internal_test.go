@@ -47,7 +47,7 @@ func benchPipeline(b *testing.B, recs []Incoming) {
 		if i%len(recs) == 0 {
 			slab.reset(len(recs)) // one batch per pass over recs
 		}
-		if o, err := c.process(ctx, &slab, rec); err != nil || o != handled {
+		if o, err := c.process(ctx, rec, c.decode(&slab, rec)); err != nil || o != handled {
 			b.Fatalf("outcome %v err %v", o, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/effect"
 )
 
 // ClientConfig configures a Client; the zero value is usable.
@@ -44,10 +45,12 @@ type ClientConfig struct {
 // readers that request/reply and contracts wait on, and builds agents.
 // Several agents and callers share one Client; it is safe for concurrent use.
 type Client struct {
-	t    Transport
-	prod *Producer
-	opts ClientConfig
-	log  *slog.Logger
+	t Transport
+	// governed is t as Transport hands it out.
+	governed *governedTransport
+	prod     *Producer
+	opts     ClientConfig
+	log      *slog.Logger
 
 	mu     sync.Mutex
 	hubs   map[string]*replyHub
@@ -57,8 +60,17 @@ type Client struct {
 	running map[string]bool
 }
 
-// NewClient returns a client over t.
+// NewClient returns a client over t. A client over another client's
+// Transport publishes through the transport underneath and is governed as
+// that client is: by its gate unless opts sets one, and by a handler's
+// agent gate under the handler's Ctx.
 func NewClient(t Transport, opts ClientConfig) *Client {
+	if g, ok := t.(*governedTransport); ok {
+		t = g.Transport
+		if opts.Gate == nil {
+			opts.Gate = g.c.opts.Gate
+		}
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
 	}
@@ -74,11 +86,37 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 	po := producerConfig{attempts: opts.PublishAttempts, backoff: opts.PublishBackoff, interceptors: sendInterceptors(nil, opts.Middleware)}
 	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
 	c.prod.gate, c.prod.client = opts.Gate, c
+	c.governed = &governedTransport{Transport: t, c: c}
 	return c
 }
 
-// Transport returns the client's transport.
-func (c *Client) Transport() Transport { return c.t }
+// Transport returns the client's transport, governed: a Publish through it
+// is admitted by the gate that governs its context, as Producer().Publish
+// is (the client's, or under a handler's Ctx its agent's), so no handler
+// reaches the log around its gate; every other method goes straight
+// through. It is not the value given to NewClient: assert optional
+// methods on that one.
+func (c *Client) Transport() Transport { return c.governed }
+
+// governedTransport is the transport a Client hands out (see Transport).
+type governedTransport struct {
+	Transport
+	c *Client
+}
+
+// Publish admits each record through the gate that governs ctx, as a
+// publish effect, and publishes what was admitted once, without the
+// client's retries and interceptors, as the transport itself would.
+func (g *governedTransport) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
+	p := g.c.prod
+	if !p.governed(ctx) {
+		return g.Transport.Publish(ctx, topic, records...)
+	}
+	return p.publishGoverned(ctx, effect.Effect{Kind: effect.Publish}, topic, records,
+		func(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
+			return g.Transport.Publish(ctx, topic, records...)
+		})
+}
 
 // Producer returns the client's producer.
 func (c *Client) Producer() *Producer { return c.prod }

@@ -174,6 +174,8 @@ type Consumer struct {
 	log    *slog.Logger
 
 	replay *replayGuard
+	// gates are the gates of gateSteps that run under cfg, in order.
+	gates []*gateStep
 
 	// running is set while a Run's loop is alive, which can outlast Run
 	// itself when a handler ignores the cancellation of its context.
@@ -213,33 +215,15 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.DeadLetterTopic == "" {
 		cfg.DeadLetterTopic = DefaultDeadLetterTopic
 	}
-	if cfg.MaxQueuedRecords <= 0 {
-		cfg.MaxQueuedRecords = DefaultMaxQueuedRecords
-	}
-	if cfg.MaxQueuedBytes <= 0 {
-		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
-	if cfg.CommitInterval <= 0 {
-		cfg.CommitInterval = DefaultCommitInterval
-	}
-	if cfg.PollBatch <= 0 {
-		cfg.PollBatch = DefaultPollBatch
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
-	if cfg.Retry.MaxAttempts <= 0 {
-		cfg.Retry.MaxAttempts = DefaultRetryPolicy.MaxAttempts
-	}
-	if cfg.Retry.BaseDelay <= 0 {
-		cfg.Retry.BaseDelay = DefaultRetryPolicy.BaseDelay
-	}
-	if cfg.DedupWindow <= 0 {
-		cfg.DedupWindow = dedup.DefaultWindow
-	}
+	orDefault(&cfg.MaxQueuedRecords, DefaultMaxQueuedRecords)
+	orDefault(&cfg.MaxQueuedBytes, DefaultMaxQueuedBytes)
+	orDefault(&cfg.PollInterval, DefaultPollInterval)
+	orDefault(&cfg.CommitInterval, DefaultCommitInterval)
+	orDefault(&cfg.PollBatch, DefaultPollBatch)
+	orDefault(&cfg.ShutdownGrace, DefaultShutdownGrace)
+	orDefault(&cfg.Retry.MaxAttempts, DefaultRetryPolicy.MaxAttempts)
+	orDefault(&cfg.Retry.BaseDelay, DefaultRetryPolicy.BaseDelay)
+	orDefault(&cfg.DedupWindow, dedup.DefaultWindow)
 	if cfg.DedupWindow > dedup.MaxWindow {
 		return nil, &Error{Code: CodeConfig, Msg: fmt.Sprintf("DedupWindow of %d keys is more than the in-memory window holds (%d); use a durable dedup.Deduplicator", cfg.DedupWindow, dedup.MaxWindow)}
 	}
@@ -266,8 +250,16 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		replay: newReplayGuard(replayWindow),
 	}
 	c.batch, _ = dd.(dedup.BatchDeduplicator)
+	c.gates = gatesOn(c)
 	c.installHooks()
 	return c, nil
+}
+
+// orDefault sets *v to def when it is zero or negative: a knob's "unset".
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Run joins the group, warms dedup when asked, calls ready (may be nil) and
@@ -352,60 +344,28 @@ const (
 	parked
 )
 
-// process runs one record through the pipeline, decoding it first into a
-// message of slab (nil: a message allocated on its own). A nil error means
-// the record's offset may be committed; an error stops the consumer with
-// the offset uncommitted (a failed dead-letter publish, a cancelled
-// context).
-func (c *Consumer) process(ctx context.Context, slab *messageSlab, rec *Incoming) (outcome, error) {
-	return c.observe(ctx, rec, nil, nil, slab)
-}
-
-// processDecoded is process for a record already decoded (decoding has no
-// state, so the poller may do it ahead; see prefetcher).
-func (c *Consumer) processDecoded(ctx context.Context, rec *Incoming, m *Message, err error) (outcome, error) {
-	return c.observe(ctx, rec, m, err, nil)
-}
-
-// pipeline runs one record through the gates and the handler. m and err
-// are the record's decoding when either is set (DecodeRecord never returns
-// neither); otherwise the pipeline decodes it with slab. d, when observers
-// watch, hears what became of the record.
-func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, m *Message, err error, slab *messageSlab, d *Delivery) (outcome, error) {
+// pipeline runs one decoded record through the gates and the handler. d,
+// when observers watch, hears what became of the record.
+func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, dec decodedRecord, d *Delivery) (outcome, error) {
 	// After a hard stop or an expired grace nothing more is handled: the
 	// record stays uncommitted for whoever owns the partition next.
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if m == nil && err == nil {
-		m, err = slab.decode(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
-	}
+	m, err := dec.m, dec.err
 	if err != nil {
 		return parked, c.deadLetterUndecodable(ctx, rec, &Error{Code: CodeCodec, Msg: "decode", Err: err})
 	}
 	d.decoded(m)
 
-	// Target filter: a message addressed to another agent is not ours.
-	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
-		c.log.Debug("skipping message targeted at another agent", "target", t, "source", m.Position.String())
-		return skipped, nil
-	}
-
-	if c.cfg.Verifier != nil {
-		if o, err := c.verify(ctx, m); err != nil || o != handled {
-			if o == dropped {
-				d.droppedBy(GateReplay)
-			}
-			return o, err
+	if v := c.runGates(ctx, m); !v.passed() {
+		switch v.o {
+		case dropped:
+			d.droppedBy(v.gate)
+		case parked:
+			return parked, c.deadLetter(ctx, m, v.reason, 0, v.detail, v.err)
 		}
-	}
-
-	// Fence gate, before dedup: a stale holder's replay must not burn the
-	// idempotency slot that the current holder's retry needs.
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
-		c.log.Debug("dropping message with a superseded fence", "fence", *f, "source", m.Position.String())
-		d.droppedBy(GateFence)
-		return dropped, nil
+		return v.o, nil
 	}
 
 	// Dedup marks the key before handling: a duplicate is dropped even if
@@ -473,30 +433,6 @@ func (c *Consumer) unmark(ctx context.Context, m *Message, marked dedupMark) {
 			c.log.Warn("cannot forget an idempotency key; its redelivery may be dropped", "key", marked.key, "error", err)
 		}
 	}
-}
-
-// verify is the signature gate and the signed-record replay window.
-func (c *Consumer) verify(ctx context.Context, m *Message) (outcome, error) {
-	verified, err := m.verifyWith(c.cfg.Verifier, c.cfg.Binding)
-	if err != nil {
-		c.log.Warn("unsigned or unverified message on a verified topic", "source", m.Position.String(), "error", err)
-		return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
-	}
-	m.VerifiedPrincipal = verified.Principal
-	// A valid signature proves authorship, not first delivery: anyone able to
-	// write the topic can replay the signed bytes.
-	if rec := m.Envelope.Record; rec != nil {
-		iat, _ := sign.IssuedAt(m.Envelope)
-		switch c.replay.admit(*rec, verified.Principal, iat) {
-		case replayed:
-			c.log.Warn("dropping replayed signed record", "record", rec.String(), "source", m.Position.String())
-			return dropped, nil
-		case pastHorizon:
-			err := fmt.Errorf("%w: issued at %d, before what the replay window of %q forgot", sign.ErrStale, iat, verified.Principal)
-			return parked, c.deadLetter(ctx, m, wire.ReasonRejected, 0, "signature verification failed", &Error{Code: CodeSignature, Msg: "signature verification failed", Err: err})
-		}
-	}
-	return handled, nil
 }
 
 // ackPickup tells a contract caller that its command was taken in time. A

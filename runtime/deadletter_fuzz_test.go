@@ -93,7 +93,7 @@ func FuzzDeadLetterPath(f *testing.F) {
 			return // headers no transport would deliver
 		}
 		rec := &Incoming{Position: Position{Partition: 0, Offset: 7}, Headers: encoded, Payload: payload}
-		o, err := c.process(context.Background(), nil, rec)
+		o, err := c.process(context.Background(), rec, c.decode(nil, rec))
 		if err != nil {
 			t.Fatalf("the consumer would stop on this record: %v", err)
 		}

@@ -19,6 +19,13 @@ func DecodeRecord(topic string, rec *Incoming, understood uint64) (*Message, err
 	return (*messageSlab)(nil).decode(topic, rec, understood)
 }
 
+// decode decodes rec as the consumer reads its topic, into a message of
+// slab (nil: a message of its own).
+func (c *Consumer) decode(slab *messageSlab, rec *Incoming) decodedRecord {
+	m, err := slab.decode(c.cfg.Topic, rec, c.cfg.UnderstoodFeatures)
+	return decodedRecord{m: m, err: err}
+}
+
 // slabSize is how many messages of one shape a messageSlab allocates at
 // most at once: enough that the allocation per message mostly disappears,
 // few enough that a message a handler keeps holds little else alive.

@@ -62,31 +62,28 @@ func decodeAll(c *Consumer, slab *messageSlab, batch []Incoming, pre []decodedRe
 	}
 	out = out[:0]
 	for i := range batch {
-		m, err := slab.decode(c.cfg.Topic, &batch[i], c.cfg.UnderstoodFeatures)
-		out = append(out, decodedRecord{m: m, err: err})
+		out = append(out, c.decode(slab, &batch[i]))
 	}
 	return out
 }
 
 // claim claims, in one call, the idempotency keys of the decoded records
-// of a batch that may reach the dedup gate. A record another agent is
-// targeted at is left out; one dropped by a later gate leaves its claim
-// unused, and release takes it back. Under a Verifier the scope is the
-// verified principal, known only at the gate, so nothing is claimed ahead
-// and the gate claims key by key. A transient failure is asked again on
-// the poll backoff until the store answers or ctx ends.
+// of a batch that may reach the dedup gate, as the gates' ahead rules say
+// (gateSteps): a record a gate run ahead stops (the target filter) is left
+// out; one a later gate stops leaves its claim unused, and release takes
+// it back; under a gate that decides the keys' scope (the signature gate:
+// the verified principal) nothing is claimed ahead and the dedup gate
+// claims key by key. A transient failure is asked again on the poll
+// backoff until the store answers or ctx ends.
 func (cs *claimSet) claim(ctx context.Context, recs []decodedRecord) error {
 	cs.reset()
 	c := cs.c
-	if c.cfg.Verifier != nil {
+	if !c.claimsAhead() {
 		return nil
 	}
 	for _, r := range recs {
 		m := r.m
-		if m == nil || m.Provenance.IdempotencyKey == "" {
-			continue
-		}
-		if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
+		if m == nil || m.Provenance.IdempotencyKey == "" || !c.passesAhead(m) {
 			continue
 		}
 		key := dedup.Key(m.Provenance.Agent, m.Provenance.IdempotencyKey)
@@ -130,11 +127,7 @@ func (cs *claimSet) ask(ctx context.Context, keys []string, states []dedup.KeySt
 			return err
 		}
 		cs.c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "keys", len(keys), "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return err
 		}
 	}
@@ -458,11 +451,7 @@ func (c *Consumer) completeKeys(ctx context.Context, keys []string) error {
 			return err
 		}
 		c.log.Warn("cannot complete idempotency keys, retrying", "keys", len(keys), "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return err
 		}
 	}

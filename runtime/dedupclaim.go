@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/lasergo/laser/dedup"
 )
@@ -63,11 +62,7 @@ func (c *Consumer) observeKey(ctx context.Context, key string, kc *keyCompleter)
 			return false, nil
 		}
 		c.log.Warn("deduplicator unavailable, retrying", "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return false, err
 		}
 	}
@@ -108,11 +103,7 @@ func (c *Consumer) completeKey(ctx context.Context, cs *claimSet, key string) er
 			return err
 		}
 		c.log.Warn("cannot complete an idempotency key, retrying", "key", key, "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if backoff(ctx, attempt) != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
 
@@ -11,18 +10,13 @@ import (
 // the first lane failure. Lanes never block on the intake loop, so a lane
 // can finish while intake waits for queue capacity.
 type laneSet struct {
-	s       *session
-	records *weighted
-	bytes   *weighted
-	maxB    int64
-	k       *commitBehind
+	s     *session
+	bound *queueBound
+	k     *commitBehind
+	fs    *failState
 
 	lanes map[uint32]chan queued // owned by the intake loop
 	wg    sync.WaitGroup
-
-	mu     sync.Mutex
-	failed error         // first lane failure
-	wake   chan struct{} // closed at the first lane failure
 }
 
 // queued is a run of one partition's records waiting in its lane, in
@@ -37,226 +31,109 @@ type queued struct {
 // committed behind the lanes, after each run a lane finishes and at least
 // once a second within one.
 func (s *session) runLanes(ctx context.Context) error {
-	cfg := s.c.cfg
 	ls := &laneSet{
-		s:       s,
-		records: newWeighted(int64(cfg.MaxQueuedRecords)),
-		bytes:   newWeighted(int64(cfg.MaxQueuedBytes)),
-		maxB:    int64(cfg.MaxQueuedBytes),
-		k:       s.startCommitBehind(),
-		lanes:   make(map[uint32]chan queued),
-		wake:    make(chan struct{}),
+		s:     s,
+		bound: newQueueBound(s.c.cfg),
+		k:     s.startCommitBehind(),
+		fs:    newFailState(),
+		lanes: make(map[uint32]chan queued),
 	}
 	s.flushHandled = ls.k.flush
-	s.c.hooks.lanes.Store(ls)
+	s.c.hooks.bound.Store(ls.bound)
 	return s.supervise(ctx, func() error {
-		loopErr := ls.poll()
+		overflow := s.newRecordLoop(ls.k) // for records handled inline, over the lane cap
+		loopErr := s.intake(false, ls.fs, ls.k, func(next polled) error { return ls.take(next.batch, overflow) })
 		// Closing the lanes lets each finish its queue and exit.
 		for _, ch := range ls.lanes {
 			close(ch)
 		}
-		return s.drain(loopErr, &ls.wg, ls.k, ls.failure)
+		return s.drain(loopErr, ls.wg.Wait, ls.k, ls.fs.failure)
 	})
 }
 
-// drain waits for the handlers of wg to end and commits what was handled,
-// even after a failure; a graceful stop is bounded by the supervisor's
-// grace, and a failure (loopErr) gets the same bound here, after which
-// handlers are cancelled and what is left stays uncommitted. The lanes and
-// the PerConversation scheduler end this way.
-func (s *session) drain(loopErr error, wg *sync.WaitGroup, k *commitBehind, failure func() error) error {
-	if loopErr != nil {
-		drained := make(chan struct{})
-		go func() {
-			select {
-			case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
-				s.cancelWork()
-			case <-drained:
-			}
-		}()
-		wg.Wait()
-		close(drained)
-	} else {
-		wg.Wait()
-	}
-	errs := []error{loopErr}
-	for _, err := range []error{k.flush(), failure()} {
-		if err != nil && !errors.Is(loopErr, err) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// poll is the intake loop; it returns when stopped, on a failure, or when a
-// lane failed.
-func (ls *laneSet) poll() error {
+// take hands a polled batch to the lanes, a run of consecutive records of
+// one partition at a time, in as few handoffs as the bound allows; records
+// of a partition over the lane cap are handled here by overflow.
+func (ls *laneSet) take(batch []Incoming, overflow *recordLoop) error {
 	s := ls.s
-	pf := s.startPrefetch(false)
-	defer pf.close()
-	var overflow messageSlab // for records handled here, over the lane cap
-	octx, ocs := s.workCtx, s.newClaimSet(ls.k)
-	var odecoded []decodedRecord
-	if ocs != nil {
-		octx = withClaims(octx, ocs)
-	}
-	for {
-		if err := ls.failure(); err != nil {
-			return err
+	for len(batch) > 0 {
+		p := batch[0].Partition
+		n := 1
+		for n < len(batch) && batch[n].Partition == p {
+			n++
 		}
-		next, ok := pf.nextOrWake(ls.wake, ls.k.failed)
-		if !ok {
-			return nil
-		}
-		if next.err != nil {
-			return next.err
-		}
-		if err := ls.k.kick(); err != nil {
-			return err
-		}
-		batch := next.batch
-		for len(batch) > 0 {
-			// A run of consecutive records of one partition goes to its lane
-			// in as few handoffs as the bound allows.
-			p := batch[0].Partition
-			n := 1
-			for n < len(batch) && batch[n].Partition == p {
-				n++
-			}
-			run := batch[:n:n]
-			batch = batch[n:]
-			lane, ok := ls.lanes[p]
-			if !ok && len(ls.lanes) >= s.c.cfg.Concurrency.Lanes {
-				// Over the lane cap: handle it here rather than drop it or
-				// spawn lanes without bound.
-				overflow.reset(len(run))
-				var decoded []decodedRecord
-				if ocs != nil {
-					odecoded = decodeAll(s.c, &overflow, run, nil, odecoded)
-					decoded = odecoded
-					if err := ocs.claim(octx, decoded); err != nil {
-						return err
-					}
-				}
-				for i := range run {
-					var err error
-					if decoded != nil {
-						_, err = s.c.processDecoded(octx, &run[i], decoded[i].m, decoded[i].err)
-					} else {
-						_, err = s.c.process(octx, &overflow, &run[i])
-					}
-					if err != nil {
-						ocs.release(octx)
-						return err
-					}
+		run := batch[:n:n]
+		batch = batch[n:]
+		lane, ok := ls.lanes[p]
+		if !ok && len(ls.lanes) >= s.c.cfg.Concurrency.Lanes {
+			// Over the lane cap: handle it here rather than drop it or
+			// spawn lanes without bound.
+			if _, err := overflow.run(run, nil, func(i int, err error) bool {
+				if err == nil {
 					ls.k.mark(run[i].Position)
 				}
-				ocs.release(octx)
-				clear(odecoded)
-				overflow.reset(0)
-				if err := ls.k.kick(); err != nil {
-					return err
-				}
-				continue
+				return err == nil
+			}); err != nil {
+				return err
 			}
-			if !ok {
-				lane = ls.start(p)
+			if err := ls.k.kick(); err != nil {
+				return err
 			}
-			for len(run) > 0 {
-				// Take the chunk's share of the global bound; a full bound
-				// stalls intake for every partition until lanes catch up.
-				k, size := ls.chunk(run)
-				if !ls.records.acquire(int64(k), s.stop, s.workCtx.Done()) {
-					return nil
-				}
-				if !ls.bytes.acquire(size, s.stop, s.workCtx.Done()) {
-					ls.records.release(int64(k))
-					return nil
-				}
-				lane <- queued{recs: run[:k:k]}
-				run = run[k:]
-				if err := ls.failure(); err != nil {
-					return err
-				}
+			continue
+		}
+		if !ok {
+			lane = ls.start(p)
+		}
+		for len(run) > 0 {
+			// Take the chunk's share of the global bound; a full bound
+			// stalls intake for every partition until lanes catch up.
+			k, size := ls.bound.chunk(run)
+			if !ls.bound.take(k, size, s.stop, s.workCtx.Done()) {
+				return errIntakeStopped
+			}
+			lane <- queued{recs: run[:k:k]}
+			run = run[k:]
+			if err := ls.fs.failure(); err != nil {
+				return err
 			}
 		}
 	}
-}
-
-// size is what a record charges the bytes bound: never 0, never more than
-// the whole bound.
-func (ls *laneSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), ls.maxB) }
-
-// chunk returns how many leading records of run fit the global bound in
-// one handoff (at least one), and their bytes.
-func (ls *laneSet) chunk(run []Incoming) (n int, bytes int64) {
-	maxRecords := ls.s.c.cfg.MaxQueuedRecords
-	for n < len(run) && n < maxRecords {
-		b := ls.size(&run[n])
-		if n > 0 && bytes+b > ls.maxB {
-			break
-		}
-		bytes += b
-		n++
-	}
-	return n, bytes
+	return nil
 }
 
 // start creates the lane of a partition. Its channel holds as many runs as
-// the global bound admits records, so a send after acquiring never blocks.
+// the global bound admits records, so a send after taking never blocks.
 func (ls *laneSet) start(partition uint32) chan queued {
-	ch := make(chan queued, ls.s.c.cfg.MaxQueuedRecords)
+	ch := make(chan queued, ls.bound.maxRecords)
 	ls.lanes[partition] = ch
 	ls.wg.Add(1)
 	go func() {
 		defer ls.wg.Done()
 		clock := ls.s.c.clock
 		lastKick := clock.Now()
-		var slab messageSlab
-		ctx, cs := ls.s.workCtx, ls.s.newClaimSet(ls.k)
-		var decoded []decodedRecord
-		if cs != nil {
-			ctx = withClaims(ctx, cs)
-		}
+		loop := ls.s.newRecordLoop(ls.k)
 		for q := range ch {
-			slab.reset(len(q.recs))
-			var claimErr error
-			if cs != nil {
-				// Decode the run first, to claim its keys in one call.
-				decoded = decodeAll(ls.s.c, &slab, q.recs, nil, decoded)
-				claimErr = cs.claim(ctx, decoded)
-			}
-			for i := range q.recs {
+			n, err := loop.run(q.recs, nil, func(i int, err error) bool {
 				rec := &q.recs[i]
-				err := claimErr
-				if err == nil && cs != nil {
-					_, err = ls.s.c.processDecoded(ctx, rec, decoded[i].m, decoded[i].err)
-				} else if err == nil {
-					_, err = ls.s.c.process(ctx, &slab, rec)
-				}
-				ls.records.release(1)
-				ls.bytes.release(ls.size(rec))
+				ls.bound.give(1, ls.bound.size(rec))
 				ls.report(rec.Position, err)
 				// Slow handlers do not hold their predecessors' commits
 				// back for longer than a second.
-				if err == nil && i < len(q.recs)-1 && clock.Now().Sub(lastKick) >= serialCommitEvery {
+				if err == nil && i < len(q.recs)-1 && clock.Now().Sub(lastKick) >= commitEvery {
 					_ = ls.k.kick()
 					lastKick = clock.Now()
 				}
-				if err != nil {
-					// The rest of this lane's queue stays unhandled and
-					// uncommitted.
-					cs.release(ctx)
-					ls.releaseAll(q.recs[i+1:])
-					for rest := range ch {
-						ls.releaseAll(rest.recs)
-					}
-					return
+				return err == nil
+			})
+			if err != nil {
+				// The rest of this lane's queue stays unhandled and
+				// uncommitted.
+				ls.bound.giveAll(q.recs[n:])
+				for rest := range ch {
+					ls.bound.giveAll(rest.recs)
 				}
+				return
 			}
-			cs.release(ctx)
-			clear(decoded)
-			slab.reset(0)
 			// A failed commit surfaces in the intake loop, which watches
 			// the committer.
 			_ = ls.k.kick()
@@ -266,14 +143,6 @@ func (ls *laneSet) start(partition uint32) chan queued {
 	return ch
 }
 
-// releaseAll gives back the bound held by records that will not be handled.
-func (ls *laneSet) releaseAll(recs []Incoming) {
-	for i := range recs {
-		ls.records.release(1)
-		ls.bytes.release(ls.size(&recs[i]))
-	}
-}
-
 // report records a lane's result for one record: a handled offset is
 // marked for commit, the first failure stops intake.
 func (ls *laneSet) report(p Position, err error) {
@@ -281,16 +150,5 @@ func (ls *laneSet) report(p Position, err error) {
 		ls.k.mark(p)
 		return
 	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.failed == nil {
-		ls.failed = err
-		close(ls.wake)
-	}
-}
-
-func (ls *laneSet) failure() error {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.failed
+	ls.fs.fail(err)
 }

@@ -113,8 +113,7 @@ func (d *Delivery) finish(o outcome, err error) {
 type consumerHooks struct {
 	chain     func(*Ctx) error
 	observers []RecordObserver
-	lanes     atomic.Pointer[laneSet]  // the running lane scheduler, if any
-	keyed     atomic.Pointer[keyedSet] // the running PerConversation scheduler, if any
+	bound     atomic.Pointer[queueBound] // the queue bound of the running scheduler, if it has one
 
 	mu      sync.Mutex
 	handled map[uint32]uint64 // next offset to handle per partition, when observed
@@ -145,11 +144,14 @@ func (c *Consumer) installHooks() {
 	}
 }
 
-// observe runs one record through the pipeline, inside the observers when
-// there are any.
-func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr error, slab *messageSlab) (outcome, error) {
+// process runs one decoded record through the pipeline, inside the record
+// observers when there are any (decoding has no state, so the loops decode
+// ahead; see recordLoop and prefetcher). A nil error means the record's
+// offset may be committed; an error stops the consumer with the offset
+// uncommitted (a failed dead-letter publish, a cancelled context).
+func (c *Consumer) process(ctx context.Context, rec *Incoming, dec decodedRecord) (outcome, error) {
 	if len(c.hooks.observers) == 0 {
-		return c.pipeline(ctx, rec, m, derr, slab, nil)
+		return c.pipeline(ctx, rec, dec, nil)
 	}
 	d := &Delivery{Topic: c.cfg.Topic, Group: c.cfg.Group, Agent: c.cfg.Agent, Record: rec, Verifier: c.cfg.Verifier}
 	var (
@@ -162,7 +164,7 @@ func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr 
 			return
 		}
 		ran = true
-		o, err = c.pipeline(ctx, rec, m, derr, slab, d)
+		o, err = c.pipeline(ctx, rec, dec, d)
 		d.finish(o, err)
 	}
 	for i := len(c.hooks.observers) - 1; i >= 0; i-- {
@@ -171,7 +173,7 @@ func (c *Consumer) observe(ctx context.Context, rec *Incoming, m *Message, derr 
 	}
 	run(ctx)
 	if !ran { // an observer that forgot to call next must not lose the record
-		o, err = c.pipeline(ctx, rec, m, derr, slab, d)
+		o, err = c.pipeline(ctx, rec, dec, d)
 		d.finish(o, err)
 	}
 	if err == nil {
@@ -198,14 +200,10 @@ func (c *Consumer) Running() bool { return c.running.Load() }
 // the lanes' (or PerConversation's) queues now (both 0 for a Serial
 // consumer or one not running).
 func (c *Consumer) Queued() (records, bytes int64) {
-	if ks := c.hooks.keyed.Load(); ks != nil {
-		return ks.queued()
+	if b := c.hooks.bound.Load(); b != nil {
+		return b.queued()
 	}
-	ls := c.hooks.lanes.Load()
-	if ls == nil {
-		return 0, 0
-	}
-	return ls.records.used(), ls.bytes.used()
+	return 0, 0
 }
 
 // Lag returns, per partition this consumer has finished records of (while

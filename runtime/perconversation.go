@@ -26,10 +26,11 @@ func PerConversation(n int) Concurrency { return Concurrency{Handlers: max(n, 1)
 
 // OrderedBy returns c ordering records by key instead of by conversation:
 // records with the same key are handled one at a time in log order (per
-// entity: an order id, a user). key runs on the intake goroutine for every
-// decoded record, before any gate, so it must be fast and must not keep m;
-// an empty key (or a panic) orders the record by its partition. Only
-// PerConversation honours it.
+// entity: an order id, a user). key runs for every decoded record, before
+// any gate, on the intake goroutine and again on a worker reading a hot
+// key's backlog back from the log, so it must be fast, safe for concurrent
+// use, and must not keep m; an empty key (or a panic) orders the record by
+// its partition. Only PerConversation honours it.
 func (c Concurrency) OrderedBy(key func(m *Message) string) Concurrency {
 	c.orderBy = &orderKeyFunc{key: key}
 	return c
@@ -60,10 +61,11 @@ func (c Concurrency) String() string {
 const (
 	// keyShareDivisor bounds the queue share of one key: at most
 	// 1/keyShareDivisor of MaxQueuedRecords and of MaxQueuedBytes wait in
-	// memory behind one key. Further records of the key are remembered by
-	// position only and read from the log again when their turn comes, so
-	// a key stuck on a slow record neither fills the queue nor stalls
-	// intake for the others.
+	// memory behind one key. Further records of the key on the same
+	// partition are skipped by intake and read from the log again once the
+	// key has worked through what it holds (its backlog), so a key stuck on
+	// a slow record, however many records follow it, neither fills the
+	// queue nor stalls intake for the others.
 	keyShareDivisor = 4
 	// spanFactor bounds the records of one partition taken past its
 	// watermark to spanFactor × MaxQueuedRecords: it bounds the watermark's
@@ -88,14 +90,28 @@ type orderKey struct {
 
 // keyJob is one record waiting for, or being handled by, its key's worker.
 type keyJob struct {
-	rec  Incoming
-	m    *Message
-	err  error // decoding failure (m is nil then)
+	rec Incoming
+	decodedRecord
 	size int64
 	mark markTicket
-	// deferred is set for a record beyond its key's share: only its
-	// position is kept, and it is read from the log again when it starts.
+	// deferred is set for a record beyond its key's share on a partition
+	// other than its backlog's: only its position is kept, and it is read
+	// from the log again when it starts.
 	deferred bool
+	// backlogged is set for a record read again from its key's backlog:
+	// it holds no ticket and charges nothing; its backlog's pin moves past
+	// it once it finished. noop: the backlog held no further record.
+	backlogged, noop bool
+}
+
+// keyBacklog is what intake skipped of one hot key on one partition: the
+// key's records from at on, up to what intake has seen of the partition,
+// read again from the log once the key's queue is empty. The pin holds
+// the partition's mark below at.
+type keyBacklog struct {
+	pin *markPin
+	at  uint64     // the next offset to look at
+	buf []Incoming // records read ahead, from at on
 }
 
 // keyQueue is one key's records not yet started, oldest first.
@@ -111,7 +127,13 @@ type keyQueue struct {
 	// worker, so it is never handled by two workers at once.
 	scheduled bool
 	next      *keyQueue // ready list link
+	// backlog, when set, holds the key's records intake skipped.
+	backlog *keyBacklog
 }
+
+// pending reports whether the key has records to start: queued or in its
+// backlog.
+func (q *keyQueue) pending() bool { return q.waiting() > 0 || q.backlog != nil }
 
 func (q *keyQueue) waiting() int { return len(q.jobs) - q.head }
 
@@ -143,12 +165,13 @@ type keyedSet struct {
 	s      *session
 	n      int
 	custom func(*Message) string
-	maxN   int64 // MaxQueuedRecords
-	maxB   int64 // MaxQueuedBytes
+	bound  *queueBound
+	fs     *failState
 	share  int   // records one key may hold
 	shareB int64 // bytes one key may hold
 	span   int   // records of a partition past its watermark
 	k      *commitBehind
+	slab   messageSlab // what intake decodes into, owned by the intake loop
 
 	mu        sync.Mutex
 	keys      map[orderKey]*keyQueue
@@ -159,21 +182,17 @@ type keyedSet struct {
 	idle      []*keyWorker
 	returners []chan struct{} // workers back from a retry wait, wanting a slot
 	wm        watermark
-	queuedN   int64 // records the global bound holds (waiting or running)
-	queuedB   int64 // their bytes
 	// progress, when set, is closed at the next finished record: the
 	// intake waits on it for a key's share or a partition's span.
 	progress chan struct{}
 	// avg is the moving average of how long a record takes to handle;
 	// it starts high, so a consumer of slow handlers ramps up at once.
 	avg      time.Duration
-	fastCap  int    // workers that run at once while handlers are fast
-	finished uint64 // records finished, for the stall watch
-	watching bool   // a stall watch is armed
-	wakeDue  bool   // ready keys wait for the intake to wake workers
-	closing  bool   // no record starts any more
-	failed   error  // first failure
-	wake     chan struct{}
+	fastCap  int           // workers that run at once while handlers are fast
+	finished uint64        // records finished, for the stall watch
+	watching bool          // a stall watch is armed
+	wakeDue  bool          // ready keys wait for the intake to wake workers
+	closing  bool          // no record starts any more
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
 }
@@ -188,8 +207,8 @@ func (s *session) runKeyed(ctx context.Context) error {
 		s:       s,
 		n:       cfg.Concurrency.Handlers,
 		custom:  cfg.Concurrency.orderKey(),
-		maxN:    int64(cfg.MaxQueuedRecords),
-		maxB:    int64(cfg.MaxQueuedBytes),
+		bound:   newQueueBound(cfg),
+		fs:      newFailState(),
 		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
 		shareB:  max(int64(cfg.MaxQueuedBytes)/keyShareDivisor, 1),
 		span:    spanFactor * cfg.MaxQueuedRecords,
@@ -198,55 +217,42 @@ func (s *session) runKeyed(ctx context.Context) error {
 		wm:      newWatermark(),
 		avg:     stallWait,
 		fastCap: goruntime.GOMAXPROCS(0),
-		wake:    make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
 	s.flushHandled = ks.k.flush
-	s.c.hooks.keyed.Store(ks)
+	s.c.hooks.bound.Store(ks.bound)
 	return s.supervise(ctx, func() error {
-		loopErr := ks.poll()
+		loopErr := s.intake(true, ks.fs, ks.k, ks.take)
 		ks.close()
-		return s.drain(loopErr, &ks.wg, ks.k, ks.failure)
+		return s.drain(loopErr, func() {
+			ks.wg.Wait()
+			ks.settleBacklogs(s.workCtx)
+		}, ks.k, ks.fs.failure)
 	})
 }
 
-// poll is the intake loop: it decodes each record (the prefetcher does it
-// ahead while intake is busy), finds its key and queues it; it returns when
-// stopped, on a poll failure, or once a record failed.
-func (ks *keyedSet) poll() error {
-	s := ks.s
-	pf := s.startPrefetch(true)
-	defer pf.close()
-	var slab messageSlab
-	for {
-		if err := ks.failure(); err != nil {
-			return err
+// take queues a polled batch: it decodes each record (the prefetcher does
+// it ahead while intake is busy), finds its key and queues it; it fails
+// once a record failed, and stops the intake once the consumer stops.
+func (ks *keyedSet) take(next polled) error {
+	ks.slab.reset(len(next.batch))
+	defer ks.slab.reset(0)
+	for i := range next.batch {
+		j := keyJob{rec: next.batch[i]}
+		if next.decoded != nil {
+			j.decodedRecord = next.decoded[i]
+		} else {
+			j.decodedRecord = ks.s.c.decode(&ks.slab, &j.rec)
 		}
-		next, ok := pf.nextOrWake(ks.wake, ks.k.failed)
-		if !ok {
-			return nil
-		}
-		if next.err != nil {
-			return next.err
-		}
-		if err := ks.k.kick(); err != nil {
-			return err
-		}
-		slab.reset(len(next.batch))
-		for i := range next.batch {
-			j := keyJob{rec: next.batch[i]}
-			if next.decoded != nil {
-				j.m, j.err = next.decoded[i].m, next.decoded[i].err
-			} else {
-				j.m, j.err = slab.decode(s.c.cfg.Topic, &j.rec, s.c.cfg.UnderstoodFeatures)
+		if !ks.admit(&j) {
+			if err := ks.fs.failure(); err != nil {
+				return err
 			}
-			if !ks.admit(&j) {
-				return ks.failure()
-			}
+			return errIntakeStopped
 		}
-		slab.reset(0)
-		ks.wakeWorkers()
 	}
+	ks.wakeWorkers()
+	return nil
 }
 
 // keyOf returns the unit of order of j.
@@ -275,10 +281,6 @@ func (ks *keyedSet) customKey(m *Message) (name string) {
 	return ks.custom(m)
 }
 
-// size is what a record charges the bytes bound: never 0, never more than
-// the whole bound.
-func (ks *keyedSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), ks.maxB) }
-
 // admit queues j behind its key, waiting for room in the global bound and
 // in its partition's span; false once the consumer is stopping or failed.
 // A record beyond its key's share is deferred instead: kept by position,
@@ -286,8 +288,12 @@ func (ks *keyedSet) size(rec *Incoming) int64 { return min(max(int64(rec.Size())
 func (ks *keyedSet) admit(j *keyJob) bool {
 	s := ks.s
 	key := ks.keyOf(j)
-	j.size = ks.size(&j.rec)
+	j.size = ks.bound.size(&j.rec)
 	ks.mu.Lock()
+	if ks.skipped(key, j) {
+		ks.mu.Unlock()
+		return true
+	}
 	var q *keyQueue
 	for {
 		if ks.closing {
@@ -296,12 +302,9 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		}
 		q = ks.keys[key]
 		deferred := q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB)
-		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.fits(j.size)) {
+		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.bound.tryTake(j.size)) {
 			if deferred {
 				*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
-			} else {
-				ks.queuedN++
-				ks.queuedB += j.size
 			}
 			break
 		}
@@ -318,7 +321,7 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 		ks.mu.Unlock()
 		select {
 		case <-progress:
-		case <-ks.wake:
+		case <-ks.fs.wake:
 		case <-s.stop:
 		case <-s.workCtx.Done():
 		}
@@ -344,17 +347,27 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	return true
 }
 
-// fits reports whether a record of size fits the global bound now (a
-// record always fits an empty queue); mu held.
-func (ks *keyedSet) fits(size int64) bool {
-	return ks.queuedN == 0 || ks.queuedN < ks.maxN && ks.queuedB+size <= ks.maxB
-}
-
-// queued returns the records and bytes the bound holds.
-func (ks *keyedSet) queued() (records, bytes int64) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	return ks.queuedN, ks.queuedB
+// skipped reports whether intake leaves j to its key's backlog: the key
+// has a backlog on j's partition, or is over its share and starts one
+// there. Intake then moves on at once, whatever the key holds; mu held.
+func (ks *keyedSet) skipped(key orderKey, j *keyJob) bool {
+	q := ks.keys[key]
+	if q == nil || ks.closing || ks.wm.rewinds(j.rec.Position) {
+		return false
+	}
+	if b := q.backlog; b != nil {
+		if b.pin.pm != ks.wm.current(j.rec.Partition) {
+			return false // another partition's, or one read again since
+		}
+		ks.wm.see(j.rec.Position)
+		return true
+	}
+	if q.held < ks.share && (q.bytes == 0 || q.bytes+j.size <= ks.shareB) {
+		return false
+	}
+	pin := ks.wm.skip(j.rec.Position)
+	q.backlog = &keyBacklog{pin: pin, at: j.rec.Offset}
+	return true
 }
 
 // recycle keeps an emptied queue for reuse, unless the free list holds
@@ -512,14 +525,21 @@ func (ks *keyedSet) work(q *keyQueue) {
 			ks.mu.Unlock()
 			return
 		}
-		*j = q.pop()
+		fromBacklog := q.waiting() == 0
+		if !fromBacklog {
+			*j = q.pop()
+		}
 		ks.mu.Unlock()
 		var err error
 		began := time.Now()
-		if !j.deferred {
-			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+		if fromBacklog {
+			if err = ks.nextBacklogged(ctx, q, j); err == nil && !j.noop {
+				_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
+			}
+		} else if !j.deferred {
+			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
 		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
-			_, err = ks.s.c.processDecoded(ctx, &j.rec, j.m, j.err)
+			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
 		}
 		var exit bool
 		q, exit = ks.finish(w, q, j, err, time.Since(began))
@@ -551,8 +571,125 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 		return nil
 	}
 	j.rec = recs[0]
-	j.m, j.err = DecodeRecord(c.cfg.Topic, &j.rec, c.cfg.UnderstoodFeatures)
+	j.decodedRecord = c.decode(nil, &j.rec)
 	return nil
+}
+
+// nextBacklogged sets j to the next record of q's key in its backlog, or
+// marks it a noop once the backlog caught up with intake and ended (or its
+// partition was handed back), or the scheduler closes (the pin then stays,
+// holding the mark below what the backlog did not handle).
+func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) error {
+	ks.mu.Lock()
+	closing := ks.closing
+	ks.mu.Unlock()
+	if !closing {
+		rec, ok, err := ks.scanBacklog(ctx, q)
+		if err != nil || ok {
+			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, backlogged: true}
+			return err
+		}
+	}
+	*j = keyJob{backlogged: true, noop: true}
+	return nil
+}
+
+// scanBacklog returns the next record of q's key in its backlog, read
+// again from the log, passing over the records of other keys (intake took
+// them) and moving the pin past them; ok is false once the backlog caught
+// up with intake and ended, or its partition was read again from its
+// stored offset (its marks commit nothing). The record returned stays the
+// backlog's next until it finished, so the pin holds below it.
+func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
+	c := ks.s.c
+	b := q.backlog
+	for {
+		if len(b.buf) == 0 {
+			ks.mu.Lock()
+			pm := b.pin.pm
+			if pm.detached || b.at > pm.last {
+				ks.endBacklog(q)
+				ks.mu.Unlock()
+				return keyJob{}, false, nil
+			}
+			last := pm.last
+			ks.mu.Unlock()
+			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
+			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
+			if err != nil {
+				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
+			}
+			for len(recs) > 0 && recs[0].Offset < b.at {
+				recs = recs[1:]
+			}
+			for i := range recs {
+				if recs[i].Offset > last {
+					recs = recs[:i]
+					break
+				}
+			}
+			if len(recs) == 0 {
+				// Retention removed them meanwhile: no member can handle them.
+				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
+				ks.moveBacklog(b, last+1)
+				continue
+			}
+			b.buf = recs
+		}
+		next = keyJob{rec: b.buf[0]}
+		next.decodedRecord = c.decode(nil, &next.rec)
+		if ks.keyOf(&next) == q.key {
+			b.buf = b.buf[1:]
+			return next, true, nil
+		}
+		b.buf = b.buf[1:]
+		ks.moveBacklog(b, next.rec.Offset+1)
+	}
+}
+
+// settleBacklogs, once no worker runs any more, passes every backlog over
+// the records up to its key's next unhandled one, so the watermark a
+// graceful stop commits is not held below records that were handled
+// (those of other keys after the key's last handled record). Nothing is
+// handled; a read that fails leaves the pin where it is.
+func (ks *keyedSet) settleBacklogs(ctx context.Context) {
+	ks.mu.Lock()
+	var backlogged []*keyQueue
+	for _, q := range ks.keys {
+		if q.backlog != nil {
+			backlogged = append(backlogged, q)
+		}
+	}
+	ks.mu.Unlock()
+	for _, q := range backlogged {
+		next, ok, err := ks.scanBacklog(ctx, q)
+		if ok {
+			// Unhandled: the pin stays at it.
+			q.backlog.buf = append([]Incoming{next.rec}, q.backlog.buf...)
+		}
+		if err != nil {
+			ks.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
+		}
+	}
+}
+
+// moveBacklog moves b's pin up to at, marking the partition's mark when it
+// moved.
+func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	b.at = max(b.at, at)
+	if p, moved := ks.wm.movePin(b.pin, b.at); moved {
+		ks.k.mark(p)
+	}
+}
+
+// endBacklog drops q's backlog and its pin; mu held.
+func (ks *keyedSet) endBacklog(q *keyQueue) {
+	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
+		ks.k.mark(p)
+	}
+	q.backlog = nil
 }
 
 // finish records j's result and returns the key this worker handles next
@@ -563,15 +700,24 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	ks.finished++
 	ks.avg += (took - ks.avg) / 8
 	q.bytes -= j.size
-	if !j.deferred {
-		ks.queuedN--
-		ks.queuedB -= j.size
+	if !j.deferred && !j.backlogged {
+		ks.bound.give(1, j.size)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		ks.failLocked(err)
-	} else if p, moved := ks.wm.finish(j.mark); moved {
-		ks.k.mark(p)
-		kick = true
+	case j.noop:
+	case j.backlogged:
+		q.backlog.at = max(q.backlog.at, j.rec.Offset+1)
+		if p, moved := ks.wm.movePin(q.backlog.pin, q.backlog.at); moved {
+			ks.k.mark(p)
+			kick = true
+		}
+	default:
+		if p, moved := ks.wm.finish(j.mark); moved {
+			ks.k.mark(p)
+			kick = true
+		}
 	}
 	if ks.progress != nil {
 		close(ks.progress)
@@ -579,7 +725,7 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	}
 	switch {
 	case ks.closing:
-	case q.waiting() > 0:
+	case q.pending():
 		// Its turn is over: the key goes behind the others that wait.
 		ks.dispatchBack(q)
 	default:
@@ -682,23 +828,15 @@ func (c *Consumer) retryWait(ctx context.Context, d time.Duration) error {
 		w.ks.lendSlot()
 		defer w.ks.retakeSlot(ctx)
 	}
-	select {
-	case <-c.clock.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep(ctx, c.clock, d)
 }
 
 // failLocked records the first failure: no record starts any more, and
 // the queued ones stay uncommitted; mu held.
 func (ks *keyedSet) failLocked(err error) {
-	if ks.failed != nil {
-		return
+	if ks.fs.fail(err) {
+		ks.closeLocked()
 	}
-	ks.failed = err
-	close(ks.wake)
-	ks.closeLocked()
 }
 
 // close stops every record from starting: queued ones give back their
@@ -718,8 +856,7 @@ func (ks *keyedSet) closeLocked() {
 		for q.waiting() > 0 {
 			if j := q.pop(); !j.deferred {
 				q.bytes -= j.size
-				ks.queuedN--
-				ks.queuedB -= j.size
+				ks.bound.give(1, j.size)
 			}
 		}
 	}
@@ -729,10 +866,4 @@ func (ks *keyedSet) closeLocked() {
 		ks.progress = nil
 	}
 	close(ks.quit)
-}
-
-func (ks *keyedSet) failure() error {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	return ks.failed
 }

@@ -510,17 +510,37 @@ func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T)
 }
 
 func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
+	// A queue of 8 records: the hot conversation's backlog fills it five
+	// times over, within the span of 8×8.
+	runHotBacklog(t, 40, 4)
+}
+
+// TestPerConversationHotBacklogPastTheSpanDoesNotFreezeThePartition puts
+// a hot conversation's backlog far past what the partition may hold past
+// its watermark (the span, 8 × MaxQueuedRecords = 64) ahead of another
+// conversation's record.
+func TestPerConversationHotBacklogPastTheSpanDoesNotFreezeThePartition(t *testing.T) {
+	runHotBacklog(t, 500, 16)
+}
+
+// runHotBacklog publishes backlog records of one conversation, the first
+// of which blocks until released, then one record of another, and runs a
+// PerConversation(4) consumer with a queue of 8 records: the other record
+// is handled while the hot conversation's first still runs, nothing is
+// committed past that one meanwhile, and the hot backlog is then handled
+// in order and committed.
+func runHotBacklog(t *testing.T, backlog, pollBatch int) {
+	t.Helper()
 	log := newLog(t, 1, clock.System{})
 	hot := conv()
 	release := make(chan struct{})
-	finished := make(chan string, 64)
+	finished := make(chan string, backlog+1)
 	var done bodies
-	var c *runtime.Consumer
 	cfg := runtime.ConsumerConfig{
 		Topic: topic, Group: agent, Agent: agent,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			b := string(ctx.Message().Body())
-			if b == "hot-00" {
+			if b == "hot-000" {
 				<-release
 			}
 			done.add(b)
@@ -528,27 +548,27 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 			return nil
 		}),
 		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
-		// A queue of 8 records: the hot conversation's backlog would fill
-		// it five times over.
-		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 4},
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: pollBatch},
 	}
 	c, err := runtime.NewConsumer(log, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const backlog = 40 // five times the bound, within the span of 8×8
 	for i := range backlog {
-		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%02d", i))
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
 	}
 	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(t.Context(), nil, stop) }()
 	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
-		t.Fatalf("handled %q", got)
+		t.Fatalf("handled %q first", got)
 	}
 	if n, _ := c.Queued(); n > 8 {
 		t.Fatalf("%d records queued, over the bound of 8", n)
+	}
+	if off, ok := stored(t, log, 0); ok && off != 0 {
+		t.Fatalf("stored %d while the hot conversation's first record runs, want nothing past it", off)
 	}
 	close(release)
 	for range backlog {
@@ -559,12 +579,15 @@ func TestPerConversationHotConversationDoesNotStarveOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := done.of("hot-")
+	if len(got) != backlog {
+		t.Fatalf("handled %d hot records, want %d", len(got), backlog)
+	}
 	for i, b := range got {
-		if want := fmt.Sprintf("hot-%02d", i); b != want {
+		if want := fmt.Sprintf("hot-%03d", i); b != want {
 			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
 		}
 	}
-	if off, _ := stored(t, log, 0); off != backlog {
+	if off, _ := stored(t, log, 0); off != uint64(backlog) {
 		t.Fatalf("stored %d, want %d", off, backlog)
 	}
 }

@@ -136,11 +136,10 @@ func (p *prefetcher) run() {
 				continue
 			default:
 			}
-			c := s.c
 			next.decoded = make([]decodedRecord, len(batch))
 			p.slab.reset(len(batch))
 			for i := range batch {
-				next.decoded[i].m, next.decoded[i].err = p.slab.decode(c.cfg.Topic, &batch[i], c.cfg.UnderstoodFeatures)
+				next.decoded[i] = s.c.decode(&p.slab, &batch[i])
 			}
 			p.slab.reset(0)
 		}

@@ -66,6 +66,14 @@ func (p *Producer) PublishEffect(ctx context.Context, proto effect.Effect, topic
 	if !p.governed(ctx) {
 		return p.publishOut(ctx, topic, records)
 	}
+	return p.publishGoverned(ctx, proto, topic, records, p.publishOut)
+}
+
+// publishGoverned admits each record as proto, then publishes the admitted
+// records with send and tells the gate how it went.
+func (p *Producer) publishGoverned(ctx context.Context, proto effect.Effect, topic string, records []Outgoing,
+	send func(ctx context.Context, topic string, records []Outgoing) ([]Position, error),
+) ([]Position, error) {
 	records = slices.Clone(records)
 	var gate EffectGate
 	admitted := make([]*effect.Effect, 0, len(records))
@@ -92,7 +100,7 @@ func (p *Producer) PublishEffect(ctx context.Context, proto effect.Effect, topic
 		}
 		records[i].Payload = e.Body
 	}
-	pos, err := p.publishOut(ctx, topic, records)
+	pos, err := send(ctx, topic, records)
 	p.effected(ctx, gate, err, admitted...)
 	return pos, err
 }
@@ -127,10 +135,8 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		p.log.Warn("publish failed, retrying", "topic", topic, "attempt", attempt, "error", err)
-		select {
-		case <-p.clock.After(delay):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("publish to %s: %w", topic, ctx.Err())
+		if err := sleep(ctx, p.clock, delay); err != nil {
+			return nil, fmt.Errorf("publish to %s: %w", topic, err)
 		}
 		delay *= 2
 	}

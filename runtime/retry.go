@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"context"
 	"math"
 	"time"
+
+	"github.com/lasergo/laser/clock"
 )
 
 // RetryPolicy says how often the consumer runs a handler that keeps failing
@@ -47,4 +50,28 @@ func pollBackoff(n int) time.Duration {
 		d = time.Second
 	}
 	return d
+}
+
+// sleep waits d on clk and returns nil, or returns ctx's error as soon as
+// ctx ends first. Every wait of the runtime between two tries goes through
+// it: a handler's retry on the consumer's clock, the backoffs on real time.
+func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-clk.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// backoff waits pollBackoff(attempt) after a call to the outside (a
+// commit, a deduplicator) failed transiently, or returns ctx's error. It
+// waits real time, as polling does: the store recovers in real time
+// whatever clock the consumer was given, and no semantic a test pins
+// depends on how long the wait lasts.
+func backoff(ctx context.Context, attempt int) error {
+	return sleep(ctx, clock.System{}, pollBackoff(attempt))
 }

@@ -73,3 +73,14 @@ func (s *weighted) used() int64 {
 	defer s.mu.Unlock()
 	return s.limit - s.avail
 }
+
+// tryAcquire takes n units when they are free now, without waiting.
+func (s *weighted) tryAcquire(n int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.avail < n {
+		return false
+	}
+	s.avail -= n
+	return true
+}

@@ -128,12 +128,8 @@ func (s *session) commit(ctx context.Context, partition uint32, offset uint64) e
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 		s.c.log.Warn("commit failed, retrying", "partition", partition, "offset", offset, "attempt", attempt, "error", err)
-		t := time.NewTimer(pollBackoff(attempt))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("commit %d:%d: %w", partition, offset, ctx.Err())
+		if err := backoff(ctx, attempt); err != nil {
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 	}
 }
@@ -230,10 +226,11 @@ func (s *session) giveUp(done <-chan error, err error) error {
 	return err
 }
 
-// serialCommitEvery bounds how long handled records wait for their commit
-// in the middle of a batch, so a batch of slow handlers does not pile up
-// work that a crash would redeliver. It is checked after each record.
-const serialCommitEvery = time.Second
+// commitEvery bounds how long handled records wait for their commit in
+// the middle of a batch (Serial) or a lane's run, so slow handlers do not
+// pile up work that a crash would redeliver. It is checked after each
+// record.
+const commitEvery = time.Second
 
 // runSerial handles one record at a time across every partition, committing
 // each partition's handled run after every batch, and within a batch at
@@ -245,59 +242,37 @@ func (s *session) runSerial(ctx context.Context) error {
 	return s.supervise(ctx, func() error {
 		pf := s.startPrefetch(true)
 		defer pf.close()
+		loop := s.newRecordLoop(k)
 		lastFlush := s.c.clock.Now()
-		var slab messageSlab
-		wctx := s.workCtx
-		cs := s.newClaimSet(k)
-		var decoded []decodedRecord
-		if cs != nil {
-			wctx = withClaims(wctx, cs)
-		}
 		for {
 			next, ok := pf.nextOrWake(k.failed, nil)
-			if !ok {
+			if !ok || s.stopping() {
 				return k.flush()
 			}
 			if next.err != nil {
 				return errors.Join(next.err, k.flush())
 			}
 			batch := next.batch
-			slab.reset(len(batch))
-			if cs != nil {
-				// Decode the batch first, to claim its keys in one call.
-				decoded = decodeAll(s.c, &slab, batch, next.decoded, decoded)
-				next.decoded = decoded
-				if err := cs.claim(wctx, decoded); err != nil {
-					return errors.Join(err, k.flush())
-				}
-			}
-			for i := range batch {
-				if s.stopping() {
-					break
-				}
-				var err error
-				if next.decoded != nil {
-					d := next.decoded[i]
-					_, err = s.c.processDecoded(wctx, &batch[i], d.m, d.err)
-				} else {
-					_, err = s.c.process(wctx, &slab, &batch[i])
-				}
+			var kickErr error
+			_, err := loop.run(batch, next.decoded, func(i int, err error) bool {
 				if err != nil {
-					cs.release(wctx)
-					return errors.Join(err, k.flush())
+					return false
 				}
 				k.mark(batch[i].Position)
-				if s.c.clock.Now().Sub(lastFlush) >= serialCommitEvery {
-					if err := k.kick(); err != nil {
-						cs.release(wctx)
-						return err
+				if s.c.clock.Now().Sub(lastFlush) >= commitEvery {
+					if kickErr = k.kick(); kickErr != nil {
+						return false
 					}
 					lastFlush = s.c.clock.Now()
 				}
+				return !s.stopping()
+			})
+			if err != nil {
+				return errors.Join(err, k.flush())
 			}
-			cs.release(wctx)
-			clear(decoded)
-			slab.reset(0)
+			if kickErr != nil {
+				return kickErr
+			}
 			if err := k.kick(); err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/lasergo/laser/dedup"
-	"github.com/lasergo/laser/sign"
 )
 
 // warmDedup pre-fills the dedup window from each partition's consumed tail,
@@ -78,32 +77,4 @@ func (c *Consumer) warmDedup(ctx context.Context) error {
 	}
 	c.log.Debug("warmed dedup window", "keys", warmed)
 	return nil
-}
-
-// passedGates replays the target filter, the signature gate and replay
-// window, and the fence gate for a record read back by the warm-up.
-func (c *Consumer) passedGates(m *Message) bool {
-	if t := m.Provenance.Target; t != "" && c.cfg.Agent != "" && t != c.cfg.Agent {
-		return false
-	}
-	if c.cfg.Verifier != nil {
-		if m.Envelope == nil {
-			return false
-		}
-		verified, err := m.verifyWith(c.cfg.Verifier, c.cfg.Binding)
-		if err != nil {
-			return false
-		}
-		m.VerifiedPrincipal = verified.Principal
-		if rec := m.Envelope.Record; rec != nil {
-			iat, _ := sign.IssuedAt(m.Envelope)
-			if c.replay.admit(*rec, verified.Principal, iat) != firstSight {
-				return false
-			}
-		}
-	}
-	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
-		return false
-	}
-	return true
 }

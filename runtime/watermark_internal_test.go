@@ -78,3 +78,26 @@ func TestWatermarkCompactsWhatItFinished(t *testing.T) {
 		t.Fatalf("mark %d after compaction, want 10000", p.Offset)
 	}
 }
+
+func TestWatermarkStaysBelowASkippedRecordUntilItsPinMoves(t *testing.T) {
+	w := newWatermark()
+	a := w.take(Position{Offset: 0})
+	pin := w.skip(Position{Offset: 1}) // a hot key's record, handled later
+	w.see(Position{Offset: 2})         // skipped too, under the same pin
+	c := w.take(Position{Offset: 3})
+	if p, moved := w.finish(a); !moved || p.Offset != 0 {
+		t.Fatalf("mark %v %v, want 0", p, moved)
+	}
+	if p, moved := w.finish(c); moved {
+		t.Fatalf("mark moved to %v past the skipped offset 1", p)
+	}
+	if p, moved := w.movePin(pin, 2); !moved || p.Offset != 1 {
+		t.Fatalf("mark %v %v once offset 1 finished, want 1", p, moved)
+	}
+	if p, moved := w.movePin(pin, 3); !moved || p.Offset != 2 {
+		t.Fatalf("mark %v %v once offset 2 finished, want 2", p, moved)
+	}
+	if p, moved := w.unpin(pin); !moved || p.Offset != 3 {
+		t.Fatalf("mark %v %v once the pin was dropped, want 3", p, moved)
+	}
+}

@@ -307,15 +307,16 @@ func scenarioPerConversationRebalance(t *testing.T, tr runtime.Transport) {
 }
 
 // scenarioPerConversationHotBacklog: a conversation whose backlog is
-// several times the queue bound, stuck on its first record, neither
-// fills the queue nor holds a later conversation; its deferred records are
-// read from the log again and handled in order.
+// many times the queue bound and past the span a partition may hold past
+// its watermark (8 × MaxQueuedRecords), stuck on its first record, neither
+// fills the queue nor holds a later conversation; its records past its
+// share are read from the log again and handled in order.
 func scenarioPerConversationHotBacklog(t *testing.T, tr runtime.Transport) {
-	const backlog = 20
+	const backlog = 100 // the span is 32
 	w := newWorld(t, tr, 1)
 	hot := w.conv()
 	for i := range backlog {
-		w.send(wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%02d", i))
+		w.send(wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
 	}
 	cold := w.send(wire.Provenance{Conversation: w.conv()}, "cold")
 	release := make(chan struct{})
@@ -323,7 +324,7 @@ func scenarioPerConversationHotBacklog(t *testing.T, tr runtime.Transport) {
 		cfg.Concurrency = runtime.PerConversation(2)
 		cfg.MaxQueuedRecords = 4
 		cfg.PollBatch = 3
-		cfg.Handler = w.blocking(release, "hot-00")
+		cfg.Handler = w.blocking(release, "hot-000")
 	})
 	if got := w.expect(1); got[0] != "cold" {
 		t.Fatalf("handled %v first, want the cold conversation", got)
@@ -331,7 +332,7 @@ func scenarioPerConversationHotBacklog(t *testing.T, tr runtime.Transport) {
 	close(release)
 	got := w.expect(backlog)
 	for i, b := range got {
-		if want := fmt.Sprintf("hot-%02d", i); b != want {
+		if want := fmt.Sprintf("hot-%03d", i); b != want {
 			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
 		}
 	}

@@ -1,0 +1,115 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// blockAll refuses every effect, as an enforcing gate whose policy blocks
+// everything does.
+type blockAll struct{}
+
+func (blockAll) Admit(context.Context, *runtime.Client, *effect.Effect) error { return errRefused }
+
+const leakTopic = "agent.leak"
+
+// leak is one record a handler tries to get onto the log around its gate.
+func leak(body string) runtime.Outgoing {
+	return runtime.Outgoing{Payload: []byte(body)}
+}
+
+// TestAHandlersClientIsGovernedAllTheWayDown runs a handler under an
+// agent gate that blocks everything and tries every way down from its
+// Ctx to the log: the client's transport, and a new client or consumer
+// client built on that transport. Each is refused by the gate and nothing
+// reaches the topic.
+func TestAHandlersClientIsGovernedAllTheWayDown(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	if err := log.EnsureTopics(t.Context(), 1, leakTopic); err != nil {
+		t.Fatal(err)
+	}
+	ways := []struct {
+		name    string
+		publish func(hc *runtime.Ctx) error
+	}{
+		{"the client's transport", func(hc *runtime.Ctx) error {
+			_, err := hc.Client().Transport().Publish(hc, leakTopic, leak("transport"))
+			return err
+		}},
+		{"a new client's producer on that transport", func(hc *runtime.Ctx) error {
+			c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger()})
+			_, err := c.Producer().Publish(hc, leakTopic, leak("new client producer"))
+			return err
+		}},
+		{"a new client's transport", func(hc *runtime.Ctx) error {
+			c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger()})
+			_, err := c.Transport().Publish(hc, leakTopic, leak("new client transport"))
+			return err
+		}},
+		{"a new client's send verb", func(hc *runtime.Ctx) error {
+			c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger()})
+			_, err := c.SendPlain(hc, leakTopic, wire.Provenance{Agent: agent}, []byte("new client send"))
+			return err
+		}},
+	}
+	results := make(chan error, len(ways))
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Gate:  blockAll{},
+		Handler: handlerFunc(func(hc *runtime.Ctx) error {
+			for _, w := range ways {
+				results <- w.publish(hc)
+			}
+			return nil
+		}),
+	})
+	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender}, "go")
+	for _, w := range ways {
+		if err := recv(t, results, w.name); !errors.Is(err, errRefused) {
+			t.Errorf("%s: publish returned %v, want the gate's refusal", w.name, err)
+		}
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, log, leakTopic); len(got) != 0 {
+		t.Fatalf("%d records reached %s around a gate that blocks everything: %q", len(got), leakTopic, got[0].Payload)
+	}
+}
+
+// TestAClientsTransportIsGovernedByItsGate checks the client-level gate on
+// a publish straight through the client's transport.
+func TestAClientsTransportIsGovernedByItsGate(t *testing.T) {
+	c, tr := gatedClient(t, blockAll{})
+	if err := tr.EnsureTopics(t.Context(), 1, leakTopic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transport().Publish(t.Context(), leakTopic, leak("raw")); !errors.Is(err, errRefused) {
+		t.Fatalf("publish through a gated client's transport returned %v, want the gate's refusal", err)
+	}
+	if got := readAll(t, tr, leakTopic); len(got) != 0 {
+		t.Fatalf("%d records reached %s around the client's gate", len(got), leakTopic)
+	}
+}
+
+// TestAnUngatedClientsTransportPublishesAsItIs checks that the governed
+// transport changes nothing when no gate governs: the records go as they
+// are.
+func TestAnUngatedClientsTransportPublishesAsItIs(t *testing.T) {
+	c, tr := gatedClient(t, nil)
+	if err := tr.EnsureTopics(t.Context(), 1, leakTopic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transport().Publish(t.Context(), leakTopic, leak("raw")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, tr, leakTopic); len(got) != 1 || string(got[0].Payload) != "raw" {
+		t.Fatalf("read %d records back, want the one published as it was", len(got))
+	}
+}

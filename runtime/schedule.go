@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// The pieces every scheduler is made of: the queue bound, the first
+// failure, the intake loop that feeds the queues, the record loop that
+// handles a run of records in order, and the drain at the end. Serial runs
+// one record loop on the poller's goroutine; PerPartition(n) one per
+// partition (its lanes) and one for partitions over the cap (inline on the
+// intake); PerConversation(n) feeds its key queues from the intake and
+// runs each record on a worker (see perconversation.go).
+
+// queueBound bounds the records a scheduler holds in memory, queued or
+// running, and their bytes, across all of its queues (MaxQueuedRecords,
+// MaxQueuedBytes); lanes and PerConversation take the same one, and
+// Consumer.Queued reads it.
+type queueBound struct {
+	records, bytes *weighted
+	maxRecords     int
+	maxBytes       int64
+}
+
+func newQueueBound(cfg ConsumerConfig) *queueBound {
+	return &queueBound{
+		records:    newWeighted(int64(cfg.MaxQueuedRecords)),
+		bytes:      newWeighted(int64(cfg.MaxQueuedBytes)),
+		maxRecords: cfg.MaxQueuedRecords,
+		maxBytes:   int64(cfg.MaxQueuedBytes),
+	}
+}
+
+// size is what a record charges the bytes bound: never 0, never more than
+// the whole bound, so a record always fits an empty bound.
+func (b *queueBound) size(rec *Incoming) int64 { return min(max(int64(rec.Size()), 1), b.maxBytes) }
+
+// tryTake takes one record of size bytes when it fits now.
+func (b *queueBound) tryTake(size int64) bool {
+	if !b.records.tryAcquire(1) {
+		return false
+	}
+	if !b.bytes.tryAcquire(size) {
+		b.records.release(1)
+		return false
+	}
+	return true
+}
+
+// take takes n records of size bytes, waiting for room; false, taking
+// nothing, as soon as any of cancel is closed.
+func (b *queueBound) take(n int, size int64, cancel ...<-chan struct{}) bool {
+	if !b.records.acquire(int64(n), cancel...) {
+		return false
+	}
+	if !b.bytes.acquire(size, cancel...) {
+		b.records.release(int64(n))
+		return false
+	}
+	return true
+}
+
+// give gives back n records of size bytes.
+func (b *queueBound) give(n int, size int64) {
+	b.records.release(int64(n))
+	b.bytes.release(size)
+}
+
+// giveAll gives back what recs hold (records that will not be handled).
+func (b *queueBound) giveAll(recs []Incoming) {
+	for i := range recs {
+		b.give(1, b.size(&recs[i]))
+	}
+}
+
+// chunk returns how many leading records of run fit the bound in one
+// handoff (at least one), and their bytes.
+func (b *queueBound) chunk(run []Incoming) (n int, bytes int64) {
+	for n < len(run) && n < b.maxRecords {
+		s := b.size(&run[n])
+		if n > 0 && bytes+s > b.maxBytes {
+			break
+		}
+		bytes += s
+		n++
+	}
+	return n, bytes
+}
+
+// queued returns the records and bytes the bound holds.
+func (b *queueBound) queued() (records, bytes int64) { return b.records.used(), b.bytes.used() }
+
+// failState is a scheduler's first failure: it stops intake (wake is
+// closed) and is what the scheduler returns once drained.
+type failState struct {
+	mu   sync.Mutex
+	err  error
+	wake chan struct{}
+}
+
+func newFailState() *failState { return &failState{wake: make(chan struct{})} }
+
+// fail records err when it is the first failure, and reports whether it was.
+func (f *failState) fail(err error) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return false
+	}
+	f.err = err
+	close(f.wake)
+	return true
+}
+
+// failure returns the first failure, or nil.
+func (f *failState) failure() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// errIntakeStopped ends an intake loop without a failure (a graceful stop
+// reached while it waited for room).
+var errIntakeStopped = errors.New("intake stopped")
+
+// intake is the intake loop of the lanes and of PerConversation: it hands
+// each polled batch (decoded ahead when decode is set and the loop was
+// busy) to take, until the consumer stops (nil), a poll fails, the
+// scheduler failed (fs), a commit failed, or take fails (errIntakeStopped:
+// nil).
+func (s *session) intake(decode bool, fs *failState, k *commitBehind, take func(next polled) error) error {
+	pf := s.startPrefetch(decode)
+	defer pf.close()
+	for {
+		if err := fs.failure(); err != nil {
+			return err
+		}
+		next, ok := pf.nextOrWake(fs.wake, k.failed)
+		if !ok {
+			return nil
+		}
+		if next.err != nil {
+			return next.err
+		}
+		if err := k.kick(); err != nil {
+			return err
+		}
+		if err := take(next); err != nil {
+			if errors.Is(err, errIntakeStopped) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// recordLoop handles runs of records in log order on one goroutine: the
+// Serial loop, each lane and the lanes' overflow have one each. It owns the
+// messages its records decode into and, under a BatchDeduplicator, the
+// claims of the run at hand.
+type recordLoop struct {
+	c       *Consumer
+	ctx     context.Context // the work context, carrying cs
+	cs      *claimSet
+	slab    messageSlab
+	decoded []decodedRecord
+}
+
+// newRecordLoop returns a record loop of s.
+func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
+	l := &recordLoop{c: s.c, ctx: s.workCtx, cs: s.newClaimSet(k)}
+	if l.cs != nil {
+		l.ctx = withClaims(l.ctx, l.cs)
+	}
+	return l
+}
+
+// run handles recs in order: it decodes them (pre is their decoding when
+// the prefetcher did it), claims their idempotency keys in one call, runs
+// each through the pipeline, and releases the claims no record used. after
+// hears each record's result (a failed claim is the first record's) and
+// returns false to start no further record. run returns how many records
+// after heard of, and the failure that ended the run.
+//
+// Without claims to make, a record is decoded only as its turn comes, so a
+// run waiting behind a slow handler holds its records, not their messages.
+func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
+	l.slab.reset(len(recs))
+	decoded := pre
+	if decoded == nil && l.cs != nil {
+		// Decode the run first, to claim its keys in one call.
+		decoded = decodeAll(l.c, &l.slab, recs, nil, l.decoded)
+		l.decoded = decoded
+	}
+	defer func() {
+		// No message of the run stays alive through the loop.
+		clear(decoded)
+		l.slab.reset(0)
+	}()
+	if l.cs != nil {
+		if err := l.cs.claim(l.ctx, decoded); err != nil {
+			after(0, err)
+			return 1, err
+		}
+		defer l.cs.release(l.ctx)
+	}
+	for i := range recs {
+		var dec decodedRecord
+		if decoded != nil {
+			dec = decoded[i]
+		} else {
+			dec = l.c.decode(&l.slab, &recs[i])
+		}
+		_, err := l.c.process(l.ctx, &recs[i], dec)
+		if !after(i, err) || err != nil {
+			return i + 1, err
+		}
+	}
+	return len(recs), nil
+}
+
+// drain waits for the handlers to end (wait) and commits what was handled,
+// even after a failure; a graceful stop is bounded by the supervisor's
+// grace, and a failure (loopErr) gets the same bound here, after which
+// handlers are cancelled and what is left stays uncommitted. The lanes and
+// the PerConversation scheduler end this way.
+func (s *session) drain(loopErr error, wait func(), k *commitBehind, failure func() error) error {
+	if loopErr != nil {
+		drained := make(chan struct{})
+		go func() {
+			select {
+			case <-s.c.clock.After(s.c.cfg.ShutdownGrace):
+				s.cancelWork()
+			case <-drained:
+			}
+		}()
+		wait()
+		close(drained)
+	} else {
+		wait()
+	}
+	errs := []error{loopErr}
+	for _, err := range []error{k.flush(), failure()} {
+		if err != nil && !errors.Is(loopErr, err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
