@@ -61,7 +61,16 @@ type Config struct {
 	// CardKeyID.
 	CardKey   ed25519.PrivateKey
 	CardKeyID string
+	// MaxBodyBytes bounds a JSON-RPC request body; a larger one is refused
+	// with 413 before anything is decoded or published. Default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 }
+
+// DefaultMaxBodyBytes is the largest request body the handler reads when
+// Config.MaxBodyBytes is zero: well above any message a skill takes, far
+// below what would let one caller fill the bridge's memory or the log.
+const DefaultMaxBodyBytes = 1 << 20
 
 // Bridge maps A2A tasks onto the log.
 type Bridge struct {
@@ -87,6 +96,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	b := &Bridge{client: client, cfg: cfg, ops: make(map[string]*bridge.Operation)}
 	for _, info := range cfg.Operations {

@@ -1,8 +1,11 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 
@@ -98,8 +101,33 @@ func (b *Bridge) Handler() http.Handler {
 		}
 		return card, nil
 	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(RequestHandler(b)))
+	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, a2asrv.NewJSONRPCHandler(RequestHandler(b))))
 	return mux
+}
+
+// limitBody reads at most max bytes of a request body before next sees it,
+// answering 413 for a longer one: the JSON-RPC handler decodes a body whole,
+// so without a bound one request could hold any amount of memory and
+// publish it to the log.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			http.Error(w, fmt.Sprintf("a2a: request body of %d bytes exceeds the limit of %d", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("a2a: request body exceeds the limit of %d bytes", max), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "a2a: read request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // RequestHandler is the bridge as a2a-go's transport-agnostic handler, for
