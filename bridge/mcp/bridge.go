@@ -38,6 +38,9 @@ const MetaConversation = "laser/conversation"
 // deadline (RFC 3339): MCP itself carries none.
 const MetaDeadline = "laser/deadline"
 
+// DefaultMaxTimeout is Config.MaxTimeout's default.
+const DefaultMaxTimeout = 10 * time.Minute
+
 // MetaHops is the _meta key of the bridge path a call came by.
 const MetaHops = "bridge_hops"
 
@@ -55,6 +58,11 @@ type Config struct {
 	// Timeout bounds a call that states no deadline; default
 	// runtime.DefaultRequestTimeout.
 	Timeout time.Duration
+	// MaxTimeout caps how far ahead a deadline stated in _meta may lie: a
+	// later one is brought forward to now plus MaxTimeout, so no caller
+	// holds a call (and the session closing behind it) open for years.
+	// Default DefaultMaxTimeout.
+	MaxTimeout time.Duration
 	// TranscriptTopics are the topics a conversation's transcript is read
 	// from; default conversation.DefaultTopics.
 	TranscriptTopics []string
@@ -87,6 +95,12 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = runtime.DefaultRequestTimeout
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.MaxTimeout < cfg.Timeout {
+		cfg.MaxTimeout = cfg.Timeout
 	}
 	if len(cfg.TranscriptTopics) == 0 {
 		cfg.TranscriptTopics = conversation.DefaultTopics
@@ -158,8 +172,9 @@ func (b *Bridge) hops(meta mcp.Meta) ([]string, error) {
 }
 
 // deadline is the call's: the earliest of its context's deadline and the
-// one its _meta states, or Timeout from now without either. A _meta
-// deadline that is no RFC 3339 time is an input error.
+// one its _meta states (at most MaxTimeout from now), or Timeout from now
+// without either. A _meta deadline that is no RFC 3339 time is an input
+// error.
 func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error) {
 	d, ok := ctx.Deadline()
 	if s, present := meta[MetaDeadline]; present {
@@ -167,6 +182,9 @@ func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error)
 		md, err := time.Parse(time.RFC3339Nano, text)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("%w: _meta %s: %v is no RFC 3339 time", bridge.ErrInput, MetaDeadline, s)
+		}
+		if limit := b.client.Clock().Now().Add(b.cfg.MaxTimeout); md.After(limit) {
+			md = limit
 		}
 		if !ok || md.Before(d) {
 			d, ok = md, true
