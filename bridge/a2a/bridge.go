@@ -23,6 +23,7 @@ import (
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -61,6 +62,12 @@ type Config struct {
 	// CardKeyID.
 	CardKey   ed25519.PrivateKey
 	CardKeyID string
+	// Key signs every record the bridge writes (task statuses, commands,
+	// cancels). Required when the client verifies (ClientConfig.Verifier):
+	// then a task is replayed only from records that verify, the bridge's
+	// own included, so an unsigned answer cannot complete a task; enroll
+	// Key's principal for the bridge's ID (sign.Registry.AllowSource).
+	Key *sign.Key
 	// MaxBodyBytes bounds a JSON-RPC request body; a larger one is refused
 	// with 413 before anything is decoded or published. Default
 	// DefaultMaxBodyBytes.
@@ -99,6 +106,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if client.Verifier() != nil && cfg.Key == nil {
+		return nil, fmt.Errorf("a2a: the client verifies what it reads, so the bridge's own task records must be signed: set Config.Key")
 	}
 	b := &Bridge{client: client, cfg: cfg, ops: make(map[string]*bridge.Operation)}
 	for _, info := range cfg.Operations {
@@ -256,7 +266,7 @@ func (b *Bridge) publishCommand(ctx context.Context, task wire.ID, c commandSpec
 		}
 		env.Target = &target
 	}
-	_, err := bridge.Publish(ctx, b.client, c.topic, env, c.ct)
+	_, err := bridge.PublishSigned(ctx, b.client, c.topic, env, c.ct, b.cfg.Key)
 	return err
 }
 
@@ -264,7 +274,7 @@ func (b *Bridge) publishStatus(ctx context.Context, task wire.ID, topic string, 
 	env := b.envelope(wire.KindStatus, task, hops)
 	op := wire.OperationTask
 	env.Operation, env.TaskState = &op, &state
-	_, err := bridge.Publish(ctx, b.client, topic, env, wire.ContentRaw)
+	_, err := bridge.PublishSigned(ctx, b.client, topic, env, wire.ContentRaw, b.cfg.Key)
 	return err
 }
 
@@ -306,7 +316,7 @@ func (b *Bridge) Cancel(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	env := b.envelope(wire.KindError, r.conv, nil)
 	state := wire.TaskCanceled
 	env.TaskState, env.Body = &state, eb
-	if _, err := bridge.Publish(ctx, b.client, r.topic, env, wire.ContentCBOR); err != nil {
+	if _, err := bridge.PublishSigned(ctx, b.client, r.topic, env, wire.ContentCBOR, b.cfg.Key); err != nil {
 		return nil, err
 	}
 	return b.taskOf(r.conv, a2a.TaskStateCanceled), nil
@@ -352,7 +362,7 @@ func (b *Bridge) replay(ctx context.Context, id a2a.TaskID) (*replayed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is no task id of this bridge", a2a.ErrTaskNotFound, id)
 	}
-	h, err := bridge.Read(ctx, b.client.Transport(), conv, b.replyTopics()...)
+	h, err := bridge.ReadTrusted(ctx, b.client, conv, b.replyTopics()...)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: replay task %s: %w", id, err)
 	}

@@ -6,11 +6,16 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/lasergo/laser/bridge"
 	a2ab "github.com/lasergo/laser/bridge/a2a"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // recordsOn counts the records on topic's first partition.
@@ -48,5 +53,69 @@ func TestHandlerRefusesABodyOverTheLimitAndPublishesNothing(t *testing.T) {
 	}
 	if after := recordsOn(t, client, desk.DeskListenTopic); after != before {
 		t.Fatalf("%d records were published for a refused body", after-before)
+	}
+}
+
+// forgedAnswer publishes an unsigned response completing task id, as
+// anyone able to append to the reply topic could.
+func forgedAnswer(t *testing.T, client *runtime.Client, id a2a.TaskID) {
+	t.Helper()
+	conv, err := wire.ParseID(string(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corr := conv
+	env := &wire.Envelope{Kind: wire.KindResponse, Conversation: conv, Correlation: &corr, Source: desk.DeskAgentID, Body: []byte(`{"sku":"ink","cents":1}`)}
+	if _, err := bridge.Publish(t.Context(), client, runtime.TopicResponses, env, wire.ContentJSON); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnderAVerifierAnUnsignedAnswerDoesNotCompleteATask(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	client := bridgetest.TrustedClient(t, keys.Registry)
+	if err := client.Transport().EnsureTopics(t.Context(), 1, desk.DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Key: keys.Gateway})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := b.Submit(t.Context(), data("quote", map[string]any{"sku": "ink", "qty": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgedAnswer(t, client, task.ID)
+	got, err := b.Task(t.Context(), task.ID)
+	if err != nil {
+		t.Fatalf("the bridge's own signed status was not replayed: %v", err)
+	}
+	if got.Status.State != a2a.TaskStateSubmitted || len(got.Artifacts) != 0 {
+		t.Fatalf("task %s with %d artifacts after an unsigned answer, want still submitted", got.Status.State, len(got.Artifacts))
+	}
+}
+
+func TestUnderAVerifierASignedAnswerCompletesATask(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	client := bridgetest.TrustedClient(t, keys.Registry)
+	desk.StartSigned(t, client, &desk.Desk{}, keys.Desk, keys.Registry)
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Key: keys.Gateway, PollInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := b.Submit(t.Context(), data("quote", map[string]any{"sku": "ink", "qty": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := settled(t, b, task.ID)
+	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
+		t.Fatalf("task %s with %d artifacts, want completed with the desk's answer", got.Status.State, len(got.Artifacts))
+	}
+}
+
+func TestABridgeOnAVerifyingClientNeedsAKey(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	if _, err := a2ab.New(bridgetest.TrustedClient(t, keys.Registry), a2ab.Config{Operations: desk.DeskOperations()}); err == nil {
+		t.Fatal("a bridge that could not sign its own task records was built on a verifying client")
 	}
 }
