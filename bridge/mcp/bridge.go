@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,7 @@ import (
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // DefaultID is the bridge's agent id when Config.ID is empty.
@@ -64,8 +66,14 @@ type Config struct {
 	// Default DefaultMaxTimeout.
 	MaxTimeout time.Duration
 	// TranscriptTopics are the topics a conversation's transcript is read
-	// from; default conversation.DefaultTopics.
+	// from; default every topic the operations send to or are answered on,
+	// then conversation.DefaultTopics: both sides of every call.
 	TranscriptTopics []string
+	// Key signs every call the bridge puts on the log. When the client
+	// verifies (ClientConfig.Verifier) a transcript shows only records that
+	// verify, so the bridge's own calls need it to appear; enroll Key's
+	// principal for the bridge's ID (sign.Registry.AllowSource).
+	Key *sign.Key
 	// Logger receives the server's log; default the client's.
 	Logger *slog.Logger
 	// Memory, when set, adds the memory_remember and memory_recall tools
@@ -103,7 +111,7 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 		cfg.MaxTimeout = cfg.Timeout
 	}
 	if len(cfg.TranscriptTopics) == 0 {
-		cfg.TranscriptTopics = conversation.DefaultTopics
+		cfg.TranscriptTopics = transcriptTopics(cfg.Operations)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = client.Logger()
@@ -194,6 +202,25 @@ func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error)
 		d = b.client.Clock().Now().Add(b.cfg.Timeout)
 	}
 	return d, nil
+}
+
+// transcriptTopics are the topics the operations' calls and answers are on,
+// then the default conversation topics, each once.
+func transcriptTopics(ops []operation.Info) []string {
+	var topics []string
+	add := func(t string) {
+		if t != "" && !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	for _, op := range ops {
+		add(op.Topic)
+		add(op.ReplyTopic)
+	}
+	for _, t := range conversation.DefaultTopics {
+		add(t)
+	}
+	return topics
 }
 
 func jsonText(v any) string {

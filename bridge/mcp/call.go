@@ -95,6 +95,9 @@ func (c *call) requestOptions() []runtime.RequestOption {
 		runtime.WithDeadline(deadline), runtime.WithTimeout(deadline.Sub(c.b.client.Clock().Now())),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops),
 	}
+	if c.b.cfg.Key != nil {
+		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
+	}
 	if c.t.op.ReplyTopic != "" {
 		opts = append(opts, runtime.WithReplyTopic(c.t.op.ReplyTopic))
 	}
@@ -152,6 +155,9 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
 	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
+	if c.b.cfg.Key != nil {
+		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
+	}
 	var err error
 	if c.t.op.Kind == operation.Event {
 		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
