@@ -18,6 +18,7 @@ import (
 type fold struct {
 	seen    bool
 	topic   string
+	owner   string
 	state   a2a.TaskState
 	message *a2a.Message
 	answer  *a2a.Artifact
@@ -53,6 +54,7 @@ func (f *fold) next(m *runtime.Message) {
 	case e.Kind == wire.KindStatus && e.Operation != nil && *e.Operation == wire.OperationTask && e.TaskState != nil:
 		if !f.seen {
 			f.topic = m.Topic
+			f.owner, _ = e.Metadata.Get(metaOwner).AsStr()
 		}
 		f.seen = true
 		f.state = state(*e.TaskState)

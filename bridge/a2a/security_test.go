@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,5 +118,50 @@ func TestABridgeOnAVerifyingClientNeedsAKey(t *testing.T) {
 	keys := bridgetest.NewKeys(t)
 	if _, err := a2ab.New(bridgetest.TrustedClient(t, keys.Registry), a2ab.Config{Operations: desk.DeskOperations()}); err == nil {
 		t.Fatal("a bridge that could not sign its own task records was built on a verifying client")
+	}
+}
+
+func TestOnlyTheHolderOfTheCancelTokenCancelsATask(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	if err := client.Transport().EnsureTopics(t.Context(), 1, desk.DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := serve(t, client)
+	res, err := c.SendMessage(t.Context(), data("order", map[string]any{"sku": "ink", "qty": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	token, _ := task.Metadata[a2ab.MetaCancelToken].(string)
+	if token == "" {
+		t.Fatalf("message/send returned no %s: %+v", a2ab.MetaCancelToken, task.Metadata)
+	}
+	for name, md := range map[string]map[string]any{
+		"no token":    nil,
+		"wrong token": {a2ab.MetaCancelToken: "guessed"},
+	} {
+		if _, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID, Metadata: md}); err == nil {
+			t.Fatalf("%s: someone holding only the task id canceled it", name)
+		}
+	}
+	got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("after refused cancels: %+v, %v", got, err)
+	}
+	canceled, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID, Metadata: map[string]any{a2ab.MetaCancelToken: token}})
+	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("the owner's cancel: %+v, %v", canceled, err)
+	}
+}
+
+func TestACancelWithoutTheTokenIsNotOwner(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	b := newBridge(t, client, nil)
+	task, err := b.Submit(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "x"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Cancel(t.Context(), task.ID, ""); !errors.Is(err, a2ab.ErrNotOwner) || !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("err = %v, want ErrNotOwner as TaskNotCancelable", err)
 	}
 }

@@ -141,7 +141,8 @@ func (h handler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.Ta
 }
 
 func (h handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.Task, error) {
-	return h.b.Cancel(ctx, id.ID)
+	token, _ := id.Metadata[MetaCancelToken].(string)
+	return h.b.Cancel(ctx, id.ID, token)
 }
 
 func (h handler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams) (a2a.SendMessageResult, error) {

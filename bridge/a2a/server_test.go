@@ -89,7 +89,8 @@ func TestA2AClientCancelsATask(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.(*a2a.Task).ID
-	canceled, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id})
+	owner := map[string]any{a2ab.MetaCancelToken: res.(*a2a.Task).Metadata[a2ab.MetaCancelToken]}
+	canceled, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id, Metadata: owner})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel %+v, %v", canceled, err)
 	}
@@ -97,7 +98,7 @@ func TestA2AClientCancelsATask(t *testing.T) {
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("get %+v, %v", task, err)
 	}
-	if _, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id}); err == nil {
+	if _, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id, Metadata: owner}); err == nil {
 		t.Fatal("a canceled task was canceled again")
 	}
 }
