@@ -16,6 +16,7 @@ import (
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // mcpCommand serves the agents of the registry as MCP tools: over stdio
@@ -31,7 +32,13 @@ JSON object; for the generated schemas, serve the agents' <Agent>Operations
 with package bridge/mcp from your own program.
 
 With no --http it speaks MCP on stdin and stdout, which is how desktop MCP
-clients run a server; --list prints the tools and exits.`,
+clients run a server; --list prints the tools and exits.
+
+With --keys only cards signed by their agent's enrolled key become tools, and
+only answers that verify count; an unsigned or forged card is skipped with a
+warning. A card that cannot be served (one skill listed twice, a tool name
+another card already has) is skipped with a warning too: one bad card never
+stops the others being served.`,
 		Args: noArgs,
 	}
 	sf := a.serverFlags(cmd)
@@ -41,6 +48,7 @@ clients run a server; --list prints the tools and exits.`,
 	listens := cmd.Flags().StringToString("listen", nil, "agent=topic for agents listening elsewhere than --topic")
 	registryTopic := cmd.Flags().String("registry", runtime.TopicRegistry, "registry topic")
 	list := cmd.Flags().Bool("list", false, "print the tools and exit")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: only cards signed by their agent's key are served, and only answers that verify count")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
@@ -48,10 +56,20 @@ clients run a server; --list prints the tools and exits.`,
 			return err
 		}
 		defer t.Close()
+		var keys *sign.Registry
+		if *keysFile != "" {
+			if keys, err = loadKeys(*keysFile); err != nil {
+				return err
+			}
+		}
 		// stdout is the MCP stream under stdio: every log goes to stderr.
-		client := runtime.NewClient(t, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		cc := runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if keys != nil {
+			cc.Verifier = keys
+		}
+		client := runtime.NewClient(t, cc)
 		defer client.Close()
-		ops, err := registryOperations(ctx, client, *registryTopic, *topic, *replies, *listens)
+		ops, err := a.registryOperations(ctx, client, keys, *registryTopic, *topic, *replies, *listens)
 		if err != nil {
 			return err
 		}
@@ -70,15 +88,25 @@ clients run a server; --list prints the tools and exits.`,
 	return cmd
 }
 
-// registryOperations are the skills of every fresh, unquarantined card.
-func registryOperations(ctx context.Context, client *runtime.Client, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
-	reg := registry.New(client.Transport(), registry.Config{Topic: registryTopic, Clock: client.Clock()})
+// registryOperations are the skills of every fresh, unquarantined card
+// (under keys, every verified one). A card that cannot be served is skipped
+// with a warning on stderr, never fatal.
+func (a *app) registryOperations(ctx context.Context, client *runtime.Client, keys *sign.Registry, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
+	rc := registry.Config{Topic: registryTopic, Clock: client.Clock()}
+	if keys != nil {
+		rc.Verifier = keys
+	}
+	reg := registry.New(client.Transport(), rc)
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("read the registry %s: %w", registryTopic, err)
 	}
 	entries := reg.Cards()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Agent < entries[j].Agent })
+	if keys != nil {
+		a.warnUnverified(ctx, client, registryTopic, reg)
+	}
 	var ops []operation.Info
+	tools := make(map[string]string)
 	now := client.Clock().Now()
 	for _, e := range entries {
 		if !e.Fresh(now) || reg.Quarantined(e.Agent) {
@@ -88,9 +116,51 @@ func registryOperations(ctx context.Context, client *runtime.Client, registryTop
 		if l, ok := listens[e.Agent]; ok {
 			listen = l
 		}
-		ops = append(ops, bridge.CardOperations(e.Card, listen, replies)...)
+		cardOps := bridge.CardOperations(e.Card, listen, replies)
+		if err := servable(cardOps, tools); err != nil {
+			fmt.Fprintf(a.stderr, "laser mcp: skipping the card of %s: %v\n", e.Agent, err)
+			continue
+		}
+		for _, op := range cardOps {
+			tools[mcpb.ToolName(op)] = e.Agent
+		}
+		ops = append(ops, cardOps...)
 	}
 	return ops, nil
+}
+
+// servable checks that a card's operations make tools the server can hold
+// next to the ones already taken (tool name to agent).
+func servable(ops []operation.Info, taken map[string]string) error {
+	mine := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		name := mcpb.ToolName(op)
+		if mine[name] {
+			return fmt.Errorf("it lists skill %q twice", op.Name)
+		}
+		if other, ok := taken[name]; ok {
+			return fmt.Errorf("tool %s is already served for agent %s", name, other)
+		}
+		mine[name] = true
+		if _, err := bridge.NewOperation(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warnUnverified names the agents with a card on the registry that does
+// not verify under the keys: skipped, and the user should know why.
+func (a *app) warnUnverified(ctx context.Context, client *runtime.Client, registryTopic string, verified *registry.Registry) {
+	all := registry.New(client.Transport(), registry.Config{Topic: registryTopic, Clock: client.Clock()})
+	if err := all.Refresh(ctx); err != nil {
+		return
+	}
+	for _, e := range all.Cards() {
+		if _, ok := verified.Card(e.Agent); !ok {
+			fmt.Fprintf(a.stderr, "laser mcp: skipping the card of %s: it is not signed by a key enrolled for %s\n", e.Agent, e.Agent)
+		}
+	}
 }
 
 // toolView is one tool as `laser mcp --list --json` prints it.
