@@ -43,6 +43,14 @@ const MetaDeadline = "laser/deadline"
 // DefaultMaxTimeout is Config.MaxTimeout's default.
 const DefaultMaxTimeout = 10 * time.Minute
 
+// MetaError is the _meta key of an error result carrying the agent's AGDX
+// error: its code, message and whether a retry may succeed.
+const MetaError = "laser/error"
+
+// MetaItems is the _meta key of a failed stream's result carrying the items
+// that arrived before the failure.
+const MetaItems = "laser/items"
+
 // MetaHops is the _meta key of the bridge path a call came by.
 const MetaHops = "bridge_hops"
 

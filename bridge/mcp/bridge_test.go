@@ -227,9 +227,12 @@ func TestAStreamThatFailsIsAToolErrorWithTheItemsBeforeIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failed stream became a protocol error: %v", err)
 	}
-	items, _ := res.StructuredContent.(map[string]any)["items"].([]any)
+	items, _ := res.Meta[mcpb.MetaItems].([]any)
 	if !res.IsError || len(items) != 2 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "cannot spell") {
 		t.Fatalf("result %+v, want isError with a and b", res)
+	}
+	if res.StructuredContent != nil {
+		t.Fatalf("an error result carries structured content %v, which strict clients check against the output schema", res.StructuredContent)
 	}
 }
 
