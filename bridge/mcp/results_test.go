@@ -30,3 +30,25 @@ func TestAnAgentErrorResultCarriesNoStructuredContent(t *testing.T) {
 		t.Fatalf("_meta %s = %v, want the agent's error", mcpb.MetaError, res.Meta[mcpb.MetaError])
 	}
 }
+
+func TestAToolsInputSchemaRefusesExtraArguments(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	if err := client.Transport().EnsureTopics(t.Context(), 1, desk.DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, newBridge(t, client), nil)
+	quote := tools(t, cs)["desk_quote"]
+	if schema, _ := quote.InputSchema.(map[string]any); schema["additionalProperties"] != false {
+		t.Fatalf("input schema %v, want additionalProperties false", quote.InputSchema)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 1, "discount": 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "discount") {
+		t.Fatalf("result %+v, want an error naming the extra argument", res)
+	}
+	if n, _ := client.Transport().NextOffset(t.Context(), desk.DeskListenTopic, 0); n != 0 {
+		t.Fatalf("%d commands reached the agent", n)
+	}
+}

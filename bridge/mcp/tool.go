@@ -41,7 +41,7 @@ func newTool(info operation.Info) (*tool, error) {
 		return nil, fmt.Errorf("mcp: operation %s.%s has no input schema: regenerate it with lasergen", info.Agent, info.Name)
 	}
 	t := &tool{op: op}
-	in, wrapped, err := objectSchema(info.InputSchema, inputProperty)
+	in, wrapped, err := objectSchema(op.InputSchema, inputProperty)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s.%s input schema: %w", info.Agent, info.Name, err)
 	}
