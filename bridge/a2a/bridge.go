@@ -85,6 +85,10 @@ type Config struct {
 	// own included, so an unsigned answer cannot complete a task; enroll
 	// Key's principal for the bridge's ID (sign.Registry.AllowSource).
 	Key *sign.Key
+	// BlockTimeout bounds how long a blocking message/send waits for its
+	// task to finish before returning it unfinished; default
+	// DefaultBlockTimeout.
+	BlockTimeout time.Duration
 	// Rand is where cancel tokens come from; default crypto/rand.
 	Rand io.Reader
 	// MaxBodyBytes bounds a JSON-RPC request body; a larger one is refused
@@ -92,6 +96,9 @@ type Config struct {
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 }
+
+// DefaultBlockTimeout is Config.BlockTimeout's default.
+const DefaultBlockTimeout = 60 * time.Second
 
 // DefaultMaxBodyBytes is the largest request body the handler reads when
 // Config.MaxBodyBytes is zero: well above any message a skill takes, far
@@ -122,6 +129,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.BlockTimeout <= 0 {
+		cfg.BlockTimeout = DefaultBlockTimeout
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader

@@ -146,7 +146,7 @@ func (h handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.T
 }
 
 func (h handler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
-	return h.b.Submit(ctx, p)
+	return h.b.Send(ctx, p)
 }
 
 func (h handler) OnResubscribeToTask(ctx context.Context, id *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
