@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -163,5 +164,34 @@ func TestACancelWithoutTheTokenIsNotOwner(t *testing.T) {
 	}
 	if _, err := b.Cancel(t.Context(), task.ID, ""); !errors.Is(err, a2ab.ErrNotOwner) || !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("err = %v, want ErrNotOwner as TaskNotCancelable", err)
+	}
+}
+
+func TestAJSONRPCErrorMessageSaysWhatWasWrong(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b.Handler())
+	t.Cleanup(srv.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",` +
+		`"metadata":{"skill":"refund"},"parts":[{"kind":"data","data":{}}]}}}`
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Error.Code != -32602 || !strings.Contains(out.Error.Message, `no skill "refund"`) {
+		t.Fatalf("error %+v, want invalid params saying there is no skill refund", out.Error)
 	}
 }

@@ -3,11 +3,13 @@ package a2a
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"net/http"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -101,7 +103,7 @@ func (b *Bridge) Handler() http.Handler {
 		}
 		return card, nil
 	})))
-	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, a2asrv.NewJSONRPCHandler(RequestHandler(b))))
+	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, detailErrors(a2asrv.NewJSONRPCHandler(RequestHandler(b)))))
 	return mux
 }
 
@@ -175,4 +177,80 @@ func (h handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConf
 
 func (h handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
 	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+}
+
+// detailErrors puts what was wrong into a JSON-RPC error's message: a2a-go
+// answers every error with its code's fixed text ("invalid params") and the
+// cause in error.data, which clients do not show. Streamed (SSE) answers
+// pass through untouched.
+func detailErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := &bufferedJSON{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(bw, r)
+		if !bw.buffering {
+			return
+		}
+		body := bw.buf.Bytes()
+		var resp map[string]json.RawMessage
+		if json.Unmarshal(body, &resp) == nil && resp["error"] != nil {
+			var e struct {
+				Code    int            `json:"code"`
+				Message string         `json:"message"`
+				Data    map[string]any `json:"data,omitempty"`
+			}
+			if json.Unmarshal(resp["error"], &e) == nil {
+				if cause, ok := e.Data["error"].(string); ok && cause != "" {
+					e.Message = cause
+					if raw, err := json.Marshal(e); err == nil {
+						resp["error"] = raw
+						if out, err := json.Marshal(resp); err == nil {
+							body = out
+						}
+					}
+				}
+			}
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(bw.status)
+		_, _ = w.Write(body)
+	})
+}
+
+// bufferedJSON holds a response back unless it is an event stream.
+type bufferedJSON struct {
+	http.ResponseWriter
+	buf       bytes.Buffer
+	status    int
+	decided   bool
+	buffering bool
+}
+
+func (w *bufferedJSON) WriteHeader(code int) {
+	if w.decided {
+		return
+	}
+	w.decided, w.status = true, code
+	w.buffering = !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+	if !w.buffering {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *bufferedJSON) Write(b []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.buffering {
+		return w.buf.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes a stream's flushes on.
+func (w *bufferedJSON) Flush() {
+	if w.decided && !w.buffering {
+		if f, ok := w.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 }
