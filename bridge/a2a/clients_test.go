@@ -16,14 +16,17 @@ func TestPythonA2AClientDrivesTheBridge(t *testing.T) {
 	py := bridgetest.Python(t, "a2a.client")
 	client := bridgetest.MemClient(t)
 	desk.Start(t, client, &desk.Desk{})
-	srv := httptest.NewServer(nil)
-	t.Cleanup(srv.Close)
-	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: srv.URL, PollInterval: time.Millisecond})
+	// The card names the URL, so the listener comes first.
+	srv := httptest.NewUnstartedServer(nil)
+	url := "http://" + srv.Listener.Addr().String()
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: url, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = b.Handler()
-	raw := bridgetest.RunClient(t, nil, py, "testdata/python_a2a.py", srv.URL)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_a2a.py", url)
 	var out map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%v: %s", err, raw)
