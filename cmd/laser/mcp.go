@@ -31,6 +31,11 @@ a command. The card names skills, not their Go types, so each tool takes any
 JSON object; for the generated schemas, serve the agents' <Agent>Operations
 with package bridge/mcp from your own program.
 
+An agent is called on its own topic AGENT.commands and answered on
+AGENT.responses when those exist (lasergen's convention), else on --topic and
+--reply-topic; --listen and --reply name them per agent. An agent whose topic
+cannot be read is named in a warning.
+
 With no --http it speaks MCP on stdin and stdout, which is how desktop MCP
 clients run a server; --list prints the tools and exits.
 
@@ -43,9 +48,10 @@ stops the others being served.`,
 	}
 	sf := a.serverFlags(cmd)
 	httpAddr := cmd.Flags().String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	topic := cmd.Flags().String("topic", runtime.TopicCommands, "topic the agents listen on")
-	replies := cmd.Flags().String("reply-topic", runtime.TopicResponses, "topic the agents answer on")
-	listens := cmd.Flags().StringToString("listen", nil, "agent=topic for agents listening elsewhere than --topic")
+	topic := cmd.Flags().String("topic", runtime.TopicCommands, "topic an agent listens on when it has no AGENT.commands topic")
+	replies := cmd.Flags().String("reply-topic", runtime.TopicResponses, "topic an agent answers on when it has no AGENT.responses topic")
+	listens := cmd.Flags().StringToString("listen", nil, "agent=topic for an agent listening elsewhere")
+	answers := cmd.Flags().StringToString("reply", nil, "agent=topic for an agent answering elsewhere")
 	registryTopic := cmd.Flags().String("registry", runtime.TopicRegistry, "registry topic")
 	list := cmd.Flags().Bool("list", false, "print the tools and exit")
 	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: only cards signed by their agent's key are served, and only answers that verify count")
@@ -69,7 +75,7 @@ stops the others being served.`,
 		}
 		client := runtime.NewClient(t, cc)
 		defer client.Close()
-		ops, err := a.registryOperations(ctx, client, keys, *registryTopic, *topic, *replies, *listens)
+		ops, err := a.registryOperations(ctx, client, keys, *registryTopic, agentTopics{listen: *topic, reply: *replies, listens: *listens, replies: *answers})
 		if err != nil {
 			return err
 		}
@@ -78,7 +84,7 @@ stops the others being served.`,
 			return err
 		}
 		if *list {
-			return a.printTools(b)
+			return a.printTools(b, ops)
 		}
 		if *httpAddr != "" {
 			return a.serveMCPHTTP(ctx, b, *httpAddr)
@@ -91,7 +97,7 @@ stops the others being served.`,
 // registryOperations are the skills of every fresh, unquarantined card
 // (under keys, every verified one). A card that cannot be served is skipped
 // with a warning on stderr, never fatal.
-func (a *app) registryOperations(ctx context.Context, client *runtime.Client, keys *sign.Registry, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
+func (a *app) registryOperations(ctx context.Context, client *runtime.Client, keys *sign.Registry, registryTopic string, topics agentTopics) ([]operation.Info, error) {
 	rc := registry.Config{Topic: registryTopic, Clock: client.Clock()}
 	if keys != nil {
 		rc.Verifier = keys
@@ -112,11 +118,11 @@ func (a *app) registryOperations(ctx context.Context, client *runtime.Client, ke
 		if !e.Fresh(now) || reg.Quarantined(e.Agent) {
 			continue
 		}
-		listen := topic
-		if l, ok := listens[e.Agent]; ok {
-			listen = l
+		listen, reply := topics.of(ctx, client.Transport(), e.Agent)
+		if _, err := client.Transport().Partitions(ctx, listen); err != nil {
+			fmt.Fprintf(a.stderr, "laser mcp: agent %s: its topic %s cannot be read (%v): calls would go unanswered; name its topic with --listen %s=TOPIC\n", e.Agent, listen, err, e.Agent)
 		}
-		cardOps := bridge.CardOperations(e.Card, listen, replies)
+		cardOps := bridge.CardOperations(e.Card, listen, reply)
 		if err := servable(cardOps, tools); err != nil {
 			fmt.Fprintf(a.stderr, "laser mcp: skipping the card of %s: %v\n", e.Agent, err)
 			continue
@@ -127,6 +133,27 @@ func (a *app) registryOperations(ctx context.Context, client *runtime.Client, ke
 		ops = append(ops, cardOps...)
 	}
 	return ops, nil
+}
+
+// agentTopics say where each agent listens and answers: the flags naming
+// it, else the topics lasergen's convention names (AGENT.commands,
+// AGENT.responses) when they exist, else the defaults.
+type agentTopics struct {
+	listen, reply    string
+	listens, replies map[string]string
+}
+
+func (t agentTopics) of(ctx context.Context, tr runtime.Transport, agent string) (listen, reply string) {
+	pick := func(named map[string]string, own, fallback string) string {
+		if topic, ok := named[agent]; ok {
+			return topic
+		}
+		if _, err := tr.Partitions(ctx, own); err == nil {
+			return own
+		}
+		return fallback
+	}
+	return pick(t.listens, agent+".commands", t.listen), pick(t.replies, agent+".responses", t.reply)
 }
 
 // servable checks that a card's operations make tools the server can hold
@@ -167,13 +194,17 @@ func (a *app) warnUnverified(ctx context.Context, client *runtime.Client, regist
 type toolView struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Topic is where a call goes and ReplyTopic where its answer is read.
+	Topic      string `json:"topic"`
+	ReplyTopic string `json:"reply_topic,omitempty"`
 }
 
-func (a *app) printTools(b *mcpb.Bridge) error {
+// printTools prints b's tools with the topics of ops, in the same order.
+func (a *app) printTools(b *mcpb.Bridge, ops []operation.Info) error {
 	tools := b.Tools()
 	views := make([]toolView, len(tools))
 	for i, t := range tools {
-		views[i] = toolView{Name: t.Name, Description: t.Description}
+		views[i] = toolView{Name: t.Name, Description: t.Description, Topic: ops[i].Topic, ReplyTopic: ops[i].ReplyTopic}
 	}
 	if a.json {
 		return a.printJSON(views)
@@ -183,7 +214,7 @@ func (a *app) printTools(b *mcpb.Bridge) error {
 		return nil
 	}
 	for _, v := range views {
-		fmt.Fprintf(a.stdout, "%s\t%s\n", v.Name, v.Description)
+		fmt.Fprintf(a.stdout, "%s\t%s\t%s\n", v.Name, v.Topic, v.Description)
 	}
 	return nil
 }

@@ -83,3 +83,26 @@ func TestMCPSkipsACardListingOneSkillTwiceAndServesTheOthers(t *testing.T) {
 		t.Fatalf("stderr %q, want a warning naming billing's repeated skill", errOut)
 	}
 }
+
+func TestMCPCallsAnAgentOnItsOwnTopicWithoutFlags(t *testing.T) {
+	addr, _ := deskOnRegistrySigned(t, nil)
+	code, out, errOut := laser(t, "mcp", "--list", "--json", "--addr", addr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tools []toolView
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) == 0 || tools[0].Topic != "desk.commands" || tools[0].ReplyTopic != "agent.responses" {
+		t.Fatalf("tools %+v, want the desk called on desk.commands and answered on agent.responses", tools)
+	}
+}
+
+func TestMCPWarnsOfAnAgentWhoseTopicCannotBeRead(t *testing.T) {
+	addr, _ := deskOnRegistrySigned(t, nil)
+	_, errOut := listedTools(t, "--addr", addr, "--listen", "desk=nowhere.commands")
+	if !strings.Contains(errOut, "agent desk: its topic nowhere.commands cannot be read") {
+		t.Fatalf("stderr %q, want a warning naming the desk's missing topic", errOut)
+	}
+}

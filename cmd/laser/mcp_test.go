@@ -75,7 +75,7 @@ func TestMCPServesTheRegistrysAgentsOverHTTP(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--listen", "desk=" + desk.DeskListenTopic, "--addr", addr}, io.Discard, pw)
+		done <- run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--addr", addr}, io.Discard, pw)
 		_ = pw.Close()
 	}()
 	t.Cleanup(func() {
