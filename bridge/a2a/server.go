@@ -103,7 +103,17 @@ func (b *Bridge) Handler() http.Handler {
 		}
 		return card, nil
 	})))
-	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, detailErrors(a2asrv.NewJSONRPCHandler(RequestHandler(b)))))
+	v03 := detailErrors(a2asrv.NewJSONRPCHandler(RequestHandler(b)))
+	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// limitBody left the body in memory: peeking at the method is free.
+		body, _ := io.ReadAll(r.Body)
+		if isV1(body) {
+			b.serveV1(w, r, body)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		v03.ServeHTTP(w, r)
+	})))
 	return mux
 }
 
