@@ -21,15 +21,18 @@ import (
 // built from the card it serves.
 func serve(t *testing.T, client *runtime.Client) (*a2aclient.Client, *a2a.AgentCard) {
 	t.Helper()
-	var b *a2ab.Bridge
-	srv := httptest.NewServer(nil)
-	t.Cleanup(srv.Close)
-	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: srv.URL, PollInterval: time.Millisecond})
+	// The card names the URL, so the listener comes first; the handler is
+	// set before the server starts serving.
+	srv := httptest.NewUnstartedServer(nil)
+	url := "http://" + srv.Listener.Addr().String()
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: url, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = b.Handler()
-	card, err := agentcard.DefaultResolver.Resolve(t.Context(), srv.URL)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
