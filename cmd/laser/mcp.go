@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +57,7 @@ stops the others being served.`,
 	answers := cmd.Flags().StringToString("reply", nil, "agent=topic for an agent answering elsewhere")
 	registryTopic := cmd.Flags().String("registry", runtime.TopicRegistry, "registry topic")
 	list := cmd.Flags().Bool("list", false, "print the tools and exit")
+	keyFile := cmd.Flags().String("key", "", "file holding the hex Ed25519 seed that signs every call (needed when the agents verify; enroll its principal for mcp-gateway)")
 	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: only cards signed by their agent's key are served, and only answers that verify count")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
@@ -62,6 +66,10 @@ stops the others being served.`,
 			return err
 		}
 		defer t.Close()
+		key, err := seedKey(*keyFile)
+		if err != nil {
+			return err
+		}
 		var keys *sign.Registry
 		if *keysFile != "" {
 			if keys, err = loadKeys(*keysFile); err != nil {
@@ -79,7 +87,7 @@ stops the others being served.`,
 		if err != nil {
 			return err
 		}
-		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops})
+		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops, Key: key})
 		if err != nil {
 			return err
 		}
@@ -133,6 +141,27 @@ func (a *app) registryOperations(ctx context.Context, client *runtime.Client, ke
 		ops = append(ops, cardOps...)
 	}
 	return ops, nil
+}
+
+// seedKey reads a signing key from a file holding its hex Ed25519 seed;
+// no path is no key.
+func seedKey(path string) (*sign.Key, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, usagef("--key: %v", err)
+	}
+	key, err := sign.KeyFromSeed(seed)
+	if err != nil {
+		return nil, usagef("--key: %v", err)
+	}
+	return key, nil
 }
 
 // agentTopics say where each agent listens and answers: the flags naming

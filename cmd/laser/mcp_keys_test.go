@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -104,5 +111,73 @@ func TestMCPWarnsOfAnAgentWhoseTopicCannotBeRead(t *testing.T) {
 	_, errOut := listedTools(t, "--addr", addr, "--listen", "desk=nowhere.commands")
 	if !strings.Contains(errOut, "agent desk: its topic nowhere.commands cannot be read") {
 		t.Fatalf("stderr %q, want a warning naming the desk's missing topic", errOut)
+	}
+}
+
+// serveMCP runs laser mcp --http with args until the test ends and returns
+// its endpoint.
+func serveMCP(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...), io.Discard, pw)
+		_ = pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("laser mcp exited %d", code)
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	_, url, ok := strings.Cut(strings.TrimSpace(line), " on ")
+	if !ok {
+		t.Fatalf("laser mcp said %q, want where it serves", line)
+	}
+	return url
+}
+
+func TestMCPWithAKeySignsItsCalls(t *testing.T) {
+	addr, client := deskOnRegistrySigned(t, nil)
+	gateway := deskKey()
+	seed := filepath.Join(t.TempDir(), "seed")
+	var raw [32]byte
+	raw[0] = 7 // deskKey's seed: any enrolled key will do
+	if err := os.WriteFile(seed, []byte(hex.EncodeToString(raw[:])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := serveMCP(t, "--addr", addr, "--key", seed)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 2}})
+	if err != nil || res.IsError {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	conv, err := wire.ParseID(res.Meta["laser/conversation"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := conversation.Assemble(t.Context(), client.Transport(), conv, conversation.Options{Topics: []string{desk.DeskListenTopic}})
+	if err != nil || len(h) != 1 {
+		t.Fatalf("%d calls on the desk's topic, %v", len(h), err)
+	}
+	reg := sign.NewRegistry()
+	if err := reg.Enroll("gateway", gateway.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.AllowSource("gateway", "mcp-gateway"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := h[0].Verify(reg); err != nil || v.Principal != "gateway" {
+		t.Fatalf("the call does not verify as the gateway's: %+v, %v", v, err)
 	}
 }
