@@ -22,3 +22,16 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ConversationID, to
 	}
 	return h, nil
 }
+
+// ReadTrusted is Read through client, verifying as the client does: under
+// the client's Verifier only records whose signature verifies (signed by
+// their source's principal, for the topic they are on) are returned, so an
+// unsigned or forged record never reaches what a bridge replays or shows.
+// Without a Verifier it is Read.
+func ReadTrusted(ctx context.Context, client *runtime.Client, conv wire.ConversationID, topics ...string) (conversation.History, error) {
+	h, err := conversation.Assemble(ctx, client.Transport(), conv, conversation.Options{Topics: topics, Policy: keepAll, Verifier: client.Verifier()})
+	if err != nil {
+		return nil, fmt.Errorf("bridge: read conversation %s on %v: %w", conv, topics, err)
+	}
+	return h, nil
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -24,12 +26,47 @@ var ErrInput = errors.New("bridge: invalid input")
 // protocol: its input schema resolved for validation.
 type Operation struct {
 	operation.Info
-	input *jsonschema.Resolved
+	input  *jsonschema.Resolved
+	schema *jsonschema.Schema
+}
+
+// StrictSchema is an object schema with named properties made strict: its
+// top level admits no property it does not name (additionalProperties:
+// false, unless the schema says otherwise), so an extra argument is an
+// error naming it instead of being dropped without a word. Any other
+// schema is returned as it is.
+func StrictSchema(schema string) (string, error) {
+	if schema == "" {
+		return schema, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(schema), &m); err != nil {
+		return "", err
+	}
+	var typ string
+	_ = json.Unmarshal(m["type"], &typ)
+	_, named := m["properties"]
+	_, stated := m["additionalProperties"]
+	if typ != "object" || !named || stated {
+		return schema, nil
+	}
+	m["additionalProperties"] = json.RawMessage("false")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
 }
 
 // NewOperation prepares op for calls; an input schema that does not
-// resolve is an error (lasergen generates only resolvable ones).
+// resolve is an error (lasergen generates only resolvable ones). The input
+// schema is made strict (StrictSchema).
 func NewOperation(op operation.Info) (*Operation, error) {
+	strict, err := StrictSchema(op.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: %s.%s input schema: %w", op.Agent, op.Name, err)
+	}
+	op.InputSchema = strict
 	o := &Operation{Info: op}
 	if op.InputSchema == "" {
 		return o, nil
@@ -38,6 +75,7 @@ func NewOperation(op operation.Info) (*Operation, error) {
 	if err := json.Unmarshal([]byte(op.InputSchema), &s); err != nil {
 		return nil, fmt.Errorf("bridge: %s.%s input schema: %w", op.Agent, op.Name, err)
 	}
+	o.schema = &s
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("bridge: %s.%s input schema: %w", op.Agent, op.Name, err)
@@ -58,6 +96,9 @@ func (o *Operation) EncodeInput(args []byte) ([]byte, error) {
 		var instance any
 		if err := json.Unmarshal(args, &instance); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrInput, o.Name, err)
+		}
+		if err := o.nulls(instance); err != nil {
+			return nil, err
 		}
 		if err := o.input.Validate(instance); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrInput, o.Name, err)
@@ -86,6 +127,37 @@ func (o *Operation) EncodeInput(args []byte) ([]byte, error) {
 		return nil, fmt.Errorf("bridge: encode %s input: %w", o.Name, err)
 	}
 	return body, nil
+}
+
+// nulls refuses a null argument the schema does not admit, naming it and
+// the type it wants: the validator's own message for a null is unreadable.
+func (o *Operation) nulls(instance any) error {
+	args, ok := instance.(map[string]any)
+	if !ok || o.schema == nil {
+		return nil
+	}
+	names := make([]string, 0, len(args))
+	for name, v := range args {
+		if v == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := o.schema.Properties[name]
+		if p == nil {
+			continue // an extra argument: the schema's own check names it
+		}
+		types := p.Types
+		if p.Type != "" {
+			types = []string{p.Type}
+		}
+		if len(types) == 0 || slices.Contains(types, "null") {
+			continue
+		}
+		return fmt.Errorf("%w: %s: argument %q is null, want %s", ErrInput, o.Name, name, strings.Join(types, " or "))
+	}
+	return nil
 }
 
 // OutputJSON decodes a reply or stream item body into the operation's Go

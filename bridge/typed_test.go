@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
@@ -89,5 +90,31 @@ func TestCardOperationsMakeUntypedOperationsOfARegistryCard(t *testing.T) {
 	}
 	if _, err := op.EncodeInput([]byte(`[1]`)); !errors.Is(err, bridge.ErrInput) {
 		t.Fatalf("a non-object input: %v, want ErrInput", err)
+	}
+}
+
+func TestEncodeInputRefusesAnExtraArgumentNamingIt(t *testing.T) {
+	_, err := deskOp(t, "quote").EncodeInput([]byte(`{"sku":"pen","qty":1,"discount":100}`))
+	if !errors.Is(err, bridge.ErrInput) || !strings.Contains(err.Error(), "discount") {
+		t.Fatalf("err = %v, want ErrInput naming discount", err)
+	}
+}
+
+func TestEncodeInputSaysWhichArgumentIsNullAndWhatItWants(t *testing.T) {
+	_, err := deskOp(t, "quote").EncodeInput([]byte(`{"sku":null,"qty":1}`))
+	if !errors.Is(err, bridge.ErrInput) || !strings.Contains(err.Error(), `argument "sku" is null, want string`) {
+		t.Fatalf("err = %v, want ErrInput naming sku and its type", err)
+	}
+	if strings.Contains(err.Error(), "invalid reflect.Value") {
+		t.Fatalf("err = %v reads as the validator's internals", err)
+	}
+}
+
+func TestStrictSchemaLeavesAnOpenObjectAlone(t *testing.T) {
+	for _, s := range []string{``, `{"type":"object"}`, `{"type":"object","properties":{"a":{}},"additionalProperties":true}`, `{"type":"string"}`} {
+		got, err := bridge.StrictSchema(s)
+		if err != nil || got != s {
+			t.Fatalf("StrictSchema(%s) = %s, %v, want it unchanged", s, got, err)
+		}
 	}
 }

@@ -11,9 +11,15 @@ package a2a
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"time"
 
@@ -23,6 +29,7 @@ import (
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -35,6 +42,17 @@ const DefaultPollInterval = 20 * time.Millisecond
 // MetaSkill is the message metadata key naming the skill (operation) a
 // message asks for, when the bridge serves more than one.
 const MetaSkill = "skill"
+
+// MetaCancelToken is the metadata key of the capability that cancels a
+// task: message/send returns it in the task's metadata, and tasks/cancel
+// must present it in its params' metadata. Only whoever submitted the task
+// (or was handed the token) can cancel it; the task id alone is not enough,
+// as it is readable by anyone polling or streaming the task.
+const MetaCancelToken = "cancelToken"
+
+// metaOwner is the status metadata key holding the SHA-256 of a task's
+// cancel token: the log keeps who may cancel, never the token itself.
+const metaOwner = "a2a_cancel_digest"
 
 // Config configures a Bridge.
 type Config struct {
@@ -61,7 +79,31 @@ type Config struct {
 	// CardKeyID.
 	CardKey   ed25519.PrivateKey
 	CardKeyID string
+	// Key signs every record the bridge writes (task statuses, commands,
+	// cancels). Required when the client verifies (ClientConfig.Verifier):
+	// then a task is replayed only from records that verify, the bridge's
+	// own included, so an unsigned answer cannot complete a task; enroll
+	// Key's principal for the bridge's ID (sign.Registry.AllowSource).
+	Key *sign.Key
+	// BlockTimeout bounds how long a blocking message/send waits for its
+	// task to finish before returning it unfinished; default
+	// DefaultBlockTimeout.
+	BlockTimeout time.Duration
+	// Rand is where cancel tokens come from; default crypto/rand.
+	Rand io.Reader
+	// MaxBodyBytes bounds a JSON-RPC request body; a larger one is refused
+	// with 413 before anything is decoded or published. Default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 }
+
+// DefaultBlockTimeout is Config.BlockTimeout's default.
+const DefaultBlockTimeout = 60 * time.Second
+
+// DefaultMaxBodyBytes is the largest request body the handler reads when
+// Config.MaxBodyBytes is zero: well above any message a skill takes, far
+// below what would let one caller fill the bridge's memory or the log.
+const DefaultMaxBodyBytes = 1 << 20
 
 // Bridge maps A2A tasks onto the log.
 type Bridge struct {
@@ -87,6 +129,18 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.BlockTimeout <= 0 {
+		cfg.BlockTimeout = DefaultBlockTimeout
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Reader
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if client.Verifier() != nil && cfg.Key == nil {
+		return nil, fmt.Errorf("a2a: the client verifies what it reads, so the bridge's own task records must be signed: set Config.Key")
 	}
 	b := &Bridge{client: client, cfg: cfg, ops: make(map[string]*bridge.Operation)}
 	for _, info := range cfg.Operations {
@@ -215,15 +269,31 @@ func (b *Bridge) Submit(ctx context.Context, p *a2a.MessageSendParams) (*a2a.Tas
 		return nil, fmt.Errorf("a2a: refused: %w", err)
 	}
 	cmd.body = effect.Body
+	var secret [16]byte
+	if _, err := io.ReadFull(b.cfg.Rand, secret[:]); err != nil {
+		return nil, fmt.Errorf("a2a: mint a cancel token: %w", err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(secret[:])
 	// The status opens the task before the command can be answered: a
 	// replay ignores what precedes it, so an instant answer is never lost.
-	if err := b.publishStatus(ctx, task, b.replyTopic(op), wire.TaskSubmitted, hops); err != nil {
+	// It records the digest of the cancel token, the task's owner.
+	status := b.envelope(wire.KindStatus, task, hops)
+	status.Metadata.Set(metaOwner, wire.StrValue(digest(token)))
+	if err := b.publishStatus(ctx, status, b.replyTopic(op), wire.TaskSubmitted); err != nil {
 		return nil, err
 	}
 	if err := b.publishCommand(ctx, task, cmd, hops); err != nil {
 		return nil, err
 	}
-	return b.taskOf(task, a2a.TaskStateSubmitted), nil
+	t := b.taskOf(task, a2a.TaskStateSubmitted)
+	t.Metadata = map[string]any{MetaCancelToken: token}
+	return t, nil
+}
+
+// digest is the hex SHA-256 of a cancel token.
+func digest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }
 
 type commandSpec struct {
@@ -244,15 +314,14 @@ func (b *Bridge) publishCommand(ctx context.Context, task wire.ID, c commandSpec
 		}
 		env.Target = &target
 	}
-	_, err := bridge.Publish(ctx, b.client, c.topic, env, c.ct)
+	_, err := bridge.PublishSigned(ctx, b.client, c.topic, env, c.ct, b.cfg.Key)
 	return err
 }
 
-func (b *Bridge) publishStatus(ctx context.Context, task wire.ID, topic string, state wire.TaskState, hops []string) error {
-	env := b.envelope(wire.KindStatus, task, hops)
+func (b *Bridge) publishStatus(ctx context.Context, env *wire.Envelope, topic string, state wire.TaskState) error {
 	op := wire.OperationTask
 	env.Operation, env.TaskState = &op, &state
-	_, err := bridge.Publish(ctx, b.client, topic, env, wire.ContentRaw)
+	_, err := bridge.PublishSigned(ctx, b.client, topic, env, wire.ContentRaw, b.cfg.Key)
 	return err
 }
 
@@ -275,13 +344,22 @@ func (b *Bridge) Task(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	return r.task, nil
 }
 
+// ErrNotOwner is matched by the error of a cancel that does not present
+// the task's cancel token (MetaCancelToken); the error matches
+// a2a.ErrTaskNotCancelable too, the A2A code a client gets.
+var ErrNotOwner = errors.New("a2a: only the task's submitter can cancel it")
+
 // Cancel handles tasks/cancel: an AGDX error with code cancelled and task
 // state canceled on the reply topic, so every later read replays the task
-// as canceled. A finished task is a2a.ErrTaskNotCancelable.
-func (b *Bridge) Cancel(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+// as canceled. token must be the MetaCancelToken message/send returned
+// (ErrNotOwner otherwise); a finished task is a2a.ErrTaskNotCancelable.
+func (b *Bridge) Cancel(ctx context.Context, id a2a.TaskID, token string) (*a2a.Task, error) {
 	r, err := b.replay(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if r.owner == "" || token == "" || subtle.ConstantTimeCompare([]byte(digest(token)), []byte(r.owner)) != 1 {
+		return nil, fmt.Errorf("%w: %w: task %s: present the %q message/send returned in the tasks/cancel params' metadata", a2a.ErrTaskNotCancelable, ErrNotOwner, id, MetaCancelToken)
 	}
 	if r.task.Status.State.Terminal() {
 		return nil, fmt.Errorf("%w: task %s is %s", a2a.ErrTaskNotCancelable, id, r.task.Status.State)
@@ -294,7 +372,7 @@ func (b *Bridge) Cancel(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	env := b.envelope(wire.KindError, r.conv, nil)
 	state := wire.TaskCanceled
 	env.TaskState, env.Body = &state, eb
-	if _, err := bridge.Publish(ctx, b.client, r.topic, env, wire.ContentCBOR); err != nil {
+	if _, err := bridge.PublishSigned(ctx, b.client, r.topic, env, wire.ContentCBOR, b.cfg.Key); err != nil {
 		return nil, err
 	}
 	return b.taskOf(r.conv, a2a.TaskStateCanceled), nil
@@ -329,6 +407,8 @@ type replayed struct {
 	conv wire.ID
 	// topic holds the task's records: where its submitted status is.
 	topic string
+	// owner is the digest of the task's cancel token.
+	owner string
 	task  *a2a.Task
 	// events are the stream's updates in order (artifact chunks, then the
 	// final status), for message/stream.
@@ -340,7 +420,7 @@ func (b *Bridge) replay(ctx context.Context, id a2a.TaskID) (*replayed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is no task id of this bridge", a2a.ErrTaskNotFound, id)
 	}
-	h, err := bridge.Read(ctx, b.client.Transport(), conv, b.replyTopics()...)
+	h, err := bridge.ReadTrusted(ctx, b.client, conv, b.replyTopics()...)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: replay task %s: %w", id, err)
 	}
@@ -352,7 +432,7 @@ func (b *Bridge) replay(ctx context.Context, id a2a.TaskID) (*replayed, error) {
 	if !f.seen {
 		return nil, fmt.Errorf("%w: %s", a2a.ErrTaskNotFound, id)
 	}
-	r.topic = f.topic
+	r.topic, r.owner = f.topic, f.owner
 	r.task = b.taskOf(conv, f.state)
 	r.task.Status.Message = f.message
 	r.task.Artifacts = f.artifacts()

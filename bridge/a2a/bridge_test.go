@@ -158,7 +158,7 @@ func TestCancelReplaysTheTaskAsCanceled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		canceled, err := b.Cancel(t.Context(), task.ID)
+		canceled, err := b.Cancel(t.Context(), task.ID, task.Metadata[a2ab.MetaCancelToken].(string))
 		if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("cancel: %+v, %v", canceled, err)
 		}
@@ -176,10 +176,10 @@ func TestCancelOfAFinishedTaskIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Cancel(t.Context(), task.ID); err != nil {
+	if _, err := b.Cancel(t.Context(), task.ID, task.Metadata[a2ab.MetaCancelToken].(string)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Cancel(t.Context(), task.ID); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := b.Cancel(t.Context(), task.ID, task.Metadata[a2ab.MetaCancelToken].(string)); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("second cancel: %v, want ErrTaskNotCancelable", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 type fold struct {
 	seen    bool
 	topic   string
+	owner   string
 	state   a2a.TaskState
 	message *a2a.Message
 	answer  *a2a.Artifact
@@ -42,7 +43,7 @@ func (f *fold) next(m *runtime.Message) {
 		if f.seen && m.Provenance.Correlation == m.Provenance.Conversation.String() {
 			f.state = a2a.TaskStateCompleted
 			f.answer = &a2a.Artifact{ID: a2a.ArtifactID(m.Position.String()), Name: "answer", Parts: parts(m)}
-			f.updates = append(f.updates, f.update(m))
+			f.updates = append(f.updates, f.answerUpdate(), f.update(m))
 		}
 		return
 	}
@@ -53,6 +54,7 @@ func (f *fold) next(m *runtime.Message) {
 	case e.Kind == wire.KindStatus && e.Operation != nil && *e.Operation == wire.OperationTask && e.TaskState != nil:
 		if !f.seen {
 			f.topic = m.Topic
+			f.owner, _ = e.Metadata.Get(metaOwner).AsStr()
 		}
 		f.seen = true
 		f.state = state(*e.TaskState)
@@ -66,6 +68,8 @@ func (f *fold) next(m *runtime.Message) {
 			f.state = state(*e.TaskState)
 		}
 		f.answer = &a2a.Artifact{ID: a2a.ArtifactID(idText(e.Record)), Name: "answer", Parts: parts(m)}
+		// A streaming client reads the answer only from an artifact update.
+		f.updates = append(f.updates, f.answerUpdate())
 	case e.Kind == wire.KindError:
 		f.state = a2a.TaskStateFailed
 		if e.TaskState != nil {
@@ -103,6 +107,12 @@ func (f *fold) chunk(m *runtime.Message) {
 	}
 }
 
+// answerUpdate is the artifact update carrying the answer whole; the status
+// update after it ends the stream.
+func (f *fold) answerUpdate() a2a.Event {
+	return &a2a.TaskArtifactUpdateEvent{Artifact: f.answer, LastChunk: true}
+}
+
 // update is the stream event m makes: an artifact piece for a chunk, a
 // status update otherwise.
 func (f *fold) update(m *runtime.Message) a2a.Event {
@@ -135,12 +145,13 @@ func (f *fold) artifacts() []*a2a.Artifact {
 // terminal chunk is followed by the final status it implies.
 func (f *fold) events(t *a2a.Task) []a2a.Event {
 	out := make([]a2a.Event, 0, len(f.updates)+1)
-	for _, u := range f.updates {
+	for i, u := range f.updates {
 		switch u := u.(type) {
 		case *a2a.TaskArtifactUpdateEvent:
 			u.TaskID, u.ContextID = t.ID, t.ContextID
 			out = append(out, u)
-			if u.LastChunk {
+			_, statusNext := nextEvent(f.updates, i).(*a2a.TaskStatusUpdateEvent)
+			if u.LastChunk && !statusNext {
 				out = append(out, &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Final: true})
 			}
 		case *a2a.TaskStatusUpdateEvent:
@@ -149,6 +160,14 @@ func (f *fold) events(t *a2a.Task) []a2a.Event {
 		}
 	}
 	return out
+}
+
+// nextEvent is the update after the i-th, or nil.
+func nextEvent(updates []a2a.Event, i int) a2a.Event {
+	if i+1 < len(updates) {
+		return updates[i+1]
+	}
+	return nil
 }
 
 // parts is a body as A2A parts: a JSON object as a data part, any other

@@ -1,10 +1,15 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -98,8 +103,43 @@ func (b *Bridge) Handler() http.Handler {
 		}
 		return card, nil
 	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(RequestHandler(b)))
+	v03 := detailErrors(a2asrv.NewJSONRPCHandler(RequestHandler(b)))
+	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// limitBody left the body in memory: peeking at the method is free.
+		body, _ := io.ReadAll(r.Body)
+		if isV1(body) {
+			b.serveV1(w, r, body)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		v03.ServeHTTP(w, r)
+	})))
 	return mux
+}
+
+// limitBody reads at most max bytes of a request body before next sees it,
+// answering 413 for a longer one: the JSON-RPC handler decodes a body whole,
+// so without a bound one request could hold any amount of memory and
+// publish it to the log.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			http.Error(w, fmt.Sprintf("a2a: request body of %d bytes exceeds the limit of %d", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("a2a: request body exceeds the limit of %d bytes", max), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "a2a: read request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // RequestHandler is the bridge as a2a-go's transport-agnostic handler, for
@@ -113,11 +153,12 @@ func (h handler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.Ta
 }
 
 func (h handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.Task, error) {
-	return h.b.Cancel(ctx, id.ID)
+	token, _ := id.Metadata[MetaCancelToken].(string)
+	return h.b.Cancel(ctx, id.ID, token)
 }
 
 func (h handler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
-	return h.b.Submit(ctx, p)
+	return h.b.Send(ctx, p)
 }
 
 func (h handler) OnResubscribeToTask(ctx context.Context, id *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
@@ -146,4 +187,80 @@ func (h handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConf
 
 func (h handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
 	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+}
+
+// detailErrors puts what was wrong into a JSON-RPC error's message: a2a-go
+// answers every error with its code's fixed text ("invalid params") and the
+// cause in error.data, which clients do not show. Streamed (SSE) answers
+// pass through untouched.
+func detailErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := &bufferedJSON{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(bw, r)
+		if !bw.buffering {
+			return
+		}
+		body := bw.buf.Bytes()
+		var resp map[string]json.RawMessage
+		if json.Unmarshal(body, &resp) == nil && resp["error"] != nil {
+			var e struct {
+				Code    int            `json:"code"`
+				Message string         `json:"message"`
+				Data    map[string]any `json:"data,omitempty"`
+			}
+			if json.Unmarshal(resp["error"], &e) == nil {
+				if cause, ok := e.Data["error"].(string); ok && cause != "" {
+					e.Message = cause
+					if raw, err := json.Marshal(e); err == nil {
+						resp["error"] = raw
+						if out, err := json.Marshal(resp); err == nil {
+							body = out
+						}
+					}
+				}
+			}
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(bw.status)
+		_, _ = w.Write(body)
+	})
+}
+
+// bufferedJSON holds a response back unless it is an event stream.
+type bufferedJSON struct {
+	http.ResponseWriter
+	buf       bytes.Buffer
+	status    int
+	decided   bool
+	buffering bool
+}
+
+func (w *bufferedJSON) WriteHeader(code int) {
+	if w.decided {
+		return
+	}
+	w.decided, w.status = true, code
+	w.buffering = !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+	if !w.buffering {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *bufferedJSON) Write(b []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.buffering {
+		return w.buf.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes a stream's flushes on.
+func (w *bufferedJSON) Flush() {
+	if w.decided && !w.buffering {
+		if f, ok := w.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 }

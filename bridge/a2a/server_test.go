@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,15 +21,18 @@ import (
 // built from the card it serves.
 func serve(t *testing.T, client *runtime.Client) (*a2aclient.Client, *a2a.AgentCard) {
 	t.Helper()
-	var b *a2ab.Bridge
-	srv := httptest.NewServer(nil)
-	t.Cleanup(srv.Close)
-	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: srv.URL, PollInterval: time.Millisecond})
+	// The card names the URL, so the listener comes first; the handler is
+	// set before the server starts serving.
+	srv := httptest.NewUnstartedServer(nil)
+	url := "http://" + srv.Listener.Addr().String()
+	b, err := a2ab.New(client, a2ab.Config{Operations: desk.DeskOperations(), Card: desk.DeskCard(), URL: url, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = b.Handler()
-	card, err := agentcard.DefaultResolver.Resolve(t.Context(), srv.URL)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,8 @@ func TestA2AClientCancelsATask(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.(*a2a.Task).ID
-	canceled, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id})
+	owner := map[string]any{a2ab.MetaCancelToken: res.(*a2a.Task).Metadata[a2ab.MetaCancelToken]}
+	canceled, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id, Metadata: owner})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel %+v, %v", canceled, err)
 	}
@@ -97,7 +102,7 @@ func TestA2AClientCancelsATask(t *testing.T) {
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("get %+v, %v", task, err)
 	}
-	if _, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id}); err == nil {
+	if _, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: id, Metadata: owner}); err == nil {
 		t.Fatal("a canceled task was canceled again")
 	}
 }
@@ -131,5 +136,53 @@ func TestA2AClientGetsAnErrorForAnUnknownTask(t *testing.T) {
 	c, _ := serve(t, client)
 	if _, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: a2a.TaskID(client.IDs().NewID().String())}); err == nil {
 		t.Fatal("an unknown task was found")
+	}
+}
+
+func TestA2AClientsBlockingSendReturnsTheFinishedTask(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	c, _ := serve(t, client)
+	p := data("quote", map[string]any{"sku": "ink", "qty": 2})
+	blocking := true
+	p.Config = &a2a.MessageSendConfig{Blocking: &blocking}
+	res, err := c.SendMessage(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("result %#v, want the completed task with its answer", res)
+	}
+	if task.Metadata[a2ab.MetaCancelToken] == nil {
+		t.Fatal("a blocking send lost the cancel token")
+	}
+}
+
+func TestA2AClientStreamsARequestsAnswerAsAnArtifactThenTheFinalStatus(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	c, _ := serve(t, client)
+	var kinds []string
+	var cents any
+	for ev, err := range c.SendStreamingMessage(t.Context(), data("quote", map[string]any{"sku": "ink", "qty": 2})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.Task:
+			kinds = append(kinds, "task")
+		case *a2a.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+			cents = ev.Artifact.Parts[0].(a2a.DataPart).Data["cents"]
+		case *a2a.TaskStatusUpdateEvent:
+			kinds = append(kinds, string(ev.Status.State))
+			if !ev.Final {
+				t.Fatalf("status %s is not final", ev.Status.State)
+			}
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "task artifact completed" || cents != 500.0 {
+		t.Fatalf("events %q cents %v, want the task, the answer as an artifact, then completed", got, cents)
 	}
 }

@@ -5,7 +5,42 @@ import (
 	"iter"
 
 	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/lasergo/laser/operation"
 )
+
+// Send handles message/send: Submit, and with configuration.blocking the
+// wait for the task to finish (or to need input), up to BlockTimeout; a
+// one-way skill, which nothing answers, returns once its command is on the
+// log.
+func (b *Bridge) Send(ctx context.Context, p *a2a.MessageSendParams) (*a2a.Task, error) {
+	task, err := b.Submit(ctx, p)
+	if err != nil || p.Config == nil || p.Config.Blocking == nil || !*p.Config.Blocking {
+		return task, err
+	}
+	if op, _ := b.skill(p); op != nil && op.Kind != operation.Request && op.Kind != operation.Stream {
+		return task, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.BlockTimeout)
+	defer cancel()
+	for {
+		got, err := b.Task(ctx, task.ID)
+		if err != nil {
+			return nil, err
+		}
+		if s := got.Status.State; s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired {
+			got.Metadata = task.Metadata
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			// Not finished in time: the task as it stands, to poll on.
+			got.Metadata = task.Metadata
+			return got, nil
+		case <-b.client.Clock().After(b.cfg.PollInterval):
+		}
+	}
+}
 
 // Stream handles message/stream: the task as submitted, then its updates as
 // the agent writes them (an artifact piece per chunk, status changes) until

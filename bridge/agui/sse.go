@@ -1,33 +1,55 @@
 package agui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
 
-// DefaultPollInterval is how often a followed stream re-reads its
-// conversation.
+// DefaultPollInterval is how often a followed stream looks for new records.
 const DefaultPollInterval = 20 * time.Millisecond
+
+// DefaultMaxStreamsPerClient is Handler.MaxStreamsPerClient's default.
+const DefaultMaxStreamsPerClient = 8
+
+// followBatch is the most records a followed stream reads in one call.
+const followBatch = 256
 
 // Handler serves one conversation's AG-UI events as server-sent events,
 // one "data:" line of event JSON each, in log order. The conversation is
 // the threadId query parameter of a GET, or the threadId of a POSTed AG-UI
 // RunAgentInput. With Follow it keeps the stream open, sending new records
 // as they land, until a run finishes or errs or the client goes away.
+//
+// When the client verifies (runtime.ClientConfig.Verifier) only records
+// whose signature verifies are shown, so an unsigned chunk never appears
+// as the assistant's text. Use a Handler by pointer; it counts the streams
+// it holds open.
 type Handler struct {
 	Client *runtime.Client
 	// Topic the conversation's records are read from (e.g. agent.llm_io).
 	Topic string
-	// Follow keeps streaming after the records already on the log.
+	// Follow keeps streaming after the records already on the log: it reads
+	// the read window once, then only what lands after the last record read.
 	Follow bool
-	// PollInterval is how often Follow re-reads, on the client's clock;
-	// default DefaultPollInterval.
+	// PollInterval is how often Follow looks for new records, on the
+	// client's clock; default DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxStreamsPerClient bounds the followed streams one client (remote
+	// host) holds open at once; a further one is refused with 429. Default
+	// DefaultMaxStreamsPerClient.
+	MaxStreamsPerClient int
+
+	mu   sync.Mutex
+	open map[string]int
 }
 
 // ServeHTTP implements http.Handler.
@@ -42,48 +64,172 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	if h.Follow {
+		release, ok := h.admit(r)
+		if !ok {
+			http.Error(w, "agui: too many live streams from this client", http.StatusTooManyRequests)
+			return
+		}
+		defer release()
+	}
+	ctx := r.Context()
+	s := &sseStream{h: h, w: w, flusher: flusher, conv: conv}
+	// Where a follow continues: the tails before the first read, so nothing
+	// landing during it is missed (what it did read is skipped by offset).
+	if h.Follow {
+		if s.next, err = h.tails(ctx); err != nil {
+			h.Client.Logger().Warn("agui: read conversation", "conversation", conv, "err", err)
+			http.Error(w, "agui: read conversation", http.StatusServiceUnavailable)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
+	msgs, err := bridge.ReadTrusted(ctx, h.Client, conv, h.Topic)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.Client.Logger().Warn("agui: read conversation", "conversation", conv, "err", err)
+		}
+		return
+	}
+	for _, m := range msgs {
+		if h.Follow && m.Position.Offset >= s.next[m.Position.Partition] {
+			s.next[m.Position.Partition] = m.Position.Offset + 1
+		}
+		if done, ok := s.send(m); !ok || (done && h.Follow) {
+			return
+		}
+	}
+	if !h.Follow {
+		return
+	}
 	poll := h.PollInterval
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
-	ctx := r.Context()
-	sent := 0
 	for {
-		events, err := Events(ctx, h.Client.Transport(), conv, h.Topic)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.Client.Logger().Warn("agui: read conversation", "conversation", conv, "err", err)
-			}
-			return
-		}
-		for ; sent < len(events); sent++ {
-			b, err := json.Marshal(events[sent])
-			if err != nil {
-				return
-			}
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-				return
-			}
-			flusher.Flush()
-			if t := events[sent].Type; t == RunFinished || t == RunError {
-				if h.Follow {
-					return
-				}
-			}
-		}
-		if !h.Follow {
-			return
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.Client.Clock().After(poll):
 		}
+		if !s.tail(ctx) {
+			return
+		}
 	}
+}
+
+// sseStream is one response's state: what was rendered and where each
+// partition's next unread record is.
+type sseStream struct {
+	h       *Handler
+	w       http.ResponseWriter
+	flusher http.Flusher
+	conv    wire.ID
+	r       Renderer
+	next    map[uint32]uint64
+}
+
+// send writes the events m renders as; done is whether a run finished or
+// erred, ok false when the client is gone.
+func (s *sseStream) send(m *runtime.Message) (done, ok bool) {
+	for _, e := range s.r.Next(nil, m) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return false, false
+		}
+		if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+			return false, false
+		}
+		s.flusher.Flush()
+		if e.Type == RunFinished || e.Type == RunError {
+			done = true
+		}
+	}
+	return done, true
+}
+
+// tail sends the conversation's records appended since the last read: per
+// partition from the offset after the last record read, never the window
+// again. It returns false when the stream is over.
+func (s *sseStream) tail(ctx context.Context) bool {
+	t, v := s.h.Client.Transport(), s.h.Client.Verifier()
+	for p, from := range s.next {
+		end, err := t.NextOffset(ctx, s.h.Topic, p)
+		if err != nil {
+			return false
+		}
+		for from < end {
+			recs, err := t.ReadRange(ctx, s.h.Topic, p, from, int(min(end-from, followBatch)))
+			if err != nil || len(recs) == 0 {
+				return err == nil
+			}
+			for i := range recs {
+				from = recs[i].Offset + 1
+				s.next[p] = from
+				m, err := runtime.DecodeRecord(s.h.Topic, &recs[i], 0)
+				if err != nil || m.Provenance.Conversation != s.conv {
+					continue
+				}
+				if v != nil {
+					if _, err := m.Verify(v); err != nil {
+						continue
+					}
+				}
+				if done, ok := s.send(m); !ok || done {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// tails are the next offsets of every partition of the topic.
+func (h *Handler) tails(ctx context.Context) (map[uint32]uint64, error) {
+	t := h.Client.Transport()
+	n, err := t.Partitions(ctx, h.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("agui: partitions of %s: %w", h.Topic, err)
+	}
+	next := make(map[uint32]uint64, n)
+	for p := range n {
+		if next[p], err = t.NextOffset(ctx, h.Topic, p); err != nil {
+			return nil, fmt.Errorf("agui: tail of %s/%d: %w", h.Topic, p, err)
+		}
+	}
+	return next, nil
+}
+
+// admit counts a followed stream against its client's bound; release
+// gives the place back.
+func (h *Handler) admit(r *http.Request) (release func(), ok bool) {
+	limit := h.MaxStreamsPerClient
+	if limit <= 0 {
+		limit = DefaultMaxStreamsPerClient
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == nil {
+		h.open = make(map[string]int)
+	}
+	if h.open[host] >= limit {
+		return nil, false
+	}
+	h.open[host]++
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.open[host]--; h.open[host] == 0 {
+			delete(h.open, host)
+		}
+	}, true
 }
 
 // threadOf reads the conversation a request names.

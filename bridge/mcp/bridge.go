@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,7 @@ import (
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // DefaultID is the bridge's agent id when Config.ID is empty.
@@ -37,6 +39,17 @@ const MetaConversation = "laser/conversation"
 // MetaDeadline is the _meta key by which a client can state a call's
 // deadline (RFC 3339): MCP itself carries none.
 const MetaDeadline = "laser/deadline"
+
+// DefaultMaxTimeout is Config.MaxTimeout's default.
+const DefaultMaxTimeout = 10 * time.Minute
+
+// MetaError is the _meta key of an error result carrying the agent's AGDX
+// error: its code, message and whether a retry may succeed.
+const MetaError = "laser/error"
+
+// MetaItems is the _meta key of a failed stream's result carrying the items
+// that arrived before the failure.
+const MetaItems = "laser/items"
 
 // MetaHops is the _meta key of the bridge path a call came by.
 const MetaHops = "bridge_hops"
@@ -55,9 +68,20 @@ type Config struct {
 	// Timeout bounds a call that states no deadline; default
 	// runtime.DefaultRequestTimeout.
 	Timeout time.Duration
+	// MaxTimeout caps how far ahead a deadline stated in _meta may lie: a
+	// later one is brought forward to now plus MaxTimeout, so no caller
+	// holds a call (and the session closing behind it) open for years.
+	// Default DefaultMaxTimeout.
+	MaxTimeout time.Duration
 	// TranscriptTopics are the topics a conversation's transcript is read
-	// from; default conversation.DefaultTopics.
+	// from; default every topic the operations send to or are answered on,
+	// then conversation.DefaultTopics: both sides of every call.
 	TranscriptTopics []string
+	// Key signs every call the bridge puts on the log. When the client
+	// verifies (ClientConfig.Verifier) a transcript shows only records that
+	// verify, so the bridge's own calls need it to appear; enroll Key's
+	// principal for the bridge's ID (sign.Registry.AllowSource).
+	Key *sign.Key
 	// Logger receives the server's log; default the client's.
 	Logger *slog.Logger
 	// Memory, when set, adds the memory_remember and memory_recall tools
@@ -88,8 +112,14 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = runtime.DefaultRequestTimeout
 	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.MaxTimeout < cfg.Timeout {
+		cfg.MaxTimeout = cfg.Timeout
+	}
 	if len(cfg.TranscriptTopics) == 0 {
-		cfg.TranscriptTopics = conversation.DefaultTopics
+		cfg.TranscriptTopics = transcriptTopics(cfg.Operations)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = client.Logger()
@@ -158,8 +188,9 @@ func (b *Bridge) hops(meta mcp.Meta) ([]string, error) {
 }
 
 // deadline is the call's: the earliest of its context's deadline and the
-// one its _meta states, or Timeout from now without either. A _meta
-// deadline that is no RFC 3339 time is an input error.
+// one its _meta states (at most MaxTimeout from now), or Timeout from now
+// without either. A _meta deadline that is no RFC 3339 time is an input
+// error.
 func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error) {
 	d, ok := ctx.Deadline()
 	if s, present := meta[MetaDeadline]; present {
@@ -167,6 +198,9 @@ func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error)
 		md, err := time.Parse(time.RFC3339Nano, text)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("%w: _meta %s: %v is no RFC 3339 time", bridge.ErrInput, MetaDeadline, s)
+		}
+		if limit := b.client.Clock().Now().Add(b.cfg.MaxTimeout); md.After(limit) {
+			md = limit
 		}
 		if !ok || md.Before(d) {
 			d, ok = md, true
@@ -176,6 +210,25 @@ func (b *Bridge) deadline(ctx context.Context, meta mcp.Meta) (time.Time, error)
 		d = b.client.Clock().Now().Add(b.cfg.Timeout)
 	}
 	return d, nil
+}
+
+// transcriptTopics are the topics the operations' calls and answers are on,
+// then the default conversation topics, each once.
+func transcriptTopics(ops []operation.Info) []string {
+	var topics []string
+	add := func(t string) {
+		if t != "" && !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	for _, op := range ops {
+		add(op.Topic)
+		add(op.ReplyTopic)
+	}
+	for _, t := range conversation.DefaultTopics {
+		add(t)
+	}
+	return topics
 }
 
 func jsonText(v any) string {

@@ -227,9 +227,12 @@ func TestAStreamThatFailsIsAToolErrorWithTheItemsBeforeIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failed stream became a protocol error: %v", err)
 	}
-	items, _ := res.StructuredContent.(map[string]any)["items"].([]any)
+	items, _ := res.Meta[mcpb.MetaItems].([]any)
 	if !res.IsError || len(items) != 2 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "cannot spell") {
 		t.Fatalf("result %+v, want isError with a and b", res)
+	}
+	if res.StructuredContent != nil {
+		t.Fatalf("an error result carries structured content %v, which strict clients check against the output schema", res.StructuredContent)
 	}
 }
 
@@ -238,7 +241,7 @@ func TestAOneWayToolPutsACommandOnTheLogWithTheCallsDeadline(t *testing.T) {
 		orders := make(chan desk.Order, 1)
 		desk.Start(t, client, &desk.Desk{Orders: orders})
 		cs := connect(t, newBridge(t, client), nil)
-		deadline := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+		deadline := time.Now().Add(5 * time.Minute).Truncate(time.Microsecond)
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_order", Arguments: map[string]any{"sku": "ink", "qty": 2},
 			Meta: mcp.Meta{mcpb.MetaDeadline: deadline.Format(time.RFC3339Nano)}})
 		if err != nil || res.IsError {

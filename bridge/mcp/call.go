@@ -95,6 +95,9 @@ func (c *call) requestOptions() []runtime.RequestOption {
 		runtime.WithDeadline(deadline), runtime.WithTimeout(deadline.Sub(c.b.client.Clock().Now())),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops),
 	}
+	if c.b.cfg.Key != nil {
+		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
+	}
 	if c.t.op.ReplyTopic != "" {
 		opts = append(opts, runtime.WithReplyTopic(c.t.op.ReplyTopic))
 	}
@@ -124,7 +127,11 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		if err != nil {
 			res, perr := agentFailure(err)
 			if res != nil {
-				res.StructuredContent = map[string]any{itemsProperty: items}
+				// The items before the failure, as text and in _meta: an
+				// error result carries no structured content (see failure).
+				raw, _ := json.Marshal(map[string]any{itemsProperty: items})
+				res.Content = append(res.Content, &mcp.TextContent{Text: string(raw)})
+				res.Meta[MetaItems] = items
 			}
 			return res, perr
 		}
@@ -135,7 +142,7 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		items = append(items, item)
 		if token != nil {
 			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: float64(len(items)), Message: string(item),
+				ProgressToken: token, Progress: float64(len(items)), Message: progressText(item),
 			}); err != nil {
 				return nil, fmt.Errorf("mcp: progress of %s: %w", c.t.def.Name, err)
 			}
@@ -152,6 +159,9 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
 	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
+	if c.b.cfg.Key != nil {
+		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
+	}
 	var err error
 	if c.t.op.Kind == operation.Event {
 		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
@@ -186,15 +196,26 @@ func (c *call) success(out json.RawMessage, property string) (*mcp.CallToolResul
 	}, nil
 }
 
+// progressText is a stream item as a progress message: a string item as
+// its text, any other item as its JSON.
+func progressText(item json.RawMessage) string {
+	var s string
+	if json.Unmarshal(item, &s) == nil {
+		return s
+	}
+	return string(item)
+}
+
 // agentFailure turns what the agent answered with (an AGDX error, or no
 // answer in time) into a tool error; other errors (the log is down) stay
-// protocol errors.
+// protocol errors. The AGDX error's code, message and retryability ride
+// the result's _meta (MetaError), not its structured content.
 func agentFailure(err error) (*mcp.CallToolResult, error) {
 	var re *runtime.RemoteError
 	switch {
 	case errors.As(err, &re):
 		res := failure(err)
-		res.StructuredContent = map[string]any{"error": map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}}
+		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}
 		return res, nil
 	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return failure(fmt.Errorf("no answer before the call's deadline: %w", err)), nil
@@ -202,6 +223,10 @@ func agentFailure(err error) (*mcp.CallToolResult, error) {
 	return nil, err
 }
 
+// failure is a tool error a model reads: the error as text, and no
+// structured content. Clients check structured content against the tool's
+// output schema even on an error (the TypeScript SDK throws -32602 when it
+// does not match), and an error is not the tool's output.
 func failure(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, Meta: mcp.Meta{}}
 }

@@ -41,12 +41,18 @@ func newTool(info operation.Info) (*tool, error) {
 		return nil, fmt.Errorf("mcp: operation %s.%s has no input schema: regenerate it with lasergen", info.Agent, info.Name)
 	}
 	t := &tool{op: op}
-	in, wrapped, err := objectSchema(info.InputSchema, inputProperty)
+	in, wrapped, err := objectSchema(op.InputSchema, inputProperty)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s.%s input schema: %w", info.Agent, info.Name, err)
 	}
 	if wrapped {
 		t.wrapIn = inputProperty
+		// The wrapper is as strict as an object input (bridge.StrictSchema).
+		strict, err := bridge.StrictSchema(string(in))
+		if err != nil {
+			return nil, fmt.Errorf("mcp: %s.%s input schema: %w", info.Agent, info.Name, err)
+		}
+		in = json.RawMessage(strict)
 	}
 	var out json.RawMessage
 	switch info.Kind {
@@ -148,6 +154,11 @@ func (t *tool) arguments(raw json.RawMessage) ([]byte, error) {
 	in, ok := m[t.wrapIn]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: missing %q", bridge.ErrInput, t.def.Name, t.wrapIn)
+	}
+	for name := range m {
+		if name != t.wrapIn {
+			return nil, fmt.Errorf("%w: %s: unexpected argument %q (the only one is %q)", bridge.ErrInput, t.def.Name, name, t.wrapIn)
+		}
 	}
 	return in, nil
 }

@@ -36,7 +36,10 @@ func (b *Bridge) readTranscript(ctx context.Context, req *mcp.ReadResourceReques
 	if !strings.HasPrefix(uri, transcriptPrefix) || err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	h, err := bridge.Read(ctx, b.client.Transport(), conv, b.cfg.TranscriptTopics...)
+	// Under the client's verifier only verified records reach the model: a
+	// forged "SYSTEM:" record someone appended to the conversation is left
+	// out.
+	h, err := bridge.ReadTrusted(ctx, b.client, conv, b.cfg.TranscriptTopics...)
 	if err != nil {
 		return nil, err
 	}

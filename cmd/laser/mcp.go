@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // mcpCommand serves the agents of the registry as MCP tools: over stdio
@@ -30,17 +34,31 @@ a command. The card names skills, not their Go types, so each tool takes any
 JSON object; for the generated schemas, serve the agents' <Agent>Operations
 with package bridge/mcp from your own program.
 
+An agent is called on its own topic AGENT.commands and answered on
+AGENT.responses when those exist (lasergen's convention), else on --topic and
+--reply-topic; --listen and --reply name them per agent. An agent whose topic
+cannot be read is named in a warning.
+
 With no --http it speaks MCP on stdin and stdout, which is how desktop MCP
-clients run a server; --list prints the tools and exits.`,
+clients run a server; --list prints the tools and exits.
+
+With --keys only cards signed by their agent's enrolled key become tools, and
+only answers that verify count; an unsigned or forged card is skipped with a
+warning. A card that cannot be served (one skill listed twice, a tool name
+another card already has) is skipped with a warning too: one bad card never
+stops the others being served.`,
 		Args: noArgs,
 	}
 	sf := a.serverFlags(cmd)
 	httpAddr := cmd.Flags().String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	topic := cmd.Flags().String("topic", runtime.TopicCommands, "topic the agents listen on")
-	replies := cmd.Flags().String("reply-topic", runtime.TopicResponses, "topic the agents answer on")
-	listens := cmd.Flags().StringToString("listen", nil, "agent=topic for agents listening elsewhere than --topic")
+	topic := cmd.Flags().String("topic", runtime.TopicCommands, "topic an agent listens on when it has no AGENT.commands topic")
+	replies := cmd.Flags().String("reply-topic", runtime.TopicResponses, "topic an agent answers on when it has no AGENT.responses topic")
+	listens := cmd.Flags().StringToString("listen", nil, "agent=topic for an agent listening elsewhere")
+	answers := cmd.Flags().StringToString("reply", nil, "agent=topic for an agent answering elsewhere")
 	registryTopic := cmd.Flags().String("registry", runtime.TopicRegistry, "registry topic")
 	list := cmd.Flags().Bool("list", false, "print the tools and exit")
+	keyFile := cmd.Flags().String("key", "", "file holding the hex Ed25519 seed that signs every call (needed when the agents verify; enroll its principal for mcp-gateway)")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: only cards signed by their agent's key are served, and only answers that verify count")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
@@ -48,19 +66,33 @@ clients run a server; --list prints the tools and exits.`,
 			return err
 		}
 		defer t.Close()
-		// stdout is the MCP stream under stdio: every log goes to stderr.
-		client := runtime.NewClient(t, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-		defer client.Close()
-		ops, err := registryOperations(ctx, client, *registryTopic, *topic, *replies, *listens)
+		key, err := seedKey(*keyFile)
 		if err != nil {
 			return err
 		}
-		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops})
+		var keys *sign.Registry
+		if *keysFile != "" {
+			if keys, err = loadKeys(*keysFile); err != nil {
+				return err
+			}
+		}
+		// stdout is the MCP stream under stdio: every log goes to stderr.
+		cc := runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if keys != nil {
+			cc.Verifier = keys
+		}
+		client := runtime.NewClient(t, cc)
+		defer client.Close()
+		ops, err := a.registryOperations(ctx, client, keys, *registryTopic, agentTopics{listen: *topic, reply: *replies, listens: *listens, replies: *answers})
+		if err != nil {
+			return err
+		}
+		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops, Key: key})
 		if err != nil {
 			return err
 		}
 		if *list {
-			return a.printTools(b)
+			return a.printTools(b, ops)
 		}
 		if *httpAddr != "" {
 			return a.serveMCPHTTP(ctx, b, *httpAddr)
@@ -70,40 +102,138 @@ clients run a server; --list prints the tools and exits.`,
 	return cmd
 }
 
-// registryOperations are the skills of every fresh, unquarantined card.
-func registryOperations(ctx context.Context, client *runtime.Client, registryTopic, topic, replies string, listens map[string]string) ([]operation.Info, error) {
-	reg := registry.New(client.Transport(), registry.Config{Topic: registryTopic, Clock: client.Clock()})
+// registryOperations are the skills of every fresh, unquarantined card
+// (under keys, every verified one). A card that cannot be served is skipped
+// with a warning on stderr, never fatal.
+func (a *app) registryOperations(ctx context.Context, client *runtime.Client, keys *sign.Registry, registryTopic string, topics agentTopics) ([]operation.Info, error) {
+	rc := registry.Config{Topic: registryTopic, Clock: client.Clock()}
+	if keys != nil {
+		rc.Verifier = keys
+	}
+	reg := registry.New(client.Transport(), rc)
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("read the registry %s: %w", registryTopic, err)
 	}
 	entries := reg.Cards()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Agent < entries[j].Agent })
+	if keys != nil {
+		a.warnUnverified(ctx, client, registryTopic, reg)
+	}
 	var ops []operation.Info
+	tools := make(map[string]string)
 	now := client.Clock().Now()
 	for _, e := range entries {
 		if !e.Fresh(now) || reg.Quarantined(e.Agent) {
 			continue
 		}
-		listen := topic
-		if l, ok := listens[e.Agent]; ok {
-			listen = l
+		listen, reply := topics.of(ctx, client.Transport(), e.Agent)
+		if _, err := client.Transport().Partitions(ctx, listen); err != nil {
+			fmt.Fprintf(a.stderr, "laser mcp: agent %s: its topic %s cannot be read (%v): calls would go unanswered; name its topic with --listen %s=TOPIC\n", e.Agent, listen, err, e.Agent)
 		}
-		ops = append(ops, bridge.CardOperations(e.Card, listen, replies)...)
+		cardOps := bridge.CardOperations(e.Card, listen, reply)
+		if err := servable(cardOps, tools); err != nil {
+			fmt.Fprintf(a.stderr, "laser mcp: skipping the card of %s: %v\n", e.Agent, err)
+			continue
+		}
+		for _, op := range cardOps {
+			tools[mcpb.ToolName(op)] = e.Agent
+		}
+		ops = append(ops, cardOps...)
 	}
 	return ops, nil
+}
+
+// seedKey reads a signing key from a file holding its hex Ed25519 seed;
+// no path is no key.
+func seedKey(path string) (*sign.Key, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, usagef("--key: %v", err)
+	}
+	key, err := sign.KeyFromSeed(seed)
+	if err != nil {
+		return nil, usagef("--key: %v", err)
+	}
+	return key, nil
+}
+
+// agentTopics say where each agent listens and answers: the flags naming
+// it, else the topics lasergen's convention names (AGENT.commands,
+// AGENT.responses) when they exist, else the defaults.
+type agentTopics struct {
+	listen, reply    string
+	listens, replies map[string]string
+}
+
+func (t agentTopics) of(ctx context.Context, tr runtime.Transport, agent string) (listen, reply string) {
+	pick := func(named map[string]string, own, fallback string) string {
+		if topic, ok := named[agent]; ok {
+			return topic
+		}
+		if _, err := tr.Partitions(ctx, own); err == nil {
+			return own
+		}
+		return fallback
+	}
+	return pick(t.listens, agent+".commands", t.listen), pick(t.replies, agent+".responses", t.reply)
+}
+
+// servable checks that a card's operations make tools the server can hold
+// next to the ones already taken (tool name to agent).
+func servable(ops []operation.Info, taken map[string]string) error {
+	mine := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		name := mcpb.ToolName(op)
+		if mine[name] {
+			return fmt.Errorf("it lists skill %q twice", op.Name)
+		}
+		if other, ok := taken[name]; ok {
+			return fmt.Errorf("tool %s is already served for agent %s", name, other)
+		}
+		mine[name] = true
+		if _, err := bridge.NewOperation(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warnUnverified names the agents with a card on the registry that does
+// not verify under the keys: skipped, and the user should know why.
+func (a *app) warnUnverified(ctx context.Context, client *runtime.Client, registryTopic string, verified *registry.Registry) {
+	all := registry.New(client.Transport(), registry.Config{Topic: registryTopic, Clock: client.Clock()})
+	if err := all.Refresh(ctx); err != nil {
+		return
+	}
+	for _, e := range all.Cards() {
+		if _, ok := verified.Card(e.Agent); !ok {
+			fmt.Fprintf(a.stderr, "laser mcp: skipping the card of %s: it is not signed by a key enrolled for %s\n", e.Agent, e.Agent)
+		}
+	}
 }
 
 // toolView is one tool as `laser mcp --list --json` prints it.
 type toolView struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Topic is where a call goes and ReplyTopic where its answer is read.
+	Topic      string `json:"topic"`
+	ReplyTopic string `json:"reply_topic,omitempty"`
 }
 
-func (a *app) printTools(b *mcpb.Bridge) error {
+// printTools prints b's tools with the topics of ops, in the same order.
+func (a *app) printTools(b *mcpb.Bridge, ops []operation.Info) error {
 	tools := b.Tools()
 	views := make([]toolView, len(tools))
 	for i, t := range tools {
-		views[i] = toolView{Name: t.Name, Description: t.Description}
+		views[i] = toolView{Name: t.Name, Description: t.Description, Topic: ops[i].Topic, ReplyTopic: ops[i].ReplyTopic}
 	}
 	if a.json {
 		return a.printJSON(views)
@@ -113,7 +243,7 @@ func (a *app) printTools(b *mcpb.Bridge) error {
 		return nil
 	}
 	for _, v := range views {
-		fmt.Fprintf(a.stdout, "%s\t%s\n", v.Name, v.Description)
+		fmt.Fprintf(a.stdout, "%s\t%s\t%s\n", v.Name, v.Topic, v.Description)
 	}
 	return nil
 }

@@ -17,11 +17,20 @@ import (
 	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 )
 
 // deskOnRegistry runs the bridges' test desk on a test server and publishes
 // its card on the registry; it returns the server's address.
 func deskOnRegistry(t *testing.T) string {
+	t.Helper()
+	addr, _ := deskOnRegistrySigned(t, nil)
+	return addr
+}
+
+// deskOnRegistrySigned is deskOnRegistry with the card signed by key (nil:
+// unsigned); it also returns the client, to publish more cards.
+func deskOnRegistrySigned(t *testing.T, key *sign.Key) (string, *runtime.Client) {
 	t.Helper()
 	addr := "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/laser"
 	tr, err := iggy.Dial(t.Context(), addr, iggy.Config{})
@@ -35,10 +44,10 @@ func deskOnRegistry(t *testing.T) string {
 		t.Fatal(err)
 	}
 	desk.Start(t, client, &desk.Desk{})
-	if err := registry.PublishCard(t.Context(), client, "", desk.DeskAgentID, desk.DeskCard(), nil); err != nil {
+	if err := registry.PublishCard(t.Context(), client, "", desk.DeskAgentID, desk.DeskCard(), key); err != nil {
 		t.Fatal(err)
 	}
-	return addr
+	return addr, client
 }
 
 func TestMCPListsTheRegistrysSkillsAsTools(t *testing.T) {
@@ -66,7 +75,7 @@ func TestMCPServesTheRegistrysAgentsOverHTTP(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--listen", "desk=" + desk.DeskListenTopic, "--addr", addr}, io.Discard, pw)
+		done <- run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--addr", addr}, io.Discard, pw)
 		_ = pw.Close()
 	}()
 	t.Cleanup(func() {

@@ -164,7 +164,7 @@ func mcpDemo(ctx context.Context, client *runtime.Client, out io.Writer) (string
 	for range items {
 		select {
 		case p := <-progress:
-			fmt.Fprintf(out, "mcp: progress %s\n", p)
+			fmt.Fprintf(out, "mcp: progress %q\n", p)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -57,4 +58,48 @@ func Envelopes(t *testing.T, client *runtime.Client, conv wire.ID, topic string)
 		out[i] = m.Envelope
 	}
 	return out
+}
+
+// TrustedClient is MemClient for a client that verifies what it reads with
+// v: the bridges then replay only records whose signature verifies.
+func TrustedClient(t *testing.T, v runtime.Verifier) *runtime.Client {
+	t.Helper()
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Verifier: v})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Bootstrap(t.Context(), 1); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	return client
+}
+
+// Keys are the signing keys of a verifying test: the bridges' (enrolled as
+// principal "gateway", allowed to send as every default bridge id) and the
+// desk's (enrolled as "desk").
+type Keys struct {
+	Registry *sign.Registry
+	Gateway  *sign.Key
+	Desk     *sign.Key
+	// Mallory is a key nobody enrolled.
+	Mallory *sign.Key
+}
+
+// NewKeys returns Keys with fixed seeds.
+func NewKeys(t *testing.T) *Keys {
+	t.Helper()
+	seed := func(b byte) *sign.Key {
+		var s [32]byte
+		s[0] = b
+		return sign.NewKey(s)
+	}
+	k := &Keys{Registry: sign.NewRegistry(), Gateway: seed(1), Desk: seed(2), Mallory: seed(3)}
+	if err := k.Registry.Enroll("gateway", k.Gateway.Public()); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Registry.AllowSource("gateway", "a2a-gateway", "mcp-gateway", "agui-gateway"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Registry.Enroll("desk", k.Desk.Public()); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -122,6 +123,26 @@ func Start(t *testing.T, client *runtime.Client, d *Desk) {
 		t.Fatal(err)
 	}
 	a, err := NewDeskAgent(client, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(context.WithoutCancel(t.Context()))
+	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
+	if err := h.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// StartSigned is Start for a desk that signs its answers with key and
+// verifies what it handles with v.
+func StartSigned(t *testing.T, client *runtime.Client, d *Desk, key *sign.Key, v runtime.Verifier) {
+	t.Helper()
+	if err := client.Transport().EnsureTopics(t.Context(), 1, DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DeskAgentConfig(d)
+	cfg.Tuning.SigningKey, cfg.Tuning.Verifier = key, v
+	a, err := client.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	mcpb "github.com/lasergo/laser/bridge/mcp"
+	"github.com/lasergo/laser/internal/bridgetest"
+	"github.com/lasergo/laser/internal/bridgetest/desk"
+)
+
+// clientResult is a tool result as a foreign client's script reports it.
+type clientResult struct {
+	IsError    bool           `json:"isError"`
+	Text       string         `json:"text"`
+	Structured map[string]any `json:"structured"`
+	Meta       map[string]any `json:"meta"`
+	Threw      string         `json:"threw"`
+}
+
+// serveDesk runs the desk and the MCP bridge over streamable HTTP on
+// loopback and returns the endpoint.
+func serveDesk(t *testing.T) string {
+	t.Helper()
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b.HTTPHandler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// checkCalls checks the calls every foreign client makes: a good call, an
+// agent's error, arguments of the wrong type, an extra and a null argument,
+// and a streamed call.
+func checkCalls(t *testing.T, res map[string]clientResult) {
+	t.Helper()
+	if r := res["good"]; r.IsError || r.Structured["cents"] != 500.0 {
+		t.Errorf("good call: %+v", r)
+	}
+	if r := res["agent_error"]; !r.IsError || r.Threw != "" || r.Structured != nil || !strings.Contains(r.Text, "qty must be positive") {
+		t.Errorf("agent error: %+v, want an error result the client reads", r)
+	}
+	if r := res["bad"]; !r.IsError || !strings.Contains(r.Text, "qty") {
+		t.Errorf("bad argument: %+v", r)
+	}
+	if r := res["extra"]; !r.IsError || !strings.Contains(r.Text, "discount") {
+		t.Errorf("extra argument: %+v, want an error naming it", r)
+	}
+	if r := res["null"]; !r.IsError || !strings.Contains(r.Text, `argument "sku" is null, want string`) {
+		t.Errorf("null argument: %+v, want an error naming it", r)
+	}
+	if r := res["stream"]; r.IsError || len(r.Structured["items"].([]any)) != 2 {
+		t.Errorf("streamed call: %+v", r)
+	}
+}
+
+func TestPythonMCPClientDrivesTheBridge(t *testing.T) {
+	py := bridgetest.Python(t, "mcp")
+	url := serveDesk(t)
+	var out struct {
+		Tools      map[string]map[string]any `json:"tools"`
+		Progress   []string                  `json:"progress"`
+		Transcript []mcpb.Record             `json:"transcript"`
+		calls      map[string]clientResult
+	}
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_mcp.py", url)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	out.calls = decodeResults(t, raw)
+	if len(out.Tools) != 4 || out.Tools["desk_quote"]["additionalProperties"] != false {
+		t.Errorf("tools %v, want the desk's four with strict inputs", out.Tools)
+	}
+	checkCalls(t, out.calls)
+	if strings.Join(out.Progress, "") != `{"char":"g"}{"char":"o"}` {
+		t.Errorf("progress %q", out.Progress)
+	}
+	if len(out.Transcript) != 2 || out.Transcript[0].Kind != "command" || out.Transcript[1].Source != "desk" {
+		t.Errorf("transcript %+v, want the call and the answer", out.Transcript)
+	}
+}
+
+// decodeResults reads the tool results out of a client's report.
+func decodeResults(t *testing.T, raw []byte) map[string]clientResult {
+	t.Helper()
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]clientResult)
+	for _, k := range []string{"good", "agent_error", "bad", "extra", "null", "stream"} {
+		var r clientResult
+		if err := json.Unmarshal(all[k], &r); err != nil {
+			t.Fatalf("%s: %v: %s", k, err, all[k])
+		}
+		out[k] = r
+	}
+	return out
+}
+
+func TestTypeScriptMCPClientDrivesTheBridgeAndReadsAgentErrors(t *testing.T) {
+	modules := bridgetest.NodeModules(t, "@modelcontextprotocol/sdk")
+	url := serveDesk(t)
+	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/typescript_mcp.cjs", url)
+	var out struct {
+		Tools    map[string]map[string]any `json:"tools"`
+		Progress []string                  `json:"progress"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if len(out.Tools) != 4 || out.Tools["desk_quote"]["additionalProperties"] != false {
+		t.Errorf("tools %v, want the desk's four with strict inputs", out.Tools)
+	}
+	calls := decodeResults(t, raw)
+	for name, r := range calls {
+		if r.Threw != "" {
+			t.Errorf("%s: the TypeScript SDK threw %q", name, r.Threw)
+		}
+	}
+	checkCalls(t, calls)
+	if strings.Join(out.Progress, "") != `{"char":"g"}{"char":"o"}` {
+		t.Errorf("progress %q", out.Progress)
+	}
+}
