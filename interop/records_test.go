@@ -1,9 +1,13 @@
 package interop
 
 import (
+	"encoding/hex"
+	"maps"
 	"testing"
 
+	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // The records one layer above the envelope (replies, headers, capsules,
@@ -36,4 +40,118 @@ func TestRecordsInteropUnsignedAgentAnswersAGDXResponse(t *testing.T) {
 	if str(env, "source") != "go-unsigned" || str(env, "target") != "py-orchestrator" {
 		t.Errorf("the response is from %q to %q, want go-unsigned to py-orchestrator", str(env, "source"), str(env, "target"))
 	}
+}
+
+// headerSet is a record's string headers as the reference's replay shows
+// them (its Python API surfaces the string-typed ones).
+func headerSet(rec map[string]any) map[string]string {
+	out := map[string]string{}
+	h, _ := rec["headers"].(map[string]any)
+	for k, v := range h {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// A Go record carries the routing headers a reference record carries
+// (gen_ai.conversation.id as the conversation's ULID text, gen_ai.agent.id,
+// agdx.to), and each side reads the other's record into the same
+// conversation and sender, including a laser-go record of the older form
+// (a Uint128 conversation header and no agent id).
+func TestRecordsInteropHeadersWrittenAsTheReferenceWrites(t *testing.T) {
+	r := newRig(t)
+	conv := conversation.Derive(r.ep.stream + "/headers")
+	goCmd, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: sessions, From: "go-agent", Target: "py-agent", Body: []byte("go command")},
+		runtime.WithConversation(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goEvent, err := r.client.Emit(r.ctx, sessions, "go-agent", []byte("go event"), runtime.WithConversation(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pyCmd := r.py.call(r.ctx, t, "publish", map[string]any{"topic": sessions, "source": "py-agent", "conversation": conv.String(),
+		"target": "go-agent", "body": "py command"})
+	pyEvent := r.py.call(r.ctx, t, "publish", map[string]any{"topic": sessions, "source": "py-agent", "conversation": conv.String(),
+		"kind": "event", "body": "py event"})
+	// The older laser-go form, still on logs written before this change.
+	old := &wire.Envelope{Kind: wire.KindEvent, Record: ptr(wire.IDFromUint128(0x01903c1faa000000, 9)), Conversation: conv, Source: "go-old", Body: []byte("old event")}
+	payload, err := old.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldHeaders := wire.Headers{
+		{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(wire.AgentOpVersion)},
+		{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentRaw))},
+		{Key: wire.HeaderConversationID, Value: wire.Uint128Value(conv)},
+	}
+	if _, err := r.client.Transport().Publish(r.ctx, sessions, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: oldHeaders, Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The reference reads every record's headers and envelope.
+	byRecord := map[wire.ID]map[string]any{}
+	for _, rec := range r.py.call(r.ctx, t, "read_headers", map[string]any{"topic": sessions})["records"].([]any) {
+		rec := rec.(map[string]any)
+		byRecord[mustID(t, str(rec, "envelope", "record"))] = rec
+	}
+	want := map[string]map[string]string{
+		recordOf(goCmd).String():   {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: "py-agent"},
+		recordOf(goEvent).String(): {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: wire.BroadcastTarget},
+		mustID(t, str(pyCmd, "record")).String():   {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "py-agent", wire.HeaderTarget: "go-agent"},
+		mustID(t, str(pyEvent, "record")).String(): {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "py-agent", wire.HeaderTarget: wire.BroadcastTarget},
+	}
+	for id, headers := range want {
+		rec, ok := byRecord[mustID(t, id)]
+		if !ok {
+			t.Fatalf("the reference did not read record %s", id)
+		}
+		if got := headerSet(rec); !maps.Equal(got, headers) {
+			t.Errorf("record %s from %s: the reference read string headers %v, want %v", id, str(rec, "envelope", "source"), got, headers)
+		}
+	}
+	if rec, ok := byRecord[*old.Record]; !ok || str(rec, "envelope", "source") != "go-old" {
+		t.Errorf("the reference did not read the older laser-go record: %v", rec)
+	}
+
+	// laser-go reads all five into the conversation, each from its sender.
+	history, err := conversation.Assemble(r.ctx, r.client.Transport(), conv, conversation.Options{Topics: []string{sessions}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	senders := map[string]string{}
+	for _, m := range history {
+		senders[recordOf(m.Envelope).String()] = string(m.Envelope.Source)
+	}
+	for id, headers := range want {
+		if senders[id] != headers[wire.HeaderAgentID] {
+			t.Errorf("Go assembled record %s from %q, want %q", id, senders[id], headers[wire.HeaderAgentID])
+		}
+	}
+	if senders[old.Record.String()] != "go-old" {
+		t.Errorf("Go did not assemble the older laser-go record (assembled %v)", senders)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// mustID reads an id the reference printed: its ULID text or 32 hex digits.
+func mustID(t *testing.T, s string) wire.ID {
+	t.Helper()
+	id, err := wire.ParseID(s)
+	if err != nil {
+		return idFromHex(t, s)
+	}
+	return id
+}
+
+func idFromHex(t *testing.T, s string) wire.ID {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		t.Fatalf("%q is neither a ULID nor 16 bytes of hex", s)
+	}
+	return wire.ID(b)
 }

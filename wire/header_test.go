@@ -134,14 +134,20 @@ func TestEnvelopeHeadersExactSet(t *testing.T) {
 	want := wire.Headers{
 		{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(1)},
 		{Key: wire.HeaderContentType, Value: wire.Uint8Value(1)},
-		{Key: wire.HeaderConversationID, Value: wire.Uint128Value(conv)},
 		{Key: wire.HeaderTarget, Value: wire.StringValue("target-agent")},
+		{Key: wire.HeaderAgentID, Value: wire.StringValue("s")},
+		{Key: wire.HeaderConversationID, Value: wire.StringValue(conv.String())},
 	}
 	if diff := cmp.Diff(want, wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
 		t.Fatalf("EnvelopeHeaders (-want +got):\n%s", diff)
 	}
 	env.Target = nil
-	if diff := cmp.Diff(want[:3], wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
+	want[2].Value = wire.StringValue(wire.BroadcastTarget)
+	if diff := cmp.Diff(want, wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
 		t.Fatalf("EnvelopeHeaders without target (-want +got):\n%s", diff)
+	}
+	env.Source = ""
+	if diff := cmp.Diff(append(want[:3:3], want[4]), wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
+		t.Fatalf("EnvelopeHeaders without source (-want +got):\n%s", diff)
 	}
 }

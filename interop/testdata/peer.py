@@ -225,6 +225,22 @@ class Peer:
             })
         return {"capsules": capsules}
 
+    async def read_headers(self, cmd):
+        """The typed headers and envelope of every record on a topic."""
+        out = []
+        async for m in self.laser.topic(cmd["topic"]).replay():
+            try:
+                env = ls.Cbor.decode(bytes(m.payload))
+            except Exception:  # a plain record
+                env = None
+            out.append({
+                "partition": m.id.partition_id,
+                "headers": {k: plain(v) for k, v in m.headers.items()},
+                "envelope": envelope_summary(env) if isinstance(env, dict) else None,
+                "body": text(m.payload) if not isinstance(env, dict) else None,
+            })
+        return {"records": out}
+
     async def assemble(self, cmd):
         msgs = await self.laser.assemble_context(cmd["conversation"], topics=cmd["topics"], last_n=cmd.get("last_n", 50))
         out = []
