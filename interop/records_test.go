@@ -98,8 +98,8 @@ func TestRecordsInteropHeadersWrittenAsTheReferenceWrites(t *testing.T) {
 		byRecord[mustID(t, str(rec, "envelope", "record"))] = rec
 	}
 	want := map[string]map[string]string{
-		recordOf(goCmd).String():   {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: "py-agent"},
-		recordOf(goEvent).String(): {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: wire.BroadcastTarget},
+		recordOf(goCmd).String():                   {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: "py-agent"},
+		recordOf(goEvent).String():                 {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "go-agent", wire.HeaderTarget: wire.BroadcastTarget},
 		mustID(t, str(pyCmd, "record")).String():   {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "py-agent", wire.HeaderTarget: "go-agent"},
 		mustID(t, str(pyEvent, "record")).String(): {wire.HeaderConversationID: conv.String(), wire.HeaderAgentID: "py-agent", wire.HeaderTarget: wire.BroadcastTarget},
 	}
