@@ -1,11 +1,13 @@
 package interop
 
 import (
+	"context"
 	"encoding/hex"
 	"maps"
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -154,4 +156,81 @@ func idFromHex(t *testing.T, s string) wire.ID {
 		t.Fatalf("%q is neither a ULID nor 16 bytes of hex", s)
 	}
 	return wire.ID(b)
+}
+
+// agdxHeaders are the headers of a record that claims to be AGDX in
+// conversation conv; with a payload that is not an envelope it cannot be
+// decoded by either side.
+func agdxHeaders(conv wire.ID) wire.Headers {
+	return wire.Headers{
+		{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(wire.AgentOpVersion)},
+		{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentRaw))},
+		{Key: wire.HeaderConversationID, Value: wire.StringValue(conv.String())},
+	}
+}
+
+// The capsule of a record neither side can decode keeps the record's
+// conversation (its gen_ai.conversation.id header), so a Go agent's capsule
+// and a reference agent's capsule of the same conversation land in one
+// partition of agent.dlq, and each side reads the other's capsule as that
+// conversation's.
+func TestRecordsInteropUndecodableCapsuleKeepsConversation(t *testing.T) {
+	r := newRig(t)
+	conv := conversation.Derive(r.ep.stream + "/undecodable")
+	parked := make(chan runtime.DeadLetter, 1)
+	r.start(t, runtime.AgentConfig{ID: "go-strict", Listen: goCommands, Respond: responses,
+		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { return nil }),
+		Tuning:  runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
+	r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-strict", "listen": pyCommands, "respond": responses, "behaviour": "record"})
+
+	if _, err := r.client.Transport().Publish(r.ctx, goCommands, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: agdxHeaders(conv), Payload: []byte("not cbor for go")}); err != nil {
+		t.Fatal(err)
+	}
+	dl := receive(r.ctx, t, parked, "Go dead letter of the undecodable record")
+	if dl.PublishErr != nil || dl.Capsule.Reason != wire.ReasonDecodeFailed {
+		t.Fatalf("Go parked %+v (publish %v), want a decode_failed capsule", dl.Capsule, dl.PublishErr)
+	}
+	if _, err := r.client.Transport().Publish(r.ctx, pyCommands, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: agdxHeaders(conv), Payload: []byte("not cbor for python")}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := r.py.event(r.ctx, t, "dead_letter", func(ev map[string]any) bool { return ev["agent"] == "py-strict" }); ev["publish_error"] != nil {
+		t.Fatalf("the reference could not publish its capsule: %v", ev["publish_error"])
+	}
+
+	// The reference reads both capsules as the conversation's, in one partition.
+	partitions := map[string]float64{}
+	for _, c := range r.py.call(r.ctx, t, "read_dlq", nil)["capsules"].([]any) {
+		c := c.(map[string]any)
+		payload, _ := hex.DecodeString(str(c, "capsule", "payload"))
+		if got := str(c, "headers", wire.HeaderConversationID); got != conv.String() {
+			t.Errorf("the reference read the capsule of %q under conversation %q, want %s", payload, got, conv)
+		}
+		p, _ := c["partition"].(float64)
+		partitions[string(payload)] = p
+	}
+	if len(partitions) != 2 || partitions["not cbor for go"] != partitions["not cbor for python"] {
+		t.Errorf("capsules by payload and partition %v, want both in the conversation's one partition", partitions)
+	}
+	if dl.Position.Partition != uint32(partitions["not cbor for python"]) {
+		t.Errorf("Go's capsule is in partition %d, the reference's in %v", dl.Position.Partition, partitions["not cbor for python"])
+	}
+
+	// laser-go reads both capsules' provenance as the conversation's.
+	seen := 0
+	if _, err := logscan.Topic(r.ctx, r.client.Transport(), runtime.TopicDLQ, nil, func(rec *runtime.Incoming) {
+		prov, err := wire.DecodeProvenance(rec.Headers)
+		if err != nil {
+			t.Errorf("capsule at %d:%d: provenance: %v", rec.Partition, rec.Offset, err)
+			return
+		}
+		if prov.Conversation != conv {
+			t.Errorf("Go read the capsule at %d:%d under conversation %s, want %s", rec.Partition, rec.Offset, prov.Conversation, conv)
+		}
+		seen++
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 2 {
+		t.Errorf("Go read %d capsules, want 2", seen)
+	}
 }

@@ -151,3 +151,25 @@ func TestEnvelopeHeadersExactSet(t *testing.T) {
 		t.Fatalf("EnvelopeHeaders without source (-want +got):\n%s", diff)
 	}
 }
+
+func TestHeaderConversationReadsBothForms(t *testing.T) {
+	conv := wire.IDFromUint128(0x01903c1faa000000, 7)
+	for name, tc := range map[string]struct {
+		h    wire.Headers
+		want wire.ID
+		ok   bool
+	}{
+		"ULID text":    {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue(conv.String())}}, conv, true},
+		"Uint128":      {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.Uint128Value(conv)}}, conv, true},
+		"absent":       {wire.Headers{{Key: wire.HeaderAgentID, Value: wire.StringValue("a")}}, wire.ID{}, false},
+		"not an id":    {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue("conversation-7")}}, wire.ID{}, false},
+		"another kind": {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.Uint32Value(7)}}, wire.ID{}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok := wire.HeaderConversation(wire.MustEncodeHeaders(tc.h))
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("HeaderConversation = %s, %v; want %s, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -32,3 +32,25 @@ func EnvelopeHeaders(e *Envelope, ct ContentType) Headers {
 // PartitionKey is the Iggy message key of a conversation: its Crockford text,
 // so every message of a conversation lands on one partition.
 func PartitionKey(conv ID) string { return conv.String() }
+
+// HeaderConversation reads a record's gen_ai.conversation.id header in
+// either form a writer uses: the ULID text (the reference, and laser-go
+// since it writes what the reference writes) or a Uint128 (laser-go's older
+// envelope headers). It reports false when the header is absent or names no
+// id, so a caller that only wants a partition for a record it cannot
+// otherwise read (a dead letter) can fall back to a fresh conversation.
+func HeaderConversation(h EncodedHeaders) (ID, bool) {
+	v, ok := h.Get(HeaderConversationID)
+	if !ok {
+		return ID{}, false
+	}
+	switch v.Kind {
+	case HeaderKindString:
+		id, err := parseID(v.Data)
+		return id, err == nil
+	case HeaderKindUint128:
+		id, err := v.AsUint128()
+		return id, err == nil
+	}
+	return ID{}, false
+}

@@ -222,6 +222,7 @@ class Peer:
                 "original": envelope_summary(original) if isinstance(original, dict) else None,
                 "original_body": text(original["body"]) if isinstance(original, dict) and isinstance(original.get("body"), (bytes, bytearray)) else None,
                 "headers": m.headers,
+                "partition": m.id.partition_id,
             })
         return {"capsules": capsules}
 
