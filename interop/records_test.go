@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/internal/logscan"
+	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -233,4 +235,134 @@ func TestRecordsInteropUndecodableCapsuleKeepsConversation(t *testing.T) {
 	if seen != 2 {
 		t.Errorf("Go read %d capsules, want 2", seen)
 	}
+}
+
+// referenceMemoryTopic is the topic the reference SDK 0.8.2's
+// Laser.memory(namespace) keeps memory on.
+const referenceMemoryTopic = "agent.memory"
+
+// pyRecall returns the bodies of the items the reference's folded recall of
+// namespace ns returns, by memory id.
+func (r *rig) pyRecall(t *testing.T, ns string, conv wire.ID) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, it := range r.py.call(r.ctx, t, "memory_recall", map[string]any{"namespace": ns, "conversation": conv.String()})["items"].([]any) {
+		it := it.(map[string]any)
+		out[str(it, "memory_id")] = str(it, "body")
+	}
+	return out
+}
+
+// goRecall returns the bodies of the items a Store's recall returns, by id.
+func goRecall(ctx context.Context, t *testing.T, mem *memory.Store, conv wire.ID) map[string]string {
+	t.Helper()
+	items, err := mem.Recall(ctx, memory.Scope{Conversation: conv}, memory.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		out[it.ID.String()] = string(it.Body)
+	}
+	return out
+}
+
+// Memory items and tombstones cross both ways on one topic: the reference
+// recalls a Go item, a reference agent's forget (a record without the
+// agdx.mem.ns header) takes the item out of Go's recall, and a Go forget
+// takes a reference item out of the reference's recall.
+func TestRecordsInteropMemoryForgetCrossesBothWays(t *testing.T) {
+	r := newRig(t)
+	const ns = "shared-notes"
+	conv := conversation.Derive(r.ep.stream + "/memory")
+	// The reference SDK 0.8.2 keeps memory on agent.memory (one partition,
+	// which it creates) and stamps a namespace scoped to the stream.
+	if err := r.client.Transport().EnsureTopics(r.ctx, 1, referenceMemoryTopic); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.New(r.client, memory.Config{Topic: referenceMemoryTopic, Namespace: "stream:" + r.ep.stream + "/" + ns})
+	scope := memory.Scope{Conversation: conv, Agent: "go-agent"}
+	keep, err := mem.Remember(r.ctx, scope, memory.Fact, []byte("the sky is blue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := mem.Remember(r.ctx, scope, memory.Fact, []byte("the moon is cheese"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pyItem := str(r.py.call(r.ctx, t, "memory_remember", map[string]any{"namespace": ns, "conversation": conv.String(), "agent": "py-agent", "body": "water is wet"}), "memory_id")
+	pyID := mustID(t, pyItem)
+
+	want := map[string]string{keep.String(): "the sky is blue", gone.String(): "the moon is cheese", pyID.String(): "water is wet"}
+	if got := goRecall(r.ctx, t, mem, conv); !maps.Equal(got, want) {
+		t.Fatalf("Go recalled %v, want %v", got, want)
+	}
+	if got := r.pyRecall(t, ns, conv); !maps.Equal(normalizeIDs(t, got), want) {
+		t.Fatalf("the reference recalled %v, want %v", got, want)
+	}
+
+	t.Run("python forgets, go no longer recalls", func(t *testing.T) {
+		r.py.call(r.ctx, t, "memory_forget", map[string]any{"namespace": ns, "conversation": conv.String(), "agent": "py-agent", "memory_id": gone.String()})
+		got := goRecall(r.ctx, t, mem, conv)
+		if _, ok := got[gone.String()]; ok {
+			t.Fatalf("Go still recalls %s after the reference forgot it: %v", gone, got)
+		}
+		if got[keep.String()] != "the sky is blue" {
+			t.Fatalf("Go lost %s, which nobody forgot: %v", keep, got)
+		}
+	})
+	t.Run("a forget without a namespace header, go no longer recalls", func(t *testing.T) {
+		// The reference's Rust LogMemory writes forget and feedback without
+		// agdx.mem.ns. The Python SDK stamps one, so the reference writes the
+		// forget under another namespace and it is re-published as the Rust
+		// SDK writes it: the same payload and provenance, no namespace.
+		scratch := "stream:" + r.ep.stream + "/scratch"
+		r.py.call(r.ctx, t, "memory_forget", map[string]any{"namespace": "scratch", "conversation": conv.String(), "agent": "py-agent", "memory_id": keep.String()})
+		if got := goRecall(r.ctx, t, mem, conv); got[keep.String()] == "" {
+			t.Fatalf("another namespace's forget took %s out of Go's recall: %v", keep, got)
+		}
+		var stripped []runtime.Outgoing
+		if _, err := logscan.Topic(r.ctx, r.client.Transport(), referenceMemoryTopic, nil, func(rec *runtime.Incoming) {
+			if v, ok := rec.Headers.Get(memory.HeaderNamespace); !ok || string(v.Data) != scratch {
+				return
+			}
+			var h wire.Headers
+			for k, v := range rec.Headers.All() {
+				if k != memory.HeaderNamespace {
+					h = append(h, wire.Header{Key: k, Value: v})
+				}
+			}
+			stripped = append(stripped, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: h, Payload: slices.Clone(rec.Payload)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(stripped) != 1 {
+			t.Fatalf("found %d forget records of namespace %s, want the reference's one", len(stripped), scratch)
+		}
+		if _, err := r.client.Transport().Publish(r.ctx, referenceMemoryTopic, stripped...); err != nil {
+			t.Fatal(err)
+		}
+		if got := goRecall(r.ctx, t, mem, conv); got[keep.String()] != "" {
+			t.Fatalf("Go still recalls %s after a namespace-less forget of it: %v", keep, got)
+		}
+	})
+	t.Run("go forgets, python no longer recalls", func(t *testing.T) {
+		if err := mem.Forget(r.ctx, scope, pyID); err != nil {
+			t.Fatal(err)
+		}
+		got := normalizeIDs(t, r.pyRecall(t, ns, conv))
+		if want := map[string]string{keep.String(): "the sky is blue"}; !maps.Equal(got, want) {
+			t.Fatalf("the reference recalled %v after both forgets, want %v", got, want)
+		}
+	})
+}
+
+// normalizeIDs re-keys a map by ids as laser-go prints them.
+func normalizeIDs(t *testing.T, m map[string]string) map[string]string {
+	t.Helper()
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[mustID(t, k).String()] = v
+	}
+	return out
 }

@@ -242,6 +242,37 @@ class Peer:
             })
         return {"records": out}
 
+    def _memory(self, cmd):
+        mems = getattr(self, "_memories", None)
+        if mems is None:
+            mems = self._memories = {}
+        ns = cmd.get("namespace")  # none: LogMemory on its default topic and namespace
+        if ns not in mems:  # one handle per namespace, so folded recall is incremental
+            mems[ns] = self.laser.memory(ns) if ns else ls.LogMemory(self.laser)
+        return mems[ns]
+
+    def _scope(self, cmd):
+        return {k: cmd[k] for k in ("agent", "conversation") if cmd.get(k)}
+
+    async def memory_remember(self, cmd):
+        mid = await self._memory(cmd).remember(cmd["body"], **self._scope(cmd))
+        return {"memory_id": str(mid)}
+
+    async def memory_forget(self, cmd):
+        await self._memory(cmd).forget(cmd["memory_id"], **self._scope(cmd))
+        return {}
+
+    async def memory_improve(self, cmd):
+        fid = await self._memory(cmd).improve(cmd["memory_id"], cmd["weight"], **self._scope(cmd))
+        return {"feedback_id": str(fid)}
+
+    async def memory_recall(self, cmd):
+        items = await self._memory(cmd).recall(folded=True, limit=cmd.get("limit", 50), **self._scope(cmd))
+        out = []
+        for item in items:
+            out.append({"memory_id": str(item.id), "body": text(item.payload)})
+        return {"items": out}
+
     async def assemble(self, cmd):
         msgs = await self.laser.assemble_context(cmd["conversation"], topics=cmd["topics"], last_n=cmd.get("last_n", 50))
         out = []
