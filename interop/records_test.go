@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
@@ -365,4 +367,105 @@ func normalizeIDs(t *testing.T, m map[string]string) map[string]string {
 		out[mustID(t, k).String()] = v
 	}
 	return out
+}
+
+// Governance decisions of both SDKs on one agent.audit: laser-go reads a
+// reference agent's decisions (its PolicyEvidence layout, BLAKE3 digest,
+// chained per conversation) and verifies them beside a laser-go gate's
+// chain, reporting a changed or removed reference decision, and still
+// reporting a cut laser-go tail; a reference decision re-encoded by
+// laser-go decodes in the reference to the same digest.
+func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
+	r := newRig(t)
+	conv := conversation.Derive(r.ep.stream + "/governed")
+	r.py.call(r.ctx, t, "governed_emit", map[string]any{"topic": sessions, "source": "py-gov", "conversation": conv.String(),
+		"bodies": []string{"one", "two", "three"}, "reason": "observed by the reference"})
+
+	goKey := key(t, 0x44)
+	gate := govern.NewGate(govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) { return govern.Allow(), nil }),
+		govern.Config{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey})
+	governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: gate})
+	for _, body := range []string{"go one", "go two"} {
+		if _, err := governed.Emit(r.ctx, sessions, "go-agent", []byte(body), runtime.WithConversation(conv)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	entries, err := govern.ReadAudit(r.ctx, r.client.Transport(), runtime.TopicAudit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs, ours []govern.Entry
+	for _, e := range entries {
+		switch {
+		case e.Policy != nil:
+			refs = append(refs, e)
+		case e.Evidence != nil:
+			ours = append(ours, e)
+		default:
+			t.Fatalf("a decision at %s decodes in neither layout: %v", e.At, e.Err)
+		}
+	}
+	if len(refs) != 3 || len(ours) != 2 {
+		t.Fatalf("read %d reference and %d laser-go decisions, want 3 and 2", len(refs), len(ours))
+	}
+	for _, e := range refs {
+		if p := e.Policy; p.Decision != "observe" || p.Source != "py-gov" || p.Conversation != conv.String() || p.Reason != "observed by the reference" {
+			t.Fatalf("reference decision read as %+v", p)
+		}
+	}
+	keys := verifying(t, "go-gov", goKey.Public())
+	if f := govern.Verify(entries, govern.VerifyOptions{}); len(f) != 0 {
+		t.Fatalf("the untouched mixed log has findings: %v", f)
+	}
+	t.Run("a changed reference decision is altered", func(t *testing.T) {
+		changed := slices.Clone(entries)
+		i := slices.IndexFunc(changed, func(e govern.Entry) bool { return e.Policy != nil && e.Policy.PreviousDigest != "" })
+		p := *changed[i].Policy
+		p.Reason = "rewritten"
+		changed[i].Policy = &p
+		f := govern.Verify(changed, govern.VerifyOptions{})
+		if len(f) != 1 || f[0].Problem != govern.Altered || f[0].At != entries[i].At {
+			t.Fatalf("findings %v, want the changed record altered", f)
+		}
+	})
+	t.Run("a removed reference decision is reported at its successor", func(t *testing.T) {
+		i := slices.IndexFunc(entries, func(e govern.Entry) bool { return e.Policy != nil && e.Policy.PreviousDigest != "" })
+		cut := slices.Delete(slices.Clone(entries), i, i+1)
+		f := govern.Verify(cut, govern.VerifyOptions{})
+		if len(f) != 1 || f[0].Problem != govern.Removed || !strings.HasPrefix(f[0].Producer, "reference:py-gov/") {
+			t.Fatalf("findings %v, want the successor of the removed record reported", f)
+		}
+	})
+	t.Run("laser-go's chain keeps signer pinning and cut-tail detection", func(t *testing.T) {
+		f := govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"go-gate": "go-gov"}, Expect: map[string]uint64{"go-gate": 3}})
+		if len(f) != 1 || f[0].Producer != "go-gate" || f[0].Problem != govern.Removed {
+			t.Fatalf("findings %v, want only the cut tail (seq 3) of go-gate", f)
+		}
+		f = govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"go-gate": "someone-else"}})
+		if len(f) == 0 || f[0].Problem != govern.Unverified {
+			t.Fatalf("findings %v, want the chain refused for its pinned signer", f)
+		}
+	})
+	t.Run("the reference decodes laser-go's encoding to the same digest", func(t *testing.T) {
+		var bodies []string
+		for _, e := range refs {
+			digest, err := e.Policy.Digest()
+			if err != nil || digest != e.Policy.ReceiptDigest {
+				t.Fatalf("laser-go digests the reference record to %s (%v), the reference to %s", digest, err, e.Policy.ReceiptDigest)
+			}
+			b, err := e.Policy.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bodies = append(bodies, hex.EncodeToString(b))
+		}
+		got := r.py.call(r.ctx, t, "decode_evidence", map[string]any{"bodies": bodies})["evidence"].([]any)
+		for i, ev := range got {
+			ev := ev.(map[string]any)
+			if str(ev, "receipt_digest") != refs[i].Policy.ReceiptDigest || str(ev, "decision_id") != refs[i].Policy.DecisionID {
+				t.Errorf("the reference decoded %v, want decision %s with digest %s", ev, refs[i].Policy.DecisionID, refs[i].Policy.ReceiptDigest)
+			}
+		}
+	})
 }

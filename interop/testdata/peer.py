@@ -242,6 +242,32 @@ class Peer:
             })
         return {"records": out}
 
+    async def governed_emit(self, cmd):
+        """Emit events through a governed handle whose governor observes
+        each (so every decision is recorded on agent.audit), optionally
+        signing them, and return the records."""
+        class Observer:
+            async def decide(self, action):
+                return ls.ActionDecision.observe().with_reason(cmd.get("reason", "observed"))
+
+        key = key_of(cmd["signing_seed"]) if cmd.get("signing_seed") else None
+        governed = self.laser.with_governor(Observer(), cmd.get("mode", "enforce"))
+        producer = governed.agdx(cmd["topic"], cmd["source"], cmd["conversation"], signing_key=key)
+        records = []
+        for body in cmd["bodies"]:
+            records.append(str(await producer.emit(body.encode())))
+        return {"records": records}
+
+    async def decode_evidence(self, cmd):
+        """Decode evidence bodies (hex) with the reference's PolicyEvidence."""
+        out = []
+        for body in cmd["bodies"]:
+            ev = ls.PolicyEvidence.decode(bytes.fromhex(body))
+            out.append({k: getattr(ev, k) for k in (
+                "decision_id", "decision", "mode", "kind", "stream", "topic", "source", "target",
+                "conversation", "reason", "receipt_digest", "previous_digest", "outcome", "at_micros")})
+        return {"evidence": out}
+
     def _memory(self, cmd):
         mems = getattr(self, "_memories", None)
         if mems is None:
