@@ -20,8 +20,9 @@ type Entry struct {
 	// Evidence is the decoded record; nil when the body does not decode,
 	// and Err says why.
 	Evidence *Evidence
-	// Policy is the decoded record when it is in the reference's layout
-	// (a reference agent's decision); Evidence is nil then.
+	// Policy is the decoded record when it is in the reference's layout:
+	// a reference agent's decision (Evidence nil), or a laser-go gate's
+	// written with Config.ReferenceLayout (Evidence its chain view).
 	Policy *PolicyEvidence
 	Err    error
 }
@@ -105,6 +106,9 @@ func ListAudit(ctx context.Context, t runtime.Transport, opts AuditOptions) (*Au
 		if e.Err != nil {
 			if p, err := DecodePolicyEvidence(env.Body); err == nil {
 				e.Evidence, e.Policy, e.Err = nil, p, nil
+				if ev, ok := chainOf(p, env.Metadata); ok {
+					e.Evidence = ev
+				}
 			}
 		}
 		out.Entries = append(out.Entries, e)
@@ -218,7 +222,7 @@ func Verify(entries []Entry, opts VerifyOptions) []Finding {
 	var findings []Finding
 	references := map[string][]Entry{}
 	for _, e := range entries {
-		if e.Policy != nil {
+		if e.Policy != nil && e.Evidence == nil {
 			c := e.Policy.Chain()
 			if _, ok := references[c]; !ok {
 				producers = append(producers, c)
@@ -290,7 +294,7 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 				report(i, Unverified, "%s", msg)
 			}
 		}
-		if digest, err := ev.Digest(); err != nil || digest != ev.Hash {
+		if !sealed(e) {
 			report(i, Altered, "its hash does not match its content")
 		}
 		switch {
@@ -308,6 +312,17 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		}
 	}
 	return out
+}
+
+// sealed reports whether a laser-go decision's digest matches its content,
+// in whichever layout it was written.
+func sealed(e Entry) bool {
+	if e.Policy != nil {
+		digest, err := e.Policy.Digest()
+		return err == nil && digest == e.Policy.ReceiptDigest
+	}
+	digest, err := e.Evidence.Digest()
+	return err == nil && digest == e.Evidence.Hash
 }
 
 // verifyReferenceChain checks the reference decisions of one source and

@@ -2,10 +2,21 @@ package govern
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/lasergo/laser/internal/blake3"
+	"github.com/lasergo/laser/wire"
+)
+
+// Envelope metadata of a decision laser-go writes in the reference's layout
+// (Config.ReferenceLayout): the chain it belongs to, which that layout has
+// no field for.
+const (
+	MetadataProducer = "agdx.audit.producer"
+	MetadataSeq      = "agdx.audit.seq"
 )
 
 // PolicyEvidence is one governance decision in the reference SDK's layout
@@ -88,4 +99,45 @@ func (e *PolicyEvidence) Digest() (string, error) {
 // findings: its source and conversation.
 func (e *PolicyEvidence) Chain() string {
 	return "reference:" + e.Source + "/" + e.Conversation
+}
+
+// referenceEvidence is ev in the reference's layout, sealed, with id as its
+// decision id and ev.Prev as its predecessor's digest.
+func referenceEvidence(ev *Evidence, id string) (*PolicyEvidence, error) {
+	a := &ev.Action
+	pe := &PolicyEvidence{
+		DecisionID: id, Decision: string(ev.Verdict), Mode: string(ev.Mode), Kind: a.Kind, Topic: a.Topic,
+		Source: a.Agent, Target: a.Target, Conversation: a.Conversation, Operation: a.Operation,
+		Reason: ev.Reason, ApprovedScope: ev.Scope, PreviousDigest: ev.Prev, Outcome: string(ev.Outcome),
+		AtMicros: uint64(ev.At.UnixMicro()),
+	}
+	if ev.PolicyID != "" || ev.PolicyVersion != "" {
+		// rule_ids is required by the reference's decoder: an empty list, never null.
+		pe.Policy = &PolicyPack{PackID: ev.PolicyID, PackVersion: ev.PolicyVersion, RuleIDs: []string{}}
+	}
+	digest, err := pe.Digest()
+	pe.ReceiptDigest = digest
+	return pe, err
+}
+
+// chainOf returns the laser-go chain view of a decision written in the
+// reference's layout by a laser-go gate (its envelope names the producer
+// and seq); ok is false for a reference agent's decision.
+func chainOf(pe *PolicyEvidence, md wire.Metadata) (ev *Evidence, ok bool) {
+	producer, okp := md.Get(MetadataProducer).AsStr()
+	seqText, oks := md.Get(MetadataSeq).AsStr()
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if !okp || !oks || err != nil || producer == "" {
+		return nil, false
+	}
+	ev = &Evidence{
+		Producer: producer, Seq: seq, Prev: pe.PreviousDigest, Hash: pe.ReceiptDigest,
+		Action:  Summary{Kind: pe.Kind, Topic: pe.Topic, Operation: pe.Operation, Agent: pe.Source, Target: pe.Target, Conversation: pe.Conversation},
+		Verdict: Verdict(pe.Decision), Mode: Mode(pe.Mode), Outcome: Outcome(pe.Outcome),
+		Reason: pe.Reason, Scope: pe.ApprovedScope, At: time.UnixMicro(int64(pe.AtMicros)).UTC(),
+	}
+	if pe.Policy != nil {
+		ev.PolicyID, ev.PolicyVersion = pe.Policy.PackID, pe.Policy.PackVersion
+	}
+	return ev, true
 }

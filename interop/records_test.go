@@ -381,13 +381,20 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 	r.py.call(r.ctx, t, "governed_emit", map[string]any{"topic": sessions, "source": "py-gov", "conversation": conv.String(),
 		"bodies": []string{"one", "two", "three"}, "reason": "observed by the reference"})
 
+	// Two laser-go gates: one writing its own layout, one the reference's.
 	goKey := key(t, 0x44)
-	gate := govern.NewGate(govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) { return govern.Allow(), nil }),
-		govern.Config{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey})
-	governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: gate})
-	for _, body := range []string{"go one", "go two"} {
-		if _, err := governed.Emit(r.ctx, sessions, "go-agent", []byte(body), runtime.WithConversation(conv)); err != nil {
-			t.Fatal(err)
+	allow := govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) {
+		return govern.Decision{Verdict: govern.VerdictAllow, Reason: "allowed by Go", Policy: govern.PolicyRef{ID: "pack-7", Version: "3"}}, nil
+	})
+	for _, cfg := range []govern.Config{
+		{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey},
+		{RecordAllows: true, Producer: "go-ref-gate", Agent: "go-gov", Key: goKey, ReferenceLayout: true},
+	} {
+		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: govern.NewGate(allow, cfg)})
+		for _, body := range []string{"go one", "go two"} {
+			if _, err := governed.Emit(r.ctx, sessions, "go-agent", []byte(body), runtime.WithConversation(conv)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -395,19 +402,22 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refs, ours []govern.Entry
+	var refs, ours, oursInReference []govern.Entry
 	for _, e := range entries {
 		switch {
-		case e.Policy != nil:
+		case e.Policy != nil && e.Evidence == nil:
 			refs = append(refs, e)
+		case e.Policy != nil:
+			oursInReference = append(oursInReference, e)
+			ours = append(ours, e)
 		case e.Evidence != nil:
 			ours = append(ours, e)
 		default:
 			t.Fatalf("a decision at %s decodes in neither layout: %v", e.At, e.Err)
 		}
 	}
-	if len(refs) != 3 || len(ours) != 2 {
-		t.Fatalf("read %d reference and %d laser-go decisions, want 3 and 2", len(refs), len(ours))
+	if len(refs) != 3 || len(ours) != 4 || len(oursInReference) != 2 {
+		t.Fatalf("read %d reference decisions and %d laser-go ones (%d in the reference's layout), want 3 and 4 (2)", len(refs), len(ours), len(oursInReference))
 	}
 	for _, e := range refs {
 		if p := e.Policy; p.Decision != "observe" || p.Source != "py-gov" || p.Conversation != conv.String() || p.Reason != "observed by the reference" {
@@ -438,13 +448,40 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 		}
 	})
 	t.Run("laser-go's chain keeps signer pinning and cut-tail detection", func(t *testing.T) {
-		f := govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"go-gate": "go-gov"}, Expect: map[string]uint64{"go-gate": 3}})
-		if len(f) != 1 || f[0].Producer != "go-gate" || f[0].Problem != govern.Removed {
-			t.Fatalf("findings %v, want only the cut tail (seq 3) of go-gate", f)
+		for _, producer := range []string{"go-gate", "go-ref-gate"} {
+			f := govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{producer: "go-gov"}, Expect: map[string]uint64{producer: 3}})
+			if len(f) != 1 || f[0].Producer != producer || f[0].Problem != govern.Removed {
+				t.Fatalf("findings %v, want only the cut tail (seq 3) of %s", f, producer)
+			}
+			f = govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{producer: "someone-else"}})
+			if len(f) == 0 || f[0].Producer != producer || f[0].Problem != govern.Unverified {
+				t.Fatalf("findings %v, want %s refused for its pinned signer", f, producer)
+			}
 		}
-		f = govern.Verify(ours, govern.VerifyOptions{Keys: keys, Signers: map[string]string{"go-gate": "someone-else"}})
-		if len(f) == 0 || f[0].Problem != govern.Unverified {
-			t.Fatalf("findings %v, want the chain refused for its pinned signer", f)
+		changed := slices.Clone(ours)
+		i := slices.IndexFunc(changed, func(e govern.Entry) bool { return e.Policy != nil && e.Evidence.Seq == 2 })
+		p := *changed[i].Policy
+		p.Reason = "rewritten"
+		changed[i].Policy = &p
+		if f := govern.Verify(changed, govern.VerifyOptions{}); len(f) != 1 || f[0].Producer != "go-ref-gate" || f[0].Problem != govern.Altered {
+			t.Fatalf("findings %v, want go-ref-gate's changed seq 2 altered", f)
+		}
+	})
+	t.Run("the reference reads laser-go's decisions in its layout", func(t *testing.T) {
+		var bodies []string
+		for _, e := range oursInReference {
+			bodies = append(bodies, hex.EncodeToString(e.Envelope.Body))
+		}
+		got := r.py.call(r.ctx, t, "decode_evidence", map[string]any{"bodies": bodies})["evidence"].([]any)
+		for i, ev := range got {
+			ev, want := ev.(map[string]any), oursInReference[i].Policy
+			if str(ev, "receipt_digest") != want.ReceiptDigest || str(ev, "decision") != "allow" || str(ev, "reason") != "allowed by Go" ||
+				str(ev, "source") != "go-agent" || str(ev, "conversation") != conv.String() || str(ev, "outcome") != "effected" {
+				t.Errorf("the reference decoded %v, want %+v", ev, want)
+			}
+			if prev := str(ev, "previous_digest"); i == 1 && prev != oursInReference[0].Policy.ReceiptDigest {
+				t.Errorf("the reference read previous_digest %q, want the first decision's %s", prev, oursInReference[0].Policy.ReceiptDigest)
+			}
 		}
 	})
 	t.Run("the reference decodes laser-go's encoding to the same digest", func(t *testing.T) {
