@@ -2,12 +2,17 @@ package interop
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lasergo/laser/blob"
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/logscan"
@@ -505,4 +510,71 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Claim-checked bodies cross both ways through one store directory laid out
+// as blob.Dir: a reference agent's claim_check emit resolves in Go, a Go
+// Offload resolves in the reference's resolve_body, and a tampered body is
+// refused by each.
+func TestRecordsInteropClaimCheckedBodiesResolveBothWays(t *testing.T) {
+	r := newRig(t)
+	store := blob.Dir{Root: t.TempDir()}
+	conv := conversation.Derive(r.ep.stream + "/blob")
+	pyBody := strings.Repeat("python body ", 200) // 2,400 bytes
+	goBody := strings.Repeat("go body ", 300)     // 2,400 bytes
+	sent := r.py.call(r.ctx, t, "blob_emit", map[string]any{"topic": sessions, "source": "py-agent", "conversation": conv.String(),
+		"body": pyBody, "dir": store.Root, "threshold": 1024})
+	capsule, checked, err := blob.Offload(r.ctx, store, 1024, []byte(goBody))
+	if err != nil || !checked {
+		t.Fatalf("Offload: %v (checked %v)", err, checked)
+	}
+	goEnv, err := r.client.Emit(r.ctx, sessions, "go-agent", capsule, runtime.WithConversation(conv), runtime.WithContentType(wire.ContentRef))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	history, err := conversation.Assemble(r.ctx, r.client.Transport(), conv, conversation.Options{Topics: []string{sessions}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pyMsg *runtime.Message
+	for _, m := range history {
+		if recordOf(m.Envelope) == mustID(t, str(sent, "record")) {
+			pyMsg = m
+		}
+	}
+	if pyMsg == nil || !pyMsg.HasContentType || pyMsg.ContentType != wire.ContentRef {
+		t.Fatalf("Go read the reference's record as %+v, want content type ref", pyMsg)
+	}
+	got, err := blob.Body(r.ctx, store, pyMsg)
+	if err != nil || string(got) != pyBody {
+		t.Fatalf("Go resolved the reference's capsule to %d bytes (%v), want its %d-byte body", len(got), err, len(pyBody))
+	}
+
+	resolved := func() map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, rec := range r.py.call(r.ctx, t, "blob_resolve", map[string]any{"topic": sessions, "dir": store.Root})["records"].([]any) {
+			rec := rec.(map[string]any)
+			out[mustID(t, str(rec, "record", "hex")).String()] = rec
+		}
+		return out
+	}
+	if rec := resolved()[recordOf(goEnv).String()]; str(rec, "body") != goBody {
+		t.Fatalf("the reference resolved the Go capsule to %v, want the %d-byte body", rec, len(goBody))
+	}
+
+	// Swap both stored bodies for others of the same size.
+	for _, body := range []string{pyBody, goBody} {
+		sum := sha256.Sum256([]byte(body))
+		forged := strings.Repeat("z", len(body))
+		if err := os.WriteFile(filepath.Join(store.Root, hex.EncodeToString(sum[:])), []byte(forged), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := blob.Body(r.ctx, store, pyMsg); !errors.Is(err, blob.ErrIntegrity) {
+		t.Errorf("Go resolved a tampered reference body: %v, want ErrIntegrity", err)
+	}
+	if rec := resolved()[recordOf(goEnv).String()]; rec["error"] == nil || rec["body"] != nil {
+		t.Errorf("the reference resolved a tampered Go body: %v", rec)
+	}
 }

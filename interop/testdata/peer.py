@@ -82,6 +82,27 @@ def envelope_summary(env):
     return out
 
 
+class DirStore:
+    """A blob store laid out as laser-go's blob.Dir: a body is the file
+    named by the lowercase hex of its SHA-256, which is its reference."""
+
+    def __init__(self, root):
+        self.root = root
+
+    async def put(self, payload):
+        import hashlib, os
+        payload = bytes(payload)
+        ref = hashlib.sha256(payload).hexdigest()
+        with open(os.path.join(self.root, ref), "wb") as f:
+            f.write(payload)
+        return ref
+
+    async def get(self, reference):
+        import os
+        with open(os.path.join(self.root, reference), "rb") as f:
+            return f.read()
+
+
 class Peer:
     def __init__(self, laser):
         self.laser = laser
@@ -267,6 +288,32 @@ class Peer:
                 "decision_id", "decision", "mode", "kind", "stream", "topic", "source", "target",
                 "conversation", "reason", "receipt_digest", "previous_digest", "outcome", "at_micros")})
         return {"evidence": out}
+
+    async def blob_emit(self, cmd):
+        """Emit a body claim-checked through a DirStore over cmd["dir"]."""
+        producer = self.laser.agdx(cmd["topic"], cmd["source"], cmd["conversation"])
+        record = await producer.emit(cmd["body"].encode(), claim_check=(DirStore(cmd["dir"]), cmd["threshold"]))
+        return {"record": str(record)}
+
+    async def blob_resolve(self, cmd):
+        """Resolve the claim-checked bodies on a topic with the reference's
+        resolve_body through a DirStore over cmd["dir"]."""
+        store = DirStore(cmd["dir"])
+        out = []
+        async for m in self.laser.topic(cmd["topic"]).replay():
+            try:
+                env = ls.Cbor.decode(bytes(m.payload))
+            except Exception:
+                continue
+            if not isinstance(env, dict) or not isinstance(env.get("body"), (bytes, bytearray)):
+                continue
+            entry = {"record": envelope_summary(env).get("record")}
+            try:
+                entry["body"] = text(bytes(await ls.resolve_body(store, bytes(env["body"]))))
+            except Exception as exc:  # not a capsule, or refused
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+            out.append(entry)
+        return {"records": out}
 
     def _memory(self, cmd):
         mems = getattr(self, "_memories", None)
