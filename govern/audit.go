@@ -20,7 +20,11 @@ type Entry struct {
 	// Evidence is the decoded record; nil when the body does not decode,
 	// and Err says why.
 	Evidence *Evidence
-	Err      error
+	// Policy is the decoded record when it is in the reference's layout:
+	// a reference agent's decision (Evidence nil), or a laser-go gate's
+	// written with Config.ReferenceLayout (Evidence its chain view).
+	Policy *PolicyEvidence
+	Err    error
 }
 
 // The bounds of ListAudit unless its options say otherwise.
@@ -99,6 +103,14 @@ func ListAudit(ctx context.Context, t runtime.Transport, opts AuditOptions) (*Au
 		env := m.Envelope
 		e := Entry{At: rec.Position, Envelope: env}
 		e.Evidence, e.Err = DecodeEvidence(env.Body)
+		if e.Err != nil {
+			if p, err := DecodePolicyEvidence(env.Body); err == nil {
+				e.Evidence, e.Policy, e.Err = nil, p, nil
+				if ev, ok := chainOf(p, env.Metadata); ok {
+					e.Evidence = ev
+				}
+			}
+		}
 		out.Entries = append(out.Entries, e)
 	})
 	if err != nil {
@@ -200,11 +212,24 @@ type VerifyOptions struct {
 // returns every break, in chain and then record order; none means every
 // producer's records are complete, in order and unaltered. A chain must
 // start at seq 1, count up by one, and carry its predecessor's hash.
+// Reference decisions (Entry.Policy) chain per source and conversation
+// with no sequence number (see verifyReferenceChain), so for them a cut
+// tail, or a cut before a chain's restart, goes unnoticed; Expect does not
+// apply to them.
 func Verify(entries []Entry, opts VerifyOptions) []Finding {
 	chains := map[string][]Entry{}
 	var producers []string
 	var findings []Finding
+	references := map[string][]Entry{}
 	for _, e := range entries {
+		if e.Policy != nil && e.Evidence == nil {
+			c := e.Policy.Chain()
+			if _, ok := references[c]; !ok {
+				producers = append(producers, c)
+			}
+			references[c] = append(references[c], e)
+			continue
+		}
 		if e.Evidence == nil {
 			findings = append(findings, Finding{Producer: "?", At: e.At, Problem: Altered, Detail: fmt.Sprint(e.Err)})
 			continue
@@ -222,6 +247,10 @@ func Verify(entries []Entry, opts VerifyOptions) []Finding {
 	}
 	slices.Sort(producers)
 	for _, p := range producers {
+		if chain, ok := references[p]; ok {
+			findings = append(findings, verifyReferenceChain(p, chain, opts)...)
+			continue
+		}
 		findings = append(findings, verifyChain(p, chains[p], opts)...)
 		findings = append(findings, verifyTail(p, chains[p], opts.Expect)...)
 	}
@@ -265,7 +294,7 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 				report(i, Unverified, "%s", msg)
 			}
 		}
-		if digest, err := ev.Digest(); err != nil || digest != ev.Hash {
+		if !sealed(e) {
 			report(i, Altered, "its hash does not match its content")
 		}
 		switch {
@@ -281,6 +310,53 @@ func verifyChain(producer string, chain []Entry, opts VerifyOptions) []Finding {
 		if ev.Seq >= want {
 			want, prev = ev.Seq+1, ev.Hash
 		}
+	}
+	return out
+}
+
+// sealed reports whether a laser-go decision's digest matches its content,
+// in whichever layout it was written.
+func sealed(e Entry) bool {
+	if e.Policy != nil {
+		digest, err := e.Policy.Digest()
+		return err == nil && digest == e.Policy.ReceiptDigest
+	}
+	digest, err := e.Evidence.Digest()
+	return err == nil && digest == e.Evidence.Hash
+}
+
+// verifyReferenceChain checks the reference decisions of one source and
+// conversation: each digest must match its record, and a record naming a
+// predecessor must follow a record of the chain with that digest (one
+// later on the log is Reordered, none at all Removed). A record without a
+// predecessor starts the chain again, as a restarted reference process
+// does. Under Keys the signer is pinned as for laser-go's chains, by
+// Signers under the chain's name or its source, else by its first record.
+func verifyReferenceChain(name string, chain []Entry, opts VerifyOptions) []Finding {
+	var out []Finding
+	report := func(i int, pr Problem, format string, args ...any) {
+		out = append(out, Finding{Producer: name, Index: i, At: chain[i].At, Problem: pr, Detail: fmt.Sprintf(format, args...)})
+	}
+	signer := cmp.Or(opts.Signers[name], opts.Signers[chain[0].Policy.Source])
+	read := map[string]bool{}
+	for i, e := range chain {
+		ev := e.Policy
+		if opts.Keys != nil {
+			if msg := checkSigner(opts.Keys, e.Envelope, &signer); msg != "" {
+				report(i, Unverified, "%s", msg)
+			}
+		}
+		if digest, err := ev.Digest(); err != nil || digest != ev.ReceiptDigest {
+			report(i, Altered, "its digest does not match its content")
+		}
+		if prev := ev.PreviousDigest; prev != "" && !read[prev] {
+			if slices.ContainsFunc(chain[i+1:], func(l Entry) bool { return l.Policy.ReceiptDigest == prev }) {
+				report(i, Reordered, "its predecessor %s comes after it", prev)
+			} else {
+				report(i, Removed, "its predecessor %s is missing", prev)
+			}
+		}
+		read[ev.ReceiptDigest] = true
 	}
 	return out
 }

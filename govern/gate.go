@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
+	"github.com/lasergo/laser/wire"
 )
 
 // Config configures a Gate; the zero value enforces, records non-allow
@@ -30,6 +32,14 @@ type Config struct {
 	Producer string
 	// Key, when set, signs every evidence record.
 	Key *sign.Key
+	// ReferenceLayout writes each decision in the reference SDK's
+	// PolicyEvidence layout (BLAKE3 digest), which reference agents read,
+	// with the chain's producer and seq in the envelope's metadata (signed
+	// with Key), so Verify checks the chain as it checks laser-go's own
+	// layout. What that layout has no field for (the body size, the
+	// action's claims, a proposal id) is not recorded. Default false: the
+	// laser-go layout.
+	ReferenceLayout bool
 	// Clock stamps evidence and times proposals. Default the client's.
 	Clock clock.Clock
 	// AuditTopic receives the evidence. Default agent.audit.
@@ -228,14 +238,25 @@ func (g *Gate) record(ctx context.Context, c *runtime.Client, a *Action, d Decis
 		Verdict: d.Verdict, Mode: g.opts.Mode, Outcome: outcome, PolicyID: d.Policy.ID, PolicyVersion: d.Policy.Version,
 		Reason: d.Reason, Scope: d.Scope, Proposal: proposal, At: g.now(c),
 	}
-	if err := ev.seal(); err != nil {
-		return err
-	}
-	err := appendRecord(ctx, c, record{
+	rec := record{
 		topic: g.opts.AuditTopic, key: g.opts.Producer, source: g.opts.Agent, operation: OperationDecision,
 		conversation: a.Conversation, body: ev, sign: g.opts.Key,
-	})
-	if err != nil {
+	}
+	if g.opts.ReferenceLayout {
+		pe, err := referenceEvidence(ev, c.IDs().NewID().String())
+		if err != nil {
+			return err
+		}
+		if rec.encoded, err = pe.Marshal(); err != nil {
+			return fmt.Errorf("govern: encode evidence: %w", err)
+		}
+		ev.Hash = pe.ReceiptDigest
+		rec.metadata.Set(MetadataProducer, wire.StrValue(ev.Producer))
+		rec.metadata.Set(MetadataSeq, wire.StrValue(strconv.FormatUint(ev.Seq, 10)))
+	} else if err := ev.seal(); err != nil {
+		return err
+	}
+	if err := appendRecord(ctx, c, rec); err != nil {
 		return err
 	}
 	g.seq, g.prev = ev.Seq, ev.Hash

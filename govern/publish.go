@@ -27,16 +27,23 @@ type record struct {
 	operation    string
 	conversation wire.ID
 	body         any
-	sign         *sign.Key
+	// encoded, when set, is the body already encoded (body is unused).
+	encoded []byte
+	// metadata rides in the envelope, covered by its signature.
+	metadata wire.Metadata
+	sign     *sign.Key
 }
 
 // appendRecord publishes r as an AGDX event (CBOR body), signed when r has
 // a key. It bypasses the gate: governance records are the gate's own
 // effects, and governing them would recurse.
 func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
-	body, err := recordCBOR.Marshal(r.body)
-	if err != nil {
-		return fmt.Errorf("govern: encode %s: %w", r.operation, err)
+	body := r.encoded
+	if body == nil {
+		var err error
+		if body, err = recordCBOR.Marshal(r.body); err != nil {
+			return fmt.Errorf("govern: encode %s: %w", r.operation, err)
+		}
 	}
 	source, err := wire.ParseAgentID(r.source)
 	if err != nil {
@@ -48,7 +55,7 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 		conv = c.IDs().NewID()
 	}
 	op := r.operation
-	env := &wire.Envelope{Kind: wire.KindEvent, Record: &id, Conversation: conv, Source: source, Operation: &op, Body: body}
+	env := &wire.Envelope{Kind: wire.KindEvent, Record: &id, Conversation: conv, Source: source, Operation: &op, Body: body, Metadata: r.metadata}
 	if r.sign != nil {
 		// As the runtime's signer does: the signature covers the topic and
 		// the issue time, so a signed vote or decision copied elsewhere is refused.

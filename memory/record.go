@@ -152,7 +152,8 @@ type reader struct {
 
 // read decodes one record of the topic; a record of another namespace, or
 // one that is not a memory record, returns nil and no error, and a record
-// the verifier refuses returns ErrUnverified.
+// the verifier refuses returns ErrUnverified. A forget or feedback without a
+// namespace header (the reference's) is read as this namespace's.
 func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 	if _, enveloped := in.Headers.Get(wire.HeaderAgentVersion); enveloped {
 		return rd.readEnvelope(in)
@@ -163,7 +164,8 @@ func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 		}
 		return nil, nil
 	}
-	if ns, ok := headerString(in.Headers, HeaderNamespace); !ok || ns != rd.ns {
+	ns, stamped := headerString(in.Headers, HeaderNamespace)
+	if stamped && ns != rd.ns {
 		return nil, nil
 	}
 	prov, err := wire.DecodeProvenance(in.Headers)
@@ -175,7 +177,21 @@ func (rd *reader) read(in *runtime.Incoming) (*record, error) {
 	if err := r.body(in.Payload); err != nil {
 		return nil, nil
 	}
+	if !stamped && !targetsAnItem(r) {
+		return nil, nil
+	}
 	return r, nil
+}
+
+// targetsAnItem reports whether a record is a forget or feedback: what the
+// reference's LogMemory writes without a namespace header. Its fold applies
+// every record of the topic to the item its id names, whatever the
+// namespace, so a namespace-less forget or feedback belongs to every
+// namespace of the topic and applies where its target is (item ids are
+// unique, so that is at most one). A namespace-less item or named write is
+// not the reference's and stays out: a Store's namespace is its isolation.
+func targetsAnItem(r *record) bool {
+	return r.mem != nil && (r.mem.Op == wire.MemoryForget || r.mem.Op == wire.MemoryFeedback)
 }
 
 // readEnvelope decodes a memory record that rode an AGDX envelope, the form

@@ -42,8 +42,11 @@ type Config struct {
 	Topic string
 	// Namespace isolates memories sharing one topic: every record is
 	// stamped with it (agdx.mem.ns), and a Store recalls only its own
-	// namespace's items, feedback, tombstones and named state. Default the
-	// topic name.
+	// namespace's items, feedback, tombstones and named state, plus the
+	// forgets and feedback that carry no namespace (the reference's Rust
+	// LogMemory writes them so), which apply to the item they name. Default
+	// the topic name. The reference's Python SDK 0.8.2 keeps
+	// Laser.memory(name) on agent.memory under "stream:<stream>/<name>".
 	Namespace string
 	// Embedder turns bodies and queries into vectors for semantic and
 	// hybrid recall. Default HashEmbedder, a deterministic baseline.

@@ -102,17 +102,18 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 }
 
 // Respond answers the handled message on the agent's respond topic,
-// targeted at its sender. An agent with a signing key answers an AGDX
-// command with a signed AGDX response; otherwise the answer is a plain
-// message echoing the correlation. It fails with ErrNoRespondTopic when the
-// agent has no respond topic.
+// targeted at its sender. An AGDX command is answered with an AGDX response
+// (signed when the agent has a signing key), as the reference's agents
+// answer; a plain message is answered with a plain message echoing its
+// correlation. It fails with ErrNoRespondTopic when the agent has no
+// respond topic.
 func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	topic := c.c.cfg.RespondTopic
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
 	}
 	spec := specOf(opts, ReplyOption.applyReply)
-	if env := c.msg.Envelope; c.c.cfg.SigningKey != nil && env != nil && env.Correlation != nil {
+	if env := c.msg.Envelope; env != nil && env.Correlation != nil {
 		return c.postAnswer(topic, wire.KindResponse, body, spec, wire.ContentRaw)
 	}
 	prov := c.replyProvenance()

@@ -54,7 +54,11 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason wire.DeadL
 }
 
 // deadLetterUndecodable parks a record whose headers or envelope did not
-// decode; with no provenance to keep it gets a fresh conversation.
+// decode. It keeps the record's conversation when its
+// gen_ai.conversation.id header names one, as the reference does, so the
+// capsule lands in the conversation's partition of the dead-letter topic
+// beside the conversation's other capsules; only without one does it get a
+// fresh conversation.
 func (c *Consumer) deadLetterUndecodable(ctx context.Context, rec *Incoming, cause error) error {
 	capsule := &wire.DeadLetter{
 		Source:   c.logPosition(rec.Position),
@@ -63,7 +67,11 @@ func (c *Consumer) deadLetterUndecodable(ctx context.Context, rec *Incoming, cau
 		Payload:  rec.Payload,
 	}
 	parent := wire.MessageID{Partition: rec.Partition, Offset: rec.Offset}
-	prov := wire.Provenance{Conversation: c.ids.NewID(), CausalParent: &parent}
+	conv, ok := wire.HeaderConversation(rec.Headers)
+	if !ok {
+		conv = c.ids.NewID()
+	}
+	prov := wire.Provenance{Conversation: conv, CausalParent: &parent}
 	return c.publishDeadLetter(ctx, nil, prov, capsule, cause)
 }
 

@@ -47,8 +47,9 @@ func Example() {
 	// payload: 193 bytes
 	// header agdx.av (uint32): 01000000
 	// header agdx.ct (uint8): 01
-	// header gen_ai.conversation.id (uint128): 0200000000000000000000aa1f3c9001
 	// header agdx.to (string): 747269702d626f6f6b6572
+	// header gen_ai.agent.id (string): 747269702d706c616e6e6572
+	// header gen_ai.conversation.id (string): 30314a3059315a41473030303030303030303030303030303032
 	// partition key: 01J0Y1ZAG00000000000000002
 	// command from trip-planner to trip-booker (assistant): {"ask":"book the flight"}
 }

@@ -175,6 +175,18 @@ func checkRecordFixture(t *testing.T, b []byte) {
 		}
 		want[k] = wire.HeaderValue{Kind: kind, Data: v.Bytes}
 	}
+	// The corpus pins the Rust crate's older header set: the conversation as
+	// a Uint128 and no agent id. laser-go writes what the reference's SDK
+	// 0.8.2 writes on the log (its ULID text, and the source as
+	// gen_ai.agent.id), so the corpus's conversation must name the same id.
+	if conv := want[wire.HeaderConversationID]; conv.Kind == wire.HeaderKindUint128 {
+		id, err := conv.AsUint128()
+		if err != nil || id != env.Conversation {
+			t.Fatalf("the record's Uint128 conversation header %x is not the envelope's %s (%v)", conv.Data, env.Conversation, err)
+		}
+		want[wire.HeaderConversationID] = wire.StringValue(env.Conversation.String())
+		want[wire.HeaderAgentID] = wire.StringValue(string(env.Source))
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("EnvelopeHeaders differ from the record (-want +got):\n%s", diff)
 	}

@@ -134,14 +134,42 @@ func TestEnvelopeHeadersExactSet(t *testing.T) {
 	want := wire.Headers{
 		{Key: wire.HeaderAgentVersion, Value: wire.Uint32Value(1)},
 		{Key: wire.HeaderContentType, Value: wire.Uint8Value(1)},
-		{Key: wire.HeaderConversationID, Value: wire.Uint128Value(conv)},
 		{Key: wire.HeaderTarget, Value: wire.StringValue("target-agent")},
+		{Key: wire.HeaderAgentID, Value: wire.StringValue("s")},
+		{Key: wire.HeaderConversationID, Value: wire.StringValue(conv.String())},
 	}
 	if diff := cmp.Diff(want, wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
 		t.Fatalf("EnvelopeHeaders (-want +got):\n%s", diff)
 	}
 	env.Target = nil
-	if diff := cmp.Diff(want[:3], wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
+	want[2].Value = wire.StringValue(wire.BroadcastTarget)
+	if diff := cmp.Diff(want, wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
 		t.Fatalf("EnvelopeHeaders without target (-want +got):\n%s", diff)
+	}
+	env.Source = ""
+	if diff := cmp.Diff(append(want[:3:3], want[4]), wire.EnvelopeHeaders(env, wire.ContentJSON)); diff != "" {
+		t.Fatalf("EnvelopeHeaders without source (-want +got):\n%s", diff)
+	}
+}
+
+func TestHeaderConversationReadsBothForms(t *testing.T) {
+	conv := wire.IDFromUint128(0x01903c1faa000000, 7)
+	for name, tc := range map[string]struct {
+		h    wire.Headers
+		want wire.ID
+		ok   bool
+	}{
+		"ULID text":    {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue(conv.String())}}, conv, true},
+		"Uint128":      {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.Uint128Value(conv)}}, conv, true},
+		"absent":       {wire.Headers{{Key: wire.HeaderAgentID, Value: wire.StringValue("a")}}, wire.ID{}, false},
+		"not an id":    {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.StringValue("conversation-7")}}, wire.ID{}, false},
+		"another kind": {wire.Headers{{Key: wire.HeaderConversationID, Value: wire.Uint32Value(7)}}, wire.ID{}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok := wire.HeaderConversation(wire.MustEncodeHeaders(tc.h))
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("HeaderConversation = %s, %v; want %s, %v", got, ok, tc.want, tc.ok)
+			}
+		})
 	}
 }

@@ -82,6 +82,27 @@ def envelope_summary(env):
     return out
 
 
+class DirStore:
+    """A blob store laid out as laser-go's blob.Dir: a body is the file
+    named by the lowercase hex of its SHA-256, which is its reference."""
+
+    def __init__(self, root):
+        self.root = root
+
+    async def put(self, payload):
+        import hashlib, os
+        payload = bytes(payload)
+        ref = hashlib.sha256(payload).hexdigest()
+        with open(os.path.join(self.root, ref), "wb") as f:
+            f.write(payload)
+        return ref
+
+    async def get(self, reference):
+        import os
+        with open(os.path.join(self.root, reference), "rb") as f:
+            return f.read()
+
+
 class Peer:
     def __init__(self, laser):
         self.laser = laser
@@ -222,8 +243,108 @@ class Peer:
                 "original": envelope_summary(original) if isinstance(original, dict) else None,
                 "original_body": text(original["body"]) if isinstance(original, dict) and isinstance(original.get("body"), (bytes, bytearray)) else None,
                 "headers": m.headers,
+                "partition": m.id.partition_id,
             })
         return {"capsules": capsules}
+
+    async def read_headers(self, cmd):
+        """The typed headers and envelope of every record on a topic."""
+        out = []
+        async for m in self.laser.topic(cmd["topic"]).replay():
+            try:
+                env = ls.Cbor.decode(bytes(m.payload))
+            except Exception:  # a plain record
+                env = None
+            out.append({
+                "partition": m.id.partition_id,
+                "headers": {k: plain(v) for k, v in m.headers.items()},
+                "envelope": envelope_summary(env) if isinstance(env, dict) else None,
+                "body": text(m.payload) if not isinstance(env, dict) else None,
+            })
+        return {"records": out}
+
+    async def governed_emit(self, cmd):
+        """Emit events through a governed handle whose governor observes
+        each (so every decision is recorded on agent.audit), optionally
+        signing them, and return the records."""
+        class Observer:
+            async def decide(self, action):
+                return ls.ActionDecision.observe().with_reason(cmd.get("reason", "observed"))
+
+        key = key_of(cmd["signing_seed"]) if cmd.get("signing_seed") else None
+        governed = self.laser.with_governor(Observer(), cmd.get("mode", "enforce"))
+        producer = governed.agdx(cmd["topic"], cmd["source"], cmd["conversation"], signing_key=key)
+        records = []
+        for body in cmd["bodies"]:
+            records.append(str(await producer.emit(body.encode())))
+        return {"records": records}
+
+    async def decode_evidence(self, cmd):
+        """Decode evidence bodies (hex) with the reference's PolicyEvidence."""
+        out = []
+        for body in cmd["bodies"]:
+            ev = ls.PolicyEvidence.decode(bytes.fromhex(body))
+            out.append({k: getattr(ev, k) for k in (
+                "decision_id", "decision", "mode", "kind", "stream", "topic", "source", "target",
+                "conversation", "reason", "receipt_digest", "previous_digest", "outcome", "at_micros")})
+        return {"evidence": out}
+
+    async def blob_emit(self, cmd):
+        """Emit a body claim-checked through a DirStore over cmd["dir"]."""
+        producer = self.laser.agdx(cmd["topic"], cmd["source"], cmd["conversation"])
+        record = await producer.emit(cmd["body"].encode(), claim_check=(DirStore(cmd["dir"]), cmd["threshold"]))
+        return {"record": str(record)}
+
+    async def blob_resolve(self, cmd):
+        """Resolve the claim-checked bodies on a topic with the reference's
+        resolve_body through a DirStore over cmd["dir"]."""
+        store = DirStore(cmd["dir"])
+        out = []
+        async for m in self.laser.topic(cmd["topic"]).replay():
+            try:
+                env = ls.Cbor.decode(bytes(m.payload))
+            except Exception:
+                continue
+            if not isinstance(env, dict) or not isinstance(env.get("body"), (bytes, bytearray)):
+                continue
+            entry = {"record": envelope_summary(env).get("record")}
+            try:
+                entry["body"] = text(bytes(await ls.resolve_body(store, bytes(env["body"]))))
+            except Exception as exc:  # not a capsule, or refused
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+            out.append(entry)
+        return {"records": out}
+
+    def _memory(self, cmd):
+        mems = getattr(self, "_memories", None)
+        if mems is None:
+            mems = self._memories = {}
+        ns = cmd.get("namespace")  # none: LogMemory on its default topic and namespace
+        if ns not in mems:  # one handle per namespace, so folded recall is incremental
+            mems[ns] = self.laser.memory(ns) if ns else ls.LogMemory(self.laser)
+        return mems[ns]
+
+    def _scope(self, cmd):
+        return {k: cmd[k] for k in ("agent", "conversation") if cmd.get(k)}
+
+    async def memory_remember(self, cmd):
+        mid = await self._memory(cmd).remember(cmd["body"], **self._scope(cmd))
+        return {"memory_id": str(mid)}
+
+    async def memory_forget(self, cmd):
+        await self._memory(cmd).forget(cmd["memory_id"], **self._scope(cmd))
+        return {}
+
+    async def memory_improve(self, cmd):
+        fid = await self._memory(cmd).improve(cmd["memory_id"], cmd["weight"], **self._scope(cmd))
+        return {"feedback_id": str(fid)}
+
+    async def memory_recall(self, cmd):
+        items = await self._memory(cmd).recall(folded=True, limit=cmd.get("limit", 50), **self._scope(cmd))
+        out = []
+        for item in items:
+            out.append({"memory_id": str(item.id), "body": text(item.payload)})
+        return {"items": out}
 
     async def assemble(self, cmd):
         msgs = await self.laser.assemble_context(cmd["conversation"], topics=cmd["topics"], last_n=cmd.get("last_n", 50))
