@@ -3,7 +3,10 @@
 // (LASER_RELIABILITY=full), then every fuzz target of the module for a
 // while each. `make reliability` runs it from the repository root.
 //
-//	go run ./reliability/cmd/suite [-fuzztime 20s] [-fuzz=false] [-race=false]
+//	go run ./reliability/cmd/suite [-fuzztime 20s] [-fuzz=false] [-tests=false] [-race=false]
+//
+// With -tests=false it only fuzzes: every target for the fuzz time, which is
+// what CI runs on every submission (`make fuzz-ci`).
 //
 // It exits 1 when a test or a fuzz target failed (the table is printed
 // anyway), 2 for bad flags.
@@ -44,6 +47,7 @@ func main() {
 type options struct {
 	fuzzTime time.Duration
 	fuzz     bool
+	tests    bool
 	race     bool
 	goTool   string
 }
@@ -54,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs.DurationVar(&o.fuzzTime, "fuzztime", 20*time.Second, "how long each fuzz target runs")
 	fs.BoolVar(&o.fuzz, "fuzz", true, "run the fuzz targets")
+	fs.BoolVar(&o.tests, "tests", true, "run the tests before fuzzing")
 	fs.BoolVar(&o.race, "race", true, "run the tests with the race detector")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
@@ -78,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	failed := false
 	for _, p := range testPackages {
+		if !o.tests {
+			continue
+		}
 		if err := runTests(ctx, o, root, report.Name(), p.pkg, p.run, stdout); err != nil {
 			fmt.Fprintf(stdout, "FAILED: %v\n", err)
 			failed = true
