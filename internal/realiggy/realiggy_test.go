@@ -3,9 +3,12 @@ package realiggy_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
@@ -148,5 +151,42 @@ func TestStreamRefusesAnAddressItCannotUseAndHidesThePassword(t *testing.T) {
 		if !strings.Contains(r.fatal, realiggy.Env) || strings.Contains(r.fatal, "secret") {
 			t.Errorf("%q: fatal %q, want one naming %s without the password", conn, r.fatal, realiggy.Env)
 		}
+	}
+}
+
+// TestStreamDeletionThatGetsNoAnswerIsLoggedNotWaitedFor: a server that
+// accepts and never answers (as a 0.9 VSR server is to the 0.8 SDK) does
+// not hang the test's end.
+func TestStreamDeletionThatGetsNoAnswerIsLoggedNotWaitedFor(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	r := &recorder{TB: t, name: "TestSilent"}
+	realiggy.StreamWithin(r, "iggy://iggy:iggy@"+ln.Addr().String()+"/laser_test", 100*time.Millisecond)
+	r.end()
+	if len(r.logs) != 1 || !strings.Contains(r.logs[0], "no answer to its deletion in 100ms") {
+		t.Fatalf("logs %q, want one saying the deletion got no answer", r.logs)
 	}
 }
