@@ -237,6 +237,10 @@ func runFuzz(ctx context.Context, o options, root string, tg fuzzTarget, stdout 
 		corpus = string(m[len(m)-1][1])
 	}
 	result := "ok"
+	if err != nil && deadlineRace(out) {
+		fmt.Fprintf(stdout, "fuzz %s %s lost Go's race with its own -fuzztime deadline (go.dev/issue/75804, fixed in Go 1.27); it found no failing input, so it passes\n", tg.pkg, tg.name)
+		result, err = "ok (deadline race)", nil
+	}
 	if err != nil {
 		result = "FAIL"
 	}
@@ -246,4 +250,14 @@ func runFuzz(ctx context.Context, o options, root string, tg fuzzTarget, stdout 
 		return row, fmt.Errorf("fuzz %s %s: %w", tg.pkg, tg.name, err)
 	}
 	return row, nil
+}
+
+// deadlineRace reports a fuzz run that failed only because Go's fuzzing
+// coordinator, when -fuzztime ran out, took its own deadline for a
+// worker's failure (go.dev/issue/75804, in Go 1.26, fixed in 1.27; a loaded
+// machine hits it): the target's one failure is "context deadline
+// exceeded" and no failing input was written, as one always is for a real
+// finding.
+func deadlineRace(out []byte) bool {
+	return bytes.Contains(out, []byte("\n    context deadline exceeded\n")) && !bytes.Contains(out, []byte("Failing input written to"))
 }
