@@ -8,6 +8,7 @@ PKGS      ?= $(addsuffix /...,$(MODULES))
 FUZZTIME  ?= 1m
 BENCHTIME ?= 1s
 RELIABILITY_FUZZTIME ?= 20s
+FUZZ_CI_TIME ?= 5s
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: help
@@ -71,6 +72,10 @@ fuzz: ## run every fuzz target for FUZZTIME each
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+.PHONY: fuzz-ci
+fuzz-ci: ## every fuzz target of the root module for FUZZ_CI_TIME each (default 5s), with a table of execs: what CI runs, so a target that cannot fuzz fails the submission that broke it
+	GO=$(GO) $(GO) run ./reliability/cmd/suite -tests=false -fuzztime $(FUZZ_CI_TIME)
 
 WIREDIFF_COUNT ?= 200000
 WIREDIFF_SEED  ?= $(shell date +%s)

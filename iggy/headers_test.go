@@ -86,6 +86,36 @@ func TestAppendHeadersRejectsMalformedBytes(t *testing.T) {
 	}
 }
 
+// TestHeaderWalkAgreesWithTheSDKOnFixedWidthKeys pins the key rule against
+// the SDK the consumer's peers run: for every kind, a key of its fixed
+// width, one byte less and one more, the transport's walk accepts exactly
+// what iggcon.DeserializeHeaders accepts. The Iggy server stores headers
+// unchecked, so this is what decides whether such a record reaches a
+// handler (FuzzDecodeHeaders found the two walks disagreeing).
+func TestHeaderWalkAgreesWithTheSDKOnFixedWidthKeys(t *testing.T) {
+	for kind := wire.HeaderKindRaw; kind <= wire.HeaderKindDouble; kind++ {
+		widths := []int{1, 7, 9}
+		if n := kind.FixedSize(); n != 0 {
+			widths = []int{n - 1, n, n + 1}
+		}
+		for _, n := range widths {
+			if n == 0 {
+				continue
+			}
+			b := append([]byte{byte(kind), byte(n), 0, 0, 0}, bytes.Repeat([]byte{'k'}, n)...)
+			b = append(b, byte(wire.HeaderKindString), 1, 0, 0, 0, 'v')
+			_, sdkErr := iggcon.DeserializeHeaders(b)
+			_, ourErr := appendHeaders(nil, b)
+			if (sdkErr == nil) != (ourErr == nil) {
+				t.Errorf("%s key of %d bytes: SDK %v, we %v", kind, n, sdkErr, ourErr)
+			}
+			if fixed := kind.FixedSize(); ourErr == nil && fixed != 0 && n != fixed {
+				t.Errorf("%s key of %d bytes accepted", kind, n)
+			}
+		}
+	}
+}
+
 // TestIncomingReadsHeadersInPlace pins that converting a batch decodes no
 // headers: each record's headers are a view of the polled bytes, so the
 // records slice is the only allocation, whatever keys the records carry.

@@ -167,14 +167,17 @@ func FuzzDecodePoll(f *testing.F) {
 	f.Add(pollReply(f, 5, []string{"a", "bb", "ccc"}, []wire.Headers{{{Key: "k", Value: wire.StringValue("v")}}, nil, {{Key: "k", Value: wire.Uint8Value(1)}}}))
 	f.Add([]byte{})
 	f.Add(make([]byte, 16))
+	f.Fuzz(checkDecodePoll)
+}
+
+// checkDecodePoll is FuzzDecodePoll's harness.
+func checkDecodePoll(t *testing.T, reply []byte) {
 	tr := &Transport{cfg: Config{}.resolve()}
-	f.Fuzz(func(t *testing.T, reply []byte) {
-		got, _, _, err := tr.decodePoll(nil, 3, reply, 0, 4)
-		if err != nil && !errors.Is(err, errMalformedReply) {
-			t.Fatalf("unexpected error %v", err)
-		}
-		if len(got) > 4 {
-			t.Fatalf("%d records over a limit of 4", len(got))
-		}
-	})
+	got, _, _, err := tr.decodePoll(nil, 3, reply, 0, 4)
+	if err != nil && !errors.Is(err, errMalformedReply) {
+		t.Fatalf("unexpected error %v", err)
+	}
+	if len(got) > 4 {
+		t.Fatalf("%d records over a limit of 4", len(got))
+	}
 }

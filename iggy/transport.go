@@ -432,9 +432,9 @@ type recordBuilder struct {
 func (b *recordBuilder) add(out []runtime.Incoming, offset, timestamp uint64, payload, userHeaders []byte) []runtime.Incoming {
 	h, err := wire.ParseHeaders(userHeaders)
 	if err != nil {
-		// Iggy validates headers on send, so this is a broken producer or
-		// server; the record goes on without headers and the consumer
-		// dead-letters it for lack of provenance.
+		// Iggy stores user headers unchecked, so a broken or hostile
+		// producer can put these here; the record goes on without headers
+		// and the consumer dead-letters it for lack of provenance.
 		b.t.cfg.logger.Warn("iggy: undecodable user headers", "partition", b.partition, "offset", offset, "err", err)
 	}
 	return append(out, runtime.Incoming{

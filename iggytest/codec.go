@@ -144,19 +144,16 @@ func checkOptions(b []byte) error {
 	if len(b) > maxOptionsBytes {
 		return fail(StatusInvalidCommand, "options block over 100 kB")
 	}
+	h, err := wire.ParseHeaders(b)
+	if err != nil {
+		return fail(StatusInvalidCommand, "malformed options: "+err.Error())
+	}
 	seen := make(map[string]bool)
-	for rest := b; len(rest) > 0; {
-		key, r, ok := headerField(rest)
-		if !ok || key.Kind != wire.HeaderKindString {
-			return fail(StatusInvalidCommand, "malformed option key")
+	for key := range h.All() {
+		if seen[key] {
+			return fail(StatusInvalidCommand, "duplicate option key "+strconv.Quote(key))
 		}
-		if _, rest, ok = headerField(r); !ok {
-			return fail(StatusInvalidCommand, "malformed option value")
-		}
-		if seen[string(key.Data)] {
-			return fail(StatusInvalidCommand, "duplicate option key "+strconv.Quote(string(key.Data)))
-		}
-		if seen[string(key.Data)] = true; len(seen) > maxOptions {
+		if seen[key] = true; len(seen) > maxOptions {
 			return fail(StatusInvalidCommand, "more than 1024 options")
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/lasergo/laser/internal/fuzzcheck"
 )
 
 // request frames a command: u32 length (code + payload), u32 code, payload.
@@ -121,27 +123,47 @@ func TestExchangeAnswersThePrelude(t *testing.T) {
 }
 
 func FuzzRequest(f *testing.F) {
+	for _, b := range requestSeeds() {
+		f.Add(b)
+	}
+	f.Fuzz(checkRequest)
+}
+
+// requestSeeds are well-formed requests of most commands and two broken
+// frames.
+func requestSeeds() [][]byte {
 	st := cat(strIdent("s"), strIdent("t"))
-	f.Add(request(CmdPing, nil))
-	f.Add(sendRequest())
-	f.Add(request(CmdPoll, cat([]byte{2}, strIdent("g"), st, []byte{0, 0, 0, 0, 0, 5}, make([]byte, 8), []byte{10, 0, 0, 0, 1})))
-	f.Add(request(CmdPoll, cat([]byte{1}, numIdent(3), st, []byte{1, 1, 0, 0, 0, 4}, make([]byte, 8), []byte{10, 0, 0, 0, 0})))
-	f.Add(request(CmdStoreOffset, cat([]byte{2}, strIdent("g"), st, []byte{1, 1, 0, 0, 0}, make([]byte, 8))))
-	f.Add(request(CmdGetOffset, cat([]byte{1}, numIdent(0), st, []byte{0, 0, 0, 0, 0})))
-	f.Add(request(CmdGetStream, numIdent(0)))
-	f.Add(request(CmdGetTopic, cat(numIdent(0), numIdent(0))))
-	f.Add(request(CmdGetConsumerGroup, cat(st, numIdent(0))))
-	f.Add(request(CmdCreatePartitions, cat(st, []byte{3, 0, 0, 0})))
-	f.Add(request(CmdLeaveConsumerGroup, cat(st, strIdent("g"))))
-	f.Add(request(CmdDeleteStream, strIdent("s")))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0})
-	f.Add([]byte{2, 0, 0, 0})
-	pre := prelude()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		answers, panics := exchange(t, cat(pre, data))
-		if len(panics) > 0 {
-			t.Fatalf("handler panicked on %x:\n%s", data, panics[0])
-		}
-		checkAnswers(t, answers)
-	})
+	return [][]byte{
+		request(CmdPing, nil),
+		sendRequest(),
+		request(CmdPoll, cat([]byte{2}, strIdent("g"), st, []byte{0, 0, 0, 0, 0, 5}, make([]byte, 8), []byte{10, 0, 0, 0, 1})),
+		request(CmdPoll, cat([]byte{1}, numIdent(3), st, []byte{1, 1, 0, 0, 0, 4}, make([]byte, 8), []byte{10, 0, 0, 0, 0})),
+		request(CmdStoreOffset, cat([]byte{2}, strIdent("g"), st, []byte{1, 1, 0, 0, 0}, make([]byte, 8))),
+		request(CmdGetOffset, cat([]byte{1}, numIdent(0), st, []byte{0, 0, 0, 0, 0})),
+		request(CmdGetStream, numIdent(0)),
+		request(CmdGetTopic, cat(numIdent(0), numIdent(0))),
+		request(CmdGetConsumerGroup, cat(st, numIdent(0))),
+		request(CmdCreatePartitions, cat(st, []byte{3, 0, 0, 0})),
+		request(CmdLeaveConsumerGroup, cat(st, strIdent("g"))),
+		request(CmdDeleteStream, strIdent("s")),
+		{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0},
+		{2, 0, 0, 0},
+	}
+}
+
+// checkRequest is FuzzRequest's harness: after the prelude, no request may
+// make a handler panic, and every answer is well framed.
+func checkRequest(t *testing.T, data []byte) {
+	answers, panics := exchange(t, cat(prelude(), data))
+	if len(panics) > 0 {
+		t.Fatalf("handler panicked on %x:\n%s", data, panics[0])
+	}
+	checkAnswers(t, answers)
+}
+
+// TestFuzzHarnessTakesAnyInput runs FuzzRequest's harness over fuzzcheck's
+// hostile inputs as a plain test, so a harness that cannot fuzz fails
+// every go test run.
+func TestFuzzHarnessTakesAnyInput(t *testing.T) {
+	fuzzcheck.Run(t, fuzzcheck.Inputs(1, requestSeeds()...), checkRequest)
 }

@@ -132,6 +132,38 @@ func TestSendRoundTripsTypedUserHeaders(t *testing.T) {
 	}
 }
 
+// rawHeaders sets a message's user headers to b as they are, past the
+// SDK's encoder, the way a hostile producer can.
+func rawHeaders(b []byte) iggcon.IggyMessageOpt {
+	return func(m *iggcon.IggyMessage) { m.UserHeaders = b }
+}
+
+// TestSendRefusesUserHeadersByTheWireRule: the server checks user headers
+// with wire.ParseHeaders, answering InvalidHeaderKey for a bad key (a
+// double key of 7 bytes, the fuzzer's input) and InvalidHeaderValue for a
+// bad value, and stores a fixed-width key of its own width.
+func TestSendRefusesUserHeadersByTheWireRule(t *testing.T) {
+	c := login(t, iggytest.Start(t, iggytest.Config{}))
+	setup(t, c, 1)
+	sendRaw := func(b []byte) error {
+		m := message(t, "p", rawHeaders(b))
+		return c.SendMessages(id(t, "s"), id(t, "t"), iggcon.PartitionId(0), []iggcon.IggyMessage{m})
+	}
+	wantCode(t, sendRaw([]byte("\x0f\a\x00\x00\x000000000\x02\a\x00\x00\x000000000")), ierror.InvalidHeaderKeyCode)
+	wantCode(t, sendRaw([]byte{2, 1, 0, 0, 0, 'k', byte(iggcon.Uint64), 4, 0, 0, 0, 1, 2, 3, 4}), ierror.InvalidHeaderValueCode)
+	good := []byte("\x0f\b\x00\x00\x0000000000\x02\a\x00\x00\x000000000")
+	if err := sendRaw(good); err != nil {
+		t.Fatalf("a double key of 8 bytes: %v", err)
+	}
+	got := pollOffset(t, c, 0, 0, 10).Messages
+	if len(got) != 1 {
+		t.Fatalf("stored %d messages, want the one with good headers", len(got))
+	}
+	if !slices.Equal(got[0].UserHeaders, good) {
+		t.Fatalf("stored headers %x, want %x", got[0].UserHeaders, good)
+	}
+}
+
 func TestPolledMessageWithoutHeadersHasNilUserHeaders(t *testing.T) {
 	c := login(t, iggytest.Start(t, iggytest.Config{}))
 	setup(t, c, 1)

@@ -2,6 +2,7 @@ package iggytest
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 
 	"github.com/zeebo/xxh3"
@@ -235,39 +236,19 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// parseUserHeaders checks user headers: entries of u8 key kind, u32 key
-// length, key, u8 value kind, u32 value length, value; kinds 1..15, lengths
-// 1..255 and the exact size for fixed-width kinds. The result views b,
-// which the log engine copies.
+// parseUserHeaders checks user headers with wire.ParseHeaders, the rule
+// every header reader of laser-go applies. The result views b, which the
+// log engine copies. A real Iggy server stores headers unchecked (0.8.0
+// checks only their total size), so what this server refuses would reach a
+// real consumer; it refuses them anyway because its log holds checked
+// headers, answering Iggy's InvalidHeaderKey or InvalidHeaderValue.
 func parseUserHeaders(b []byte) (wire.EncodedHeaders, error) {
-	for rest := b; len(rest) > 0; {
-		_, r, ok := headerField(rest)
-		if !ok {
-			return wire.EncodedHeaders{}, fail(StatusInvalidHeaderKey, "malformed user header key")
-		}
-		if _, rest, ok = headerField(r); !ok {
-			return wire.EncodedHeaders{}, fail(StatusInvalidHeaderValue, "malformed user header value")
-		}
-	}
 	h, err := wire.ParseHeaders(b)
+	if he, ok := errors.AsType[*wire.HeaderError](err); ok && he.Key {
+		return wire.EncodedHeaders{}, fail(StatusInvalidHeaderKey, err.Error())
+	}
 	if err != nil {
 		return wire.EncodedHeaders{}, fail(StatusInvalidHeaderValue, err.Error())
 	}
 	return h, nil
-}
-
-// headerField reads one kind-length-bytes field of a user header.
-func headerField(b []byte) (wire.HeaderValue, []byte, bool) {
-	if len(b) < 5 {
-		return wire.HeaderValue{}, nil, false
-	}
-	kind := wire.HeaderKind(b[0])
-	n := binary.LittleEndian.Uint32(b[1:5])
-	if kind < wire.HeaderKindRaw || kind > wire.HeaderKindDouble || n < 1 || n > 255 || int(n) > len(b)-5 {
-		return wire.HeaderValue{}, nil, false
-	}
-	if fixed := kind.FixedSize(); fixed != 0 && int(n) != fixed {
-		return wire.HeaderValue{}, nil, false
-	}
-	return wire.HeaderValue{Kind: kind, Data: b[5 : 5+n]}, b[5+n:], true
 }

@@ -29,12 +29,10 @@ type topicSettings struct {
 // message_expiry and max_topic_size (u64, µs and bytes). Others, such as
 // the reference SDK's consumer_offset_durability, are kept and echoed only.
 func (set *topicSettings) applyOptions() {
-	for rest := set.options; len(rest) > 0; {
-		key, r, _ := headerField(rest) // checked by checkOptions
-		val, next, _ := headerField(r)
-		rest = next
+	h, _ := wire.ParseHeaders(set.options) // checked by checkOptions
+	for key, val := range h.All() {
 		u64 := val.Kind == wire.HeaderKindUint64
-		switch string(key.Data) {
+		switch key {
 		case "compression_algorithm":
 			switch string(val.Data) {
 			case "none":

@@ -23,7 +23,7 @@ import (
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/internal/featuretest"
+	"github.com/lasergo/laser/internal/realiggy"
 	"github.com/lasergo/laser/otellaser"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -206,7 +206,8 @@ func has(set attribute.Set, want []attribute.KeyValue) bool {
 
 // transports are the logs the request/reply trace is checked on: the
 // embedded log, the Iggy transport over the in-process test server, and a
-// real Iggy server when LASER_IGGY_ADDR names one (a fresh stream per run).
+// real Iggy server when LASER_IGGY_ADDR names one (a fresh stream per
+// test, deleted after it).
 func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 	dial := func(t *testing.T, addr string) runtime.Transport {
 		tr, err := iggy.Dial(context.Background(), addr, iggy.Config{})
@@ -222,11 +223,11 @@ func transports(t *testing.T) map[string]func(t *testing.T) runtime.Transport {
 			return dial(t, "iggy://iggy:iggy@"+iggytest.Start(t, iggytest.Config{}).Addr()+"/otel")
 		},
 		"iggy": func(t *testing.T) runtime.Transport {
-			addr := os.Getenv("LASER_IGGY_ADDR")
+			addr := os.Getenv(realiggy.Env)
 			if addr == "" {
-				t.Skip("LASER_IGGY_ADDR is not set; set it to iggy://user:pass@host:port/stream to trace over a real Iggy 0.8 server")
+				t.Skip(realiggy.Env + " is not set; set it to iggy://user:pass@host:port/stream to trace over a real Iggy server")
 			}
-			return dial(t, featuretest.StreamSuffixed(addr, fmt.Sprintf("_otel_%d", time.Now().UnixNano())))
+			return dial(t, realiggy.Stream(t, addr))
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lasergo/laser/internal/fuzzcheck"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -17,105 +18,90 @@ import (
 // record arrives) and the capsule types besides the dead letter. `make
 // reliability` runs them with every other package's fuzz targets.
 
-// recordKeys are the header names the record fuzzer draws from.
-var recordKeys = []string{
-	wire.HeaderAgentVersion, wire.HeaderContentType, wire.HeaderConversationID, wire.HeaderTarget,
-	wire.HeaderAgentID, wire.HeaderIdempotencyKey, wire.HeaderCorrelationID, wire.HeaderFence,
-	wire.HeaderDeadline, wire.HeaderCausalParent, wire.HeaderCost, "x-other",
-}
-
-// fuzzHeaders reads records of [key selector][kind][length][value...].
-func fuzzHeaders(data []byte) wire.Headers {
-	var h wire.Headers
-	for len(data) >= 3 {
-		key := recordKeys[int(data[0])%len(recordKeys)]
-		kind := wire.HeaderKind(data[1] % 16)
-		n := min(int(data[2]), len(data)-3)
-		h = append(h, wire.Header{Key: key, Value: wire.HeaderValue{Kind: kind, Data: data[3 : 3+n]}})
-		data = data[3+n:]
-	}
-	return h
-}
-
-func toFuzzHeaders(h wire.Headers) []byte {
-	var out []byte
-	for _, e := range h {
-		sel := len(recordKeys) - 1
-		for i, k := range recordKeys {
-			if k == e.Key {
-				sel = i
-			}
-		}
-		out = append(out, byte(sel), byte(e.Value.Kind), byte(len(e.Value.Data)))
-		out = append(out, e.Value.Data...)
-	}
-	return out
-}
-
-// FuzzDecodeRecord runs arbitrary headers and payloads through the
-// consumer's decode step. It must never panic; what it accepts must be
+// FuzzDecodeRecord runs arbitrary header bytes and payloads through the
+// consumer's decode step. The header bytes are what a hostile peer can put
+// on the log (Iggy stores user headers unchecked), read as the Iggy
+// transport reads them: wire.ParseHeaders, and a record that fails it goes
+// on without headers. It must never panic; what it accepts must be
 // consistent: an AGDX record yields a valid envelope that re-encodes to
 // itself and binds the headers' signature context, a plain one yields
 // provenance and no envelope.
 func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range decodeRecordSeeds(f) {
+		f.Add(s[0], s[1])
+	}
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(checkDecodeRecord)
+}
+
+// decodeRecordSeeds are an AGDX record and a plain one, header bytes and
+// payload, as a producer of this module writes them.
+func decodeRecordSeeds(tb testing.TB) [][2][]byte {
 	conv := wire.IDFromUint128(7, 9)
 	corr := wire.IDFromUint128(8, 9)
 	env := &wire.Envelope{Kind: wire.KindCommand, Record: &corr, Conversation: conv, Source: "planner", Correlation: &corr, Body: []byte(`{}`)}
 	payload, err := env.Marshal()
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Add(toFuzzHeaders(wire.EnvelopeHeaders(env, wire.ContentJSON)), payload)
 	fence := uint64(3)
 	prov := wire.Provenance{Conversation: conv, Agent: "planner", IdempotencyKey: "k", Fence: &fence}
 	ph, err := prov.Headers()
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Add(toFuzzHeaders(ph), []byte("plain body"))
-	f.Add([]byte{}, []byte{})
-	f.Fuzz(func(t *testing.T, headerBytes, payload []byte) {
-		rec := &runtime.Incoming{Headers: wire.MustEncodeHeaders(fuzzHeaders(headerBytes)), Payload: payload}
-		m, err := runtime.DecodeRecord("t", rec, wire.FeaturesNone)
-		if err != nil {
-			if m != nil {
-				t.Fatal("a failed decode returned a message")
-			}
-			return
+	return [][2][]byte{
+		{wire.MustEncodeHeaders(wire.EnvelopeHeaders(env, wire.ContentJSON)).Bytes(), payload},
+		{wire.MustEncodeHeaders(ph).Bytes(), []byte("plain body")},
+	}
+}
+
+// checkDecodeRecord is FuzzDecodeRecord's harness.
+func checkDecodeRecord(t *testing.T, headerBytes, payload []byte) {
+	h, err := wire.ParseHeaders(headerBytes)
+	if err != nil {
+		h = wire.EncodedHeaders{}
+	}
+	rec := &runtime.Incoming{Headers: h, Payload: payload}
+	m, err := runtime.DecodeRecord("t", rec, wire.FeaturesNone)
+	if err != nil {
+		if m != nil {
+			t.Fatal("a failed decode returned a message")
 		}
-		_, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
-		if !agdx {
-			if m.Envelope != nil {
-				t.Fatal("a plain record decoded to an envelope")
-			}
-			if _, err := wire.DecodeProvenance(rec.Headers); err != nil {
-				t.Fatalf("accepted provenance DecodeProvenance refuses: %v", err)
-			}
-			return
+		return
+	}
+	_, agdx := rec.Headers.Get(wire.HeaderAgentVersion)
+	if !agdx {
+		if m.Envelope != nil {
+			t.Fatal("a plain record decoded to an envelope")
 		}
-		if m.Envelope == nil {
-			t.Fatal("an AGDX record decoded without its envelope")
+		if _, err := wire.DecodeProvenance(rec.Headers); err != nil {
+			t.Fatalf("accepted provenance DecodeProvenance refuses: %v", err)
 		}
-		if err := wire.Validate(m.Envelope); err != nil {
-			t.Fatalf("accepted an invalid envelope: %v", err)
+		return
+	}
+	if m.Envelope == nil {
+		t.Fatal("an AGDX record decoded without its envelope")
+	}
+	if err := wire.Validate(m.Envelope); err != nil {
+		t.Fatalf("accepted an invalid envelope: %v", err)
+	}
+	if m.Provenance.Conversation != m.Envelope.Conversation {
+		t.Fatal("synthesized provenance names another conversation")
+	}
+	canon, err := m.Envelope.Marshal()
+	if err != nil {
+		t.Fatalf("accepted envelope does not re-encode: %v", err)
+	}
+	if !bytes.Equal(canon, payload) {
+		back, err := wire.DecodeEnvelope(canon)
+		if err != nil || !cmp.Equal(back, m.Envelope) {
+			t.Fatalf("accepted envelope does not round-trip (%v)", err)
 		}
-		if m.Provenance.Conversation != m.Envelope.Conversation {
-			t.Fatal("synthesized provenance names another conversation")
-		}
-		canon, err := m.Envelope.Marshal()
-		if err != nil {
-			t.Fatalf("accepted envelope does not re-encode: %v", err)
-		}
-		if !bytes.Equal(canon, payload) {
-			back, err := wire.DecodeEnvelope(canon)
-			if err != nil || !cmp.Equal(back, m.Envelope) {
-				t.Fatalf("accepted envelope does not round-trip (%v)", err)
-			}
-		}
-		if _, err := sign.ObservedContext(rec.Headers); err != nil {
-			t.Fatalf("accepted headers whose signature context does not read: %v", err)
-		}
-	})
+	}
+	if _, err := sign.ObservedContext(rec.Headers); err != nil {
+		t.Fatalf("accepted headers whose signature context does not read: %v", err)
+	}
 }
 
 // capsule decoders, each with its re-encoder, for FuzzDecodeCapsules.
@@ -135,8 +121,17 @@ var capsuleCodecs = []struct {
 // may panic, failures must match wire.ErrDecode, and whatever decodes must
 // re-encode to bytes that decode to an equal value.
 func FuzzDecodeCapsules(f *testing.F) {
+	for _, b := range capsuleSeeds(f) {
+		f.Add(b)
+	}
+	f.Fuzz(checkCapsules)
+}
+
+// capsuleSeeds are capsules as this module writes them, and two bare maps.
+func capsuleSeeds(tb testing.TB) [][]byte {
 	msg := "bad input"
 	detail := "boom"
+	var out [][]byte
 	for _, v := range []interface{ Marshal() ([]byte, error) }{
 		&wire.DeadLetter{Source: wire.LogPosition{StreamID: 1, TopicID: 2, PartitionID: 3, Offset: 4}, Reason: wire.ReasonRejected, Attempts: 2, Detail: &detail, Payload: []byte{0xa0}},
 		&wire.ErrorBody{Code: wire.ErrorInvalidRequest, Message: &msg, Retryable: true},
@@ -144,32 +139,57 @@ func FuzzDecodeCapsules(f *testing.F) {
 	} {
 		b, err := v.Marshal()
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
-		f.Add(b)
+		out = append(out, b)
 	}
-	f.Add([]byte{0xa0})
-	f.Add([]byte{0xbf, 0xff})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, c := range capsuleCodecs {
-			v, err := c.decode(data)
-			if err != nil {
-				if !errors.Is(err, wire.ErrDecode) {
-					t.Fatalf("%s: decode error %v does not match ErrDecode", c.name, err)
-				}
-				continue
+	return append(out, []byte{0xa0}, []byte{0xbf, 0xff})
+}
+
+// checkCapsules is FuzzDecodeCapsules' harness.
+func checkCapsules(t *testing.T, data []byte) {
+	for _, c := range capsuleCodecs {
+		v, err := c.decode(data)
+		if err != nil {
+			if !errors.Is(err, wire.ErrDecode) {
+				t.Fatalf("%s: decode error %v does not match ErrDecode", c.name, err)
 			}
-			canon, err := c.encode(v)
-			if err != nil {
-				t.Fatalf("%s: decoded value does not re-encode: %v", c.name, err)
-			}
-			back, err := c.decode(canon)
-			if err != nil {
-				t.Fatalf("%s: re-encoding does not decode: %v", c.name, err)
-			}
-			if diff := cmp.Diff(v, back); diff != "" {
-				t.Fatalf("%s: decode(encode(v)) != v:\n%s", c.name, diff)
+			continue
+		}
+		canon, err := c.encode(v)
+		if err != nil {
+			t.Fatalf("%s: decoded value does not re-encode: %v", c.name, err)
+		}
+		back, err := c.decode(canon)
+		if err != nil {
+			t.Fatalf("%s: re-encoding does not decode: %v", c.name, err)
+		}
+		if diff := cmp.Diff(v, back); diff != "" {
+			t.Fatalf("%s: decode(encode(v)) != v:\n%s", c.name, diff)
+		}
+	}
+}
+
+// TestFuzzHarnessesTakeAnyInput runs the harnesses of this file over
+// fuzzcheck's hostile inputs as a plain test, so a harness that cannot
+// fuzz (FuzzDecodeRecord once panicked on its first input, building
+// headers with a Must encoder) fails every go test run.
+func TestFuzzHarnessesTakeAnyInput(t *testing.T) {
+	t.Run("FuzzDecodeRecord", func(t *testing.T) {
+		seeds := decodeRecordSeeds(t)
+		var flat [][]byte
+		for _, s := range seeds {
+			flat = append(flat, s[0], s[1])
+		}
+		pairs := append(seeds, fuzzcheck.Pairs(fuzzcheck.Inputs(1, flat...))...)
+		for _, s := range seeds {
+			for _, h := range fuzzcheck.Inputs(2, s[0]) {
+				pairs = append(pairs, [2][]byte{h, s[1]})
 			}
 		}
+		fuzzcheck.Run(t, pairs, func(t *testing.T, p [2][]byte) { checkDecodeRecord(t, p[0], p[1]) })
+	})
+	t.Run("FuzzDecodeCapsules", func(t *testing.T) {
+		fuzzcheck.Run(t, fuzzcheck.Inputs(1, capsuleSeeds(t)...), checkCapsules)
 	})
 }

@@ -216,9 +216,9 @@ func (p *proc) waitLine(ctx context.Context, substr string) (string, error) {
 	}
 }
 
-// startDevServer runs `laser dev` on a free loopback port, without its
-// console (whose default port a developer's own laser dev may hold), and
-// returns its connection string for stream.
+// startDevServer runs `laser dev` on a free loopback port, without its web
+// console (whose default port, 8088, any other laser dev on the machine may
+// hold), and returns its connection string for stream.
 func startDevServer(t *testing.T, ctx context.Context, laser, stream string) (string, *proc) {
 	t.Helper()
 	p := startProc(t, "laser dev", laser, "dev", "--addr", "127.0.0.1:0", "--console", "")

@@ -9,9 +9,31 @@ import (
 )
 
 // ErrBadHeader reports user headers Iggy cannot carry or that do not parse:
-// an empty or over-long key or value, an unknown kind, a fixed-width kind of
-// the wrong size, or bytes cut short.
+// an empty or over-long key or value, an unknown kind, a key or value of a
+// fixed-width kind of the wrong size, or bytes cut short.
 var ErrBadHeader = errors.New("wire: invalid user header")
+
+// HeaderError says where ParseHeaders found encoded headers bad: which
+// entry, its key or its value, and at which byte. It matches ErrBadHeader.
+type HeaderError struct {
+	Entry  int    // the entry's index, from 0
+	Key    bool   // the key is at fault; otherwise the value
+	Name   string // the entry's key bytes, when the value is at fault
+	Offset int    // where the faulty field starts in the parsed bytes
+	Reason string // what is wrong, e.g. "double of 7 bytes, want 8"
+}
+
+// Error renders e.g. `wire: invalid user header: entry 0 key at byte 0:
+// double of 7 bytes, want 8` or `... entry 1 value of "agdx.av" at byte 19: ...`.
+func (e *HeaderError) Error() string {
+	if e.Key {
+		return fmt.Sprintf("%v: entry %d key at byte %d: %s", ErrBadHeader, e.Entry, e.Offset, e.Reason)
+	}
+	return fmt.Sprintf("%v: entry %d value of %q at byte %d: %s", ErrBadHeader, e.Entry, e.Name, e.Offset, e.Reason)
+}
+
+// Is makes every HeaderError match ErrBadHeader.
+func (e *HeaderError) Is(target error) bool { return target == ErrBadHeader }
 
 // headerEntryFraming is what one encoded entry costs beyond its key and
 // value bytes: a kind byte and a u32 length for each.
@@ -32,17 +54,23 @@ type EncodedHeaders struct {
 
 // ParseHeaders checks b as encoded user headers, the way Iggy lays them
 // out, and returns a view of it (b is not copied and must not be written
-// afterwards).
+// afterwards). It is the one walk every reader of Iggy headers in this
+// module runs. Iggy's servers (0.8 and 0.9) store user headers as opaque
+// bytes, so whatever a producer sends reaches the consumer; the rule is
+// therefore the one Iggy's own readers apply (iggy_common's
+// user_headers_from_wire, the Go SDK's DeserializeHeaders): kinds 1..15,
+// lengths 1..255, and a key, like a value, of a fixed-width kind exactly
+// that kind's width. A failure is a *HeaderError.
 func ParseHeaders(b []byte) (EncodedHeaders, error) {
-	for rest := b; len(rest) > 0; {
-		key, r, err := checkField(rest, true)
-		if err != nil {
-			return EncodedHeaders{}, fmt.Errorf("%w: key: %w", ErrBadHeader, err)
+	for rest, entry := b, 0; len(rest) > 0; entry++ {
+		r, reason := checkField(rest)
+		if reason != "" {
+			return EncodedHeaders{}, &HeaderError{Entry: entry, Key: true, Offset: len(b) - len(rest), Reason: reason}
 		}
-		if _, r, err = checkField(r, false); err != nil {
-			return EncodedHeaders{}, fmt.Errorf("%w: value of %q: %w", ErrBadHeader, key, err)
+		key := rest[5 : len(rest)-len(r)]
+		if rest, reason = checkField(r); reason != "" {
+			return EncodedHeaders{}, &HeaderError{Entry: entry, Name: string(key), Offset: len(b) - len(r), Reason: reason}
 		}
-		rest = r
 	}
 	if len(b) == 0 {
 		return EncodedHeaders{}, nil
@@ -50,25 +78,25 @@ func ParseHeaders(b []byte) (EncodedHeaders, error) {
 	return EncodedHeaders{b: b[:len(b):len(b)]}, nil
 }
 
-// checkField checks one kind-length-bytes field at the start of b and
-// returns its bytes and the rest.
-func checkField(b []byte, key bool) ([]byte, []byte, error) {
+// checkField checks one kind-length-bytes field, key or value alike, at
+// the start of b and returns the rest, or why the field is bad.
+func checkField(b []byte) ([]byte, string) {
 	if len(b) < 5 {
-		return nil, nil, errors.New("cut short")
+		return nil, "cut short"
 	}
 	kind := HeaderKind(b[0])
 	n := binary.LittleEndian.Uint32(b[1:5])
 	switch {
 	case kind < HeaderKindRaw || kind > HeaderKindDouble:
-		return nil, nil, fmt.Errorf("unknown kind %d", uint8(kind))
+		return nil, fmt.Sprintf("unknown kind %d", uint8(kind))
 	case n < 1 || n > HeaderValueMax:
-		return nil, nil, fmt.Errorf("length %d, want 1..%d", n, HeaderValueMax)
+		return nil, fmt.Sprintf("length %d, want 1..%d", n, HeaderValueMax)
 	case int(n) > len(b)-5:
-		return nil, nil, errors.New("cut short")
-	case !key && kind.FixedSize() != 0 && int(n) != kind.FixedSize():
-		return nil, nil, fmt.Errorf("%s of %d bytes", kind, n)
+		return nil, "cut short"
+	case kind.FixedSize() != 0 && int(n) != kind.FixedSize():
+		return nil, fmt.Sprintf("%s of %d bytes, want %d", kind, n, kind.FixedSize())
 	}
-	return b[5 : 5+n], b[5+n:], nil
+	return b[5+n:], ""
 }
 
 // nextEntry splits the first entry off checked bytes.

@@ -150,3 +150,85 @@ func TestDecodeProvenanceFromEncodedHeadersAllocatesNothing(t *testing.T) {
 		t.Fatalf("DecodeProvenanceInto allocates %v times", n)
 	}
 }
+
+// fixedWidthKinds are the header kinds whose keys and values have one size.
+var fixedWidthKinds = []wire.HeaderKind{
+	wire.HeaderKindBool, wire.HeaderKindInt8, wire.HeaderKindInt16, wire.HeaderKindInt32,
+	wire.HeaderKindInt64, wire.HeaderKindInt128, wire.HeaderKindUint8, wire.HeaderKindUint16,
+	wire.HeaderKindUint32, wire.HeaderKindUint64, wire.HeaderKindUint128, wire.HeaderKindFloat,
+	wire.HeaderKindDouble,
+}
+
+// field encodes one kind-length-bytes field of n bytes of 'k'.
+func field(kind wire.HeaderKind, n int) []byte {
+	b := []byte{byte(kind), byte(n), byte(n >> 8), 0, 0}
+	return append(b, bytes.Repeat([]byte{'k'}, n)...)
+}
+
+// TestParseHeadersRefusesAFixedWidthKeyOfAnotherWidth pins the rule Iggy's
+// own readers apply to keys (iggy_common's user_headers_from_wire answers
+// InvalidHeaderKey, the Go SDK "invalid header key size for kind"): a key
+// of a fixed-width kind has exactly that width, as a value does.
+func TestParseHeadersRefusesAFixedWidthKeyOfAnotherWidth(t *testing.T) {
+	value := field(wire.HeaderKindString, 1)
+	for _, kind := range fixedWidthKinds {
+		for _, n := range []int{kind.FixedSize() - 1, kind.FixedSize() + 1, 7} {
+			if n == 0 || n == kind.FixedSize() {
+				continue
+			}
+			b := append(field(kind, n), value...)
+			_, err := wire.ParseHeaders(b)
+			var he *wire.HeaderError
+			if !errors.As(err, &he) || !errors.Is(err, wire.ErrBadHeader) || !he.Key || he.Entry != 0 || he.Offset != 0 {
+				t.Errorf("%s key of %d bytes: err %v, want a HeaderError on entry 0's key", kind, n, err)
+			}
+		}
+	}
+}
+
+// TestParseHeadersAcceptsAFixedWidthKeyOfItsWidth: the rule refuses only the
+// wrong width; a non-string key of the right width is a header like any
+// other, found by its bytes.
+func TestParseHeadersAcceptsAFixedWidthKeyOfItsWidth(t *testing.T) {
+	for _, kind := range fixedWidthKinds {
+		b := append(field(kind, kind.FixedSize()), field(wire.HeaderKindString, 2)...)
+		h, err := wire.ParseHeaders(b)
+		if err != nil {
+			t.Fatalf("%s key of %d bytes: %v", kind, kind.FixedSize(), err)
+		}
+		if v, ok := h.Get(string(bytes.Repeat([]byte{'k'}, kind.FixedSize()))); !ok || string(v.Data) != "kk" || h.Len() != 1 {
+			t.Fatalf("%s key: Get = %v %v, Len %d", kind, v, ok, h.Len())
+		}
+	}
+}
+
+// TestParseHeadersRefusesTheFuzzersDoubleKey replays the input of
+// iggy/testdata/fuzz/FuzzDecodeHeaders/2f2b871d51e199ed: a double key of 7
+// bytes, which the decoder used to accept and the Iggy SDK refuses.
+func TestParseHeadersRefusesTheFuzzersDoubleKey(t *testing.T) {
+	b := []byte("\x0f\a\x00\x00\x000000000\x02\a\x00\x00\x000000000")
+	_, err := wire.ParseHeaders(b)
+	want := "wire: invalid user header: entry 0 key at byte 0: double of 7 bytes, want 8"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+}
+
+// TestHeaderErrorLocatesTheBadValue: a bad value is reported on its own
+// entry, by its key, at the byte where the value starts.
+func TestHeaderErrorLocatesTheBadValue(t *testing.T) {
+	good := wire.MustEncodeHeaders(wire.Headers{{Key: "a", Value: wire.StringValue("x")}}).Bytes()
+	bad := append(field(wire.HeaderKindString, 2), field(wire.HeaderKindUint64, 4)...)
+	_, err := wire.ParseHeaders(append(append([]byte{}, good...), bad...))
+	var he *wire.HeaderError
+	if !errors.As(err, &he) {
+		t.Fatalf("err %v, want a HeaderError", err)
+	}
+	want := wire.HeaderError{Entry: 1, Name: "kk", Offset: len(good) + 7, Reason: "uint64 of 4 bytes, want 8"}
+	if *he != want {
+		t.Fatalf("HeaderError %+v, want %+v", *he, want)
+	}
+	if msg := `wire: invalid user header: entry 1 value of "kk" at byte 19: uint64 of 4 bytes, want 8`; err.Error() != msg {
+		t.Fatalf("message %q, want %q", err, msg)
+	}
+}

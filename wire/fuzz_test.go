@@ -10,6 +10,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lasergo/laser/internal/fuzzcheck"
 	"github.com/lasergo/laser/internal/vectors"
 	"github.com/lasergo/laser/wire"
 )
@@ -93,104 +94,105 @@ func FuzzDecodeDeadLetter(f *testing.F) {
 	}
 	seed, _ := (&wire.DeadLetter{Source: wire.LogPosition{StreamID: 1, Offset: 9}, Reason: wire.ReasonDecodeFailed, Detail: new(string), Payload: []byte{0xa0}}).Marshal()
 	f.Add(seed)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := wire.DecodeDeadLetter(data)
-		if err != nil {
-			if !errors.Is(err, wire.ErrDecode) {
-				t.Fatalf("decode error %v does not match ErrDecode", err)
-			}
-			return
-		}
-		if err := wellformed.Wellformed(data); err != nil {
-			t.Fatalf("accepted malformed input (%v): %x", err, data)
-		}
-		canon, err := d.Marshal()
-		if err != nil {
-			t.Fatalf("decoded capsule does not re-encode: %v", err)
-		}
-		back, err := wire.DecodeDeadLetter(canon)
-		if err != nil {
-			t.Fatalf("re-encoding does not decode: %v", err)
-		}
-		if diff := cmp.Diff(d, back); diff != "" {
-			t.Fatalf("decode(encode(v)) != v:\n%s", diff)
-		}
-	})
+	f.Fuzz(checkDeadLetterBytes)
 }
 
-// fuzzKeys are the header names the provenance fuzzer draws from: every
-// provenance key plus foreign and typed neighbours.
-var fuzzKeys = []string{
-	wire.HeaderConversationID, wire.HeaderCausalParent, wire.HeaderParentConversation, wire.HeaderRootConversation,
-	wire.HeaderAgentID, wire.HeaderTarget, wire.HeaderIdempotencyKey, wire.HeaderCorrelationID, wire.HeaderFence,
-	wire.HeaderDeadline, wire.HeaderUsageInputTokens, wire.HeaderUsageOutputTokens, wire.HeaderCost,
-	wire.HeaderContentType, wire.HeaderAgentVersion, wire.HeaderDelegatedBy, "x-other",
-}
-
-// headersFromFuzz reads records of [key selector][kind][length][value...].
-func headersFromFuzz(data []byte) wire.Headers {
-	var h wire.Headers
-	for len(data) >= 3 {
-		key := fuzzKeys[int(data[0])%len(fuzzKeys)]
-		kind := wire.HeaderKind(data[1] % 16)
-		n := min(int(data[2]), len(data)-3)
-		h = append(h, wire.Header{Key: key, Value: wire.HeaderValue{Kind: kind, Data: data[3 : 3+n]}})
-		data = data[3+n:]
+// checkDeadLetterBytes is FuzzDecodeDeadLetter's harness.
+func checkDeadLetterBytes(t *testing.T, data []byte) {
+	d, err := wire.DecodeDeadLetter(data)
+	if err != nil {
+		if !errors.Is(err, wire.ErrDecode) {
+			t.Fatalf("decode error %v does not match ErrDecode", err)
+		}
+		return
 	}
-	return h
-}
-
-func headersToFuzz(h wire.Headers) []byte {
-	var out []byte
-	for _, e := range h {
-		sel := 0
-		for i, k := range fuzzKeys {
-			if k == e.Key {
-				sel = i
-			}
-		}
-		out = append(out, byte(sel), byte(e.Value.Kind), byte(len(e.Value.Data)))
-		out = append(out, e.Value.Data...)
+	if err := wellformed.Wellformed(data); err != nil {
+		t.Fatalf("accepted malformed input (%v): %x", err, data)
 	}
-	return out
+	canon, err := d.Marshal()
+	if err != nil {
+		t.Fatalf("decoded capsule does not re-encode: %v", err)
+	}
+	back, err := wire.DecodeDeadLetter(canon)
+	if err != nil {
+		t.Fatalf("re-encoding does not decode: %v", err)
+	}
+	if diff := cmp.Diff(d, back); diff != "" {
+		t.Fatalf("decode(encode(v)) != v:\n%s", diff)
+	}
 }
 
+// FuzzDecodeProvenance reads provenance from arbitrary header bytes, which
+// a hostile peer can put on the log as they are (Iggy stores user headers
+// unchecked): what ParseHeaders admits must decode without panicking, and
+// what decodes and re-encodes must decode back to itself.
 func FuzzDecodeProvenance(f *testing.F) {
-	full := fullProvenance()
-	for _, prov := range []wire.Provenance{full, {Conversation: idConv}} {
+	for _, b := range provenanceSeeds(f) {
+		f.Add(b)
+	}
+	f.Fuzz(checkProvenanceBytes)
+}
+
+// provenanceSeeds are encoded headers of full and minimal provenance and of
+// an envelope.
+func provenanceSeeds(tb testing.TB) [][]byte {
+	var out [][]byte
+	for _, prov := range []wire.Provenance{fullProvenance(), {Conversation: idConv}} {
 		h, err := prov.Headers()
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
-		f.Add(headersToFuzz(h))
+		out = append(out, wire.MustEncodeHeaders(h).Bytes())
 	}
 	target := wire.AgentID("target-agent")
-	f.Add(headersToFuzz(wire.EnvelopeHeaders(&wire.Envelope{Conversation: idConv, Target: &target}, wire.ContentJSON)))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		enc, err := headersFromFuzz(data).Encode()
+	return append(out, wire.MustEncodeHeaders(wire.EnvelopeHeaders(&wire.Envelope{Conversation: idConv, Target: &target}, wire.ContentJSON)).Bytes())
+}
+
+// checkProvenanceBytes is FuzzDecodeProvenance's harness.
+func checkProvenanceBytes(t *testing.T, data []byte) {
+	enc, err := wire.ParseHeaders(data)
+	if err != nil {
+		if !errors.Is(err, wire.ErrBadHeader) {
+			t.Fatalf("ParseHeaders error %v does not match ErrBadHeader", err)
+		}
+		return // the transport hands such a record on without headers
+	}
+	prov, err := wire.DecodeProvenance(enc)
+	if err != nil {
+		return
+	}
+	h, err := prov.Headers()
+	if err != nil {
+		// Reading is lenient about values the writer refuses (say an
+		// over-long agent); only encodable provenance must round-trip.
+		if !errors.Is(err, wire.ErrProvenanceValue) && !errors.Is(err, wire.ErrProvenanceTooLarge) {
+			t.Fatalf("unexpected encode error: %v", err)
+		}
+		return
+	}
+	back, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h))
+	if err != nil {
+		t.Fatalf("re-encoded headers do not decode: %v", err)
+	}
+	if diff := cmp.Diff(prov, back); diff != "" {
+		t.Fatalf("decode(encode(v)) != v:\n%s", diff)
+	}
+}
+
+// TestFuzzHarnessesTakeAnyInput runs the dead-letter and provenance
+// harnesses over fuzzcheck's hostile inputs as a plain test (the envelope
+// harness has TestDecodersSurviveCorruption), so a harness that cannot
+// fuzz fails every go test run.
+func TestFuzzHarnessesTakeAnyInput(t *testing.T) {
+	t.Run("FuzzDecodeDeadLetter", func(t *testing.T) {
+		seed, err := (&wire.DeadLetter{Source: wire.LogPosition{StreamID: 1, Offset: 9}, Reason: wire.ReasonDecodeFailed, Payload: []byte{0xa0}}).Marshal()
 		if err != nil {
-			return // nothing Iggy would carry
+			t.Fatal(err)
 		}
-		prov, err := wire.DecodeProvenance(enc)
-		if err != nil {
-			return
-		}
-		h, err := prov.Headers()
-		if err != nil {
-			// Reading is lenient about values the writer refuses (say an
-			// over-long agent); only encodable provenance must round-trip.
-			if !errors.Is(err, wire.ErrProvenanceValue) && !errors.Is(err, wire.ErrProvenanceTooLarge) {
-				t.Fatalf("unexpected encode error: %v", err)
-			}
-			return
-		}
-		back, err := wire.DecodeProvenance(wire.MustEncodeHeaders(h))
-		if err != nil {
-			t.Fatalf("re-encoded headers do not decode: %v", err)
-		}
-		if diff := cmp.Diff(prov, back); diff != "" {
-			t.Fatalf("decode(encode(v)) != v:\n%s", diff)
-		}
+		fuzzcheck.Run(t, fuzzcheck.Inputs(1, append(seedFixtures(), seed)...), checkDeadLetterBytes)
+	})
+	t.Run("FuzzDecodeProvenance", func(t *testing.T) {
+		fuzzcheck.Run(t, fuzzcheck.Inputs(1, provenanceSeeds(t)...), checkProvenanceBytes)
 	})
 }
 

@@ -63,8 +63,12 @@ func TestCrashChild(t *testing.T) {
 // checks that every step completed exactly once: the journaled first step
 // is not dispatched again, the killed step completes on the resumed run.
 func TestCrashResumesEachStepOnce(t *testing.T) {
-	addr := os.Getenv("LASER_IGGY_ADDR")
-	if addr == "" {
+	// On a real server (LASER_IGGY_ADDR) the test gets a fresh stream of
+	// its own; the test server is its own anyway.
+	var addr string
+	if os.Getenv(featuretest.RealServerEnv) != "" {
+		addr = featuretest.RealServerAddr(t)
+	} else {
 		addr = "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/workflow_crash"
 	}
 	w := featuretest.NewWorkflowWorld(featuretest.NewWorld(t, featuretest.Dial(t, addr)))

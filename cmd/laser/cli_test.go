@@ -2,19 +2,16 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"log"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lasergo/laser/iggytest"
-	"github.com/lasergo/laser/internal/featuretest"
+	"github.com/lasergo/laser/internal/realiggy"
 )
 
 // realServer is LASER_IGGY_ADDR as the test process started with it (tests
@@ -27,20 +24,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var streams atomic.Int32
-
 // serverAddr returns the connection string of an empty stream: on the real
-// server when LASER_IGGY_ADDR names one, else on an in-process test server.
+// server when LASER_IGGY_ADDR names one (a fresh stream of t's own, deleted
+// when t ends), else on an in-process test server.
 func serverAddr(t *testing.T) string {
 	t.Helper()
 	if realServer == "" {
 		return "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/laser"
 	}
-	i := strings.LastIndexByte(realServer, '/')
-	if i < 0 {
-		t.Fatalf("LASER_IGGY_ADDR %q names no stream", redactAddr(realServer))
-	}
-	return featuretest.StreamSuffixed(realServer, fmt.Sprintf("_cli_%d_%d", time.Now().UnixNano(), streams.Add(1)))
+	return realiggy.Stream(t, realServer)
 }
 
 // Flags may come before or after positional arguments and the subcommand.

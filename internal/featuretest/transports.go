@@ -2,7 +2,6 @@ package featuretest
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -10,39 +9,30 @@ import (
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/realiggy"
 	"github.com/lasergo/laser/runtime"
 )
 
 // RealServerEnv names the environment variable holding the connection
-// string of a real Iggy server, for the tests that run against one: Iggy
-// 0.8, or 0.9+ with ?protocol=vsr.
-const RealServerEnv = "LASER_IGGY_ADDR"
+// string of a real Iggy server, for the tests that run against one.
+const RealServerEnv = realiggy.Env
 
 // realServerHint says how to run the skipped tests.
-const realServerHint = "set it to iggy://user:pass@host:port/stream (for example iggy://iggy:iggy@127.0.0.1:8090/laser_test) to run against a real Iggy 0.8 server, with ?protocol=vsr for Iggy 0.9+"
+const realServerHint = "set it to iggy://user:pass@host:port/stream (for example iggy://iggy:iggy@127.0.0.1:8090/laser_test) to run against a real Iggy 0.8 server, with ?protocol=vsr for Iggy 0.9+; each test works in a fresh stream named after that one, deleted when it ends"
 
-// RealServerAddr returns the connection string in LASER_IGGY_ADDR,
-// skipping tb, with a message saying how to set it, when it is unset.
+// RealServerAddr returns a connection string for the Iggy server
+// LASER_IGGY_ADDR names, on a stream of tb's own: fresh, named after the
+// variable's stream and tb, and deleted with all in it when tb ends
+// (realiggy.Stream), so runs never see each other's records. It skips tb,
+// with a message saying how to set the variable, when it is unset.
 func RealServerAddr(tb testing.TB) string {
 	tb.Helper()
 	addr := os.Getenv(RealServerEnv)
 	if addr == "" {
 		tb.Skip(RealServerEnv + " is not set; " + realServerHint)
+		return ""
 	}
-	return addr
-}
-
-// StreamSuffixed returns connection string addr with suffix appended to
-// its stream, its query (?protocol=vsr, TLS) kept; addr itself when it does
-// not parse.
-func StreamSuffixed(addr, suffix string) string {
-	u, err := url.Parse(addr)
-	if err != nil {
-		return addr + suffix
-	}
-	u.Path += suffix
-	u.RawPath = ""
-	return u.String()
+	return realiggy.Stream(tb, addr)
 }
 
 // Transport is one log the suites run over: a name for the subtest and a
@@ -54,7 +44,8 @@ type Transport struct {
 
 // Transports returns the logs laser-go ships: the embedded log, Iggy over
 // an in-process test server (on stream), and a real Iggy server when
-// LASER_IGGY_ADDR names one.
+// LASER_IGGY_ADDR names one, on a fresh stream of t's own (deleted when t
+// ends), as the test server is t's own.
 func Transports(t *testing.T, stream string) []Transport {
 	t.Helper()
 	trs := []Transport{
@@ -62,7 +53,8 @@ func Transports(t *testing.T, stream string) []Transport {
 		{Name: "iggytest", New: TestServer(t, stream)},
 	}
 	if addr := os.Getenv(RealServerEnv); addr != "" {
-		trs = append(trs, Transport{Name: "iggy", New: func(t *testing.T) runtime.Transport { return Dial(t, addr) }})
+		conn := realiggy.Stream(t, addr)
+		trs = append(trs, Transport{Name: "iggy", New: func(t *testing.T) runtime.Transport { return Dial(t, conn) }})
 	}
 	return trs
 }
@@ -79,7 +71,8 @@ func TestServer(t *testing.T, stream string) func(*testing.T) runtime.Transport 
 }
 
 // RealServer returns a maker of transports dialed to the Iggy server named
-// by LASER_IGGY_ADDR, skipping t when it is unset.
+// by LASER_IGGY_ADDR, all on one fresh stream of t's own (RealServerAddr),
+// skipping t when the variable is unset.
 func RealServer(t *testing.T) func(*testing.T) runtime.Transport {
 	t.Helper()
 	addr := RealServerAddr(t)

@@ -5,6 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/apache/iggy/foreign/go/client"
+	"github.com/apache/iggy/foreign/go/client/tcp"
+
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/runtime"
 )
 
 // skipRecorder is a testing.TB that records a skip instead of ending the
@@ -29,12 +35,14 @@ func TestRealServerAddrSkipsSayingTheVariableIsUnsetAndHowToSetIt(t *testing.T) 
 	}
 }
 
-func TestRealServerAddrReturnsTheVariableWhenSet(t *testing.T) {
-	const addr = "iggy://iggy:iggy@127.0.0.1:1/laser_test"
+func TestRealServerAddrGivesAFreshStreamOnTheNamedServer(t *testing.T) {
+	s := iggytest.Start(t, iggytest.Config{})
+	addr := "iggy://iggy:iggy@" + s.Addr() + "/laser_test"
 	t.Setenv(RealServerEnv, addr)
 	r := &skipRecorder{TB: t}
-	if got := RealServerAddr(r); got != addr || r.skipped != "" {
-		t.Fatalf("RealServerAddr = %q (skipped %q), want %q and no skip", got, r.skipped, addr)
+	a, b := RealServerAddr(r), RealServerAddr(r)
+	if r.skipped != "" || a == b || !strings.HasPrefix(a, addr+"_") || !strings.HasPrefix(b, addr+"_") {
+		t.Fatalf("RealServerAddr = %q and %q (skipped %q), want two fresh streams after %q", a, b, r.skipped, addr)
 	}
 }
 
@@ -50,19 +58,51 @@ func TestTransportsAddTheRealServerOnlyWhenNamed(t *testing.T) {
 	if got := names(); !slices.Equal(got, []string{"embedlog", "iggytest"}) {
 		t.Fatalf("without %s the transports are %v, want embedlog and iggytest", RealServerEnv, got)
 	}
-	t.Setenv(RealServerEnv, "iggy://iggy:iggy@127.0.0.1:1/laser_test")
+	t.Setenv(RealServerEnv, "iggy://iggy:iggy@"+iggytest.Start(t, iggytest.Config{}).Addr()+"/laser_test")
 	if got := names(); !slices.Equal(got, []string{"embedlog", "iggytest", "iggy"}) {
 		t.Fatalf("with %s the transports are %v, want embedlog, iggytest and iggy", RealServerEnv, got)
 	}
 }
 
-func TestStreamSuffixedKeepsTheQuery(t *testing.T) {
-	for in, want := range map[string]string{
-		"iggy://iggy:iggy@127.0.0.1:8091/s?protocol=vsr": "iggy://iggy:iggy@127.0.0.1:8091/s_x?protocol=vsr",
-		"iggy://iggy:iggy@127.0.0.1:8090/s":              "iggy://iggy:iggy@127.0.0.1:8090/s_x",
-	} {
-		if got := StreamSuffixed(in, "_x"); got != want {
-			t.Errorf("StreamSuffixed(%q) = %q, want %q", in, got, want)
-		}
+// TestARealServerTestPassesTwiceOnOneServer is issue 45's failure, on the
+// test server standing in for a real one: a test that publishes and counts
+// its records runs twice with one LASER_IGGY_ADDR. Each run sees only its
+// own record, and no stream of either run is left on the server.
+func TestARealServerTestPassesTwiceOnOneServer(t *testing.T) {
+	s := iggytest.Start(t, iggytest.Config{})
+	t.Setenv(RealServerEnv, "iggy://iggy:iggy@"+s.Addr()+"/laser_test")
+	for run := range 2 {
+		t.Run(fmt.Sprint("run", run), func(t *testing.T) {
+			for _, tr := range Transports(t, "featuretest") {
+				if tr.Name != "iggy" {
+					continue
+				}
+				log := tr.New(t)
+				if err := log.EnsureTopics(t.Context(), 1, "items"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := log.Publish(t.Context(), "items", runtime.Outgoing{Payload: []byte("item")}); err != nil {
+					t.Fatal(err)
+				}
+				if n, err := log.NextOffset(t.Context(), "items", 0); err != nil || n != 1 {
+					t.Fatalf("the log holds %d items (%v), want this run's 1", n, err)
+				}
+			}
+		})
+	}
+	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(s.Addr())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := c.LoginUser("iggy", "iggy"); err != nil {
+		t.Fatal(err)
+	}
+	streams, err := c.GetStreams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range streams {
+		t.Errorf("stream %s left on the server", st.Name)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lasergo/laser/internal/fuzzcheck"
 )
 
 func TestParseDirectiveIgnoresOrdinaryComments(t *testing.T) {
@@ -112,49 +114,69 @@ func TestParseDirectiveKeepsParsingAfterAnError(t *testing.T) {
 // that every offset lies within the text, and that keys and unquoted values
 // are where their offsets say.
 func FuzzParseDirective(f *testing.F) {
-	for _, seed := range []string{
-		"//laser:agent id=billing listen=agent.commands respond=agent.responses",
-		`//laser:handle op="a b" ct=json`,
-		`//laser:event op="\u00e9\"" ct=`,
-		"//laser:",
-		"//laser:agent =x y= \"",
-		"//laser:handle op=x op=y zz=1",
-		"// not a directive",
-	} {
+	for _, seed := range directiveSeeds {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		d, errs, ok := ParseDirective(text)
-		if !ok {
-			if IsDirective(text) {
-				t.Fatalf("IsDirective(%q) but ParseDirective says no", text)
-			}
-			return
+	f.Fuzz(checkParseDirective)
+}
+
+// directiveSeeds are directives of each form, broken ones among them.
+var directiveSeeds = []string{
+	"//laser:agent id=billing listen=agent.commands respond=agent.responses",
+	`//laser:handle op="a b" ct=json`,
+	`//laser:event op="\u00e9\"" ct=`,
+	"//laser:",
+	"//laser:agent =x y= \"",
+	"//laser:handle op=x op=y zz=1",
+	"// not a directive",
+}
+
+// checkParseDirective is FuzzParseDirective's harness.
+func checkParseDirective(t *testing.T, text string) {
+	d, errs, ok := ParseDirective(text)
+	if !ok {
+		if IsDirective(text) {
+			t.Fatalf("IsDirective(%q) but ParseDirective says no", text)
 		}
-		in := func(what string, off int) {
-			if off < 0 || off > len(text) {
-				t.Fatalf("%s offset %d outside the %d-byte text %q", what, off, len(text), text)
-			}
+		return
+	}
+	in := func(what string, off int) {
+		if off < 0 || off > len(text) {
+			t.Fatalf("%s offset %d outside the %d-byte text %q", what, off, len(text), text)
 		}
-		in("name", d.NameOff)
-		if !strings.HasPrefix(text[d.NameOff:], d.Name) {
-			t.Fatalf("name %q not at offset %d of %q", d.Name, d.NameOff, text)
+	}
+	in("name", d.NameOff)
+	if !strings.HasPrefix(text[d.NameOff:], d.Name) {
+		t.Fatalf("name %q not at offset %d of %q", d.Name, d.NameOff, text)
+	}
+	for _, fl := range d.Fields {
+		in("key", fl.KeyOff)
+		in("value", fl.ValueOff)
+		if !strings.HasPrefix(text[fl.KeyOff:], fl.Key+"=") {
+			t.Fatalf("key %q not at offset %d of %q", fl.Key, fl.KeyOff, text)
 		}
-		for _, fl := range d.Fields {
-			in("key", fl.KeyOff)
-			in("value", fl.ValueOff)
-			if !strings.HasPrefix(text[fl.KeyOff:], fl.Key+"=") {
-				t.Fatalf("key %q not at offset %d of %q", fl.Key, fl.KeyOff, text)
-			}
-			if text[fl.ValueOff] != '"' && !strings.HasPrefix(text[fl.ValueOff:], fl.Value) {
-				t.Fatalf("value %q not at offset %d of %q", fl.Value, fl.ValueOff, text)
-			}
+		if text[fl.ValueOff] != '"' && !strings.HasPrefix(text[fl.ValueOff:], fl.Value) {
+			t.Fatalf("value %q not at offset %d of %q", fl.Value, fl.ValueOff, text)
 		}
-		for _, e := range errs {
-			in("error", e.Off)
-			if e.Problem == nil || e.Detail == "" {
-				t.Fatalf("error without problem or detail: %+v", e)
-			}
+	}
+	for _, e := range errs {
+		in("error", e.Off)
+		if e.Problem == nil || e.Detail == "" {
+			t.Fatalf("error without problem or detail: %+v", e)
 		}
+	}
+}
+
+// TestFuzzHarnessTakesAnyInput runs FuzzParseDirective's harness over
+// fuzzcheck's hostile inputs as a plain test, so a harness that cannot
+// fuzz fails every go test run.
+func TestFuzzHarnessTakesAnyInput(t *testing.T) {
+	var seeds [][]byte
+	for _, s := range directiveSeeds {
+		seeds = append(seeds, []byte(s))
+	}
+	fuzzcheck.Run(t, fuzzcheck.Inputs(1, seeds...), func(t *testing.T, b []byte) {
+		checkParseDirective(t, string(b))
+		checkParseDirective(t, "//laser:"+string(b))
 	})
 }

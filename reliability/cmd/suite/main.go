@@ -3,7 +3,10 @@
 // (LASER_RELIABILITY=full), then every fuzz target of the module for a
 // while each. `make reliability` runs it from the repository root.
 //
-//	go run ./reliability/cmd/suite [-fuzztime 20s] [-fuzz=false] [-race=false]
+//	go run ./reliability/cmd/suite [-fuzztime 20s] [-fuzz=false] [-tests=false] [-race=false]
+//
+// With -tests=false it only fuzzes: every target for the fuzz time, which is
+// what CI runs on every submission (`make fuzz-ci`).
 //
 // It exits 1 when a test or a fuzz target failed (the table is printed
 // anyway), 2 for bad flags.
@@ -44,6 +47,7 @@ func main() {
 type options struct {
 	fuzzTime time.Duration
 	fuzz     bool
+	tests    bool
 	race     bool
 	goTool   string
 }
@@ -54,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs.DurationVar(&o.fuzzTime, "fuzztime", 20*time.Second, "how long each fuzz target runs")
 	fs.BoolVar(&o.fuzz, "fuzz", true, "run the fuzz targets")
+	fs.BoolVar(&o.tests, "tests", true, "run the tests before fuzzing")
 	fs.BoolVar(&o.race, "race", true, "run the tests with the race detector")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
@@ -78,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	failed := false
 	for _, p := range testPackages {
+		if !o.tests {
+			continue
+		}
 		if err := runTests(ctx, o, root, report.Name(), p.pkg, p.run, stdout); err != nil {
 			fmt.Fprintf(stdout, "FAILED: %v\n", err)
 			failed = true
@@ -229,6 +237,10 @@ func runFuzz(ctx context.Context, o options, root string, tg fuzzTarget, stdout 
 		corpus = string(m[len(m)-1][1])
 	}
 	result := "ok"
+	if err != nil && deadlineRace(out) {
+		fmt.Fprintf(stdout, "fuzz %s %s lost Go's race with its own -fuzztime deadline (go.dev/issue/75804, fixed in Go 1.27); it found no failing input, so it passes\n", tg.pkg, tg.name)
+		result, err = "ok (deadline race)", nil
+	}
 	if err != nil {
 		result = "FAIL"
 	}
@@ -238,4 +250,14 @@ func runFuzz(ctx context.Context, o options, root string, tg fuzzTarget, stdout 
 		return row, fmt.Errorf("fuzz %s %s: %w", tg.pkg, tg.name, err)
 	}
 	return row, nil
+}
+
+// deadlineRace reports a fuzz run that failed only because Go's fuzzing
+// coordinator, when -fuzztime ran out, took its own deadline for a
+// worker's failure (go.dev/issue/75804, in Go 1.26, fixed in 1.27; a loaded
+// machine hits it): the target's one failure is "context deadline
+// exceeded" and no failing input was written, as one always is for a real
+// finding.
+func deadlineRace(out []byte) bool {
+	return bytes.Contains(out, []byte("\n    context deadline exceeded\n")) && !bytes.Contains(out, []byte("Failing input written to"))
 }
