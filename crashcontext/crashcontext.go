@@ -133,18 +133,20 @@ const previewRunes = 120
 
 // Summary renders the context as plain text in a fixed order (journal,
 // dead letter, last decision), the same every time for the same context:
-// for a log line or a recovery agent's own prompt.
+// for a log line or a recovery agent's own prompt. What peers wrote (agent
+// names, bodies, reasons) is quoted, so it can carry no control sequence to
+// a terminal.
 func (c *Context) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "conversation %s\n", c.Conversation)
 	fmt.Fprintf(&b, "journal (%d, oldest first)\n", len(c.Journal))
 	for _, m := range c.Journal {
-		fmt.Fprintf(&b, "  %s %s %s: %s\n", m.Topic, m.Position, cmp.Or(m.Provenance.Agent, "-"), preview(m.Body()))
+		fmt.Fprintf(&b, "  %s %s %q: %s\n", m.Topic, m.Position, m.Provenance.Agent, preview(m.Body()))
 	}
 	if dl := c.DeadLetter; dl != nil {
 		detail := ""
 		if dl.Capsule.Detail != nil {
-			detail = ": " + *dl.Capsule.Detail
+			detail = fmt.Sprintf(": %q", *dl.Capsule.Detail)
 		}
 		fmt.Fprintf(&b, "dead letter at %s: %s after %d attempts%s\n  payload: %s\n",
 			dl.At, dl.Capsule.Reason, dl.Capsule.Attempts, detail, preview(dl.Capsule.Payload))
@@ -153,9 +155,9 @@ func (c *Context) Summary() string {
 	}
 	if e := c.LastDecision; e != nil {
 		ev := e.Evidence
-		fmt.Fprintf(&b, "last decision at %s: %s %s on %s by %s", e.At, ev.Outcome, ev.Action.Kind, ev.Action.Topic, cmp.Or(ev.Action.Agent, "-"))
+		fmt.Fprintf(&b, "last decision at %s: %q %q on %q by %q", e.At, ev.Outcome, ev.Action.Kind, ev.Action.Topic, ev.Action.Agent)
 		if ev.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", ev.Reason)
+			fmt.Fprintf(&b, " (%q)", ev.Reason)
 		}
 		b.WriteByte('\n')
 	} else {
