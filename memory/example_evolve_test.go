@@ -1,0 +1,26 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lasergo/laser/embedlog"
+	"github.com/lasergo/laser/memory"
+	"github.com/lasergo/laser/runtime"
+)
+
+// Named state updated with a JSON merge patch: null removes a member.
+func ExampleStore_UpdateNamed() {
+	ctx := context.Background()
+	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
+	_ = client.Bootstrap(ctx, 1)
+	mem := memory.New(client, memory.Config{})
+	_ = mem.SetNamed(ctx, "prefs", []byte(`{"lang":"en","seat":"aisle"}`))
+	v, err := mem.UpdateNamed(ctx, "prefs", []byte(`{"lang":"fr","seat":null}`))
+	fmt.Println(string(v), err)
+	_, err = mem.UpdateNamed(ctx, "prefs", []byte(`{"lang":`))
+	fmt.Println(err)
+	// Output:
+	// {"lang":"fr"} <nil>
+	// memory: merge patch does not apply: the patch for "prefs" is not JSON: unexpected end of JSON input
+}
