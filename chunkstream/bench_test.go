@@ -55,7 +55,7 @@ func BenchmarkRebuild10k(b *testing.B) {
 	ch := <-channels
 	b.ReportAllocs()
 	for b.Loop() {
-		tx, err := chunkstream.Rebuild(ctx, log, runtime.TopicResponses, ch)
+		tx, err := chunkstream.Rebuild(ctx, client, runtime.TopicResponses, ch)
 		if err != nil {
 			b.Fatal(err)
 		}

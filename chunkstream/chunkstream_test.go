@@ -94,7 +94,7 @@ func TestStreamsFromTheLog(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			log := tr.New(t)
 			ch := streamed(t, log, true)
-			live, err := collect(t, chunkstream.Follow(t.Context(), log, runtime.TopicResponses, ch, 0, chunkstream.FollowConfig{}))
+			live, err := collect(t, chunkstream.Follow(t.Context(), reader(log), runtime.TopicResponses, ch, 0, chunkstream.FollowConfig{}))
 			if err != nil {
 				t.Fatalf("follow: %v", err)
 			}
@@ -104,7 +104,7 @@ func TestStreamsFromTheLog(t *testing.T) {
 			if len(live) >= len(words) {
 				t.Errorf("%d chunks for %d writes: the writer did not coalesce", len(live), len(words))
 			}
-			tx, err := chunkstream.Rebuild(t.Context(), log, runtime.TopicResponses, ch)
+			tx, err := chunkstream.Rebuild(t.Context(), reader(log), runtime.TopicResponses, ch)
 			if err != nil {
 				t.Fatalf("rebuild: %v", err)
 			}
@@ -115,7 +115,7 @@ func TestStreamsFromTheLog(t *testing.T) {
 			if strings.Join(rebuilt, "|") != strings.Join(live, "|") {
 				t.Errorf("rebuilt %q, followed %q", rebuilt, live)
 			}
-			rest, err := collect(t, chunkstream.Follow(t.Context(), log, runtime.TopicResponses, ch, 1, chunkstream.FollowConfig{}))
+			rest, err := collect(t, chunkstream.Follow(t.Context(), reader(log), runtime.TopicResponses, ch, 1, chunkstream.FollowConfig{}))
 			if err != nil {
 				t.Fatalf("resume: %v", err)
 			}
@@ -129,7 +129,7 @@ func TestStreamsFromTheLog(t *testing.T) {
 func TestRebuildReportsAMissingEnd(t *testing.T) {
 	log := featuretest.EmbeddedLog(t)
 	ch := streamed(t, log, false)
-	tx, err := chunkstream.Rebuild(t.Context(), log, runtime.TopicResponses, ch)
+	tx, err := chunkstream.Rebuild(t.Context(), reader(log), runtime.TopicResponses, ch)
 	if !errors.Is(err, runtime.ErrStreamTimeout) {
 		t.Fatalf("rebuild = %v, want ErrStreamTimeout (no terminal chunk)", err)
 	}
@@ -145,7 +145,7 @@ func TestRebuildReportsAGap(t *testing.T) {
 	log := featuretest.EmbeddedLog(t)
 	ch := streamed(t, log, true)
 	holed := &dropSequence{Transport: log, seq: 1}
-	tx, err := chunkstream.Rebuild(t.Context(), holed, runtime.TopicResponses, ch)
+	tx, err := chunkstream.Rebuild(t.Context(), reader(holed), runtime.TopicResponses, ch)
 	var se *runtime.StreamError
 	if !errors.Is(err, runtime.ErrStreamGap) || !errors.As(err, &se) || se.Sequence != 1 {
 		t.Fatalf("rebuild = %v, want ErrStreamGap at sequence 1", err)
@@ -155,7 +155,7 @@ func TestRebuildReportsAGap(t *testing.T) {
 	}
 	// Live, a hole may yet fill; it is reported once the stream is idle.
 	cfg := chunkstream.FollowConfig{Idle: 3 * time.Second, Clock: &steppingClock{now: time.Unix(0, 0)}}
-	if _, err := collect(t, chunkstream.Follow(t.Context(), holed, runtime.TopicResponses, ch, 0, cfg)); !errors.Is(err, runtime.ErrStreamGap) {
+	if _, err := collect(t, chunkstream.Follow(t.Context(), reader(holed), runtime.TopicResponses, ch, 0, cfg)); !errors.Is(err, runtime.ErrStreamGap) {
 		t.Errorf("follow = %v, want ErrStreamGap", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestRebuildReportsAGap(t *testing.T) {
 func TestRebuildUnknownChannel(t *testing.T) {
 	log := featuretest.EmbeddedLog(t)
 	streamed(t, log, true)
-	_, err := chunkstream.Rebuild(t.Context(), log, runtime.TopicResponses, wire.ID{1, 2, 3})
+	_, err := chunkstream.Rebuild(t.Context(), reader(log), runtime.TopicResponses, wire.ID{1, 2, 3})
 	if !errors.Is(err, chunkstream.ErrNoStream) {
 		t.Fatalf("rebuild = %v, want ErrNoStream", err)
 	}
@@ -202,4 +202,9 @@ func (c *steppingClock) After(time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	ch <- c.now
 	return ch
+}
+
+// reader is a client reading log.
+func reader(log runtime.Transport) *runtime.Client {
+	return runtime.NewClient(log, runtime.ClientConfig{})
 }

@@ -43,9 +43,9 @@ func ExampleRebuild() {
 	_, _ = client.SendCommand(ctx, runtime.Command{From: "caller", Target: "writer", Body: []byte("go")})
 	channel := <-done
 
-	tx, err := chunkstream.Rebuild(ctx, log, runtime.TopicResponses, channel)
+	tx, err := chunkstream.Rebuild(ctx, client, runtime.TopicResponses, channel)
 	fmt.Printf("transcript %q %v\n", tx.Chunks, err)
-	for chunk, err := range chunkstream.Follow(ctx, log, runtime.TopicResponses, channel, 1, chunkstream.FollowConfig{}) {
+	for chunk, err := range chunkstream.Follow(ctx, client, runtime.TopicResponses, channel, 1, chunkstream.FollowConfig{}) {
 		fmt.Printf("resumed %q %v\n", chunk, err)
 	}
 	// Output:

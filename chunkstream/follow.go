@@ -32,26 +32,49 @@ type FollowConfig struct {
 // following it until the terminal chunk. The stream's breaches and the
 // responder's failure end it as they end RequestStream; so do an idle
 // stream (FollowConfig.Idle) and ctx. It starts no goroutine.
-func Follow(ctx context.Context, t runtime.Transport, topic string, channel wire.ID, from uint64, cfg FollowConfig) iter.Seq2[[]byte, error] {
+func Follow(ctx context.Context, client *runtime.Client, topic string, channel wire.ID, from uint64, cfg FollowConfig) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		if cfg.Poll < 0 || cfg.Idle < 0 {
 			yield(nil, fmt.Errorf("chunkstream: follow %s: negative Poll (%v) or Idle (%v)", channel, cfg.Poll, cfg.Idle))
 			return
 		}
-		poll := cmp.Or(cfg.Poll, runtime.DefaultPollInterval)
-		idle := cmp.Or(cfg.Idle, runtime.DefaultRequestTimeout)
-		clk := cfg.Clock
-		if clk == nil {
-			clk = clock.System{}
+		var readErr error
+		records := tail(ctx, client.Transport(), topic, channel, cfg, &readErr)
+		var seq uint64 // the sequence of the next body
+		for b, err := range client.AssembleStream(records, 0) {
+			if readErr != nil { // the records ended because reading failed
+				yield(nil, readErr)
+				return
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("chunkstream: follow %s on %s: %w", channel, topic, err))
+				return
+			}
+			if seq >= from && !yield(b, nil) {
+				return
+			}
+			seq++
 		}
-		asm := runtime.NewChunkAssembler(0)
+	}
+}
+
+// tail yields the records of channel on topic in log order, reading the log
+// again every Poll, and stops when none arrived for Idle, when ctx ends or
+// when a read fails (setting *failed).
+func tail(ctx context.Context, t runtime.Transport, topic string, channel wire.ID, cfg FollowConfig, failed *error) iter.Seq[*runtime.Message] {
+	poll := cmp.Or(cfg.Poll, runtime.DefaultPollInterval)
+	idle := cmp.Or(cfg.Idle, runtime.DefaultRequestTimeout)
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.System{}
+	}
+	return func(yield func(*runtime.Message) bool) {
 		var offsets map[uint32]uint64
-		var seq uint64 // the sequence of the next body the assembler yields
 		quiet := clk.Now()
 		for {
 			msgs, next, err := scan(ctx, t, topic, channel, offsets)
 			if err != nil {
-				yield(nil, err)
+				*failed = err
 				return
 			}
 			offsets = next
@@ -59,29 +82,17 @@ func Follow(ctx context.Context, t runtime.Transport, topic string, channel wire
 				quiet = clk.Now()
 			}
 			for _, m := range msgs {
-				ready, finished, err := asm.Add(m)
-				for _, b := range ready {
-					if seq >= from && !yield(b, nil) {
-						return
-					}
-					seq++
-				}
-				if err != nil {
-					yield(nil, fmt.Errorf("chunkstream: follow %s on %s: %w", channel, topic, err))
-					return
-				}
-				if finished {
+				if !yield(m) {
 					return
 				}
 			}
 			if clk.Now().Sub(quiet) >= idle {
-				yield(nil, fmt.Errorf("chunkstream: follow %s on %s: %w", channel, topic, asm.End()))
 				return
 			}
 			select {
 			case <-clk.After(poll):
 			case <-ctx.Done():
-				yield(nil, ctx.Err())
+				*failed = ctx.Err()
 				return
 			}
 		}

@@ -4,7 +4,7 @@
 // the last one it saw (following the log until the terminal), and Writer
 // coalesces small writes into chunks by size and linger.
 //
-// Everything here reads through runtime.Transport's ReadRange: no consumer
+// Everything here reads through the client's transport (ReadRange): no consumer
 // group is joined and nothing is committed, so any number of readers can
 // replay a stream while its agent goes on. Readers scan every partition of
 // the topic; the chunks of one stream all sit in one partition (they are
@@ -43,9 +43,9 @@ type Transcript struct {
 // responder failed with its *runtime.RemoteError; the transcript holds the
 // chunks before the failure either way. A channel with no record on the
 // topic fails with ErrNoStream.
-func Rebuild(ctx context.Context, t runtime.Transport, topic string, channel wire.ID) (Transcript, error) {
+func Rebuild(ctx context.Context, client *runtime.Client, topic string, channel wire.ID) (Transcript, error) {
 	out := Transcript{Channel: channel}
-	msgs, _, err := scan(ctx, t, topic, channel, nil)
+	msgs, _, err := scan(ctx, client.Transport(), topic, channel, nil)
 	if err != nil {
 		return out, err
 	}
@@ -58,18 +58,13 @@ func Rebuild(ctx context.Context, t runtime.Transport, topic string, channel wir
 	slices.SortStableFunc(msgs, func(a, b *runtime.Message) int {
 		return cmp.Compare(seqOf(a), seqOf(b))
 	})
-	asm := runtime.NewChunkAssembler(len(msgs) + 1)
-	for _, m := range msgs {
-		ready, finished, err := asm.Add(m)
-		out.Chunks = append(out.Chunks, ready...)
+	for b, err := range client.AssembleStream(slices.Values(msgs), len(msgs)+1) {
 		if err != nil {
 			return out, fmt.Errorf("chunkstream: rebuild %s from %s: %w", channel, topic, err)
 		}
-		if finished {
-			return out, nil
-		}
+		out.Chunks = append(out.Chunks, b)
 	}
-	return out, fmt.Errorf("chunkstream: rebuild %s from %s: %w", channel, topic, asm.End())
+	return out, nil
 }
 
 // seqOf is a record's place in its stream; an error without one sorts last.

@@ -1,47 +1,48 @@
 package runtime
 
-// ChunkAssembler puts the chunks of one stream back in sequence order, with
-// the rules RequestStream reads a live stream by: it binds to the channel of
-// the first chunk it is given and ignores other channels, drops an identical
-// copy of a chunk it has, holds at most limit chunks that arrive early, and
-// reports every breach as a *StreamError. Package chunkstream rebuilds
-// streams from the log with it. Not safe for concurrent use.
-type ChunkAssembler struct{ a *chunkAssembler }
+import "iter"
 
-// NewChunkAssembler returns an assembler holding at most limit early chunks
-// (DefaultStreamBuffer when limit < 1).
-func NewChunkAssembler(limit int) *ChunkAssembler {
-	if limit < 1 {
-		limit = DefaultStreamBuffer
+// AssembleStream puts the records of one chunk stream back in sequence
+// order, by the rules RequestStream reads a live stream with, and yields
+// the bodies: it binds to the channel of the first record and ignores other
+// channels, drops an identical copy of a chunk it has, holds at most limit
+// chunks that arrive early (DefaultStreamBuffer when limit < 1), and ends
+// after the terminal chunk. A breach ends it with a *StreamError, a
+// responder's failure with its *RemoteError, and a record without a channel
+// with CodeInvalid. When records run out first it ends with a *StreamError:
+// ErrStreamGap when a chunk before one it holds (or before the terminal) is
+// missing, ErrStreamTimeout when the stream simply stops without a terminal
+// chunk. Package chunkstream rebuilds streams from the log with it; the
+// client itself is not used.
+func (c *Client) AssembleStream(records iter.Seq[*Message], limit int) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		if limit < 1 {
+			limit = DefaultStreamBuffer
+		}
+		asm := newChunkAssembler(limit)
+		for m := range records {
+			if !isStreamRecord(m) {
+				yield(nil, errorf(CodeInvalid, "record %s is not on a chunk stream (no channel)", m.Position))
+				return
+			}
+			ready, finished, err := asm.add(m)
+			for _, b := range ready {
+				if !yield(b, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if finished {
+				return
+			}
+		}
+		if asm.terminal || len(asm.pending) > 0 {
+			yield(nil, asm.fail(ErrStreamGap, asm.next))
+			return
+		}
+		yield(nil, asm.fail(ErrStreamTimeout, asm.next))
 	}
-	return &ChunkAssembler{a: newChunkAssembler(limit)}
-}
-
-// Add takes one record of the stream (a chunk, or an AGDX error on its
-// channel) and returns the bodies now ready in order, whether the stream is
-// complete, and the error that ends it: a *StreamError for a breach, a
-// *RemoteError when the responder failed. A record without a channel is
-// refused with CodeInvalid.
-func (c *ChunkAssembler) Add(m *Message) (ready [][]byte, finished bool, err error) {
-	if !isStreamRecord(m) {
-		return nil, c.a.finished, errorf(CodeInvalid, "record %s is not on a chunk stream (no channel)", m.Position)
-	}
-	return c.a.add(m)
-}
-
-// Next returns the sequence of the next chunk the stream needs.
-func (c *ChunkAssembler) Next() uint64 { return c.a.next }
-
-// End says whether the chunks given so far make a whole stream: nil when
-// complete, a *StreamError with ErrStreamGap when a chunk before one it
-// holds (or before the terminal) is missing, or with ErrStreamTimeout when
-// the stream simply stops without a terminal chunk.
-func (c *ChunkAssembler) End() error {
-	switch {
-	case c.a.finished:
-		return nil
-	case c.a.terminal || len(c.a.pending) > 0:
-		return c.a.fail(ErrStreamGap, c.a.next)
-	}
-	return c.a.fail(ErrStreamTimeout, c.a.next)
 }
