@@ -82,11 +82,17 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) 
 }
 
 // lastDeadLetter returns the newest capsule on topic whose parked message
-// belongs to conv (by broker time, then position), or nil.
+// belongs to conv (by broker time, then position), or nil. Like the journal
+// it reads at most conversation.Window records from each partition's tail,
+// so a long dead-letter topic costs a bounded read.
 func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv wire.ID) (*DeadLetter, error) {
+	from, err := tailWindow(ctx, t, topic)
+	if err != nil {
+		return nil, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
+	}
 	var last *DeadLetter
 	var lastAt uint64
-	_, err := logscan.Topic(ctx, t, topic, nil, func(rec *runtime.Incoming) {
+	_, err = logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
 		prov, err := wire.DecodeProvenance(rec.Headers)
 		if err != nil || prov.Conversation != conv {
 			return
@@ -103,6 +109,24 @@ func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv
 		return nil, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
 	}
 	return last, nil
+}
+
+// tailWindow returns, for each partition of topic, the offset
+// conversation.Window records before its tail.
+func tailWindow(ctx context.Context, t runtime.Transport, topic string) (map[uint32]uint64, error) {
+	n, err := t.Partitions(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	from := make(map[uint32]uint64, n)
+	for p := range n {
+		next, err := t.NextOffset(ctx, topic, p)
+		if err != nil {
+			return nil, err
+		}
+		from[p] = next - min(next, conversation.Window)
+	}
+	return from, nil
 }
 
 func later(a, b runtime.Position) bool {
