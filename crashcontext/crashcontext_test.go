@@ -36,7 +36,7 @@ func crashed(t *testing.T, log runtime.Transport) wire.ID {
 	agent, err := client.NewAgent(runtime.AgentConfig{
 		ID: "billing", Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
-		Tuning: runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+		Tuning:  runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
 	})
 	if err != nil {
 		t.Fatal(err)
