@@ -3,10 +3,12 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/statestore"
 )
 
 // Named state updated with a JSON merge patch: null removes a member.
@@ -23,4 +25,17 @@ func ExampleStore_UpdateNamed() {
 	// Output:
 	// {"lang":"fr"} <nil>
 	// memory: merge patch does not apply: the patch for "prefs" is not JSON: unexpected end of JSON input
+}
+
+// Vectors computed once are read back from the cache afterwards; over a
+// statestore.File the cache outlives a restart.
+func ExampleNewCachedEmbedder() {
+	ctx := context.Background()
+	cache, _ := statestore.NewMemory(statestore.Limits{MaxKeys: 100_000})
+	emb, _ := memory.NewCachedEmbedder(memory.HashEmbedder{}, memory.HashModel, cache, nil)
+	first, _ := emb.Embed(ctx, []string{"latency"})
+	again, _ := emb.Embed(ctx, []string{"latency"}) // from the cache
+	fmt.Println(len(first[0]), slices.Equal(first[0], again[0]))
+	// Output:
+	// 256 true
 }
