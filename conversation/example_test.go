@@ -65,3 +65,20 @@ func ExampleFold_Checkpoint() {
 	// 350
 	// 300
 }
+
+// A Scope is one conversation's working context: append turns, read the
+// last few back as a prompt block.
+func ExampleFor() {
+	ctx := context.Background()
+	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{})
+	_ = client.Bootstrap(ctx, 1, "agent.sessions")
+	chat := conversation.For(client, conversation.Derive("user-7"), "agent.sessions")
+	for _, turn := range []string{"hi", "book a table", "for two at eight"} {
+		_, _ = chat.Append(ctx, "agent.sessions", []byte(turn))
+	}
+	block, err := chat.Block(ctx, 2)
+	fmt.Println(block, err)
+	// Output:
+	// book a table
+	// for two at eight <nil>
+}

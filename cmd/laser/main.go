@@ -123,7 +123,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect or log in.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef("%s: %v (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())
 	})
-	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.auditCommand(), a.mcpCommand(), a.versionCommand())
+	root.AddCommand(a.devCommand(), a.consoleCommand(), a.dlqCommand(), a.tailCommand(), a.approvalsCommand(), a.auditCommand(), a.mcpCommand(), a.crashCommand(), a.versionCommand())
 	return root
 }
 

@@ -1,0 +1,130 @@
+package batch_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lasergo/laser/batch"
+	"github.com/lasergo/laser/embedlog"
+	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/iggytest"
+	"github.com/lasergo/laser/internal/featuretest"
+	"github.com/lasergo/laser/runtime"
+)
+
+// benchRecordSize is the payload size the goal is stated at.
+const benchRecordSize = 256
+
+// benchLogs returns the logs the publish benchmarks run on: the embedded log,
+// and Iggy when LASER_IGGY_ADDR names a server.
+func benchLogs(b *testing.B) map[string]func(*testing.B) runtime.Transport {
+	logs := map[string]func(*testing.B) runtime.Transport{
+		"embedlog": func(*testing.B) runtime.Transport { return embedlog.New("bench", embedlog.Config{}) },
+		"iggytest": func(b *testing.B) runtime.Transport {
+			return dial(b, "iggy://iggy:iggy@"+iggytest.Start(b, iggytest.Config{}).Addr()+"/bench")
+		},
+	}
+	if addr := os.Getenv(featuretest.RealServerEnv); addr != "" {
+		logs["iggy"] = func(b *testing.B) runtime.Transport { return dial(b, addr) }
+	}
+	return logs
+}
+
+// dial connects to an Iggy server, closing the transport when b ends.
+func dial(b *testing.B, addr string) runtime.Transport {
+	tr, err := iggy.Dial(b.Context(), addr, iggy.Config{})
+	if err != nil {
+		b.Fatalf("dial %s: %v", addr, err)
+	}
+	b.Cleanup(func() { _ = tr.Close() })
+	return tr
+}
+
+// benchProducer returns the client producer on a fresh topic of log.
+func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Producer, string) {
+	topic := fmt.Sprintf("bench.publish.%d", time.Now().UnixNano())
+	if err := log.EnsureTopics(b.Context(), 1, topic); err != nil {
+		b.Fatal(err)
+	}
+	return runtime.NewClient(log, runtime.ClientConfig{}).Producer(), topic
+}
+
+func publishSingle(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+	payload := make([]byte, benchRecordSize)
+	for range n {
+		if _, err := p.Publish(ctx, topic, runtime.Outgoing{Key: "k", Payload: payload}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func publishBatched(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+	bp, err := batch.New(ctx, p, topic, batch.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := make([]byte, benchRecordSize)
+	var last batch.Pending
+	for range n {
+		last = bp.Append(ctx, runtime.Outgoing{Key: "k", Payload: payload})
+	}
+	if err := bp.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := last.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkPublishSingle publishes 256-byte records one call at a time.
+func BenchmarkPublishSingle(b *testing.B) {
+	for name, open := range benchLogs(b) {
+		b.Run(name, func(b *testing.B) {
+			p, topic := benchProducer(b, open(b))
+			b.ReportAllocs()
+			b.ResetTimer()
+			publishSingle(b.Context(), b, p, topic, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkPublishBatched appends 256-byte records to a batching producer
+// with its default bounds and waits for the last.
+func BenchmarkPublishBatched(b *testing.B) {
+	for name, open := range benchLogs(b) {
+		b.Run(name, func(b *testing.B) {
+			p, topic := benchProducer(b, open(b))
+			b.ReportAllocs()
+			b.ResetTimer()
+			publishBatched(b.Context(), b, p, topic, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkPublishRatio publishes the same records both ways in each
+// iteration and reports how many times faster batching is as
+// batching/single.
+func BenchmarkPublishRatio(b *testing.B) {
+	const n = 10_000
+	for name, open := range benchLogs(b) {
+		b.Run(name, func(b *testing.B) {
+			p, topic := benchProducer(b, open(b))
+			var single, batched time.Duration
+			for b.Loop() {
+				start := time.Now()
+				publishSingle(b.Context(), b, p, topic, n)
+				mid := time.Now()
+				publishBatched(b.Context(), b, p, topic, n)
+				single, batched = single+mid.Sub(start), batched+time.Since(mid)
+			}
+			b.ReportMetric(single.Seconds()/batched.Seconds(), "batching/single")
+			b.ReportMetric(float64(n*b.N)/single.Seconds(), "single-records/s")
+			b.ReportMetric(float64(n*b.N)/batched.Seconds(), "batched-records/s")
+		})
+	}
+}

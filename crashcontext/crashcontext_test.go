@@ -1,0 +1,111 @@
+package crashcontext_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/lasergo/laser/crashcontext"
+	"github.com/lasergo/laser/govern"
+	"github.com/lasergo/laser/internal/featuretest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// crashed sets up a conversation on log whose command an agent rejected
+// (parked in agent.dlq) after the gate blocked a payment in it, and returns
+// the conversation.
+func crashed(t *testing.T, log runtime.Transport) wire.ID {
+	t.Helper()
+	ctx := t.Context()
+	gate := govern.NewGate(govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
+		if a.Topic == "payments" {
+			return govern.Block("payments are frozen"), nil
+		}
+		return govern.Allow(), nil
+	}), govern.Config{})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := runtime.NewClient(log, runtime.ClientConfig{Gate: gate, Logger: quiet})
+	if err := client.Bootstrap(ctx, 2, "payments"); err != nil {
+		t.Fatal(err)
+	}
+	parked := make(chan struct{}, 1)
+	agent, err := client.NewAgent(runtime.AgentConfig{
+		ID: "billing", Listen: runtime.TopicCommands,
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
+		Tuning:  runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(context.WithoutCancel(ctx)) })
+	conv := client.IDs().NewID()
+	if _, err := client.SendPlain(ctx, "payments", wire.Provenance{Conversation: conv, Agent: "planner"}, []byte("pay 40 EUR")); err == nil {
+		t.Fatal("the gate let the payment through")
+	}
+	cmd := runtime.Command{From: "planner", Target: "billing", Body: []byte("charge card 4242")}
+	if _, err := client.SendCommand(ctx, cmd, runtime.WithConversation(conv)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-parked:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	return conv
+}
+
+// TestCrashContextBundlesJournalDeadLetterAndDecision reads the crash
+// context of a conversation on every log.
+func TestCrashContextBundlesJournalDeadLetterAndDecision(t *testing.T) {
+	for _, tr := range featuretest.Transports(t, "crashcontext") {
+		t.Run(tr.Name, func(t *testing.T) {
+			log := tr.New(t)
+			conv := crashed(t, log)
+			cc, err := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cc.Journal) != 1 || string(cc.Journal[0].Body()) != "charge card 4242" {
+				t.Errorf("journal = %d records, want the command", len(cc.Journal))
+			}
+			dl := cc.DeadLetter
+			if dl == nil || dl.Capsule.Reason != wire.ReasonRejected || !strings.Contains(string(dl.Capsule.Payload), "charge card 4242") {
+				t.Fatalf("dead letter = %+v, want the rejected command's capsule", dl)
+			}
+			d := cc.LastDecision
+			if d == nil || d.Evidence.Action.Topic != "payments" || d.Evidence.Reason != "payments are frozen" {
+				t.Fatalf("last decision = %+v, want the blocked payment", d)
+			}
+			sum := cc.Summary()
+			for _, want := range []string{"journal (1", "charge card 4242", "dead letter at", "rejected", "last decision at", "payments are frozen"} {
+				if !strings.Contains(sum, want) {
+					t.Errorf("summary lacks %q:\n%s", want, sum)
+				}
+			}
+			if again, _ := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{}); again.Summary() != sum {
+				t.Error("the summary is not the same on a second read")
+			}
+		})
+	}
+}
+
+func TestCrashContextOfAConversationThatNeverExisted(t *testing.T) {
+	log := featuretest.EmbeddedLog(t)
+	crashed(t, log)
+	never := wire.ID{0xde, 0xad}
+	_, err := crashcontext.Read(t.Context(), log, never, crashcontext.Options{})
+	if !errors.Is(err, crashcontext.ErrUnknownConversation) || !strings.Contains(err.Error(), never.String()) {
+		t.Fatalf("Read = %v, want ErrUnknownConversation naming the id", err)
+	}
+	if _, err := crashcontext.Read(t.Context(), log, wire.ID{}, crashcontext.Options{}); err == nil {
+		t.Error("a zero conversation id was read")
+	}
+}

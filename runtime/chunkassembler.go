@@ -1,0 +1,48 @@
+package runtime
+
+import "iter"
+
+// AssembleStream puts the records of one chunk stream back in sequence
+// order, by the rules RequestStream reads a live stream with, and yields
+// the bodies: it binds to the channel of the first record and ignores other
+// channels, drops an identical copy of a chunk it has, holds at most limit
+// chunks that arrive early (DefaultStreamBuffer when limit < 1), and ends
+// after the terminal chunk. A breach ends it with a *StreamError, a
+// responder's failure with its *RemoteError, and a record without a channel
+// with CodeInvalid. When records run out first it ends with a *StreamError:
+// ErrStreamGap when a chunk before one it holds (or before the terminal) is
+// missing, ErrStreamTimeout when the stream simply stops without a terminal
+// chunk. Package chunkstream rebuilds streams from the log with it; the
+// client itself is not used.
+func (c *Client) AssembleStream(records iter.Seq[*Message], limit int) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		if limit < 1 {
+			limit = DefaultStreamBuffer
+		}
+		asm := newChunkAssembler(limit)
+		for m := range records {
+			if !isStreamRecord(m) {
+				yield(nil, errorf(CodeInvalid, "record %s is not on a chunk stream (no channel)", m.Position))
+				return
+			}
+			ready, finished, err := asm.add(m)
+			for _, b := range ready {
+				if !yield(b, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if finished {
+				return
+			}
+		}
+		if asm.terminal || len(asm.pending) > 0 {
+			yield(nil, asm.fail(ErrStreamGap, asm.next))
+			return
+		}
+		yield(nil, asm.fail(ErrStreamTimeout, asm.next))
+	}
+}
