@@ -81,7 +81,8 @@ func bridgesSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if _, err := b.Cancel(ctx, task.ID); err != nil {
+		token, _ := task.Metadata[a2a.MetaCancelToken].(string)
+		if _, err := b.Cancel(ctx, task.ID, token); err != nil {
 			return err
 		}
 		replayed, err := b.Task(ctx, task.ID)
