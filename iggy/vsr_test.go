@@ -258,8 +258,69 @@ func TestVSRRedirectLoopFails(t *testing.T) {
 	}
 }
 
-// selfSigned writes a certificate for name (and 127.0.0.1) and its key,
-// returning the server's TLS certificate and the CA file's path.
+// A node dialled by host name that leads the cluster, named by IP in the
+// cluster metadata, is the node the client is on: it stays there.
+func TestVSRLeaderDialledByHostNameStaysOnTheNode(t *testing.T) {
+	f := newFakeVSR(t)
+	_, port, _ := net.SplitHostPort(f.addr())
+	f.nodes = clusterOf("127.0.0.1:"+port, "127.0.0.1:1")
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 {
+		t.Fatalf("%d logins on the one leader node (connections %d); want 1", len(f.logins), f.conns.Load())
+	}
+}
+
+// The same over TLS with a certificate for the host name only: the client
+// stays on the node it dialled rather than re-dialling it by IP.
+func TestVSRTLSLeaderDialledByHostNameStaysOnTheNode(t *testing.T) {
+	cert, ca := selfSigned(t, "localhost")
+	f := tlsFake(t, cert)
+	_, port, _ := net.SplitHostPort(f.addr())
+	f.nodes = clusterOf("127.0.0.1:"+port, "127.0.0.1:1")
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr&tls_ca_file="+ca, Config{})
+	if err != nil {
+		t.Fatalf("dial of the leader itself failed: %v", err)
+	}
+	defer tr.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 {
+		t.Fatalf("%d logins; want 1", len(f.logins))
+	}
+}
+
+// A redirect over TLS to a leader the metadata names by IP verifies the
+// leader's certificate against the host name the connection string dialled.
+func TestVSRTLSRedirectKeepsTheDialledServerName(t *testing.T) {
+	cert, ca := selfSigned(t, "localhost")
+	leader, follower := tlsFake(t, cert), tlsFake(t, cert)
+	nodes := clusterOf(leader.addr(), follower.addr())
+	leader.nodes, follower.nodes = nodes, nodes
+	_, port, _ := net.SplitHostPort(follower.addr())
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr&tls_ca_file="+ca, Config{})
+	if err != nil {
+		t.Fatalf("dial through the redirect: %v", err)
+	}
+	defer tr.Close()
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	leader.mu.Lock()
+	defer leader.mu.Unlock()
+	if len(leader.logins) != 1 {
+		t.Fatalf("%d logins on the leader, want 1", len(leader.logins))
+	}
+}
+
+// selfSigned writes a self-signed certificate for the DNS name name only
+// (no IP address) and returns the server's TLS certificate and the path of
+// the CA file holding it.
 func selfSigned(t *testing.T, name string) (tls.Certificate, string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
