@@ -442,6 +442,41 @@ func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
 	}
 }
 
+// The server keeps no request ids of sends, so a send it did not commit
+// (57) is not replayed: the caller gets a transient error and retries.
+func TestVSRSendNotCommittedIsATransientErrorNotAReplay(t *testing.T) {
+	f := newFakeVSR(t)
+	sends := 0 // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpSendMessages {
+			f.mu.Lock()
+			sends++
+			first := sends == 1
+			f.mu.Unlock()
+			if first {
+				return reply(req, transientNotCommitted, nil)
+			}
+			return reply(req, 0, make([]byte, 24))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")})
+	te, ok := errors.AsType[*runtime.TransportError](err)
+	if !ok || !te.Transient || isLost(err) {
+		t.Fatalf("err = %v; want a transient error that is no lost connection", err)
+	}
+	f.mu.Lock()
+	n := sends
+	f.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d sends reached the server; want the refused one alone, not replayed", n)
+	}
+	if err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")}); err != nil {
+		t.Fatalf("the caller's retry: %v", err)
+	}
+}
+
 func TestVSRHeartbeatPingsAnIdleLink(t *testing.T) {
 	f := newFakeVSR(t)
 	pings := make(chan struct{}, 8)

@@ -115,12 +115,15 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 	for {
 		payload, err := c.exchange(frame, code, request, op, limit)
 		refused, ok := errors.AsType[*serverError](err)
-		if !ok || refused.code != transientNotCommitted || time.Now().Add(replayInterval).After(deadline) {
+		// Not committed yet (a view change, a pipeline full): the Iggy server
+		// (0.9) answers a replayed metadata change from its client table and a
+		// read changes nothing, but it keeps no request ids of partition
+		// operations, so a replayed send could be appended twice; those go back
+		// to the caller as a transient error, whose retry the runtime's
+		// idempotency keys make safe.
+		if !ok || refused.code != transientNotCommitted || !op.Replayable() || time.Now().Add(replayInterval).After(deadline) {
 			return payload, err
 		}
-		// Not committed yet (a cluster still agreeing, a rebalance in
-		// progress): the same frame, with the same request id, is
-		// deduplicated by the server, so sending it again is safe.
 		time.Sleep(replayInterval)
 	}
 }
@@ -130,7 +133,7 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 const replayInterval = 50 * time.Millisecond
 
 // transientNotCommitted is the code of a request the server did not commit
-// yet; the client replays it until the call timeout.
+// yet; the client replays a replayable one until the call timeout.
 const transientNotCommitted = 57
 
 // exchange writes frame and reads its reply, under the deadline already

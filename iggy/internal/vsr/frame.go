@@ -116,6 +116,16 @@ func OperationOf(code uint32) Operation {
 	return OpNonReplicated
 }
 
+// Partition reports whether op replicates in its partition's own group
+// (send, offset store): at least once, and not deduplicated by request id,
+// so a request of it whose outcome is unknown must not be replayed.
+func (op Operation) Partition() bool { return op >= OpSendMessages }
+
+// Replayable reports whether a request of op the server did not commit yet
+// may be sent again as it is: a read changes nothing, and the server's
+// client table answers a replayed metadata change from its cache.
+func (op Operation) Replayable() bool { return !op.Partition() }
+
 // resultFramed reports whether a committed reply of op starts with a result
 // section (the metadata changes and the offset store); a send and the
 // non-replicated reads answer with their body alone.
@@ -161,10 +171,11 @@ var ErrNotLoggedIn = errors.New("vsr: request before login")
 // and returns the request id the reply must echo.
 //
 // The register travels as request 0 without a session. A replicated
-// metadata change takes the next request id (the server deduplicates on
-// it); a non-replicated read and a partition operation (send, offset
-// store) carry the current one without taking it, as their replies are not
-// deduplicated.
+// metadata change takes the next request id, which the server's client
+// table deduplicates on. A non-replicated read and a partition operation
+// (send, offset store) carry the current one without taking it: the server
+// records no request id of theirs, so two different sends share an id and
+// a replay of one is not recognised (see Operation.Partition).
 func (s *Session) Stamp(frame []byte, code uint32) (uint64, error) {
 	if len(frame) < HeaderSize || len(frame) > MaxFrameSize {
 		return 0, fmt.Errorf("vsr: a request frame of %d bytes, want %d..%d", len(frame), HeaderSize, MaxFrameSize)
@@ -180,7 +191,7 @@ func (s *Session) Stamp(frame []byte, code uint32) (uint64, error) {
 			return 0, ErrNotLoggedIn
 		}
 		session, request = s.session, s.next
-		if op < OpSendMessages {
+		if !op.Partition() {
 			s.next++
 		}
 	}
