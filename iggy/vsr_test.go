@@ -15,11 +15,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
@@ -474,6 +477,73 @@ func TestVSRSendNotCommittedIsATransientErrorNotAReplay(t *testing.T) {
 	}
 	if err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")}); err != nil {
 		t.Fatalf("the caller's retry: %v", err)
+	}
+}
+
+// A batch over the largest frame goes out as several sends, each under it,
+// on the same connection.
+func TestVSRPublishSplitsABatchOverTheMaxFrame(t *testing.T) {
+	f := newFakeVSR(t)
+	var sizes []int // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpSendMessages {
+			f.mu.Lock()
+			sizes = append(sizes, vsr.HeaderSize+len(req.body))
+			f.mu.Unlock()
+			return reply(req, 0, make([]byte, 24))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	before := f.conns.Load()
+	recs := make([]runtime.Outgoing, 7)
+	for i := range recs {
+		recs[i] = runtime.Outgoing{Payload: make([]byte, iggcon.MaxPayloadSize)}
+	}
+	if err := tr.Append(t.Context(), "t", recs...); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(sizes) != 2 || f.conns.Load() != before {
+		t.Fatalf("send frames of %v bytes over %d new connections; want two sends on the same one", sizes, f.conns.Load()-before)
+	}
+	for _, n := range sizes {
+		if n > vsr.MaxFrameSize {
+			t.Fatalf("a send frame of %d bytes, over the limit of %d", n, vsr.MaxFrameSize)
+		}
+	}
+}
+
+// A record that alone takes more than one send holds is a permanent error
+// naming its size and the limit. (The SDK caps a payload well under the
+// frame limit, so the split is driven with a small room.)
+func TestVSRSplitOfARecordOverTheRoomIsAnError(t *testing.T) {
+	msg := func(n int) iggcon.IggyMessage { return iggcon.IggyMessage{Payload: make([]byte, n)} }
+	b := &publishBatch{partition: 3, index: []int{4, 7, 9}, msgs: []iggcon.IggyMessage{msg(10), msg(10), msg(500)}, ids: make([]iggcon.MessageID, 3)}
+	_, err := splitToFit([]*publishBatch{b}, 200)
+	if !errors.Is(err, ierror.ErrTooBigMessagePayload) {
+		t.Fatalf("err = %v; want ErrTooBigMessagePayload", err)
+	}
+	for _, want := range []string{"record 9", strconv.Itoa(500 + vsr.MessageHeaderSize), "200", strconv.Itoa(vsr.MaxFrameSize)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v; want it to name %q", err, want)
+		}
+	}
+}
+
+// The split keeps the partition, the order and the callers' indexes.
+func TestVSRSplitKeepsOrderAndIndexes(t *testing.T) {
+	msg := func(n int) iggcon.IggyMessage { return iggcon.IggyMessage{Payload: make([]byte, n)} }
+	room := 2 * (vsr.MessageHeaderSize + 10)
+	b := &publishBatch{partition: 3, index: []int{4, 7, 9}, msgs: []iggcon.IggyMessage{msg(10), msg(10), msg(10)}, ids: []iggcon.MessageID{{1}, {2}, {3}}}
+	out, err := splitToFit([]*publishBatch{b}, room)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].partition != 3 || out[1].partition != 3 ||
+		!slices.Equal(out[0].index, []int{4, 7}) || !slices.Equal(out[1].index, []int{9}) || out[1].ids[0] != (iggcon.MessageID{3}) {
+		t.Fatalf("split into %+v", out)
 	}
 }
 

@@ -476,6 +476,12 @@ func (c *vsrClient) SendMessages(streamID, topicID iggcon.Identifier, partitioni
 	}
 	sid, _ := streamID.MarshalBinary()
 	tid, _ := topicID.MarshalBinary()
+	// Checked before the frame is built: an oversized frame is refused by
+	// Stamp, which would read as a lost connection and be retried forever.
+	if n := vsr.HeaderSize + vsr.SendSize(len(sid), len(tid), out); n > vsr.MaxFrameSize {
+		return fmt.Errorf("iggy: a send of %d messages takes a %d-byte frame, over the VSR limit of %d bytes: %w",
+			len(out), n, vsr.MaxFrameSize, ierror.ErrTooBigMessagePayload)
+	}
 	f := newFrame(vsr.SendSize(len(sid), len(tid), out))
 	f = vsr.AppendSend(f, sid, tid, binary.LittleEndian.Uint32(partitioning.Value), uint64(time.Now().UnixMicro()), out)
 	_, err := c.roundTrip(f, vsr.CodeSendMessages, vsr.MaxFrameSize)
