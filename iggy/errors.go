@@ -57,6 +57,9 @@ func classify(err error) errClass {
 	if se, ok := errors.AsType[*serverError](err); ok && se.code == transientNotCommitted {
 		return classTransient
 	}
+	if _, ok := errors.AsType[*replyTooLarge](err); ok {
+		return classPermanent // read past: the link is in step, and the record will not shrink
+	}
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) {
 		return classLost

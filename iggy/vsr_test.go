@@ -26,6 +26,7 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
+	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 )
@@ -544,6 +545,65 @@ func TestVSRSplitKeepsOrderAndIndexes(t *testing.T) {
 	if len(out) != 2 || out[0].partition != 3 || out[1].partition != 3 ||
 		!slices.Equal(out[0].index, []int{4, 7}) || !slices.Equal(out[1].index, []int{9}) || out[1].ids[0] != (iggcon.MessageID{3}) {
 		t.Fatalf("split into %+v", out)
+	}
+}
+
+// A read over VSR of more than one frame holds gets the records that fit
+// one, from the offset asked for: the test server caps its poll reply at
+// the frame limit, as Iggy does.
+func TestVSRReadRangeOverTheMaxFrameReadsWhatFits(t *testing.T) {
+	srv := iggytest.Start(t, iggytest.Config{})
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@"+srv.Addr()+"/s?protocol=vsr", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.EnsureTopics(t.Context(), 1, "t"); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]runtime.Outgoing, 7)
+	for i := range recs {
+		recs[i] = runtime.Outgoing{Payload: make([]byte, iggcon.MaxPayloadSize)}
+	}
+	if err := tr.Append(t.Context(), "t", recs...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.ReadRange(t.Context(), "t", 0, 0, 10)
+	if err != nil {
+		t.Fatalf("ReadRange of 10 records: %v", err)
+	}
+	if len(got) == 0 || len(got) >= len(recs) || got[0].Offset != 0 {
+		t.Fatalf("%d records; want from offset 0 the fewer than %d that fit one frame", len(got), len(recs))
+	}
+}
+
+// A poll reply over the frame limit is read past and dropped, and the read
+// asks again for fewer records on the same connection.
+func TestVSRPollReplyOverTheMaxFrameAsksForFewer(t *testing.T) {
+	f := newFakeVSR(t)
+	var counts []uint32 // under f.mu
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte {
+		count := binary.LittleEndian.Uint32(req.body[len(req.body)-5:])
+		f.mu.Lock()
+		counts = append(counts, count)
+		first := len(counts) == 1
+		f.mu.Unlock()
+		if first {
+			big := reply(req, 0, make([]byte, vsr.MaxFrameSize))
+			return big
+		}
+		return reply(req, 0, pollReplyOf(0, "a", "b"))
+	}))
+	tr := dialFake(t, f, "", Config{})
+	before := f.conns.Load()
+	got, err := tr.ReadRange(t.Context(), "t", 0, 0, 8)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadRange: %d records, %v", len(got), err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Equal(counts, []uint32{8, 4}) || f.conns.Load() != before {
+		t.Fatalf("poll counts %v over %d new connections; want 8 then 4 on the same one", counts, f.conns.Load()-before)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"time"
@@ -100,6 +99,7 @@ func newFrame(n int) []byte { return make([]byte, vsr.HeaderSize, vsr.HeaderSize
 // longer than limit is read off the socket and dropped (the client stays
 // in step), and the error is *replyTooLarge.
 func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, error) {
+	limit = min(limit, vsr.MaxFrameSize-vsr.HeaderSize) // no frame may be larger
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
@@ -146,6 +146,11 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		return nil, c.fail(fmt.Errorf("reading the reply to command %d: %w", code, err))
 	}
 	n, err := vsr.CheckHeader(&c.hdr)
+	if errors.Is(err, vsr.ErrFrameTooLarge) && code == vsr.CodePollMessages {
+		// A poll reply over the frame limit is read past below like one over
+		// the caller's bound: the caller asks for fewer records.
+		err = nil
+	}
 	if err == nil {
 		err = vsr.CheckReplyTo(&c.hdr, request, op)
 	}
@@ -507,9 +512,19 @@ func appendPollBody(b []byte, consumer iggcon.Consumer, streamID, topicID iggcon
 // checking ownership) come through here.
 func (c *vsrClient) PollMessages(streamID, topicID iggcon.Identifier, consumer iggcon.Consumer, strategy iggcon.PollingStrategy,
 	count uint32, autoCommit bool, partitionID *uint32) (*iggcon.PolledMessage, error) {
-	p, err := c.call(vsr.CodePollMessages, appendPollBody(nil, consumer, streamID, topicID, partitionID, strategy, count, autoCommit))
-	if err != nil {
-		return nil, err
+	var p []byte
+	for {
+		var err error
+		p, err = c.call(vsr.CodePollMessages, appendPollBody(nil, consumer, streamID, topicID, partitionID, strategy, count, autoCommit))
+		if _, big := errors.AsType[*replyTooLarge](err); big && count > 1 {
+			// Read past and dropped: fewer records make a smaller reply.
+			count /= 2
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	r, pp, err := vsr.NewPollReader(p)
 	if err != nil {
@@ -613,5 +628,5 @@ func (c *vsrClient) GetConsumerOffset(consumer iggcon.Consumer, streamID, topicI
 // pollRaw sends a subscription's poll request (frame, from
 // pollRequest.build) and returns the reply's payload for decodeVSRPoll.
 func (c *vsrClient) pollRaw(frame []byte, limit int) ([]byte, error) {
-	return c.roundTrip(frame, vsr.CodePollMessages, min(limit, math.MaxInt32))
+	return c.roundTrip(frame, vsr.CodePollMessages, limit)
 }

@@ -70,8 +70,10 @@ import (
 	"github.com/lasergo/laser/internal/logstore"
 )
 
-// maxFrame bounds a request payload; a larger length closes the connection
-// instead of allocating it.
+// maxFrame bounds a request payload of the 0.8 framing, and a whole frame,
+// header included, of the VSR framing (a request, and a poll reply, as
+// Iggy's frame limit); a larger request closes the connection instead of
+// allocating it.
 const maxFrame = 64 << 20
 
 // maxLoginFrame bounds a request payload before login: a ping, a login or a

@@ -11,6 +11,12 @@ import (
 // operation, a truncated section. The connection is out of step after it.
 var ErrMalformed = errors.New("vsr: malformed reply")
 
+// ErrFrameTooLarge reports a frame header stating more than MaxFrameSize
+// bytes; it comes wrapped with ErrMalformed, and CheckHeader then returns
+// the stated body length, so a caller may read past the body to stay in
+// step.
+var ErrFrameTooLarge = errors.New("vsr: frame over the maximum size")
+
 // Refused is a request the server refused with one of Iggy's error codes
 // (the 0.8 protocol's code space).
 type Refused struct{ Code uint32 }
@@ -85,7 +91,7 @@ func VersionString(v uint32) string {
 
 // CheckHeader checks a frame header just read, before its body is: it must
 // be a reply or an eviction, and state a size between HeaderSize and
-// MaxFrameSize. It returns the body's length.
+// MaxFrameSize. It returns the body's length, also with ErrFrameTooLarge.
 func CheckHeader(h *[HeaderSize]byte) (int, error) {
 	switch c := Command(h[offCommand]); c {
 	case CommandReply, CommandEviction:
@@ -93,7 +99,10 @@ func CheckHeader(h *[HeaderSize]byte) (int, error) {
 		return 0, fmt.Errorf("%w: frame kind %d, want a reply (%d) or an eviction (%d)", ErrMalformed, c, CommandReply, CommandEviction)
 	}
 	size := FrameSize(h)
-	if size < HeaderSize || size > MaxFrameSize {
+	if size > MaxFrameSize {
+		return int(size) - HeaderSize, fmt.Errorf("%w: %w: a frame of %d bytes, want %d..%d", ErrMalformed, ErrFrameTooLarge, size, HeaderSize, MaxFrameSize)
+	}
+	if size < HeaderSize {
 		return 0, fmt.Errorf("%w: a frame of %d bytes, want %d..%d", ErrMalformed, size, HeaderSize, MaxFrameSize)
 	}
 	return int(size) - HeaderSize, nil
