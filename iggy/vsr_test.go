@@ -11,15 +11,18 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -604,6 +607,26 @@ func TestVSRPollReplyOverTheMaxFrameAsksForFewer(t *testing.T) {
 	defer f.mu.Unlock()
 	if !slices.Equal(counts, []uint32{8, 4}) || f.conns.Load() != before {
 		t.Fatalf("poll counts %v over %d new connections; want 8 then 4 on the same one", counts, f.conns.Load()-before)
+	}
+}
+
+// A reply whose header states a large body costs memory for the bytes
+// that arrive, not for the size it states.
+func TestVSRReplyBodyGrowsAsItArrives(t *testing.T) {
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	_, err := readGrowing(bytes.NewReader(make([]byte, 100)), vsr.MaxFrameSize)
+	goruntime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v; want io.ErrUnexpectedEOF", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Fatalf("%d bytes allocated for a 100-byte body stated as %d", n, vsr.MaxFrameSize)
+	}
+	body := bytes.Repeat([]byte("abc"), 1<<20)
+	got, err := readGrowing(iotest.OneByteReader(bytes.NewReader(body[:len(body):len(body)])), len(body)-1)
+	if err != nil || !bytes.Equal(got, body[:len(body)-1]) {
+		t.Fatalf("read %d bytes, %v; want the %d stated", len(got), err, len(body)-1)
 	}
 }
 

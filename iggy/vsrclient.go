@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -170,8 +171,8 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		}
 		return nil, &replyTooLarge{n: uint32(n)}
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.r, body); err != nil {
+	body, err := readGrowing(c.r, n)
+	if err != nil {
 		return nil, c.fail(fmt.Errorf("reading the reply to command %d: %w", code, err))
 	}
 	payload, err := vsr.DecodeReply(&c.hdr, body, request, op)
@@ -182,6 +183,31 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		return nil, c.fail(c.protocolError(code, err))
 	}
 	return payload, nil
+}
+
+// readChunk is how much of a body readGrowing allocates before any of it
+// arrives.
+const readChunk = 1 << 20
+
+// readGrowing reads n bytes off r into a buffer grown as they arrive, so a
+// header stating a large size costs memory only for the bytes that follow
+// it.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	b := make([]byte, 0, min(n, readChunk))
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(n-len(b), len(b)))
+		}
+		m, err := r.Read(b[len(b):min(n, cap(b))])
+		b = b[:len(b)+m]
+		if err != nil && len(b) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // protocolError describes a reply that broke the protocol or an eviction.
