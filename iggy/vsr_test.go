@@ -73,11 +73,12 @@ func TestVSRLogsInWithAToken(t *testing.T) {
 	}
 }
 
-// eviction is an eviction frame with reason.
-func eviction(reason vsr.EvictionReason) []byte {
+// eviction is an eviction frame of req's client with reason.
+func eviction(req fakeRequest, reason vsr.EvictionReason) []byte {
 	h := make([]byte, vsr.HeaderSize)
 	binary.LittleEndian.PutUint32(h[48:], vsr.HeaderSize)
 	h[60] = byte(vsr.CommandEviction)
+	copy(h[128:144], req.hdr[128:144])
 	h[255] = byte(reason)
 	return h
 }
@@ -86,7 +87,7 @@ func TestVSREvictedLoginIsInvalidCredentials(t *testing.T) {
 	f := newFakeVSR(t)
 	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
 		if req.op == vsr.OpRegister {
-			return eviction(vsr.EvictInvalidCredentials)
+			return eviction(req, vsr.EvictInvalidCredentials)
 		}
 		return honest(f, req)
 	})
@@ -129,8 +130,10 @@ func TestVSRBadRepliesDropTheLinkWithAClearError(t *testing.T) {
 			binary.LittleEndian.PutUint32(r[48:], 100)
 			return r
 		}, "a frame of 100 bytes"},
-		"wrong request id": {func(req fakeRequest) []byte { req.request += 7; return reply(req, 0, fakeTopic()) }, "answers request"},
-		"wrong operation":  {func(req fakeRequest) []byte { req.op = vsr.OpCreateTopic; return reply(req, 0, fakeTopic()) }, "answers operation 132, want 2"},
+		"wrong client id":            {func(req fakeRequest) []byte { r := reply(req, 0, fakeTopic()); r[165] ^= 1; return r }, "for client"},
+		"eviction of another client": {func(req fakeRequest) []byte { req.hdr[130] ^= 1; return eviction(req, vsr.EvictNoSession) }, "for client"},
+		"wrong request id":           {func(req fakeRequest) []byte { req.request += 7; return reply(req, 0, fakeTopic()) }, "answers request"},
+		"wrong operation":            {func(req fakeRequest) []byte { req.op = vsr.OpCreateTopic; return reply(req, 0, fakeTopic()) }, "answers operation 132, want 2"},
 		"size not matching": {func(req fakeRequest) []byte {
 			r := reply(req, 0, fakeTopic())
 			binary.LittleEndian.PutUint32(r[48:], uint32(len(r)+50)) // then the server hangs up

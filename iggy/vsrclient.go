@@ -153,7 +153,7 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		err = nil
 	}
 	if err == nil {
-		err = vsr.CheckReplyTo(&c.hdr, request, op)
+		err = vsr.CheckReplyTo(&c.hdr, c.sess.Client(), request, op)
 	}
 	if refused, ok := errors.AsType[*vsr.Refused](err); ok {
 		// A refusal carries no body; one that does is read past, to stay in step.
@@ -175,7 +175,7 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 	if err != nil {
 		return nil, c.fail(fmt.Errorf("reading the reply to command %d: %w", code, err))
 	}
-	payload, err := vsr.DecodeReply(&c.hdr, body, request, op)
+	payload, err := vsr.DecodeReply(&c.hdr, body, c.sess.Client(), request, op)
 	if refused, ok := errors.AsType[*vsr.Refused](err); ok {
 		return nil, c.refusal(refused.Code)
 	}

@@ -28,12 +28,13 @@ const MaxFrameSize = 64 << 20
 const (
 	offSize      = 48  // u32, header plus body
 	offCommand   = 60  // u8, the frame's kind
-	offClient    = 128 // u128, request: the client id
+	offClient    = 128 // u128, request and eviction: the client id
 	offRequest   = 168 // u64, request: the request id
 	offOperation = 176 // u8, request: the operation
 	offSession   = 184 // u64, request: the session
 	offCode      = 196 // u32, request: the command code of a non-replicated operation
 
+	offReplyClient    = 160 // u128, reply: the client it answers
 	offReplyRequest   = 200 // u64, reply: the request id it answers
 	offReplyOperation = 208 // u8, reply: the operation it answers
 	offReplyStatus    = 216 // u32, reply: 0, or the error code of a request refused before it was committed
@@ -136,6 +137,12 @@ func resultFramed(op Operation) bool {
 // ClientID identifies a connection's client to the server's session table;
 // a fresh random one per connection.
 type ClientID struct{ Lo, Hi uint64 }
+
+// String renders c as the 32 hex digits of the u128.
+func (c ClientID) String() string { return fmt.Sprintf("%016x%016x", c.Hi, c.Lo) }
+
+// Client is the connection's client id, which every reply must name.
+func (s *Session) Client() ClientID { return s.client }
 
 // Session is the request bookkeeping of one connection: the client id, the
 // session the register bound, and the request counter. It is not safe for

@@ -113,7 +113,7 @@ func CheckHeader(h *[HeaderSize]byte) (int, error) {
 // returns the reply's payload: the body without its result section. An
 // eviction is *Evicted; a refusal, by status or by result, is *Refused;
 // anything else wrong wraps ErrMalformed. The payload aliases body.
-func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation) ([]byte, error) {
+func DecodeReply(h *[HeaderSize]byte, body []byte, client ClientID, request uint64, op Operation) ([]byte, error) {
 	n, err := CheckHeader(h)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation)
 	if n != len(body) {
 		return nil, fmt.Errorf("%w: the header states a %d-byte body, %d came", ErrMalformed, n, len(body))
 	}
-	if err := CheckReplyTo(h, request, op); err != nil {
+	if err := CheckReplyTo(h, client, request, op); err != nil {
 		return nil, err
 	}
 	if op == OpSendMessages && len(body) == 0 {
@@ -139,7 +139,16 @@ func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation)
 // request it should answer, before or without reading its body: an
 // eviction is *Evicted, a status is *Refused, a reply to another request
 // or operation wraps ErrMalformed.
-func CheckReplyTo(h *[HeaderSize]byte, request uint64, op Operation) error {
+func CheckReplyTo(h *[HeaderSize]byte, client ClientID, request uint64, op Operation) error {
+	at := offReplyClient
+	if Command(h[offCommand]) == CommandEviction {
+		at = offClient
+	}
+	// A frame for another client is one this connection must not act on,
+	// an eviction least of all.
+	if got := (ClientID{Lo: binary.LittleEndian.Uint64(h[at:]), Hi: binary.LittleEndian.Uint64(h[at+8:])}); got != client {
+		return fmt.Errorf("%w: it is for client %s, want %s", ErrMalformed, got, client)
+	}
 	if Command(h[offCommand]) == CommandEviction {
 		return &Evicted{
 			Reason:     EvictionReason(h[offEvictReason]),
