@@ -137,19 +137,24 @@ func DecodeReply(h *[HeaderSize]byte, body []byte, client ClientID, request uint
 
 // CheckReplyTo checks a frame header CheckHeader passed against the
 // request it should answer, before or without reading its body: an
-// eviction is *Evicted, a status is *Refused, a reply to another request
-// or operation wraps ErrMalformed.
+// eviction is *Evicted, a status is *Refused, a reply to another client,
+// request or operation wraps ErrMalformed.
 func CheckReplyTo(h *[HeaderSize]byte, client ClientID, request uint64, op Operation) error {
-	at := offReplyClient
-	if Command(h[offCommand]) == CommandEviction {
-		at = offClient
-	}
 	// A frame for another client is one this connection must not act on,
-	// an eviction least of all.
-	if got := (ClientID{Lo: binary.LittleEndian.Uint64(h[at:]), Hi: binary.LittleEndian.Uint64(h[at+8:])}); got != client {
-		return fmt.Errorf("%w: it is for client %s, want %s", ErrMalformed, got, client)
+	// an eviction least of all. The Iggy server (0.9) names its own
+	// routing id, not the client's, in the reply to a partition operation,
+	// which the request id and operation then identify alone.
+	evicted := Command(h[offCommand]) == CommandEviction
+	if evicted || !op.Partition() {
+		at := offReplyClient
+		if evicted {
+			at = offClient
+		}
+		if got := (ClientID{Lo: binary.LittleEndian.Uint64(h[at:]), Hi: binary.LittleEndian.Uint64(h[at+8:])}); got != client {
+			return fmt.Errorf("%w: it is for client %s, want %s", ErrMalformed, got, client)
+		}
 	}
-	if Command(h[offCommand]) == CommandEviction {
+	if evicted {
 		return &Evicted{
 			Reason:     EvictionReason(h[offEvictReason]),
 			Version:    binary.LittleEndian.Uint32(h[offEvictVersion:]),

@@ -270,3 +270,18 @@ func TestDecodeClusterMetadata(t *testing.T) {
 		t.Fatalf("truncated: %v", err)
 	}
 }
+
+// The Iggy server names its own routing id in a partition operation's
+// reply, so only the request id and operation identify it.
+func TestPartitionReplyNeedsNoClientID(t *testing.T) {
+	h := replyHeader(0, 5, OpStoreConsumerOffset, 0)
+	binary.LittleEndian.PutUint64(h[offReplyClient+8:], 1<<48)
+	if err := CheckReplyTo(&h, testClient, 5, OpStoreConsumerOffset); err != nil {
+		t.Fatalf("partition reply naming a routing id: %v", err)
+	}
+	h = replyHeader(0, 5, OpCreateStream, 0)
+	binary.LittleEndian.PutUint64(h[offReplyClient+8:], 1<<48)
+	if err := CheckReplyTo(&h, testClient, 5, OpCreateStream); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("metadata reply for another client: err = %v, want ErrMalformed", err)
+	}
+}
