@@ -704,3 +704,54 @@ func TestVSRCommitRefusedOnAnOwnedPartitionMayBeRetried(t *testing.T) {
 		t.Fatalf("err = %v; want a transient ResourceNotFound, not a lost partition", err)
 	}
 }
+
+// closeBlockingConn is a socket whose Close waits for release, as a TLS
+// close_notify to a stalled peer does.
+type closeBlockingConn struct {
+	net.Conn
+	closing chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (c *closeBlockingConn) Close() error {
+	c.once.Do(func() { close(c.closing) })
+	<-c.release
+	return c.Conn.Close()
+}
+
+// A client that broke closes its socket after releasing the exchange, so
+// other callers see the broken client at once instead of waiting on the
+// close.
+func TestVSRBrokenClientClosesOutsideTheExchange(t *testing.T) {
+	client, server := net.Pipe()
+	defer server.Close()
+	conn := &closeBlockingConn{Conn: client, closing: make(chan struct{}), release: make(chan struct{})}
+	defer close(conn.release)
+	c := newVSRClient(conn, "pipe", 5*time.Second, vsr.ClientID{Lo: 1})
+	go func() {
+		var hdr [vsr.HeaderSize]byte
+		if _, err := io.ReadFull(server, hdr[:]); err != nil {
+			return
+		}
+		hdr[60] = 6 // not a reply: the client breaks
+		_, _ = server.Write(hdr[:])
+	}()
+	first := make(chan error, 1)
+	go func() { first <- c.Ping() }()
+	select {
+	case <-conn.closing:
+	case err := <-first:
+		t.Fatalf("the first ping returned %v before closing the socket", err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- c.Ping() }()
+	select {
+	case err := <-second:
+		if !isLost(err) {
+			t.Fatalf("second ping: %v; want ErrConnectionLost", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second call waited on the first call's close")
+	}
+}

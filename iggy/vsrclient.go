@@ -30,19 +30,21 @@ type vsrClient struct {
 	r       *bufio.Reader
 	timeout time.Duration
 
-	mu     sync.Mutex // one exchange at a time; guards sess, hdr and broken
+	mu     sync.Mutex // one exchange at a time; guards sess, hdr, broken and closed
 	sess   *vsr.Session
 	hdr    [vsr.HeaderSize]byte
 	broken error
+	closed bool // the socket was closed after broken was set
 
 	dlMu    sync.Mutex // orders abort against the exchange's own deadline
 	aborted bool
+	abortCh chan struct{} // closed by the first abort: ends a replay's wait
 }
 
 var _ iggyClient = (*vsrClient)(nil)
 
 func newVSRClient(conn net.Conn, addr string, timeout time.Duration, id vsr.ClientID) *vsrClient {
-	return &vsrClient{addr: addr, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), timeout: timeout, sess: vsr.NewSession(id)}
+	return &vsrClient{addr: addr, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), timeout: timeout, sess: vsr.NewSession(id), abortCh: make(chan struct{})}
 }
 
 // setDeadline sets the socket deadline unless the client was aborted,
@@ -59,6 +61,9 @@ func (c *vsrClient) setDeadline(t time.Time) {
 // link is dropped after it.
 func (c *vsrClient) abort() {
 	c.dlMu.Lock()
+	if !c.aborted {
+		close(c.abortCh)
+	}
 	c.aborted = true
 	_ = c.conn.SetDeadline(pastDeadline)
 	c.dlMu.Unlock()
@@ -76,7 +81,20 @@ func (c *vsrClient) Close() error {
 	return c.conn.Close()
 }
 
-// fail breaks the client with err, naming the server, and returns it.
+// unlock releases mu and then, when the client broke, closes the socket:
+// a TLS close writes close_notify, which may wait seconds on a stalled peer,
+// and must not hold up the callers waiting for mu.
+func (c *vsrClient) unlock() {
+	closing := c.broken != nil && !c.closed
+	c.closed = c.closed || closing
+	c.mu.Unlock()
+	if closing {
+		_ = c.conn.Close()
+	}
+}
+
+// fail breaks the client with err, naming the server, and returns it; the
+// socket fails every later read and write at once and is closed by unlock.
 // Called with mu held.
 func (c *vsrClient) fail(err error) error {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() && !c.wasAborted() {
@@ -87,7 +105,7 @@ func (c *vsrClient) fail(err error) error {
 	if c.broken == nil {
 		c.broken = err
 	}
-	_ = c.conn.Close()
+	_ = c.conn.SetDeadline(pastDeadline)
 	return err
 }
 
@@ -102,7 +120,7 @@ func newFrame(n int) []byte { return make([]byte, vsr.HeaderSize, vsr.HeaderSize
 func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, error) {
 	limit = min(limit, vsr.MaxFrameSize-vsr.HeaderSize) // no frame may be larger
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if c.broken != nil {
 		return nil, fmt.Errorf("%w (broken earlier: %w)", ErrConnectionLost, c.broken)
 	}
@@ -125,7 +143,16 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 		if !ok || refused.code != transientNotCommitted || !op.Replayable() || time.Now().Add(replayInterval).After(deadline) {
 			return payload, err
 		}
-		time.Sleep(replayInterval)
+		// mu stays held through the wait: the replay must be the next
+		// request on the connection, as the server's client table takes a
+		// request id below one it already saw for a stale retry. Close ends
+		// the wait at once.
+		wait := time.NewTimer(replayInterval)
+		select {
+		case <-wait.C:
+		case <-c.abortCh:
+			wait.Stop()
+		}
 	}
 }
 
@@ -300,7 +327,7 @@ func (c *vsrClient) register(code uint32, user, password, token string) (*iggcon
 	}
 	if err != nil {
 		c.mu.Lock()
-		defer c.mu.Unlock()
+		defer c.unlock()
 		return nil, c.fail(fmt.Errorf("the register reply: %w", err))
 	}
 	return &iggcon.IdentityInfo{UserId: r.UserID}, nil
@@ -308,7 +335,7 @@ func (c *vsrClient) register(code uint32, user, password, token string) (*iggcon
 
 func (c *vsrClient) bind(session uint64) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	return c.sess.Bind(session)
 }
 
@@ -337,7 +364,7 @@ func (c *vsrClient) clusterNodes() ([]vsr.Node, error) {
 	_, nodes, err := vsr.DecodeClusterMetadata(p)
 	if err != nil {
 		c.mu.Lock()
-		defer c.mu.Unlock()
+		defer c.unlock()
 		return nil, c.fail(err)
 	}
 	return nodes, nil
@@ -349,7 +376,7 @@ func (c *vsrClient) decoded(err error) error {
 		return nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	return c.fail(err)
 }
 
