@@ -265,7 +265,7 @@ const (
 // A batch has one timestamp, so each run of records stored together is a
 // batch of its own. Each message's checksum is XXH3-64 of its frame after
 // the checksum; the batch's hashes its header fields and the message
-// checksums (sealBatch), as Iggy 0.9's clients verify them.
+// checksums (sealBatch), as Iggy 0.9 sets them.
 func appendBatches(b []byte, partition uint32, recs []logstore.Record) []byte {
 	for len(recs) > 0 {
 		n := batchRun(recs)
