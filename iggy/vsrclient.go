@@ -326,9 +326,7 @@ func (c *vsrClient) register(code uint32, user, password, token string) (*iggcon
 		err = c.bind(r.Session)
 	}
 	if err != nil {
-		c.mu.Lock()
-		defer c.unlock()
-		return nil, c.fail(fmt.Errorf("the register reply: %w", err))
+		return nil, c.decoded(fmt.Errorf("the register reply: %w", err))
 	}
 	return &iggcon.IdentityInfo{UserId: r.UserID}, nil
 }
@@ -363,9 +361,7 @@ func (c *vsrClient) clusterNodes() ([]vsr.Node, error) {
 	}
 	_, nodes, err := vsr.DecodeClusterMetadata(p)
 	if err != nil {
-		c.mu.Lock()
-		defer c.unlock()
-		return nil, c.fail(err)
+		return nil, c.decoded(err)
 	}
 	return nodes, nil
 }

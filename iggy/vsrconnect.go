@@ -136,11 +136,7 @@ func (t *Transport) linkVSR(ctx context.Context, op, addr string) (*link, string
 		return err
 	})
 	if err != nil {
-		l.close()
-		if class == classSession {
-			class = classPermanent // a login refused is not a lost session
-		}
-		return nil, "", wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", addr, err))
+		return nil, "", loginFailed(op, addr, l, class, err)
 	}
 	t.cfg.logger.Debug("iggy: logged in", "addr", addr, "protocol", "vsr", "tls", t.tls != nil, "token", t.cs.token != "")
 	return l, leader, nil
