@@ -755,3 +755,45 @@ func TestVSRBrokenClientClosesOutsideTheExchange(t *testing.T) {
 		t.Fatal("a second call waited on the first call's close")
 	}
 }
+
+// A poll call that outlives its timeout finishes after Poll returned; what
+// it finds (here a record over the poll's bound, which it defers) must not
+// reach Poll's variables (the race detector checks).
+func TestVSRPollCallOutlivingItsTimeoutTouchesNothingOfPoll(t *testing.T) {
+	f := newFakeVSR(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+		return reply(req, 0, make([]byte, maxRecordReply+1))
+	}))
+	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
+	tr := dialFake(t, f, "", Config{Clock: clock, MaxPollBytes: 1 << 20})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	polled := make(chan error, 1)
+	go func() {
+		_, err := sub.Poll(t.Context(), 1)
+		polled <- err
+	}()
+	<-held
+	if err := clock.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour) // past the call timeout
+	if err := <-polled; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("poll: %v; want ErrTimeout", err)
+	}
+	close(release)
+	// The abandoned call now completes and defers the record; so does the
+	// next poll, on a new link.
+	if recs, err := sub.Poll(t.Context(), 1); err != nil || len(recs) != 0 {
+		t.Fatalf("next poll: %d records, %v", len(recs), err)
+	}
+}
