@@ -51,8 +51,15 @@ const (
 // a lost connection are lost connections; codes meaning a lost login or
 // membership need a new session; code 1 (the SDK's catch-all for codes it
 // does not know, such as NotResolvedConsumer 3022 or the server's shard and
-// task timeouts) may pass on retry; every other Iggy code is permanent.
+// task timeouts) and a VSR request not committed yet (57) may pass on
+// retry; every other Iggy code is permanent.
 func classify(err error) errClass {
+	if se, ok := errors.AsType[*serverError](err); ok && se.code == transientNotCommitted {
+		return classTransient
+	}
+	if _, ok := errors.AsType[*replyTooLarge](err); ok {
+		return classPermanent // read past: the link is in step, and the record will not shrink
+	}
 	var ie ierror.IggyError
 	if !errors.As(err, &ie) {
 		return classLost

@@ -43,9 +43,10 @@ type Config struct {
 	MaxPollBytes int
 	// TLS, when set, connects with TLS using this configuration (cloned
 	// for each connection): the VSR protocol only, Dial refuses it with the
-	// 0.8 one. Its ServerName defaults to the connection string's
-	// tls_domain, else to the host dialled; a tls_ca_file of the connection
-	// string replaces its RootCAs. Unset, TLS follows the connection string
+	// 0.8 one. The connection string's tls_domain, when given, replaces its
+	// ServerName, and an empty ServerName is the connection string's host,
+	// also on a redirect to the cluster's leader; a tls_ca_file of the
+	// connection string replaces its RootCAs. Unset, TLS follows the connection string
 	// (tls=true: the system's roots, or tls_ca_file). A failed handshake fails
 	// the connection: there is never a fallback to plaintext.
 	TLS *tls.Config

@@ -8,6 +8,7 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
+	"github.com/lasergo/laser/iggy/internal/vsr"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -107,10 +108,60 @@ func (t *Transport) prepare(ctx context.Context, op, topic string, records []run
 		}
 	}
 	batches, err := t.batches(ti, records)
+	if err == nil && t.cs.protocol == protocolVSR {
+		batches, err = splitToFit(batches, vsrSendRoom(t.stream, ti.ident))
+	}
 	if err != nil {
 		return nil, nil, &runtime.TransportError{Op: op, Err: err}
 	}
 	return ti, batches, nil
+}
+
+// vsrSendRoom is how many bytes of messages (each with its message header)
+// one VSR send frame to stream and topic holds.
+func vsrSendRoom(stream, topic iggcon.Identifier) int {
+	sid, _ := stream.MarshalBinary()
+	tid, _ := topic.MarshalBinary()
+	return vsr.MaxFrameSize - vsr.HeaderSize - vsr.SendSize(len(sid), len(tid), nil)
+}
+
+// vsrMessageSize is the bytes m takes in a VSR send.
+func vsrMessageSize(m *iggcon.IggyMessage) int {
+	return vsr.MessageHeaderSize + len(m.Payload) + len(m.UserHeaders)
+}
+
+// splitToFit splits batches into batches of the same partition whose
+// messages take at most room bytes, keeping their order, since a frame over
+// the server's maximum can never be sent. A record that alone takes more is
+// an error naming its size and the limit.
+func splitToFit(batches []*publishBatch, room int) ([]*publishBatch, error) {
+	out := batches[:0:0]
+	for _, b := range batches {
+		start, size := 0, 0
+		for j := range b.msgs {
+			n := vsrMessageSize(&b.msgs[j])
+			if n > room {
+				return nil, fmt.Errorf("record %d: %d bytes with its message header, over the %d bytes one send holds (the VSR frame limit is %d bytes): %w",
+					b.index[j], n, room, vsr.MaxFrameSize, ierror.ErrTooBigMessagePayload)
+			}
+			if size+n > room {
+				out = append(out, b.slice(start, j))
+				start, size = j, 0
+			}
+			size += n
+		}
+		if start == 0 {
+			out = append(out, b)
+		} else {
+			out = append(out, b.slice(start, len(b.msgs)))
+		}
+	}
+	return out, nil
+}
+
+// slice is the batch of b's records i..j.
+func (b *publishBatch) slice(i, j int) *publishBatch {
+	return &publishBatch{partition: b.partition, index: b.index[i:j:j], msgs: b.msgs[i:j:j], ids: b.ids[i:j:j]}
 }
 
 // send sends one partition's batch.

@@ -322,15 +322,21 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		return err
 	})
 	if err != nil {
-		l.close()
-		if class == classSession {
-			class = classPermanent // a login refused is not a lost session
-		}
-		return nil, wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", t.cs.addr, err))
+		return nil, loginFailed(op, t.cs.addr, l, class, err)
 	}
 	t.cfg.logger.Debug("iggy: logged in", "addr", t.cs.addr, "token", t.cs.token != "")
 	go t.heartbeat(l)
 	return l, nil
+}
+
+// loginFailed closes l, whose login failed with err of class, and returns
+// the error of op: a login refused is permanent, not a lost session.
+func loginFailed(op, addr string, l *link, class errClass, err error) error {
+	l.close()
+	if class == classSession {
+		class = classPermanent
+	}
+	return wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", addr, err))
 }
 
 // heartbeatInterval is how often an idle link pings, as the SDK's own

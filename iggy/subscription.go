@@ -209,80 +209,38 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 		if c.known {
 			strategy = iggcon.OffsetPollingStrategy(c.next)
 		}
+		// The call may outlive a timeout and still run after Poll returned: it
+		// reads only these copies and hands its result back through done,
+		// which Poll reads only once the call completed.
 		want := uint32(min(max-len(out), 1<<20))
-		room, from := max-len(out), c.next // for the call, which must not read out or c
-		var (
-			pm        *iggcon.PolledMessage
-			reply     []byte
-			raw       bool
-			vsrRaw    bool // the VSR framing, decoded in the call into vsrPart
-			vsrPart   []runtime.Incoming
-			vsrNext   uint64
-			vsrPolled polledPartition
-			deferred  bool // the partition's next record did not fit the budget
-		)
+		room, from, firstOfPoll, callBudget := max-len(out), c.next, len(out) == 0, budget
+		done := make(chan pollResult, 1)
 		err := s.sess.callLink(ctx, op, func(l *link) error {
-			var err error
-			if l.vsr != nil || (l.sdkMu != nil && l.socket != nil) {
-				raw, vsrRaw = true, l.vsr != nil
-				for {
-					limit := budget
-					if want == 1 && len(out) == 0 && limit < maxRecordReply {
-						limit = maxRecordReply
-					}
-					if vsrRaw {
-						reply, err = l.vsr.pollRaw(s.req.build(p, strategy, want), limit)
-					} else {
-						reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want), limit)
-					}
-					big, ok := errors.AsType[*replyTooLarge](err)
-					if !ok || want == 1 {
-						break
-					}
-					// Ask for about as many records as fit, at most half.
-					want = uint32(min(uint64(want)/2, uint64(want)*uint64(limit)/uint64(big.n)))
-					if want == 0 {
-						want = 1
-					}
-				}
-				if _, ok := errors.AsType[*replyTooLarge](err); ok {
-					// One record that does not fit what is left: the next
-					// poll takes it first.
-					deferred, err = true, nil
-				}
-				budget -= len(reply)
-				if err == nil && vsrRaw && !deferred {
-					// Decoded here, so a reply that does not decode fails
-					// the call: the link is dropped and rebuilt, as for any
-					// reply that breaks the protocol. Into records of its
-					// own: a call abandoned on a timeout must not write
-					// into what Poll returns.
-					vsrPart, vsrNext, vsrPolled, err = s.t.decodeVSRPoll(nil, p, reply, from, room)
-					if err != nil {
-						vsrPart = nil
-						err = fmt.Errorf("iggy: server %s: poll of partition %d: %w", l.vsr.addr, p, err)
-					}
-				}
-				return err
-			}
-			pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
+			var res pollResult
+			err := s.pollOne(l, p, strategy, want, room, from, firstOfPoll, callBudget, &res)
+			done <- res
 			return err
 		})
-		if deferred {
+		var res pollResult
+		if err == nil {
+			res = <-done
+			budget -= res.replyBytes
+		}
+		if res.deferred {
 			break
 		}
-		if err == nil && vsrRaw {
+		if err == nil && res.vsrRaw {
 			if out == nil {
-				out = vsrPart
+				out = res.vsrPart
 			} else {
-				out = append(out, vsrPart...)
+				out = append(out, res.vsrPart...)
 			}
-			s.settle(p, vsrPolled.messages, vsrPolled.partitionID, vsrPolled.currentOffset, vsrNext)
-		} else if err == nil && raw {
+			s.settle(p, res.vsrPolled.messages, res.vsrPolled.partitionID, res.vsrPolled.currentOffset, res.vsrNext)
+		} else if err == nil && res.raw {
 			before := len(out)
 			var next uint64
 			var pp polledPartition
-			out, next, pp, err = s.t.decodePoll(out, p, reply, c.next, max)
+			out, next, pp, err = s.t.decodePoll(out, p, res.reply, c.next, max)
 			if err != nil {
 				out = out[:before]
 				err = &runtime.TransportError{Op: op, Err: err}
@@ -296,11 +254,73 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			}
 			return nil, err
 		}
-		if !raw {
-			out = s.take(out, p, pm, max)
+		if !res.raw {
+			out = s.take(out, p, res.pm, max)
 		}
 	}
 	return out, nil
+}
+
+// pollResult is what one partition's poll call hands back to Poll.
+type pollResult struct {
+	pm         *iggcon.PolledMessage // through the SDK
+	reply      []byte                // the raw 0.8 reply
+	raw        bool                  // a raw path: reply, or vsrPart when vsrRaw
+	vsrRaw     bool                  // the VSR framing, decoded in the call
+	vsrPart    []runtime.Incoming
+	vsrNext    uint64
+	vsrPolled  polledPartition
+	deferred   bool // the partition's next record did not fit the budget
+	replyBytes int  // reply bytes taken from the poll's budget
+}
+
+// pollOne polls partition p over l for want records (room the most Poll
+// takes, from the cursor's offset, firstOfPoll when Poll holds no record
+// yet, budget the reply bytes left) into res.
+func (s *subscription) pollOne(l *link, p uint32, strategy iggcon.PollingStrategy, want uint32, room int, from uint64, firstOfPoll bool, budget int, res *pollResult) error {
+	var err error
+	if l.vsr != nil || (l.sdkMu != nil && l.socket != nil) {
+		res.raw, res.vsrRaw = true, l.vsr != nil
+		for {
+			limit := budget
+			if want == 1 && firstOfPoll && limit < maxRecordReply {
+				limit = maxRecordReply
+			}
+			if res.vsrRaw {
+				res.reply, err = l.vsr.pollRaw(s.req.build(p, strategy, want), limit)
+			} else {
+				res.reply, err = exchange(l.socket, l.sdkMu, s.req.build(p, strategy, want), limit)
+			}
+			big, ok := errors.AsType[*replyTooLarge](err)
+			if !ok || want == 1 {
+				break
+			}
+			// Ask for about as many records as fit, at most half.
+			want = uint32(min(uint64(want)/2, uint64(want)*uint64(limit)/uint64(big.n)))
+			if want == 0 {
+				want = 1
+			}
+		}
+		if _, ok := errors.AsType[*replyTooLarge](err); ok {
+			// One record that does not fit what is left: the next poll
+			// takes it first.
+			res.deferred, err = true, nil
+		}
+		res.replyBytes = len(res.reply)
+		if err == nil && res.vsrRaw && !res.deferred {
+			// Decoded here, so a reply that does not decode fails the call:
+			// the link is dropped and rebuilt, as for any reply that breaks
+			// the protocol.
+			res.vsrPart, res.vsrNext, res.vsrPolled, err = s.t.decodeVSRPoll(nil, p, res.reply, from, room)
+			if err != nil {
+				res.vsrPart = nil
+				err = fmt.Errorf("iggy: server %s: poll of partition %d: %w", l.vsr.addr, p, err)
+			}
+		}
+		return err
+	}
+	res.pm, err = l.client.PollMessages(s.t.stream, s.topicID, s.consumer, strategy, want, false, &p)
+	return err
 }
 
 // take appends the records of one partition's poll through the SDK and

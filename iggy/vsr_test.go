@@ -11,18 +11,25 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/lasergo/laser/iggy/internal/vsr"
+	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/lasertest"
 	"github.com/lasergo/laser/runtime"
 )
@@ -66,11 +73,12 @@ func TestVSRLogsInWithAToken(t *testing.T) {
 	}
 }
 
-// eviction is an eviction frame with reason.
-func eviction(reason vsr.EvictionReason) []byte {
+// eviction is an eviction frame of req's client with reason.
+func eviction(req fakeRequest, reason vsr.EvictionReason) []byte {
 	h := make([]byte, vsr.HeaderSize)
 	binary.LittleEndian.PutUint32(h[48:], vsr.HeaderSize)
 	h[60] = byte(vsr.CommandEviction)
+	copy(h[128:144], req.hdr[128:144])
 	h[255] = byte(reason)
 	return h
 }
@@ -79,7 +87,7 @@ func TestVSREvictedLoginIsInvalidCredentials(t *testing.T) {
 	f := newFakeVSR(t)
 	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
 		if req.op == vsr.OpRegister {
-			return eviction(vsr.EvictInvalidCredentials)
+			return eviction(req, vsr.EvictInvalidCredentials)
 		}
 		return honest(f, req)
 	})
@@ -122,8 +130,10 @@ func TestVSRBadRepliesDropTheLinkWithAClearError(t *testing.T) {
 			binary.LittleEndian.PutUint32(r[48:], 100)
 			return r
 		}, "a frame of 100 bytes"},
-		"wrong request id": {func(req fakeRequest) []byte { req.request += 7; return reply(req, 0, fakeTopic()) }, "answers request"},
-		"wrong operation":  {func(req fakeRequest) []byte { req.op = vsr.OpCreateTopic; return reply(req, 0, fakeTopic()) }, "answers operation 132, want 2"},
+		"wrong client id":            {func(req fakeRequest) []byte { r := reply(req, 0, fakeTopic()); r[165] ^= 1; return r }, "for client"},
+		"eviction of another client": {func(req fakeRequest) []byte { req.hdr[130] ^= 1; return eviction(req, vsr.EvictNoSession) }, "for client"},
+		"wrong request id":           {func(req fakeRequest) []byte { req.request += 7; return reply(req, 0, fakeTopic()) }, "answers request"},
+		"wrong operation":            {func(req fakeRequest) []byte { req.op = vsr.OpCreateTopic; return reply(req, 0, fakeTopic()) }, "answers operation 132, want 2"},
 		"size not matching": {func(req fakeRequest) []byte {
 			r := reply(req, 0, fakeTopic())
 			binary.LittleEndian.PutUint32(r[48:], uint32(len(r)+50)) // then the server hangs up
@@ -258,8 +268,69 @@ func TestVSRRedirectLoopFails(t *testing.T) {
 	}
 }
 
-// selfSigned writes a certificate for name (and 127.0.0.1) and its key,
-// returning the server's TLS certificate and the CA file's path.
+// A node dialled by host name that leads the cluster, named by IP in the
+// cluster metadata, is the node the client is on: it stays there.
+func TestVSRLeaderDialledByHostNameStaysOnTheNode(t *testing.T) {
+	f := newFakeVSR(t)
+	_, port, _ := net.SplitHostPort(f.addr())
+	f.nodes = clusterOf("127.0.0.1:"+port, "127.0.0.1:1")
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 {
+		t.Fatalf("%d logins on the one leader node (connections %d); want 1", len(f.logins), f.conns.Load())
+	}
+}
+
+// The same over TLS with a certificate for the host name only: the client
+// stays on the node it dialled rather than re-dialling it by IP.
+func TestVSRTLSLeaderDialledByHostNameStaysOnTheNode(t *testing.T) {
+	cert, ca := selfSigned(t, "localhost")
+	f := tlsFake(t, cert)
+	_, port, _ := net.SplitHostPort(f.addr())
+	f.nodes = clusterOf("127.0.0.1:"+port, "127.0.0.1:1")
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr&tls_ca_file="+ca, Config{})
+	if err != nil {
+		t.Fatalf("dial of the leader itself failed: %v", err)
+	}
+	defer tr.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 1 {
+		t.Fatalf("%d logins; want 1", len(f.logins))
+	}
+}
+
+// A redirect over TLS to a leader the metadata names by IP verifies the
+// leader's certificate against the host name the connection string dialled.
+func TestVSRTLSRedirectKeepsTheDialledServerName(t *testing.T) {
+	cert, ca := selfSigned(t, "localhost")
+	leader, follower := tlsFake(t, cert), tlsFake(t, cert)
+	nodes := clusterOf(leader.addr(), follower.addr())
+	leader.nodes, follower.nodes = nodes, nodes
+	_, port, _ := net.SplitHostPort(follower.addr())
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@localhost:"+port+"/s?protocol=vsr&tls_ca_file="+ca, Config{})
+	if err != nil {
+		t.Fatalf("dial through the redirect: %v", err)
+	}
+	defer tr.Close()
+	if _, err := tr.Partitions(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	leader.mu.Lock()
+	defer leader.mu.Unlock()
+	if len(leader.logins) != 1 {
+		t.Fatalf("%d logins on the leader, want 1", len(leader.logins))
+	}
+}
+
+// selfSigned writes a self-signed certificate for the DNS name name only
+// (no IP address) and returns the server's TLS certificate and the path of
+// the CA file holding it.
 func selfSigned(t *testing.T, name string) (tls.Certificate, string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -381,6 +452,187 @@ func TestVSRReplaysANotYetCommittedRequestWithItsRequestID(t *testing.T) {
 	}
 }
 
+// The server keeps no request ids of sends, so a send it did not commit
+// (57) is not replayed: the caller gets a transient error and retries.
+func TestVSRSendNotCommittedIsATransientErrorNotAReplay(t *testing.T) {
+	f := newFakeVSR(t)
+	sends := 0 // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpSendMessages {
+			f.mu.Lock()
+			sends++
+			first := sends == 1
+			f.mu.Unlock()
+			if first {
+				return reply(req, transientNotCommitted, nil)
+			}
+			return reply(req, 0, make([]byte, 24))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")})
+	te, ok := errors.AsType[*runtime.TransportError](err)
+	if !ok || !te.Transient || isLost(err) {
+		t.Fatalf("err = %v; want a transient error that is no lost connection", err)
+	}
+	f.mu.Lock()
+	n := sends
+	f.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d sends reached the server; want the refused one alone, not replayed", n)
+	}
+	if err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")}); err != nil {
+		t.Fatalf("the caller's retry: %v", err)
+	}
+}
+
+// A batch over the largest frame goes out as several sends, each under it,
+// on the same connection.
+func TestVSRPublishSplitsABatchOverTheMaxFrame(t *testing.T) {
+	f := newFakeVSR(t)
+	var sizes []int // under f.mu
+	f.setHandle(func(f *fakeVSR, req fakeRequest) []byte {
+		if req.op == vsr.OpSendMessages {
+			f.mu.Lock()
+			sizes = append(sizes, vsr.HeaderSize+len(req.body))
+			f.mu.Unlock()
+			return reply(req, 0, make([]byte, 24))
+		}
+		return honest(f, req)
+	})
+	tr := dialFake(t, f, "", Config{})
+	before := f.conns.Load()
+	recs := make([]runtime.Outgoing, 7)
+	for i := range recs {
+		recs[i] = runtime.Outgoing{Payload: make([]byte, iggcon.MaxPayloadSize)}
+	}
+	if err := tr.Append(t.Context(), "t", recs...); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(sizes) != 2 || f.conns.Load() != before {
+		t.Fatalf("send frames of %v bytes over %d new connections; want two sends on the same one", sizes, f.conns.Load()-before)
+	}
+	for _, n := range sizes {
+		if n > vsr.MaxFrameSize {
+			t.Fatalf("a send frame of %d bytes, over the limit of %d", n, vsr.MaxFrameSize)
+		}
+	}
+}
+
+// A record that alone takes more than one send holds is a permanent error
+// naming its size and the limit. (The SDK caps a payload well under the
+// frame limit, so the split is driven with a small room.)
+func TestVSRSplitOfARecordOverTheRoomIsAnError(t *testing.T) {
+	msg := func(n int) iggcon.IggyMessage { return iggcon.IggyMessage{Payload: make([]byte, n)} }
+	b := &publishBatch{partition: 3, index: []int{4, 7, 9}, msgs: []iggcon.IggyMessage{msg(10), msg(10), msg(500)}, ids: make([]iggcon.MessageID, 3)}
+	_, err := splitToFit([]*publishBatch{b}, 200)
+	if !errors.Is(err, ierror.ErrTooBigMessagePayload) {
+		t.Fatalf("err = %v; want ErrTooBigMessagePayload", err)
+	}
+	for _, want := range []string{"record 9", strconv.Itoa(500 + vsr.MessageHeaderSize), "200", strconv.Itoa(vsr.MaxFrameSize)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v; want it to name %q", err, want)
+		}
+	}
+}
+
+// The split keeps the partition, the order and the callers' indexes.
+func TestVSRSplitKeepsOrderAndIndexes(t *testing.T) {
+	msg := func(n int) iggcon.IggyMessage { return iggcon.IggyMessage{Payload: make([]byte, n)} }
+	room := 2 * (vsr.MessageHeaderSize + 10)
+	b := &publishBatch{partition: 3, index: []int{4, 7, 9}, msgs: []iggcon.IggyMessage{msg(10), msg(10), msg(10)}, ids: []iggcon.MessageID{{1}, {2}, {3}}}
+	out, err := splitToFit([]*publishBatch{b}, room)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].partition != 3 || out[1].partition != 3 ||
+		!slices.Equal(out[0].index, []int{4, 7}) || !slices.Equal(out[1].index, []int{9}) || out[1].ids[0] != (iggcon.MessageID{3}) {
+		t.Fatalf("split into %+v", out)
+	}
+}
+
+// A read over VSR of more than one frame holds gets the records that fit
+// one, from the offset asked for: the test server caps its poll reply at
+// the frame limit, as Iggy does.
+func TestVSRReadRangeOverTheMaxFrameReadsWhatFits(t *testing.T) {
+	srv := iggytest.Start(t, iggytest.Config{})
+	tr, err := Dial(t.Context(), "iggy://iggy:iggy@"+srv.Addr()+"/s?protocol=vsr", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.EnsureTopics(t.Context(), 1, "t"); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]runtime.Outgoing, 7)
+	for i := range recs {
+		recs[i] = runtime.Outgoing{Payload: make([]byte, iggcon.MaxPayloadSize)}
+	}
+	if err := tr.Append(t.Context(), "t", recs...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.ReadRange(t.Context(), "t", 0, 0, 10)
+	if err != nil {
+		t.Fatalf("ReadRange of 10 records: %v", err)
+	}
+	if len(got) == 0 || len(got) >= len(recs) || got[0].Offset != 0 {
+		t.Fatalf("%d records; want from offset 0 the fewer than %d that fit one frame", len(got), len(recs))
+	}
+}
+
+// A poll reply over the frame limit is read past and dropped, and the read
+// asks again for fewer records on the same connection.
+func TestVSRPollReplyOverTheMaxFrameAsksForFewer(t *testing.T) {
+	f := newFakeVSR(t)
+	var counts []uint32 // under f.mu
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte {
+		count := binary.LittleEndian.Uint32(req.body[len(req.body)-5:])
+		f.mu.Lock()
+		counts = append(counts, count)
+		first := len(counts) == 1
+		f.mu.Unlock()
+		if first {
+			big := reply(req, 0, make([]byte, vsr.MaxFrameSize))
+			return big
+		}
+		return reply(req, 0, pollReplyOf(0, "a", "b"))
+	}))
+	tr := dialFake(t, f, "", Config{})
+	before := f.conns.Load()
+	got, err := tr.ReadRange(t.Context(), "t", 0, 0, 8)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadRange: %d records, %v", len(got), err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Equal(counts, []uint32{8, 4}) || f.conns.Load() != before {
+		t.Fatalf("poll counts %v over %d new connections; want 8 then 4 on the same one", counts, f.conns.Load()-before)
+	}
+}
+
+// A reply whose header states a large body costs memory for the bytes
+// that arrive, not for the size it states.
+func TestVSRReplyBodyGrowsAsItArrives(t *testing.T) {
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	_, err := readGrowing(bytes.NewReader(make([]byte, 100)), vsr.MaxFrameSize)
+	goruntime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v; want io.ErrUnexpectedEOF", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Fatalf("%d bytes allocated for a 100-byte body stated as %d", n, vsr.MaxFrameSize)
+	}
+	body := bytes.Repeat([]byte("abc"), 1<<20)
+	got, err := readGrowing(iotest.OneByteReader(bytes.NewReader(body[:len(body):len(body)])), len(body)-1)
+	if err != nil || !bytes.Equal(got, body[:len(body)-1]) {
+		t.Fatalf("read %d bytes, %v; want the %d stated", len(got), err, len(body)-1)
+	}
+}
+
 func TestVSRHeartbeatPingsAnIdleLink(t *testing.T) {
 	f := newFakeVSR(t)
 	pings := make(chan struct{}, 8)
@@ -450,5 +702,98 @@ func TestVSRCommitRefusedOnAnOwnedPartitionMayBeRetried(t *testing.T) {
 	te, ok := errors.AsType[*runtime.TransportError](err)
 	if !ok || !te.Transient || errors.Is(err, runtime.ErrPartitionLost) || !errors.Is(err, ierror.ErrResourceNotFound) {
 		t.Fatalf("err = %v; want a transient ResourceNotFound, not a lost partition", err)
+	}
+}
+
+// closeBlockingConn is a socket whose Close waits for release, as a TLS
+// close_notify to a stalled peer does.
+type closeBlockingConn struct {
+	net.Conn
+	closing chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (c *closeBlockingConn) Close() error {
+	c.once.Do(func() { close(c.closing) })
+	<-c.release
+	return c.Conn.Close()
+}
+
+// A client that broke closes its socket after releasing the exchange, so
+// other callers see the broken client at once instead of waiting on the
+// close.
+func TestVSRBrokenClientClosesOutsideTheExchange(t *testing.T) {
+	client, server := net.Pipe()
+	defer server.Close()
+	conn := &closeBlockingConn{Conn: client, closing: make(chan struct{}), release: make(chan struct{})}
+	defer close(conn.release)
+	c := newVSRClient(conn, "pipe", 5*time.Second, vsr.ClientID{Lo: 1})
+	go func() {
+		var hdr [vsr.HeaderSize]byte
+		if _, err := io.ReadFull(server, hdr[:]); err != nil {
+			return
+		}
+		hdr[60] = 6 // not a reply: the client breaks
+		_, _ = server.Write(hdr[:])
+	}()
+	first := make(chan error, 1)
+	go func() { first <- c.Ping() }()
+	select {
+	case <-conn.closing:
+	case err := <-first:
+		t.Fatalf("the first ping returned %v before closing the socket", err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- c.Ping() }()
+	select {
+	case err := <-second:
+		if !isLost(err) {
+			t.Fatalf("second ping: %v; want ErrConnectionLost", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second call waited on the first call's close")
+	}
+}
+
+// A poll call that outlives its timeout finishes after Poll returned; what
+// it finds (here a record over the poll's bound, which it defers) must not
+// reach Poll's variables (the race detector checks).
+func TestVSRPollCallOutlivingItsTimeoutTouchesNothingOfPoll(t *testing.T) {
+	f := newFakeVSR(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.setHandle(answerWith(vsr.CodePollMessages, func(req fakeRequest) []byte {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+		return reply(req, 0, make([]byte, maxRecordReply+1))
+	}))
+	clock := lasertest.NewManualClock(time.Unix(1_700_000_000, 0))
+	tr := dialFake(t, f, "", Config{Clock: clock, MaxPollBytes: 1 << 20})
+	sub, err := tr.Join(t.Context(), "t", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	polled := make(chan error, 1)
+	go func() {
+		_, err := sub.Poll(t.Context(), 1)
+		polled <- err
+	}()
+	<-held
+	if err := clock.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour) // past the call timeout
+	if err := <-polled; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("poll: %v; want ErrTimeout", err)
+	}
+	close(release)
+	// The abandoned call now completes and defers the record; so does the
+	// next poll, on a new link.
+	if recs, err := sub.Poll(t.Context(), 1); err != nil || len(recs) != 0 {
+		t.Fatalf("next poll: %d records, %v", len(recs), err)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,19 +30,21 @@ type vsrClient struct {
 	r       *bufio.Reader
 	timeout time.Duration
 
-	mu     sync.Mutex // one exchange at a time; guards sess, hdr and broken
+	mu     sync.Mutex // one exchange at a time; guards sess, hdr, broken and closed
 	sess   *vsr.Session
 	hdr    [vsr.HeaderSize]byte
 	broken error
+	closed bool // the socket was closed after broken was set
 
 	dlMu    sync.Mutex // orders abort against the exchange's own deadline
 	aborted bool
+	abortCh chan struct{} // closed by the first abort: ends a replay's wait
 }
 
 var _ iggyClient = (*vsrClient)(nil)
 
 func newVSRClient(conn net.Conn, addr string, timeout time.Duration, id vsr.ClientID) *vsrClient {
-	return &vsrClient{addr: addr, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), timeout: timeout, sess: vsr.NewSession(id)}
+	return &vsrClient{addr: addr, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), timeout: timeout, sess: vsr.NewSession(id), abortCh: make(chan struct{})}
 }
 
 // setDeadline sets the socket deadline unless the client was aborted,
@@ -59,6 +61,9 @@ func (c *vsrClient) setDeadline(t time.Time) {
 // link is dropped after it.
 func (c *vsrClient) abort() {
 	c.dlMu.Lock()
+	if !c.aborted {
+		close(c.abortCh)
+	}
 	c.aborted = true
 	_ = c.conn.SetDeadline(pastDeadline)
 	c.dlMu.Unlock()
@@ -76,7 +81,20 @@ func (c *vsrClient) Close() error {
 	return c.conn.Close()
 }
 
-// fail breaks the client with err, naming the server, and returns it.
+// unlock releases mu and then, when the client broke, closes the socket:
+// a TLS close writes close_notify, which may wait seconds on a stalled peer,
+// and must not hold up the callers waiting for mu.
+func (c *vsrClient) unlock() {
+	closing := c.broken != nil && !c.closed
+	c.closed = c.closed || closing
+	c.mu.Unlock()
+	if closing {
+		_ = c.conn.Close()
+	}
+}
+
+// fail breaks the client with err, naming the server, and returns it; the
+// socket fails every later read and write at once and is closed by unlock.
 // Called with mu held.
 func (c *vsrClient) fail(err error) error {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() && !c.wasAborted() {
@@ -87,7 +105,7 @@ func (c *vsrClient) fail(err error) error {
 	if c.broken == nil {
 		c.broken = err
 	}
-	_ = c.conn.Close()
+	_ = c.conn.SetDeadline(pastDeadline)
 	return err
 }
 
@@ -100,8 +118,9 @@ func newFrame(n int) []byte { return make([]byte, vsr.HeaderSize, vsr.HeaderSize
 // longer than limit is read off the socket and dropped (the client stays
 // in step), and the error is *replyTooLarge.
 func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, error) {
+	limit = min(limit, vsr.MaxFrameSize-vsr.HeaderSize) // no frame may be larger
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if c.broken != nil {
 		return nil, fmt.Errorf("%w (broken earlier: %w)", ErrConnectionLost, c.broken)
 	}
@@ -115,13 +134,25 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 	for {
 		payload, err := c.exchange(frame, code, request, op, limit)
 		refused, ok := errors.AsType[*serverError](err)
-		if !ok || refused.code != transientNotCommitted || time.Now().Add(replayInterval).After(deadline) {
+		// Not committed yet (a view change, a pipeline full): the Iggy server
+		// (0.9) answers a replayed metadata change from its client table and a
+		// read changes nothing, but it keeps no request ids of partition
+		// operations, so a replayed send could be appended twice; those go back
+		// to the caller as a transient error, whose retry the runtime's
+		// idempotency keys make safe.
+		if !ok || refused.code != transientNotCommitted || !op.Replayable() || time.Now().Add(replayInterval).After(deadline) {
 			return payload, err
 		}
-		// Not committed yet (a cluster still agreeing, a rebalance in
-		// progress): the same frame, with the same request id, is
-		// deduplicated by the server, so sending it again is safe.
-		time.Sleep(replayInterval)
+		// mu stays held through the wait: the replay must be the next
+		// request on the connection, as the server's client table takes a
+		// request id below one it already saw for a stale retry. Close ends
+		// the wait at once.
+		wait := time.NewTimer(replayInterval)
+		select {
+		case <-wait.C:
+		case <-c.abortCh:
+			wait.Stop()
+		}
 	}
 }
 
@@ -130,7 +161,7 @@ func (c *vsrClient) roundTrip(frame []byte, code uint32, limit int) ([]byte, err
 const replayInterval = 50 * time.Millisecond
 
 // transientNotCommitted is the code of a request the server did not commit
-// yet; the client replays it until the call timeout.
+// yet; the client replays a replayable one until the call timeout.
 const transientNotCommitted = 57
 
 // exchange writes frame and reads its reply, under the deadline already
@@ -143,8 +174,13 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		return nil, c.fail(fmt.Errorf("reading the reply to command %d: %w", code, err))
 	}
 	n, err := vsr.CheckHeader(&c.hdr)
+	if errors.Is(err, vsr.ErrFrameTooLarge) && code == vsr.CodePollMessages {
+		// A poll reply over the frame limit is read past below like one over
+		// the caller's bound: the caller asks for fewer records.
+		err = nil
+	}
 	if err == nil {
-		err = vsr.CheckReplyTo(&c.hdr, request, op)
+		err = vsr.CheckReplyTo(&c.hdr, c.sess.Client(), request, op)
 	}
 	if refused, ok := errors.AsType[*vsr.Refused](err); ok {
 		// A refusal carries no body; one that does is read past, to stay in step.
@@ -162,11 +198,11 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		}
 		return nil, &replyTooLarge{n: uint32(n)}
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.r, body); err != nil {
+	body, err := readGrowing(c.r, n)
+	if err != nil {
 		return nil, c.fail(fmt.Errorf("reading the reply to command %d: %w", code, err))
 	}
-	payload, err := vsr.DecodeReply(&c.hdr, body, request, op)
+	payload, err := vsr.DecodeReply(&c.hdr, body, c.sess.Client(), request, op)
 	if refused, ok := errors.AsType[*vsr.Refused](err); ok {
 		return nil, c.refusal(refused.Code)
 	}
@@ -174,6 +210,31 @@ func (c *vsrClient) exchange(frame []byte, code uint32, request uint64, op vsr.O
 		return nil, c.fail(c.protocolError(code, err))
 	}
 	return payload, nil
+}
+
+// readChunk is how much of a body readGrowing allocates before any of it
+// arrives.
+const readChunk = 1 << 20
+
+// readGrowing reads n bytes off r into a buffer grown as they arrive, so a
+// header stating a large size costs memory only for the bytes that follow
+// it.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	b := make([]byte, 0, min(n, readChunk))
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(n-len(b), len(b)))
+		}
+		m, err := r.Read(b[len(b):min(n, cap(b))])
+		b = b[:len(b)+m]
+		if err != nil && len(b) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // protocolError describes a reply that broke the protocol or an eviction.
@@ -265,16 +326,14 @@ func (c *vsrClient) register(code uint32, user, password, token string) (*iggcon
 		err = c.bind(r.Session)
 	}
 	if err != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return nil, c.fail(fmt.Errorf("the register reply: %w", err))
+		return nil, c.decoded(fmt.Errorf("the register reply: %w", err))
 	}
 	return &iggcon.IdentityInfo{UserId: r.UserID}, nil
 }
 
 func (c *vsrClient) bind(session uint64) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	return c.sess.Bind(session)
 }
 
@@ -302,9 +361,7 @@ func (c *vsrClient) clusterNodes() ([]vsr.Node, error) {
 	}
 	_, nodes, err := vsr.DecodeClusterMetadata(p)
 	if err != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return nil, c.fail(err)
+		return nil, c.decoded(err)
 	}
 	return nodes, nil
 }
@@ -315,7 +372,7 @@ func (c *vsrClient) decoded(err error) error {
 		return nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	return c.fail(err)
 }
 
@@ -473,6 +530,12 @@ func (c *vsrClient) SendMessages(streamID, topicID iggcon.Identifier, partitioni
 	}
 	sid, _ := streamID.MarshalBinary()
 	tid, _ := topicID.MarshalBinary()
+	// Checked before the frame is built: an oversized frame is refused by
+	// Stamp, which would read as a lost connection and be retried forever.
+	if n := vsr.HeaderSize + vsr.SendSize(len(sid), len(tid), out); n > vsr.MaxFrameSize {
+		return fmt.Errorf("iggy: a send of %d messages takes a %d-byte frame, over the VSR limit of %d bytes: %w",
+			len(out), n, vsr.MaxFrameSize, ierror.ErrTooBigMessagePayload)
+	}
 	f := newFrame(vsr.SendSize(len(sid), len(tid), out))
 	f = vsr.AppendSend(f, sid, tid, binary.LittleEndian.Uint32(partitioning.Value), uint64(time.Now().UnixMicro()), out)
 	_, err := c.roundTrip(f, vsr.CodeSendMessages, vsr.MaxFrameSize)
@@ -498,9 +561,19 @@ func appendPollBody(b []byte, consumer iggcon.Consumer, streamID, topicID iggcon
 // checking ownership) come through here.
 func (c *vsrClient) PollMessages(streamID, topicID iggcon.Identifier, consumer iggcon.Consumer, strategy iggcon.PollingStrategy,
 	count uint32, autoCommit bool, partitionID *uint32) (*iggcon.PolledMessage, error) {
-	p, err := c.call(vsr.CodePollMessages, appendPollBody(nil, consumer, streamID, topicID, partitionID, strategy, count, autoCommit))
-	if err != nil {
-		return nil, err
+	var p []byte
+	for {
+		var err error
+		p, err = c.call(vsr.CodePollMessages, appendPollBody(nil, consumer, streamID, topicID, partitionID, strategy, count, autoCommit))
+		if _, big := errors.AsType[*replyTooLarge](err); big && count > 1 {
+			// Read past and dropped: fewer records make a smaller reply.
+			count /= 2
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	r, pp, err := vsr.NewPollReader(p)
 	if err != nil {
@@ -604,5 +677,5 @@ func (c *vsrClient) GetConsumerOffset(consumer iggcon.Consumer, streamID, topicI
 // pollRaw sends a subscription's poll request (frame, from
 // pollRequest.build) and returns the reply's payload for decodeVSRPoll.
 func (c *vsrClient) pollRaw(frame []byte, limit int) ([]byte, error) {
-	return c.roundTrip(frame, vsr.CodePollMessages, min(limit, math.MaxInt32))
+	return c.roundTrip(frame, vsr.CodePollMessages, limit)
 }

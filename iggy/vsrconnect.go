@@ -95,7 +95,9 @@ func (t *Transport) linkVSR(ctx context.Context, op, addr string) (*link, string
 	if t.tls != nil {
 		c := t.tls.Clone()
 		if c.ServerName == "" {
-			c.ServerName, _, _ = net.SplitHostPort(addr)
+			// The certificate names the host the connection string dialled;
+			// cluster metadata names nodes by IP, so a redirect keeps that name.
+			c.ServerName, _, _ = net.SplitHostPort(t.cs.addr)
 		}
 		tc := tls.Client(conn, c)
 		hctx, cancel := context.WithTimeout(ctx, t.cfg.dialTimeout)
@@ -130,26 +132,25 @@ func (t *Transport) linkVSR(ctx context.Context, op, addr string) (*link, string
 		if err != nil {
 			return err
 		}
-		leader, err = t.leaderOf(c, addr)
+		leader, err = t.leaderOf(c, addr, conn.RemoteAddr().String())
 		return err
 	})
 	if err != nil {
-		l.close()
-		if class == classSession {
-			class = classPermanent // a login refused is not a lost session
-		}
-		return nil, "", wrap(op, class, fmt.Errorf("logging in to Iggy at %s: %w", addr, err))
+		return nil, "", loginFailed(op, addr, l, class, err)
 	}
 	t.cfg.logger.Debug("iggy: logged in", "addr", addr, "protocol", "vsr", "tls", t.tls != nil, "token", t.cs.token != "")
 	return l, leader, nil
 }
 
-// leaderOf asks the server at addr for the cluster's nodes and returns the
-// leader's address when it is another node's; "" when addr leads, the
-// cluster is one node, no healthy node leads, or the server refuses to say
-// (the connection then stays where it is, as the Iggy SDK's does). A reply
-// that breaks the protocol is an error.
-func (t *Transport) leaderOf(c *vsrClient, addr string) (string, error) {
+// leaderOf asks the server dialled as addr, whose socket's remote end is
+// remote, for the cluster's nodes and returns the leader's address when it
+// is another node's; "" when the leader is this node (its address, as
+// cluster metadata names it, equals addr or remote: metadata names nodes
+// by IP, a connection string often by host name), the cluster is one node,
+// no healthy node leads, or the server refuses to say (the connection then
+// stays where it is, as the Iggy SDK's does). A reply that breaks the
+// protocol is an error.
+func (t *Transport) leaderOf(c *vsrClient, addr, remote string) (string, error) {
 	nodes, err := c.clusterNodes()
 	if _, refused := errors.AsType[*serverError](err); refused {
 		t.cfg.logger.Debug("iggy: no cluster metadata; staying on this node", "addr", addr, "err", err)
@@ -160,7 +161,7 @@ func (t *Transport) leaderOf(c *vsrClient, addr string) (string, error) {
 	}
 	for _, n := range nodes {
 		if n.Leader && n.Healthy {
-			if n.Addr() == addr {
+			if a := n.Addr(); a == addr || a == remote {
 				return "", nil
 			}
 			return n.Addr(), nil

@@ -122,6 +122,7 @@ func reply(req fakeRequest, status uint32, body []byte) []byte {
 	h := make([]byte, vsr.HeaderSize, vsr.HeaderSize+len(body))
 	binary.LittleEndian.PutUint32(h[48:], uint32(vsr.HeaderSize+len(body)))
 	h[60] = byte(vsr.CommandReply)
+	copy(h[160:176], req.hdr[128:144]) // the client it answers
 	binary.LittleEndian.PutUint64(h[200:], req.request)
 	h[208] = byte(req.op)
 	binary.LittleEndian.PutUint32(h[216:], status)

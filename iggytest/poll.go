@@ -115,7 +115,11 @@ func contains(ps []uint32, p uint32) bool {
 // u64 current_offset, u32 count, then the messages in the framing's layout
 // (appendMessages, appendBatches).
 func (s *Server) poll(c *conn, p []byte, f framing) ([]byte, error) {
-	part, cur, recs, err := s.pollRecords(c, p)
+	var fit func([]logstore.Record) int
+	if f == framingVSR {
+		fit = func(recs []logstore.Record) int { return batchesFit(recs, maxFrame-vsrHeaderSize-pollHeaderSize) }
+	}
+	part, cur, recs, err := s.pollRecords(c, p, fit)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +131,10 @@ func (s *Server) poll(c *conn, p []byte, f framing) ([]byte, error) {
 }
 
 // pollRecords runs a poll: the partition it read, that partition's current
-// offset and the records read.
-func (s *Server) pollRecords(c *conn, p []byte) (part uint32, current uint64, recs []logstore.Record, err error) {
+// offset and the records read. fit, when set, is how many leading records
+// of those read the reply holds; the rest are left for the next poll, and
+// an auto-commit stores only what is answered.
+func (s *Server) pollRecords(c *conn, p []byte, fit func([]logstore.Record) int) (part uint32, current uint64, recs []logstore.Record, err error) {
 	r := reader{b: p}
 	cr := r.consumer()
 	sid, tid := r.ident(), r.ident()
@@ -194,6 +200,9 @@ func (s *Server) pollRecords(c *conn, p []byte) (part uint32, current uint64, re
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	if fit != nil {
+		recs = recs[:fit(recs)]
+	}
 	if autoCommit && len(recs) > 0 {
 		if err := t.StoreOffset(tg.key, tg.partition, recs[len(recs)-1].Offset); err != nil {
 			return 0, 0, nil, err
@@ -201,6 +210,9 @@ func (s *Server) pollRecords(c *conn, p []byte) (part uint32, current uint64, re
 	}
 	return tg.partition, cur, recs, nil
 }
+
+// pollHeaderSize is the size of a poll reply's header (pollHeader).
+const pollHeaderSize = 16
 
 func pollHeader(b []byte, partition uint32, current uint64, count uint32) []byte {
 	b = putU32(b, partition)
@@ -253,7 +265,7 @@ const (
 // A batch has one timestamp, so each run of records stored together is a
 // batch of its own. Each message's checksum is XXH3-64 of its frame after
 // the checksum; the batch's hashes its header fields and the message
-// checksums (sealBatch), as Iggy 0.9's clients verify them.
+// checksums (sealBatch), as Iggy 0.9 sets them.
 func appendBatches(b []byte, partition uint32, recs []logstore.Record) []byte {
 	for len(recs) > 0 {
 		n := batchRun(recs)
@@ -263,6 +275,25 @@ func appendBatches(b []byte, partition uint32, recs []logstore.Record) []byte {
 		recs = recs[n:]
 	}
 	return b
+}
+
+// batchesFit is how many leading records of recs appendBatches writes in
+// at most room bytes: Iggy's frames have a maximum size, and a poll reply
+// over it is one no client can read.
+func batchesFit(recs []logstore.Record, room int) int {
+	used := 0
+	for i := 0; i < len(recs); {
+		n := batchRun(recs[i:])
+		used += batchHeaderSize
+		for j := i; j < i+n; j++ {
+			used += batchMessageSize + len(recs[j].Payload) + recs[j].Headers.Size()
+			if used > room {
+				return j
+			}
+		}
+		i += n
+	}
+	return len(recs)
 }
 
 // sealBatch sets the message checksums and the batch checksum of a

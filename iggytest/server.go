@@ -33,7 +33,8 @@
 // echoed), message batches in send and poll, the ack level of offset
 // requests, the send confirmation, group sync and a one-node cluster
 // metadata. Message and batch checksums (XXH3-64) are verified on send and
-// set on poll, as Iggy 0.9's clients check them; the consensus header's
+// set on poll, as Iggy 0.9 sets them (package iggy's client checks the
+// message checksums of a poll, not the batch's); the consensus header's
 // checksums are neither checked nor set, and request numbers are echoed,
 // not checked for order.
 //
@@ -70,8 +71,10 @@ import (
 	"github.com/lasergo/laser/internal/logstore"
 )
 
-// maxFrame bounds a request payload; a larger length closes the connection
-// instead of allocating it.
+// maxFrame bounds a request payload of the 0.8 framing, and a whole frame,
+// header included, of the VSR framing (a request, and a poll reply, as
+// Iggy's frame limit); a larger request closes the connection instead of
+// allocating it.
 const maxFrame = 64 << 20
 
 // maxLoginFrame bounds a request payload before login: a ping, a login or a

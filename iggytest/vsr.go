@@ -189,7 +189,8 @@ func (c *conn) serveVSR(f *frameIO) {
 		if _, err := io.ReadFull(f.r, hdr); err != nil {
 			return
 		}
-		limit := uint32(maxFrame)
+		// Iggy's frame limit counts the header too.
+		limit := uint32(maxFrame - vsrHeaderSize)
 		if !authed {
 			limit = maxLoginFrame
 		}

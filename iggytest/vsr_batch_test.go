@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/lasergo/laser/internal/logstore"
 )
 
 // lastAnswer returns the last reply frame of answers: header and body.
@@ -82,5 +84,28 @@ func TestVSRPollAnswersSealedBatches(t *testing.T) {
 	}
 	if batches != 2 {
 		t.Errorf("poll answered %d batches, want one per send (2)", batches)
+	}
+}
+
+// A VSR poll reply holds as many leading records as fit the frame limit,
+// whole batches and message headers counted.
+func TestVSRPollReplyHoldsWhatFitsTheFrame(t *testing.T) {
+	recs := make([]logstore.Record, 3)
+	for i := range recs {
+		recs[i] = logstore.Record{Offset: uint64(i), Payload: make([]byte, 100)}
+	}
+	msg := batchMessageSize + 100
+	for _, c := range []struct{ room, want int }{
+		{batchHeaderSize + 3*msg, 3},
+		{batchHeaderSize + 3*msg - 1, 2},
+		{batchHeaderSize + msg, 1},
+		{batchHeaderSize + msg - 1, 0},
+	} {
+		if got := batchesFit(recs, c.room); got != c.want {
+			t.Errorf("batchesFit(3 records, %d) = %d, want %d", c.room, got, c.want)
+		}
+		if got := len(appendBatches(nil, 0, recs[:c.want])); got > c.room {
+			t.Errorf("%d records take %d bytes, over the room of %d", c.want, got, c.room)
+		}
 	}
 }

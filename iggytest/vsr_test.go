@@ -243,6 +243,50 @@ func TestVSRRequestBeforeRegisterIsUnauthenticated(t *testing.T) {
 	}
 }
 
+// Over VSR the 0.8 login commands do not log in: a connection is
+// authenticated only by the register, which opens its session.
+func TestVSRThe08LoginCommandsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		code uint32
+		body []byte
+	}{
+		{"password", iggytest.CmdLogin, append(append(nameBytes("iggy"), nameBytes("iggy")...), 0, 0, 0, 0, 0, 0, 0, 0)},
+		{"token", iggytest.CmdLoginWithToken, nameBytes("token")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
+			v.write(v.frame(2, c.code, 0, 0, c.body))
+			hdr, _ := v.read()
+			if st := binary.LittleEndian.Uint32(hdr[216:]); st != iggytest.StatusInvalidCommand {
+				t.Fatalf("login command %d: status %d, want %d (InvalidCommand)", c.code, st, iggytest.StatusInvalidCommand)
+			}
+			v.write(v.frame(2, iggytest.CmdGetStreams, 0, 0, nil))
+			hdr, _ = v.read()
+			if st := binary.LittleEndian.Uint32(hdr[216:]); st != iggytest.StatusUnauthenticated {
+				t.Fatalf("GetStreams after it: status %d, want %d (Unauthenticated)", st, iggytest.StatusUnauthenticated)
+			}
+		})
+	}
+}
+
+// A change sent as a non-replicated request would skip the session's
+// request numbering: it is refused, and nothing changes.
+func TestVSRNonReplicatedRequestOfAReplicatedCommandIsRefused(t *testing.T) {
+	v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
+	session := v.register()
+	v.write(v.frame(2, iggytest.CmdCreateStream, session, 1, nameBytes("s")))
+	hdr, _ := v.read()
+	if st := binary.LittleEndian.Uint32(hdr[216:]); st != iggytest.StatusInvalidCommand {
+		t.Fatalf("status = %d, want %d (InvalidCommand)", st, iggytest.StatusInvalidCommand)
+	}
+	v.write(v.frame(2, iggytest.CmdGetStreams, session, 1, nil))
+	_, body := v.read()
+	if len(body) != 0 {
+		t.Fatalf("GetStreams answers %d bytes; want no stream", len(body))
+	}
+}
+
 func TestVSRPingNeedsNoSession(t *testing.T) {
 	v := dialVSR(t, iggytest.Start(t, iggytest.Config{}))
 	v.write(v.frame(2, iggytest.CmdPing, 0, 0, nil))

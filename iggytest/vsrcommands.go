@@ -18,10 +18,17 @@ const serverVersion = "iggytest-0.9"
 // where Iggy 0.9 changed a command's layout the handler is told the
 // framing; the rest are the 0.8 handlers.
 func (s *Server) routeVSR(c *conn, code uint32, p []byte) ([]byte, error) {
-	if code == CmdLoginRegister {
+	if c.vsrRequest.operation == opNonReplicated {
+		// A change travels as its replicated operation, and a login as the
+		// register, which opens the session every later request names; the
+		// 0.8 logins would authenticate a connection without one.
+		if code == CmdLogin || code == CmdLoginWithToken || replicatedCode(code) {
+			return nil, fail(StatusInvalidCommand, "command "+strconv.FormatUint(uint64(code), 10)+" is not a non-replicated request over VSR")
+		}
+	} else if code == CmdLoginRegister {
 		return s.loginRegister(c, p)
 	}
-	if !c.authed && code != CmdPing && code != CmdLogin && code != CmdLoginWithToken {
+	if !c.authed && code != CmdPing {
 		return nil, fail(StatusUnauthenticated, "register first")
 	}
 	switch code {
@@ -63,6 +70,20 @@ func (s *Server) routeVSR(c *conn, code uint32, p []byte) ([]byte, error) {
 		return nil, fail(StatusFeatureUnavailable, "command not supported by the test server")
 	}
 	return s.route(c, code, p)
+}
+
+// replicatedCode reports whether code is the command of a replicated
+// operation or of the register.
+func replicatedCode(code uint32) bool {
+	if code == CmdLoginRegister || code == CmdLoginRegisterWithToken {
+		return true
+	}
+	for _, c := range opCodes {
+		if c == code {
+			return true
+		}
+	}
+	return false
 }
 
 // loginRegister (VSR register) logs in and opens the connection's session:

@@ -66,6 +66,20 @@ func AppendSend(b, stream, topic []byte, partition uint32, origin uint64, msgs [
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(msgs)))
 	binary.LittleEndian.PutUint32(b[meta:], uint32(len(b)-meta-4))
 
+	// The batch checksum hashes the header's partition, base offset and
+	// base timestamp (all 0 from a client), origin, length and count,
+	// then every message checksum, fed here as each message is written.
+	length := uint64(BatchHeaderSize)
+	for i := range msgs {
+		length += uint64(MessageHeaderSize + len(msgs[i].Payload) + len(msgs[i].Headers))
+	}
+	sums := xxh3.New()
+	var fields [44]byte
+	binary.LittleEndian.PutUint64(fields[24:], origin)
+	binary.LittleEndian.PutUint64(fields[32:], length)
+	binary.LittleEndian.PutUint32(fields[40:], uint32(len(msgs)))
+	_, _ = sums.Write(fields[:])
+
 	head := len(b)
 	var zero [BatchHeaderSize]byte
 	b = append(b, zero[:]...)
@@ -82,26 +96,12 @@ func AppendSend(b, stream, topic []byte, partition uint32, origin uint64, msgs [
 		b = append(b, m.Payload...)
 		b = append(b, m.Headers...)
 		binary.LittleEndian.PutUint64(b[start:], xxh3.Hash(b[start+8:]))
+		_, _ = sums.Write(b[start : start+8])
 	}
-	length := uint64(len(b) - head)
 	h := b[head : head+BatchHeaderSize]
 	binary.LittleEndian.PutUint64(h[bhOrigin:], origin)
 	binary.LittleEndian.PutUint64(h[bhLength:], length)
 	binary.LittleEndian.PutUint32(h[bhCount:], uint32(len(msgs)))
-	// The batch checksum hashes the header's partition, base offset and
-	// base timestamp (all 0 from a client), origin, length and count,
-	// then every message checksum.
-	sums := xxh3.New()
-	var fields [44]byte
-	binary.LittleEndian.PutUint64(fields[24:], origin)
-	binary.LittleEndian.PutUint64(fields[32:], length)
-	binary.LittleEndian.PutUint32(fields[40:], uint32(len(msgs)))
-	_, _ = sums.Write(fields[:])
-	for at := head + BatchHeaderSize; at < len(b); {
-		_, _ = sums.Write(b[at : at+8])
-		f := b[at:]
-		at += MessageHeaderSize + int(binary.LittleEndian.Uint32(f[mhHeadersLen:])) + int(binary.LittleEndian.Uint32(f[mhPayloadLen:]))
-	}
 	binary.LittleEndian.PutUint64(h[bhChecksum:], sums.Sum64())
 	return b
 }

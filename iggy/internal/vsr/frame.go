@@ -28,12 +28,13 @@ const MaxFrameSize = 64 << 20
 const (
 	offSize      = 48  // u32, header plus body
 	offCommand   = 60  // u8, the frame's kind
-	offClient    = 128 // u128, request: the client id
+	offClient    = 128 // u128, request and eviction: the client id
 	offRequest   = 168 // u64, request: the request id
 	offOperation = 176 // u8, request: the operation
 	offSession   = 184 // u64, request: the session
 	offCode      = 196 // u32, request: the command code of a non-replicated operation
 
+	offReplyClient    = 160 // u128, reply: the client it answers
 	offReplyRequest   = 200 // u64, reply: the request id it answers
 	offReplyOperation = 208 // u8, reply: the operation it answers
 	offReplyStatus    = 216 // u32, reply: 0, or the error code of a request refused before it was committed
@@ -116,6 +117,16 @@ func OperationOf(code uint32) Operation {
 	return OpNonReplicated
 }
 
+// Partition reports whether op replicates in its partition's own group
+// (send, offset store): at least once, and not deduplicated by request id,
+// so a request of it whose outcome is unknown must not be replayed.
+func (op Operation) Partition() bool { return op >= OpSendMessages }
+
+// Replayable reports whether a request of op the server did not commit yet
+// may be sent again as it is: a read changes nothing, and the server's
+// client table answers a replayed metadata change from its cache.
+func (op Operation) Replayable() bool { return !op.Partition() }
+
 // resultFramed reports whether a committed reply of op starts with a result
 // section (the metadata changes and the offset store); a send and the
 // non-replicated reads answer with their body alone.
@@ -126,6 +137,12 @@ func resultFramed(op Operation) bool {
 // ClientID identifies a connection's client to the server's session table;
 // a fresh random one per connection.
 type ClientID struct{ Lo, Hi uint64 }
+
+// String renders c as the 32 hex digits of the u128.
+func (c ClientID) String() string { return fmt.Sprintf("%016x%016x", c.Hi, c.Lo) }
+
+// Client is the connection's client id, which every reply must name.
+func (s *Session) Client() ClientID { return s.client }
 
 // Session is the request bookkeeping of one connection: the client id, the
 // session the register bound, and the request counter. It is not safe for
@@ -161,10 +178,11 @@ var ErrNotLoggedIn = errors.New("vsr: request before login")
 // and returns the request id the reply must echo.
 //
 // The register travels as request 0 without a session. A replicated
-// metadata change takes the next request id (the server deduplicates on
-// it); a non-replicated read and a partition operation (send, offset
-// store) carry the current one without taking it, as their replies are not
-// deduplicated.
+// metadata change takes the next request id, which the server's client
+// table deduplicates on. A non-replicated read and a partition operation
+// (send, offset store) carry the current one without taking it: the server
+// records no request id of theirs, so two different sends share an id and
+// a replay of one is not recognised (see Operation.Partition).
 func (s *Session) Stamp(frame []byte, code uint32) (uint64, error) {
 	if len(frame) < HeaderSize || len(frame) > MaxFrameSize {
 		return 0, fmt.Errorf("vsr: a request frame of %d bytes, want %d..%d", len(frame), HeaderSize, MaxFrameSize)
@@ -180,7 +198,7 @@ func (s *Session) Stamp(frame []byte, code uint32) (uint64, error) {
 			return 0, ErrNotLoggedIn
 		}
 		session, request = s.session, s.next
-		if op < OpSendMessages {
+		if !op.Partition() {
 			s.next++
 		}
 	}

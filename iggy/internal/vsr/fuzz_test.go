@@ -27,6 +27,8 @@ func FuzzDecodeVSRReply(f *testing.F) {
 	var ev [HeaderSize]byte
 	binary.LittleEndian.PutUint32(ev[offSize:], HeaderSize)
 	ev[offCommand] = byte(CommandEviction)
+	binary.LittleEndian.PutUint64(ev[offClient:], testClient.Lo)
+	binary.LittleEndian.PutUint64(ev[offClient+8:], testClient.Hi)
 	ev[offEvictReason] = 9
 	f.Add(ev[:], uint64(0), byte(OpRegister))
 
@@ -42,7 +44,7 @@ func FuzzDecodeVSRReply(f *testing.F) {
 		}
 		if err == nil {
 			var p []byte
-			p, err = DecodeReply(h, body, request, Operation(op))
+			p, err = DecodeReply(h, body, testClient, request, Operation(op))
 			if err == nil {
 				if len(p) > len(body) {
 					t.Fatalf("payload of %d bytes from a body of %d", len(p), len(body))

@@ -11,6 +11,12 @@ import (
 // operation, a truncated section. The connection is out of step after it.
 var ErrMalformed = errors.New("vsr: malformed reply")
 
+// ErrFrameTooLarge reports a frame header stating more than MaxFrameSize
+// bytes; it comes wrapped with ErrMalformed, and CheckHeader then returns
+// the stated body length, so a caller may read past the body to stay in
+// step.
+var ErrFrameTooLarge = errors.New("vsr: frame over the maximum size")
+
 // Refused is a request the server refused with one of Iggy's error codes
 // (the 0.8 protocol's code space).
 type Refused struct{ Code uint32 }
@@ -85,7 +91,7 @@ func VersionString(v uint32) string {
 
 // CheckHeader checks a frame header just read, before its body is: it must
 // be a reply or an eviction, and state a size between HeaderSize and
-// MaxFrameSize. It returns the body's length.
+// MaxFrameSize. It returns the body's length, also with ErrFrameTooLarge.
 func CheckHeader(h *[HeaderSize]byte) (int, error) {
 	switch c := Command(h[offCommand]); c {
 	case CommandReply, CommandEviction:
@@ -93,7 +99,10 @@ func CheckHeader(h *[HeaderSize]byte) (int, error) {
 		return 0, fmt.Errorf("%w: frame kind %d, want a reply (%d) or an eviction (%d)", ErrMalformed, c, CommandReply, CommandEviction)
 	}
 	size := FrameSize(h)
-	if size < HeaderSize || size > MaxFrameSize {
+	if size > MaxFrameSize {
+		return int(size) - HeaderSize, fmt.Errorf("%w: %w: a frame of %d bytes, want %d..%d", ErrMalformed, ErrFrameTooLarge, size, HeaderSize, MaxFrameSize)
+	}
+	if size < HeaderSize {
 		return 0, fmt.Errorf("%w: a frame of %d bytes, want %d..%d", ErrMalformed, size, HeaderSize, MaxFrameSize)
 	}
 	return int(size) - HeaderSize, nil
@@ -104,7 +113,7 @@ func CheckHeader(h *[HeaderSize]byte) (int, error) {
 // returns the reply's payload: the body without its result section. An
 // eviction is *Evicted; a refusal, by status or by result, is *Refused;
 // anything else wrong wraps ErrMalformed. The payload aliases body.
-func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation) ([]byte, error) {
+func DecodeReply(h *[HeaderSize]byte, body []byte, client ClientID, request uint64, op Operation) ([]byte, error) {
 	n, err := CheckHeader(h)
 	if err != nil {
 		return nil, err
@@ -112,7 +121,7 @@ func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation)
 	if n != len(body) {
 		return nil, fmt.Errorf("%w: the header states a %d-byte body, %d came", ErrMalformed, n, len(body))
 	}
-	if err := CheckReplyTo(h, request, op); err != nil {
+	if err := CheckReplyTo(h, client, request, op); err != nil {
 		return nil, err
 	}
 	if op == OpSendMessages && len(body) == 0 {
@@ -128,10 +137,24 @@ func DecodeReply(h *[HeaderSize]byte, body []byte, request uint64, op Operation)
 
 // CheckReplyTo checks a frame header CheckHeader passed against the
 // request it should answer, before or without reading its body: an
-// eviction is *Evicted, a status is *Refused, a reply to another request
-// or operation wraps ErrMalformed.
-func CheckReplyTo(h *[HeaderSize]byte, request uint64, op Operation) error {
-	if Command(h[offCommand]) == CommandEviction {
+// eviction is *Evicted, a status is *Refused, a reply to another client,
+// request or operation wraps ErrMalformed.
+func CheckReplyTo(h *[HeaderSize]byte, client ClientID, request uint64, op Operation) error {
+	// A frame for another client is one this connection must not act on,
+	// an eviction least of all. The Iggy server (0.9) names its own
+	// routing id, not the client's, in the reply to a partition operation,
+	// which the request id and operation then identify alone.
+	evicted := Command(h[offCommand]) == CommandEviction
+	if evicted || !op.Partition() {
+		at := offReplyClient
+		if evicted {
+			at = offClient
+		}
+		if got := (ClientID{Lo: binary.LittleEndian.Uint64(h[at:]), Hi: binary.LittleEndian.Uint64(h[at+8:])}); got != client {
+			return fmt.Errorf("%w: it is for client %s, want %s", ErrMalformed, got, client)
+		}
+	}
+	if evicted {
 		return &Evicted{
 			Reason:     EvictionReason(h[offEvictReason]),
 			Version:    binary.LittleEndian.Uint32(h[offEvictVersion:]),

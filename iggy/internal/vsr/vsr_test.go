@@ -8,10 +8,15 @@ import (
 )
 
 // replyHeader builds a reply header answering request with op.
+// testClient is the client id the tests' replies name.
+var testClient = ClientID{Lo: 7, Hi: 9}
+
 func replyHeader(bodyLen int, request uint64, op Operation, status uint32) [HeaderSize]byte {
 	var h [HeaderSize]byte
 	binary.LittleEndian.PutUint32(h[offSize:], uint32(HeaderSize+bodyLen))
 	h[offCommand] = byte(CommandReply)
+	binary.LittleEndian.PutUint64(h[offReplyClient:], testClient.Lo)
+	binary.LittleEndian.PutUint64(h[offReplyClient+8:], testClient.Hi)
 	binary.LittleEndian.PutUint64(h[offReplyRequest:], request)
 	h[offReplyOperation] = byte(op)
 	binary.LittleEndian.PutUint32(h[offReplyStatus:], status)
@@ -59,7 +64,7 @@ func TestStampNumbersRequestsAsTheServerDeduplicates(t *testing.T) {
 
 func TestDecodeReplyChecksEveryField(t *testing.T) {
 	good := replyHeader(0, 5, OpNonReplicated, 0)
-	if p, err := DecodeReply(&good, nil, 5, OpNonReplicated); err != nil || len(p) != 0 {
+	if p, err := DecodeReply(&good, nil, testClient, 5, OpNonReplicated); err != nil || len(p) != 0 {
 		t.Fatalf("good reply: %v %v", p, err)
 	}
 	cases := map[string]struct {
@@ -77,10 +82,18 @@ func TestDecodeReplyChecksEveryField(t *testing.T) {
 		"size":      {func() [HeaderSize]byte { return replyHeader(4, 5, OpNonReplicated, 0) }, []byte{1}, "4-byte body, 1 came"},
 		"request":   {func() [HeaderSize]byte { return replyHeader(0, 6, OpNonReplicated, 0) }, nil, "answers request 6, want 5"},
 		"operation": {func() [HeaderSize]byte { return replyHeader(0, 5, OpCreateTopic, 0) }, nil, "answers operation 132, want 2"},
+		"client":    {func() [HeaderSize]byte { h := good; h[offReplyClient] ^= 1; return h }, nil, "for client 00000000000000090000000000000006, want 00000000000000090000000000000007"},
+		"eviction for another client": {func() [HeaderSize]byte {
+			var h [HeaderSize]byte
+			binary.LittleEndian.PutUint32(h[offSize:], HeaderSize)
+			h[offCommand] = byte(CommandEviction)
+			binary.LittleEndian.PutUint64(h[offClient:], 8)
+			return h
+		}, nil, "for client 00000000000000000000000000000008"},
 	}
 	for name, tc := range cases {
 		h := tc.h()
-		_, err := DecodeReply(&h, tc.body, 5, OpNonReplicated)
+		_, err := DecodeReply(&h, tc.body, testClient, 5, OpNonReplicated)
 		if !errors.Is(err, ErrMalformed) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
 			t.Errorf("%s: err = %v, want ErrMalformed saying %q", name, err, tc.want)
 		}
@@ -89,28 +102,28 @@ func TestDecodeReplyChecksEveryField(t *testing.T) {
 
 func TestDecodeReplyReportsRefusalsByStatusAndResult(t *testing.T) {
 	h := replyHeader(0, 5, OpNonReplicated, 2010)
-	if _, err := DecodeReply(&h, nil, 5, OpNonReplicated); func() bool { r, ok := errors.AsType[*Refused](err); return !ok || r.Code != 2010 }() {
+	if _, err := DecodeReply(&h, nil, testClient, 5, OpNonReplicated); func() bool { r, ok := errors.AsType[*Refused](err); return !ok || r.Code != 2010 }() {
 		t.Fatalf("status: err = %v, want Refused 2010", err)
 	}
 	body := binary.LittleEndian.AppendUint32(nil, 1)
 	body = binary.LittleEndian.AppendUint32(body, 0)
 	body = binary.LittleEndian.AppendUint32(body, 1012)
 	h = replyHeader(len(body), 5, OpCreateStream, 0)
-	if _, err := DecodeReply(&h, body, 5, OpCreateStream); func() bool { r, ok := errors.AsType[*Refused](err); return !ok || r.Code != 1012 }() {
+	if _, err := DecodeReply(&h, body, testClient, 5, OpCreateStream); func() bool { r, ok := errors.AsType[*Refused](err); return !ok || r.Code != 1012 }() {
 		t.Fatalf("result: err = %v, want Refused 1012", err)
 	}
 	ok := append(binary.LittleEndian.AppendUint32(nil, 0), 'x')
 	h = replyHeader(len(ok), 5, OpCreateStream, 0)
-	if p, err := DecodeReply(&h, ok, 5, OpCreateStream); err != nil || string(p) != "x" {
+	if p, err := DecodeReply(&h, ok, testClient, 5, OpCreateStream); err != nil || string(p) != "x" {
 		t.Fatalf("committed: %q %v", p, err)
 	}
 	internal := append(binary.LittleEndian.AppendUint32(nil, 0), 'y')
 	h = replyHeader(len(internal), 5, 64, 0)
-	if p, err := DecodeReply(&h, internal, 5, OpCreateTopic); err != nil || string(p) != "y" {
+	if p, err := DecodeReply(&h, internal, testClient, 5, OpCreateTopic); err != nil || string(p) != "y" {
 		t.Fatalf("a topic created as CreateTopicWithAssignments: %q %v", p, err)
 	}
 	h = replyHeader(0, 5, OpSendMessages, 0)
-	if _, err := DecodeReply(&h, nil, 5, OpSendMessages); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeReply(&h, nil, testClient, 5, OpSendMessages); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("empty send reply: err = %v, want ErrMalformed", err)
 	}
 }
@@ -119,10 +132,12 @@ func TestDecodeReplyReadsEvictions(t *testing.T) {
 	var h [HeaderSize]byte
 	binary.LittleEndian.PutUint32(h[offSize:], HeaderSize)
 	h[offCommand] = byte(CommandEviction)
+	binary.LittleEndian.PutUint64(h[offClient:], testClient.Lo)
+	binary.LittleEndian.PutUint64(h[offClient+8:], testClient.Hi)
 	h[offEvictReason] = byte(EvictIncompatibleProtocol)
 	binary.LittleEndian.PutUint32(h[offEvictVersion:], 1<<20)
 	binary.LittleEndian.PutUint32(h[offEvictVersionMin:], 1<<20)
-	_, err := DecodeReply(&h, nil, 0, OpRegister)
+	_, err := DecodeReply(&h, nil, testClient, 0, OpRegister)
 	ev, ok := errors.AsType[*Evicted](err)
 	if !ok || ev.Reason != EvictIncompatibleProtocol || err.Error() != "vsr: evicted: incompatible protocol version (client speaks 0.11.0, server 1.0.0..1.0.0)" {
 		t.Fatalf("err = %v", err)
@@ -253,5 +268,20 @@ func TestDecodeClusterMetadata(t *testing.T) {
 	}
 	if _, _, err := DecodeClusterMetadata(b[:len(b)-1]); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("truncated: %v", err)
+	}
+}
+
+// The Iggy server names its own routing id in a partition operation's
+// reply, so only the request id and operation identify it.
+func TestPartitionReplyNeedsNoClientID(t *testing.T) {
+	h := replyHeader(0, 5, OpStoreConsumerOffset, 0)
+	binary.LittleEndian.PutUint64(h[offReplyClient+8:], 1<<48)
+	if err := CheckReplyTo(&h, testClient, 5, OpStoreConsumerOffset); err != nil {
+		t.Fatalf("partition reply naming a routing id: %v", err)
+	}
+	h = replyHeader(0, 5, OpCreateStream, 0)
+	binary.LittleEndian.PutUint64(h[offReplyClient+8:], 1<<48)
+	if err := CheckReplyTo(&h, testClient, 5, OpCreateStream); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("metadata reply for another client: err = %v, want ErrMalformed", err)
 	}
 }
