@@ -94,7 +94,7 @@ func (t benchTarget) sdk(b *testing.B) iggy.BenchClient {
 // a stream behind, which later runs never reuse.
 func (t benchTarget) dropStream(b *testing.B) {
 	if t.vsr {
-		b.Logf("bench stream %s left on the server (the VSR client deletes no streams)", t.stream)
+		b.Logf("bench stream %s left on the server (the benchmark deletes its stream over 0.8 only)", t.stream)
 		return
 	}
 	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(t.addr)))

@@ -17,6 +17,7 @@ type iggyClient interface {
 
 	GetStream(streamID iggcon.Identifier) (*iggcon.StreamDetails, error)
 	CreateStream(name string) (*iggcon.StreamDetails, error)
+	DeleteStream(id iggcon.Identifier) error
 	GetTopic(streamID, topicID iggcon.Identifier) (*iggcon.TopicDetails, error)
 	CreateTopic(streamID iggcon.Identifier, name string, partitionsCount uint32, compression iggcon.CompressionAlgorithm,
 		messageExpiry iggcon.Duration, maxTopicSize uint64, replicationFactor *uint8) (*iggcon.TopicDetails, error)

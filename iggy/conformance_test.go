@@ -67,3 +67,34 @@ func TestStreamScenariosOverRealServer(t *testing.T) {
 	addr := featuretest.RealServerAddr(t)
 	transporttest.RunStream(t, func(t *testing.T) runtime.Transport { return dialTransport(t, addr, iggy.Config{}) })
 }
+
+// TestDeleteStreamRemovesItsRecords: in either framing, a deleted stream
+// takes its topics and records with it, deleting a missing stream is no
+// error, and EnsureTopics makes the stream afresh.
+func TestDeleteStreamRemovesItsRecords(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			s := iggytest.Start(t, iggytest.Config{})
+			tr := dialTransport(t, "iggy://iggy:iggy@"+s.Addr()+"/doomed"+f.query, iggy.Config{})
+			ctx := t.Context()
+			if err := tr.EnsureTopics(ctx, 1, "items"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.Publish(ctx, "items", runtime.Outgoing{Payload: []byte("x")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.DeleteStream(ctx); err != nil {
+				t.Fatalf("DeleteStream: %v", err)
+			}
+			if err := tr.DeleteStream(ctx); err != nil {
+				t.Fatalf("deleting a missing stream: %v", err)
+			}
+			if err := tr.EnsureTopics(ctx, 1, "items"); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := tr.NextOffset(ctx, "items", 0); err != nil || n != 0 {
+				t.Fatalf("after the deletion the topic holds %d records (%v), want 0", n, err)
+			}
+		})
+	}
+}

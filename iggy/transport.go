@@ -127,6 +127,25 @@ func (t *Transport) Close() error {
 	return nil
 }
 
+// DeleteStream removes the transport's stream with every topic, record,
+// group and stored offset in it, for tests and tooling that made the stream
+// for themselves; a stream that does not exist is not an error. The
+// transport may make the stream again with EnsureTopics.
+func (t *Transport) DeleteStream(ctx context.Context) error {
+	err := t.ctl.call(ctx, "delete stream "+t.cs.stream, func(c iggyClient) error {
+		err := c.DeleteStream(t.stream)
+		if errors.Is(err, ierror.ErrStreamIdNotFound) || errors.Is(err, ierror.ErrStreamNameNotFound) {
+			return nil
+		}
+		return err
+	})
+	t.mu.Lock()
+	t.haveID = false
+	clear(t.topics)
+	t.mu.Unlock()
+	return err
+}
+
 // EnsureTopics creates the stream and the missing topics (partitions 0
 // means 1), tolerating a concurrent creator. New topics are uncompressed,
 // never expire and have no size limit.

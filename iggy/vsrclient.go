@@ -448,6 +448,13 @@ func (c *vsrClient) CreateStream(name string) (*iggcon.StreamDetails, error) {
 	return streamDetails(s), nil
 }
 
+// DeleteStream removes a stream with its topics, records and groups; a
+// missing stream is ierror.ErrStreamIdNotFound.
+func (c *vsrClient) DeleteStream(id iggcon.Identifier) error {
+	_, err := c.call(vsr.CodeDeleteStream, ids(nil, id))
+	return err
+}
+
 // GetTopic describes a topic and its partitions; a missing topic is
 // ierror.ErrTopicIdNotFound.
 func (c *vsrClient) GetTopic(streamID, topicID iggcon.Identifier) (*iggcon.TopicDetails, error) {

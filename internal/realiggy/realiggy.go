@@ -6,20 +6,16 @@
 package realiggy
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/iggy/foreign/go/client"
-	"github.com/apache/iggy/foreign/go/client/tcp"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
-	ierror "github.com/apache/iggy/foreign/go/errors"
+	"github.com/lasergo/laser/iggy"
 )
 
 // Env names the environment variable holding the connection string of a
@@ -67,22 +63,18 @@ func stream(tb testing.TB, conn string, timeout time.Duration) string {
 		name = name[len(name)-255:]
 	}
 	u.Path, u.RawPath = "/"+name, ""
+	fresh := u.String()
 	tb.Cleanup(func() {
-		// The SDK takes no context and waits forever on a server it cannot
-		// speak to (a 0.9 VSR server), so the wait is bounded here and the
-		// stuck call is left to end with the test binary.
-		done := make(chan error, 1)
-		go func() { done <- deleteStream(u, name) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				tb.Logf("stream %s left on the server: %v", name, err)
-			}
-		case <-time.After(timeout):
-			tb.Logf("stream %s left on the server: no answer to its deletion in %v", name, timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		switch err := deleteStream(ctx, fresh); {
+		case ctx.Err() != nil:
+			tb.Logf("stream %s left on the server: no answer to its deletion in %v (%v)", name, timeout, err)
+		case err != nil:
+			tb.Logf("stream %s left on the server: %v", name, err)
 		}
 	})
-	return u.String()
+	return fresh
 }
 
 // testName turns a test's name into lower-case letters, digits and
@@ -100,37 +92,16 @@ func testName(name string) string {
 	return string(b)
 }
 
-// deleteStream logs in to u's server with the official SDK, as the Iggy
-// benchmarks do, and deletes stream. A stream that was never made is not
-// an error.
-func deleteStream(u *url.URL, stream string) error {
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "8090")
-	}
-	c, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(addr)))
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() { _ = c.Close() }()
-	if u.Scheme == "iggy+pat" {
-		_, err = c.LoginWithPersonalAccessToken(u.User.Username())
-	} else {
-		pass, _ := u.User.Password()
-		_, err = c.LoginUser(u.User.Username(), pass)
-	}
-	if err != nil {
-		return fmt.Errorf("login: %w", err)
-	}
-	id, err := iggcon.NewIdentifier(stream)
+// deleteStream deletes the stream conn names through the transport, so
+// either framing (0.8, or VSR with ?protocol=vsr) is spoken; a stream that
+// was never made is not an error (the test did not dial).
+func deleteStream(ctx context.Context, conn string) error {
+	tr, err := iggy.Dial(ctx, conn, iggy.Config{})
 	if err != nil {
 		return err
 	}
-	err = c.DeleteStream(id)
-	if errors.Is(err, ierror.ErrStreamIdNotFound) || errors.Is(err, ierror.ErrStreamNameNotFound) {
-		return nil // never made: the test did not dial
-	}
-	return err
+	defer func() { _ = tr.Close() }()
+	return tr.DeleteStream(ctx)
 }
 
 // redact hides the password or token of a connection string for messages.

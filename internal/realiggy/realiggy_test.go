@@ -139,7 +139,7 @@ func TestStreamLeftBehindIsLoggedNotFailed(t *testing.T) {
 	r := &recorder{TB: t, name: "TestWrongPassword"}
 	realiggy.Stream(r, "iggy://iggy:wrong@"+s.Addr()+"/laser_test")
 	r.end()
-	if len(r.logs) != 1 || !strings.Contains(r.logs[0], "left on the server") || !strings.Contains(r.logs[0], "login") || r.fatal != "" {
+	if len(r.logs) != 1 || !strings.Contains(r.logs[0], "left on the server") || !strings.Contains(r.logs[0], "logging in") || r.fatal != "" {
 		t.Fatalf("logs %q, fatal %q; want one line saying the stream was left, and no failure", r.logs, r.fatal)
 	}
 }
@@ -155,8 +155,8 @@ func TestStreamRefusesAnAddressItCannotUseAndHidesThePassword(t *testing.T) {
 }
 
 // TestStreamDeletionThatGetsNoAnswerIsLoggedNotWaitedFor: a server that
-// accepts and never answers (as a 0.9 VSR server is to the 0.8 SDK) does
-// not hang the test's end.
+// accepts and never answers (as a 0.9 VSR server is to a client speaking
+// 0.8) does not hang the test's end.
 func TestStreamDeletionThatGetsNoAnswerIsLoggedNotWaitedFor(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

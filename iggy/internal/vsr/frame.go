@@ -66,6 +66,7 @@ const (
 	OpLogout              Operation = 3
 	opInternalFirst       Operation = 64 // the server's own forms of metadata changes, 64..127
 	OpCreateStream        Operation = 128
+	OpDeleteStream        Operation = 130
 	OpCreateTopic         Operation = 132
 	OpCreateConsumerGroup Operation = 139
 	OpJoinConsumerGroup   Operation = 148
@@ -86,6 +87,7 @@ const (
 	CodeStoreOffset        uint32 = 121
 	CodeGetStream          uint32 = 200
 	CodeCreateStream       uint32 = 202
+	CodeDeleteStream       uint32 = 203
 	CodeGetTopic           uint32 = 300
 	CodeCreateTopic        uint32 = 302
 	CodeGetGroup           uint32 = 600
@@ -105,6 +107,8 @@ func OperationOf(code uint32) Operation {
 		return OpStoreConsumerOffset
 	case CodeCreateStream:
 		return OpCreateStream
+	case CodeDeleteStream:
+		return OpDeleteStream
 	case CodeCreateTopic:
 		return OpCreateTopic
 	case CodeCreateGroup:
