@@ -599,11 +599,19 @@ func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) 
 // them) and moving the pin past them; ok is false once the backlog caught
 // up with intake and ended, or its partition was read again from its
 // stored offset (its marks commit nothing). The record returned stays the
-// backlog's next until it finished, so the pin holds below it.
+// backlog's next (first in buf, at or past b.at) until finish moved b.at
+// past it, so the pin holds below it and a record that failed is found
+// again by the next scan.
 func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
 	c := ks.s.c
 	b := q.backlog
 	for {
+		// The record returned last stays first in buf until finish moved
+		// b.at past it: one that failed is read again by the next scan
+		// (settleBacklogs at a stop), never passed over.
+		for len(b.buf) > 0 && b.buf[0].Offset < b.at {
+			b.buf = b.buf[1:]
+		}
 		if len(b.buf) == 0 {
 			ks.mu.Lock()
 			pm := b.pin.pm
@@ -639,7 +647,6 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		next = keyJob{rec: b.buf[0]}
 		next.decodedRecord = c.decode(nil, &next.rec)
 		if ks.keyOf(&next) == q.key {
-			b.buf = b.buf[1:]
 			return next, true, nil
 		}
 		b.buf = b.buf[1:]
@@ -662,11 +669,9 @@ func (ks *keyedSet) settleBacklogs(ctx context.Context) {
 	}
 	ks.mu.Unlock()
 	for _, q := range backlogged {
-		next, ok, err := ks.scanBacklog(ctx, q)
-		if ok {
-			// Unhandled: the pin stays at it.
-			q.backlog.buf = append([]Incoming{next.rec}, q.backlog.buf...)
-		}
+		// A record found is unhandled: it stays first in buf and the pin
+		// stays at it.
+		_, _, err := ks.scanBacklog(ctx, q)
 		if err != nil {
 			ks.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
 		}

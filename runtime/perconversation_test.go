@@ -683,3 +683,58 @@ func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPerConversationStopNeverCommitsPastAFailedBacklogRecord cuts off
+// the handler of a hot conversation's backlogged record with a hard stop:
+// settling the backlogs at the stop must start from that record, not from
+// the read-ahead past it, so the stored offset stays below it.
+func TestPerConversationStopNeverCommitsPastAFailedBacklogRecord(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	hot, cold := conv(), conv()
+	release := make(chan struct{})
+	coldDone := make(chan struct{}, 1)
+	h3 := make(chan struct{}, 1)
+	handled := make(chan string, 16)
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			switch b {
+			case "hot-0":
+				<-release
+			case "cold":
+				coldDone <- struct{}{}
+			case "hot-3":
+				h3 <- struct{}{}
+				<-c.Done()
+				return c.Err()
+			}
+			handled <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 4},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: cold}, "cold") // 4
+	plain(t, log, wire.Provenance{Conversation: hot}, "hot-5")  // 5
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil, nil) }()
+	recv(t, coldDone, "cold")
+	close(release)
+	recv(t, h3, "hot-3 started")
+	cancel()
+	if err := recv(t, done, "Run"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	if off, ok := stored(t, log, 0); ok && off >= 3 {
+		t.Fatalf("stored %d: committed past hot-3 (offset 3), whose handler was cut off and never handled", off)
+	}
+}
