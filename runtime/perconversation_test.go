@@ -723,7 +723,7 @@ func TestPerConversationStopNeverCommitsPastAFailedBacklogRecord(t *testing.T) {
 		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%d", i))
 	}
 	plain(t, log, wire.Provenance{Conversation: cold}, "cold") // 4
-	plain(t, log, wire.Provenance{Conversation: hot}, "hot-5")  // 5
+	plain(t, log, wire.Provenance{Conversation: hot}, "hot-5") // 5
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, nil, nil) }()
