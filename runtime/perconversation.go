@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -558,21 +559,37 @@ func (ks *keyedSet) work(q *keyQueue) {
 }
 
 // reread reads a deferred record from the log again and decodes it. A
-// record the log no longer holds (retention removed it meanwhile) is
-// finished without being handled, since no member could handle it.
+// record the log no longer holds (it returned a later one: retention
+// removed it meanwhile) is finished without being handled, since no member
+// could handle it. An answer with no record proves nothing: it is read
+// again after a wait, and at a stop it fails, leaving the record
+// uncommitted.
 func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 	c := ks.s.c
-	recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
-	if err != nil {
-		return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), err)
+	for {
+		recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
+		if err != nil {
+			return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), err)
+		}
+		if len(recs) > 0 && recs[0].Offset > j.rec.Offset {
+			c.log.Warn("a deferred record is no longer in the log; skipping it", "source", j.rec.Position.String())
+			return nil
+		}
+		if len(recs) > 0 && recs[0].Offset == j.rec.Offset {
+			j.rec = recs[0]
+			j.decodedRecord = c.decode(nil, &j.rec)
+			return nil
+		}
+		ks.mu.Lock()
+		closing := ks.closing
+		ks.mu.Unlock()
+		if closing || ks.s.stopping() {
+			return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), errEmptyRead)
+		}
+		if err := c.retryWait(ctx, c.cfg.PollInterval); err != nil {
+			return err
+		}
 	}
-	if len(recs) == 0 || recs[0].Offset != j.rec.Offset {
-		c.log.Warn("a deferred record is no longer in the log; skipping it", "source", j.rec.Position.String())
-		return nil
-	}
-	j.rec = recs[0]
-	j.decodedRecord = c.decode(nil, &j.rec)
-	return nil
 }
 
 // nextBacklogged sets j to the next record of q's key in its backlog, or
@@ -583,16 +600,31 @@ func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) 
 	ks.mu.Lock()
 	closing := ks.closing
 	ks.mu.Unlock()
-	if !closing {
+	for !closing {
 		rec, ok, err := ks.scanBacklog(ctx, q)
+		if errors.Is(err, errEmptyRead) {
+			// Transient: wait, lending the slot, and read again.
+			if err := ks.s.c.retryWait(ctx, ks.s.c.cfg.PollInterval); err != nil {
+				return err
+			}
+			ks.mu.Lock()
+			closing = ks.closing || ks.s.stopping()
+			ks.mu.Unlock()
+			continue
+		}
 		if err != nil || ok {
 			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, backlogged: true}
 			return err
 		}
+		break
 	}
 	*j = keyJob{backlogged: true, noop: true}
 	return nil
 }
+
+// errEmptyRead is a read of records the log should hold that answered
+// none: no proof retention removed them, so it is retried, never skipped.
+var errEmptyRead = errors.New("the log answered no record")
 
 // scanBacklog returns the next record of q's key in its backlog, read
 // again from the log, passing over the records of other keys (intake took
@@ -612,16 +644,21 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		for len(b.buf) > 0 && b.buf[0].Offset < b.at {
 			b.buf = b.buf[1:]
 		}
-		if len(b.buf) == 0 {
-			ks.mu.Lock()
-			pm := b.pin.pm
-			if pm.detached || b.at > pm.last {
-				ks.endBacklog(q)
-				ks.mu.Unlock()
-				return keyJob{}, false, nil
-			}
-			last := pm.last
+		ks.mu.Lock()
+		pm := b.pin.pm
+		// Checked on every record, not only once buf ran dry: after a
+		// rebalance the records read ahead are replayed from the stored
+		// offset by intake, so handling them here would break their order
+		// and run them twice.
+		if pm.detached || (len(b.buf) == 0 && b.at > pm.last) {
+			b.buf = nil
+			ks.endBacklog(q)
 			ks.mu.Unlock()
+			return keyJob{}, false, nil
+		}
+		last := pm.last
+		ks.mu.Unlock()
+		if len(b.buf) == 0 {
 			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
 			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
 			if err != nil {
@@ -630,17 +667,22 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 			for len(recs) > 0 && recs[0].Offset < b.at {
 				recs = recs[1:]
 			}
+			if len(recs) == 0 {
+				// No record at all proves nothing was removed: only those
+				// below a record the log returned are gone.
+				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, errEmptyRead)
+			}
+			if recs[0].Offset > last {
+				// Retention removed them meanwhile: no member can handle them.
+				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
+				ks.moveBacklog(b, last+1)
+				continue
+			}
 			for i := range recs {
 				if recs[i].Offset > last {
 					recs = recs[:i]
 					break
 				}
-			}
-			if len(recs) == 0 {
-				// Retention removed them meanwhile: no member can handle them.
-				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
-				ks.moveBacklog(b, last+1)
-				continue
 			}
 			b.buf = recs
 		}

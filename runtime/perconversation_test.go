@@ -738,3 +738,80 @@ func TestPerConversationStopNeverCommitsPastAFailedBacklogRecord(t *testing.T) {
 		t.Fatalf("stored %d: committed past hot-3 (offset 3), whose handler was cut off and never handled", off)
 	}
 }
+
+// emptyReads answers its first armed ReadRange calls with no record, as a
+// log that has not caught up (a lagging replica) may, though it holds them.
+type emptyReads struct {
+	runtime.Transport
+	left atomic.Int32
+}
+
+func (e *emptyReads) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
+	if e.left.Add(-1) >= 0 {
+		return nil, nil
+	}
+	return e.Transport.ReadRange(ctx, topic, partition, offset, count)
+}
+
+// TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped has the log
+// answer the first reads of a hot conversation's backlog with nothing: no
+// record was shown gone, so the backlog is read again and every record of
+// it handled in order and committed, none skipped.
+func TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 1, clock.System{})
+	tr := &emptyReads{Transport: log}
+	hot := conv()
+	release := make(chan struct{})
+	finished := make(chan string, backlog+1)
+	var done bodies
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-000" {
+				<-release
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
+		t.Fatalf("handled %q first", got)
+	}
+	tr.left.Store(3)
+	close(release)
+	for range backlog {
+		recv(t, finished, "the hot backlog")
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.left.Load() >= 0 {
+		t.Fatalf("the backlog was read %d times fewer than the empty answers armed", tr.left.Load()+1)
+	}
+	got := done.of("hot-")
+	for i, b := range got {
+		if want := fmt.Sprintf("hot-%03d", i); b != want {
+			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
+		}
+	}
+	if off, _ := stored(t, log, 0); off != backlog {
+		t.Fatalf("stored %d, want %d", off, backlog)
+	}
+}
