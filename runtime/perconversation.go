@@ -113,6 +113,9 @@ type keyBacklog struct {
 	pin *markPin
 	at  uint64     // the next offset to look at
 	buf []Incoming // records read ahead, from at on
+	// ahead is set while buf holds a read batch counted in
+	// keyedSet.aheads.
+	ahead bool
 }
 
 // keyQueue is one key's records not yet started, oldest first.
@@ -194,6 +197,11 @@ type keyedSet struct {
 	watching bool          // a stall watch is armed
 	wakeDue  bool          // ready keys wait for the intake to wake workers
 	closing  bool          // no record starts any more
+	// aheads counts the backlogs holding a read batch (keyBacklog.ahead):
+	// at most n at once, so the memory of backlogs is bounded by the
+	// handlers, however many keys are hot; the others read one record
+	// at a time.
+	aheads int
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
 }
@@ -651,15 +659,28 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		// offset by intake, so handling them here would break their order
 		// and run them twice.
 		if pm.detached || (len(b.buf) == 0 && b.at > pm.last) {
-			b.buf = nil
 			ks.endBacklog(q)
 			ks.mu.Unlock()
 			return keyJob{}, false, nil
 		}
 		last := pm.last
+		n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
+		if len(b.buf) == 0 {
+			if b.ahead {
+				b.ahead = false
+				ks.aheads--
+			}
+			if n > 1 {
+				if ks.aheads < ks.n {
+					b.ahead = true
+					ks.aheads++
+				} else {
+					n = 1
+				}
+			}
+		}
 		ks.mu.Unlock()
 		if len(b.buf) == 0 {
-			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
 			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
 			if err != nil {
 				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
@@ -731,8 +752,12 @@ func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
 	}
 }
 
-// endBacklog drops q's backlog and its pin; mu held.
+// endBacklog drops q's backlog, what it read ahead and its pin; mu held.
 func (ks *keyedSet) endBacklog(q *keyQueue) {
+	if q.backlog.ahead {
+		ks.aheads--
+	}
+	q.backlog.buf = nil
 	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
 		ks.k.mark(p)
 	}
