@@ -197,13 +197,13 @@ type keyedSet struct {
 	watching bool          // a stall watch is armed
 	wakeDue  bool          // ready keys wait for the intake to wake workers
 	closing  bool          // no record starts any more
+	quit     chan struct{} // closed when the idle workers are to exit
+	wg       sync.WaitGroup
 	// aheads counts the backlogs holding a read batch (keyBacklog.ahead):
 	// at most n at once, so the memory of backlogs is bounded by the
 	// handlers, however many keys are hot; the others read one record
 	// at a time.
 	aheads int
-	quit     chan struct{} // closed when the idle workers are to exit
-	wg       sync.WaitGroup
 }
 
 // runKeyed runs the PerConversation scheduler until stopped. A graceful
