@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -813,5 +814,111 @@ func TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped(t *testing.T) {
 	}
 	if off, _ := stored(t, log, 0); off != backlog {
 		t.Fatalf("stored %d, want %d", off, backlog)
+	}
+}
+
+// rewinding hands the consumer, once armed, a batch read again from an
+// earlier offset of partition 0, as a rebalance that handed the partition
+// back does, and reports the poll after it (intake took that batch).
+type rewinding struct {
+	runtime.Transport
+	from  atomic.Int64 // offset to read again from; -1: none
+	count int
+	taken chan struct{}
+	again atomic.Bool
+}
+
+func (r *rewinding) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
+	sub, err := r.Transport.Join(ctx, topic, group)
+	if err != nil {
+		return nil, err
+	}
+	return &rewindingSub{Subscription: sub, r: r, topic: topic}, nil
+}
+
+type rewindingSub struct {
+	runtime.Subscription
+	r     *rewinding
+	topic string
+}
+
+func (s *rewindingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
+	if s.r.again.CompareAndSwap(true, false) {
+		close(s.r.taken)
+	}
+	if off := s.r.from.Swap(-1); off >= 0 {
+		s.r.again.Store(true)
+		return s.r.Transport.ReadRange(ctx, s.topic, 0, uint64(off), min(max, s.r.count))
+	}
+	return s.Subscription.Poll(ctx, max)
+}
+
+// TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain hands
+// a hot conversation's partition back (read again from an earlier offset)
+// while its backlog holds records read ahead: the backlog ends at its next
+// record, so what it read ahead is not handled out of order after the
+// records delivered again.
+func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 1, clock.System{})
+	tr := &rewinding{Transport: log, count: 3, taken: make(chan struct{})}
+	tr.from.Store(-1)
+	hot := conv()
+	release := make(chan struct{})
+	atTen := make(chan struct{})
+	resume := make(chan struct{})
+	finished := make(chan string, 2*backlog)
+	var done bodies
+	var tenOnce sync.Once
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			switch b {
+			case "hot-000":
+				<-release
+			case "hot-010":
+				tenOnce.Do(func() {
+					close(atTen)
+					<-resume
+				})
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
+		t.Fatalf("handled %q first", got)
+	}
+	close(release)
+	recv(t, atTen, "hot-010, read back from the backlog")
+	tr.from.Store(5)
+	recv(t, tr.taken, "intake taking hot-005..hot-007 again")
+	close(resume)
+	for range 11 + 3 { // hot-000..hot-010, and hot-005..hot-007 again
+		recv(t, finished, "the hot records")
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	at := slices.Index(got, "hot-010")
+	if want := []string{"hot-010", "hot-005", "hot-006", "hot-007"}; !slices.Equal(got[at:], want) {
+		t.Fatalf("handled %v from hot-010 on, want %v: the stale read-ahead ran after the partition was read again", got[at:], want)
 	}
 }
