@@ -657,8 +657,9 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		// Checked on every record, not only once buf ran dry: after a
 		// rebalance the records read ahead are replayed from the stored
 		// offset by intake, so handling them here would break their order
-		// and run them twice.
-		if pm.detached || (len(b.buf) == 0 && b.at > pm.last) {
+		// and run them twice; once a commit was refused because the
+		// partition moved to another member, they are that member's.
+		if pm.detached || pm.lost.Load() || (len(b.buf) == 0 && b.at > pm.last) {
 			ks.endBacklog(q)
 			ks.mu.Unlock()
 			return keyJob{}, false, nil
@@ -748,7 +749,7 @@ func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
 	defer ks.mu.Unlock()
 	b.at = max(b.at, at)
 	if p, moved := ks.wm.movePin(b.pin, b.at); moved {
-		ks.k.mark(p)
+		ks.k.markFrom(p, b.pin.pm)
 	}
 }
 
@@ -759,7 +760,7 @@ func (ks *keyedSet) endBacklog(q *keyQueue) {
 	}
 	q.backlog.buf = nil
 	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
-		ks.k.mark(p)
+		ks.k.markFrom(p, q.backlog.pin.pm)
 	}
 	q.backlog = nil
 }
@@ -782,12 +783,12 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	case j.backlogged:
 		q.backlog.at = max(q.backlog.at, j.rec.Offset+1)
 		if p, moved := ks.wm.movePin(q.backlog.pin, q.backlog.at); moved {
-			ks.k.mark(p)
+			ks.k.markFrom(p, q.backlog.pin.pm)
 			kick = true
 		}
 	default:
 		if p, moved := ks.wm.finish(j.mark); moved {
-			ks.k.mark(p)
+			ks.k.markFrom(p, j.mark.pm)
 			kick = true
 		}
 	}

@@ -819,13 +819,13 @@ func TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped(t *testing.T) {
 
 // rewinding hands the consumer, once armed, a batch read again from an
 // earlier offset of partition 0, as a rebalance that handed the partition
-// back does, and reports the poll after it (intake took that batch).
+// back does, followed by the record at marker (of another conversation,
+// whose handling shows intake took the batch).
 type rewinding struct {
 	runtime.Transport
-	from  atomic.Int64 // offset to read again from; -1: none
-	count int
-	taken chan struct{}
-	again atomic.Bool
+	from   atomic.Int64 // offset to read again from; -1: none
+	count  int
+	marker uint64
 }
 
 func (r *rewinding) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
@@ -843,14 +843,16 @@ type rewindingSub struct {
 }
 
 func (s *rewindingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
-	if s.r.again.CompareAndSwap(true, false) {
-		close(s.r.taken)
+	off := s.r.from.Swap(-1)
+	if off < 0 {
+		return s.Subscription.Poll(ctx, max)
 	}
-	if off := s.r.from.Swap(-1); off >= 0 {
-		s.r.again.Store(true)
-		return s.r.Transport.ReadRange(ctx, s.topic, 0, uint64(off), min(max, s.r.count))
+	recs, err := s.r.Transport.ReadRange(ctx, s.topic, 0, uint64(off), s.r.count)
+	if err != nil {
+		return nil, err
 	}
-	return s.Subscription.Poll(ctx, max)
+	marker, err := s.r.Transport.ReadRange(ctx, s.topic, 0, s.r.marker, 1)
+	return append(recs, marker...), err
 }
 
 // TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain hands
@@ -861,8 +863,10 @@ func (s *rewindingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing.T) {
 	const backlog = 40
 	log := newLog(t, 1, clock.System{})
-	tr := &rewinding{Transport: log, count: 3, taken: make(chan struct{})}
+	tr := &rewinding{Transport: log, count: 3}
 	tr.from.Store(-1)
+	coldAgain := make(chan struct{})
+	var colds atomic.Int32
 	hot := conv()
 	release := make(chan struct{})
 	atTen := make(chan struct{})
@@ -882,6 +886,10 @@ func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing
 					close(atTen)
 					<-resume
 				})
+			case "cold":
+				if colds.Add(1) == 2 {
+					close(coldAgain)
+				}
 			}
 			done.add(b)
 			finished <- b
@@ -897,7 +905,7 @@ func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing
 	for i := range backlog {
 		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
 	}
-	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	tr.marker = plain(t, log, wire.Provenance{Conversation: conv()}, "cold").Offset
 	stop := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(t.Context(), nil, stop) }()
@@ -907,10 +915,12 @@ func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing
 	close(release)
 	recv(t, atTen, "hot-010, read back from the backlog")
 	tr.from.Store(5)
-	recv(t, tr.taken, "intake taking hot-005..hot-007 again")
+	recv(t, coldAgain, "intake taking hot-005..hot-007 and the cold record again")
 	close(resume)
-	for range 11 + 3 { // hot-000..hot-010, and hot-005..hot-007 again
-		recv(t, finished, "the hot records")
+	for n := 0; n < 11+3; { // hot-000..hot-010, and hot-005..hot-007 again
+		if strings.HasPrefix(recv(t, finished, "the hot records"), "hot-") {
+			n++
+		}
 	}
 	close(stop)
 	if err := recv(t, errc, "Run"); err != nil {
@@ -920,5 +930,93 @@ func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing
 	at := slices.Index(got, "hot-010")
 	if want := []string{"hot-010", "hot-005", "hot-006", "hot-007"}; !slices.Equal(got[at:], want) {
 		t.Fatalf("handled %v from hot-010 on, want %v: the stale read-ahead ran after the partition was read again", got[at:], want)
+	}
+}
+
+// TestPerConversationABacklogEndsOnceItsPartitionMovedToAnotherMember has
+// the commit of a hot conversation's backlog mark refused with
+// ErrPartitionLost while one of its records runs: the backlog's records
+// belong to the partition's new owner, so it handles none after that one.
+func TestPerConversationABacklogEndsOnceItsPartitionMovedToAnotherMember(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 2, clock.System{})
+	tr := transporttest.NewFaulty(log)
+	hot := conv()
+	var hotPart uint32
+	for i := range backlog {
+		hotPart = plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i)).Partition
+	}
+	// A record of another conversation behind the backlog lets the mark
+	// pass the records intake took, up to the backlog's pin.
+	for plain(t, log, wire.Provenance{Conversation: conv()}, "cold").Partition != hotPart {
+	}
+	refused := make(chan struct{}, 1)
+	other := make(chan struct{}, 1)
+	var wasRefused atomic.Bool
+	tr.FailCommit(func(partition uint32, offset uint64) error {
+		if partition != hotPart {
+			if !wasRefused.Load() {
+				return nil
+			}
+			select {
+			case other <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		if offset < 9 {
+			return nil
+		}
+		wasRefused.Store(true)
+		select {
+		case refused <- struct{}{}:
+		default:
+		}
+		return runtime.ErrPartitionLost
+	})
+	atTen := make(chan struct{})
+	resume := make(chan struct{})
+	finished := make(chan string, 4*backlog)
+	var done bodies
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-010" {
+				close(atTen)
+				<-resume
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	recv(t, atTen, "hot-010, read back from the backlog")
+	recv(t, refused, "the refused commit of the mark below hot-010")
+	// A commit of the other partition that starts after the refusal runs
+	// on the committer once the refused one finished: the refusal was
+	// heard by then.
+	for plain(t, log, wire.Provenance{Conversation: conv()}, "probe").Partition == hotPart {
+	}
+	recv(t, other, "a commit of the other partition")
+	close(resume)
+	for b := recv(t, finished, "hot-010"); b != "hot-010"; b = recv(t, finished, "hot-010") {
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	if want := 11; len(got) != want || got[len(got)-1] != "hot-010" {
+		t.Fatalf("handled %v, want hot-000..hot-010 and none of the backlog after the partition moved", got)
 	}
 }
