@@ -80,6 +80,11 @@ const (
 // per CompleteBatch, always before the commit round that stores their
 // offsets. The meaning of a claim is that of Completer: a claim is never a
 // duplicate, and only a completed key is.
+//
+// Give each consumer its own instance (its own owner): the consumer takes
+// a KeyHeld answer for a key only its own loops hold as a claim of its own
+// whose answer was lost, and it counts only its own loops, so two
+// consumers sharing one instance could both run a record of one key.
 type BatchDeduplicator interface {
 	Deduplicator
 	Completer

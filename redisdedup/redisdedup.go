@@ -119,7 +119,10 @@ var (
 // New returns a deduplicator keeping the keys of scope (name it after the
 // consumer group: replicas of one group share a scope, other groups must
 // not) in the Redis behind rdb, configured by cfg when given (at most one;
-// the zero Config takes every default).
+// the zero Config takes every default). Give each consumer its own: the
+// instance is the claims' owner, and a consumer takes a claim its owner
+// holds on a key none of its own loops holds as its own (see
+// dedup.BatchDeduplicator).
 func New(rdb redis.UniversalClient, scope string, cfg ...Config) *Deduplicator {
 	var o Config
 	if len(cfg) > 0 {

@@ -52,6 +52,13 @@ type Client struct {
 	opts     ClientConfig
 	log      *slog.Logger
 
+	// clientState is shared by a client and the views a handler's Ctx
+	// hands out (see bound).
+	*clientState
+}
+
+// clientState is what a client and its views share.
+type clientState struct {
 	mu     sync.Mutex
 	hubs   map[string]*replyHub
 	closed bool
@@ -61,14 +68,20 @@ type Client struct {
 }
 
 // NewClient returns a client over t. A client over another client's
-// Transport publishes through the transport underneath and is governed as
-// that client is: by its gate unless opts sets one, and by a handler's
-// agent gate under the handler's Ctx.
+// Transport publishes through the transport underneath and stays governed
+// as that client is: its gate (a handler's view: its agent's) admits every
+// effect after the gate opts sets, so no new client lifts a gate.
 func NewClient(t Transport, opts ClientConfig) *Client {
+	var claim effect.Claims
 	if g, ok := t.(*governedTransport); ok {
-		t = g.Transport
-		if opts.Gate == nil {
-			opts.Gate = g.c.opts.Gate
+		t = g.t
+		claim = g.c.prod.claim
+		switch parent := g.c.opts.Gate; {
+		case parent == nil:
+		case opts.Gate == nil:
+			opts.Gate = parent
+		default:
+			opts.Gate = &bothGates{first: opts.Gate, then: parent, thenClient: g.c}
 		}
 	}
 	if opts.Clock == nil {
@@ -84,24 +97,113 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 		opts.ReplyPollInterval = 5 * time.Millisecond
 	}
 	po := producerConfig{attempts: opts.PublishAttempts, backoff: opts.PublishBackoff, interceptors: sendInterceptors(nil, opts.Middleware)}
-	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger, hubs: make(map[string]*replyHub)}
-	c.prod.gate, c.prod.client = opts.Gate, c
-	c.governed = &governedTransport{Transport: t, c: c}
+	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger,
+		clientState: &clientState{hubs: make(map[string]*replyHub)}}
+	c.prod.gate, c.prod.claim, c.prod.client = opts.Gate, claim, c
+	c.governed = &governedTransport{t: t, c: c}
 	return c
+}
+
+// bound returns a view of c governed by gate (c's own when nil) and claim
+// under every context, not only under a handler's Ctx: what Ctx.Client
+// hands a handler whose agent has a gate or claims of its own, so a
+// publish under context.Background(), through Producer or Transport, is
+// governed as the agent's. The view shares c's reply readers and agents.
+func (c *Client) bound(gate EffectGate, claim effect.Claims) *Client {
+	v := &Client{t: c.t, opts: c.opts, log: c.log, clientState: c.clientState}
+	if gate != nil {
+		v.opts.Gate = gate
+	}
+	prod := *c.prod
+	prod.gate, prod.claim, prod.client = v.opts.Gate, claim, v
+	v.prod = &prod
+	v.governed = &governedTransport{t: c.t, c: v}
+	return v
+}
+
+// bothGates admits an effect through first, then through then (the gate
+// of the client whose transport a new client was built over), so the
+// parent's gate sees what would be published and still decides.
+type bothGates struct {
+	first, then EffectGate
+	thenClient  *Client
+}
+
+// Admit implements EffectGate; when then refuses what first admitted,
+// first hears the effect failed.
+func (g *bothGates) Admit(ctx context.Context, c *Client, e *effect.Effect) error {
+	if err := g.first.Admit(ctx, c, e); err != nil {
+		return err
+	}
+	if err := g.then.Admit(ctx, g.thenClient, e); err != nil {
+		if o, ok := g.first.(effectOutcome); ok {
+			o.Effected(ctx, c, e, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Effected tells both gates, when they listen, how an admitted effect
+// ended.
+func (g *bothGates) Effected(ctx context.Context, c *Client, e *effect.Effect, err error) {
+	if o, ok := g.first.(effectOutcome); ok {
+		o.Effected(ctx, c, e, err)
+	}
+	if o, ok := g.then.(effectOutcome); ok {
+		o.Effected(ctx, g.thenClient, e, err)
+	}
 }
 
 // Transport returns the client's transport, governed: a Publish through it
 // is admitted by the gate that governs its context, as Producer().Publish
 // is (the client's, or under a handler's Ctx its agent's), so no handler
 // reaches the log around its gate; every other method goes straight
-// through. It is not the value given to NewClient: assert optional
-// methods on that one.
+// through, Join (and so Commit) included, ungoverned. It is not the value
+// given to NewClient: assert optional methods on that one.
 func (c *Client) Transport() Transport { return c.governed }
 
 // governedTransport is the transport a Client hands out (see Transport).
+// The transport underneath is an unexported field, not embedded, so no
+// reflection reaches it around the gate.
 type governedTransport struct {
-	Transport
+	t Transport
 	c *Client
+}
+
+// EnsureTopics implements Transport.
+func (g *governedTransport) EnsureTopics(ctx context.Context, partitions uint32, topics ...string) error {
+	return g.t.EnsureTopics(ctx, partitions, topics...)
+}
+
+// Join implements Transport, ungoverned: joining a group publishes nothing.
+func (g *governedTransport) Join(ctx context.Context, topic, group string) (Subscription, error) {
+	return g.t.Join(ctx, topic, group)
+}
+
+// StoredOffset implements Transport.
+func (g *governedTransport) StoredOffset(ctx context.Context, topic, group string, partition uint32) (uint64, bool, error) {
+	return g.t.StoredOffset(ctx, topic, group, partition)
+}
+
+// ReadRange implements Transport.
+func (g *governedTransport) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]Incoming, error) {
+	return g.t.ReadRange(ctx, topic, partition, offset, count)
+}
+
+// NextOffset implements Transport.
+func (g *governedTransport) NextOffset(ctx context.Context, topic string, partition uint32) (uint64, error) {
+	return g.t.NextOffset(ctx, topic, partition)
+}
+
+// Partitions implements Transport.
+func (g *governedTransport) Partitions(ctx context.Context, topic string) (uint32, error) {
+	return g.t.Partitions(ctx, topic)
+}
+
+// TopicIDs implements Transport.
+func (g *governedTransport) TopicIDs(ctx context.Context, topic string) (uint32, uint32, error) {
+	return g.t.TopicIDs(ctx, topic)
 }
 
 // Publish admits each record through the gate that governs ctx, as a
@@ -110,11 +212,11 @@ type governedTransport struct {
 func (g *governedTransport) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
 	p := g.c.prod
 	if !p.governed(ctx) {
-		return g.Transport.Publish(ctx, topic, records...)
+		return g.t.Publish(ctx, topic, records...)
 	}
 	return p.publishGoverned(ctx, effect.Effect{Kind: effect.Publish}, topic, records,
 		func(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
-			return g.Transport.Publish(ctx, topic, records...)
+			return g.t.Publish(ctx, topic, records...)
 		})
 }
 

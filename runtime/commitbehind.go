@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -21,8 +22,8 @@ type commitBehind struct {
 	keys *keyCompleter
 
 	mu      sync.Mutex
-	pending map[uint32]uint64 // marked, not yet committed
-	spare   map[uint32]uint64 // the previous round's map, empty, for reuse
+	pending map[uint32]markedAt // marked, not yet committed
+	spare   map[uint32]markedAt // the previous round's map, empty, for reuse
 	err     error
 
 	kickc    chan struct{} // capacity 1: a commit is wanted
@@ -34,7 +35,7 @@ type commitBehind struct {
 
 func (s *session) startCommitBehind() *commitBehind {
 	k := &commitBehind{
-		s: s, pending: make(map[uint32]uint64), spare: make(map[uint32]uint64),
+		s: s, pending: make(map[uint32]markedAt), spare: make(map[uint32]markedAt),
 		kickc: make(chan struct{}, 1), failed: make(chan struct{}),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -45,10 +46,21 @@ func (s *session) startCommitBehind() *commitBehind {
 	return k
 }
 
+// markedAt is a marked offset and the watermark partition that reported
+// it (nil outside PerConversation), told when its commit is refused
+// because the partition moved to another member.
+type markedAt struct {
+	offset uint64
+	from   *partitionMarks
+}
+
 // mark records p as handled; nothing is committed until kick or flush.
-func (k *commitBehind) mark(p Position) {
+func (k *commitBehind) mark(p Position) { k.markFrom(p, nil) }
+
+// markFrom is mark for a mark pm reported.
+func (k *commitBehind) markFrom(p Position, pm *partitionMarks) {
 	k.mu.Lock()
-	k.pending[p.Partition] = p.Offset
+	k.pending[p.Partition] = markedAt{offset: p.Offset, from: pm}
 	k.mu.Unlock()
 }
 
@@ -160,14 +172,24 @@ func (k *commitBehind) keysCompleted() error {
 // commitAll commits and removes every offset of m, stopping at the first
 // failure. It runs under the session's commitCtx, so what was handled before
 // a hard stop or an expired grace is still committed, within its own bound.
-func (k *commitBehind) commitAll(m map[uint32]uint64) error {
+func (k *commitBehind) commitAll(m map[uint32]markedAt) error {
 	if len(m) == 0 {
 		return nil
 	}
 	ctx, cancel := k.s.commitCtx()
 	defer cancel()
-	for partition, offset := range m {
-		if err := k.s.commit(ctx, partition, offset); err != nil {
+	for partition, at := range m {
+		err := k.s.commit(ctx, partition, at.offset)
+		if errors.Is(err, ErrPartitionLost) {
+			// Its new owner starts from the stored offset: the marks
+			// that reported this one commit nothing more, and its
+			// backlogs end (see partitionMarks.lost).
+			if at.from != nil {
+				at.from.lost.Store(true)
+			}
+			err = nil
+		}
+		if err != nil {
 			return err
 		}
 		delete(m, partition)

@@ -162,10 +162,13 @@ type Tuning struct {
 // ack-on-pickup, middleware, handler with retry, dead-letter; offsets are
 // committed only once a message was handled, skipped or parked.
 type Consumer struct {
-	cfg   ConsumerConfig
-	t     Transport
-	prod  *Producer
-	dedup dedup.Deduplicator
+	cfg  ConsumerConfig
+	t    Transport
+	prod *Producer
+	// client is what Ctx.Client hands a handler: cfg.Client, bound to the
+	// agent's gate and claims when it has its own (see Client.bound).
+	client *Client
+	dedup  dedup.Deduplicator
 	// batch is dedup when it marks keys in batches (see BatchDeduplicator).
 	batch  dedup.BatchDeduplicator
 	fences *fenceGate
@@ -248,6 +251,10 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		ids:    cfg.Client.IDs(),
 		log:    log,
 		replay: newReplayGuard(replayWindow),
+	}
+	c.client = cfg.Client
+	if cfg.Gate != nil || cfg.Claims != (effect.Claims{}) {
+		c.client = cfg.Client.bound(cfg.Gate, cfg.Claims)
 	}
 	c.batch, _ = dd.(dedup.BatchDeduplicator)
 	c.gates = gatesOn(c)

@@ -72,8 +72,15 @@ func (c *Ctx) Message() *Message { return c.msg }
 // Agent returns the id of the agent handling the message, or "".
 func (c *Ctx) Agent() string { return c.c.cfg.Agent }
 
-// Client returns the client the agent runs on.
-func (c *Ctx) Client() *Client { return c.c.cfg.Client }
+// Client returns the client the agent runs on; when the agent has a gate
+// or claims of its own, a view of it governed by them under any context
+// (context.Background() included), so a handler publishes around no gate.
+func (c *Ctx) Client() *Client {
+	if c.c.client != nil {
+		return c.c.client
+	}
+	return c.c.cfg.Client
+}
 
 // Verifier returns the verifier the handler's consumer checks signatures
 // with, else its client's reply verifier, else nil: what folds of other

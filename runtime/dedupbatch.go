@@ -331,7 +331,9 @@ func (kc *keyCompleter) leave(keys []string) {
 // it can then be no other loop's, since a loop that claims ahead holds
 // claims only on keys of its batch (the gate asks key by key only for
 // those, and a loop with a Verifier claims nothing ahead, so it never asks
-// this).
+// this). It counts this consumer's loops only: a deduplicator instance
+// shared with another consumer would answer KeyHeld for that one's claims
+// too, which is why BatchDeduplicator asks for an instance per consumer.
 func (kc *keyCompleter) alone(key string) bool {
 	kc.mu.Lock()
 	defer kc.mu.Unlock()

@@ -62,17 +62,18 @@ func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, err
 	if effectgate.Skipped(ctx) {
 		return nil, nil
 	}
-	gate := p.gate
+	gate, claim := p.gate, p.claim
 	if ag, ok := ctx.Value(gateKey{}).(agentGate); ok {
 		if ag.gate != nil {
 			gate = ag.gate
 		}
-		if e.Claims.EffectClass == "" {
-			e.Claims.EffectClass = ag.claim.EffectClass
-		}
-		if e.Claims.DataClassification == "" {
-			e.Claims.DataClassification = ag.claim.DataClassification
-		}
+		claim = ag.claim
+	}
+	if e.Claims.EffectClass == "" {
+		e.Claims.EffectClass = claim.EffectClass
+	}
+	if e.Claims.DataClassification == "" {
+		e.Claims.DataClassification = claim.DataClassification
 	}
 	if gate == nil {
 		return nil, nil

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/lasergo/laser/clock"
@@ -111,5 +112,102 @@ func TestAnUngatedClientsTransportPublishesAsItIs(t *testing.T) {
 	}
 	if got := readAll(t, tr, leakTopic); len(got) != 1 || string(got[0].Payload) != "raw" {
 		t.Fatalf("read %d records back, want the one published as it was", len(got))
+	}
+}
+
+// allowAll admits every effect: a gate a handler might bring to lift its
+// agent's.
+type allowAll struct{}
+
+func (allowAll) Admit(context.Context, *runtime.Client, *effect.Effect) error { return nil }
+
+// publishAround runs one handler that tries publish under a gate blocking
+// everything (the agent's when agentGate, else its client's) and fails
+// the test when anything reached leakTopic.
+func publishAround(t *testing.T, agentGate bool, publish func(hc *runtime.Ctx) error) {
+	t.Helper()
+	log := newLog(t, 1, clock.System{})
+	if err := log.EnsureTopics(t.Context(), 1, leakTopic); err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan error, 1)
+	cfg := runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(hc *runtime.Ctx) error {
+			results <- publish(hc)
+			return nil
+		}),
+	}
+	if agentGate {
+		cfg.Gate = blockAll{}
+	} else {
+		cfg.Client = runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Gate: blockAll{}})
+	}
+	r := start(t, log, cfg)
+	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender}, "go")
+	err := recv(t, results, "the handler's publish")
+	_ = r.shutdown(t)
+	if got := len(readAll(t, log, leakTopic)); got > 0 {
+		t.Fatalf("%d records published around a gate that blocks everything (err=%v)", got, err)
+	}
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("publish = %v, want the gate's refusal", err)
+	}
+}
+
+// TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate builds a
+// client over the handler's transport with a gate of its own that admits
+// everything: the parent client's gate still decides.
+func TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate(t *testing.T) {
+	publishAround(t, false, func(hc *runtime.Ctx) error {
+		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), Gate: allowAll{}})
+		_, err := c.Producer().Publish(hc, leakTopic, leak("own-gate"))
+		return err
+	})
+}
+
+// TestAHandlerCannotPublishAroundTheAgentGateWithANewClientsOwnGate is the
+// same under an agent gate, publishing under a context not derived from
+// the handler's Ctx.
+func TestAHandlerCannotPublishAroundTheAgentGateWithANewClientsOwnGate(t *testing.T) {
+	publishAround(t, true, func(hc *runtime.Ctx) error {
+		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), Gate: allowAll{}})
+		_, err := c.Producer().Publish(context.Background(), leakTopic, leak("own-gate-bg"))
+		return err
+	})
+}
+
+// TestAHandlerCannotPublishAroundTheAgentGateThroughTransportUnderAnotherContext
+// publishes through the handler's transport under context.Background():
+// the agent's gate governs it, not the context.
+func TestAHandlerCannotPublishAroundTheAgentGateThroughTransportUnderAnotherContext(t *testing.T) {
+	publishAround(t, true, func(hc *runtime.Ctx) error {
+		_, err := hc.Client().Transport().Publish(context.Background(), leakTopic, leak("bg-transport"))
+		return err
+	})
+}
+
+// TestAHandlerCannotPublishAroundTheAgentGateThroughProducerUnderAnotherContext
+// publishes through the handler's producer under context.Background().
+func TestAHandlerCannotPublishAroundTheAgentGateThroughProducerUnderAnotherContext(t *testing.T) {
+	publishAround(t, true, func(hc *runtime.Ctx) error {
+		_, err := hc.Client().Producer().Publish(context.Background(), leakTopic, leak("bg-producer"))
+		return err
+	})
+}
+
+// TestAHandlerCannotReachTheRawTransportByReflection finds no exported
+// field on the governed transport that holds the one underneath.
+func TestAHandlerCannotReachTheRawTransportByReflection(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	c := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Gate: blockAll{}})
+	v := reflect.ValueOf(c.Transport())
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() {
+			t.Errorf("the governed transport exports field %s (%s)", f.Name, f.Type)
+		}
 	}
 }

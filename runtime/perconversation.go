@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -112,6 +113,9 @@ type keyBacklog struct {
 	pin *markPin
 	at  uint64     // the next offset to look at
 	buf []Incoming // records read ahead, from at on
+	// ahead is set while buf holds a read batch counted in
+	// keyedSet.aheads.
+	ahead bool
 }
 
 // keyQueue is one key's records not yet started, oldest first.
@@ -195,6 +199,11 @@ type keyedSet struct {
 	closing  bool          // no record starts any more
 	quit     chan struct{} // closed when the idle workers are to exit
 	wg       sync.WaitGroup
+	// aheads counts the backlogs holding a read batch (keyBacklog.ahead):
+	// at most n at once, so the memory of backlogs is bounded by the
+	// handlers, however many keys are hot; the others read one record
+	// at a time.
+	aheads int
 }
 
 // runKeyed runs the PerConversation scheduler until stopped. A graceful
@@ -558,21 +567,37 @@ func (ks *keyedSet) work(q *keyQueue) {
 }
 
 // reread reads a deferred record from the log again and decodes it. A
-// record the log no longer holds (retention removed it meanwhile) is
-// finished without being handled, since no member could handle it.
+// record the log no longer holds (it returned a later one: retention
+// removed it meanwhile) is finished without being handled, since no member
+// could handle it. An answer with no record proves nothing: it is read
+// again after a wait, and at a stop it fails, leaving the record
+// uncommitted.
 func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 	c := ks.s.c
-	recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
-	if err != nil {
-		return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), err)
+	for {
+		recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
+		if err != nil {
+			return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), err)
+		}
+		if len(recs) > 0 && recs[0].Offset > j.rec.Offset {
+			c.log.Warn("a deferred record is no longer in the log; skipping it", "source", j.rec.Position.String())
+			return nil
+		}
+		if len(recs) > 0 && recs[0].Offset == j.rec.Offset {
+			j.rec = recs[0]
+			j.decodedRecord = c.decode(nil, &j.rec)
+			return nil
+		}
+		ks.mu.Lock()
+		closing := ks.closing
+		ks.mu.Unlock()
+		if closing || ks.s.stopping() {
+			return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), errEmptyRead)
+		}
+		if err := c.retryWait(ctx, c.cfg.PollInterval); err != nil {
+			return err
+		}
 	}
-	if len(recs) == 0 || recs[0].Offset != j.rec.Offset {
-		c.log.Warn("a deferred record is no longer in the log; skipping it", "source", j.rec.Position.String())
-		return nil
-	}
-	j.rec = recs[0]
-	j.decodedRecord = c.decode(nil, &j.rec)
-	return nil
 }
 
 // nextBacklogged sets j to the next record of q's key in its backlog, or
@@ -583,38 +608,80 @@ func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) 
 	ks.mu.Lock()
 	closing := ks.closing
 	ks.mu.Unlock()
-	if !closing {
+	for !closing {
 		rec, ok, err := ks.scanBacklog(ctx, q)
+		if errors.Is(err, errEmptyRead) {
+			// Transient: wait, lending the slot, and read again.
+			if err := ks.s.c.retryWait(ctx, ks.s.c.cfg.PollInterval); err != nil {
+				return err
+			}
+			ks.mu.Lock()
+			closing = ks.closing || ks.s.stopping()
+			ks.mu.Unlock()
+			continue
+		}
 		if err != nil || ok {
 			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, backlogged: true}
 			return err
 		}
+		break
 	}
 	*j = keyJob{backlogged: true, noop: true}
 	return nil
 }
+
+// errEmptyRead is a read of records the log should hold that answered
+// none: no proof retention removed them, so it is retried, never skipped.
+var errEmptyRead = errors.New("the log answered no record")
 
 // scanBacklog returns the next record of q's key in its backlog, read
 // again from the log, passing over the records of other keys (intake took
 // them) and moving the pin past them; ok is false once the backlog caught
 // up with intake and ended, or its partition was read again from its
 // stored offset (its marks commit nothing). The record returned stays the
-// backlog's next until it finished, so the pin holds below it.
+// backlog's next (first in buf, at or past b.at) until finish moved b.at
+// past it, so the pin holds below it and a record that failed is found
+// again by the next scan.
 func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
 	c := ks.s.c
 	b := q.backlog
 	for {
-		if len(b.buf) == 0 {
-			ks.mu.Lock()
-			pm := b.pin.pm
-			if pm.detached || b.at > pm.last {
-				ks.endBacklog(q)
-				ks.mu.Unlock()
-				return keyJob{}, false, nil
-			}
-			last := pm.last
+		// The record returned last stays first in buf until finish moved
+		// b.at past it: one that failed is read again by the next scan
+		// (settleBacklogs at a stop), never passed over.
+		for len(b.buf) > 0 && b.buf[0].Offset < b.at {
+			b.buf = b.buf[1:]
+		}
+		ks.mu.Lock()
+		pm := b.pin.pm
+		// Checked on every record, not only once buf ran dry: after a
+		// rebalance the records read ahead are replayed from the stored
+		// offset by intake, so handling them here would break their order
+		// and run them twice; once a commit was refused because the
+		// partition moved to another member, they are that member's.
+		if pm.detached || pm.lost.Load() || (len(b.buf) == 0 && b.at > pm.last) {
+			ks.endBacklog(q)
 			ks.mu.Unlock()
-			n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
+			return keyJob{}, false, nil
+		}
+		last := pm.last
+		n := int(min(last-b.at+1, uint64(c.cfg.PollBatch)))
+		if len(b.buf) == 0 {
+			if b.ahead {
+				b.ahead = false
+				ks.aheads--
+			}
+			if n > 1 {
+				if ks.aheads < ks.n {
+					b.ahead = true
+					ks.aheads++
+				} else {
+					n = 1
+				}
+			}
+		}
+		ks.mu.Unlock()
+		if len(b.buf) == 0 {
 			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
 			if err != nil {
 				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, err)
@@ -622,24 +689,28 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 			for len(recs) > 0 && recs[0].Offset < b.at {
 				recs = recs[1:]
 			}
+			if len(recs) == 0 {
+				// No record at all proves nothing was removed: only those
+				// below a record the log returned are gone.
+				return keyJob{}, false, fmt.Errorf("read the backlog of a hot key from %d:%d again: %w", pm.partition, b.at, errEmptyRead)
+			}
+			if recs[0].Offset > last {
+				// Retention removed them meanwhile: no member can handle them.
+				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
+				ks.moveBacklog(b, last+1)
+				continue
+			}
 			for i := range recs {
 				if recs[i].Offset > last {
 					recs = recs[:i]
 					break
 				}
 			}
-			if len(recs) == 0 {
-				// Retention removed them meanwhile: no member can handle them.
-				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
-				ks.moveBacklog(b, last+1)
-				continue
-			}
 			b.buf = recs
 		}
 		next = keyJob{rec: b.buf[0]}
 		next.decodedRecord = c.decode(nil, &next.rec)
 		if ks.keyOf(&next) == q.key {
-			b.buf = b.buf[1:]
 			return next, true, nil
 		}
 		b.buf = b.buf[1:]
@@ -662,11 +733,9 @@ func (ks *keyedSet) settleBacklogs(ctx context.Context) {
 	}
 	ks.mu.Unlock()
 	for _, q := range backlogged {
-		next, ok, err := ks.scanBacklog(ctx, q)
-		if ok {
-			// Unhandled: the pin stays at it.
-			q.backlog.buf = append([]Incoming{next.rec}, q.backlog.buf...)
-		}
+		// A record found is unhandled: it stays first in buf and the pin
+		// stays at it.
+		_, _, err := ks.scanBacklog(ctx, q)
 		if err != nil {
 			ks.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
 		}
@@ -680,14 +749,18 @@ func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
 	defer ks.mu.Unlock()
 	b.at = max(b.at, at)
 	if p, moved := ks.wm.movePin(b.pin, b.at); moved {
-		ks.k.mark(p)
+		ks.k.markFrom(p, b.pin.pm)
 	}
 }
 
-// endBacklog drops q's backlog and its pin; mu held.
+// endBacklog drops q's backlog, what it read ahead and its pin; mu held.
 func (ks *keyedSet) endBacklog(q *keyQueue) {
+	if q.backlog.ahead {
+		ks.aheads--
+	}
+	q.backlog.buf = nil
 	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
-		ks.k.mark(p)
+		ks.k.markFrom(p, q.backlog.pin.pm)
 	}
 	q.backlog = nil
 }
@@ -710,12 +783,12 @@ func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took
 	case j.backlogged:
 		q.backlog.at = max(q.backlog.at, j.rec.Offset+1)
 		if p, moved := ks.wm.movePin(q.backlog.pin, q.backlog.at); moved {
-			ks.k.mark(p)
+			ks.k.markFrom(p, q.backlog.pin.pm)
 			kick = true
 		}
 	default:
 		if p, moved := ks.wm.finish(j.mark); moved {
-			ks.k.mark(p)
+			ks.k.markFrom(p, j.mark.pm)
 			kick = true
 		}
 	}

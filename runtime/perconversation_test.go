@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -681,5 +682,341 @@ func TestPerConversationHandlersThatTurnSlowStillRunNAtOnce(t *testing.T) {
 	}
 	if err := r.shutdown(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPerConversationStopNeverCommitsPastAFailedBacklogRecord cuts off
+// the handler of a hot conversation's backlogged record with a hard stop:
+// settling the backlogs at the stop must start from that record, not from
+// the read-ahead past it, so the stored offset stays below it.
+func TestPerConversationStopNeverCommitsPastAFailedBacklogRecord(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	hot, cold := conv(), conv()
+	release := make(chan struct{})
+	coldDone := make(chan struct{}, 1)
+	h3 := make(chan struct{}, 1)
+	handled := make(chan string, 16)
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			switch b {
+			case "hot-0":
+				<-release
+			case "cold":
+				coldDone <- struct{}{}
+			case "hot-3":
+				h3 <- struct{}{}
+				<-c.Done()
+				return c.Err()
+			}
+			handled <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 4},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: cold}, "cold") // 4
+	plain(t, log, wire.Provenance{Conversation: hot}, "hot-5") // 5
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, nil, nil) }()
+	recv(t, coldDone, "cold")
+	close(release)
+	recv(t, h3, "hot-3 started")
+	cancel()
+	if err := recv(t, done, "Run"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	if off, ok := stored(t, log, 0); ok && off >= 3 {
+		t.Fatalf("stored %d: committed past hot-3 (offset 3), whose handler was cut off and never handled", off)
+	}
+}
+
+// emptyReads answers its first armed ReadRange calls with no record, as a
+// log that has not caught up (a lagging replica) may, though it holds them.
+type emptyReads struct {
+	runtime.Transport
+	left atomic.Int32
+}
+
+func (e *emptyReads) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
+	if e.left.Add(-1) >= 0 {
+		return nil, nil
+	}
+	return e.Transport.ReadRange(ctx, topic, partition, offset, count)
+}
+
+// TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped has the log
+// answer the first reads of a hot conversation's backlog with nothing: no
+// record was shown gone, so the backlog is read again and every record of
+// it handled in order and committed, none skipped.
+func TestPerConversationAnEmptyBacklogReadIsRetriedNotSkipped(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 1, clock.System{})
+	tr := &emptyReads{Transport: log}
+	hot := conv()
+	release := make(chan struct{})
+	finished := make(chan string, backlog+1)
+	var done bodies
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-000" {
+				<-release
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(tr, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
+	}
+	plain(t, log, wire.Provenance{Conversation: conv()}, "cold")
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
+		t.Fatalf("handled %q first", got)
+	}
+	tr.left.Store(3)
+	close(release)
+	for range backlog {
+		recv(t, finished, "the hot backlog")
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.left.Load() >= 0 {
+		t.Fatalf("the backlog was read %d times fewer than the empty answers armed", tr.left.Load()+1)
+	}
+	got := done.of("hot-")
+	for i, b := range got {
+		if want := fmt.Sprintf("hot-%03d", i); b != want {
+			t.Fatalf("hot conversation out of order at %d: %s, want %s", i, b, want)
+		}
+	}
+	if off, _ := stored(t, log, 0); off != backlog {
+		t.Fatalf("stored %d, want %d", off, backlog)
+	}
+}
+
+// rewinding hands the consumer, once armed, a batch read again from an
+// earlier offset of partition 0, as a rebalance that handed the partition
+// back does, followed by the record at marker (of another conversation,
+// whose handling shows intake took the batch).
+type rewinding struct {
+	runtime.Transport
+	from   atomic.Int64 // offset to read again from; -1: none
+	count  int
+	marker uint64
+}
+
+func (r *rewinding) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
+	sub, err := r.Transport.Join(ctx, topic, group)
+	if err != nil {
+		return nil, err
+	}
+	return &rewindingSub{Subscription: sub, r: r, topic: topic}, nil
+}
+
+type rewindingSub struct {
+	runtime.Subscription
+	r     *rewinding
+	topic string
+}
+
+func (s *rewindingSub) Poll(ctx context.Context, max int) ([]runtime.Incoming, error) {
+	off := s.r.from.Swap(-1)
+	if off < 0 {
+		return s.Subscription.Poll(ctx, max)
+	}
+	recs, err := s.r.Transport.ReadRange(ctx, s.topic, 0, uint64(off), s.r.count)
+	if err != nil {
+		return nil, err
+	}
+	marker, err := s.r.Transport.ReadRange(ctx, s.topic, 0, s.r.marker, 1)
+	return append(recs, marker...), err
+}
+
+// TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain hands
+// a hot conversation's partition back (read again from an earlier offset)
+// while its backlog holds records read ahead: the backlog ends at its next
+// record, so what it read ahead is not handled out of order after the
+// records delivered again.
+func TestPerConversationABacklogEndsAtOnceWhenItsPartitionIsReadAgain(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 1, clock.System{})
+	tr := &rewinding{Transport: log, count: 3}
+	tr.from.Store(-1)
+	coldAgain := make(chan struct{})
+	var colds atomic.Int32
+	hot := conv()
+	release := make(chan struct{})
+	atTen := make(chan struct{})
+	resume := make(chan struct{})
+	finished := make(chan string, 2*backlog)
+	var done bodies
+	var tenOnce sync.Once
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			switch b {
+			case "hot-000":
+				<-release
+			case "hot-010":
+				tenOnce.Do(func() {
+					close(atTen)
+					<-resume
+				})
+			case "cold":
+				if colds.Add(1) == 2 {
+					close(coldAgain)
+				}
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range backlog {
+		plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i))
+	}
+	tr.marker = plain(t, log, wire.Provenance{Conversation: conv()}, "cold").Offset
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, finished, "the cold conversation behind the hot backlog"); got != "cold" {
+		t.Fatalf("handled %q first", got)
+	}
+	close(release)
+	recv(t, atTen, "hot-010, read back from the backlog")
+	tr.from.Store(5)
+	recv(t, coldAgain, "intake taking hot-005..hot-007 and the cold record again")
+	close(resume)
+	for n := 0; n < 11+3; { // hot-000..hot-010, and hot-005..hot-007 again
+		if strings.HasPrefix(recv(t, finished, "the hot records"), "hot-") {
+			n++
+		}
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	at := slices.Index(got, "hot-010")
+	if want := []string{"hot-010", "hot-005", "hot-006", "hot-007"}; !slices.Equal(got[at:], want) {
+		t.Fatalf("handled %v from hot-010 on, want %v: the stale read-ahead ran after the partition was read again", got[at:], want)
+	}
+}
+
+// TestPerConversationABacklogEndsOnceItsPartitionMovedToAnotherMember has
+// the commit of a hot conversation's backlog mark refused with
+// ErrPartitionLost while one of its records runs: the backlog's records
+// belong to the partition's new owner, so it handles none after that one.
+func TestPerConversationABacklogEndsOnceItsPartitionMovedToAnotherMember(t *testing.T) {
+	const backlog = 40
+	log := newLog(t, 2, clock.System{})
+	tr := transporttest.NewFaulty(log)
+	hot := conv()
+	var hotPart uint32
+	for i := range backlog {
+		hotPart = plain(t, log, wire.Provenance{Conversation: hot}, fmt.Sprintf("hot-%03d", i)).Partition
+	}
+	// A record of another conversation behind the backlog lets the mark
+	// pass the records intake took, up to the backlog's pin.
+	for plain(t, log, wire.Provenance{Conversation: conv()}, "cold").Partition != hotPart {
+	}
+	refused := make(chan struct{}, 1)
+	other := make(chan struct{}, 1)
+	var wasRefused atomic.Bool
+	tr.FailCommit(func(partition uint32, offset uint64) error {
+		if partition != hotPart {
+			if !wasRefused.Load() {
+				return nil
+			}
+			select {
+			case other <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		if offset < 9 {
+			return nil
+		}
+		wasRefused.Store(true)
+		select {
+		case refused <- struct{}{}:
+		default:
+		}
+		return runtime.ErrPartitionLost
+	})
+	atTen := make(chan struct{})
+	resume := make(chan struct{})
+	finished := make(chan string, 4*backlog)
+	var done bodies
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-010" {
+				close(atTen)
+				<-resume
+			}
+			done.add(b)
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 16},
+	}
+	c, err := runtime.NewConsumer(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	recv(t, atTen, "hot-010, read back from the backlog")
+	recv(t, refused, "the refused commit of the mark below hot-010")
+	// A commit of the other partition that starts after the refusal runs
+	// on the committer once the refused one finished: the refusal was
+	// heard by then.
+	for plain(t, log, wire.Provenance{Conversation: conv()}, "probe").Partition == hotPart {
+	}
+	recv(t, other, "a commit of the other partition")
+	close(resume)
+	for b := recv(t, finished, "hot-010"); b != "hot-010"; b = recv(t, finished, "hot-010") {
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	got := done.of("hot-")
+	if want := 11; len(got) != want || got[len(got)-1] != "hot-010" {
+		t.Fatalf("handled %v, want hot-000..hot-010 and none of the backlog after the partition moved", got)
 	}
 }

@@ -37,6 +37,9 @@ type Producer struct {
 	// when the client has none.
 	gate   EffectGate
 	client *Client
+	// claim is the agent's claims a handler's view binds (see
+	// Client.bound), for effects under a context that carries none.
+	claim effect.Claims
 }
 
 // newProducer returns a producer over t timing its backoff on clock, minting

@@ -110,8 +110,10 @@ func (s *session) commitCtx() (context.Context, context.CancelFunc) {
 }
 
 // commit stores a handled offset. A transient failure (a connection being
-// rebuilt) is retried on the poll backoff, ten times at most; anything else
-// stops the consumer, leaving the record to be redelivered.
+// rebuilt) is retried on the poll backoff, ten times at most; a partition
+// that moved to another member is returned matching ErrPartitionLost, for
+// the caller to go on without it; anything else stops the consumer,
+// leaving the record to be redelivered.
 func (s *session) commit(ctx context.Context, partition uint32, offset uint64) error {
 	for attempt := 1; ; attempt++ {
 		err := s.sub.Commit(ctx, partition, offset)
@@ -120,9 +122,10 @@ func (s *session) commit(ctx context.Context, partition uint32, offset uint64) e
 		}
 		if errors.Is(err, ErrPartitionLost) {
 			// Its new owner starts from the stored offset and sees these
-			// records again: at-least-once, nothing lost.
+			// records again: at-least-once, nothing lost. The caller
+			// hears it (it ends the partition's backlogs) and goes on.
 			s.c.log.Info("partition moved to another member; its uncommitted records will be handled there", "partition", partition, "offset", offset)
-			return nil
+			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)
 		}
 		if !errors.Is(err, ErrTransient) || errors.Is(err, ErrDisconnected) || attempt >= maxPollErrors || ctx.Err() != nil {
 			return fmt.Errorf("commit %d:%d: %w", partition, offset, err)

@@ -1,5 +1,7 @@
 package runtime
 
+import "sync/atomic"
+
 // watermark tracks, per partition, the records a consumer took in log order
 // and which of them are finished (handled, skipped, dropped or parked), when
 // they finish in any order. A partition's mark is the offset of its newest
@@ -36,6 +38,11 @@ type partitionMarks struct {
 	// offset (it was revoked and assigned back): the records taken before
 	// still finish, but their marks no longer commit anything.
 	detached bool
+	// lost is set, by the committer, once a commit of a mark these marks
+	// reported was refused because the partition moved to another member:
+	// they report nothing more, the next record of the partition starts
+	// it afresh, and its backlogs end (their records are the new owner's).
+	lost atomic.Bool
 }
 
 type markEntry struct {
@@ -90,7 +97,7 @@ func (w *watermark) take(pos Position) markTicket {
 // is at or below what it saw (a rebalance handed it back).
 func (w *watermark) see(pos Position) *partitionMarks {
 	pm := w.partition(pos.Partition)
-	if pm.seen && pos.Offset <= pm.last {
+	if pm.seen && (pos.Offset <= pm.last || pm.lost.Load()) {
 		pm.detached = true
 		pm = &partitionMarks{partition: pos.Partition}
 		w.parts[pos.Partition] = pm
@@ -102,7 +109,7 @@ func (w *watermark) see(pos Position) *partitionMarks {
 // rewinds reports whether pos would start its partition afresh.
 func (w *watermark) rewinds(pos Position) bool {
 	pm := w.parts[pos.Partition]
-	return pm != nil && pm.seen && pos.Offset <= pm.last
+	return pm != nil && pm.seen && (pos.Offset <= pm.last || pm.lost.Load())
 }
 
 // current returns the marks pos's partition is on now, or nil.
@@ -163,7 +170,7 @@ func (w *watermark) finish(t markTicket) (Position, bool) {
 // report returns the partition's mark when it moved past the last one
 // reported: the finished prefix, held below the lowest pin.
 func (pm *partitionMarks) report() (Position, bool) {
-	if pm.detached || !pm.hasPrefix {
+	if pm.detached || pm.lost.Load() || !pm.hasPrefix {
 		return Position{}, false
 	}
 	mark := pm.prefix
