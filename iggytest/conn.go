@@ -148,11 +148,11 @@ func (s *Server) dispatch(c *conn, code uint32, payload []byte) ([]byte, error) 
 	if c.vsrRequest.operation != 0 {
 		return s.routeVSR(c, code, payload)
 	}
-	return s.route(c, code, payload)
+	return s.route(c, code, payload, framingLegacy)
 }
 
 // route picks the handler of a command code.
-func (s *Server) route(c *conn, code uint32, p []byte) ([]byte, error) {
+func (s *Server) route(c *conn, code uint32, p []byte, f framing) ([]byte, error) {
 	switch code {
 	case CmdPing:
 		return s.ping(p)
@@ -176,19 +176,19 @@ func (s *Server) route(c *conn, code uint32, p []byte) ([]byte, error) {
 	case CmdDeleteToken:
 		return s.deleteToken(p)
 	case CmdGetStream:
-		return s.getStream(p, framingLegacy)
+		return s.getStream(p, f)
 	case CmdGetStreams:
-		return s.getStreams(p, framingLegacy)
+		return s.getStreams(p, f)
 	case CmdCreateStream:
-		return s.createStream(p, framingLegacy)
+		return s.createStream(p, f)
 	case CmdDeleteStream:
 		return s.deleteStream(p)
 	case CmdGetTopic:
-		return s.getTopic(p, framingLegacy)
+		return s.getTopic(p, f)
 	case CmdGetTopics:
-		return s.getTopics(p, framingLegacy)
+		return s.getTopics(p, f)
 	case CmdCreateTopic:
-		return s.createTopic(p, framingLegacy)
+		return s.createTopic(p, f)
 	case CmdDeleteTopic:
 		return s.deleteTopic(p)
 	case CmdCreatePartitions:
@@ -206,9 +206,9 @@ func (s *Server) route(c *conn, code uint32, p []byte) ([]byte, error) {
 	case CmdLeaveConsumerGroup:
 		return s.leaveGroup(c, p)
 	case CmdSend:
-		return s.send(p, framingLegacy)
+		return s.send(p, f)
 	case CmdPoll:
-		return s.poll(c, p, framingLegacy)
+		return s.poll(c, p, f)
 	case CmdGetOffset:
 		return s.getOffset(p)
 	case CmdStoreOffset:

@@ -15,8 +15,9 @@ const serverProtocolVersion = 11 << 10
 const serverVersion = "iggytest-0.9"
 
 // routeVSR picks the handler of a command that arrived in the VSR framing:
-// where Iggy 0.9 changed a command's layout the handler is told the
-// framing; the rest are the 0.8 handlers.
+// what only VSR has (register, sessions, sync, the ack level of offset
+// calls) is answered here, the rest by route, which tells the handlers
+// whose layout Iggy 0.9 changed the framing.
 func (s *Server) routeVSR(c *conn, code uint32, p []byte) ([]byte, error) {
 	if c.vsrRequest.operation == opNonReplicated {
 		// A change travels as its replicated operation, and a login as the
@@ -37,24 +38,8 @@ func (s *Server) routeVSR(c *conn, code uint32, p []byte) ([]byte, error) {
 		return s.logout(c, p)
 	case CmdClusterMetadata:
 		return s.clusterMetadata(p)
-	case CmdGetStream:
-		return s.getStream(p, framingVSR)
-	case CmdGetStreams:
-		return s.getStreams(p, framingVSR)
-	case CmdCreateStream:
-		return s.createStream(p, framingVSR)
-	case CmdGetTopic:
-		return s.getTopic(p, framingVSR)
-	case CmdGetTopics:
-		return s.getTopics(p, framingVSR)
-	case CmdCreateTopic:
-		return s.createTopic(p, framingVSR)
 	case CmdSyncConsumerGroup:
 		return s.syncGroup(c, p)
-	case CmdSend:
-		return s.send(p, framingVSR)
-	case CmdPoll:
-		return s.poll(c, p, framingVSR)
 	case CmdStoreOffset, CmdDeleteOffset:
 		// 0.9 appends a u8 ack level: 0 no ack, 1 quorum; one replica
 		// here, so both mean the same.
@@ -69,7 +54,7 @@ func (s *Server) routeVSR(c *conn, code uint32, p []byte) ([]byte, error) {
 		cmdPurgeStream, cmdPurgeTopic, cmdDeleteSegments:
 		return nil, fail(StatusFeatureUnavailable, "command not supported by the test server")
 	}
-	return s.route(c, code, p)
+	return s.route(c, code, p, framingVSR)
 }
 
 // replicatedCode reports whether code is the command of a replicated
