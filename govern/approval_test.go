@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fxamacker/cbor/v2"
-
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/humaninput"
 	"github.com/lasergo/laser/lasertest"
@@ -94,11 +92,19 @@ func (w *world) voters(approve map[string]bool) {
 			if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
 				return nil
 			}
-			var p govern.Proposal
-			if err := cbor.Unmarshal(env.Body, &p); err != nil {
+			p, err := govern.DecodeProposal(env.Body)
+			if err != nil {
 				return runtime.Reject(err)
 			}
-			return govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Voter: voter, Approve: yes}, nil)
+			choice := govern.VoteBlock
+			if yes {
+				choice = govern.VoteAllow
+			}
+			v, err := govern.NewVote(&p, voter, choice)
+			if err != nil {
+				return err
+			}
+			return govern.CastVote(hc, hc.Client(), "", v, nil)
 		})})
 	}
 }

@@ -3,9 +3,8 @@ package govern
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
-
-	"github.com/fxamacker/cbor/v2"
 
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
@@ -28,10 +27,22 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 	if within <= 0 {
 		within = DefaultProposalWindow
 	}
+	body, err := recordCBOR.Marshal(Effect{Action: summarize(a), Reason: d.Reason})
+	if err != nil {
+		return "", fmt.Errorf("govern: encode proposal: %w", err)
+	}
+	conv := a.Conversation
+	if conv.IsZero() {
+		conv = c.IDs().NewID()
+	}
+	version := q.PolicyVersion
+	if version == 0 { // the deciding policy's version, when it is a number
+		version, _ = strconv.ParseUint(d.Policy.Version, 10, 64)
+	}
 	now := g.now(c)
 	p := &Proposal{
-		ID: c.IDs().NewID().String(), Proposer: g.asker(a), Action: summarize(a), Reason: d.Reason,
-		Rule: q.Rule, N: q.N, Voters: q.Voters, At: now, Deadline: now.Add(within),
+		ID: c.IDs().NewID().String(), Conversation: conv.String(), Proposer: g.asker(a), Body: body, Digest: BodyDigest(body),
+		Voters: q.Voters, Mandatory: q.Mandatory, Rule: q.Rule, N: q.N, PolicyVersion: version, At: now, Deadline: now.Add(within),
 	}
 	if err := p.Validate(); err != nil {
 		return "", err
@@ -39,9 +50,9 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 	if err := c.Transport().EnsureTopics(ctx, 1, g.opts.ProposalTopic); err != nil {
 		return "", fmt.Errorf("govern: proposal topic: %w", err)
 	}
-	err := appendRecord(ctx, c, record{
+	err = appendRecord(ctx, c, record{
 		topic: g.opts.ProposalTopic, source: p.Proposer, operation: OperationProposal,
-		conversation: a.Conversation, body: p, sign: g.opts.Key,
+		conversation: conv, body: p, json: true, sign: g.opts.Key,
 	})
 	if err != nil {
 		return "", err
@@ -68,7 +79,7 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 		case Committed:
 			return p.ID, nil
 		case Rejected, Expired:
-			return p.ID, fmt.Errorf("proposal %s %s (%d of %d approvals)", p.ID, res.State, len(res.Approve), res.Required)
+			return p.ID, fmt.Errorf("proposal %s %s: %s (%d of %d approvals)", p.ID, res.State, res.Reason, len(res.Approve), res.Required)
 		}
 		select {
 		case <-clock.After(g.opts.PollInterval):
@@ -79,10 +90,15 @@ func (g *Gate) propose(ctx context.Context, c *runtime.Client, a *Action, d Deci
 }
 
 // CastVote publishes v on topic (default TopicProposals) as an AGDX event
-// from v.Voter, signed when key is set.
+// from v.Voter with a JSON body in the reference's Vote layout, signed when
+// key is set. Build v with NewVote, which binds it to the proposal's digest
+// and policy version; a vote without a choice is refused.
 func CastVote(ctx context.Context, c *runtime.Client, topic string, v Vote, key *sign.Key) error {
 	if topic == "" {
 		topic = TopicProposals
+	}
+	if !v.Choice.valid() {
+		return fmt.Errorf("govern: vote on %s: choice %q is not allow, block or abstain", v.Proposal, v.Choice)
 	}
 	if v.At.IsZero() {
 		v.At = c.Clock().Now()
@@ -91,13 +107,16 @@ func CastVote(ctx context.Context, c *runtime.Client, topic string, v Vote, key 
 	if err := c.Transport().EnsureTopics(ctx, 1, topic); err != nil {
 		return fmt.Errorf("govern: proposal topic: %w", err)
 	}
-	return appendRecord(ctx, c, record{topic: topic, key: v.Proposal, source: v.Voter, operation: OperationVote, body: v, sign: key})
+	return appendRecord(ctx, c, record{topic: topic, key: v.Proposal, source: v.Voter, operation: OperationVote, body: v, json: true, sign: key})
 }
 
 // ReadProposals reads every proposal and vote on topic (default
-// TopicProposals), in log order per partition; records that do not decode
-// are skipped, and so is a vote not sent by its voter or, when keys is set,
-// not signed by its voter's key.
+// TopicProposals), in log order per partition: laser-go's AGDX events and
+// the reference's typed records (plain JSON, what its Python SDK's
+// topic.publish(intent) writes). Records that do not decode, and proposals
+// whose digest does not match their body, are skipped, and so is a vote
+// not sent by its voter or, when keys is set, not signed by its voter's
+// key (a plain record carries neither, so with keys its votes never count).
 func ReadProposals(ctx context.Context, t runtime.Transport, topic string, keys *sign.Registry) ([]Proposal, []Vote, error) {
 	if topic == "" {
 		topic = TopicProposals
@@ -113,20 +132,26 @@ func readProposals(ctx context.Context, t runtime.Transport, topic string, from 
 	var props []Proposal
 	var votes []Vote
 	next, err := logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
-		m, ok := governanceEvent(topic, rec)
-		if !ok {
+		m, err := runtime.DecodeRecord(topic, rec, 0)
+		if err != nil || m.Envelope == nil { // a typed record: its fields say which it is
+			if p, err := DecodeProposal(rec.Payload); err == nil {
+				props = append(props, p)
+			} else if v, err := DecodeVote(rec.Payload); err == nil && keys == nil {
+				votes = append(votes, v)
+			}
 			return
 		}
 		env := m.Envelope
+		if env.Kind != wire.KindEvent || env.Operation == nil {
+			return
+		}
 		switch *env.Operation {
 		case OperationProposal:
-			var p Proposal
-			if cbor.Unmarshal(env.Body, &p) == nil {
+			if p, err := DecodeProposal(env.Body); err == nil {
 				props = append(props, p)
 			}
 		case OperationVote:
-			var v Vote
-			if cbor.Unmarshal(env.Body, &v) == nil && voteAuthentic(m, v, keys) {
+			if v, err := DecodeVote(env.Body); err == nil && voteAuthentic(m, v, keys) {
 				votes = append(votes, v)
 			}
 		}

@@ -172,6 +172,13 @@ type Quorum struct {
 	N int
 	// Voters are the eligible principals; only their votes count.
 	Voters []string
+	// Mandatory voters (each also in Voters) must allow before the
+	// proposal commits; one who blocks or abstains rejects it. Default none.
+	Mandatory []string
+	// PolicyVersion is frozen into the proposal; a vote for another version
+	// does not count. Default: the deciding policy's Decision.Policy.Version
+	// when it is an unsigned integer, else 0.
+	PolicyVersion uint64
 	// Within bounds the wait: past it the proposal expires. Default 1 h.
 	Within time.Duration
 }

@@ -2,6 +2,7 @@ package govern
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/lasergo/laser/internal/effectgate"
@@ -32,16 +33,26 @@ type record struct {
 	// metadata rides in the envelope, covered by its signature.
 	metadata wire.Metadata
 	sign     *sign.Key
+	// json encodes body as JSON (content type json) instead of CBOR.
+	json bool
 }
 
-// appendRecord publishes r as an AGDX event (CBOR body), signed when r has
-// a key. It bypasses the gate: governance records are the gate's own
+// appendRecord publishes r as an AGDX event (CBOR body, or JSON when r.json
+// is set), signed when r has a key. It bypasses the gate: governance records are the gate's own
 // effects, and governing them would recurse.
 func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
-	body := r.encoded
+	body, ct := r.encoded, wire.ContentCBOR
+	if r.json {
+		ct = wire.ContentJSON
+	}
 	if body == nil {
 		var err error
-		if body, err = recordCBOR.Marshal(r.body); err != nil {
+		if r.json {
+			body, err = json.Marshal(r.body)
+		} else {
+			body, err = recordCBOR.Marshal(r.body)
+		}
+		if err != nil {
 			return fmt.Errorf("govern: encode %s: %w", r.operation, err)
 		}
 	}
@@ -65,7 +76,7 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 		return fmt.Errorf("govern: %s: %w", r.operation, err)
 	}
 	if r.sign != nil {
-		code, version := uint8(wire.ContentCBOR), wire.AgentOpVersion
+		code, version := uint8(ct), wire.AgentOpVersion
 		if err := r.sign.Sign(env, &wire.SignatureContext{ContentType: &code, AgentVersion: &version}); err != nil {
 			return fmt.Errorf("govern: sign %s: %w", r.operation, err)
 		}
@@ -78,7 +89,7 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 	if key == "" {
 		key = wire.PartitionKey(conv)
 	}
-	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, wire.ContentCBOR), Payload: payload}
+	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, ct), Payload: payload}
 	if _, err := c.Producer().Publish(effectgate.Without(ctx), r.topic, out); err != nil {
 		return fmt.Errorf("govern: append %s: %w", r.operation, err)
 	}

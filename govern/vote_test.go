@@ -1,11 +1,10 @@
 package govern_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/fxamacker/cbor/v2"
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/runtime"
@@ -35,8 +34,8 @@ func TestAForgedVoteDoesNotCountTowardsAProposal(t *testing.T) {
 		if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
 			return nil
 		}
-		var p govern.Proposal
-		if err := cbor.Unmarshal(env.Body, &p); err != nil {
+		p, err := govern.DecodeProposal(env.Body)
+		if err != nil {
 			return runtime.Reject(err)
 		}
 		votes := []struct {
@@ -45,7 +44,11 @@ func TestAForgedVoteDoesNotCountTowardsAProposal(t *testing.T) {
 			key   *sign.Key
 		}{{"ann", true, nil}, {"bob", true, voterKey["mallory"]}, {"bob", false, voterKey["bob"]}, {"cy", false, voterKey["cy"]}}
 		for _, v := range votes {
-			if err := govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Voter: v.voter, Approve: v.yes}, v.key); err != nil {
+			choice := govern.VoteBlock
+			if v.yes {
+				choice = govern.VoteAllow
+			}
+			if err := govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Digest: p.Digest, PolicyVersion: p.PolicyVersion, Voter: v.voter, Choice: choice}, v.key); err != nil {
 				return err
 			}
 		}
@@ -73,23 +76,28 @@ func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 		if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
 			return nil
 		}
-		var p govern.Proposal
-		if err := cbor.Unmarshal(env.Body, &p); err != nil {
+		p, err := govern.DecodeProposal(env.Body)
+		if err != nil {
 			return runtime.Reject(err)
 		}
-		em, err := cbor.EncOptions{Time: cbor.TimeRFC3339Nano}.EncMode()
+		forged, err := govern.NewVote(&p, "ann", govern.VoteAllow)
 		if err != nil {
 			return err
 		}
-		body, err := em.Marshal(govern.Vote{Proposal: p.ID, Voter: "ann", Approve: true, At: hc.Client().Clock().Now().UTC().Truncate(time.Microsecond)})
+		forged.At = hc.Client().Clock().Now().UTC().Truncate(time.Microsecond)
+		body, err := json.Marshal(forged)
 		if err != nil {
 			return err
 		}
-		if _, err := hc.Client().Emit(hc, govern.TopicProposals, "mallory", body, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+		if _, err := hc.Client().Emit(hc, govern.TopicProposals, "mallory", body, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentJSON)); err != nil {
 			return err
 		}
 		for _, voter := range []string{"ann", "bob"} {
-			if err := govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Voter: voter}, nil); err != nil {
+			v, err := govern.NewVote(&p, voter, govern.VoteBlock)
+			if err != nil {
+				return err
+			}
+			if err := govern.CastVote(hc, hc.Client(), "", v, nil); err != nil {
 				return err
 			}
 		}

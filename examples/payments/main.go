@@ -25,8 +25,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fxamacker/cbor/v2"
-
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/iggy"
@@ -123,11 +121,15 @@ func startTreasurer(ctx context.Context, client *runtime.Client, name string) (*
 		if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
 			return nil // votes ride the same topic
 		}
-		var p govern.Proposal
-		if err := cbor.Unmarshal(env.Body, &p); err != nil {
+		p, err := govern.DecodeProposal(env.Body)
+		if err != nil {
 			return runtime.Reject(err)
 		}
-		return govern.CastVote(hc, hc.Client(), "", govern.Vote{Proposal: p.ID, Voter: name, Approve: true}, nil)
+		v, err := govern.NewVote(&p, name, govern.VoteAllow)
+		if err != nil {
+			return runtime.Reject(err)
+		}
+		return govern.CastVote(hc, hc.Client(), "", v, nil)
 	})})
 	if err != nil {
 		return nil, err

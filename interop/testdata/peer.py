@@ -372,6 +372,85 @@ class Peer:
             "agents": [c.agent for c in reg.agents()],
         }
 
+    def _intent_policy(self, policy):
+        if policy == "all":
+            return ls.IntentPolicy.all()
+        if policy == "any":
+            return ls.IntentPolicy.any()
+        return ls.IntentPolicy.at_least(int(policy["at_least"]))
+
+    async def intent_propose(self, cmd):
+        """Build an Intent with the reference's constructor and publish it
+        on cmd["topic"] as a typed record (plain JSON)."""
+        intent = ls.Intent(cmd["conversation"], cmd["proposer"], cmd["body"].encode(), cmd["voters"],
+                           self._intent_policy(cmd["policy"]), cmd["policy_version"], cmd["deadline_micros"],
+                           mandatory_voters=cmd.get("mandatory"))
+        await self.laser.topic(cmd["topic"]).publish(intent).send()
+        return {"intent": intent.__laser_json__()}
+
+    async def _intent_records(self, topic):
+        """Every intent and vote on topic, decoded by the reference: AGDX
+        events (a JSON body) and typed records (a JSON payload). An intent
+        the reference refuses is reported with its error."""
+        intents, votes, refused = [], [], []
+        async for m in self.laser.topic(topic).replay():
+            payload = bytes(m.payload)
+            source = None
+            try:
+                env = ls.Cbor.decode(payload)
+            except Exception:  # a typed record
+                env = None
+            if isinstance(env, dict):
+                source = env.get("source")
+                payload = bytes(env.get("body") or b"")
+            try:
+                value = json.loads(payload)
+            except Exception:
+                continue
+            if not isinstance(value, dict):
+                continue
+            if "eligible_voters" in value:
+                try:
+                    intents.append(ls.Intent.__laser_from_json__(value))
+                except Exception as exc:
+                    refused.append({"intent_id": value.get("intent_id"), "error": str(exc)})
+            elif "choice" in value:
+                vote = ls.Vote.__laser_from_json__(value)
+                votes.append((source, vote))
+        return intents, votes, refused
+
+    async def intent_read(self, cmd):
+        intents, votes, refused = await self._intent_records(cmd["topic"])
+        return {"intents": [i.__laser_json__() for i in intents],
+                "votes": [dict(v.__laser_json__(), source=s) for s, v in votes],
+                "refused": refused}
+
+    async def intent_vote(self, cmd):
+        """Cast a vote with Vote.cast on the intent read off the topic, change
+        fields when cmd["tamper"] says so, and publish it as an AGDX event
+        from the voter (operation vote, JSON body)."""
+        intents, _, _ = await self._intent_records(cmd["topic"])
+        intent = next(i for i in intents if i.intent_id == cmd["intent_id"])
+        vote = ls.Vote.cast(intent, cmd["voter"], cmd["choice"])
+        body = vote.__laser_json__()
+        body.update(cmd.get("tamper") or {})
+        producer = self.laser.agdx(cmd["topic"], cmd["voter"], intent.conversation)
+        await producer.emit(json.dumps(body).encode(), operation="vote", content_type="json")
+        return {"vote": body}
+
+    async def intent_decide(self, cmd):
+        """decide over the intent and the votes on the topic, each vote
+        counted only from its own voter's AGDX source (a typed record has none)."""
+        intents, votes, _ = await self._intent_records(cmd["topic"])
+        intent = next(i for i in intents if i.intent_id == cmd["intent_id"])
+        mine = [v for s, v in votes if v.intent_id == intent.intent_id and (s is None or s == v.voter)]
+        d = ls.decide(intent, mine, cmd["now_micros"])
+        if d is None:
+            return {"decision": None}
+        return {"decision": {"outcome": d.outcome, "reason": d.reason,
+                             "votes_considered": [list(p) for p in d.votes_considered],
+                             "authorizes": d.authorizes(intent)}}
+
     async def run(self, cmd):
         fn = getattr(self, cmd["do"])
         return await fn(cmd)

@@ -1,0 +1,207 @@
+package govern
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// The JSON layout of the reference's Intent and Vote (its serde form, what
+// its Python SDK's __laser_json__ writes and __laser_from_json__ reads):
+// times are Unix microseconds, the body a list of byte values, the policy
+// "all", "any" or {"at_least": n}.
+type intentJSON struct {
+	IntentID      string     `json:"intent_id"`
+	Conversation  string     `json:"conversation"`
+	Proposer      string     `json:"proposer"`
+	Body          byteList   `json:"body"`
+	Digest        string     `json:"digest"`
+	Eligible      []string   `json:"eligible_voters"`
+	Mandatory     []string   `json:"mandatory_voters"`
+	Policy        policyJSON `json:"policy"`
+	PolicyVersion uint64     `json:"policy_version"`
+	Deadline      uint64     `json:"deadline_micros"`
+	At            uint64     `json:"at_micros"`
+}
+
+type voteJSON struct {
+	IntentID      string `json:"intent_id"`
+	Digest        string `json:"intent_digest"`
+	PolicyVersion uint64 `json:"policy_version"`
+	Voter         string `json:"voter"`
+	Choice        Choice `json:"choice"`
+	At            uint64 `json:"at_micros"`
+}
+
+// MarshalJSON writes p in the reference's Intent layout.
+func (p Proposal) MarshalJSON() ([]byte, error) {
+	rule, n := p.Rule, p.N
+	if rule == Majority {
+		rule, n = NOfM, len(p.Voters)/2+1
+	}
+	return json.Marshal(intentJSON{
+		IntentID: p.ID, Conversation: p.Conversation, Proposer: p.Proposer, Body: p.Body, Digest: p.Digest,
+		Eligible: nonNil(p.Voters), Mandatory: nonNil(p.Mandatory), Policy: policyJSON{rule, n},
+		PolicyVersion: p.PolicyVersion, Deadline: micros(p.Deadline), At: micros(p.At),
+	})
+}
+
+// UnmarshalJSON reads the reference's Intent layout.
+func (p *Proposal) UnmarshalJSON(b []byte) error {
+	var w intentJSON
+	if err := strictJSON(b, &w, "digest", "eligible_voters"); err != nil {
+		return fmt.Errorf("govern: proposal: %w", err)
+	}
+	*p = Proposal{
+		ID: w.IntentID, Conversation: w.Conversation, Proposer: w.Proposer, Body: w.Body, Digest: w.Digest,
+		Voters: w.Eligible, Mandatory: w.Mandatory, Rule: w.Policy.rule, N: w.Policy.n,
+		PolicyVersion: w.PolicyVersion, Deadline: fromMicros(w.Deadline), At: fromMicros(w.At),
+	}
+	return nil
+}
+
+// MarshalJSON writes v in the reference's Vote layout.
+func (v Vote) MarshalJSON() ([]byte, error) {
+	return json.Marshal(voteJSON{IntentID: v.Proposal, Digest: v.Digest, PolicyVersion: v.PolicyVersion, Voter: v.Voter, Choice: v.Choice, At: micros(v.At)})
+}
+
+// UnmarshalJSON reads the reference's Vote layout.
+func (v *Vote) UnmarshalJSON(b []byte) error {
+	var w voteJSON
+	if err := strictJSON(b, &w, "intent_digest", "choice"); err != nil {
+		return fmt.Errorf("govern: vote: %w", err)
+	}
+	if !w.Choice.valid() {
+		return fmt.Errorf("govern: vote: choice %q is not allow, block or abstain", w.Choice)
+	}
+	*v = Vote{Proposal: w.IntentID, Digest: w.Digest, PolicyVersion: w.PolicyVersion, Voter: w.Voter, Choice: w.Choice, At: fromMicros(w.At)}
+	return nil
+}
+
+// DecodeProposal reads a proposal in the reference's Intent layout and
+// refuses one that is invalid (its digest not matching its body, among
+// others), as the reference's decoder does.
+func DecodeProposal(b []byte) (Proposal, error) {
+	var p Proposal
+	if err := json.Unmarshal(b, &p); err != nil {
+		return Proposal{}, err
+	}
+	if err := p.Validate(); err != nil {
+		return Proposal{}, err
+	}
+	return p, nil
+}
+
+// DecodeVote reads a vote in the reference's Vote layout.
+func DecodeVote(b []byte) (Vote, error) {
+	var v Vote
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// strictJSON decodes b into w after checking that b is an object holding
+// each of the named fields, so an intent is never mistaken for a vote.
+func strictJSON(b []byte, w any, required ...string) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	for _, f := range required {
+		if _, ok := fields[f]; !ok {
+			return fmt.Errorf("no %q field", f)
+		}
+	}
+	return json.Unmarshal(b, w)
+}
+
+// policyJSON is the reference's IntentPolicy: "all", "any" or {"at_least": n}.
+type policyJSON struct {
+	rule Rule
+	n    int
+}
+
+func (p policyJSON) MarshalJSON() ([]byte, error) {
+	switch p.rule {
+	case Unanimous:
+		return []byte(`"all"`), nil
+	case Any:
+		return []byte(`"any"`), nil
+	case NOfM:
+		return json.Marshal(map[string]int{"at_least": p.n})
+	}
+	return nil, fmt.Errorf("govern: rule %q has no wire form", p.rule)
+}
+
+func (p *policyJSON) UnmarshalJSON(b []byte) error {
+	var word string
+	if json.Unmarshal(b, &word) == nil {
+		switch word {
+		case "all":
+			*p = policyJSON{rule: Unanimous}
+			return nil
+		case "any":
+			*p = policyJSON{rule: Any}
+			return nil
+		}
+		return fmt.Errorf("unknown policy %q", word)
+	}
+	var at struct {
+		N *int `json:"at_least"`
+	}
+	if err := json.Unmarshal(b, &at); err != nil || at.N == nil {
+		return fmt.Errorf("policy %s is not \"all\", \"any\" or {\"at_least\": n}", b)
+	}
+	*p = policyJSON{rule: NOfM, n: *at.N}
+	return nil
+}
+
+// byteList is bytes written as a JSON list of integers, as serde writes a
+// Vec<u8>.
+type byteList []byte
+
+func (b byteList) MarshalJSON() ([]byte, error) {
+	var out bytes.Buffer
+	out.WriteByte('[')
+	for i, c := range b {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		fmt.Fprint(&out, c)
+	}
+	out.WriteByte(']')
+	return out.Bytes(), nil
+}
+
+func (b *byteList) UnmarshalJSON(data []byte) error {
+	// Wider than a byte, so a base64 string is refused and 256 is caught.
+	var ints []uint16
+	if err := json.Unmarshal(data, &ints); err != nil {
+		return fmt.Errorf("body is not a list of byte values: %w", err)
+	}
+	out := make([]byte, len(ints))
+	for i, c := range ints {
+		if c > 255 {
+			return fmt.Errorf("body value %d is not a byte", c)
+		}
+		out[i] = byte(c)
+	}
+	*b = out
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func micros(t time.Time) uint64 {
+	if t.IsZero() || t.Before(time.Unix(0, 0)) {
+		return 0
+	}
+	return uint64(t.UnixMicro())
+}
+
+func fromMicros(us uint64) time.Time { return time.UnixMicro(int64(us)).UTC() }
