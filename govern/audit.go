@@ -22,7 +22,7 @@ type Entry struct {
 	Evidence *Evidence
 	// Policy is the decoded record when it is in the reference's layout:
 	// a reference agent's decision (Evidence nil), or a laser-go gate's
-	// written with Config.ReferenceLayout (Evidence its chain view).
+	// (the default layout; Evidence is its chain view).
 	Policy *PolicyEvidence
 	Err    error
 }
@@ -106,7 +106,7 @@ func ListAudit(ctx context.Context, t runtime.Transport, opts AuditOptions) (*Au
 		if e.Err != nil {
 			if p, err := DecodePolicyEvidence(env.Body); err == nil {
 				e.Evidence, e.Policy, e.Err = nil, p, nil
-				if ev, ok := chainOf(p, env.Metadata); ok {
+				if ev, ok := chainOf(p); ok {
 					e.Evidence = ev
 				}
 			}

@@ -90,15 +90,28 @@ func TestAReorderedRecordIsFoundWhereItWas(t *testing.T) {
 }
 
 func TestAnAlteredRecordIsFoundWhereItWas(t *testing.T) {
-	w := governed(t, fixed(govern.Block("no")), govern.Config{})
-	entries := slices.Clone(w.chain(5))
-	altered := *entries[3].Evidence
-	altered.Outcome = govern.OutcomeEffected
-	entries[3].Evidence = &altered
-	f := only(t, govern.Verify(entries, govern.VerifyOptions{}))
-	if f.Problem != govern.Altered || f.Index != 3 {
-		t.Fatalf("finding %v, want the record at index 3 altered", f)
-	}
+	t.Run("the reference's layout", func(t *testing.T) {
+		w := governed(t, fixed(govern.Block("no")), govern.Config{})
+		entries := slices.Clone(w.chain(5))
+		altered := *entries[3].Policy
+		altered.Outcome = string(govern.OutcomeEffected)
+		entries[3].Policy = &altered
+		f := only(t, govern.Verify(entries, govern.VerifyOptions{}))
+		if f.Problem != govern.Altered || f.Index != 3 {
+			t.Fatalf("finding %v, want the record at index 3 altered", f)
+		}
+	})
+	t.Run("laser-go's layout", func(t *testing.T) {
+		w := governed(t, fixed(govern.Block("no")), govern.Config{LaserGoLayout: true})
+		entries := slices.Clone(w.chain(5))
+		altered := *entries[3].Evidence
+		altered.Outcome = govern.OutcomeEffected
+		entries[3].Evidence = &altered
+		f := only(t, govern.Verify(entries, govern.VerifyOptions{}))
+		if f.Problem != govern.Altered || f.Index != 3 {
+			t.Fatalf("finding %v, want the record at index 3 altered", f)
+		}
+	})
 }
 
 func TestAnAlteredRecordWithARecomputedHashBreaksTheNextLink(t *testing.T) {

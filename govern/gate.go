@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
-	"github.com/lasergo/laser/wire"
 )
 
 // Config configures a Gate; the zero value enforces, records non-allow
@@ -32,14 +30,15 @@ type Config struct {
 	Producer string
 	// Key, when set, signs every evidence record.
 	Key *sign.Key
-	// ReferenceLayout writes each decision in the reference SDK's
-	// PolicyEvidence layout (BLAKE3 digest), which reference agents read,
-	// with the chain's producer and seq in the envelope's metadata (signed
-	// with Key), so Verify checks the chain as it checks laser-go's own
-	// layout. What that layout has no field for (the body size, the
-	// action's claims, a proposal id) is not recorded. Default false: the
-	// laser-go layout.
-	ReferenceLayout bool
+	// LaserGoLayout writes each decision in laser-go's own Evidence layout
+	// (producer, seq, prev, SHA-256 hash), which the reference's decoder
+	// refuses. Default false: the reference SDK's PolicyEvidence layout
+	// (BLAKE3 receipt digest chained by previous_digest), which reference
+	// agents read, carrying laser-go's chain (producer, seq) and what that
+	// layout has no field for (the proposal id, the body size, the signed
+	// flag and the action's claims) as extra fields, which the reference's
+	// decoder skips and the digest covers; Verify checks both layouts alike.
+	LaserGoLayout bool
 	// Clock stamps evidence and times proposals. Default the client's.
 	Clock clock.Clock
 	// AuditTopic receives the evidence. Default agent.audit.
@@ -242,7 +241,11 @@ func (g *Gate) record(ctx context.Context, c *runtime.Client, a *Action, d Decis
 		topic: g.opts.AuditTopic, key: g.opts.Producer, source: g.opts.Agent, operation: OperationDecision,
 		conversation: a.Conversation, body: ev, sign: g.opts.Key,
 	}
-	if g.opts.ReferenceLayout {
+	if g.opts.LaserGoLayout {
+		if err := ev.seal(); err != nil {
+			return err
+		}
+	} else {
 		pe, err := referenceEvidence(ev, c.IDs().NewID().String())
 		if err != nil {
 			return err
@@ -251,10 +254,6 @@ func (g *Gate) record(ctx context.Context, c *runtime.Client, a *Action, d Decis
 			return fmt.Errorf("govern: encode evidence: %w", err)
 		}
 		ev.Hash = pe.ReceiptDigest
-		rec.metadata.Set(MetadataProducer, wire.StrValue(ev.Producer))
-		rec.metadata.Set(MetadataSeq, wire.StrValue(strconv.FormatUint(ev.Seq, 10)))
-	} else if err := ev.seal(); err != nil {
-		return err
 	}
 	if err := appendRecord(ctx, c, rec); err != nil {
 		return err

@@ -2,21 +2,11 @@ package govern
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/lasergo/laser/internal/blake3"
-	"github.com/lasergo/laser/wire"
-)
-
-// Envelope metadata of a decision laser-go writes in the reference's layout
-// (Config.ReferenceLayout): the chain it belongs to, which that layout has
-// no field for.
-const (
-	MetadataProducer = "agdx.audit.producer"
-	MetadataSeq      = "agdx.audit.seq"
 )
 
 // PolicyEvidence is one governance decision in the reference SDK's layout
@@ -26,7 +16,10 @@ const (
 // decision before it in the same conversation and process: a chain with no
 // sequence number, which restarts (with no PreviousDigest) when the
 // reference process does. The field order is the reference's and is part
-// of the digest.
+// of the digest. The fields after AtMicros are laser-go's: its gates write
+// them (a reference agent does not), the reference's decoder skips them
+// (its serde layout does not deny unknown fields), and they are covered by
+// the digest, so the chain's producer and seq cannot be changed unnoticed.
 type PolicyEvidence struct {
 	DecisionID     string      `cbor:"decision_id"`
 	Decision       string      `cbor:"decision"`
@@ -49,6 +42,18 @@ type PolicyEvidence struct {
 	PreviousDigest string      `cbor:"previous_digest,omitempty"`
 	Outcome        string      `cbor:"outcome"`
 	AtMicros       uint64      `cbor:"at_micros"`
+
+	// Producer and Seq place the decision in a laser-go gate's chain.
+	Producer string `cbor:"producer,omitempty"`
+	Seq      uint64 `cbor:"seq,omitempty"`
+	// Proposal is the id of the proposal the decision waited for.
+	Proposal string `cbor:"proposal,omitempty"`
+	// What Summary records of the action beyond the reference's fields.
+	BodySize           int    `cbor:"body_size,omitempty"`
+	Signed             bool   `cbor:"signed,omitempty"`
+	Purpose            string `cbor:"purpose,omitempty"`
+	DataClassification string `cbor:"data_classification,omitempty"`
+	EffectClass        string `cbor:"effect_class,omitempty"`
 }
 
 // PolicyPack is the policy pack and rules a reference decision names.
@@ -110,6 +115,8 @@ func referenceEvidence(ev *Evidence, id string) (*PolicyEvidence, error) {
 		Source: a.Agent, Target: a.Target, Conversation: a.Conversation, Operation: a.Operation,
 		Reason: ev.Reason, ApprovedScope: ev.Scope, PreviousDigest: ev.Prev, Outcome: string(ev.Outcome),
 		AtMicros: uint64(ev.At.UnixMicro()),
+		Producer: ev.Producer, Seq: ev.Seq, Proposal: ev.Proposal, BodySize: a.BodySize, Signed: a.Signed,
+		Purpose: a.Purpose, DataClassification: a.DataClassification, EffectClass: a.EffectClass,
 	}
 	if ev.PolicyID != "" || ev.PolicyVersion != "" {
 		// rule_ids is required by the reference's decoder: an empty list, never null.
@@ -120,21 +127,21 @@ func referenceEvidence(ev *Evidence, id string) (*PolicyEvidence, error) {
 	return pe, err
 }
 
-// chainOf returns the laser-go chain view of a decision written in the
-// reference's layout by a laser-go gate (its envelope names the producer
-// and seq); ok is false for a reference agent's decision.
-func chainOf(pe *PolicyEvidence, md wire.Metadata) (ev *Evidence, ok bool) {
-	producer, okp := md.Get(MetadataProducer).AsStr()
-	seqText, oks := md.Get(MetadataSeq).AsStr()
-	seq, err := strconv.ParseUint(seqText, 10, 64)
-	if !okp || !oks || err != nil || producer == "" {
+// chainOf returns the laser-go chain view of a decision a laser-go gate
+// wrote in the reference's layout (its body names the producer and seq);
+// ok is false for a reference agent's decision.
+func chainOf(pe *PolicyEvidence) (ev *Evidence, ok bool) {
+	if pe.Producer == "" || pe.Seq == 0 {
 		return nil, false
 	}
 	ev = &Evidence{
-		Producer: producer, Seq: seq, Prev: pe.PreviousDigest, Hash: pe.ReceiptDigest,
-		Action:  Summary{Kind: pe.Kind, Topic: pe.Topic, Operation: pe.Operation, Agent: pe.Source, Target: pe.Target, Conversation: pe.Conversation},
+		Producer: pe.Producer, Seq: pe.Seq, Prev: pe.PreviousDigest, Hash: pe.ReceiptDigest,
+		Action: Summary{
+			Kind: pe.Kind, Topic: pe.Topic, Operation: pe.Operation, Agent: pe.Source, Target: pe.Target, Conversation: pe.Conversation,
+			BodySize: pe.BodySize, Signed: pe.Signed, Purpose: pe.Purpose, DataClassification: pe.DataClassification, EffectClass: pe.EffectClass,
+		},
 		Verdict: Verdict(pe.Decision), Mode: Mode(pe.Mode), Outcome: Outcome(pe.Outcome),
-		Reason: pe.Reason, Scope: pe.ApprovedScope, At: time.UnixMicro(int64(pe.AtMicros)).UTC(),
+		Reason: pe.Reason, Scope: pe.ApprovedScope, Proposal: pe.Proposal, At: time.UnixMicro(int64(pe.AtMicros)).UTC(),
 	}
 	if pe.Policy != nil {
 		ev.PolicyID, ev.PolicyVersion = pe.Policy.PackID, pe.Policy.PackVersion

@@ -386,14 +386,16 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 	r.py.call(r.ctx, t, "governed_emit", map[string]any{"topic": sessions, "source": "py-gov", "conversation": conv.String(),
 		"bodies": []string{"one", "two", "three"}, "reason": "observed by the reference"})
 
-	// Two laser-go gates: one writing its own layout, one the reference's.
+	// Two laser-go gates: one writing its own layout (LaserGoLayout), one
+	// the default, the reference's layout with laser-go's chain (producer,
+	// seq) as extra fields.
 	goKey := key(t, 0x44)
 	allow := govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) {
 		return govern.Decision{Verdict: govern.VerdictAllow, Reason: "allowed by Go", Policy: govern.PolicyRef{ID: "pack-7", Version: "3"}}, nil
 	})
 	for _, cfg := range []govern.Config{
-		{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey},
-		{RecordAllows: true, Producer: "go-ref-gate", Agent: "go-gov", Key: goKey, ReferenceLayout: true},
+		{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey, LaserGoLayout: true},
+		{RecordAllows: true, Producer: "go-ref-gate", Agent: "go-gov", Key: goKey},
 	} {
 		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: govern.NewGate(allow, cfg)})
 		for _, body := range []string{"go one", "go two"} {
@@ -472,9 +474,12 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 			t.Fatalf("findings %v, want go-ref-gate's changed seq 2 altered", f)
 		}
 	})
-	t.Run("the reference reads laser-go's decisions in its layout", func(t *testing.T) {
+	t.Run("the reference reads laser-go's default evidence, extra fields and all", func(t *testing.T) {
 		var bodies []string
-		for _, e := range oursInReference {
+		for i, e := range oursInReference {
+			if e.Policy.Producer != "go-ref-gate" || e.Policy.Seq != uint64(i+1) {
+				t.Fatalf("laser-go's default evidence carries producer %q seq %d in its body, want go-ref-gate and %d", e.Policy.Producer, e.Policy.Seq, i+1)
+			}
 			bodies = append(bodies, hex.EncodeToString(e.Envelope.Body))
 		}
 		got := r.py.call(r.ctx, t, "decode_evidence", map[string]any{"bodies": bodies})["evidence"].([]any)
