@@ -18,13 +18,16 @@
 // closed in either mode.
 //
 // Every decision other than allow (and allows too, with
-// Config.RecordAllows) appends Evidence to agent.audit as an AGDX event with
-// operation OperationDecision. Each gate's records form a hash chain (each
-// carries its predecessor's hash and a sequence number) and are signed when
-// the gate has a key, so Verify finds a removed, reordered or altered
-// record; Activity folds the records into a supervisor's per-agent view.
+// Config.RecordAllows) appends a record to agent.audit as an AGDX event with
+// operation OperationDecision, in the reference SDK's PolicyEvidence layout
+// (Config.LaserGoLayout: laser-go's Evidence layout). Each gate's records
+// form a hash chain (each carries its predecessor's digest and a sequence
+// number) and are signed when the gate has a key, so Verify finds a
+// removed, reordered or altered record; Activity folds the records into a
+// supervisor's per-agent view.
 //
 // Proposals (Proposal, Vote, Tally) are the durable form of "not without
-// n approvals": a pure fold decides whether the eligible voters committed,
-// rejected, or let the proposal expire.
+// n approvals", in the reference SDK's Intent and Vote layout: a pure fold
+// decides whether the eligible voters committed, rejected, or let the
+// proposal expire, and reaches the reference's decision on the same votes.
 package govern
