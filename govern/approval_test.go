@@ -2,6 +2,7 @@ package govern_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,9 +85,9 @@ func TestStepUpWithNoAnswerIsRefusedAtTheTimeout(t *testing.T) {
 }
 
 // voters runs one agent per voter on the proposal topic, each voting
-// approve[voter] on every proposal it reads.
-func (w *world) voters(approve map[string]bool) {
-	for voter, yes := range approve {
+// choices[voter] on every proposal it reads.
+func (w *world) voters(choices map[string]govern.Choice) {
+	for voter, choice := range choices {
 		w.start(runtime.AgentConfig{ID: voter, Listen: govern.TopicProposals, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 			env := hc.Message().Envelope
 			if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
@@ -95,10 +96,6 @@ func (w *world) voters(approve map[string]bool) {
 			p, err := govern.DecodeProposal(env.Body)
 			if err != nil {
 				return runtime.Reject(err)
-			}
-			choice := govern.VoteBlock
-			if yes {
-				choice = govern.VoteAllow
 			}
 			v, err := govern.NewVote(&p, voter, choice)
 			if err != nil {
@@ -115,7 +112,7 @@ func TestAProposalCommittedByTwoOfThreeReleasesTheEffect(t *testing.T) {
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
-	w.voters(map[string]bool{"ann": true, "bob": true})
+	w.voters(map[string]govern.Choice{"ann": govern.VoteAllow, "bob": govern.VoteAllow})
 	if _, err := w.emit(); err != nil {
 		t.Fatalf("emit after two approvals: %v", err)
 	}
@@ -134,7 +131,7 @@ func TestAProposalRejectedByTheVotersStopsTheEffect(t *testing.T) {
 	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
 		t.Fatal(err)
 	}
-	w.voters(map[string]bool{"ann": false, "bob": false})
+	w.voters(map[string]govern.Choice{"ann": govern.VoteBlock, "bob": govern.VoteBlock})
 	if _, err := w.emit(); !errors.Is(err, govern.ErrRefused) {
 		t.Fatalf("emit after two rejections: %v, want ErrRefused", err)
 	}
@@ -143,6 +140,28 @@ func TestAProposalRejectedByTheVotersStopsTheEffect(t *testing.T) {
 	}
 	if ev := w.onlyEvidence(); ev.Outcome != govern.OutcomeRefused {
 		t.Fatalf("evidence %+v, want propose/refused", ev)
+	}
+}
+
+func TestAMandatoryVoterWhoAbstainsStopsTheEffect(t *testing.T) {
+	q := govern.Quorum{Rule: govern.NOfM, N: 2, Voters: []string{"ann", "bob", "cy"}, Mandatory: []string{"ann"}, PolicyVersion: 6, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Config{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
+		t.Fatal(err)
+	}
+	w.voters(map[string]govern.Choice{"ann": govern.VoteAbstain, "bob": govern.VoteAllow, "cy": govern.VoteAllow})
+	if _, err := w.emit(); !errors.Is(err, govern.ErrRefused) {
+		t.Fatalf("emit after two approvals and the mandatory voter's abstention: %v, want ErrRefused", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 0 {
+		t.Fatalf("%d messages published, want none", len(got))
+	}
+	props, _, err := govern.ReadProposals(w.ctx, w.tr, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(props) != 1 || !slices.Equal(props[0].Mandatory, []string{"ann"}) || props[0].PolicyVersion != 6 {
+		t.Fatalf("proposals on the log %+v, want one naming ann mandatory under policy version 6", props)
 	}
 }
 

@@ -107,3 +107,29 @@ func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 		t.Fatalf("emit after a vote in ann's name from mallory: %v, want ErrRefused", err)
 	}
 }
+
+// The reference's Python SDK publishes an intent or a vote as a typed
+// record: a plain JSON payload. ReadProposals reads both; such a vote has
+// no source or signature, so with VoterKeys it does not count.
+func TestTypedRecordsOfTheReferenceAreRead(t *testing.T) {
+	w := governed(t, fixed(govern.Allow()), govern.Config{})
+	if err := w.tr.EnsureTopics(w.ctx, 1, govern.TopicProposals); err != nil {
+		t.Fatal(err)
+	}
+	headers := wire.Headers{{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentJSON))}}
+	for _, body := range []string{referenceIntent, referenceVote} {
+		if _, err := w.c.Producer().Publish(w.ctx, govern.TopicProposals, runtime.Outgoing{Key: "k", Headers: headers, Payload: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	props, votes, err := govern.ReadProposals(w.ctx, w.tr, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(props) != 1 || props[0].ID != "01M8VCXM3WNYWYK165WRKCXXQE" || len(votes) != 1 || votes[0].Choice != govern.VoteAbstain {
+		t.Fatalf("read %+v and %+v, want the reference's intent and its abstention", props, votes)
+	}
+	if _, votes, err = govern.ReadProposals(w.ctx, w.tr, "", sign.NewRegistry()); err != nil || len(votes) != 0 {
+		t.Fatalf("with voter keys read votes %+v (%v), want none: a typed record is unsigned", votes, err)
+	}
+}
