@@ -36,6 +36,10 @@ type Options struct {
 	DeadLetterTopic string
 	// AuditTopic is where decisions are read (default agent.audit).
 	AuditTopic string
+	// MaxAuditBytes bounds the decision record bytes held while looking
+	// for the last decision (default govern.DefaultMaxAuditBytes); past it
+	// the rest are not read and Context.DecisionsCut says so.
+	MaxAuditBytes int
 	// Keys, when set, verify what is read: the journal keeps only records
 	// whose signature verifies (they become Journal.Verifier unless it is
 	// set), and a dead-letter capsule counts only when its signature
@@ -63,6 +67,9 @@ type Context struct {
 	// LastDecision is the newest governance decision about the
 	// conversation, nil when none was recorded.
 	LastDecision *govern.Entry
+	// DecisionsCut says decisions past Options.MaxAuditBytes were not
+	// read, so a newer decision than LastDecision may exist.
+	DecisionsCut bool
 	// Verified says Options.Keys verified the journal and the dead letter.
 	Verified bool
 	// Refused counts the conversation's capsules left out because their
@@ -89,7 +96,7 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) 
 	if out.DeadLetter, out.Refused, err = lastDeadLetter(ctx, t, cmp.Or(opts.DeadLetterTopic, runtime.TopicDLQ), conv, opts.Keys); err != nil {
 		return nil, err
 	}
-	if out.LastDecision, err = lastDecision(ctx, t, cmp.Or(opts.AuditTopic, runtime.TopicAudit), conv); err != nil {
+	if out.LastDecision, out.DecisionsCut, err = lastDecision(ctx, t, cmp.Or(opts.AuditTopic, runtime.TopicAudit), conv, opts.MaxAuditBytes); err != nil {
 		return nil, err
 	}
 	if len(out.Journal) == 0 && out.DeadLetter == nil && out.LastDecision == nil {
@@ -162,10 +169,10 @@ func later(a, b runtime.Position) bool {
 // lastDecision returns the newest decision on topic about conv, or nil,
 // read from the newest conversation.Window records of each partition as
 // the dead letters are, so a long audit topic costs a bounded read.
-func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv wire.ID) (*govern.Entry, error) {
-	l, err := govern.ListAudit(ctx, t, govern.AuditOptions{Topic: topic, Newest: conversation.Window})
+func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv wire.ID, maxBytes int) (*govern.Entry, bool, error) {
+	l, err := govern.ListAudit(ctx, t, govern.AuditOptions{Topic: topic, Newest: conversation.Window, MaxBytes: maxBytes})
 	if err != nil {
-		return nil, fmt.Errorf("crashcontext: decisions on %s: %w", topic, err)
+		return nil, false, fmt.Errorf("crashcontext: decisions on %s: %w", topic, err)
 	}
 	entries := l.Entries
 	var last *govern.Entry
@@ -178,7 +185,7 @@ func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv w
 			last = e
 		}
 	}
-	return last, nil
+	return last, l.Unread > 0, nil
 }
 
 // previewRunes is how much of a payload Summary shows.
