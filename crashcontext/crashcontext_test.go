@@ -153,3 +153,17 @@ func TestCrashContextUnderKeysCountsOnlyWhatVerifies(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashContextSaysWhenDecisionsWereCut: past MaxAuditBytes the
+// decisions are not read, and the context says a newer one may exist.
+func TestCrashContextSaysWhenDecisionsWereCut(t *testing.T) {
+	log := featuretest.EmbeddedLog(t)
+	conv := crashed(t, log)
+	cc, err := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{MaxAuditBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cc.DecisionsCut || cc.LastDecision != nil || cc.DeadLetter == nil {
+		t.Fatalf("cut %v, decision %v, dead letter %v; want the decision cut and the dead letter still read", cc.DecisionsCut, cc.LastDecision, cc.DeadLetter)
+	}
+}
