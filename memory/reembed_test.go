@@ -2,10 +2,12 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,9 +25,14 @@ type countingEmbedder struct {
 	blocks       func(texts []string) bool
 	entered      chan struct{}
 	release      chan struct{}
+	// failItems fails every call for the peer's items.
+	failItems atomic.Bool
 }
 
 func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.failItems.Load() && strings.HasPrefix(texts[0], "ticket") {
+		return nil, errors.New("model unavailable")
+	}
 	e.calls.Add(1)
 	e.texts.Add(int64(len(texts)))
 	if e.blocks != nil && e.blocks(texts) {
@@ -138,6 +145,9 @@ func TestRecallEmbedsWithoutHoldingTheStoresLock(t *testing.T) {
 		release: make(chan struct{}),
 	}
 	mem := ours(w, emb, 0)
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(emb.release) }) }
+	t.Cleanup(release) // a failed test does not leave the recall blocked
 	type result struct {
 		items []memory.Item
 		err   error
@@ -173,7 +183,7 @@ func TestRecallEmbedsWithoutHoldingTheStoresLock(t *testing.T) {
 	case <-time.After(30 * time.Second): // a watchdog: without it a held lock deadlocks the test
 		t.Fatal("Remember and Recall did not complete while a recall's embedder call was blocked: the lock is held across it")
 	}
-	close(emb.release)
+	release()
 	res := <-first
 	if res.err != nil {
 		t.Fatal(res.err)
@@ -223,5 +233,26 @@ func TestASecondStoreReadsTheReembeddedVectorsFromTheCache(t *testing.T) {
 	}
 	if len(items) != 120 || second.Awaiting() != 0 {
 		t.Fatalf("the second Store's first recall returned %d items, %d awaiting; want all 120 from the cache", len(items), second.Awaiting())
+	}
+}
+
+// TestAFailedReembedLeavesTheItemsForTheNextRecall: an embedder that fails
+// on the peer's items fails that recall and leaves the items awaiting; the
+// next recall embeds them.
+func TestAFailedReembedLeavesTheItemsForTheNextRecall(t *testing.T) {
+	w := newSignedWorld(t)
+	scope := peerFlood(t, w, 30)
+	emb := &countingEmbedder{}
+	mem := ours(w, emb, 0)
+	emb.failItems.Store(true)
+	if _, err := mem.Recall(t.Context(), scope, semanticQ); err == nil || !strings.Contains(err.Error(), "model unavailable") {
+		t.Fatalf("a recall whose re-embedding failed: %v", err)
+	}
+	if n := mem.Awaiting(); n != 30 {
+		t.Fatalf("%d items awaiting after the failure, want all 30", n)
+	}
+	emb.failItems.Store(false)
+	if items := recallQ(t, mem, scope, semanticQ); len(items) != 30 || mem.Awaiting() != 0 {
+		t.Fatalf("the next recall returned %d items with %d awaiting, want all 30 embedded", len(items), mem.Awaiting())
 	}
 }
