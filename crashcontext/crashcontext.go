@@ -18,6 +18,7 @@ import (
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -35,6 +36,17 @@ type Options struct {
 	DeadLetterTopic string
 	// AuditTopic is where decisions are read (default agent.audit).
 	AuditTopic string
+	// MaxAuditBytes bounds the decision record bytes held while looking
+	// for the last decision (default govern.DefaultMaxAuditBytes); past it
+	// the rest are not read and Context.DecisionsCut says so.
+	MaxAuditBytes int
+	// Keys, when set, verify what is read: the journal keeps only records
+	// whose signature verifies (they become Journal.Verifier unless it is
+	// set), and a dead-letter capsule counts only when its signature
+	// verifies as a redrive checks it (runtime.VerifyDeadLetter); the ones
+	// that do not are left out and counted in Context.Refused. Decisions
+	// are shown as read: their chain is checked by govern.Verify.
+	Keys *sign.Registry
 }
 
 // DeadLetter is a capsule found on the dead-letter topic.
@@ -55,6 +67,14 @@ type Context struct {
 	// LastDecision is the newest governance decision about the
 	// conversation, nil when none was recorded.
 	LastDecision *govern.Entry
+	// DecisionsCut says decisions past Options.MaxAuditBytes were not
+	// read, so a newer decision than LastDecision may exist.
+	DecisionsCut bool
+	// Verified says Options.Keys verified the journal and the dead letter.
+	Verified bool
+	// Refused counts the conversation's capsules left out because their
+	// signature did not verify with Options.Keys.
+	Refused int
 }
 
 // Read assembles the crash context of conv from t. Each part is read from
@@ -64,15 +84,19 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) 
 	if conv == (wire.ID{}) {
 		return nil, errors.New("crashcontext: zero conversation id")
 	}
-	out := &Context{Conversation: conv}
+	out := &Context{Conversation: conv, Verified: opts.Keys != nil}
+	journal := opts.Journal
+	if opts.Keys != nil && journal.Verifier == nil {
+		journal.Verifier = opts.Keys
+	}
 	var err error
-	if out.Journal, err = conversation.Assemble(ctx, t, conv, opts.Journal); err != nil {
+	if out.Journal, err = conversation.Assemble(ctx, t, conv, journal); err != nil {
 		return nil, fmt.Errorf("crashcontext: journal of %s: %w", conv, err)
 	}
-	if out.DeadLetter, err = lastDeadLetter(ctx, t, cmp.Or(opts.DeadLetterTopic, runtime.TopicDLQ), conv); err != nil {
+	if out.DeadLetter, out.Refused, err = lastDeadLetter(ctx, t, cmp.Or(opts.DeadLetterTopic, runtime.TopicDLQ), conv, opts.Keys); err != nil {
 		return nil, err
 	}
-	if out.LastDecision, err = lastDecision(ctx, t, cmp.Or(opts.AuditTopic, runtime.TopicAudit), conv); err != nil {
+	if out.LastDecision, out.DecisionsCut, err = lastDecision(ctx, t, cmp.Or(opts.AuditTopic, runtime.TopicAudit), conv, opts.MaxAuditBytes); err != nil {
 		return nil, err
 	}
 	if len(out.Journal) == 0 && out.DeadLetter == nil && out.LastDecision == nil {
@@ -82,16 +106,19 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) 
 }
 
 // lastDeadLetter returns the newest capsule on topic whose parked message
-// belongs to conv (by broker time, then position), or nil. Like the journal
-// it reads at most conversation.Window records from each partition's tail,
-// so a long dead-letter topic costs a bounded read.
-func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv wire.ID) (*DeadLetter, error) {
+// belongs to conv (by broker time, then position), or nil, and how many of
+// conv's capsules keys refused (with keys set, only a capsule whose
+// signature verifies counts). Like the journal it reads at most
+// conversation.Window records from each partition's tail, so a long
+// dead-letter topic costs a bounded read.
+func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv wire.ID, keys *sign.Registry) (*DeadLetter, int, error) {
 	from, err := tailWindow(ctx, t, topic)
 	if err != nil {
-		return nil, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
+		return nil, 0, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
 	}
 	var last *DeadLetter
 	var lastAt uint64
+	refused := 0
 	_, err = logscan.Topic(ctx, t, topic, from, func(rec *runtime.Incoming) {
 		prov, err := wire.DecodeProvenance(rec.Headers)
 		if err != nil || prov.Conversation != conv {
@@ -101,14 +128,20 @@ func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv
 		if err != nil {
 			return // not a capsule: nothing to show
 		}
+		if keys != nil {
+			if _, _, err := runtime.VerifyDeadLetter(keys, topic, rec); err != nil {
+				refused++
+				return
+			}
+		}
 		if last == nil || rec.Timestamp > lastAt || (rec.Timestamp == lastAt && later(rec.Position, last.At)) {
 			last, lastAt = &DeadLetter{At: rec.Position, Capsule: capsule, Provenance: prov}, rec.Timestamp
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
+		return nil, 0, fmt.Errorf("crashcontext: dead letters on %s: %w", topic, err)
 	}
-	return last, nil
+	return last, refused, nil
 }
 
 // tailWindow returns, for each partition of topic, the offset
@@ -133,12 +166,15 @@ func later(a, b runtime.Position) bool {
 	return a.Partition > b.Partition || (a.Partition == b.Partition && a.Offset > b.Offset)
 }
 
-// lastDecision returns the newest decision on topic about conv, or nil.
-func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv wire.ID) (*govern.Entry, error) {
-	entries, err := govern.ReadAudit(ctx, t, topic)
+// lastDecision returns the newest decision on topic about conv, or nil,
+// read from the newest conversation.Window records of each partition as
+// the dead letters are, so a long audit topic costs a bounded read.
+func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv wire.ID, maxBytes int) (*govern.Entry, bool, error) {
+	l, err := govern.ListAudit(ctx, t, govern.AuditOptions{Topic: topic, Newest: conversation.Window, MaxBytes: maxBytes})
 	if err != nil {
-		return nil, fmt.Errorf("crashcontext: decisions on %s: %w", topic, err)
+		return nil, false, fmt.Errorf("crashcontext: decisions on %s: %w", topic, err)
 	}
+	entries := l.Entries
 	var last *govern.Entry
 	for i := range entries {
 		e := &entries[i]
@@ -149,7 +185,7 @@ func lastDecision(ctx context.Context, t runtime.Transport, topic string, conv w
 			last = e
 		}
 	}
-	return last, nil
+	return last, l.Unread > 0, nil
 }
 
 // previewRunes is how much of a payload Summary shows.

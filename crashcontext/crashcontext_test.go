@@ -12,13 +12,15 @@ import (
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
 // crashed sets up a conversation on log whose command an agent rejected
-// (parked in agent.dlq) after the gate blocked a payment in it, and returns
-// the conversation.
-func crashed(t *testing.T, log runtime.Transport) wire.ID {
+// (parked in agent.dlq, the capsule signed with the agent's key when one
+// is given) after the gate blocked a payment in it, and returns the
+// conversation.
+func crashed(t *testing.T, log runtime.Transport, key ...*sign.Key) wire.ID {
 	t.Helper()
 	ctx := t.Context()
 	gate := govern.NewGate(govern.GovernorFunc(func(_ context.Context, a *govern.Action) (govern.Decision, error) {
@@ -33,10 +35,14 @@ func crashed(t *testing.T, log runtime.Transport) wire.ID {
 		t.Fatal(err)
 	}
 	parked := make(chan struct{}, 1)
+	tuning := runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }}
+	if len(key) > 0 {
+		tuning.SigningKey = key[0]
+	}
 	agent, err := client.NewAgent(runtime.AgentConfig{
 		ID: "billing", Listen: runtime.TopicCommands,
 		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
-		Tuning:  runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+		Tuning:  tuning,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -107,5 +113,57 @@ func TestCrashContextOfAConversationThatNeverExisted(t *testing.T) {
 	}
 	if _, err := crashcontext.Read(t.Context(), log, wire.ID{}, crashcontext.Options{}); err == nil {
 		t.Error("a zero conversation id was read")
+	}
+}
+
+// TestCrashContextUnderKeysCountsOnlyWhatVerifies: with Keys, a capsule
+// signed by the agent's enrolled key is the dead letter, an unsigned one is
+// left out and counted, and the journal keeps only verified records (the
+// planner's command here is unsigned).
+func TestCrashContextUnderKeysCountsOnlyWhatVerifies(t *testing.T) {
+	var seed [32]byte
+	copy(seed[:], "billing's key")
+	key := sign.NewKey(seed)
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("billing", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		key     []*sign.Key
+		parked  bool
+		refused int
+	}{
+		{"signed capsule", []*sign.Key{key}, true, 0},
+		{"unsigned capsule", nil, false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := featuretest.EmbeddedLog(t)
+			conv := crashed(t, log, c.key...)
+			cc, err := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{Keys: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cc.Verified || (cc.DeadLetter != nil) != c.parked || cc.Refused != c.refused {
+				t.Fatalf("verified %v, dead letter %v, refused %d; want a dead letter %v and %d refused", cc.Verified, cc.DeadLetter != nil, cc.Refused, c.parked, c.refused)
+			}
+			if len(cc.Journal) != 0 {
+				t.Errorf("the journal kept %d unsigned records under Keys", len(cc.Journal))
+			}
+		})
+	}
+}
+
+// TestCrashContextSaysWhenDecisionsWereCut: past MaxAuditBytes the
+// decisions are not read, and the context says a newer one may exist.
+func TestCrashContextSaysWhenDecisionsWereCut(t *testing.T) {
+	log := featuretest.EmbeddedLog(t)
+	conv := crashed(t, log)
+	cc, err := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{MaxAuditBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cc.DecisionsCut || cc.LastDecision != nil || cc.DeadLetter == nil {
+		t.Fatalf("cut %v, decision %v, dead letter %v; want the decision cut and the dead letter still read", cc.DecisionsCut, cc.LastDecision, cc.DeadLetter)
 	}
 }

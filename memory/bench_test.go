@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/memory"
 	laser "github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/statestore"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -155,4 +157,89 @@ func BenchmarkRemember(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "items/s")
+}
+
+// floodItems is the size of the re-embedding benchmark's peer flood.
+const floodItems = 20_000
+
+// BenchmarkReembedFlood measures a fresh Store's first semantic recall over
+// 20,000 items a peer wrote under another model: the embedder calls and
+// texts it makes and its wall time, which includes folding the 20,000
+// records. "unbounded" is what every restart paid before recall bounded the
+// re-embedding (ReembedPerRecall -1), "bounded" the default bound,
+// "cached-restart" the default bound over a CachedEmbedder that a previous
+// Store filled, and "fold-only" a recent recall, which embeds nothing.
+func BenchmarkReembedFlood(b *testing.B) {
+	ctx := b.Context()
+	client := laser.NewClient(embedlog.New("bench", embedlog.Config{}), laser.ClientConfig{})
+	if err := client.Bootstrap(ctx, 4); err != nil {
+		b.Fatal(err)
+	}
+	peer := memory.New(client, memory.Config{Model: "peer-model"})
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range floodItems {
+		conv := wire.IDFromUint128(0, uint64(i%64+1))
+		if _, err := peer.Remember(ctx, memory.Scope{Conversation: conv}, memory.Fact, []byte(benchBody(r, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cache, err := statestore.NewMemory(statestore.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	warm := &benchEmbedder{}
+	cached, err := memory.NewCachedEmbedder(warm, "ours", cache, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := memory.New(client, memory.Config{Embedder: cached, Model: "ours", Dims: memory.HashDims, ReembedPerRecall: -1}).Recall(ctx, memory.Scope{}, memory.Query{Text: "refund", Strategy: memory.Semantic}); err != nil {
+		b.Fatal(err)
+	}
+	semantic := memory.Query{Text: "customer asked about a delayed refund", Strategy: memory.Semantic, Limit: 10}
+	for _, c := range []struct {
+		name  string
+		bound int
+		cache bool
+		q     memory.Query
+	}{
+		{"unbounded", -1, false, semantic},
+		{"bounded", 0, false, semantic},
+		{"cached-restart", 0, true, semantic},
+		{"fold-only", 0, false, memory.Query{Strategy: memory.Recent, Limit: 10}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			emb := &benchEmbedder{}
+			var embedder memory.Embedder = emb
+			if c.cache {
+				ce, err := memory.NewCachedEmbedder(emb, "ours", cache, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				embedder = ce
+			}
+			var awaiting int
+			cpu := cpuTime()
+			for b.Loop() {
+				mem := memory.New(client, memory.Config{Embedder: embedder, Model: "ours", Dims: memory.HashDims, ReembedPerRecall: c.bound})
+				if _, err := mem.Recall(ctx, memory.Scope{}, c.q); err != nil {
+					b.Fatal(err)
+				}
+				awaiting = mem.Awaiting()
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/n, "cpu-ms/op")
+			b.ReportMetric(float64(emb.calls.Load())/n, "embed-calls/op")
+			b.ReportMetric(float64(emb.texts.Load())/n, "embed-texts/op")
+			b.ReportMetric(float64(awaiting), "awaiting")
+		})
+	}
+}
+
+// benchEmbedder is HashEmbedder counting its calls and texts.
+type benchEmbedder struct{ calls, texts atomic.Int64 }
+
+func (e *benchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
+	e.texts.Add(int64(len(texts)))
+	return memory.HashEmbedder{}.Embed(ctx, texts)
 }

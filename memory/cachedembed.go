@@ -13,13 +13,26 @@ import (
 	"github.com/lasergo/laser/statestore"
 )
 
+// CachingEmbedder is an Embedder that can hand back the vectors it has
+// cached without computing any. A Store whose Embedder is one reads the
+// cache first when a recall embeds items again (see
+// Config.ReembedPerRecall), and counts only the cache's misses against
+// that bound. CachedEmbedder is one.
+type CachingEmbedder interface {
+	Embedder
+	// Cached returns one entry per text: its cached vector, or nil when
+	// none is cached or the cache fails. It never calls the model.
+	Cached(ctx context.Context, texts []string) [][]float32
+}
+
 // CachedEmbedder is an Embedder that keeps every vector it computed in a
 // statestore.Store, keyed by the model and a digest of the text, and asks
-// the model only for texts it has not seen. A fresh Store re-embeds the
-// items an enrolled peer wrote under another model on its first semantic
-// recall, every restart; over a statestore.File cache a restart reads those
-// vectors back instead of calling the model again. A cache that is full or
-// fails is logged and skipped: the vectors are still returned.
+// the model only for texts it has not seen. A fresh Store embeds the items
+// an enrolled peer wrote under another model again, a bounded number per
+// recall (Config.ReembedPerRecall); over a statestore.File cache a restarted
+// Store reads those vectors back, without counting them against the bound
+// or calling the model. A cache that is full or fails is logged and
+// skipped: the vectors are still returned.
 type CachedEmbedder struct {
 	inner Embedder
 	model string
@@ -52,18 +65,27 @@ func (c *CachedEmbedder) key(text string) string {
 	return "v/" + hex.EncodeToString(model[:8]) + "/" + hex.EncodeToString(sum[:24])
 }
 
-// Embed returns a vector per text, from the cache where it has one.
-func (c *CachedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// Cached returns the cached vector of each text, nil where there is none.
+func (c *CachedEmbedder) Cached(ctx context.Context, texts []string) [][]float32 {
 	out := make([][]float32, len(texts))
-	var missing []string
-	var at []int
 	for i, t := range texts {
 		b, ok, err := c.cache.Get(ctx, c.key(t))
 		if err == nil && ok && len(b)%4 == 0 && len(b) > 0 {
 			out[i] = cachedVector(b)
-			continue
 		}
-		missing, at = append(missing, t), append(at, i)
+	}
+	return out
+}
+
+// Embed returns a vector per text, from the cache where it has one.
+func (c *CachedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := c.Cached(ctx, texts)
+	var missing []string
+	var at []int
+	for i, t := range texts {
+		if out[i] == nil {
+			missing, at = append(missing, t), append(at, i)
+		}
 	}
 	if len(missing) == 0 {
 		return out, nil

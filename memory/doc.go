@@ -15,7 +15,10 @@
 // item saying which signals placed it); feedback re-ranks every one.
 // Vectors come from an Embedder (HashEmbedder, a deterministic baseline, by
 // default) and are stored on the log next to their item, so a restart does
-// not embed again.
+// not embed again. Items without a vector of the Store's model (a peer's
+// under another model) are embedded at recall, at most ReembedPerRecall per
+// recall and without holding the Store's lock; a CachingEmbedder keeps
+// those vectors across restarts.
 //
 // Recall folds the topic incrementally, its partitions merged in broker-time
 // order: a Store keeps its projection (items, index, vectors) and the offset

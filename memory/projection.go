@@ -72,6 +72,9 @@ type projection struct {
 	times   []uint64
 	// refused counts records a verifier refused.
 	refused int
+	// awaiting counts the live items without a vector of this model, which
+	// recall embeds again (see Store.reembed).
+	awaiting int
 	// scratch and touched are keyword recall's accumulators, one per slot
 	// (slot+1 marks a touched one), reused across recalls under the lock.
 	scratch []scored
@@ -93,6 +96,11 @@ type entry struct {
 	length uint32 // terms, for BM25
 	hasVec bool
 	gone   bool
+	// embedding: a recall is embedding the item again outside the lock, so
+	// another recall leaves it alone. uncached: the embedder's cache had no
+	// vector for it, so recalls stop asking the cache.
+	embedding bool
+	uncached  bool
 	// contentBound: the id is the content id of the item's own fields
 	// (ContentID of its scope agent, kind and body), as a Dedup remember
 	// writes it.
@@ -197,6 +205,7 @@ func (p *projection) absorb(r *record) bool {
 		p.scales, p.sums = append(p.scales, 0), append(p.sums, 0)
 		p.times = append(p.times, max(r.at, 1))
 		p.weights = append(p.weights, 0)
+		p.awaiting++
 		p.evict()
 	}
 	return true
@@ -223,6 +232,9 @@ func (p *projection) absorbVector(r *record) {
 // norm has no direction to rank by: the slot keeps scale 0 (the scan skips
 // it) yet counts as embedded, so recall does not embed it again each time.
 func (p *projection) setVector(slot int32, v []float32) {
+	if !p.items[slot].hasVec {
+		p.awaiting--
+	}
 	p.items[slot].hasVec = true
 	var sum float64
 	for _, x := range v {
@@ -258,6 +270,9 @@ func (p *projection) remove(id wire.ID) {
 	slot, ok := p.index[id]
 	if !ok {
 		return
+	}
+	if !p.items[slot].hasVec {
+		p.awaiting--
 	}
 	delete(p.index, id)
 	delete(p.feedback, id)

@@ -57,6 +57,17 @@ type Config struct {
 	Model string
 	// Dims is the embedder's dimension. Default HashDims.
 	Dims int
+	// ReembedPerRecall bounds how many items without a vector of Model (an
+	// enrolled peer's written under another model, or one remembered while
+	// the embedder failed) one semantic or hybrid recall sends to the
+	// embedder, newest first; the Store's lock is not held while it works.
+	// The rest wait for later recalls: meanwhile hybrid recall finds them
+	// by keyword and semantic recall leaves them out (see Awaiting). With
+	// a CachingEmbedder (such as CachedEmbedder) their cached vectors are
+	// read first, up to 64 times the bound per recall, and not counted.
+	// Opening a Store embeds nothing. Default DefaultReembedPerRecall;
+	// negative means no bound.
+	ReembedPerRecall int
 	// Key, when set, signs every record this Store writes: each rides as an
 	// AGDX event from Agent whose signature covers the record and its scope.
 	Key *sign.Key
@@ -101,10 +112,16 @@ type Store struct {
 	ns       string
 	log      *slog.Logger
 	embedder Embedder
-	reader   reader
-	writer   writer
+	// cache is the embedder's cache, when it has one a recall can read
+	// without computing (see CachingEmbedder).
+	cache        CachingEmbedder
+	reembedBound int // 0: no bound
+	reader       reader
+	writer       writer
 
-	mu   sync.Mutex // held while catching up and ranking, so folds apply in offset order
+	// mu is held while catching up and ranking, so folds apply in offset
+	// order, and never across an embedder call.
+	mu   sync.Mutex
 	proj projection
 }
 
@@ -134,7 +151,10 @@ func New(client *runtime.Client, opts Config) *Store {
 		reader: reader{topic: opts.Topic, ns: opts.Namespace, verifier: opts.Verifier, writers: writers},
 		writer: writer{topic: opts.Topic, ns: opts.Namespace, key: opts.Key, agent: opts.Agent, ids: client.IDs(), clock: client.Clock()},
 		proj:   newProjection(opts.Model, opts.Dims, bound(opts.MaxItems, DefaultMaxItems)),
+
+		reembedBound: bound(opts.ReembedPerRecall, DefaultReembedPerRecall),
 	}
+	l.cache, _ = opts.Embedder.(CachingEmbedder)
 	l.proj.openNamed = writers != nil
 	l.proj.maxNamed = bound(opts.MaxNamedKeys, DefaultMaxNamedKeys)
 	for _, m := range opts.Moderators {
@@ -315,7 +335,8 @@ func (l *Store) Refused() int {
 
 // Recall returns up to Limit of the scope's items that were not forgotten,
 // best first by the query's strategy (see Strategy). It reads only what
-// was appended since the previous recall.
+// was appended since the previous recall, and a semantic or hybrid recall
+// embeds at most Config.ReembedPerRecall items that have no vector yet.
 func (l *Store) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error) {
 	k := q.Limit
 	if k <= 0 {
@@ -337,17 +358,12 @@ func (l *Store) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error
 		qvec = vecs[0]
 	}
 	m := &matcher{scope: scope, agent: cmp.Or(q.Agent, scope.Agent)}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUp(ctx); err != nil {
+	if err := l.foldAndEmbed(ctx, m, qvec != nil); err != nil {
 		return nil, err
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	p := &l.proj
-	if qvec != nil {
-		if err := l.embedMissing(ctx, m); err != nil {
-			return nil, err
-		}
-	}
 	var ranked []scored
 	var signals map[int32][]Signal
 	switch strategy {
@@ -401,42 +417,6 @@ func (l *Store) embed(ctx context.Context, texts []string) ([][]float32, error) 
 		normalize(v)
 	}
 	return vecs, nil
-}
-
-// embedMissing embeds the items in scope that have no vector (written by
-// an SDK that stores none, or under another model), in batches. l.mu is held.
-func (l *Store) embedMissing(ctx context.Context, m *matcher) error {
-	const batch = 256
-	p := &l.proj
-	var slots []int32
-	var texts []string
-	flush := func() error {
-		if len(slots) == 0 {
-			return nil
-		}
-		vecs, err := l.embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("memory: embedding recalled items: %w", err)
-		}
-		for i, s := range slots {
-			p.setVector(s, vecs[i])
-		}
-		slots, texts = slots[:0], texts[:0]
-		return nil
-	}
-	for i := range p.items {
-		e := &p.items[i]
-		if e.gone || e.hasVec || !m.match(e) {
-			continue
-		}
-		slots, texts = append(slots, int32(i)), append(texts, string(e.Body))
-		if len(slots) == batch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
 }
 
 func (l *Store) namedKey(key string) string { return l.ns + "/" + key }

@@ -86,7 +86,7 @@ func TestBrowserShowsAgentsTopicsAndAConversation(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/conversations/"+s.conv.String()), chromedp.WaitVisible(chromedp.CSS(".stream-text"))); err != nil {
 		t.Fatal(err)
 	}
-	kinds, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.records tr.record td:nth-child(3)")].map(td => td.innerText.split(" ")[0])`))
+	kinds, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#timeline table.records tr.record td:nth-child(3)")].map(td => td.innerText.split(" ")[0])`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -471,13 +471,14 @@ func (c *console) conversationsPage(w http.ResponseWriter, r *http.Request) {
 	}{q, out})
 }
 
-// conversationView is one conversation as a timeline, a causal tree and
-// its assembled streams.
+// conversationView is one conversation as a timeline, a causal tree, its
+// assembled streams and its crash context.
 type conversationView struct {
 	ID       string
 	Timeline []recordRow
 	Tree     []treeNode
 	Streams  []streamView
+	Crash    crashSection
 }
 
 // treeNode is a record and its depth in the causal tree.
@@ -507,8 +508,12 @@ func (c *console) conversationPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Timeline = append(v.Timeline, rows...)
 	}
-	if len(v.Timeline) == 0 {
-		c.fail(w, r, http.StatusNotFound, "no record of conversation %s among the newest %d of each partition", v.ID, scanDepth)
+	// The crash context reads deeper than the timeline (the newest
+	// conversation.Window records of each partition), so it may find a
+	// conversation the timeline does not.
+	v.Crash = c.crashContext(ctx, id, bodies)
+	if len(v.Timeline) == 0 && !v.Crash.Found && v.Crash.Error == "" {
+		c.fail(w, r, http.StatusNotFound, "no record of conversation %s among the newest %d of each partition, and no journal record, dead letter or decision of it on the log", v.ID, scanDepth)
 		return
 	}
 	slices.SortStableFunc(v.Timeline, func(a, b recordRow) int { return cmp.Compare(a.timestamp, b.timestamp) })
@@ -754,13 +759,7 @@ func (c *console) capsulePage(w http.ResponseWriter, r *http.Request) {
 		c.failErr(w, r, err)
 		return
 	}
-	d := cp.Capsule
-	original := runtime.Incoming{Position: runtime.Position{Partition: d.Source.PartitionID, Offset: d.Source.Offset}, Payload: d.Payload}
-	if env, err := wire.DecodeEnvelope(d.Payload); err == nil {
-		h := wire.EnvelopeHeaders(env, wire.ContentRaw)
-		h.Del(wire.HeaderContentType)
-		original.Headers, _ = h.Encode() // headers that do not encode are left out
-	}
+	original := parkedRecord(cp.Capsule)
 	c.render(w, http.StatusOK, "capsule", struct {
 		Topic    string
 		Capsule  capsuleView

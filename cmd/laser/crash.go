@@ -20,6 +20,7 @@ func (a *app) crashCommand() *cobra.Command {
 	}
 	sf := a.serverFlags(cmd)
 	last := cmd.Flags().Int("last", 20, "journal records to show (at least 1)")
+	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: the journal shows only records whose signature verifies, and a dead letter counts only when its capsule's does")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		conv, err := wire.ParseID(args[0])
 		if err != nil {
@@ -28,15 +29,24 @@ func (a *app) crashCommand() *cobra.Command {
 		if *last < 1 {
 			return usagef("--last %d: show at least 1 record", *last)
 		}
+		opts := crashcontext.Options{Journal: conversation.Options{Policy: conversation.LastN(*last)}}
+		if *keysFile != "" {
+			if opts.Keys, err = loadKeys(*keysFile); err != nil {
+				return err
+			}
+		}
 		ctx := cmd.Context()
 		t, err := sf.dial(ctx)
 		if err != nil {
 			return err
 		}
 		defer t.Close()
-		cc, err := crashcontext.Read(ctx, t, conv, crashcontext.Options{Journal: conversation.Options{Policy: conversation.LastN(*last)}})
+		cc, err := crashcontext.Read(ctx, t, conv, opts)
 		if err != nil {
 			return err
+		}
+		if cc.Refused > 0 {
+			fmt.Fprintf(a.stderr, "laser: %d capsule(s) of this conversation left out: their signature does not verify with --keys\n", cc.Refused)
 		}
 		if a.json {
 			return a.printJSON(crashView(cc))
@@ -53,6 +63,10 @@ type crashJSON struct {
 	Journal      []journalJSON `json:"journal"`
 	DeadLetter   *deadJSON     `json:"dead_letter"`
 	LastDecision *decisionJSON `json:"last_decision"`
+	// Verified says --keys checked the journal's and the capsule's
+	// signatures; Refused counts the capsules that failed.
+	Verified bool `json:"verified"`
+	Refused  int  `json:"refused,omitempty"`
 }
 
 type journalJSON struct {
@@ -81,7 +95,7 @@ type decisionJSON struct {
 }
 
 func crashView(cc *crashcontext.Context) crashJSON {
-	v := crashJSON{Conversation: cc.Conversation.String(), Journal: []journalJSON{}}
+	v := crashJSON{Conversation: cc.Conversation.String(), Journal: []journalJSON{}, Verified: cc.Verified, Refused: cc.Refused}
 	for _, m := range cc.Journal {
 		v.Journal = append(v.Journal, journalJSON{Topic: m.Topic, Position: m.Position.String(), Agent: m.Provenance.Agent, Body: string(m.Body())})
 	}

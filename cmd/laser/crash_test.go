@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -90,5 +94,34 @@ func TestCrashOfAConversationThatNeverExisted(t *testing.T) {
 	}
 	if code, _, errOut := laser(t, "crash", "not-an-id", "--addr", addr); code != exitUsage || !strings.Contains(errOut, "not a conversation id") {
 		t.Errorf("crash with a bad id: %d %s", code, errOut)
+	}
+}
+
+// TestCrashVerifiesWithKeys: with --keys, the ledger's signed capsule is
+// the dead letter and the unsigned journal records are left out; keys that
+// do not enroll the ledger's key leave the capsule out and say so.
+func TestCrashVerifiesWithKeys(t *testing.T) {
+	addr, tr := poisoned(t)
+	conv := parkedConversation(t, &seeded{tr: tr})
+	code, out, errOut := laser(t, "crash", conv.String(), "--addr", addr, "--json", "--keys", ledgerKeys(t))
+	if code != exitOK {
+		t.Fatalf("crash --keys: %d %s", code, errOut)
+	}
+	var v crashJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Verified || v.DeadLetter == nil || v.Refused != 0 || len(v.Journal) != 0 {
+		t.Fatalf("crash --keys of the ledger: %s", out)
+	}
+	other := filepath.Join(t.TempDir(), "keys")
+	var seed [32]byte
+	copy(seed[:], "somebody else")
+	if err := os.WriteFile(other, []byte("ledger agent "+hex.EncodeToString(sign.NewKey(seed).Public())+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = laser(t, "crash", conv.String(), "--addr", addr, "--keys", other)
+	if code != exitOK || !strings.Contains(out, "dead letter: none") || !strings.Contains(errOut, "1 capsule(s) of this conversation left out") {
+		t.Fatalf("crash with keys not enrolling the ledger: %d\n%s\n%s", code, out, errOut)
 	}
 }
