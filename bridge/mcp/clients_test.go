@@ -26,7 +26,7 @@ func serveDesk(t *testing.T) string {
 	t.Helper()
 	client := bridgetest.MemClient(t)
 	desk.Start(t, client, &desk.Desk{})
-	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations()})
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Prompts: []mcpb.Prompt{quotePrompt()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +60,55 @@ func checkCalls(t *testing.T, res map[string]clientResult) {
 	}
 }
 
+// clientPrompts is what a foreign client's script reports of the prompts:
+// the list, a get with good arguments, one without the required argument
+// and one with an argument the prompt does not have.
+type clientPrompts struct {
+	Prompts []struct {
+		Name      string `json:"name"`
+		Arguments []struct {
+			Name     string `json:"name"`
+			Required bool   `json:"required"`
+		} `json:"arguments"`
+	} `json:"prompts"`
+	Good            clientPrompt `json:"prompt_good"`
+	Missing         clientPrompt `json:"prompt_missing"`
+	UnknownArgument clientPrompt `json:"prompt_unknown_argument"`
+}
+
+type clientPrompt struct {
+	Description string `json:"description"`
+	Messages    []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"messages"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// checkPrompts checks what every foreign client saw of the prompts.
+func checkPrompts(t *testing.T, raw []byte) {
+	t.Helper()
+	var p clientPrompts
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Prompts) != 1 || p.Prompts[0].Name != "quote_request" || len(p.Prompts[0].Arguments) != 2 || !p.Prompts[0].Arguments[0].Required {
+		t.Errorf("prompts %+v, want quote_request with sku required", p.Prompts)
+	}
+	if g := p.Good; g.Error != nil || len(g.Messages) != 2 || g.Messages[0].Role != "user" || g.Messages[0].Text != "Quote pen x3 with the desk_quote tool." {
+		t.Errorf("prompt with good arguments: %+v", g)
+	}
+	if e := p.Missing.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, `needs argument "sku"`) {
+		t.Errorf("prompt without sku: %+v, want invalid params naming it", p.Missing)
+	}
+	if e := p.UnknownArgument.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, `no argument "colour"`) {
+		t.Errorf("prompt with colour: %+v, want invalid params naming it", p.UnknownArgument)
+	}
+}
+
 func TestPythonMCPClientDrivesTheBridge(t *testing.T) {
 	py := bridgetest.Python(t, "mcp")
 	url := serveDesk(t)
@@ -84,6 +133,7 @@ func TestPythonMCPClientDrivesTheBridge(t *testing.T) {
 	if len(out.Transcript) != 2 || out.Transcript[0].Kind != "command" || out.Transcript[1].Source != "desk" {
 		t.Errorf("transcript %+v, want the call and the answer", out.Transcript)
 	}
+	checkPrompts(t, raw)
 }
 
 // decodeResults reads the tool results out of a client's report.
@@ -128,4 +178,5 @@ func TestTypeScriptMCPClientDrivesTheBridgeAndReadsAgentErrors(t *testing.T) {
 	if strings.Join(out.Progress, "") != `{"char":"g"}{"char":"o"}` {
 		t.Errorf("progress %q", out.Progress)
 	}
+	checkPrompts(t, raw)
 }
