@@ -87,6 +87,11 @@ type Config struct {
 	// Memory, when set, adds the memory_remember and memory_recall tools
 	// and the laser://memory/{conversation} resource over this log.
 	Memory *memory.Store
+	// DeadLetterTopic is where the agents park what they refuse; a call
+	// left unanswered says why when its agent parked it there (an agent
+	// that verifies signatures parks an unsigned call). Default
+	// runtime.TopicDLQ.
+	DeadLetterTopic string
 	// Prompts are served as MCP prompts (prompts/list, prompts/get), their
 	// {{argument}} placeholders filled from the get's arguments. A prompt
 	// without a name or messages, with a role other than user or
@@ -122,6 +127,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.MaxTimeout < cfg.Timeout {
 		cfg.MaxTimeout = cfg.Timeout
+	}
+	if cfg.DeadLetterTopic == "" {
+		cfg.DeadLetterTopic = runtime.TopicDLQ
 	}
 	if len(cfg.TranscriptTopics) == 0 {
 		cfg.TranscriptTopics = transcriptTopics(cfg.Operations)

@@ -101,3 +101,24 @@ func TestATranscriptHoldsBothSidesOfACallByDefault(t *testing.T) {
 		t.Fatalf("transcript %+v, want the call and the answer", records)
 	}
 }
+
+func TestAnUnsignedCallAVerifyingAgentRefusedSaysSo(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	client := bridgetest.TrustedClient(t, keys.Registry)
+	desk.StartSigned(t, client, &desk.Desk{}, keys.Desk, keys.Registry)
+	// No Key: the bridge's calls go unsigned, and the desk verifies.
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, b, nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "agent desk dead-lettered the call (rejected: signature verification failed)") ||
+		!strings.Contains(text, "laser mcp --key") {
+		t.Fatalf("result %q (isError %v), want the refusal and what to do about it", text, res.IsError)
+	}
+}

@@ -51,7 +51,9 @@ clients run a server; --list prints the tools and exits.
 
 With --keys only cards signed by their agent's enrolled key become tools, and
 only answers that verify count; an unsigned or forged card is skipped with a
-warning. A card that cannot be served (one skill listed twice, a tool name
+warning. --key signs every call; an agent that verifies what it handles
+dead-letters an unsigned one, so --keys without --key warns at start, and a
+call such an agent refused fails at its deadline saying so. A card that cannot be served (one skill listed twice, a tool name
 another card already has) is skipped with a warning too: one bad card never
 stops the others being served.`,
 		Args: noArgs,
@@ -98,6 +100,9 @@ stops the others being served.`,
 		ops, err := a.registryOperations(ctx, client, keys, *registryTopic, agentTopics{listen: *topic, reply: *replies, listens: *listens, replies: *answers, streams: streams})
 		if err != nil {
 			return err
+		}
+		if keys != nil && key == nil {
+			a.warnUnsigned(ops)
 		}
 		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops, Key: key})
 		if err != nil {
@@ -262,6 +267,23 @@ func servable(ops []operation.Info, taken map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// warnUnsigned warns, under --keys without --key, that the calls to the
+// agents served go unsigned: a card does not say whether its agent
+// verifies what it handles, and one that does parks an unsigned call
+// unanswered (the call then ends at its deadline, saying so).
+func (a *app) warnUnsigned(ops []operation.Info) {
+	var agents []string
+	for _, op := range ops {
+		if !slices.Contains(agents, op.Agent) {
+			agents = append(agents, op.Agent)
+		}
+	}
+	if len(agents) == 0 {
+		return
+	}
+	fmt.Fprintf(a.stderr, "laser mcp: --keys without --key: calls to %s go unsigned; an agent that verifies what it handles dead-letters them unanswered (the call fails at its deadline, saying so): give --key FILE, a seed whose principal is enrolled for mcp-gateway\n", strings.Join(agents, ", "))
 }
 
 // warnUnverified names the agents with a card on the registry that does
