@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -46,6 +48,8 @@ AGENT.responses when those exist (lasergen's convention), else on --topic and
 --reply-topic; --listen and --reply name them per agent. An agent whose topic
 cannot be read is named in a warning.
 
+--prompts FILE serves the prompt templates of a JSON file as MCP prompts.
+
 With no --http it speaks MCP on stdin and stdout, which is how desktop MCP
 clients run a server; --list prints the tools and exits.
 
@@ -68,10 +72,15 @@ stops the others being served.`,
 	list := cmd.Flags().Bool("list", false, "print the tools and exit")
 	keyFile := cmd.Flags().String("key", "", "file holding the hex Ed25519 seed that signs every call (needed when the agents verify; enroll its principal for mcp-gateway)")
 	keysFile := cmd.Flags().String("keys", "", "file of enrolled keys: only cards signed by their agent's key are served, and only answers that verify count")
+	promptsFile := cmd.Flags().String("prompts", "", "JSON file of MCP prompts to serve: [{name, title, description, arguments: [{name, description, required}], messages: [{role, text}]}], {{argument}} filled on get")
 	streamFlags := cmd.Flags().StringArray("stream", nil, "AGENT=SKILL of a skill that answers with a chunk stream (a card cannot say so); repeatable")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		streams, err := streamingSkills(*streamFlags)
+		if err != nil {
+			return err
+		}
+		prompts, err := readPrompts(*promptsFile)
 		if err != nil {
 			return err
 		}
@@ -104,9 +113,9 @@ stops the others being served.`,
 		if keys != nil && key == nil {
 			a.warnUnsigned(ops)
 		}
-		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops, Key: key})
+		b, err := mcpb.New(client, mcpb.Config{Name: "laser", Operations: ops, Key: key, Prompts: prompts})
 		if err != nil {
-			return err
+			return usagef("%v", err)
 		}
 		if *list {
 			return a.printTools(b, ops)
@@ -161,6 +170,24 @@ func (a *app) registryOperations(ctx context.Context, client *runtime.Client, ke
 	}
 	a.warnUnstreamed(topics.streams, streamed)
 	return ops, nil
+}
+
+// readPrompts reads the --prompts file; no path is no prompts.
+func readPrompts(path string) ([]mcpb.Prompt, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var prompts []mcpb.Prompt
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&prompts); err != nil {
+		return nil, usagef("--prompts %s: %v", path, err)
+	}
+	return prompts, nil
 }
 
 // streamingSkills reads the --stream flags: agent to its streaming skills.
