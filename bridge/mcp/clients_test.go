@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -179,4 +181,79 @@ func TestTypeScriptMCPClientDrivesTheBridgeAndReadsAgentErrors(t *testing.T) {
 		t.Errorf("progress %q", out.Progress)
 	}
 	checkPrompts(t, raw)
+}
+
+// exampleBinary builds the bridges example (examples/bridges), whose -stdio
+// serves the help desk over MCP as a desktop client launches it.
+func exampleBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bridges")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/bridges")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the example: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// exampleRun is what a client's script saw of the example's help desk.
+type exampleRun struct {
+	Tools      []string     `json:"tools"`
+	Good       clientResult `json:"good"`
+	AgentError clientResult `json:"agent_error"`
+	Extra      clientResult `json:"extra"`
+	Stream     clientResult `json:"stream"`
+	Progress   []string     `json:"progress"`
+}
+
+// checkExample checks a client's run against the help desk: the tools, a
+// classified ticket, the agent's refusal of an empty one read as an error
+// result (the issue's own reproducer), an extra argument and a streamed
+// reply.
+func checkExample(t *testing.T, raw []byte) exampleRun {
+	t.Helper()
+	var r exampleRun
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if strings.Join(r.Tools, " ") != "helpdesk_classify helpdesk_reply" {
+		t.Errorf("tools %v, want the help desk's two", r.Tools)
+	}
+	if r.Good.IsError || r.Good.Structured["category"] != "outage" {
+		t.Errorf("classify: %+v, want an outage", r.Good)
+	}
+	if e := r.AgentError; !e.IsError || e.Threw != "" || e.Structured != nil || !strings.Contains(e.Text, "the ticket has no text") {
+		t.Errorf("classify of a blank ticket: %+v, want the agent's refusal as an error result", e)
+	}
+	if e := r.Extra; !e.IsError || !strings.Contains(e.Text, "priority") {
+		t.Errorf("extra argument: %+v, want an error naming it", e)
+	}
+	items, _ := r.Stream.Structured["items"].([]any)
+	if r.Stream.IsError || len(items) != 6 || items[0] != "Hello " {
+		t.Errorf("streamed reply: %+v, want its six words", r.Stream)
+	}
+	return r
+}
+
+func TestPythonMCPClientDrivesTheExampleOverStdio(t *testing.T) {
+	py := bridgetest.Python(t, "mcp")
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_mcp_example.py", exampleBinary(t))
+	r := checkExample(t, raw)
+	if got := strings.Join(r.Progress, ""); got != "Hello ada, we are on it. " {
+		t.Errorf("progress %q, want each word as its text", r.Progress)
+	}
+}
+
+func TestTypeScriptMCPClientDrivesTheExampleOverStdio(t *testing.T) {
+	modules := bridgetest.NodeModules(t, "@modelcontextprotocol/sdk")
+	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/typescript_mcp_example.cjs", exampleBinary(t))
+	r := checkExample(t, raw)
+	// The server sends every progress notification before the result; the
+	// TypeScript SDK runs notifications a microtask late, and one that lands
+	// in the same stdio read as the result finds its handler gone and is
+	// dropped (modelcontextprotocol/typescript-sdk#2580). What arrives is
+	// the words in order.
+	if got := strings.Join(r.Progress, ""); len(r.Progress) == 0 || !strings.HasPrefix("Hello ada, we are on it. ", got) {
+		t.Errorf("progress %q, want the first words in order", r.Progress)
+	}
 }
