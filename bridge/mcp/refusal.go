@@ -38,9 +38,15 @@ func (c *call) refusal(ctx context.Context) string {
 		if capsule.Detail != nil {
 			why += ": " + *capsule.Detail
 		}
-		msg := fmt.Sprintf("agent %s dead-lettered the call (%s)", c.t.op.Agent, why)
+		agent := c.t.op.Agent
+		if v, ok := m.Headers.Get(runtime.HeaderDeadLetterBy); ok {
+			if by, err := v.AsString(); err == nil && by != "" {
+				agent = by
+			}
+		}
+		msg := fmt.Sprintf("agent %s dead-lettered the call (%s)", agent, why)
 		if c.b.cfg.Key == nil && strings.Contains(why, "signature") {
-			msg += fmt.Sprintf("; the call went unsigned and agent %s verifies signatures: give the bridge a signing key (Config.Key; laser mcp --key FILE)", c.t.op.Agent)
+			msg += fmt.Sprintf("; the call went unsigned and agent %s verifies signatures: give the bridge a signing key (Config.Key; laser mcp --key FILE)", agent)
 		}
 		return msg
 	}
