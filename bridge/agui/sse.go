@@ -52,8 +52,8 @@ type Handler struct {
 	// message to the agent, on the thread's conversation. It is called once
 	// the stream knows where to follow from, so nothing the run writes is
 	// missed, and the POST is then followed (as with Follow) until the run
-	// finishes or errs. An error is a 502 and no stream. Without Run a POST
-	// only shows the thread.
+	// finishes or errs. An error is logged and answered with a 502 and no
+	// stream. Without Run a POST only shows the thread.
 	Run func(ctx context.Context, in RunInput) error
 
 	mu   sync.Mutex
@@ -62,7 +62,7 @@ type Handler struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	in, err := threadOf(w, r)
+	in, err := runInput(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -97,7 +97,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if run {
 		if err := h.Run(ctx, in); err != nil {
 			h.Client.Logger().Warn("agui: start the run", "conversation", conv, "err", err)
-			http.Error(w, "agui: start the run: "+err.Error(), http.StatusBadGateway)
+			// The detail stays in the log: it may name topics and agents.
+			http.Error(w, "agui: the run could not start", http.StatusBadGateway)
 			return
 		}
 		s.run = &runFrame{thread: conv.String(), id: in.RunID}
@@ -285,9 +286,9 @@ func (h *Handler) admit(r *http.Request) (release func(), ok bool) {
 	}, true
 }
 
-// threadOf reads the conversation a request names and, from a POST, the
+// runInput reads the conversation a request names and, from a POST, the
 // run it asks for.
-func threadOf(w http.ResponseWriter, r *http.Request) (RunInput, error) {
+func runInput(w http.ResponseWriter, r *http.Request) (RunInput, error) {
 	var in struct {
 		ThreadID string         `json:"threadId"`
 		RunID    string         `json:"runId"`
