@@ -55,11 +55,14 @@ clients run a server; --list prints the tools and exits.
 
 With --keys only cards signed by their agent's enrolled key become tools, and
 only answers that verify count; an unsigned or forged card is skipped with a
-warning. --key signs every call; an agent that verifies what it handles
-dead-letters an unsigned one, so --keys without --key warns at start, and a
-call such an agent refused fails at its deadline saying so. A card that cannot be served (one skill listed twice, a tool name
+warning. A card that cannot be served (one skill listed twice, a tool name
 another card already has) is skipped with a warning too: one bad card never
-stops the others being served.`,
+stops the others being served.
+
+--key signs every call. An agent that verifies what it handles dead-letters
+an unsigned call, and a card does not say whether its agent verifies, so
+--keys without --key warns at start; a call such an agent refused fails at its
+deadline saying so.`,
 		Args: noArgs,
 	}
 	sf := a.serverFlags(cmd)
@@ -179,7 +182,7 @@ func readPrompts(path string) ([]mcpb.Prompt, error) {
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--prompts: %w", err)
 	}
 	var prompts []mcpb.Prompt
 	dec := json.NewDecoder(bytes.NewReader(raw))
