@@ -79,6 +79,9 @@ func TestPythonA2AClientSpeakingA2A10DrivesTheBridge(t *testing.T) {
 	if s := string(out["stream"]); !strings.Contains(s, "artifactUpdate") || !strings.Contains(s, "TASK_STATE_COMPLETED") || !strings.Contains(s, `"cents": 500`) {
 		t.Errorf("streamed send: %s, want the answer as an artifact and the final status", s)
 	}
+	if s := string(out["failed"]); !strings.Contains(s, "TASK_STATE_FAILED") || !strings.Contains(s, "qty must be positive") {
+		t.Errorf("an agent's failure: %s, want a failed task with its message", s)
+	}
 	if s := string(out["unknown_skill"]); !strings.Contains(s, `no skill`) {
 		t.Errorf("unknown skill: %s, want the error to say there is no such skill", s)
 	}

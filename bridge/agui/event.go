@@ -4,7 +4,8 @@
 // tool-argument streams as tool calls with the answer as their result, task
 // statuses as the run lifecycle, and state snapshots with JSON Patch deltas,
 // which it also publishes and folds back into the state. Handler serves the
-// events over server-sent events.
+// events over server-sent events and, with Run, starts the run an AG-UI
+// client posts and streams it.
 package agui
 
 import (

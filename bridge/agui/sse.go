@@ -47,6 +47,14 @@ type Handler struct {
 	// host) holds open at once; a further one is refused with 429. Default
 	// DefaultMaxStreamsPerClient.
 	MaxStreamsPerClient int
+	// Run, when set, starts the run a POSTed RunAgentInput asks for (an
+	// AG-UI client's runAgent): typically a command carrying the last user
+	// message to the agent, on the thread's conversation. It is called once
+	// the stream knows where to follow from, so nothing the run writes is
+	// missed, and the POST is then followed (as with Follow) until the run
+	// finishes or errs. An error is logged and answered with a 502 and no
+	// stream. Without Run a POST only shows the thread.
+	Run func(ctx context.Context, in RunInput) error
 
 	mu   sync.Mutex
 	open map[string]int
@@ -54,17 +62,20 @@ type Handler struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	conv, err := threadOf(w, r)
+	in, err := runInput(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	conv := in.Thread
+	run := r.Method == http.MethodPost && h.Run != nil
+	follow := h.Follow || run
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	if h.Follow {
+	if follow {
 		release, ok := h.admit(r)
 		if !ok {
 			http.Error(w, "agui: too many live streams from this client", http.StatusTooManyRequests)
@@ -76,36 +87,65 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := &sseStream{h: h, w: w, flusher: flusher, conv: conv}
 	// Where a follow continues: the tails before the first read, so nothing
 	// landing during it is missed (what it did read is skipped by offset).
-	if h.Follow {
+	if follow {
 		if s.next, err = h.tails(ctx); err != nil {
 			h.Client.Logger().Warn("agui: read conversation", "conversation", conv, "err", err)
 			http.Error(w, "agui: read conversation", http.StatusServiceUnavailable)
 			return
 		}
 	}
+	if run {
+		if err := h.Run(ctx, in); err != nil {
+			h.Client.Logger().Warn("agui: start the run", "conversation", conv, "err", err)
+			// The detail stays in the log: it may name topics and agents.
+			http.Error(w, "agui: the run could not start", http.StatusBadGateway)
+			return
+		}
+		s.run = &runFrame{thread: conv.String(), id: in.RunID}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	msgs, err := bridge.ReadTrusted(ctx, h.Client, conv, h.Topic)
-	if err != nil {
-		if ctx.Err() == nil {
-			h.Client.Logger().Warn("agui: read conversation", "conversation", conv, "err", err)
-		}
-		return
-	}
-	for _, m := range msgs {
-		if h.Follow && m.Position.Offset >= s.next[m.Position.Partition] {
-			s.next[m.Position.Partition] = m.Position.Offset + 1
-		}
-		if done, ok := s.send(m); !ok || (done && h.Follow) {
+	if run {
+		// The client holds the thread's history; the stream is this run's.
+		if !s.write(Event{Type: RunStarted, ThreadID: s.run.thread, RunID: s.run.id}) {
 			return
 		}
-	}
-	if !h.Follow {
+	} else if !s.window(ctx, follow) {
 		return
 	}
-	poll := h.PollInterval
+	if follow {
+		s.follow(ctx)
+	}
+}
+
+// window sends the conversation's records in the read window; it returns
+// false when the stream is over (the client left, or a followed run
+// finished).
+func (s *sseStream) window(ctx context.Context, follow bool) bool {
+	msgs, err := bridge.ReadTrusted(ctx, s.h.Client, s.conv, s.h.Topic)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.h.Client.Logger().Warn("agui: read conversation", "conversation", s.conv, "err", err)
+		}
+		return false
+	}
+	for _, m := range msgs {
+		if follow && m.Position.Offset >= s.next[m.Position.Partition] {
+			s.next[m.Position.Partition] = m.Position.Offset + 1
+		}
+		if done, ok := s.send(m); !ok || (done && follow) {
+			return false
+		}
+	}
+	return true
+}
+
+// follow sends what lands on the conversation, every PollInterval, until
+// the run finishes or the client leaves.
+func (s *sseStream) follow(ctx context.Context) {
+	poll := s.h.PollInterval
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
@@ -113,7 +153,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-h.Client.Clock().After(poll):
+		case <-s.h.Client.Clock().After(poll):
 		}
 		if !s.tail(ctx) {
 			return
@@ -130,25 +170,39 @@ type sseStream struct {
 	conv    wire.ID
 	r       Renderer
 	next    map[uint32]uint64
+	// run frames the events of a run the handler started; nil otherwise.
+	run *runFrame
 }
 
 // send writes the events m renders as; done is whether a run finished or
 // erred, ok false when the client is gone.
 func (s *sseStream) send(m *runtime.Message) (done, ok bool) {
-	for _, e := range s.r.Next(nil, m) {
-		b, err := json.Marshal(e)
-		if err != nil {
+	events := s.r.Next(nil, m)
+	if s.run != nil {
+		events = s.run.frame(events, m)
+	}
+	for _, e := range events {
+		if !s.write(e) {
 			return false, false
 		}
-		if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
-			return false, false
-		}
-		s.flusher.Flush()
 		if e.Type == RunFinished || e.Type == RunError {
 			done = true
 		}
 	}
 	return done, true
+}
+
+// write sends one event; false when the client is gone.
+func (s *sseStream) write(e Event) bool {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return false
+	}
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+		return false
+	}
+	s.flusher.Flush()
+	return true
 }
 
 // tail sends the conversation's records appended since the last read: per
@@ -232,21 +286,23 @@ func (h *Handler) admit(r *http.Request) (release func(), ok bool) {
 	}, true
 }
 
-// threadOf reads the conversation a request names.
-func threadOf(w http.ResponseWriter, r *http.Request) (wire.ID, error) {
-	thread := r.URL.Query().Get("threadId")
+// runInput reads the conversation a request names and, from a POST, the
+// run it asks for.
+func runInput(w http.ResponseWriter, r *http.Request) (RunInput, error) {
+	var in struct {
+		ThreadID string         `json:"threadId"`
+		RunID    string         `json:"runId"`
+		Messages []InputMessage `json:"messages"`
+	}
+	in.ThreadID = r.URL.Query().Get("threadId")
 	if r.Method == http.MethodPost {
-		var in struct {
-			ThreadID string `json:"threadId"`
-		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-			return wire.ID{}, fmt.Errorf("agui: a POST carries an AG-UI RunAgentInput: %w", err)
+			return RunInput{}, fmt.Errorf("agui: a POST carries an AG-UI RunAgentInput: %w", err)
 		}
-		thread = in.ThreadID
 	}
-	id, err := wire.ParseID(thread)
+	id, err := wire.ParseID(in.ThreadID)
 	if err != nil {
-		return wire.ID{}, fmt.Errorf("agui: threadId %q is no conversation id: %w", thread, err)
+		return RunInput{}, fmt.Errorf("agui: threadId %q is no conversation id: %w", in.ThreadID, err)
 	}
-	return id, nil
+	return RunInput{Thread: id, RunID: in.RunID, Messages: in.Messages}, nil
 }

@@ -6,8 +6,8 @@
 // the call's deadline, the typed reply is the tool result (structured
 // content and its JSON text), an agent's failure is a result with isError,
 // and a streaming operation reports each chunk as a progress notification.
-// Each call's conversation is readable as a resource. Streamable HTTP and
-// stdio serve it.
+// Each call's conversation is readable as a resource, and configured prompt
+// templates are served as MCP prompts. Streamable HTTP and stdio serve it.
 package mcp
 
 import (
@@ -87,6 +87,16 @@ type Config struct {
 	// Memory, when set, adds the memory_remember and memory_recall tools
 	// and the laser://memory/{conversation} resource over this log.
 	Memory *memory.Store
+	// DeadLetterTopic is where the agents park what they refuse; a call
+	// left unanswered says why when its agent parked it there (an agent
+	// that verifies signatures parks an unsigned call). Default
+	// runtime.TopicDLQ.
+	DeadLetterTopic string
+	// Prompts are served as MCP prompts (prompts/list, prompts/get), their
+	// {{argument}} placeholders filled from the get's arguments. A prompt
+	// without a name or messages, with a role other than user or
+	// assistant, or naming an argument it does not declare makes New fail.
+	Prompts []Prompt
 }
 
 // Bridge is an MCP server over a laser client.
@@ -97,8 +107,8 @@ type Bridge struct {
 	server *mcp.Server
 }
 
-// New builds the server: one tool per operation, and the transcript
-// resource template.
+// New builds the server: one tool per operation, the transcript resource
+// template and the prompts.
 func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	if cfg.ID == "" {
 		cfg.ID = DefaultID
@@ -117,6 +127,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}
 	if cfg.MaxTimeout < cfg.Timeout {
 		cfg.MaxTimeout = cfg.Timeout
+	}
+	if cfg.DeadLetterTopic == "" {
+		cfg.DeadLetterTopic = runtime.TopicDLQ
 	}
 	if len(cfg.TranscriptTopics) == 0 {
 		cfg.TranscriptTopics = transcriptTopics(cfg.Operations)
@@ -149,6 +162,9 @@ func New(client *runtime.Client, cfg Config) (*Bridge, error) {
 	}, b.readTranscript)
 	if cfg.Memory != nil {
 		b.addMemory(cfg.Memory)
+	}
+	if err := b.addPrompts(cfg.Prompts); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -107,7 +107,7 @@ func (c *call) requestOptions() []runtime.RequestOption {
 func (c *call) request(ctx context.Context) (*mcp.CallToolResult, error) {
 	m, err := c.b.client.Request(ctx, c.command(), c.requestOptions()...)
 	if err != nil {
-		return agentFailure(err)
+		return c.failure(ctx, err)
 	}
 	out, err := c.t.op.OutputJSON(m)
 	if err != nil {
@@ -125,7 +125,7 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	items := []json.RawMessage{}
 	for chunk, err := range c.b.client.RequestStream(ctx, c.command(), opts...) {
 		if err != nil {
-			res, perr := agentFailure(err)
+			res, perr := c.failure(ctx, err)
 			if res != nil {
 				// The items before the failure, as text and in _meta: an
 				// error result carries no structured content (see failure).
@@ -206,11 +206,12 @@ func progressText(item json.RawMessage) string {
 	return string(item)
 }
 
-// agentFailure turns what the agent answered with (an AGDX error, or no
-// answer in time) into a tool error; other errors (the log is down) stay
-// protocol errors. The AGDX error's code, message and retryability ride
-// the result's _meta (MetaError), not its structured content.
-func agentFailure(err error) (*mcp.CallToolResult, error) {
+// failure turns what the agent answered with (an AGDX error, or no answer
+// in time) into a tool error; other errors (the log is down) stay protocol
+// errors. The AGDX error's code, message and retryability ride the
+// result's _meta (MetaError), not its structured content. A call nothing
+// answered says why when the agent dead-lettered it (see refusal).
+func (c *call) failure(ctx context.Context, err error) (*mcp.CallToolResult, error) {
 	var re *runtime.RemoteError
 	switch {
 	case errors.As(err, &re):
@@ -218,6 +219,9 @@ func agentFailure(err error) (*mcp.CallToolResult, error) {
 		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}
 		return res, nil
 	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		if why := c.refusal(ctx); why != "" {
+			return failure(fmt.Errorf("no answer before the call's deadline: %s", why)), nil
+		}
 		return failure(fmt.Errorf("no answer before the call's deadline: %w", err)), nil
 	}
 	return nil, err

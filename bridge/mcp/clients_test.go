@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,7 +28,7 @@ func serveDesk(t *testing.T) string {
 	t.Helper()
 	client := bridgetest.MemClient(t)
 	desk.Start(t, client, &desk.Desk{})
-	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations()})
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Prompts: []mcpb.Prompt{quotePrompt()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +62,55 @@ func checkCalls(t *testing.T, res map[string]clientResult) {
 	}
 }
 
+// clientPrompts is what a foreign client's script reports of the prompts:
+// the list, a get with good arguments, one without the required argument
+// and one with an argument the prompt does not have.
+type clientPrompts struct {
+	Prompts []struct {
+		Name      string `json:"name"`
+		Arguments []struct {
+			Name     string `json:"name"`
+			Required bool   `json:"required"`
+		} `json:"arguments"`
+	} `json:"prompts"`
+	Good            clientPrompt `json:"prompt_good"`
+	Missing         clientPrompt `json:"prompt_missing"`
+	UnknownArgument clientPrompt `json:"prompt_unknown_argument"`
+}
+
+type clientPrompt struct {
+	Description string `json:"description"`
+	Messages    []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"messages"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// checkPrompts checks what every foreign client saw of the prompts.
+func checkPrompts(t *testing.T, raw []byte) {
+	t.Helper()
+	var p clientPrompts
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Prompts) != 1 || p.Prompts[0].Name != "quote_request" || len(p.Prompts[0].Arguments) != 2 || !p.Prompts[0].Arguments[0].Required {
+		t.Errorf("prompts %+v, want quote_request with sku required", p.Prompts)
+	}
+	if g := p.Good; g.Error != nil || len(g.Messages) != 2 || g.Messages[0].Role != "user" || g.Messages[0].Text != "Quote pen x3 with the desk_quote tool." {
+		t.Errorf("prompt with good arguments: %+v", g)
+	}
+	if e := p.Missing.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, `needs argument "sku"`) {
+		t.Errorf("prompt without sku: %+v, want invalid params naming it", p.Missing)
+	}
+	if e := p.UnknownArgument.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, `no argument "colour"`) {
+		t.Errorf("prompt with colour: %+v, want invalid params naming it", p.UnknownArgument)
+	}
+}
+
 func TestPythonMCPClientDrivesTheBridge(t *testing.T) {
 	py := bridgetest.Python(t, "mcp")
 	url := serveDesk(t)
@@ -84,6 +135,7 @@ func TestPythonMCPClientDrivesTheBridge(t *testing.T) {
 	if len(out.Transcript) != 2 || out.Transcript[0].Kind != "command" || out.Transcript[1].Source != "desk" {
 		t.Errorf("transcript %+v, want the call and the answer", out.Transcript)
 	}
+	checkPrompts(t, raw)
 }
 
 // decodeResults reads the tool results out of a client's report.
@@ -127,5 +179,82 @@ func TestTypeScriptMCPClientDrivesTheBridgeAndReadsAgentErrors(t *testing.T) {
 	checkCalls(t, calls)
 	if strings.Join(out.Progress, "") != `{"char":"g"}{"char":"o"}` {
 		t.Errorf("progress %q", out.Progress)
+	}
+	checkPrompts(t, raw)
+}
+
+// exampleBinary builds the bridges example (examples/bridges), whose -stdio
+// serves the help desk over MCP as a desktop client launches it.
+func exampleBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bridges")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/bridges")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the example: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// exampleRun is what a client's script saw of the example's help desk.
+type exampleRun struct {
+	Tools      []string     `json:"tools"`
+	Good       clientResult `json:"good"`
+	AgentError clientResult `json:"agent_error"`
+	Extra      clientResult `json:"extra"`
+	Stream     clientResult `json:"stream"`
+	Progress   []string     `json:"progress"`
+}
+
+// checkExample checks a client's run against the help desk: the tools, a
+// classified ticket, the agent's refusal of an empty one read as an error
+// result (the issue's own reproducer), an extra argument and a streamed
+// reply.
+func checkExample(t *testing.T, raw []byte) exampleRun {
+	t.Helper()
+	var r exampleRun
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if strings.Join(r.Tools, " ") != "helpdesk_classify helpdesk_reply" {
+		t.Errorf("tools %v, want the help desk's two", r.Tools)
+	}
+	if r.Good.IsError || r.Good.Structured["category"] != "outage" {
+		t.Errorf("classify: %+v, want an outage", r.Good)
+	}
+	if e := r.AgentError; !e.IsError || e.Threw != "" || e.Structured != nil || !strings.Contains(e.Text, "the ticket has no text") {
+		t.Errorf("classify of a blank ticket: %+v, want the agent's refusal as an error result", e)
+	}
+	if e := r.Extra; !e.IsError || !strings.Contains(e.Text, "priority") {
+		t.Errorf("extra argument: %+v, want an error naming it", e)
+	}
+	items, _ := r.Stream.Structured["items"].([]any)
+	if r.Stream.IsError || len(items) != 6 || items[0] != "Hello " {
+		t.Errorf("streamed reply: %+v, want its six words", r.Stream)
+	}
+	return r
+}
+
+func TestPythonMCPClientDrivesTheExampleOverStdio(t *testing.T) {
+	py := bridgetest.Python(t, "mcp")
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_mcp_example.py", exampleBinary(t))
+	r := checkExample(t, raw)
+	if got := strings.Join(r.Progress, ""); got != "Hello ada, we are on it. " {
+		t.Errorf("progress %q, want each word as its text", r.Progress)
+	}
+}
+
+func TestTypeScriptMCPClientDrivesTheExampleOverStdio(t *testing.T) {
+	modules := bridgetest.NodeModules(t, "@modelcontextprotocol/sdk")
+	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/typescript_mcp_example.cjs", exampleBinary(t))
+	r := checkExample(t, raw)
+	// The server sends every progress notification before the result; the
+	// TypeScript SDK runs notifications a microtask late, and one that lands
+	// in the same stdio read as the result finds its handler gone and is
+	// dropped (modelcontextprotocol/typescript-sdk#2580): all of them, when
+	// the process wrote them in one go. What arrives is the first words in
+	// order; the streamable HTTP test sees every one.
+	if got := strings.Join(r.Progress, ""); !strings.HasPrefix("Hello ada, we are on it. ", got) {
+		t.Errorf("progress %q, want the first words in order", r.Progress)
 	}
 }

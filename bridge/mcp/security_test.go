@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/lasergo/laser/bridge"
 	mcpb "github.com/lasergo/laser/bridge/mcp"
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
@@ -99,5 +102,77 @@ func TestATranscriptHoldsBothSidesOfACallByDefault(t *testing.T) {
 	records := transcript(t, cs, res)
 	if len(records) != 2 || records[0].Kind != "command" || records[0].Operation != "quote" || records[1].Source != "desk" {
 		t.Fatalf("transcript %+v, want the call and the answer", records)
+	}
+}
+
+func TestAnUnsignedCallAVerifyingAgentRefusedSaysSo(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	client := bridgetest.TrustedClient(t, keys.Registry)
+	desk.StartSigned(t, client, &desk.Desk{}, keys.Desk, keys.Registry)
+	// No Key: the bridge's calls go unsigned, and the desk verifies.
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, b, nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "agent desk dead-lettered the call (rejected: signature verification failed)") ||
+		!strings.Contains(text, "laser mcp --key") {
+		t.Fatalf("result %q (isError %v), want the refusal and what to do about it", text, res.IsError)
+	}
+}
+
+// forgeRefusal is a gate that, as a bridge call leaves, slips an unsigned
+// dead letter saying the call was refused into the dead-letter topic: what
+// anyone able to write the topic can do.
+type forgeRefusal struct{}
+
+func (g forgeRefusal) Admit(ctx context.Context, c *runtime.Client, e *effect.Effect) error {
+	if e.Kind != effect.BridgeCall {
+		return nil
+	}
+	detail := "signature verification failed"
+	payload, err := (&wire.DeadLetter{Reason: wire.ReasonRejected, Detail: &detail, Payload: []byte("x")}).Marshal()
+	if err != nil {
+		return err
+	}
+	prov := wire.Provenance{Conversation: e.Conversation}
+	headers, err := prov.Headers()
+	if err != nil {
+		return err
+	}
+	if err := c.Transport().EnsureTopics(ctx, 1, runtime.TopicDLQ); err != nil {
+		return err
+	}
+	_, err = c.Transport().Publish(ctx, runtime.TopicDLQ, runtime.Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: payload})
+	return err
+}
+
+func TestUnderAVerifierAnUnsignedDeadLetterIsNotBelieved(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Verifier: keys.Registry, Gate: forgeRefusal{}})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Bootstrap(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	// No desk runs: nothing answers, and only the forged capsule says why.
+	if err := client.Transport().EnsureTopics(t.Context(), 1, desk.DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := connect(t, b, nil).CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "no answer before the call's deadline") || strings.Contains(text, "dead-lettered") {
+		t.Fatalf("result %q, want a plain timeout: an unsigned capsule proves nothing", text)
 	}
 }

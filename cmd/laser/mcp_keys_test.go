@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
+	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -131,16 +133,18 @@ func serveMCP(t *testing.T, args ...string) string {
 			t.Errorf("laser mcp exited %d", code)
 		}
 	})
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
+	// Warnings may come first; the line saying where it serves ends them.
+	br := bufio.NewReader(pr)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("laser mcp said no address: %v", err)
+		}
+		if _, url, ok := strings.Cut(strings.TrimSpace(line), " tools on "); ok {
+			go func() { _, _ = io.Copy(io.Discard, br) }()
+			return url
+		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	_, url, ok := strings.Cut(strings.TrimSpace(line), " on ")
-	if !ok {
-		t.Fatalf("laser mcp said %q, want where it serves", line)
-	}
-	return url
 }
 
 func TestMCPWithAKeySignsItsCalls(t *testing.T) {
@@ -179,5 +183,61 @@ func TestMCPWithAKeySignsItsCalls(t *testing.T) {
 	}
 	if v, err := h[0].Verify(reg); err != nil || v.Principal != "gateway" {
 		t.Fatalf("the call does not verify as the gateway's: %+v, %v", v, err)
+	}
+}
+
+func TestMCPUnderKeysWithoutAKeyWarnsThatCallsGoUnsigned(t *testing.T) {
+	addr, _ := deskOnRegistrySigned(t, deskKey())
+	_, errOut := listedTools(t, "--addr", addr, "--keys", deskKeys(t))
+	if !strings.Contains(errOut, "--keys without --key: calls to desk go unsigned") {
+		t.Fatalf("stderr %q, want a warning that calls to the desk go unsigned", errOut)
+	}
+}
+
+func TestMCPUnderKeysWithAKeyDoesNotWarn(t *testing.T) {
+	addr, _ := deskOnRegistrySigned(t, deskKey())
+	_, errOut := listedTools(t, "--addr", addr, "--keys", deskKeys(t), "--key", seedFile(t))
+	if strings.Contains(errOut, "unsigned") {
+		t.Fatalf("stderr %q, want no warning when calls are signed", errOut)
+	}
+}
+
+// seedFile writes deskKey's seed as --key reads it.
+func seedFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "seed")
+	var raw [32]byte
+	raw[0] = 7
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(raw[:])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestMCPCallAVerifyingAgentRefusedUnsignedSaysWhy(t *testing.T) {
+	// A desk that signs and verifies what it handles; its keys enroll
+	// nobody for mcp-gateway, and laser mcp has no --key anyway.
+	verifying := sign.NewRegistry()
+	if err := verifying.Enroll("desk", deskKey().Public()); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := deskServed(t, deskKey(), func(client *runtime.Client) {
+		desk.StartSigned(t, client, &desk.Desk{}, deskKey(), verifying)
+	})
+	url := serveMCP(t, "--addr", addr, "--keys", deskKeys(t))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 2},
+		Meta: mcp.Meta{"laser/deadline": time.Now().Add(3 * time.Second).Format(time.RFC3339Nano)}}
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "agent desk dead-lettered the call (rejected: signature verification failed)") || !strings.Contains(text, "--key") {
+		t.Fatalf("result %q, want the desk's refusal and the --key advice", text)
 	}
 }

@@ -32,6 +32,12 @@ func deskOnRegistry(t *testing.T) string {
 // unsigned); it also returns the client, to publish more cards.
 func deskOnRegistrySigned(t *testing.T, key *sign.Key) (string, *runtime.Client) {
 	t.Helper()
+	return deskServed(t, key, func(client *runtime.Client) { desk.Start(t, client, &desk.Desk{}) })
+}
+
+// deskServed is deskOnRegistrySigned with the desk started by start.
+func deskServed(t *testing.T, key *sign.Key, start func(*runtime.Client)) (string, *runtime.Client) {
+	t.Helper()
 	addr := "iggy://iggy:iggy@" + iggytest.Start(t, iggytest.Config{}).Addr() + "/laser"
 	tr, err := iggy.Dial(t.Context(), addr, iggy.Config{})
 	if err != nil {
@@ -43,7 +49,7 @@ func deskOnRegistrySigned(t *testing.T, key *sign.Key) (string, *runtime.Client)
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	desk.Start(t, client, &desk.Desk{})
+	start(client)
 	if err := registry.PublishCard(t.Context(), client, "", desk.DeskAgentID, desk.DeskCard(), key); err != nil {
 		t.Fatal(err)
 	}

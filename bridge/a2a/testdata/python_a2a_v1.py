@@ -34,6 +34,7 @@ async def main(url):
     streaming = await create_client(card, ClientConfig(streaming=True))
     out["blocking"] = await collect(blocking, pb.SendMessageRequest(message=message("quote", {"sku": "ink", "qty": 2})))
     out["stream"] = await collect(streaming, pb.SendMessageRequest(message=message("quote", {"sku": "ink", "qty": 2})))
+    out["failed"] = await collect(blocking, pb.SendMessageRequest(message=message("quote", {"sku": "ink", "qty": 0})))
     try:
         await collect(blocking, pb.SendMessageRequest(message=message("refund", {})))
         out["unknown_skill"] = ""

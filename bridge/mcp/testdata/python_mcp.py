@@ -5,6 +5,7 @@ import json
 import sys
 
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 
 def result(r):
@@ -14,6 +15,20 @@ def result(r):
         "structured": getattr(r, "structured_content", None) if hasattr(r, "structured_content") else r.structuredContent,
         "meta": getattr(r, "meta", None),
     }
+
+
+def prompt(r):
+    return {
+        "description": r.description,
+        "messages": [{"role": m.role, "text": getattr(m.content, "text", "")} for m in r.messages],
+    }
+
+
+async def get_prompt(c, name, args):
+    try:
+        return prompt(await c.get_prompt(name, args))
+    except MCPError as e:
+        return {"error": {"code": e.code, "message": e.message}}
 
 
 async def main(url):
@@ -36,6 +51,14 @@ async def main(url):
         conv = out["good"]["meta"]["laser/conversation"]
         rr = await c.read_resource("laser://conversations/" + conv)
         out["transcript"] = json.loads(rr.contents[0].text)
+        prompts = await c.list_prompts()
+        out["prompts"] = [
+            {"name": p.name, "arguments": [{"name": a.name, "required": bool(a.required)} for a in (p.arguments or [])]}
+            for p in prompts.prompts
+        ]
+        out["prompt_good"] = await get_prompt(c, "quote_request", {"sku": "pen", "qty": "3"})
+        out["prompt_missing"] = await get_prompt(c, "quote_request", {"qty": "3"})
+        out["prompt_unknown_argument"] = await get_prompt(c, "quote_request", {"sku": "pen", "colour": "red"})
     print(json.dumps(out))
 
 

@@ -31,6 +31,22 @@ async function main(url) {
   out.null = await call("desk_quote", { sku: null, qty: 1 });
   out.stream = await call("desk_spell", { text: "go" }, { onprogress: (p) => progress.push(p.message) });
   out.progress = progress;
+  const prompts = await client.listPrompts();
+  out.prompts = prompts.prompts.map((p) => ({
+    name: p.name,
+    arguments: (p.arguments || []).map((a) => ({ name: a.name, required: Boolean(a.required) })),
+  }));
+  const getPrompt = async (name, args) => {
+    try {
+      const r = await client.getPrompt({ name, arguments: args });
+      return { description: r.description, messages: r.messages.map((m) => ({ role: m.role, text: m.content.text || "" })) };
+    } catch (e) {
+      return { error: { code: e.code, message: String(e && e.message ? e.message : e) } };
+    }
+  };
+  out.prompt_good = await getPrompt("quote_request", { sku: "pen", qty: "3" });
+  out.prompt_missing = await getPrompt("quote_request", { qty: "3" });
+  out.prompt_unknown_argument = await getPrompt("quote_request", { sku: "pen", colour: "red" });
   await client.close();
   process.stdout.write(JSON.stringify(out));
 }

@@ -1,0 +1,114 @@
+package agui_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lasergo/laser/bridge/agui"
+	"github.com/lasergo/laser/internal/bridgetest"
+	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
+)
+
+// post sends an AG-UI RunAgentInput for thread and run.
+func post(t *testing.T, url string, thread wire.ID, run string) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"threadId": thread.String(), "runId": run,
+		"messages": []map[string]any{{"id": "u1", "role": "user", "content": []map[string]any{{"type": "text", "text": "hi"}}}}})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+// drain reads events to the stream's end and returns their types.
+func drain(events <-chan agui.Event) []agui.EventType {
+	var got []agui.EventType
+	for e := range events {
+		got = append(got, e.Type)
+	}
+	return got
+}
+
+// startedOn is a Handler.Run that only reports the run on started: the
+// test then writes what the agent would.
+func startedOn(started chan<- agui.RunInput) func(context.Context, agui.RunInput) error {
+	return func(_ context.Context, in agui.RunInput) error {
+		started <- in
+		return nil
+	}
+}
+
+func TestARunStartsWithTheClientsRunAndShowsOnlyWhatTheRunWrites(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	conv := client.IDs().NewID()
+	// An earlier run of the thread, finished: the client holds its
+	// messages, and its RUN_FINISHED must not end the new run.
+	publishStatus(t, client, conv, wire.TaskSubmitted)
+	chat(t, client, conv, "earlier answer")
+	publishStatus(t, client, conv, wire.TaskCompleted)
+	started := make(chan agui.RunInput, 1)
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: startedOn(started), PollInterval: time.Millisecond})
+	t.Cleanup(srv.Close)
+	events := sse(t, post(t, srv.URL, conv, "run-7"))
+	got := <-started
+	publishStatus(t, client, conv, wire.TaskWorking)
+	chat(t, client, conv, "new ", "answer")
+	publishStatus(t, client, conv, wire.TaskCompleted)
+	first := next(t, events)
+	if first.Type != agui.RunStarted || first.ThreadID != conv.String() || first.RunID != "run-7" {
+		t.Fatalf("first event %+v, want the client's run started", first)
+	}
+	want := []agui.EventType{agui.TextMessageStart, agui.TextMessageContent, agui.TextMessageContent, agui.TextMessageEnd, agui.RunFinished}
+	if diff := cmp.Diff(want, drain(events)); diff != "" {
+		t.Fatalf("events after the start (-want +got):\n%s", diff)
+	}
+	if got.Thread != conv || got.RunID != "run-7" || got.LastUserText() != "hi" {
+		t.Fatalf("Run got %+v, want the thread, the run and the user's text", got)
+	}
+}
+
+func TestARunAnsweredByAStreamAloneFinishesAtItsEnd(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	conv := client.IDs().NewID()
+	started := make(chan agui.RunInput, 1)
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: startedOn(started), PollInterval: time.Millisecond})
+	t.Cleanup(srv.Close)
+	events := sse(t, post(t, srv.URL, conv, "r"))
+	<-started
+	chat(t, client, conv, "only ", "words")
+	want := []agui.EventType{agui.RunStarted, agui.TextMessageStart, agui.TextMessageContent, agui.TextMessageContent, agui.TextMessageEnd, agui.RunFinished}
+	if diff := cmp.Diff(want, drain(events)); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestARunThatCannotStartIsABadGateway(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	run := func(context.Context, agui.RunInput) error { return errors.New("the agent's topic is gone") }
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: run})
+	t.Cleanup(srv.Close)
+	body, _ := json.Marshal(map[string]any{"threadId": client.IDs().NewID().String(), "runId": "r"})
+	resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("status %s, want 502", resp.Status)
+	}
+}
