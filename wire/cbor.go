@@ -853,58 +853,6 @@ func (r *reader) float() (float64, error) {
 	return 0, r.errf("want a float")
 }
 
-// ErrDuplicateKey reports a map that names the same struct field or metadata
-// key twice.
-var ErrDuplicateKey = errors.New("wire: duplicate map key")
-
-// errMissingField reports a required struct field that is absent.
-var errMissingField = errors.New("wire: missing required field")
-
-// fieldSet tracks which struct fields a map has supplied.
-type fieldSet uint32
-
-func (s *fieldSet) mark(i int, key []byte) error {
-	if *s&(1<<i) != 0 {
-		return fmt.Errorf("%w %q", ErrDuplicateKey, key)
-	}
-	*s |= 1 << i
-	return nil
-}
-
-func (s fieldSet) has(i int) bool { return s&(1<<i) != 0 }
-
-// require checks (index, name) pairs of required fields.
-func (s fieldSet) require(pairs ...any) error {
-	for j := 0; j+1 < len(pairs); j += 2 {
-		if !s.has(pairs[j].(int)) {
-			return fmt.Errorf("%w %q", errMissingField, pairs[j+1].(string))
-		}
-	}
-	return nil
-}
-
-// structMap walks a struct encoded as a map, calling fn with each key; fn
-// must consume exactly the key's value.
-func (r *reader) structMap(fn func(key []byte) error) error {
-	n, indef, err := r.container(majorMap)
-	if err != nil {
-		return err
-	}
-	for i := uint64(0); r.next(i, n, indef); i++ {
-		key, err := r.key()
-		if err != nil {
-			return err
-		}
-		r.fieldKey = key
-		if err := fn(key); err != nil {
-			return err
-		}
-		r.fieldKey = nil
-	}
-	r.leave()
-	return nil
-}
-
 // finish wraps a decoding failure of typ with its location, and rejects
 // trailing bytes after a successful decode.
 func (r *reader) finish(typ string, err error) error {
@@ -926,12 +874,19 @@ type decoder[T any] interface {
 // decodeAs decodes b as one complete value of type T (what named the type
 // in errors), rejecting trailing bytes.
 func decodeAs[T any, P decoder[T]](b []byte, what string) (*T, error) {
-	r := reader{b: b}
-	v := new(T)
-	if err := r.finish(what, P(v).decode(&r)); err != nil {
+	// The field tables call their readers through function values, so the
+	// reader escapes: it is allocated with the value, in one allocation,
+	// and emptied after so the value does not keep b alive.
+	d := &struct {
+		v T
+		r reader
+	}{r: reader{b: b}}
+	err := d.r.finish(what, P(&d.v).decode(&d.r))
+	d.r = reader{}
+	if err != nil {
 		return nil, err
 	}
-	return v, nil
+	return &d.v, nil
 }
 
 // unmarshalInto is decodeAs for an UnmarshalCBOR method: dst is replaced

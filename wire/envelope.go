@@ -316,15 +316,22 @@ func DecodeEnvelope(b []byte) (*Envelope, error) {
 // optional fields. Embedded in a larger struct (the runtime's message), it
 // decodes an envelope without allocating it on its own. The zero value is
 // ready to use.
-type EnvelopeBuffer struct{ st envelopeStorage }
+type EnvelopeBuffer struct {
+	st envelopeStorage
+	// r is the reader of the Decode under way, kept here because the field
+	// tables' function values make it escape: the buffer is its one home.
+	r reader
+}
 
 // Decode decodes b as DecodeEnvelope does, into the buffer: the envelope
 // returned, and metadata of up to two entries, live in the buffer and are
 // overwritten by the next Decode.
 func (eb *EnvelopeBuffer) Decode(b []byte) (*Envelope, error) {
 	eb.st = envelopeStorage{}
-	r := newReader(b, true)
-	if err := r.finish("envelope", eb.st.decode(&r)); err != nil {
+	eb.r = newReader(b, true)
+	err := eb.r.finish("envelope", eb.st.decode(&eb.r))
+	eb.r = reader{} // so the buffer does not keep b alive
+	if err != nil {
 		return nil, err
 	}
 	return &eb.st.env, nil
@@ -357,205 +364,137 @@ type envelopeStorage struct {
 	meta [2]MetadataEntry
 }
 
-// Envelope field indexes, in wire order, for duplicate and required checks.
-const (
-	fKind = iota
-	fRecord
-	fConversation
-	fSource
-	fTarget
-	fCause
-	fCauseAt
-	fCorrelation
-	fChannel
-	fIdem
-	fDeadline
-	fSequence
-	fLast
-	fFinish
-	fTaskState
-	fOperation
-	fTool
-	fUsage
-	fMetadata
-	fMustUnderstand
-	fBody
-	fSignature
-)
+func (st *envelopeStorage) decode(r *reader) error { return envelopeFields.decode(r, st) }
 
-func envelopeField(key []byte) int {
-	switch string(key) {
-	case "kind":
-		return fKind
-	case "record":
-		return fRecord
-	case "conversation":
-		return fConversation
-	case "source":
-		return fSource
-	case "target":
-		return fTarget
-	case "cause":
-		return fCause
-	case "cause_at":
-		return fCauseAt
-	case "correlation":
-		return fCorrelation
-	case "channel":
-		return fChannel
-	case "idempotency_key":
-		return fIdem
-	case "deadline_micros":
-		return fDeadline
-	case "sequence":
-		return fSequence
-	case "last":
-		return fLast
-	case "finish_reason":
-		return fFinish
-	case "task_state":
-		return fTaskState
-	case "operation":
-		return fOperation
-	case "tool":
-		return fTool
-	case "usage":
-		return fUsage
-	case "metadata":
-		return fMetadata
-	case "must_understand":
-		return fMustUnderstand
-	case "body":
-		return fBody
-	case "signature":
-		return fSignature
-	}
-	return -1
-}
-
-// optional marks the fields the reference declares as Option: they accept
-// null or undefined as absent. The rest (kind, conversation, source, last,
-// must_understand, body) must carry a value when present.
-const optionalFields fieldSet = 1<<fRecord | 1<<fTarget | 1<<fCause | 1<<fCauseAt |
-	1<<fCorrelation | 1<<fChannel | 1<<fIdem | 1<<fDeadline | 1<<fSequence |
-	1<<fFinish | 1<<fTaskState | 1<<fOperation | 1<<fTool | 1<<fUsage |
-	1<<fMetadata | 1<<fSignature
-
-func (st *envelopeStorage) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		f := envelopeField(key)
-		if f < 0 {
-			return r.skip()
-		}
-		if err := seen.mark(f, key); err != nil {
-			return err
-		}
-		if optionalFields.has(f) {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
-		}
-		return st.field(r, f)
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(fKind, "kind", fConversation, "conversation", fSource, "source")
-}
-
-func (st *envelopeStorage) field(r *reader, f int) error {
-	e := &st.env
-	var err error
-	switch f {
-	case fKind:
+// envelopeFields are the envelope's fields in wire order. The optional ones
+// point into the storage beside the envelope.
+var envelopeFields = recordFields[envelopeStorage]{
+	{"kind", required, func(r *reader, st *envelopeStorage) error {
 		if err := r.skipTags(); err != nil {
 			return err
 		}
 		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
 			return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
 		}
-		var p []byte
-		if p, err = r.definite(majorText); err != nil {
+		p, err := r.definite(majorText)
+		if err != nil {
 			return err
 		}
 		k, ok := kindOf(p)
 		if !ok {
 			return fmt.Errorf("%w %q", errUnknownKind, p)
 		}
-		e.Kind = k
-	case fRecord:
+		st.env.Kind = k
+		return nil
+	}},
+	{"record", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.record, err = r.id()
-		e.Record = &st.record
-	case fConversation:
-		e.Conversation, err = r.id()
-	case fSource:
-		e.Source, err = r.agentID()
-	case fTarget:
+		st.env.Record = &st.record
+		return err
+	}},
+	{"conversation", required, func(r *reader, st *envelopeStorage) (err error) {
+		st.env.Conversation, err = r.id()
+		return err
+	}},
+	{"source", required, func(r *reader, st *envelopeStorage) (err error) {
+		st.env.Source, err = r.agentID()
+		return err
+	}},
+	{"target", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.target, err = r.agentID()
-		e.Target = &st.target
-	case fCause:
+		st.env.Target = &st.target
+		return err
+	}},
+	{"cause", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.cause, err = r.id()
-		e.Cause = &st.cause
-	case fCauseAt:
+		st.env.Cause = &st.cause
+		return err
+	}},
+	{"cause_at", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.causeAt, err = r.logPosition()
-		e.CauseAt = &st.causeAt
-	case fCorrelation:
+		st.env.CauseAt = &st.causeAt
+		return err
+	}},
+	{"correlation", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.correlation, err = r.id()
-		e.Correlation = &st.correlation
-	case fChannel:
+		st.env.Correlation = &st.correlation
+		return err
+	}},
+	{"channel", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.channel, err = r.id()
-		e.Channel = &st.channel
-	case fIdem:
-		var s string
-		if s, err = r.string(); err != nil {
+		st.env.Channel = &st.channel
+		return err
+	}},
+	{"idempotency_key", optional, func(r *reader, st *envelopeStorage) error {
+		s, err := r.string()
+		if err != nil {
 			return err
 		}
-		if err = checkIdempotencyKey(s); err != nil {
+		if err := checkIdempotencyKey(s); err != nil {
 			return err
 		}
 		st.idem = IdempotencyKey(s)
-		e.IdempotencyKey = &st.idem
-	case fDeadline:
+		st.env.IdempotencyKey = &st.idem
+		return nil
+	}},
+	{"deadline_micros", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.deadline, err = r.uint(maxUint64)
-		e.DeadlineMicros = &st.deadline
-	case fSequence:
+		st.env.DeadlineMicros = &st.deadline
+		return err
+	}},
+	{"sequence", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.sequence, err = r.uint(maxUint64)
-		e.Sequence = &st.sequence
-	case fLast:
-		e.Last, err = r.bool()
-	case fFinish:
+		st.env.Sequence = &st.sequence
+		return err
+	}},
+	{"last", defaulted, func(r *reader, st *envelopeStorage) (err error) {
+		st.env.Last, err = r.bool()
+		return err
+	}},
+	{"finish_reason", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.finish, err = r.string()
-		e.FinishReason = &st.finish
-	case fTaskState:
-		var v uint64
-		v, err = r.uint(math.MaxUint8)
+		st.env.FinishReason = &st.finish
+		return err
+	}},
+	{"task_state", optional, func(r *reader, st *envelopeStorage) error {
+		v, err := r.uint(math.MaxUint8)
 		st.taskState = TaskState(v)
-		e.TaskState = &st.taskState
-	case fOperation:
-		var p []byte
-		if p, err = r.text(); err != nil {
+		st.env.TaskState = &st.taskState
+		return err
+	}},
+	{"operation", optional, func(r *reader, st *envelopeStorage) error {
+		p, err := r.text()
+		if err != nil {
 			return err
 		}
 		st.operation = r.internOperation(p)
-		e.Operation = &st.operation
-	case fTool:
+		st.env.Operation = &st.operation
+		return nil
+	}},
+	{"tool", optional, func(r *reader, st *envelopeStorage) (err error) {
 		st.tool, err = r.string()
-		e.Tool = &st.tool
-	case fUsage:
-		err = st.usage.decode(r)
-		e.Usage = &st.usage
-	case fMetadata:
-		err = e.Metadata.decode(r, st.meta[:0])
-	case fMustUnderstand:
-		e.MustUnderstand, err = r.uint(maxUint64)
-	case fBody:
-		e.Body, err = r.binBytes()
-	case fSignature:
-		e.Signature = new(Signature)
-		err = e.Signature.decode(r)
-	}
-	return err
+		st.env.Tool = &st.tool
+		return err
+	}},
+	{"usage", optional, func(r *reader, st *envelopeStorage) error {
+		st.env.Usage = &st.usage
+		return usageFields.decode(r, &st.usage)
+	}},
+	{"metadata", optional, func(r *reader, st *envelopeStorage) error {
+		return st.env.Metadata.decode(r, st.meta[:0])
+	}},
+	{"must_understand", defaulted, func(r *reader, st *envelopeStorage) (err error) {
+		st.env.MustUnderstand, err = r.uint(maxUint64)
+		return err
+	}},
+	{"body", defaulted, func(r *reader, st *envelopeStorage) (err error) {
+		st.env.Body, err = r.binBytes()
+		return err
+	}},
+	{"signature", optional, func(r *reader, st *envelopeStorage) error {
+		st.env.Signature = new(Signature)
+		return signatureFields.decode(r, st.env.Signature)
+	}},
 }
 
 // internOperation returns the vocabulary constant for well-known operations,

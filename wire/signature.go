@@ -101,37 +101,18 @@ func (c *SignatureContext) AppendMarshal(b []byte) []byte {
 // Marshal returns the context's canonical CBOR.
 func (c *SignatureContext) Marshal() []byte { return c.AppendMarshal(nil) }
 
-func (c *SignatureContext) decode(r *reader) error {
-	var seen fieldSet
-	var ct uint8
-	var av uint32
-	return r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "content_type":
-			idx = 0
-		case "agent_version":
-			idx = 1
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		if none, err := r.absent(); none || err != nil {
-			return err
-		}
-		if idx == 0 {
-			v, err := r.uint(math.MaxUint8)
-			ct = uint8(v)
-			c.ContentType = &ct
-			return err
-		}
-		v, err := r.uint(math.MaxUint32)
-		av = uint32(v)
-		c.AgentVersion = &av
+// signatureContextFields are SignatureContext's fields in wire order.
+var signatureContextFields = recordFields[SignatureContext]{
+	{"content_type", optional, func(r *reader, c *SignatureContext) error {
+		v, err := r.uint(math.MaxUint8)
+		c.ContentType = ptr(uint8(v))
 		return err
-	})
+	}},
+	{"agent_version", optional, func(r *reader, c *SignatureContext) error {
+		v, err := r.uint(math.MaxUint32)
+		c.AgentVersion = ptr(uint32(v))
+		return err
+	}},
 }
 
 // AppendMarshal appends the capsule's canonical CBOR.
@@ -166,48 +147,27 @@ func (s *Signature) UnmarshalCBOR(b []byte) error { return unmarshalInto(s, b, "
 // DecodeSignature decodes a bare signature capsule.
 func DecodeSignature(b []byte) (*Signature, error) { return decodeAs[Signature](b, "signature") }
 
-func (s *Signature) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "scheme":
-			idx = 0
-		case "key_id":
-			idx = 1
-		case "bytes":
-			idx = 2
-		case "context":
-			idx = 3
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		switch idx {
-		case 0:
-			var v uint64
-			v, err = r.uint(math.MaxUint8)
-			s.Scheme = uint8(v)
-		case 1:
-			s.KeyID, err = r.binBytes()
-		case 2:
-			s.Bytes, err = r.binBytes()
-		case 3:
-			if none, aerr := r.absent(); none || aerr != nil {
-				return aerr
-			}
-			s.Context = new(SignatureContext)
-			err = s.Context.decode(r)
-		}
+func (s *Signature) decode(r *reader) error { return signatureFields.decode(r, s) }
+
+// signatureFields are the signature capsule's fields in wire order.
+var signatureFields = recordFields[Signature]{
+	{"scheme", required, func(r *reader, s *Signature) error {
+		v, err := r.uint(math.MaxUint8)
+		s.Scheme = uint8(v)
 		return err
-	})
-	if err != nil {
+	}},
+	{"key_id", required, func(r *reader, s *Signature) (err error) {
+		s.KeyID, err = r.binBytes()
 		return err
-	}
-	return seen.require(0, "scheme", 1, "key_id", 2, "bytes")
+	}},
+	{"bytes", required, func(r *reader, s *Signature) (err error) {
+		s.Bytes, err = r.binBytes()
+		return err
+	}},
+	{"context", optional, func(r *reader, s *Signature) error {
+		s.Context = new(SignatureContext)
+		return signatureContextFields.decode(r, s.Context)
+	}},
 }
 
 // Validate applies the capsule rule: an Ed25519 capsule carries an 8-byte key

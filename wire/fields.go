@@ -1,0 +1,134 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Every AGDX record (the envelope and each capsule, down to the structs
+// nested in them) is decoded by one mechanism: the record declares its
+// fields once, in a recordFields table, and recordFields.decode walks the
+// CBOR map against it. A field is its wire key, what a missing or null
+// value means, and the function that reads its value into the record. The
+// map walk (unknown keys skipped, a key named twice refused, required
+// fields checked at the end) is written here and nowhere else.
+
+// ErrDuplicateKey reports a map that names the same struct field or metadata
+// key twice.
+var ErrDuplicateKey = errors.New("wire: duplicate map key")
+
+// errMissingField reports a required struct field that is absent.
+var errMissingField = errors.New("wire: missing required field")
+
+// presence says what the decoder does when a field is missing or null.
+type presence uint8
+
+const (
+	// required: the field must appear (errMissingField otherwise) and carry
+	// a value; null is a wrong type like any other.
+	required presence = iota
+	// defaulted: the field may be missing, leaving the zero value (a serde
+	// default in the reference); null is still a wrong type.
+	defaulted
+	// optional: an Option in the reference; missing, null and undefined all
+	// leave the field absent.
+	optional
+)
+
+// recordField is one field of a record of type T.
+type recordField[T any] struct {
+	key      string
+	presence presence
+	// read consumes exactly the field's value (never a null for an
+	// optional field: decode reads that) and stores it in v.
+	read func(r *reader, v *T) error
+}
+
+// recordFields is a record's fields in wire order, at most 32 of them (the
+// width of fieldSet).
+type recordFields[T any] []recordField[T]
+
+// decode reads one record of type T, a CBOR map, into v, as the reference
+// reads a struct: keys are definite strings, unknown keys are skipped, a
+// key named twice is ErrDuplicateKey, and a required field missing at the
+// end is errMissingField. While a field's value is read its key is
+// r.fieldKey, so a DecodeError names it.
+func (fs recordFields[T]) decode(r *reader, v *T) error {
+	n, indef, err := r.container(majorMap)
+	if err != nil {
+		return err
+	}
+	var seen fieldSet
+	// expect is where canonical order puts the next key: encoders write
+	// fields in table order, so a lookup usually ends at its first compare.
+	expect := 0
+	for i := uint64(0); r.next(i, n, indef); i++ {
+		key, err := r.key()
+		if err != nil {
+			return err
+		}
+		r.fieldKey = key
+		f := fs.index(key, expect)
+		if f < 0 {
+			if err := r.skip(); err != nil {
+				return err
+			}
+			r.fieldKey = nil
+			continue
+		}
+		expect = f + 1
+		if err := seen.mark(f, key); err != nil {
+			return err
+		}
+		if fs[f].presence == optional {
+			none, err := r.absent()
+			if err != nil {
+				return err
+			}
+			if none {
+				r.fieldKey = nil
+				continue
+			}
+		}
+		if err := fs[f].read(r, v); err != nil {
+			return err
+		}
+		r.fieldKey = nil
+	}
+	r.leave()
+	for f := range fs {
+		if fs[f].presence == required && !seen.has(f) {
+			return fmt.Errorf("%w %q", errMissingField, fs[f].key)
+		}
+	}
+	return nil
+}
+
+// index returns the index of the field named key, or -1: it looks from
+// expect to the end and then from the start.
+func (fs recordFields[T]) index(key []byte, expect int) int {
+	for f := expect; f < len(fs); f++ {
+		if fs[f].key == string(key) {
+			return f
+		}
+	}
+	for f := 0; f < expect && f < len(fs); f++ {
+		if fs[f].key == string(key) {
+			return f
+		}
+	}
+	return -1
+}
+
+// fieldSet tracks which fields of a record a map has supplied.
+type fieldSet uint32
+
+func (s *fieldSet) mark(i int, key []byte) error {
+	if *s&(1<<i) != 0 {
+		return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+	}
+	*s |= 1 << i
+	return nil
+}
+
+func (s fieldSet) has(i int) bool { return s&(1<<i) != 0 }
