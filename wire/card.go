@@ -302,8 +302,9 @@ var cardFields = recordFields[AgentCard]{
 	}},
 	// A list, not an option: null is no list.
 	{"capabilities", defaulted, readCapabilities},
-	{"ttl_micros", optional, func(r *reader, c *AgentCard) (err error) {
-		c.TTLMicros, err = r.uintPtr(maxUint64)
+	{"ttl_micros", optional, func(r *reader, c *AgentCard) error {
+		v, err := r.uint(maxUint64)
+		c.TTLMicros = &v
 		return err
 	}},
 }
@@ -331,11 +332,12 @@ func readCapabilities(r *reader, c *AgentCard) error {
 	}
 	c.Capabilities = nil
 	for i := uint64(0); r.next(i, n, indef); i++ {
-		var d CapabilityDescriptor
-		if err := capabilityFields.decode(r, &d); err != nil {
+		// Read in place: a descriptor of its own would escape to the heap
+		// through the field table's function values.
+		c.Capabilities = append(c.Capabilities, CapabilityDescriptor{})
+		if err := capabilityFields.decode(r, &c.Capabilities[len(c.Capabilities)-1]); err != nil {
 			return err
 		}
-		c.Capabilities = append(c.Capabilities, d)
 	}
 	r.leave()
 	return nil

@@ -358,7 +358,7 @@ type envelopeStorage struct {
 	deadline, sequence                  uint64
 	finish, operation, tool             string
 	taskState                           TaskState
-	usage                               TokenUsage
+	usage                               usageStorage
 	// meta holds the metadata of the usual envelope, which has an entry or
 	// two (a fence, a run); more move it to the heap.
 	meta [2]MetadataEntry
@@ -477,7 +477,7 @@ var envelopeFields = recordFields[envelopeStorage]{
 		return err
 	}},
 	{"usage", optional, func(r *reader, st *envelopeStorage) error {
-		st.env.Usage = &st.usage
+		st.env.Usage = &st.usage.usage
 		return usageFields.decode(r, &st.usage)
 	}},
 	{"metadata", optional, func(r *reader, st *envelopeStorage) error {

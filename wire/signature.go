@@ -101,16 +101,26 @@ func (c *SignatureContext) AppendMarshal(b []byte) []byte {
 // Marshal returns the context's canonical CBOR.
 func (c *SignatureContext) Marshal() []byte { return c.AppendMarshal(nil) }
 
+// signatureContextStorage is a decoded context with the targets of its
+// pointer fields, so one allocation serves them all.
+type signatureContextStorage struct {
+	ctx SignatureContext
+	ct  uint8
+	av  uint32
+}
+
 // signatureContextFields are SignatureContext's fields in wire order.
-var signatureContextFields = recordFields[SignatureContext]{
-	{"content_type", optional, func(r *reader, c *SignatureContext) error {
+var signatureContextFields = recordFields[signatureContextStorage]{
+	{"content_type", optional, func(r *reader, st *signatureContextStorage) error {
 		v, err := r.uint(math.MaxUint8)
-		c.ContentType = ptr(uint8(v))
+		st.ct = uint8(v)
+		st.ctx.ContentType = &st.ct
 		return err
 	}},
-	{"agent_version", optional, func(r *reader, c *SignatureContext) error {
+	{"agent_version", optional, func(r *reader, st *signatureContextStorage) error {
 		v, err := r.uint(math.MaxUint32)
-		c.AgentVersion = ptr(uint32(v))
+		st.av = uint32(v)
+		st.ctx.AgentVersion = &st.av
 		return err
 	}},
 }
@@ -165,8 +175,9 @@ var signatureFields = recordFields[Signature]{
 		return err
 	}},
 	{"context", optional, func(r *reader, s *Signature) error {
-		s.Context = new(SignatureContext)
-		return signatureContextFields.decode(r, s.Context)
+		st := new(signatureContextStorage)
+		s.Context = &st.ctx
+		return signatureContextFields.decode(r, st)
 	}},
 }
 
