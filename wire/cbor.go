@@ -8,10 +8,12 @@ import (
 	"unsafe"
 )
 
-// The AGDX codec is hand-written rather than reflection-driven: the envelope
-// is the hot path, and the reference's byte form (declaration-order text keys,
-// skipped absent fields, shortest floats, bytewise-sorted metadata) is easier
-// to pin exactly with explicit appends than with encoder options.
+// The AGDX codec is written for its format rather than reflection-driven:
+// the envelope is the hot path, and the reference's byte form
+// (declaration-order text keys, skipped absent fields, shortest floats,
+// bytewise-sorted metadata) is easier to pin exactly with explicit appends
+// than with encoder options. This file holds the CBOR primitives; records
+// are decoded by their field tables (fields.go).
 
 // CBOR major types, pre-shifted into the head byte.
 const (
