@@ -40,7 +40,11 @@ type recordField[T any] struct {
 	key      string
 	presence presence
 	// read consumes exactly the field's value (never a null for an
-	// optional field: decode reads that) and stores it in v.
+	// optional field: decode reads that) and stores it in v. Called
+	// through a function value, it makes the reader and the record escape:
+	// callers keep both in memory allocated anyway (EnvelopeBuffer,
+	// decodeAs), and nested records carry their pointer targets beside
+	// them (envelopeStorage, usageStorage, signatureContextStorage).
 	read func(r *reader, v *T) error
 }
 
