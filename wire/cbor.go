@@ -251,8 +251,11 @@ type reader struct {
 	b     []byte
 	i     int
 	depth int
-	// fieldKey names the struct field being decoded, for error messages.
-	fieldKey []byte
+	// fieldKey is the input range of the name of the struct field being
+	// decoded, for error messages (empty when none is): offsets rather than
+	// a slice, so setting it twice per field costs no write barrier when
+	// the reader lives on the heap (see recordField.read).
+	fieldKey struct{ start, end int }
 	// copied, when set, is a copy of b, and src the same bytes as a string:
 	// decoded text becomes substrings of src and byte strings subslices of
 	// copied, so one allocation serves every field. span is the input range
@@ -864,7 +867,7 @@ func (r *reader) finish(typ string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &DecodeError{Type: typ, Field: string(r.fieldKey), Offset: r.i, Err: err}
+	return &DecodeError{Type: typ, Field: string(r.b[r.fieldKey.start:r.fieldKey.end]), Offset: r.i, Err: err}
 }
 
 // decoder is a capsule type that reads itself from a reader.

@@ -55,8 +55,8 @@ type recordFields[T any] []recordField[T]
 // decode reads one record of type T, a CBOR map, into v, as the reference
 // reads a struct: keys are definite strings, unknown keys are skipped, a
 // key named twice is ErrDuplicateKey, and a required field missing at the
-// end is errMissingField. While a field's value is read its key is
-// r.fieldKey, so a DecodeError names it.
+// end is errMissingField. While a field's value is read r.fieldKey holds
+// its key, so a DecodeError names it.
 func (fs recordFields[T]) decode(r *reader, v *T) error {
 	n, indef, err := r.container(majorMap)
 	if err != nil {
@@ -71,13 +71,15 @@ func (fs recordFields[T]) decode(r *reader, v *T) error {
 		if err != nil {
 			return err
 		}
-		r.fieldKey = key
+		// A key is a definite string, so it lies in the input, where the
+		// last span read says.
+		r.fieldKey.start, r.fieldKey.end = r.spanStart, r.spanEnd
 		f := fs.index(key, expect)
 		if f < 0 {
 			if err := r.skip(); err != nil {
 				return err
 			}
-			r.fieldKey = nil
+			r.fieldKey.end = r.fieldKey.start
 			continue
 		}
 		expect = f + 1
@@ -90,14 +92,14 @@ func (fs recordFields[T]) decode(r *reader, v *T) error {
 				return err
 			}
 			if none {
-				r.fieldKey = nil
+				r.fieldKey.end = r.fieldKey.start
 				continue
 			}
 		}
 		if err := fs[f].read(r, v); err != nil {
 			return err
 		}
-		r.fieldKey = nil
+		r.fieldKey.end = r.fieldKey.start
 	}
 	r.leave()
 	for f := range fs {
