@@ -189,43 +189,59 @@ func (c *CapabilityDescriptor) appendCBOR(b []byte) ([]byte, error) {
 
 // capabilityFields are CapabilityDescriptor's fields in wire order.
 var capabilityFields = recordFields[CapabilityDescriptor]{
-	{"skill_id", required, func(r *reader, c *CapabilityDescriptor) (err error) {
-		c.SkillID, err = r.string()
-		return err
-	}},
-	{"input", optional, func(r *reader, c *CapabilityDescriptor) error {
-		c.Input = new(ContentReference)
-		return c.Input.decode(r)
-	}},
-	{"output", optional, func(r *reader, c *CapabilityDescriptor) error {
-		c.Output = new(ContentReference)
-		return c.Output.decode(r)
-	}},
-	{"cost_class", optional, func(r *reader, c *CapabilityDescriptor) error {
-		v, err := r.uint(math.MaxUint8)
-		c.CostClass = ptr(uint8(v))
-		return err
-	}},
-	{"latency_class", optional, func(r *reader, c *CapabilityDescriptor) error {
-		v, err := r.uint(math.MaxUint8)
-		c.LatencyClass = ptr(uint8(v))
-		return err
-	}},
-	{"max_concurrency", optional, func(r *reader, c *CapabilityDescriptor) error {
-		v, err := r.uint(math.MaxUint32)
-		c.MaxConcurrency = ptr(uint32(v))
-		return err
-	}},
-	{"health", optional, func(r *reader, c *CapabilityDescriptor) error {
-		v, err := r.uint(math.MaxUint8)
-		c.Health = ptr(Health(v))
-		return err
-	}},
-	{"load", optional, func(r *reader, c *CapabilityDescriptor) error {
-		v, err := r.uint(math.MaxUint16)
-		c.Load = ptr(uint16(v))
-		return err
-	}},
+	{"skill_id", required, readCapabilitySkillID},
+	{"input", optional, readCapabilityInput},
+	{"output", optional, readCapabilityOutput},
+	{"cost_class", optional, readCapabilityCostClass},
+	{"latency_class", optional, readCapabilityLatencyClass},
+	{"max_concurrency", optional, readCapabilityMaxConcurrency},
+	{"health", optional, readCapabilityHealth},
+	{"load", optional, readCapabilityLoad},
+}
+
+func readCapabilitySkillID(r *reader, c *CapabilityDescriptor) (err error) {
+	c.SkillID, err = r.string()
+	return err
+}
+
+func readCapabilityInput(r *reader, c *CapabilityDescriptor) error {
+	c.Input = new(ContentReference)
+	return c.Input.decode(r)
+}
+
+func readCapabilityOutput(r *reader, c *CapabilityDescriptor) error {
+	c.Output = new(ContentReference)
+	return c.Output.decode(r)
+}
+
+func readCapabilityCostClass(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.CostClass = ptr(uint8(v))
+	return err
+}
+
+func readCapabilityLatencyClass(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.LatencyClass = ptr(uint8(v))
+	return err
+}
+
+func readCapabilityMaxConcurrency(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint32)
+	c.MaxConcurrency = ptr(uint32(v))
+	return err
+}
+
+func readCapabilityHealth(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.Health = ptr(Health(v))
+	return err
+}
+
+func readCapabilityLoad(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint16)
+	c.Load = ptr(uint16(v))
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -288,25 +304,31 @@ func (c *AgentCard) UnmarshalCBOR(b []byte) error { return unmarshalInto(c, b, "
 // DecodeAgentCard decodes an agent card body.
 func DecodeAgentCard(b []byte) (*AgentCard, error) { return decodeAs[AgentCard](b, "agent card") }
 
-func (c *AgentCard) decode(r *reader) error { return cardFields.decode(r, c) }
+func (c *AgentCard) decode(r *reader) error { return decodeCardFields(r, c) }
 
 // cardFields are AgentCard's fields in wire order.
 var cardFields = recordFields[AgentCard]{
-	{"name", optional, func(r *reader, c *AgentCard) (err error) {
-		c.Name, err = r.string()
-		return err
-	}},
-	{"version", optional, func(r *reader, c *AgentCard) (err error) {
-		c.Version, err = r.string()
-		return err
-	}},
+	{"name", optional, readCardName},
+	{"version", optional, readCardVersion},
 	// A list, not an option: null is no list.
 	{"capabilities", defaulted, readCapabilities},
-	{"ttl_micros", optional, func(r *reader, c *AgentCard) error {
-		v, err := r.uint(maxUint64)
-		c.TTLMicros = &v
-		return err
-	}},
+	{"ttl_micros", optional, readCardTtlMicros},
+}
+
+func readCardName(r *reader, c *AgentCard) (err error) {
+	c.Name, err = r.string()
+	return err
+}
+
+func readCardVersion(r *reader, c *AgentCard) (err error) {
+	c.Version, err = r.string()
+	return err
+}
+
+func readCardTtlMicros(r *reader, c *AgentCard) error {
+	v, err := r.uint(maxUint64)
+	c.TTLMicros = &v
+	return err
 }
 
 func readCapabilities(r *reader, c *AgentCard) error {
@@ -332,12 +354,11 @@ func readCapabilities(r *reader, c *AgentCard) error {
 	}
 	c.Capabilities = nil
 	for i := uint64(0); r.next(i, n, indef); i++ {
-		// Read in place: a descriptor of its own would escape to the heap
-		// through the field table's function values.
-		c.Capabilities = append(c.Capabilities, CapabilityDescriptor{})
-		if err := capabilityFields.decode(r, &c.Capabilities[len(c.Capabilities)-1]); err != nil {
+		var d CapabilityDescriptor
+		if err := decodeCapabilityFields(r, &d); err != nil {
 			return err
 		}
+		c.Capabilities = append(c.Capabilities, d)
 	}
 	r.leave()
 	return nil
@@ -407,27 +428,35 @@ func (b *BodyRef) UnmarshalCBOR(p []byte) error { return unmarshalInto(b, p, "bo
 // DecodeBodyRef decodes a claim-check capsule.
 func DecodeBodyRef(p []byte) (*BodyRef, error) { return decodeAs[BodyRef](p, "body ref") }
 
-func (b *BodyRef) decode(r *reader) error { return bodyRefFields.decode(r, b) }
+func (b *BodyRef) decode(r *reader) error { return decodeBodyRefFields(r, b) }
 
 // bodyRefFields are the claim-check capsule's fields in wire order.
 var bodyRefFields = recordFields[BodyRef]{
-	{"reference", required, func(r *reader, b *BodyRef) (err error) {
-		b.Reference, err = r.string()
-		return err
-	}},
-	{"size_bytes", required, func(r *reader, b *BodyRef) (err error) {
-		b.SizeBytes, err = r.uint(maxUint64)
-		return err
-	}},
-	{"sha256", required, func(r *reader, b *BodyRef) (err error) {
-		b.SHA256, err = r.binBytes()
-		return err
-	}},
-	{"encryption", optional, func(r *reader, b *BodyRef) error {
-		v, err := r.uint(math.MaxUint8)
-		b.Encryption = ptr(uint8(v))
-		return err
-	}},
+	{"reference", required, readBodyRefReference},
+	{"size_bytes", required, readBodyRefSizeBytes},
+	{"sha256", required, readBodyRefSha256},
+	{"encryption", optional, readBodyRefEncryption},
+}
+
+func readBodyRefReference(r *reader, b *BodyRef) (err error) {
+	b.Reference, err = r.string()
+	return err
+}
+
+func readBodyRefSizeBytes(r *reader, b *BodyRef) (err error) {
+	b.SizeBytes, err = r.uint(maxUint64)
+	return err
+}
+
+func readBodyRefSha256(r *reader, b *BodyRef) (err error) {
+	b.SHA256, err = r.binBytes()
+	return err
+}
+
+func readBodyRefEncryption(r *reader, b *BodyRef) error {
+	v, err := r.uint(math.MaxUint8)
+	b.Encryption = ptr(uint8(v))
+	return err
 }
 
 // Validate checks a reference of 1..1024 bytes and a 32-byte digest.

@@ -251,10 +251,8 @@ type reader struct {
 	b     []byte
 	i     int
 	depth int
-	// fieldKey is the input range of the name of the struct field being
-	// decoded, for error messages (empty when none is): offsets rather than
-	// a slice, so setting it twice per field costs no write barrier when
-	// the reader lives on the heap (see recordField.read).
+	// fieldKey is the range of b holding the name of the struct field
+	// being decoded, for error messages (empty when none is).
 	fieldKey struct{ start, end int }
 	// copied, when set, is a copy of b, and src the same bytes as a string:
 	// decoded text becomes substrings of src and byte strings subslices of
@@ -879,19 +877,12 @@ type decoder[T any] interface {
 // decodeAs decodes b as one complete value of type T (what named the type
 // in errors), rejecting trailing bytes.
 func decodeAs[T any, P decoder[T]](b []byte, what string) (*T, error) {
-	// The field tables call their readers through function values, so the
-	// reader escapes: it is allocated with the value, in one allocation,
-	// and emptied after so the value does not keep b alive.
-	d := &struct {
-		v T
-		r reader
-	}{r: reader{b: b}}
-	err := d.r.finish(what, P(&d.v).decode(&d.r))
-	d.r = reader{}
-	if err != nil {
+	r := reader{b: b}
+	v := new(T)
+	if err := r.finish(what, P(v).decode(&r)); err != nil {
 		return nil, err
 	}
-	return &d.v, nil
+	return v, nil
 }
 
 // unmarshalInto is decodeAs for an UnmarshalCBOR method: dst is replaced

@@ -77,31 +77,41 @@ func (d *DeadLetter) UnmarshalCBOR(b []byte) error { return unmarshalInto(d, b, 
 // DecodeDeadLetter decodes a dead-letter capsule; the payload is copied.
 func DecodeDeadLetter(b []byte) (*DeadLetter, error) { return decodeAs[DeadLetter](b, "dead letter") }
 
-func (d *DeadLetter) decode(r *reader) error { return deadLetterFields.decode(r, d) }
+func (d *DeadLetter) decode(r *reader) error { return decodeDeadLetterFields(r, d) }
 
 // deadLetterFields are the dead-letter capsule's fields in wire order.
 var deadLetterFields = recordFields[DeadLetter]{
-	{"source", required, func(r *reader, d *DeadLetter) (err error) {
-		d.Source, err = r.logPosition()
-		return err
-	}},
-	{"reason", required, func(r *reader, d *DeadLetter) error {
-		v, err := r.uint(math.MaxUint8)
-		d.Reason = DeadLetterReason(v)
-		return err
-	}},
-	{"attempts", required, func(r *reader, d *DeadLetter) error {
-		v, err := r.uint(math.MaxUint32)
-		d.Attempts = uint32(v)
-		return err
-	}},
-	{"detail", optional, func(r *reader, d *DeadLetter) error {
-		s, err := r.string()
-		d.Detail = &s
-		return err
-	}},
-	{"payload", required, func(r *reader, d *DeadLetter) (err error) {
-		d.Payload, err = r.binBytes()
-		return err
-	}},
+	{"source", required, readDeadLetterSource},
+	{"reason", required, readDeadLetterReason},
+	{"attempts", required, readDeadLetterAttempts},
+	{"detail", optional, readDeadLetterDetail},
+	{"payload", required, readDeadLetterPayload},
+}
+
+func readDeadLetterSource(r *reader, d *DeadLetter) (err error) {
+	d.Source, err = r.logPosition()
+	return err
+}
+
+func readDeadLetterReason(r *reader, d *DeadLetter) error {
+	v, err := r.uint(math.MaxUint8)
+	d.Reason = DeadLetterReason(v)
+	return err
+}
+
+func readDeadLetterAttempts(r *reader, d *DeadLetter) error {
+	v, err := r.uint(math.MaxUint32)
+	d.Attempts = uint32(v)
+	return err
+}
+
+func readDeadLetterDetail(r *reader, d *DeadLetter) error {
+	s, err := r.string()
+	d.Detail = &s
+	return err
+}
+
+func readDeadLetterPayload(r *reader, d *DeadLetter) (err error) {
+	d.Payload, err = r.binBytes()
+	return err
 }

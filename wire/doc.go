@@ -9,8 +9,9 @@
 // floats take their shortest exact form and metadata keys are sorted
 // bytewise; signatures cover a re-encoding, so these rules are load-bearing.
 // The codec uses no reflection: encoding appends heads directly, and every
-// record decodes through one mechanism, a table of its fields (fields.go)
-// that one map walk reads in a single pass over the buffer. Decoding
+// record decodes through one mechanism, a table of its fields (fields.go,
+// with the dispatch generated into fields_gen.go) that one map walk reads
+// in a single pass over the buffer. Decoding
 // accepts and refuses what the reference's decoder does, field type by
 // field type (tags, indefinite
 // lengths, non-shortest heads and bignums where it reads them; trailing

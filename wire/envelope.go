@@ -316,22 +316,15 @@ func DecodeEnvelope(b []byte) (*Envelope, error) {
 // optional fields. Embedded in a larger struct (the runtime's message), it
 // decodes an envelope without allocating it on its own. The zero value is
 // ready to use.
-type EnvelopeBuffer struct {
-	st envelopeStorage
-	// r is the reader of the Decode under way, kept here because the field
-	// tables' function values make it escape: the buffer is its one home.
-	r reader
-}
+type EnvelopeBuffer struct{ st envelopeStorage }
 
 // Decode decodes b as DecodeEnvelope does, into the buffer: the envelope
 // returned, and metadata of up to two entries, live in the buffer and are
 // overwritten by the next Decode.
 func (eb *EnvelopeBuffer) Decode(b []byte) (*Envelope, error) {
 	eb.st = envelopeStorage{}
-	eb.r = newReader(b, true)
-	err := eb.r.finish("envelope", eb.st.decode(&eb.r))
-	eb.r = reader{} // so the buffer does not keep b alive
-	if err != nil {
+	r := newReader(b, true)
+	if err := r.finish("envelope", eb.st.decode(&r)); err != nil {
 		return nil, err
 	}
 	return &eb.st.env, nil
@@ -358,143 +351,187 @@ type envelopeStorage struct {
 	deadline, sequence                  uint64
 	finish, operation, tool             string
 	taskState                           TaskState
-	usage                               usageStorage
+	usage                               TokenUsage
 	// meta holds the metadata of the usual envelope, which has an entry or
 	// two (a fence, a run); more move it to the heap.
 	meta [2]MetadataEntry
 }
 
-func (st *envelopeStorage) decode(r *reader) error { return envelopeFields.decode(r, st) }
+func (st *envelopeStorage) decode(r *reader) error { return decodeEnvelopeFields(r, st) }
 
 // envelopeFields are the envelope's fields in wire order. The optional ones
 // point into the storage beside the envelope.
 var envelopeFields = recordFields[envelopeStorage]{
-	{"kind", required, func(r *reader, st *envelopeStorage) error {
-		if err := r.skipTags(); err != nil {
-			return err
-		}
-		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
-			return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
-		}
-		p, err := r.definite(majorText)
-		if err != nil {
-			return err
-		}
-		k, ok := kindOf(p)
-		if !ok {
-			return fmt.Errorf("%w %q", errUnknownKind, p)
-		}
-		st.env.Kind = k
-		return nil
-	}},
-	{"record", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.record, err = r.id()
-		st.env.Record = &st.record
+	{"kind", required, readEnvelopeKind},
+	{"record", optional, readEnvelopeRecord},
+	{"conversation", required, readEnvelopeConversation},
+	{"source", required, readEnvelopeSource},
+	{"target", optional, readEnvelopeTarget},
+	{"cause", optional, readEnvelopeCause},
+	{"cause_at", optional, readEnvelopeCauseAt},
+	{"correlation", optional, readEnvelopeCorrelation},
+	{"channel", optional, readEnvelopeChannel},
+	{"idempotency_key", optional, readEnvelopeIdempotencyKey},
+	{"deadline_micros", optional, readEnvelopeDeadlineMicros},
+	{"sequence", optional, readEnvelopeSequence},
+	{"last", defaulted, readEnvelopeLast},
+	{"finish_reason", optional, readEnvelopeFinishReason},
+	{"task_state", optional, readEnvelopeTaskState},
+	{"operation", optional, readEnvelopeOperation},
+	{"tool", optional, readEnvelopeTool},
+	{"usage", optional, readEnvelopeUsage},
+	{"metadata", optional, readEnvelopeMetadata},
+	{"must_understand", defaulted, readEnvelopeMustUnderstand},
+	{"body", defaulted, readEnvelopeBody},
+	{"signature", optional, readEnvelopeSignature},
+}
+
+func readEnvelopeKind(r *reader, st *envelopeStorage) error {
+	if err := r.skipTags(); err != nil {
 		return err
-	}},
-	{"conversation", required, func(r *reader, st *envelopeStorage) (err error) {
-		st.env.Conversation, err = r.id()
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
+		return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
+	}
+	p, err := r.definite(majorText)
+	if err != nil {
 		return err
-	}},
-	{"source", required, func(r *reader, st *envelopeStorage) (err error) {
-		st.env.Source, err = r.agentID()
+	}
+	k, ok := kindOf(p)
+	if !ok {
+		return fmt.Errorf("%w %q", errUnknownKind, p)
+	}
+	st.env.Kind = k
+	return nil
+}
+
+func readEnvelopeRecord(r *reader, st *envelopeStorage) (err error) {
+	st.record, err = r.id()
+	st.env.Record = &st.record
+	return err
+}
+
+func readEnvelopeConversation(r *reader, st *envelopeStorage) (err error) {
+	st.env.Conversation, err = r.id()
+	return err
+}
+
+func readEnvelopeSource(r *reader, st *envelopeStorage) (err error) {
+	st.env.Source, err = r.agentID()
+	return err
+}
+
+func readEnvelopeTarget(r *reader, st *envelopeStorage) (err error) {
+	st.target, err = r.agentID()
+	st.env.Target = &st.target
+	return err
+}
+
+func readEnvelopeCause(r *reader, st *envelopeStorage) (err error) {
+	st.cause, err = r.id()
+	st.env.Cause = &st.cause
+	return err
+}
+
+func readEnvelopeCauseAt(r *reader, st *envelopeStorage) (err error) {
+	st.causeAt, err = r.logPosition()
+	st.env.CauseAt = &st.causeAt
+	return err
+}
+
+func readEnvelopeCorrelation(r *reader, st *envelopeStorage) (err error) {
+	st.correlation, err = r.id()
+	st.env.Correlation = &st.correlation
+	return err
+}
+
+func readEnvelopeChannel(r *reader, st *envelopeStorage) (err error) {
+	st.channel, err = r.id()
+	st.env.Channel = &st.channel
+	return err
+}
+
+func readEnvelopeIdempotencyKey(r *reader, st *envelopeStorage) error {
+	s, err := r.string()
+	if err != nil {
 		return err
-	}},
-	{"target", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.target, err = r.agentID()
-		st.env.Target = &st.target
+	}
+	if err := checkIdempotencyKey(s); err != nil {
 		return err
-	}},
-	{"cause", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.cause, err = r.id()
-		st.env.Cause = &st.cause
+	}
+	st.idem = IdempotencyKey(s)
+	st.env.IdempotencyKey = &st.idem
+	return nil
+}
+
+func readEnvelopeDeadlineMicros(r *reader, st *envelopeStorage) (err error) {
+	st.deadline, err = r.uint(maxUint64)
+	st.env.DeadlineMicros = &st.deadline
+	return err
+}
+
+func readEnvelopeSequence(r *reader, st *envelopeStorage) (err error) {
+	st.sequence, err = r.uint(maxUint64)
+	st.env.Sequence = &st.sequence
+	return err
+}
+
+func readEnvelopeLast(r *reader, st *envelopeStorage) (err error) {
+	st.env.Last, err = r.bool()
+	return err
+}
+
+func readEnvelopeFinishReason(r *reader, st *envelopeStorage) (err error) {
+	st.finish, err = r.string()
+	st.env.FinishReason = &st.finish
+	return err
+}
+
+func readEnvelopeTaskState(r *reader, st *envelopeStorage) error {
+	v, err := r.uint(math.MaxUint8)
+	st.taskState = TaskState(v)
+	st.env.TaskState = &st.taskState
+	return err
+}
+
+func readEnvelopeOperation(r *reader, st *envelopeStorage) error {
+	p, err := r.text()
+	if err != nil {
 		return err
-	}},
-	{"cause_at", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.causeAt, err = r.logPosition()
-		st.env.CauseAt = &st.causeAt
-		return err
-	}},
-	{"correlation", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.correlation, err = r.id()
-		st.env.Correlation = &st.correlation
-		return err
-	}},
-	{"channel", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.channel, err = r.id()
-		st.env.Channel = &st.channel
-		return err
-	}},
-	{"idempotency_key", optional, func(r *reader, st *envelopeStorage) error {
-		s, err := r.string()
-		if err != nil {
-			return err
-		}
-		if err := checkIdempotencyKey(s); err != nil {
-			return err
-		}
-		st.idem = IdempotencyKey(s)
-		st.env.IdempotencyKey = &st.idem
-		return nil
-	}},
-	{"deadline_micros", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.deadline, err = r.uint(maxUint64)
-		st.env.DeadlineMicros = &st.deadline
-		return err
-	}},
-	{"sequence", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.sequence, err = r.uint(maxUint64)
-		st.env.Sequence = &st.sequence
-		return err
-	}},
-	{"last", defaulted, func(r *reader, st *envelopeStorage) (err error) {
-		st.env.Last, err = r.bool()
-		return err
-	}},
-	{"finish_reason", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.finish, err = r.string()
-		st.env.FinishReason = &st.finish
-		return err
-	}},
-	{"task_state", optional, func(r *reader, st *envelopeStorage) error {
-		v, err := r.uint(math.MaxUint8)
-		st.taskState = TaskState(v)
-		st.env.TaskState = &st.taskState
-		return err
-	}},
-	{"operation", optional, func(r *reader, st *envelopeStorage) error {
-		p, err := r.text()
-		if err != nil {
-			return err
-		}
-		st.operation = r.internOperation(p)
-		st.env.Operation = &st.operation
-		return nil
-	}},
-	{"tool", optional, func(r *reader, st *envelopeStorage) (err error) {
-		st.tool, err = r.string()
-		st.env.Tool = &st.tool
-		return err
-	}},
-	{"usage", optional, func(r *reader, st *envelopeStorage) error {
-		st.env.Usage = &st.usage.usage
-		return usageFields.decode(r, &st.usage)
-	}},
-	{"metadata", optional, func(r *reader, st *envelopeStorage) error {
-		return st.env.Metadata.decode(r, st.meta[:0])
-	}},
-	{"must_understand", defaulted, func(r *reader, st *envelopeStorage) (err error) {
-		st.env.MustUnderstand, err = r.uint(maxUint64)
-		return err
-	}},
-	{"body", defaulted, func(r *reader, st *envelopeStorage) (err error) {
-		st.env.Body, err = r.binBytes()
-		return err
-	}},
-	{"signature", optional, func(r *reader, st *envelopeStorage) error {
-		st.env.Signature = new(Signature)
-		return signatureFields.decode(r, st.env.Signature)
-	}},
+	}
+	st.operation = r.internOperation(p)
+	st.env.Operation = &st.operation
+	return nil
+}
+
+func readEnvelopeTool(r *reader, st *envelopeStorage) (err error) {
+	st.tool, err = r.string()
+	st.env.Tool = &st.tool
+	return err
+}
+
+func readEnvelopeUsage(r *reader, st *envelopeStorage) error {
+	st.env.Usage = &st.usage
+	return decodeUsageFields(r, &st.usage)
+}
+
+func readEnvelopeMetadata(r *reader, st *envelopeStorage) error {
+	return st.env.Metadata.decode(r, st.meta[:0])
+}
+
+func readEnvelopeMustUnderstand(r *reader, st *envelopeStorage) (err error) {
+	st.env.MustUnderstand, err = r.uint(maxUint64)
+	return err
+}
+
+func readEnvelopeBody(r *reader, st *envelopeStorage) (err error) {
+	st.env.Body, err = r.binBytes()
+	return err
+}
+
+func readEnvelopeSignature(r *reader, st *envelopeStorage) error {
+	st.env.Signature = new(Signature)
+	return decodeSignatureFields(r, st.env.Signature)
 }
 
 // internOperation returns the vocabulary constant for well-known operations,

@@ -83,25 +83,33 @@ func (e *ErrorBody) UnmarshalCBOR(b []byte) error { return unmarshalInto(e, b, "
 // DecodeErrorBody decodes an error envelope's body.
 func DecodeErrorBody(b []byte) (*ErrorBody, error) { return decodeAs[ErrorBody](b, "error body") }
 
-func (e *ErrorBody) decode(r *reader) error { return errorBodyFields.decode(r, e) }
+func (e *ErrorBody) decode(r *reader) error { return decodeErrorBodyFields(r, e) }
 
 // errorBodyFields are the error body's fields in wire order.
 var errorBodyFields = recordFields[ErrorBody]{
-	{"code", required, func(r *reader, e *ErrorBody) error {
-		v, err := r.uint(math.MaxUint8)
-		e.Code = ErrorCode(v)
-		return err
-	}},
-	{"message", optional, func(r *reader, e *ErrorBody) error {
-		s, err := r.string()
-		e.Message = &s
-		return err
-	}},
-	{"retryable", defaulted, func(r *reader, e *ErrorBody) (err error) {
-		e.Retryable, err = r.bool()
-		return err
-	}},
-	{"detail", optional, func(r *reader, e *ErrorBody) error {
-		return e.Detail.decode(r, nil)
-	}},
+	{"code", required, readErrorBodyCode},
+	{"message", optional, readErrorBodyMessage},
+	{"retryable", defaulted, readErrorBodyRetryable},
+	{"detail", optional, readErrorBodyDetail},
+}
+
+func readErrorBodyCode(r *reader, e *ErrorBody) error {
+	v, err := r.uint(math.MaxUint8)
+	e.Code = ErrorCode(v)
+	return err
+}
+
+func readErrorBodyMessage(r *reader, e *ErrorBody) error {
+	s, err := r.string()
+	e.Message = &s
+	return err
+}
+
+func readErrorBodyRetryable(r *reader, e *ErrorBody) (err error) {
+	e.Retryable, err = r.bool()
+	return err
+}
+
+func readErrorBodyDetail(r *reader, e *ErrorBody) error {
+	return e.Detail.decode(r, nil)
 }

@@ -7,11 +7,20 @@ import (
 
 // Every AGDX record (the envelope and each capsule, down to the structs
 // nested in them) is decoded by one mechanism: the record declares its
-// fields once, in a recordFields table, and recordFields.decode walks the
+// fields once, in a recordFields table, and recordFields.walk reads the
 // CBOR map against it. A field is its wire key, what a missing or null
 // value means, and the function that reads its value into the record. The
 // map walk (unknown keys skipped, a key named twice refused, required
 // fields checked at the end) is written here and nowhere else.
+//
+// The walk calls a field's read function through a switch generated from
+// the tables (fields_gen.go, by internal/fieldsgen) rather than through the
+// table's function value: a call through a function value makes the
+// reader and the record escape to the heap, which cost every decode an
+// allocation or a larger buffer; a direct call keeps them where the caller
+// put them.
+
+//go:generate go run ./internal/fieldsgen/cmd/fieldsgen
 
 // ErrDuplicateKey reports a map that names the same struct field or metadata
 // key twice.
@@ -40,11 +49,8 @@ type recordField[T any] struct {
 	key      string
 	presence presence
 	// read consumes exactly the field's value (never a null for an
-	// optional field: decode reads that) and stores it in v. Called
-	// through a function value, it makes the reader and the record escape:
-	// callers keep both in memory allocated anyway (EnvelopeBuffer,
-	// decodeAs), and nested records carry their pointer targets beside
-	// them (envelopeStorage, usageStorage, signatureContextStorage).
+	// optional field: walk reads that) and stores it in v. It must be a
+	// named function: the generator calls it by name.
 	read func(r *reader, v *T) error
 }
 
@@ -52,12 +58,15 @@ type recordField[T any] struct {
 // width of fieldSet).
 type recordFields[T any] []recordField[T]
 
-// decode reads one record of type T, a CBOR map, into v, as the reference
-// reads a struct: keys are definite strings, unknown keys are skipped, a
-// key named twice is ErrDuplicateKey, and a required field missing at the
-// end is errMissingField. While a field's value is read r.fieldKey holds
-// its key, so a DecodeError names it.
-func (fs recordFields[T]) decode(r *reader, v *T) error {
+// walk reads one record, a CBOR map, calling read with the index of each
+// known field whose value is to be read, as the reference reads a struct:
+// keys are definite strings, unknown keys are skipped, a key named twice
+// is ErrDuplicateKey, null or undefined leaves an optional field absent
+// (read is not called), and a required field missing at the end is
+// errMissingField. While a field's value is read r.fieldKey holds its
+// key, so a DecodeError names it. The generated decode<Table> functions
+// are the callers; read is their switch.
+func (fs recordFields[T]) walk(r *reader, read func(f int) error) error {
 	n, indef, err := r.container(majorMap)
 	if err != nil {
 		return err
@@ -96,7 +105,7 @@ func (fs recordFields[T]) decode(r *reader, v *T) error {
 				continue
 			}
 		}
-		if err := fs[f].read(r, v); err != nil {
+		if err := read(f); err != nil {
 			return err
 		}
 		r.fieldKey.end = r.fieldKey.start

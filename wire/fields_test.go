@@ -33,13 +33,14 @@ func keysOf[T any](fs recordFields[T]) []string {
 	return keys
 }
 
-// decodeWith reads b as one record of table fs (rejecting trailing bytes)
-// and returns what out picks from the decoded storage.
-func decodeWith[S, T any](fs recordFields[S], out func(*S) *T) func([]byte) (any, error) {
+// decodeWith reads b as one record with a generated decode function
+// (rejecting trailing bytes) and returns what out picks from the decoded
+// storage.
+func decodeWith[S, T any](decode func(*reader, *S) error, out func(*S) *T) func([]byte) (any, error) {
 	return func(b []byte) (any, error) {
 		r := reader{b: b}
 		st := new(S)
-		if err := r.finish("test", fs.decode(&r, st)); err != nil {
+		if err := r.finish("test", decode(&r, st)); err != nil {
 			return nil, err
 		}
 		return out(st), nil
@@ -82,20 +83,20 @@ func tableCases() []tableCase {
 			func(b []byte) (any, error) { return DecodeEnvelope(b) }},
 		{"usage", keysOf(usageFields), func() any { return usage() },
 			enc(func(v any) ([]byte, error) { return v.(*TokenUsage).appendCBOR(nil), nil }),
-			decodeWith(usageFields, func(st *usageStorage) *TokenUsage { return &st.usage })},
+			decodeWith(decodeUsageFields, same[TokenUsage])},
 		{"signature", keysOf(signatureFields), func() any { return signature() },
 			enc(func(v any) ([]byte, error) { return v.(*Signature).Marshal() }),
 			func(b []byte) (any, error) { return DecodeSignature(b) }},
 		{"signature context", keysOf(signatureContextFields), func() any { return context() },
 			enc(func(v any) ([]byte, error) { return v.(*SignatureContext).Marshal(), nil }),
-			decodeWith(signatureContextFields, func(st *signatureContextStorage) *SignatureContext { return &st.ctx })},
+			decodeWith(decodeSignatureContextFields, func(st *signatureContextStorage) *SignatureContext { return &st.ctx })},
 		{"agent card", keysOf(cardFields), func() any {
 			return &AgentCard{Name: "planner", Version: "1.0", Capabilities: []CapabilityDescriptor{*capability()}, TTLMicros: &u64}
 		}, enc(func(v any) ([]byte, error) { return v.(*AgentCard).Marshal() }),
 			func(b []byte) (any, error) { return DecodeAgentCard(b) }},
 		{"capability", keysOf(capabilityFields), func() any { return capability() },
 			enc(func(v any) ([]byte, error) { return v.(*CapabilityDescriptor).appendCBOR(nil) }),
-			decodeWith(capabilityFields, same[CapabilityDescriptor])},
+			decodeWith(decodeCapabilityFields, same[CapabilityDescriptor])},
 		{"body ref", keysOf(bodyRefFields), func() any {
 			return &BodyRef{Reference: "s3://b/k", SizeBytes: 9, SHA256: []byte("0123456789abcdef0123456789abcdef"), Encryption: &u8}
 		}, enc(func(v any) ([]byte, error) { return v.(*BodyRef).Marshal() }),
@@ -118,7 +119,8 @@ func tableCases() []tableCase {
 		{Op: MemoryForget, ID: "ns/k"},
 		{Op: MemoryFeedback, ID: "ns/k", Weight: -0.5},
 	} {
-		cases = append(cases, tableCase{"memory " + m.Op.String(), keysOf(memoryFields[m.Op]),
+		fields := map[MemoryOp]recordFields[MemoryRecord]{MemoryItem: memoryItemFields, MemoryForget: memoryForgetFields, MemoryFeedback: memoryFeedbackFields}[m.Op]
+		cases = append(cases, tableCase{"memory " + m.Op.String(), keysOf(fields),
 			func() any { c := *m; return &c },
 			enc(func(v any) ([]byte, error) { return v.(*MemoryRecord).Marshal() }),
 			func(b []byte) (any, error) { return DecodeMemoryRecord(b) }})

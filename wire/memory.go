@@ -100,52 +100,61 @@ func (m *MemoryRecord) decode(r *reader) error {
 	switch variant {
 	case "Item":
 		m.Op = MemoryItem
+		err = decodeMemoryItemFields(r, m)
 	case "Forget":
 		m.Op = MemoryForget
+		err = decodeMemoryForgetFields(r, m)
 	case "Feedback":
 		m.Op = MemoryFeedback
+		err = decodeMemoryFeedbackFields(r, m)
 	default:
 		return r.errf("unknown memory record variant %q", variant)
 	}
-	if err := memoryFields[m.Op].decode(r, m); err != nil {
+	if err != nil {
 		return err
 	}
 	r.leave()
 	return nil
 }
 
-// memoryFields are each variant's fields in wire order; another variant's
-// field is an unknown key, skipped.
-var memoryFields = [...]recordFields[MemoryRecord]{
-	MemoryItem:     {memoryID("id"), memoryKind, memoryBody},
-	MemoryForget:   {memoryID("target")},
-	MemoryFeedback: {memoryID("target"), memoryWeight},
-}
-
-// memoryID is the field naming the item, "id" in an Item and "target" in
-// the others.
-func memoryID(key string) recordField[MemoryRecord] {
-	return recordField[MemoryRecord]{key, required, func(r *reader, m *MemoryRecord) (err error) {
-		m.ID, err = r.string()
-		return err
-	}}
-}
-
+// Each variant's fields in wire order; another variant's field is an
+// unknown key, skipped.
 var (
-	memoryKind = recordField[MemoryRecord]{"kind", required, func(r *reader, m *MemoryRecord) (err error) {
-		m.Kind, err = r.string()
-		return err
-	}}
-	memoryBody = recordField[MemoryRecord]{"body", required, func(r *reader, m *MemoryRecord) (err error) {
-		m.Body, err = r.binBytes()
-		return err
-	}}
-	memoryWeight = recordField[MemoryRecord]{"weight", required, func(r *reader, m *MemoryRecord) error {
-		f, err := r.float()
-		if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
-			err = r.errf("weight %g overflows an f32", f)
-		}
-		m.Weight = float32(f)
-		return err
-	}}
+	memoryItemFields = recordFields[MemoryRecord]{
+		{"id", required, readMemoryID},
+		{"kind", required, readMemoryKind},
+		{"body", required, readMemoryBody},
+	}
+	memoryForgetFields = recordFields[MemoryRecord]{
+		{"target", required, readMemoryID},
+	}
+	memoryFeedbackFields = recordFields[MemoryRecord]{
+		{"target", required, readMemoryID},
+		{"weight", required, readMemoryWeight},
+	}
 )
+
+// readMemoryID reads the item's id ("id" in an Item, "target" in the others).
+func readMemoryID(r *reader, m *MemoryRecord) (err error) {
+	m.ID, err = r.string()
+	return err
+}
+
+func readMemoryKind(r *reader, m *MemoryRecord) (err error) {
+	m.Kind, err = r.string()
+	return err
+}
+
+func readMemoryBody(r *reader, m *MemoryRecord) (err error) {
+	m.Body, err = r.binBytes()
+	return err
+}
+
+func readMemoryWeight(r *reader, m *MemoryRecord) error {
+	f, err := r.float()
+	if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+		err = r.errf("weight %g overflows an f32", f)
+	}
+	m.Weight = float32(f)
+	return err
+}

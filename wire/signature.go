@@ -111,18 +111,22 @@ type signatureContextStorage struct {
 
 // signatureContextFields are SignatureContext's fields in wire order.
 var signatureContextFields = recordFields[signatureContextStorage]{
-	{"content_type", optional, func(r *reader, st *signatureContextStorage) error {
-		v, err := r.uint(math.MaxUint8)
-		st.ct = uint8(v)
-		st.ctx.ContentType = &st.ct
-		return err
-	}},
-	{"agent_version", optional, func(r *reader, st *signatureContextStorage) error {
-		v, err := r.uint(math.MaxUint32)
-		st.av = uint32(v)
-		st.ctx.AgentVersion = &st.av
-		return err
-	}},
+	{"content_type", optional, readSignatureContextContentType},
+	{"agent_version", optional, readSignatureContextAgentVersion},
+}
+
+func readSignatureContextContentType(r *reader, st *signatureContextStorage) error {
+	v, err := r.uint(math.MaxUint8)
+	st.ct = uint8(v)
+	st.ctx.ContentType = &st.ct
+	return err
+}
+
+func readSignatureContextAgentVersion(r *reader, st *signatureContextStorage) error {
+	v, err := r.uint(math.MaxUint32)
+	st.av = uint32(v)
+	st.ctx.AgentVersion = &st.av
+	return err
 }
 
 // AppendMarshal appends the capsule's canonical CBOR.
@@ -157,28 +161,36 @@ func (s *Signature) UnmarshalCBOR(b []byte) error { return unmarshalInto(s, b, "
 // DecodeSignature decodes a bare signature capsule.
 func DecodeSignature(b []byte) (*Signature, error) { return decodeAs[Signature](b, "signature") }
 
-func (s *Signature) decode(r *reader) error { return signatureFields.decode(r, s) }
+func (s *Signature) decode(r *reader) error { return decodeSignatureFields(r, s) }
 
 // signatureFields are the signature capsule's fields in wire order.
 var signatureFields = recordFields[Signature]{
-	{"scheme", required, func(r *reader, s *Signature) error {
-		v, err := r.uint(math.MaxUint8)
-		s.Scheme = uint8(v)
-		return err
-	}},
-	{"key_id", required, func(r *reader, s *Signature) (err error) {
-		s.KeyID, err = r.binBytes()
-		return err
-	}},
-	{"bytes", required, func(r *reader, s *Signature) (err error) {
-		s.Bytes, err = r.binBytes()
-		return err
-	}},
-	{"context", optional, func(r *reader, s *Signature) error {
-		st := new(signatureContextStorage)
-		s.Context = &st.ctx
-		return signatureContextFields.decode(r, st)
-	}},
+	{"scheme", required, readSignatureScheme},
+	{"key_id", required, readSignatureKeyID},
+	{"bytes", required, readSignatureBytes},
+	{"context", optional, readSignatureContext},
+}
+
+func readSignatureScheme(r *reader, s *Signature) error {
+	v, err := r.uint(math.MaxUint8)
+	s.Scheme = uint8(v)
+	return err
+}
+
+func readSignatureKeyID(r *reader, s *Signature) (err error) {
+	s.KeyID, err = r.binBytes()
+	return err
+}
+
+func readSignatureBytes(r *reader, s *Signature) (err error) {
+	s.Bytes, err = r.binBytes()
+	return err
+}
+
+func readSignatureContext(r *reader, s *Signature) error {
+	st := new(signatureContextStorage)
+	s.Context = &st.ctx
+	return decodeSignatureContextFields(r, st)
 }
 
 // Validate applies the capsule rule: an Ed25519 capsule carries an 8-byte key

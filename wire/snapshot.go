@@ -54,19 +54,23 @@ func DecodeFoldSnapshot(b []byte) (*FoldSnapshot, error) {
 	return decodeAs[FoldSnapshot](b, "fold snapshot")
 }
 
-func (s *FoldSnapshot) decode(r *reader) error { return snapshotFields.decode(r, s) }
+func (s *FoldSnapshot) decode(r *reader) error { return decodeSnapshotFields(r, s) }
 
 // snapshotFields are the snapshot record's fields in wire order.
 var snapshotFields = recordFields[FoldSnapshot]{
-	{"conversation", required, func(r *reader, s *FoldSnapshot) (err error) {
-		s.Conversation, err = r.id()
-		return err
-	}},
+	{"conversation", required, readSnapshotConversation},
 	{"as_of", required, readAsOf},
-	{"state", required, func(r *reader, s *FoldSnapshot) (err error) {
-		s.State, err = r.binBytes()
-		return err
-	}},
+	{"state", required, readSnapshotState},
+}
+
+func readSnapshotConversation(r *reader, s *FoldSnapshot) (err error) {
+	s.Conversation, err = r.id()
+	return err
+}
+
+func readSnapshotState(r *reader, s *FoldSnapshot) (err error) {
+	s.State, err = r.binBytes()
+	return err
 }
 
 // readAsOf reads the partition-to-offset map; a partition listed twice is

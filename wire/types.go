@@ -348,37 +348,48 @@ func (u *TokenUsage) appendCBOR(b []byte) []byte {
 	return b
 }
 
-// usageStorage is decoded usage with the targets of its pointer fields.
-type usageStorage struct {
-	usage                               TokenUsage
-	reasoning, cacheRead, cacheCreation uint64
+// usageFields are TokenUsage's fields in wire order.
+var usageFields = recordFields[TokenUsage]{
+	{"input_tokens", required, readUsageInputTokens},
+	{"output_tokens", required, readUsageOutputTokens},
+	{"reasoning_output_tokens", optional, readUsageReasoningOutputTokens},
+	{"cache_read_input_tokens", optional, readUsageCacheReadInputTokens},
+	{"cache_creation_input_tokens", optional, readUsageCacheCreationInputTokens},
 }
 
-// usageFields are TokenUsage's fields in wire order.
-var usageFields = recordFields[usageStorage]{
-	{"input_tokens", required, func(r *reader, st *usageStorage) (err error) {
-		st.usage.InputTokens, err = r.uint(maxUint64)
-		return err
-	}},
-	{"output_tokens", required, func(r *reader, st *usageStorage) (err error) {
-		st.usage.OutputTokens, err = r.uint(maxUint64)
-		return err
-	}},
-	{"reasoning_output_tokens", optional, func(r *reader, st *usageStorage) (err error) {
-		st.reasoning, err = r.uint(maxUint64)
-		st.usage.ReasoningOutputTokens = &st.reasoning
-		return err
-	}},
-	{"cache_read_input_tokens", optional, func(r *reader, st *usageStorage) (err error) {
-		st.cacheRead, err = r.uint(maxUint64)
-		st.usage.CacheReadInputTokens = &st.cacheRead
-		return err
-	}},
-	{"cache_creation_input_tokens", optional, func(r *reader, st *usageStorage) (err error) {
-		st.cacheCreation, err = r.uint(maxUint64)
-		st.usage.CacheCreationInputTokens = &st.cacheCreation
-		return err
-	}},
+func readUsageInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.InputTokens, err = r.uint(maxUint64)
+	return err
+}
+
+func readUsageOutputTokens(r *reader, u *TokenUsage) (err error) {
+	u.OutputTokens, err = r.uint(maxUint64)
+	return err
+}
+
+func readUsageReasoningOutputTokens(r *reader, u *TokenUsage) (err error) {
+	u.ReasoningOutputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+func readUsageCacheReadInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.CacheReadInputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+func readUsageCacheCreationInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.CacheCreationInputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+// uintPtr reads an unsigned integer no larger than max into a variable of
+// its own.
+func (r *reader) uintPtr(max uint64) (*uint64, error) {
+	v, err := r.uint(max)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 const maxUint64 = ^uint64(0)
