@@ -187,71 +187,61 @@ func (c *CapabilityDescriptor) appendCBOR(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-func (c *CapabilityDescriptor) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "skill_id":
-			idx = 0
-		case "input":
-			idx = 1
-		case "output":
-			idx = 2
-		case "cost_class":
-			idx = 3
-		case "latency_class":
-			idx = 4
-		case "max_concurrency":
-			idx = 5
-		case "health":
-			idx = 6
-		case "load":
-			idx = 7
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		if idx != 0 {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
-		}
-		var err error
-		var v uint64
-		switch idx {
-		case 0:
-			c.SkillID, err = r.string()
-		case 1:
-			c.Input = new(ContentReference)
-			err = c.Input.decode(r)
-		case 2:
-			c.Output = new(ContentReference)
-			err = c.Output.decode(r)
-		case 3:
-			v, err = r.uint(math.MaxUint8)
-			c.CostClass = ptr(uint8(v))
-		case 4:
-			v, err = r.uint(math.MaxUint8)
-			c.LatencyClass = ptr(uint8(v))
-		case 5:
-			v, err = r.uint(math.MaxUint32)
-			c.MaxConcurrency = ptr(uint32(v))
-		case 6:
-			v, err = r.uint(math.MaxUint8)
-			c.Health = ptr(Health(v))
-		case 7:
-			v, err = r.uint(math.MaxUint16)
-			c.Load = ptr(uint16(v))
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "skill_id")
+// capabilityFields are CapabilityDescriptor's fields in wire order.
+var capabilityFields = recordFields[CapabilityDescriptor]{
+	{"skill_id", required, readCapabilitySkillID},
+	{"input", optional, readCapabilityInput},
+	{"output", optional, readCapabilityOutput},
+	{"cost_class", optional, readCapabilityCostClass},
+	{"latency_class", optional, readCapabilityLatencyClass},
+	{"max_concurrency", optional, readCapabilityMaxConcurrency},
+	{"health", optional, readCapabilityHealth},
+	{"load", optional, readCapabilityLoad},
+}
+
+func readCapabilitySkillID(r *reader, c *CapabilityDescriptor) (err error) {
+	c.SkillID, err = r.string()
+	return err
+}
+
+func readCapabilityInput(r *reader, c *CapabilityDescriptor) error {
+	c.Input = new(ContentReference)
+	return c.Input.decode(r)
+}
+
+func readCapabilityOutput(r *reader, c *CapabilityDescriptor) error {
+	c.Output = new(ContentReference)
+	return c.Output.decode(r)
+}
+
+func readCapabilityCostClass(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.CostClass = ptr(uint8(v))
+	return err
+}
+
+func readCapabilityLatencyClass(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.LatencyClass = ptr(uint8(v))
+	return err
+}
+
+func readCapabilityMaxConcurrency(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint32)
+	c.MaxConcurrency = ptr(uint32(v))
+	return err
+}
+
+func readCapabilityHealth(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint8)
+	c.Health = ptr(Health(v))
+	return err
+}
+
+func readCapabilityLoad(r *reader, c *CapabilityDescriptor) error {
+	v, err := r.uint(math.MaxUint16)
+	c.Load = ptr(uint16(v))
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -314,76 +304,64 @@ func (c *AgentCard) UnmarshalCBOR(b []byte) error { return unmarshalInto(c, b, "
 // DecodeAgentCard decodes an agent card body.
 func DecodeAgentCard(b []byte) (*AgentCard, error) { return decodeAs[AgentCard](b, "agent card") }
 
-func (c *AgentCard) decode(r *reader) error {
-	var seen fieldSet
-	return r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "name":
-			idx = 0
-		case "version":
-			idx = 1
-		case "capabilities":
-			idx = 2
-		case "ttl_micros":
-			idx = 3
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
+func (c *AgentCard) decode(r *reader) error { return decodeCardFields(r, c) }
+
+// cardFields are AgentCard's fields in wire order.
+var cardFields = recordFields[AgentCard]{
+	{"name", optional, readCardName},
+	{"version", optional, readCardVersion},
+	// A list, not an option: null is no list.
+	{"capabilities", defaulted, readCapabilities},
+	{"ttl_micros", optional, readCardTtlMicros},
+}
+
+func readCardName(r *reader, c *AgentCard) (err error) {
+	c.Name, err = r.string()
+	return err
+}
+
+func readCardVersion(r *reader, c *AgentCard) (err error) {
+	c.Version, err = r.string()
+	return err
+}
+
+func readCardTtlMicros(r *reader, c *AgentCard) error {
+	v, err := r.uint(maxUint64)
+	c.TTLMicros = &v
+	return err
+}
+
+func readCapabilities(r *reader, c *AgentCard) error {
+	if err := r.skipTags(); err != nil {
+		return err
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorBytes {
+		// The reference reads a byte string as a list of its bytes, so an
+		// empty one is an empty list (and any byte no capability).
+		p, err := r.str(majorBytes)
+		if err != nil {
 			return err
 		}
-		// capabilities is a list, not an option: null is no list.
-		if idx != 2 {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
+		if len(p) > 0 {
+			return fmt.Errorf("%w: capabilities as a non-empty byte string", errMalformed)
 		}
-		var err error
-		switch idx {
-		case 0:
-			c.Name, err = r.string()
-		case 1:
-			c.Version, err = r.string()
-		case 2:
-			if err := r.skipTags(); err != nil {
-				return err
-			}
-			if r.i < len(r.b) && r.b[r.i]&0xe0 == majorBytes {
-				// The reference reads a byte string as a list of its bytes,
-				// so an empty one is an empty list (and any byte no
-				// capability).
-				p, err := r.str(majorBytes)
-				if err != nil {
-					return err
-				}
-				if len(p) > 0 {
-					return fmt.Errorf("%w: capabilities as a non-empty byte string", errMalformed)
-				}
-				c.Capabilities = nil
-				return nil
-			}
-			var n uint64
-			var indef bool
-			if n, indef, err = r.container(majorArray); err != nil {
-				return err
-			}
-			c.Capabilities = nil
-			for i := uint64(0); r.next(i, n, indef); i++ {
-				var d CapabilityDescriptor
-				if err := d.decode(r); err != nil {
-					return err
-				}
-				c.Capabilities = append(c.Capabilities, d)
-			}
-			r.leave()
-		case 3:
-			var v uint64
-			v, err = r.uint(maxUint64)
-			c.TTLMicros = &v
-		}
+		c.Capabilities = nil
+		return nil
+	}
+	n, indef, err := r.container(majorArray)
+	if err != nil {
 		return err
-	})
+	}
+	c.Capabilities = nil
+	for i := uint64(0); r.next(i, n, indef); i++ {
+		var d CapabilityDescriptor
+		if err := decodeCapabilityFields(r, &d); err != nil {
+			return err
+		}
+		c.Capabilities = append(c.Capabilities, d)
+	}
+	r.leave()
+	return nil
 }
 
 // Validate checks the card's caps: name and version at most 256 bytes, at
@@ -450,47 +428,35 @@ func (b *BodyRef) UnmarshalCBOR(p []byte) error { return unmarshalInto(b, p, "bo
 // DecodeBodyRef decodes a claim-check capsule.
 func DecodeBodyRef(p []byte) (*BodyRef, error) { return decodeAs[BodyRef](p, "body ref") }
 
-func (b *BodyRef) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "reference":
-			idx = 0
-		case "size_bytes":
-			idx = 1
-		case "sha256":
-			idx = 2
-		case "encryption":
-			idx = 3
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		switch idx {
-		case 0:
-			b.Reference, err = r.string()
-		case 1:
-			b.SizeBytes, err = r.uint(maxUint64)
-		case 2:
-			b.SHA256, err = r.binBytes()
-		case 3:
-			if none, aerr := r.absent(); none || aerr != nil {
-				return aerr
-			}
-			var v uint64
-			v, err = r.uint(math.MaxUint8)
-			b.Encryption = ptr(uint8(v))
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "reference", 1, "size_bytes", 2, "sha256")
+func (b *BodyRef) decode(r *reader) error { return decodeBodyRefFields(r, b) }
+
+// bodyRefFields are the claim-check capsule's fields in wire order.
+var bodyRefFields = recordFields[BodyRef]{
+	{"reference", required, readBodyRefReference},
+	{"size_bytes", required, readBodyRefSizeBytes},
+	{"sha256", required, readBodyRefSha256},
+	{"encryption", optional, readBodyRefEncryption},
+}
+
+func readBodyRefReference(r *reader, b *BodyRef) (err error) {
+	b.Reference, err = r.string()
+	return err
+}
+
+func readBodyRefSizeBytes(r *reader, b *BodyRef) (err error) {
+	b.SizeBytes, err = r.uint(maxUint64)
+	return err
+}
+
+func readBodyRefSha256(r *reader, b *BodyRef) (err error) {
+	b.SHA256, err = r.binBytes()
+	return err
+}
+
+func readBodyRefEncryption(r *reader, b *BodyRef) error {
+	v, err := r.uint(math.MaxUint8)
+	b.Encryption = ptr(uint8(v))
+	return err
 }
 
 // Validate checks a reference of 1..1024 bytes and a 32-byte digest.

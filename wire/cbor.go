@@ -8,10 +8,12 @@ import (
 	"unsafe"
 )
 
-// The AGDX codec is hand-written rather than reflection-driven: the envelope
-// is the hot path, and the reference's byte form (declaration-order text keys,
-// skipped absent fields, shortest floats, bytewise-sorted metadata) is easier
-// to pin exactly with explicit appends than with encoder options.
+// The AGDX codec is written for its format rather than reflection-driven:
+// the envelope is the hot path, and the reference's byte form
+// (declaration-order text keys, skipped absent fields, shortest floats,
+// bytewise-sorted metadata) is easier to pin exactly with explicit appends
+// than with encoder options. This file holds the CBOR primitives; records
+// are decoded by their field tables (fields.go).
 
 // CBOR major types, pre-shifted into the head byte.
 const (
@@ -249,8 +251,9 @@ type reader struct {
 	b     []byte
 	i     int
 	depth int
-	// fieldKey names the struct field being decoded, for error messages.
-	fieldKey []byte
+	// fieldKey is the range of b holding the name of the struct field
+	// being decoded, for error messages (empty when none is).
+	fieldKey struct{ start, end int }
 	// copied, when set, is a copy of b, and src the same bytes as a string:
 	// decoded text becomes substrings of src and byte strings subslices of
 	// copied, so one allocation serves every field. span is the input range
@@ -853,58 +856,6 @@ func (r *reader) float() (float64, error) {
 	return 0, r.errf("want a float")
 }
 
-// ErrDuplicateKey reports a map that names the same struct field or metadata
-// key twice.
-var ErrDuplicateKey = errors.New("wire: duplicate map key")
-
-// errMissingField reports a required struct field that is absent.
-var errMissingField = errors.New("wire: missing required field")
-
-// fieldSet tracks which struct fields a map has supplied.
-type fieldSet uint32
-
-func (s *fieldSet) mark(i int, key []byte) error {
-	if *s&(1<<i) != 0 {
-		return fmt.Errorf("%w %q", ErrDuplicateKey, key)
-	}
-	*s |= 1 << i
-	return nil
-}
-
-func (s fieldSet) has(i int) bool { return s&(1<<i) != 0 }
-
-// require checks (index, name) pairs of required fields.
-func (s fieldSet) require(pairs ...any) error {
-	for j := 0; j+1 < len(pairs); j += 2 {
-		if !s.has(pairs[j].(int)) {
-			return fmt.Errorf("%w %q", errMissingField, pairs[j+1].(string))
-		}
-	}
-	return nil
-}
-
-// structMap walks a struct encoded as a map, calling fn with each key; fn
-// must consume exactly the key's value.
-func (r *reader) structMap(fn func(key []byte) error) error {
-	n, indef, err := r.container(majorMap)
-	if err != nil {
-		return err
-	}
-	for i := uint64(0); r.next(i, n, indef); i++ {
-		key, err := r.key()
-		if err != nil {
-			return err
-		}
-		r.fieldKey = key
-		if err := fn(key); err != nil {
-			return err
-		}
-		r.fieldKey = nil
-	}
-	r.leave()
-	return nil
-}
-
 // finish wraps a decoding failure of typ with its location, and rejects
 // trailing bytes after a successful decode.
 func (r *reader) finish(typ string, err error) error {
@@ -914,7 +865,7 @@ func (r *reader) finish(typ string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &DecodeError{Type: typ, Field: string(r.fieldKey), Offset: r.i, Err: err}
+	return &DecodeError{Type: typ, Field: string(r.b[r.fieldKey.start:r.fieldKey.end]), Offset: r.i, Err: err}
 }
 
 // decoder is a capsule type that reads itself from a reader.

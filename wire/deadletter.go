@@ -77,52 +77,41 @@ func (d *DeadLetter) UnmarshalCBOR(b []byte) error { return unmarshalInto(d, b, 
 // DecodeDeadLetter decodes a dead-letter capsule; the payload is copied.
 func DecodeDeadLetter(b []byte) (*DeadLetter, error) { return decodeAs[DeadLetter](b, "dead letter") }
 
-func (d *DeadLetter) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "source":
-			idx = 0
-		case "reason":
-			idx = 1
-		case "attempts":
-			idx = 2
-		case "detail":
-			idx = 3
-		case "payload":
-			idx = 4
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		var v uint64
-		switch idx {
-		case 0:
-			d.Source, err = r.logPosition()
-		case 1:
-			v, err = r.uint(math.MaxUint8)
-			d.Reason = DeadLetterReason(v)
-		case 2:
-			v, err = r.uint(math.MaxUint32)
-			d.Attempts = uint32(v)
-		case 3:
-			if none, aerr := r.absent(); none || aerr != nil {
-				return aerr
-			}
-			var s string
-			s, err = r.string()
-			d.Detail = &s
-		case 4:
-			d.Payload, err = r.binBytes()
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "source", 1, "reason", 2, "attempts", 4, "payload")
+func (d *DeadLetter) decode(r *reader) error { return decodeDeadLetterFields(r, d) }
+
+// deadLetterFields are the dead-letter capsule's fields in wire order.
+var deadLetterFields = recordFields[DeadLetter]{
+	{"source", required, readDeadLetterSource},
+	{"reason", required, readDeadLetterReason},
+	{"attempts", required, readDeadLetterAttempts},
+	{"detail", optional, readDeadLetterDetail},
+	{"payload", required, readDeadLetterPayload},
+}
+
+func readDeadLetterSource(r *reader, d *DeadLetter) (err error) {
+	d.Source, err = r.logPosition()
+	return err
+}
+
+func readDeadLetterReason(r *reader, d *DeadLetter) error {
+	v, err := r.uint(math.MaxUint8)
+	d.Reason = DeadLetterReason(v)
+	return err
+}
+
+func readDeadLetterAttempts(r *reader, d *DeadLetter) error {
+	v, err := r.uint(math.MaxUint32)
+	d.Attempts = uint32(v)
+	return err
+}
+
+func readDeadLetterDetail(r *reader, d *DeadLetter) error {
+	s, err := r.string()
+	d.Detail = &s
+	return err
+}
+
+func readDeadLetterPayload(r *reader, d *DeadLetter) (err error) {
+	d.Payload, err = r.binBytes()
+	return err
 }

@@ -8,9 +8,12 @@
 // text keys in declaration order, absent fields are omitted, integers and
 // floats take their shortest exact form and metadata keys are sorted
 // bytewise; signatures cover a re-encoding, so these rules are load-bearing.
-// The codec is hand-written (no reflection): encoding appends heads directly
-// and decoding walks the buffer once. Decoding accepts and refuses what the
-// reference's decoder does, field type by field type (tags, indefinite
+// The codec uses no reflection: encoding appends heads directly, and every
+// record decodes through one mechanism, a table of its fields (fields.go,
+// with the dispatch generated into fields_gen.go) that one map walk reads
+// in a single pass over the buffer. Decoding
+// accepts and refuses what the reference's decoder does, field type by
+// field type (tags, indefinite
 // lengths, non-shortest heads and bignums where it reads them; trailing
 // bytes, unknown kinds, bad agent ids, wrong id lengths and invalid UTF-8
 // are errors), save four shapes refused on purpose (two-byte simple values,

@@ -357,205 +357,181 @@ type envelopeStorage struct {
 	meta [2]MetadataEntry
 }
 
-// Envelope field indexes, in wire order, for duplicate and required checks.
-const (
-	fKind = iota
-	fRecord
-	fConversation
-	fSource
-	fTarget
-	fCause
-	fCauseAt
-	fCorrelation
-	fChannel
-	fIdem
-	fDeadline
-	fSequence
-	fLast
-	fFinish
-	fTaskState
-	fOperation
-	fTool
-	fUsage
-	fMetadata
-	fMustUnderstand
-	fBody
-	fSignature
-)
+func (st *envelopeStorage) decode(r *reader) error { return decodeEnvelopeFields(r, st) }
 
-func envelopeField(key []byte) int {
-	switch string(key) {
-	case "kind":
-		return fKind
-	case "record":
-		return fRecord
-	case "conversation":
-		return fConversation
-	case "source":
-		return fSource
-	case "target":
-		return fTarget
-	case "cause":
-		return fCause
-	case "cause_at":
-		return fCauseAt
-	case "correlation":
-		return fCorrelation
-	case "channel":
-		return fChannel
-	case "idempotency_key":
-		return fIdem
-	case "deadline_micros":
-		return fDeadline
-	case "sequence":
-		return fSequence
-	case "last":
-		return fLast
-	case "finish_reason":
-		return fFinish
-	case "task_state":
-		return fTaskState
-	case "operation":
-		return fOperation
-	case "tool":
-		return fTool
-	case "usage":
-		return fUsage
-	case "metadata":
-		return fMetadata
-	case "must_understand":
-		return fMustUnderstand
-	case "body":
-		return fBody
-	case "signature":
-		return fSignature
-	}
-	return -1
+// envelopeFields are the envelope's fields in wire order. The optional ones
+// point into the storage beside the envelope.
+var envelopeFields = recordFields[envelopeStorage]{
+	{"kind", required, readEnvelopeKind},
+	{"record", optional, readEnvelopeRecord},
+	{"conversation", required, readEnvelopeConversation},
+	{"source", required, readEnvelopeSource},
+	{"target", optional, readEnvelopeTarget},
+	{"cause", optional, readEnvelopeCause},
+	{"cause_at", optional, readEnvelopeCauseAt},
+	{"correlation", optional, readEnvelopeCorrelation},
+	{"channel", optional, readEnvelopeChannel},
+	{"idempotency_key", optional, readEnvelopeIdempotencyKey},
+	{"deadline_micros", optional, readEnvelopeDeadlineMicros},
+	{"sequence", optional, readEnvelopeSequence},
+	{"last", defaulted, readEnvelopeLast},
+	{"finish_reason", optional, readEnvelopeFinishReason},
+	{"task_state", optional, readEnvelopeTaskState},
+	{"operation", optional, readEnvelopeOperation},
+	{"tool", optional, readEnvelopeTool},
+	{"usage", optional, readEnvelopeUsage},
+	{"metadata", optional, readEnvelopeMetadata},
+	{"must_understand", defaulted, readEnvelopeMustUnderstand},
+	{"body", defaulted, readEnvelopeBody},
+	{"signature", optional, readEnvelopeSignature},
 }
 
-// optional marks the fields the reference declares as Option: they accept
-// null or undefined as absent. The rest (kind, conversation, source, last,
-// must_understand, body) must carry a value when present.
-const optionalFields fieldSet = 1<<fRecord | 1<<fTarget | 1<<fCause | 1<<fCauseAt |
-	1<<fCorrelation | 1<<fChannel | 1<<fIdem | 1<<fDeadline | 1<<fSequence |
-	1<<fFinish | 1<<fTaskState | 1<<fOperation | 1<<fTool | 1<<fUsage |
-	1<<fMetadata | 1<<fSignature
-
-func (st *envelopeStorage) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		f := envelopeField(key)
-		if f < 0 {
-			return r.skip()
-		}
-		if err := seen.mark(f, key); err != nil {
-			return err
-		}
-		if optionalFields.has(f) {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
-		}
-		return st.field(r, f)
-	})
+func readEnvelopeKind(r *reader, st *envelopeStorage) error {
+	if err := r.skipTags(); err != nil {
+		return err
+	}
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
+		return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
+	}
+	p, err := r.definite(majorText)
 	if err != nil {
 		return err
 	}
-	return seen.require(fKind, "kind", fConversation, "conversation", fSource, "source")
+	k, ok := kindOf(p)
+	if !ok {
+		return fmt.Errorf("%w %q", errUnknownKind, p)
+	}
+	st.env.Kind = k
+	return nil
 }
 
-func (st *envelopeStorage) field(r *reader, f int) error {
-	e := &st.env
-	var err error
-	switch f {
-	case fKind:
-		if err := r.skipTags(); err != nil {
-			return err
-		}
-		if r.i < len(r.b) && r.b[r.i]&0xe0 == majorMap {
-			return fmt.Errorf("%w: kind is a map", errAmbiguousEnum)
-		}
-		var p []byte
-		if p, err = r.definite(majorText); err != nil {
-			return err
-		}
-		k, ok := kindOf(p)
-		if !ok {
-			return fmt.Errorf("%w %q", errUnknownKind, p)
-		}
-		e.Kind = k
-	case fRecord:
-		st.record, err = r.id()
-		e.Record = &st.record
-	case fConversation:
-		e.Conversation, err = r.id()
-	case fSource:
-		e.Source, err = r.agentID()
-	case fTarget:
-		st.target, err = r.agentID()
-		e.Target = &st.target
-	case fCause:
-		st.cause, err = r.id()
-		e.Cause = &st.cause
-	case fCauseAt:
-		st.causeAt, err = r.logPosition()
-		e.CauseAt = &st.causeAt
-	case fCorrelation:
-		st.correlation, err = r.id()
-		e.Correlation = &st.correlation
-	case fChannel:
-		st.channel, err = r.id()
-		e.Channel = &st.channel
-	case fIdem:
-		var s string
-		if s, err = r.string(); err != nil {
-			return err
-		}
-		if err = checkIdempotencyKey(s); err != nil {
-			return err
-		}
-		st.idem = IdempotencyKey(s)
-		e.IdempotencyKey = &st.idem
-	case fDeadline:
-		st.deadline, err = r.uint(maxUint64)
-		e.DeadlineMicros = &st.deadline
-	case fSequence:
-		st.sequence, err = r.uint(maxUint64)
-		e.Sequence = &st.sequence
-	case fLast:
-		e.Last, err = r.bool()
-	case fFinish:
-		st.finish, err = r.string()
-		e.FinishReason = &st.finish
-	case fTaskState:
-		var v uint64
-		v, err = r.uint(math.MaxUint8)
-		st.taskState = TaskState(v)
-		e.TaskState = &st.taskState
-	case fOperation:
-		var p []byte
-		if p, err = r.text(); err != nil {
-			return err
-		}
-		st.operation = r.internOperation(p)
-		e.Operation = &st.operation
-	case fTool:
-		st.tool, err = r.string()
-		e.Tool = &st.tool
-	case fUsage:
-		err = st.usage.decode(r)
-		e.Usage = &st.usage
-	case fMetadata:
-		err = e.Metadata.decode(r, st.meta[:0])
-	case fMustUnderstand:
-		e.MustUnderstand, err = r.uint(maxUint64)
-	case fBody:
-		e.Body, err = r.binBytes()
-	case fSignature:
-		e.Signature = new(Signature)
-		err = e.Signature.decode(r)
-	}
+func readEnvelopeRecord(r *reader, st *envelopeStorage) (err error) {
+	st.record, err = r.id()
+	st.env.Record = &st.record
 	return err
+}
+
+func readEnvelopeConversation(r *reader, st *envelopeStorage) (err error) {
+	st.env.Conversation, err = r.id()
+	return err
+}
+
+func readEnvelopeSource(r *reader, st *envelopeStorage) (err error) {
+	st.env.Source, err = r.agentID()
+	return err
+}
+
+func readEnvelopeTarget(r *reader, st *envelopeStorage) (err error) {
+	st.target, err = r.agentID()
+	st.env.Target = &st.target
+	return err
+}
+
+func readEnvelopeCause(r *reader, st *envelopeStorage) (err error) {
+	st.cause, err = r.id()
+	st.env.Cause = &st.cause
+	return err
+}
+
+func readEnvelopeCauseAt(r *reader, st *envelopeStorage) (err error) {
+	st.causeAt, err = r.logPosition()
+	st.env.CauseAt = &st.causeAt
+	return err
+}
+
+func readEnvelopeCorrelation(r *reader, st *envelopeStorage) (err error) {
+	st.correlation, err = r.id()
+	st.env.Correlation = &st.correlation
+	return err
+}
+
+func readEnvelopeChannel(r *reader, st *envelopeStorage) (err error) {
+	st.channel, err = r.id()
+	st.env.Channel = &st.channel
+	return err
+}
+
+func readEnvelopeIdempotencyKey(r *reader, st *envelopeStorage) error {
+	s, err := r.string()
+	if err != nil {
+		return err
+	}
+	if err := checkIdempotencyKey(s); err != nil {
+		return err
+	}
+	st.idem = IdempotencyKey(s)
+	st.env.IdempotencyKey = &st.idem
+	return nil
+}
+
+func readEnvelopeDeadlineMicros(r *reader, st *envelopeStorage) (err error) {
+	st.deadline, err = r.uint(maxUint64)
+	st.env.DeadlineMicros = &st.deadline
+	return err
+}
+
+func readEnvelopeSequence(r *reader, st *envelopeStorage) (err error) {
+	st.sequence, err = r.uint(maxUint64)
+	st.env.Sequence = &st.sequence
+	return err
+}
+
+func readEnvelopeLast(r *reader, st *envelopeStorage) (err error) {
+	st.env.Last, err = r.bool()
+	return err
+}
+
+func readEnvelopeFinishReason(r *reader, st *envelopeStorage) (err error) {
+	st.finish, err = r.string()
+	st.env.FinishReason = &st.finish
+	return err
+}
+
+func readEnvelopeTaskState(r *reader, st *envelopeStorage) error {
+	v, err := r.uint(math.MaxUint8)
+	st.taskState = TaskState(v)
+	st.env.TaskState = &st.taskState
+	return err
+}
+
+func readEnvelopeOperation(r *reader, st *envelopeStorage) error {
+	p, err := r.text()
+	if err != nil {
+		return err
+	}
+	st.operation = r.internOperation(p)
+	st.env.Operation = &st.operation
+	return nil
+}
+
+func readEnvelopeTool(r *reader, st *envelopeStorage) (err error) {
+	st.tool, err = r.string()
+	st.env.Tool = &st.tool
+	return err
+}
+
+func readEnvelopeUsage(r *reader, st *envelopeStorage) error {
+	st.env.Usage = &st.usage
+	return decodeUsageFields(r, &st.usage)
+}
+
+func readEnvelopeMetadata(r *reader, st *envelopeStorage) error {
+	return st.env.Metadata.decode(r, st.meta[:0])
+}
+
+func readEnvelopeMustUnderstand(r *reader, st *envelopeStorage) (err error) {
+	st.env.MustUnderstand, err = r.uint(maxUint64)
+	return err
+}
+
+func readEnvelopeBody(r *reader, st *envelopeStorage) (err error) {
+	st.env.Body, err = r.binBytes()
+	return err
+}
+
+func readEnvelopeSignature(r *reader, st *envelopeStorage) error {
+	st.env.Signature = new(Signature)
+	return decodeSignatureFields(r, st.env.Signature)
 }
 
 // internOperation returns the vocabulary constant for well-known operations,

@@ -83,49 +83,33 @@ func (e *ErrorBody) UnmarshalCBOR(b []byte) error { return unmarshalInto(e, b, "
 // DecodeErrorBody decodes an error envelope's body.
 func DecodeErrorBody(b []byte) (*ErrorBody, error) { return decodeAs[ErrorBody](b, "error body") }
 
-func (e *ErrorBody) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "code":
-			idx = 0
-		case "message":
-			idx = 1
-		case "retryable":
-			idx = 2
-		case "detail":
-			idx = 3
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		if idx == 1 || idx == 3 {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
-		}
-		var err error
-		switch idx {
-		case 0:
-			var v uint64
-			v, err = r.uint(math.MaxUint8)
-			e.Code = ErrorCode(v)
-		case 1:
-			var s string
-			s, err = r.string()
-			e.Message = &s
-		case 2:
-			e.Retryable, err = r.bool()
-		case 3:
-			err = e.Detail.decode(r, nil)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "code")
+func (e *ErrorBody) decode(r *reader) error { return decodeErrorBodyFields(r, e) }
+
+// errorBodyFields are the error body's fields in wire order.
+var errorBodyFields = recordFields[ErrorBody]{
+	{"code", required, readErrorBodyCode},
+	{"message", optional, readErrorBodyMessage},
+	{"retryable", defaulted, readErrorBodyRetryable},
+	{"detail", optional, readErrorBodyDetail},
+}
+
+func readErrorBodyCode(r *reader, e *ErrorBody) error {
+	v, err := r.uint(math.MaxUint8)
+	e.Code = ErrorCode(v)
+	return err
+}
+
+func readErrorBodyMessage(r *reader, e *ErrorBody) error {
+	s, err := r.string()
+	e.Message = &s
+	return err
+}
+
+func readErrorBodyRetryable(r *reader, e *ErrorBody) (err error) {
+	e.Retryable, err = r.bool()
+	return err
+}
+
+func readErrorBodyDetail(r *reader, e *ErrorBody) error {
+	return e.Detail.decode(r, nil)
 }

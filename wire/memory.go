@@ -100,76 +100,61 @@ func (m *MemoryRecord) decode(r *reader) error {
 	switch variant {
 	case "Item":
 		m.Op = MemoryItem
+		err = decodeMemoryItemFields(r, m)
 	case "Forget":
 		m.Op = MemoryForget
+		err = decodeMemoryForgetFields(r, m)
 	case "Feedback":
 		m.Op = MemoryFeedback
+		err = decodeMemoryFeedbackFields(r, m)
 	default:
 		return r.errf("unknown memory record variant %q", variant)
 	}
-	var seen fieldSet
-	err = r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "id":
-			idx = 0
-		case "target":
-			idx = 1
-		case "kind":
-			idx = 2
-		case "body":
-			idx = 3
-		case "weight":
-			idx = 4
-		default:
-			return r.skip()
-		}
-		if !m.Op.hasField(idx) {
-			return r.skip() // another variant's field: unknown here
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		switch idx {
-		case 0, 1:
-			m.ID, err = r.string()
-		case 2:
-			m.Kind, err = r.string()
-		case 3:
-			m.Body, err = r.binBytes()
-		case 4:
-			var f float64
-			f, err = r.float()
-			if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
-				err = r.errf("weight %g overflows an f32", f)
-			}
-			m.Weight = float32(f)
-		}
-		return err
-	})
 	if err != nil {
 		return err
 	}
 	r.leave()
-	switch m.Op {
-	case MemoryItem:
-		return seen.require(0, "id", 2, "kind", 3, "body")
-	case MemoryForget:
-		return seen.require(1, "target")
-	default:
-		return seen.require(1, "target", 4, "weight")
-	}
+	return nil
 }
 
-// hasField reports whether the variant has the field of index idx in the
-// decoder's numbering (id, target, kind, body, weight).
-func (op MemoryOp) hasField(idx int) bool {
-	switch op {
-	case MemoryItem:
-		return idx == 0 || idx == 2 || idx == 3
-	case MemoryForget:
-		return idx == 1
+// Each variant's fields in wire order; another variant's field is an
+// unknown key, skipped.
+var (
+	memoryItemFields = recordFields[MemoryRecord]{
+		{"id", required, readMemoryID},
+		{"kind", required, readMemoryKind},
+		{"body", required, readMemoryBody},
 	}
-	return idx == 1 || idx == 4
+	memoryForgetFields = recordFields[MemoryRecord]{
+		{"target", required, readMemoryID},
+	}
+	memoryFeedbackFields = recordFields[MemoryRecord]{
+		{"target", required, readMemoryID},
+		{"weight", required, readMemoryWeight},
+	}
+)
+
+// readMemoryID reads the item's id ("id" in an Item, "target" in the others).
+func readMemoryID(r *reader, m *MemoryRecord) (err error) {
+	m.ID, err = r.string()
+	return err
+}
+
+func readMemoryKind(r *reader, m *MemoryRecord) (err error) {
+	m.Kind, err = r.string()
+	return err
+}
+
+func readMemoryBody(r *reader, m *MemoryRecord) (err error) {
+	m.Body, err = r.binBytes()
+	return err
+}
+
+func readMemoryWeight(r *reader, m *MemoryRecord) error {
+	f, err := r.float()
+	if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+		err = r.errf("weight %g overflows an f32", f)
+	}
+	m.Weight = float32(f)
+	return err
 }

@@ -101,37 +101,32 @@ func (c *SignatureContext) AppendMarshal(b []byte) []byte {
 // Marshal returns the context's canonical CBOR.
 func (c *SignatureContext) Marshal() []byte { return c.AppendMarshal(nil) }
 
-func (c *SignatureContext) decode(r *reader) error {
-	var seen fieldSet
-	var ct uint8
-	var av uint32
-	return r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "content_type":
-			idx = 0
-		case "agent_version":
-			idx = 1
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		if none, err := r.absent(); none || err != nil {
-			return err
-		}
-		if idx == 0 {
-			v, err := r.uint(math.MaxUint8)
-			ct = uint8(v)
-			c.ContentType = &ct
-			return err
-		}
-		v, err := r.uint(math.MaxUint32)
-		av = uint32(v)
-		c.AgentVersion = &av
-		return err
-	})
+// signatureContextStorage is a decoded context with the targets of its
+// pointer fields, so one allocation serves them all.
+type signatureContextStorage struct {
+	ctx SignatureContext
+	ct  uint8
+	av  uint32
+}
+
+// signatureContextFields are SignatureContext's fields in wire order.
+var signatureContextFields = recordFields[signatureContextStorage]{
+	{"content_type", optional, readSignatureContextContentType},
+	{"agent_version", optional, readSignatureContextAgentVersion},
+}
+
+func readSignatureContextContentType(r *reader, st *signatureContextStorage) error {
+	v, err := r.uint(math.MaxUint8)
+	st.ct = uint8(v)
+	st.ctx.ContentType = &st.ct
+	return err
+}
+
+func readSignatureContextAgentVersion(r *reader, st *signatureContextStorage) error {
+	v, err := r.uint(math.MaxUint32)
+	st.av = uint32(v)
+	st.ctx.AgentVersion = &st.av
+	return err
 }
 
 // AppendMarshal appends the capsule's canonical CBOR.
@@ -166,48 +161,36 @@ func (s *Signature) UnmarshalCBOR(b []byte) error { return unmarshalInto(s, b, "
 // DecodeSignature decodes a bare signature capsule.
 func DecodeSignature(b []byte) (*Signature, error) { return decodeAs[Signature](b, "signature") }
 
-func (s *Signature) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "scheme":
-			idx = 0
-		case "key_id":
-			idx = 1
-		case "bytes":
-			idx = 2
-		case "context":
-			idx = 3
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		switch idx {
-		case 0:
-			var v uint64
-			v, err = r.uint(math.MaxUint8)
-			s.Scheme = uint8(v)
-		case 1:
-			s.KeyID, err = r.binBytes()
-		case 2:
-			s.Bytes, err = r.binBytes()
-		case 3:
-			if none, aerr := r.absent(); none || aerr != nil {
-				return aerr
-			}
-			s.Context = new(SignatureContext)
-			err = s.Context.decode(r)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "scheme", 1, "key_id", 2, "bytes")
+func (s *Signature) decode(r *reader) error { return decodeSignatureFields(r, s) }
+
+// signatureFields are the signature capsule's fields in wire order.
+var signatureFields = recordFields[Signature]{
+	{"scheme", required, readSignatureScheme},
+	{"key_id", required, readSignatureKeyID},
+	{"bytes", required, readSignatureBytes},
+	{"context", optional, readSignatureContext},
+}
+
+func readSignatureScheme(r *reader, s *Signature) error {
+	v, err := r.uint(math.MaxUint8)
+	s.Scheme = uint8(v)
+	return err
+}
+
+func readSignatureKeyID(r *reader, s *Signature) (err error) {
+	s.KeyID, err = r.binBytes()
+	return err
+}
+
+func readSignatureBytes(r *reader, s *Signature) (err error) {
+	s.Bytes, err = r.binBytes()
+	return err
+}
+
+func readSignatureContext(r *reader, s *Signature) error {
+	st := new(signatureContextStorage)
+	s.Context = &st.ctx
+	return decodeSignatureContextFields(r, st)
 }
 
 // Validate applies the capsule rule: an Ed25519 capsule carries an 8-byte key

@@ -54,41 +54,28 @@ func DecodeFoldSnapshot(b []byte) (*FoldSnapshot, error) {
 	return decodeAs[FoldSnapshot](b, "fold snapshot")
 }
 
-func (s *FoldSnapshot) decode(r *reader) error {
-	var seen fieldSet
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "conversation":
-			idx = 0
-		case "as_of":
-			idx = 1
-		case "state":
-			idx = 2
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		var err error
-		switch idx {
-		case 0:
-			s.Conversation, err = r.id()
-		case 1:
-			err = s.decodeAsOf(r)
-		case 2:
-			s.State, err = r.binBytes()
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return seen.require(0, "conversation", 1, "as_of", 2, "state")
+func (s *FoldSnapshot) decode(r *reader) error { return decodeSnapshotFields(r, s) }
+
+// snapshotFields are the snapshot record's fields in wire order.
+var snapshotFields = recordFields[FoldSnapshot]{
+	{"conversation", required, readSnapshotConversation},
+	{"as_of", required, readAsOf},
+	{"state", required, readSnapshotState},
 }
 
-func (s *FoldSnapshot) decodeAsOf(r *reader) error {
+func readSnapshotConversation(r *reader, s *FoldSnapshot) (err error) {
+	s.Conversation, err = r.id()
+	return err
+}
+
+func readSnapshotState(r *reader, s *FoldSnapshot) (err error) {
+	s.State, err = r.binBytes()
+	return err
+}
+
+// readAsOf reads the partition-to-offset map; a partition listed twice is
+// ErrDuplicateKey.
+func readAsOf(r *reader, s *FoldSnapshot) error {
 	n, indef, err := r.container(majorMap)
 	if err != nil {
 		return err

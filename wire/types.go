@@ -348,60 +348,48 @@ func (u *TokenUsage) appendCBOR(b []byte) []byte {
 	return b
 }
 
-func (u *TokenUsage) decode(r *reader) error {
-	var seen fieldSet
-	var opt [3]uint64
-	err := r.structMap(func(key []byte) error {
-		var idx int
-		switch string(key) {
-		case "input_tokens":
-			idx = 0
-		case "output_tokens":
-			idx = 1
-		case "reasoning_output_tokens":
-			idx = 2
-		case "cache_read_input_tokens":
-			idx = 3
-		case "cache_creation_input_tokens":
-			idx = 4
-		default:
-			return r.skip()
-		}
-		if err := seen.mark(idx, key); err != nil {
-			return err
-		}
-		if idx >= 2 {
-			if none, err := r.absent(); none || err != nil {
-				return err
-			}
-		}
-		v, err := r.uint(maxUint64)
-		if err != nil {
-			return err
-		}
-		switch idx {
-		case 0:
-			u.InputTokens = v
-		case 1:
-			u.OutputTokens = v
-		default:
-			opt[idx-2] = v
-			p := &opt[idx-2]
-			switch idx {
-			case 2:
-				u.ReasoningOutputTokens = p
-			case 3:
-				u.CacheReadInputTokens = p
-			case 4:
-				u.CacheCreationInputTokens = p
-			}
-		}
-		return nil
-	})
+// usageFields are TokenUsage's fields in wire order.
+var usageFields = recordFields[TokenUsage]{
+	{"input_tokens", required, readUsageInputTokens},
+	{"output_tokens", required, readUsageOutputTokens},
+	{"reasoning_output_tokens", optional, readUsageReasoningOutputTokens},
+	{"cache_read_input_tokens", optional, readUsageCacheReadInputTokens},
+	{"cache_creation_input_tokens", optional, readUsageCacheCreationInputTokens},
+}
+
+func readUsageInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.InputTokens, err = r.uint(maxUint64)
+	return err
+}
+
+func readUsageOutputTokens(r *reader, u *TokenUsage) (err error) {
+	u.OutputTokens, err = r.uint(maxUint64)
+	return err
+}
+
+func readUsageReasoningOutputTokens(r *reader, u *TokenUsage) (err error) {
+	u.ReasoningOutputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+func readUsageCacheReadInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.CacheReadInputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+func readUsageCacheCreationInputTokens(r *reader, u *TokenUsage) (err error) {
+	u.CacheCreationInputTokens, err = r.uintPtr(maxUint64)
+	return err
+}
+
+// uintPtr reads an unsigned integer no larger than max into a variable of
+// its own.
+func (r *reader) uintPtr(max uint64) (*uint64, error) {
+	v, err := r.uint(max)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return seen.require(0, "input_tokens", 1, "output_tokens")
+	return &v, nil
 }
 
 const maxUint64 = ^uint64(0)
