@@ -210,7 +210,10 @@ func (b *Producer) Append(ctx context.Context, rec runtime.Outgoing) Pending {
 		wake = true
 	}
 	if b.open == nil {
-		b.open = &result{first: b.cfg.Clock.Now(), done: make(chan struct{}), recs: make([]runtime.Outgoing, 0, min(b.cfg.MaxRecords, maxPrealloc))}
+		// Room for the records the batch will likely hold, judged by this
+		// one's size, so filling it does not regrow the slice.
+		likely := min(b.cfg.MaxRecords, maxPrealloc, b.cfg.MaxBytes/(len(rec.Payload)+1)+1)
+		b.open = &result{first: b.cfg.Clock.Now(), done: make(chan struct{}), recs: make([]runtime.Outgoing, 0, likely)}
 		wake = wake || !b.armed // the flusher starts the linger unless its timer runs
 	}
 	r := b.open

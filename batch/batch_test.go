@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -454,5 +455,40 @@ func TestBatchLingerCountsFromTheOpenBatchsFirstRecord(t *testing.T) {
 	waitAll(t, []batch.Pending{late})
 	if got := log.batches(); !slices.Equal(got, []int{2, 1}) {
 		t.Errorf("publish calls = %v, want [2 1]", got)
+	}
+}
+
+// discard is a publisher that keeps nothing and answers from one slice, so
+// only the producer's own allocations are counted.
+type discard struct{ pos []runtime.Position }
+
+func (d discard) Publish(_ context.Context, _ string, recs ...runtime.Outgoing) ([]runtime.Position, error) {
+	return d.pos[:len(recs)], nil
+}
+
+// TestBatchAppendAllocatesPerBatchNotPerRecord holds appending, flusher
+// included, to a few allocations per batch (the outcome, its channel, the
+// records' slice made once with room for the batch, the linger timer),
+// shared by its 512 records.
+func TestBatchAppendAllocatesPerBatchNotPerRecord(t *testing.T) {
+	b, err := batch.New(t.Context(), discard{pos: make([]runtime.Position, batch.DefaultMaxRecords)}, "events", batch.Config{Clock: lasertest.NewManualClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec(0, 256)
+	const batches = 8
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range batches * batch.DefaultMaxRecords {
+		b.Append(t.Context(), r)
+	}
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	goruntime.ReadMemStats(&after)
+	perBatch := float64(after.Mallocs-before.Mallocs) / batches
+	t.Logf("%.1f allocations per batch of %d records", perBatch, batch.DefaultMaxRecords)
+	if perBatch > 10 {
+		t.Errorf("%.1f allocations per batch of %d records, want at most 10", perBatch, batch.DefaultMaxRecords)
 	}
 }
