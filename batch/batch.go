@@ -29,6 +29,10 @@ const (
 	MinLinger = time.Millisecond
 )
 
+// maxPrealloc caps the records a new batch makes room for up front, so a
+// huge MaxRecords does not cost memory before records arrive.
+const maxPrealloc = 1024
+
 // ErrClosed is the error of a record appended after Close began.
 var ErrClosed = errors.New("batch: producer closed")
 
@@ -131,15 +135,21 @@ type Producer struct {
 	topic string
 	cfg   Config
 
-	slots   chan struct{} // one per queued record; full means Append waits
 	wake    chan struct{} // the flusher has something to look at
 	flushes chan chan error
 	quit    chan struct{}
 	stopped chan struct{}
 
+	// mu guards what Append and the flusher share. Append holds it only to
+	// add one record, so appending costs a lock and no channel operation:
+	// the flusher is woken once per batch, and appenders waiting for room
+	// once per published batch.
 	mu      sync.Mutex
-	open    *result   // the batch filling up, nil when none
-	sealed  []*result // full batches waiting for the flusher
+	open    *result       // the batch filling up, nil when none
+	sealed  []*result     // full batches waiting for the flusher
+	queued  int           // records appended and not yet resolved, at most MaxQueued
+	room    chan struct{} // closed when queued records resolve; nil while no appender waits
+	armed   bool          // the flusher's linger timer is running, so a new batch needs no wake
 	closed  bool
 	refused error // what Append answers once closed: ErrClosed or the ended ctx
 
@@ -161,7 +171,6 @@ func New(ctx context.Context, pub Publisher, topic string, cfg Config) (*Produce
 	}
 	b := &Producer{
 		ctx: ctx, pub: pub, topic: topic, cfg: cfg,
-		slots:   make(chan struct{}, cfg.MaxQueued),
 		wake:    make(chan struct{}, 1),
 		flushes: make(chan chan error),
 		quit:    make(chan struct{}),
@@ -175,30 +184,37 @@ func New(ctx context.Context, pub Publisher, topic string, cfg Config) (*Produce
 // MaxQueued records wait, and then returns a Pending holding ctx's error
 // when ctx ends first. After Close the Pending holds ErrClosed.
 func (b *Producer) Append(ctx context.Context, rec runtime.Outgoing) Pending {
-	select {
-	case b.slots <- struct{}{}:
-	case <-ctx.Done():
-		return failed(fmt.Errorf("batch: append to %s: %w", b.topic, ctx.Err()))
-	case <-b.stopped:
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return failed(b.refused)
-	}
 	b.mu.Lock()
+	for !b.closed && b.queued >= b.cfg.MaxQueued {
+		if b.room == nil {
+			b.room = make(chan struct{})
+		}
+		room := b.room
+		b.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return failed(fmt.Errorf("batch: append to %s: %w", b.topic, ctx.Err()))
+		}
+		b.mu.Lock()
+	}
 	if b.closed {
 		refused := b.refused
 		b.mu.Unlock()
-		<-b.slots
 		return failed(refused)
 	}
+	b.queued++
 	wake := false
 	if b.open != nil && b.open.bytes+len(rec.Payload) > b.cfg.MaxBytes {
 		b.seal()
 		wake = true
 	}
 	if b.open == nil {
-		b.open = &result{first: b.cfg.Clock.Now(), done: make(chan struct{})}
-		wake = true // the flusher starts the linger
+		// Room for the records the batch will likely hold, judged by this
+		// one's size, so filling it does not regrow the slice.
+		likely := min(b.cfg.MaxRecords, maxPrealloc, b.cfg.MaxBytes/(len(rec.Payload)+1)+1)
+		b.open = &result{first: b.cfg.Clock.Now(), done: make(chan struct{}), recs: make([]runtime.Outgoing, 0, likely)}
+		wake = wake || !b.armed // the flusher starts the linger unless its timer runs
 	}
 	r := b.open
 	r.recs = append(r.recs, rec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -314,5 +315,180 @@ func TestBatchOverTransports(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gated is a log whose Publish waits for a value on release before it
+// publishes, so a test holds a batch in flight.
+type gated struct {
+	runtime.Transport
+	release chan struct{}
+}
+
+func (g gated) Publish(ctx context.Context, topic string, recs ...runtime.Outgoing) ([]runtime.Position, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Transport.Publish(ctx, topic, recs...)
+}
+
+func TestBatchAppendResumesWhenItsBatchIsPublished(t *testing.T) {
+	log := newLog(t)
+	g := gated{Transport: log.Transport, release: make(chan struct{})}
+	log.Transport = g
+	b, err := batch.New(t.Context(), log, "events", batch.Config{MaxRecords: 1, MaxQueued: 1, Clock: lasertest.NewManualClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(t.Context())
+	first := b.Append(t.Context(), rec(0, 8)) // held in flight by the gate
+	second := make(chan batch.Pending)
+	go func() { second <- b.Append(t.Context(), rec(1, 8)) }()
+	select {
+	case <-second:
+		t.Fatal("Append returned while MaxQueued records waited")
+	case <-first.Done():
+		t.Fatal("the first record was published through a closed gate")
+	case g.release <- struct{}{}: // the first batch publishes and frees its room
+	}
+	p := <-second
+	g.release <- struct{}{}
+	got := waitAll(t, []batch.Pending{first, p})
+	if got[0].Offset != 0 || got[1].Offset != 1 {
+		t.Errorf("positions = %v, want offsets 0 and 1", got)
+	}
+}
+
+// TestBatchWaitingAppendersAllResume has many appenders contend for a
+// queue of two: every one of them is woken as room frees, none is lost.
+func TestBatchWaitingAppendersAllResume(t *testing.T) {
+	log := newLog(t)
+	b, err := batch.New(t.Context(), log, "events", batch.Config{MaxRecords: 2, MaxQueued: 2, Clock: lasertest.NewManualClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const appenders, each = 8, 50
+	var wg sync.WaitGroup
+	ps := make([][]batch.Pending, appenders)
+	for a := range appenders {
+		wg.Go(func() {
+			for i := range each {
+				ps[a] = append(ps[a], b.Append(t.Context(), rec(a*each+i, 8)))
+			}
+		})
+	}
+	wg.Wait()
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for a := range appenders {
+		last := -1
+		for _, pos := range waitAll(t, ps[a]) {
+			if seen[pos.Offset] {
+				t.Fatalf("offset %d given twice", pos.Offset)
+			}
+			seen[pos.Offset] = true
+			if int(pos.Offset) <= last {
+				t.Errorf("appender %d: offset %d after %d, want its records in order", a, pos.Offset, last)
+			}
+			last = int(pos.Offset)
+		}
+	}
+	if len(seen) != appenders*each {
+		t.Errorf("%d records published, want %d", len(seen), appenders*each)
+	}
+}
+
+func TestBatchEndedContextReleasesAnAppenderWaitingForRoom(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	log := newLog(t)
+	log.Transport = stalled{log.Transport}
+	b, err := batch.New(ctx, log, "events", batch.Config{MaxRecords: 1, MaxQueued: 1, Clock: lasertest.NewManualClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := b.Append(t.Context(), rec(0, 8)) // taken by a publish that waits for ctx
+	second := make(chan batch.Pending)
+	go func() { second <- b.Append(t.Context(), rec(1, 8)) }()
+	cancel()
+	for i, p := range []batch.Pending{first, <-second} {
+		if _, err := p.Wait(t.Context()); !errors.Is(err, context.Canceled) {
+			t.Errorf("record %d: Wait = %v, want context.Canceled", i, err)
+		}
+	}
+}
+
+// TestBatchLingerCountsFromTheOpenBatchsFirstRecord keeps the flusher's
+// timer across batches: armed for an earlier batch, it fires early for the
+// open one and is re-armed for the rest of that batch's linger.
+func TestBatchLingerCountsFromTheOpenBatchsFirstRecord(t *testing.T) {
+	log := newLog(t)
+	clk := lasertest.NewManualClock(epoch)
+	b, err := batch.New(t.Context(), log, "events", batch.Config{MaxRecords: 2, Linger: 20 * time.Millisecond, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(t.Context())
+	b.Append(t.Context(), rec(0, 8))
+	if err := clk.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * time.Millisecond)
+	waitAll(t, []batch.Pending{b.Append(t.Context(), rec(1, 8))}) // the count bound publishes both
+	late := b.Append(t.Context(), rec(2, 8))                      // opens a batch 10 ms after the timer was armed
+	clk.Advance(10 * time.Millisecond)                            // the first timer fires: too early for late
+	if err := clk.BlockUntil(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := clk.NextTimer(); d != 10*time.Millisecond {
+		t.Errorf("re-armed linger = %v, want the 10ms left of the open batch's", d)
+	}
+	select {
+	case <-late.Done():
+		t.Fatal("a record was published before its own linger passed")
+	default:
+	}
+	clk.Advance(10 * time.Millisecond)
+	waitAll(t, []batch.Pending{late})
+	if got := log.batches(); !slices.Equal(got, []int{2, 1}) {
+		t.Errorf("publish calls = %v, want [2 1]", got)
+	}
+}
+
+// discard is a publisher that keeps nothing and answers from one slice, so
+// only the producer's own allocations are counted.
+type discard struct{ pos []runtime.Position }
+
+func (d discard) Publish(_ context.Context, _ string, recs ...runtime.Outgoing) ([]runtime.Position, error) {
+	return d.pos[:len(recs)], nil
+}
+
+// TestBatchAppendAllocatesPerBatchNotPerRecord holds appending, flusher
+// included, to a few allocations per batch (the outcome, its channel, the
+// records' slice made once with room for the batch, the linger timer),
+// shared by its 512 records.
+func TestBatchAppendAllocatesPerBatchNotPerRecord(t *testing.T) {
+	b, err := batch.New(t.Context(), discard{pos: make([]runtime.Position, batch.DefaultMaxRecords)}, "events", batch.Config{Clock: lasertest.NewManualClock(epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec(0, 256)
+	const batches = 8
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range batches * batch.DefaultMaxRecords {
+		b.Append(t.Context(), r)
+	}
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	goruntime.ReadMemStats(&after)
+	perBatch := float64(after.Mallocs-before.Mallocs) / batches
+	t.Logf("%.1f allocations per batch of %d records", perBatch, batch.DefaultMaxRecords)
+	if perBatch > 10 {
+		t.Errorf("%.1f allocations per batch of %d records, want at most 10", perBatch, batch.DefaultMaxRecords)
 	}
 }

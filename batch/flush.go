@@ -14,6 +14,7 @@ func (b *Producer) run() {
 		case <-b.wake:
 			b.publishSealed(false)
 		case <-linger:
+			linger = nil
 			b.publishSealed(b.lingered())
 		case reply := <-b.flushes:
 			reply <- b.publishSealed(true)
@@ -36,7 +37,11 @@ func (b *Producer) run() {
 			b.lastErr = b.ctx.Err()
 			return
 		}
-		linger = b.lingerTimer()
+		if linger == nil {
+			// A running timer is kept: it was armed for an older batch, so it
+			// fires no later than the open one's linger and is re-armed then.
+			linger = b.lingerTimer()
+		}
 	}
 }
 
@@ -48,10 +53,11 @@ func (b *Producer) lingered() bool {
 }
 
 // lingerTimer returns a channel that fires when the open batch has waited
-// Linger, or nil when no batch is open.
+// Linger, or nil when no batch is open, and tells Append whether a timer runs.
 func (b *Producer) lingerTimer() <-chan time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.armed = b.open != nil
 	if b.open == nil {
 		return nil
 	}
@@ -97,12 +103,17 @@ func (b *Producer) publish(r *result) error {
 }
 
 // resolve settles every Pending of r with err (nil once published) and
-// frees its records' queue slots.
+// frees its records' room in the queue, waking the appenders waiting for it.
 func (b *Producer) resolve(r *result, err error) {
 	r.err = err
-	for range r.recs {
-		<-b.slots
-	}
+	n := len(r.recs)
 	r.recs = nil // the payloads are the caller's; keep none past the publish
 	close(r.done)
+	b.mu.Lock()
+	b.queued -= n
+	if b.room != nil {
+		close(b.room)
+		b.room = nil
+	}
+	b.mu.Unlock()
 }

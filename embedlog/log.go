@@ -73,8 +73,9 @@ func (l *Log) EnsureTopics(ctx context.Context, partitions uint32, topics ...str
 
 // Publish appends records to an existing topic: a keyed record goes to
 // xxHash32(key) mod partitions, an unkeyed one to the next balanced
-// partition. One call is one batch: a single timestamp, and the records
-// sharing a partition get consecutive offsets.
+// partition. One call is one batch: a single timestamp, the records sharing
+// a partition get consecutive offsets, and the topic's lock is taken once
+// for all of them, after their headers were encoded outside it.
 func (l *Log) Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error) {
 	return l.l.Publish(ctx, topic, records...)
 }
