@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -56,7 +57,7 @@ func main() {
 	case *stdio:
 		err = serveStdio(context.Background())
 	case *addr != "":
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err = serveHTTP(ctx, *addr, os.Stdout)
 	default:
