@@ -52,6 +52,10 @@ func main() {
 	stdio := flag.Bool("stdio", false, "serve the help desk over MCP on stdin and stdout")
 	addr := flag.String("serve", "", "serve the help desk over A2A (at /) and AG-UI (at /agui) on this loopback `address`, e.g. 127.0.0.1:0")
 	flag.Parse()
+	if *stdio && *addr != "" {
+		fmt.Fprintln(os.Stderr, "bridges: -stdio and -serve are two ways to serve the help desk: pick one")
+		os.Exit(2)
+	}
 	var err error
 	switch {
 	case *stdio:
