@@ -3,6 +3,7 @@ package a2a_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,6 +224,34 @@ func TestStreamFollowsTheAgentsChunksToTheFinalStatus(t *testing.T) {
 			t.Fatalf("letters %q, final %+v", letters, final)
 		}
 	})
+}
+
+// An A2A 0.3 client (the Python SDK's) validates every artifact update
+// against the schema, where parts is a list: the empty chunk that ends a
+// stream must serialize as an empty list, never null.
+func TestStreamsLastArtifactUpdateCarriesAnEmptyPartsList(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	b := newBridge(t, client, desk.DeskOperations())
+	var last *a2a.TaskArtifactUpdateEvent
+	for ev, err := range b.Stream(t.Context(), data("spell", map[string]any{"text": "ab"})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			last = u
+		}
+	}
+	if last == nil || !last.LastChunk {
+		t.Fatalf("last artifact update %+v, want the stream's last chunk", last)
+	}
+	raw, err := json.Marshal(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"parts":[]`) {
+		t.Fatalf("last chunk's update %s, want \"parts\":[]", raw)
+	}
 }
 
 func TestStreamOfAFailingSkillEndsFailed(t *testing.T) {

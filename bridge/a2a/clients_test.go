@@ -89,3 +89,78 @@ func TestPythonA2AClientSpeakingA2A10DrivesTheBridge(t *testing.T) {
 		t.Errorf("the owner's cancel: %s", s)
 	}
 }
+
+// exampleRun is what the Python A2A SDK saw of the bridges example's help
+// desk (examples/bridges -serve), as testdata/python_a2a_example.py
+// reports it.
+type exampleRun struct {
+	// Submitted is a send that returns at once; Got is its task read back
+	// until it ended.
+	Submitted []json.RawMessage `json:"submitted"`
+	Got       json.RawMessage   `json:"got"`
+	Blocking  []json.RawMessage `json:"blocking"`
+	Stream    []struct {
+		ArtifactUpdate *struct {
+			Artifact struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"artifact"`
+			LastChunk bool `json:"lastChunk"`
+		} `json:"artifactUpdate"`
+		StatusUpdate *struct {
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+		} `json:"statusUpdate"`
+	} `json:"stream"`
+	Failed []json.RawMessage `json:"failed"`
+}
+
+// driveExample runs the Python A2A SDK speaking version against the
+// example and checks a send read back, a blocking send, a streamed reply
+// and the agent's refusal of a blank ticket read as a failed task.
+func driveExample(t *testing.T, version string) {
+	py := bridgetest.Python(t, "a2a.client")
+	url := bridgetest.ServeExample(t)
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_a2a_example.py", url, version)
+	var r exampleRun
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if len(r.Submitted) != 1 || !strings.Contains(string(r.Submitted[0]), "TASK_STATE_SUBMITTED") {
+		t.Errorf("send returning at once: %s, want the submitted task", r.Submitted)
+	}
+	if s := string(r.Got); !strings.Contains(s, "TASK_STATE_COMPLETED") || !strings.Contains(s, `"category": "outage"`) {
+		t.Errorf("the sent task read back: %s, want it completed with an outage", s)
+	}
+	if len(r.Blocking) != 1 || !strings.Contains(string(r.Blocking[0]), "TASK_STATE_COMPLETED") || !strings.Contains(string(r.Blocking[0]), `"category": "billing"`) {
+		t.Errorf("blocking send: %s, want the completed task with a billing verdict", r.Blocking)
+	}
+	var words strings.Builder
+	var final string
+	for _, ev := range r.Stream {
+		if u := ev.ArtifactUpdate; u != nil {
+			for _, p := range u.Artifact.Parts {
+				words.WriteString(p.Text)
+			}
+		}
+		if u := ev.StatusUpdate; u != nil {
+			final = u.Status.State
+		}
+	}
+	if words.String() != "Hello ada, we are on it. " || final != "TASK_STATE_COMPLETED" {
+		t.Errorf("streamed reply: %q ending %q, want the six words then completed", words.String(), final)
+	}
+	if len(r.Failed) != 1 || !strings.Contains(string(r.Failed[0]), "TASK_STATE_FAILED") || !strings.Contains(string(r.Failed[0]), "the ticket has no text") {
+		t.Errorf("a blank ticket: %s, want a failed task with the agent's message", r.Failed)
+	}
+}
+
+func TestPythonA2AClientDrivesTheExampleOverA2A03(t *testing.T) {
+	driveExample(t, "0.3")
+}
+
+func TestPythonA2AClientSpeakingA2A10DrivesTheExample(t *testing.T) {
+	driveExample(t, "1.0")
+}

@@ -117,7 +117,9 @@ func (f *fold) answerUpdate() a2a.Event {
 // status update otherwise.
 func (f *fold) update(m *runtime.Message) a2a.Event {
 	if e := m.Envelope; e != nil && e.Kind == wire.KindChunk {
-		var p a2a.ContentParts
+		// Never nil: A2A 0.3 clients refuse "parts": null on the empty
+		// chunk that ends a stream.
+		p := a2a.ContentParts{}
 		if len(e.Body) > 0 {
 			p = parts(m)
 		}

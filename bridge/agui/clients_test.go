@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -146,5 +147,36 @@ func TestAGUIClientRunsAnAgentThroughTheBridge(t *testing.T) {
 	}
 	if len(f.Errors) != 1 || f.Errors[0] != "the model is down" || f.Threw != nil {
 		t.Errorf("failing run's errors %q (threw %v), want the agent's message read as a RUN_ERROR", f.Errors, f.Threw)
+	}
+}
+
+func TestAGUIClientRunsTheExamplesHelpdesk(t *testing.T) {
+	modules := bridgetest.NodeModules(t, "@ag-ui/client")
+	url := bridgetest.ServeExample(t) + "/agui"
+	thread := func(n byte) string { return wire.NewULID(uint64(time.Now().UnixMilli()), [10]byte{n}).String() }
+	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/agui_client.cjs", url,
+		"good="+thread(1)+":the site is down", "blank="+thread(2)+": ")
+	var out map[string]clientRun
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	g := out["good"]
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START"}
+	for range 6 {
+		want = append(want, "TEXT_MESSAGE_CONTENT")
+	}
+	want = append(want, "TEXT_MESSAGE_END", "RUN_FINISHED")
+	if diff := cmp.Diff(want, g.Events); diff != "" || g.Threw != nil {
+		t.Errorf("a ticket's run: events (-want +got):\n%s\nthrew %v", diff, g.Threw)
+	}
+	if got := strings.Join(g.Assistant, "|"); got != "Hello there, we are on it. " {
+		t.Errorf("assistant messages %q, want the help desk's streamed reply", got)
+	}
+	b := out["blank"]
+	if diff := cmp.Diff([]string{"RUN_STARTED", "RUN_ERROR"}, b.Events); diff != "" {
+		t.Errorf("a blank ticket's run: events (-want +got):\n%s", diff)
+	}
+	if len(b.Errors) != 1 || b.Errors[0] != "the ticket has no text" || b.Threw != nil {
+		t.Errorf("a blank ticket's run: errors %q (threw %v), want the help desk's refusal as a RUN_ERROR", b.Errors, b.Threw)
 	}
 }

@@ -76,6 +76,12 @@ func (r *Renderer) chunk(dst []Event, e *wire.Envelope, isJSON bool) []Event {
 	}
 	ch, known := r.channels[*e.Channel]
 	opening := e.Sequence != nil && *e.Sequence == 0 && e.Kind == wire.KindChunk
+	// An error on a channel never opened (a stream handler refusing its
+	// input) has no message to end: AG-UI clients refuse an end without
+	// its start, so it renders as the run error alone.
+	if e.Kind == wire.KindError && !known {
+		return append(dst, Event{Type: RunError, Message: errorText(e.Body)})
+	}
 	if opening || !known {
 		ch = channel{purpose: wire.OperationChat, corr: idText(e.Correlation)}
 		if e.Operation != nil {

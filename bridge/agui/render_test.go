@@ -135,6 +135,17 @@ func TestRenderAStreamThatFailsEndsItsMessageThenErrs(t *testing.T) {
 	}
 }
 
+// A generated stream handler that refuses its input writes the error on the
+// stream's channel before any chunk: there is no message to end, and an
+// AG-UI client refuses a TEXT_MESSAGE_END without its start.
+func TestRenderAStreamRefusedBeforeItsFirstChunkIsARunErrorAlone(t *testing.T) {
+	refused := msg(wire.Envelope{Kind: wire.KindError, Channel: ptr(chA), Sequence: ptr(uint64(0)), Body: errorBody(t, "no text")})
+	got := agui.Render([]*runtime.Message{refused})
+	if diff := cmp.Diff([]agui.Event{{Type: agui.RunError, Message: "no text"}}, got); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestRenderStateEventsAsSnapshotAndDelta(t *testing.T) {
 	snap := msg(wire.Envelope{Kind: wire.KindEvent, Operation: ptr(wire.OperationStateSnapshot), Body: []byte(`{"count":1}`)})
 	delta := msg(wire.Envelope{Kind: wire.KindEvent, Operation: ptr(wire.OperationStateDelta), Body: []byte(`[{"op":"replace","path":"/count","value":2}]`)})

@@ -3,8 +3,6 @@ package mcp_test
 import (
 	"encoding/json"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -183,19 +181,6 @@ func TestTypeScriptMCPClientDrivesTheBridgeAndReadsAgentErrors(t *testing.T) {
 	checkPrompts(t, raw)
 }
 
-// exampleBinary builds the bridges example (examples/bridges), whose -stdio
-// serves the help desk over MCP as a desktop client launches it.
-func exampleBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bridges")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/bridges")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the example: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // exampleRun is what a client's script saw of the example's help desk.
 type exampleRun struct {
 	Tools      []string     `json:"tools"`
@@ -237,7 +222,7 @@ func checkExample(t *testing.T, raw []byte) exampleRun {
 
 func TestPythonMCPClientDrivesTheExampleOverStdio(t *testing.T) {
 	py := bridgetest.Python(t, "mcp")
-	raw := bridgetest.RunClient(t, nil, py, "testdata/python_mcp_example.py", exampleBinary(t))
+	raw := bridgetest.RunClient(t, nil, py, "testdata/python_mcp_example.py", bridgetest.ExampleBinary(t))
 	r := checkExample(t, raw)
 	if got := strings.Join(r.Progress, ""); got != "Hello ada, we are on it. " {
 		t.Errorf("progress %q, want each word as its text", r.Progress)
@@ -246,7 +231,7 @@ func TestPythonMCPClientDrivesTheExampleOverStdio(t *testing.T) {
 
 func TestTypeScriptMCPClientDrivesTheExampleOverStdio(t *testing.T) {
 	modules := bridgetest.NodeModules(t, "@modelcontextprotocol/sdk")
-	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/typescript_mcp_example.cjs", exampleBinary(t))
+	raw := bridgetest.RunClient(t, []string{"NODE_PATH=" + modules}, "node", "testdata/typescript_mcp_example.cjs", bridgetest.ExampleBinary(t))
 	r := checkExample(t, raw)
 	// The server sends every progress notification before the result; the
 	// TypeScript SDK runs notifications a microtask late, and one that lands

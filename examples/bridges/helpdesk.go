@@ -46,10 +46,14 @@ func (h *Helpdesk) Classify(_ *runtime.Ctx, in Ticket) (Verdict, error) {
 	return Verdict{Category: "general"}, nil
 }
 
-// Reply drafts the answer to a ticket, word by word as a model would.
+// Reply drafts the answer to a ticket, word by word as a model would; an
+// empty ticket is refused.
 //
 //laser:handle op=reply
 func (h *Helpdesk) Reply(_ *runtime.Ctx, in Ticket, out *runtime.Stream[string]) error {
+	if strings.TrimSpace(in.Text) == "" {
+		return runtime.Reject(fmt.Errorf("the ticket has no text"))
+	}
 	for _, word := range strings.Fields("Hello " + in.Customer + ", we are on it.") {
 		if err := out.Send(word + " "); err != nil {
 			return err

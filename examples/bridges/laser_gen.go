@@ -212,7 +212,7 @@ func HelpdeskOperations() []operation.Info {
 		Agent:        HelpdeskAgentID,
 		Name:         HelpdeskOpReply,
 		Kind:         operation.Stream,
-		Doc:          "Reply drafts the answer to a ticket, word by word as a model would.",
+		Doc:          "Reply drafts the answer to a ticket, word by word as a model would; an empty ticket is refused.",
 		Topic:        HelpdeskListenTopic,
 		ReplyTopic:   HelpdeskRespondTopic,
 		ContentType:  wire.ContentJSON,

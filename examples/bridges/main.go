@@ -1,19 +1,23 @@
 // Command bridges serves a laser agent to the three protocols of 2026's
 // agent tooling at once, each driven by its official client: a Model
 // Context Protocol client lists the help desk's tools, calls one and
-// follows a streaming one; an AG-UI stream renders that reply as a chat
-// front end sees it; an Agent2Agent client sends a ticket and reads the
-// task back. Everything runs on the embedded log, so it needs no server.
+// follows a streaming one; an AG-UI client runs the help desk as a chat
+// front end does; an Agent2Agent client sends a ticket and reads the task
+// back. Everything runs on the embedded log, so it needs no server.
 //
-//	go run ./examples/bridges          the demo, then the desktop MCP config line
-//	go run ./examples/bridges -stdio   serve the help desk over MCP on stdin/stdout
+//	go run ./examples/bridges                        the demo, then the desktop MCP config line
+//	go run ./examples/bridges -stdio                 serve the help desk over MCP on stdin/stdout
+//	go run ./examples/bridges -serve 127.0.0.1:8080  serve it over A2A (at /) and AG-UI (at /agui)
 //
-// The last line it prints is what a desktop MCP client (Claude Desktop,
+// The demo's last line is what a desktop MCP client (Claude Desktop,
 // Cursor, an IDE) puts in its server list to launch the help desk itself.
+// With -serve the first line names the URL it listens on (":0" or
+// "127.0.0.1:0" picks a free port); it serves until interrupted.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,13 +28,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	a2ab "github.com/lasergo/laser/bridge/a2a"
@@ -38,21 +45,28 @@ import (
 	mcpb "github.com/lasergo/laser/bridge/mcp"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 func main() {
 	stdio := flag.Bool("stdio", false, "serve the help desk over MCP on stdin and stdout")
+	addr := flag.String("serve", "", "serve the help desk over A2A (at /) and AG-UI (at /agui) on this loopback `address`, e.g. 127.0.0.1:0")
 	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	if *stdio {
-		cancel()
-		ctx, cancel = context.WithCancel(context.Background())
+	if *stdio && *addr != "" {
+		fmt.Fprintln(os.Stderr, "bridges: -stdio and -serve are two ways to serve the help desk: pick one")
+		os.Exit(2)
 	}
-	defer cancel()
 	var err error
-	if *stdio {
-		err = serveStdio(ctx)
-	} else {
+	switch {
+	case *stdio:
+		err = serveStdio(context.Background())
+	case *addr != "":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = serveHTTP(ctx, *addr, os.Stdout)
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		err = run(ctx, os.Stdout)
 	}
 	if err != nil {
@@ -91,20 +105,120 @@ func serveStdio(ctx context.Context) error {
 	return b.ServeStdio(ctx)
 }
 
+// serveHTTP serves the help desk over A2A and AG-UI on addr until ctx
+// ends, after printing the URL it listens on to out. The bridges
+// authenticate nobody, so addr must be a loopback address.
+func serveHTTP(ctx context.Context, addr string, out io.Writer) error {
+	ln, err := listenLoopback(addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	client, stop, err := start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	url := "http://" + ln.Addr().String()
+	h, err := handler(client, url)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "serving the help desk at %s\n", url)
+	fmt.Fprintf(out, "  A2A (0.3 and 1.0 JSON-RPC): %s, card %s%s\n", url, url, a2asrv.WellKnownAgentCardPath)
+	fmt.Fprintf(out, "  AG-UI (POST a RunAgentInput): %s%s\n", url, aguiPath)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// listenLoopback listens on addr, refusing a host that is not loopback;
+// an empty host is 127.0.0.1.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("-serve %q: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("-serve %q: the bridges authenticate nobody, so the example serves on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, port))
+}
+
+// aguiPath is where the AG-UI endpoint is served; A2A has the root, where
+// A2A clients look for the agent card.
+const aguiPath = "/agui"
+
+// handler serves the help desk at url: A2A at the root (both protocol
+// versions' methods on one endpoint, the card at its well-known path) and
+// AG-UI at aguiPath, each run a reply to the last user message.
+func handler(client *runtime.Client, url string) (http.Handler, error) {
+	b, err := a2ab.New(client, a2ab.Config{Operations: HelpdeskOperations(), Card: HelpdeskCard(), URL: url})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", b.Handler())
+	mux.Handle(aguiPath, &agui.Handler{Client: client, Topic: HelpdeskRespondTopic, Run: chatRun(client)})
+	return mux, nil
+}
+
+// chatCustomer is whom an AG-UI run's ticket is from: a chat front end
+// does not name its user.
+const chatCustomer = "there"
+
+// chatRun starts an AG-UI run: the last user message goes to the help
+// desk's reply as a ticket, on the thread's conversation, where the
+// AG-UI handler follows the words it streams back (or its refusal).
+func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) error {
+	return func(ctx context.Context, in agui.RunInput) error {
+		body, err := json.Marshal(Ticket{Customer: chatCustomer, Text: in.LastUserText()})
+		if err != nil {
+			return err
+		}
+		_, err = client.SendCommand(ctx, runtime.Command{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
+			runtime.WithOperation(HelpdeskOpReply), runtime.WithContentType(wire.ContentJSON), runtime.WithConversation(in.Thread))
+		return err
+	}
+}
+
+// run is the demo: each protocol's client drives the help desk, the A2A
+// and AG-UI ones over the same endpoints -serve serves.
 func run(ctx context.Context, out io.Writer) error {
 	client, stop, err := start(ctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	conv, err := mcpDemo(ctx, client, out)
-	if err != nil {
+	if err := mcpDemo(ctx, client, out); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	if err := aguiDemo(ctx, client, conv, out); err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The A2A card names the URL it is served at, so listen first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	h, err := handler(client, url)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	if err := aguiDemo(ctx, client, url+aguiPath, out); err != nil {
 		return fmt.Errorf("ag-ui: %w", err)
 	}
-	if err := a2aDemo(ctx, client, out); err != nil {
+	if err := a2aDemo(ctx, url, out); err != nil {
 		return fmt.Errorf("a2a: %w", err)
 	}
 	line, err := desktopConfig()
@@ -116,17 +230,16 @@ func run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// mcpDemo drives the help desk with the go-sdk's MCP client and returns the
-// conversation of the streamed reply.
-func mcpDemo(ctx context.Context, client *runtime.Client, out io.Writer) (string, error) {
+// mcpDemo drives the help desk with the go-sdk's MCP client.
+func mcpDemo(ctx context.Context, client *runtime.Client, out io.Writer) error {
 	b, err := mcpb.New(client, mcpb.Config{Name: "laser-helpdesk", Operations: HelpdeskOperations()})
 	if err != nil {
-		return "", err
+		return err
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := b.Server().Connect(ctx, st, nil)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer ss.Close()
 	progress := make(chan string, 16)
@@ -134,31 +247,31 @@ func mcpDemo(ctx context.Context, client *runtime.Client, out io.Writer) (string
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Message },
 	}).Connect(ctx, ct, nil)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
-		return "", err
+		return err
 	}
 	for _, t := range tools.Tools {
 		fmt.Fprintf(out, "mcp: tool %s: %s\n", t.Name, t.Description)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "helpdesk_classify", Arguments: Ticket{Customer: "ada", Text: "the site is down"}})
 	if err != nil {
-		return "", err
+		return err
 	}
 	fmt.Fprintf(out, "mcp: helpdesk_classify -> %s\n", text(res))
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "helpdesk_classify", Arguments: Ticket{Customer: "ada"}})
 	if err != nil {
-		return "", err
+		return err
 	}
 	fmt.Fprintf(out, "mcp: helpdesk_classify without text -> isError=%v: %s\n", res.IsError, text(res))
 	params := &mcp.CallToolParams{Name: "helpdesk_reply", Arguments: Ticket{Customer: "ada", Text: "the site is down"}}
 	params.SetProgressToken("reply")
 	res, err = cs.CallTool(ctx, params)
 	if err != nil {
-		return "", err
+		return err
 	}
 	items, _ := res.StructuredContent.(map[string]any)["items"].([]any)
 	for range items {
@@ -166,11 +279,10 @@ func mcpDemo(ctx context.Context, client *runtime.Client, out io.Writer) (string
 		case p := <-progress:
 			fmt.Fprintf(out, "mcp: progress %q\n", p)
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return ctx.Err()
 		}
 	}
-	conv, _ := res.Meta[mcpb.MetaConversation].(string)
-	return conv, nil
+	return nil
 }
 
 func text(res *mcp.CallToolResult) string {
@@ -183,36 +295,32 @@ func text(res *mcp.CallToolResult) string {
 	return ""
 }
 
-// serve runs h on a loopback port until ctx ends and returns its URL.
-func serve(ctx context.Context, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	go func() { <-ctx.Done(); _ = srv.Close() }()
-	return "http://" + ln.Addr().String(), nil
-}
-
-// aguiDemo reads the streamed reply's conversation as a chat front end
-// would: AG-UI events over server-sent events.
-func aguiDemo(ctx context.Context, client *runtime.Client, conv string, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	url, err := serve(ctx, &agui.Handler{Client: client, Topic: runtime.TopicResponses})
+// aguiDemo runs the help desk as a chat front end would: it POSTs an AG-UI
+// RunAgentInput with the user's message to url and reads the run's events
+// as server-sent events.
+func aguiDemo(ctx context.Context, client *runtime.Client, url string, out io.Writer) error {
+	input, err := json.Marshal(map[string]any{
+		"threadId": client.IDs().NewID().String(), "runId": "demo",
+		"messages": []map[string]string{{"id": "m1", "role": "user", "content": "the site is down"}},
+		"state":    map[string]any{}, "tools": []any{}, "context": []any{}, "forwardedProps": map[string]any{},
+	})
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/?threadId="+conv, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(input))
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %s", url, resp.Status)
+	}
 	var types []string
 	var said strings.Builder
 	sc := bufio.NewScanner(resp.Body)
@@ -233,21 +341,9 @@ func aguiDemo(ctx context.Context, client *runtime.Client, conv string, out io.W
 	return sc.Err()
 }
 
-// a2aDemo sends a ticket with the a2a-go client and reads the task back.
-func a2aDemo(ctx context.Context, client *runtime.Client, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The card names the URL it is served at, so listen first.
-	mux := http.NewServeMux()
-	url, err := serve(ctx, mux)
-	if err != nil {
-		return err
-	}
-	b, err := a2ab.New(client, a2ab.Config{Operations: HelpdeskOperations(), Card: HelpdeskCard(), URL: url})
-	if err != nil {
-		return err
-	}
-	mux.Handle("/", b.Handler())
+// a2aDemo sends a ticket with the a2a-go client to the A2A endpoint at url
+// and reads the task back.
+func a2aDemo(ctx context.Context, url string, out io.Writer) error {
 	card, err := agentcard.DefaultResolver.Resolve(ctx, url)
 	if err != nil {
 		return err

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,8 +39,8 @@ func TestBridgesExampleDrivesTheHelpdeskOverMCPAGUIAndA2A(t *testing.T) {
 		`mcp: helpdesk_classify without text -> isError=true: helpdesk: the ticket has no text (invalid_request)`,
 		`mcp: progress "Hello "`,
 		`mcp: progress "it. "`,
-		`ag-ui: TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END`,
-		`ag-ui: the assistant said "Hello ada, we are on it."`,
+		`ag-ui: RUN_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END RUN_FINISHED`,
+		`ag-ui: the assistant said "Hello there, we are on it."`,
 		`a2a: message/send -> task submitted`,
 		`a2a: tasks/get -> completed {"kind":"data","data":{"category":"billing","urgent":false}}`,
 		`desktop MCP client config:`,
@@ -78,5 +82,60 @@ func TestBridgesExampleServesMCPOverStdio(t *testing.T) {
 	}
 	if got := res.StructuredContent.(map[string]any)["category"]; got != "billing" {
 		t.Fatalf("category %v, want billing", got)
+	}
+}
+
+func TestBridgesExampleServesOnLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0x", "example.com:80", "[::]:0"} {
+		if ln, err := listenLoopback(addr); err == nil {
+			ln.Close()
+			t.Errorf("listenLoopback(%q) listened on %s, want a refusal", addr, ln.Addr())
+		}
+	}
+	for _, addr := range []string{":0", "127.0.0.1:0", "localhost:0"} {
+		ln, err := listenLoopback(addr)
+		if err != nil {
+			t.Errorf("listenLoopback(%q): %v", addr, err)
+			continue
+		}
+		if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+			t.Errorf("listenLoopback(%q) listened on %s", addr, ip)
+		}
+		ln.Close()
+	}
+}
+
+func TestBridgesExampleServeSaysWhereItListensAndStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serveHTTP(ctx, "127.0.0.1:0", w); w.Close() }()
+	first, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(first), "serving the help desk at ")
+	if !ok {
+		t.Fatalf("first line %q names no URL", first)
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		URL    string `json:"url"`
+		Skills []struct {
+			ID string `json:"id"`
+		} `json:"skills"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if err != nil || card.URL != url || len(card.Skills) != 2 {
+		t.Errorf("card %+v (%v), want the help desk's two skills at %s", card, err, url)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve ended with %v, want nil when its context ends", err)
 	}
 }
