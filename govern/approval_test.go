@@ -80,7 +80,7 @@ func TestStepUpRefusedPublishesNothing(t *testing.T) {
 func TestStepUpWithNoAnswerIsRefusedAtTheTimeout(t *testing.T) {
 	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Config{ApprovalTimeout: 50 * time.Millisecond})
 	_, err := w.emit()
-	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, runtime.ErrTimeout) {
+	if !errors.Is(err, govern.ErrRefused) || runtime.CodeOf(err) != runtime.CodeTimeout {
 		t.Fatalf("emit with nobody to approve: %v, want ErrRefused after a timeout", err)
 	}
 }

@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	goruntime "runtime"
@@ -257,7 +256,7 @@ func TestHostilePeer(t *testing.T) {
 				headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
 			}
 			rec := runtime.Incoming{Timestamp: uint64(time.Now().UnixMicro()), Payload: payload, Headers: wire.MustEncodeHeaders(headers)}
-			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); errors.Is(err, runtime.ErrSignature) {
+			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); runtime.CodeOf(err) == runtime.CodeSignature {
 				refused++
 			}
 		}

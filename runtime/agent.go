@@ -49,7 +49,7 @@ type Agent struct {
 }
 
 // NewAgent validates cfg and returns an agent running on the client. Every
-// configuration error is reported here, as an ErrConfig error, so Start
+// configuration error is reported here, as a CodeConfig error, so Start
 // fails only when the log or the client's state does (see Start).
 func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 	if cfg.CardTopic != "" && cfg.Card == nil {
@@ -87,7 +87,7 @@ func (a *Agent) ID() string { return a.cfg.ID }
 // does not stop the agent.
 //
 // A client runs one agent per id: while an agent is running, starting
-// another with its id fails at once (Ready and Wait return an ErrConfig
+// another with its id fails at once (Ready and Wait return a CodeConfig
 // error naming the id). Two agents with one id would share a consumer group
 // and each receive part of the other's messages; replicas of one agent run
 // on clients of their own, as they do in separate processes.
@@ -154,6 +154,8 @@ type AgentHandle struct {
 
 // Ready waits until the agent has joined its group (and warmed its dedup
 // window); publish to it only after this, or the join may miss the message.
+// An agent that stopped first fails it with an *Error ("agent stopped
+// before it became ready") wrapping why it stopped, with that cause's Code.
 func (h *AgentHandle) Ready(ctx context.Context) error {
 	select {
 	case <-h.ready:
@@ -164,10 +166,20 @@ func (h *AgentHandle) Ready(ctx context.Context) error {
 			return nil
 		default:
 		}
-		return errors.Join(ErrNotReady, h.err)
+		return notReady(h.err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// notReady is Ready's error for an agent that stopped with cause (nil when
+// it stopped cleanly) before it became ready.
+func notReady(cause error) error {
+	code := CodeHandler
+	if cause != nil {
+		code = CodeOf(cause)
+	}
+	return &Error{Code: code, Msg: "agent stopped before it became ready", Err: cause}
 }
 
 // Shutdown stops the agent gracefully (see Consumer.Run) and returns its

@@ -96,7 +96,7 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	capsule.Source.Offset = handled.Offset
 	client := runtime.NewClient(log, runtime.ClientConfig{})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
+	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
 	}
 }

@@ -119,7 +119,7 @@ type Tuning struct {
 	// Default 10 ms.
 	CommitInterval time.Duration
 	// ShutdownGrace bounds the drain of a graceful stop; past it Run returns
-	// ErrTimeout without leaving the group. Default 30 s.
+	// CodeTimeout without leaving the group. Default 30 s.
 	ShutdownGrace time.Duration
 	// Retry is the handler retry policy. Zero fields take the defaults (5
 	// attempts, 200 ms base delay): use MaxAttempts 1 to run once, and a
@@ -276,7 +276,7 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // lanes, queued) messages finish within ShutdownGrace, their offsets are
 // committed (with PerConversation up to the watermark: queued records stay
 // for the next owner), the member leaves its group and Run returns nil; if the grace
-// runs out Run returns an ErrTimeout error and does not leave, so no offset
+// runs out Run returns a CodeTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its
 // context cancelled), nothing unfinished is committed, and the group is not
@@ -290,7 +290,7 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // committed too. Run waits a second for such a handler, then returns.
 //
 // Run may be called again once it returned and its last handler finished
-// (until then it fails with ErrConfig), and each call starts like a
+// (until then it fails with CodeConfig), and each call starts like a
 // restarted process: the in-memory dedup and replay windows begin empty
 // (a Deduplicator from the config is kept).
 func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {

@@ -828,7 +828,7 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 	}
 	clock.Advance(time.Second)
 	err := r.wait(t)
-	if !errors.Is(err, runtime.ErrTimeout) {
+	if runtime.CodeOf(err) != runtime.CodeTimeout {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	if _, ok := stored(t, log, pos.Partition); ok {
@@ -878,7 +878,7 @@ func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 	in := wire.Provenance{Conversation: conv(), Agent: sender, Target: agent, IdempotencyKey: "k-1", Correlation: "c-1", Deadline: &deadline}
 	pos := plain(t, log, in, "x")
 	dl := recv(t, dls, "dead letter")
-	if dl.Message == nil || dl.Message.Position != pos || !errors.Is(dl.Cause, runtime.ErrRejected) {
+	if dl.Message == nil || dl.Message.Position != pos || runtime.CodeOf(dl.Cause) != runtime.CodeRejected {
 		t.Fatalf("sink saw %+v", dl)
 	}
 	recs := readAll(t, log, dlq)
@@ -1089,7 +1089,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			}
 			runThenHardStop(t, consumer, started, "first handler")
 			// The old loop is still inside the handler: a second Run must wait.
-			if err := consumer.Run(context.Background(), nil, nil); !errors.Is(err, runtime.ErrConfig) {
+			if err := consumer.Run(context.Background(), nil, nil); runtime.CodeOf(err) != runtime.CodeConfig {
 				t.Fatalf("second Run while the first winds down = %v", err)
 			}
 			close(release)
@@ -1098,7 +1098,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			stopped, stopCancel := context.WithCancel(context.Background())
 			stopCancel()
 			transporttest.Eventually(t, waitLimit, "the old loop ended", func() bool {
-				return !errors.Is(consumer.Run(stopped, nil, nil), runtime.ErrConfig)
+				return runtime.CodeOf(consumer.Run(stopped, nil, nil)) != runtime.CodeConfig
 			})
 			if n := calls.Load(); n != 1 {
 				t.Fatalf("%d handler calls, want 1: records after a hard stop must not be handled", n)

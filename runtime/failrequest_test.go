@@ -41,8 +41,8 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 
 func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Failf(wire.ErrorToolFailure, "no order %q", "42"))
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorToolFailure || remote.Message != `no order "42"` {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorToolFailure || remote.Msg != `no order "42"` {
 		t.Fatalf("the caller got %v, want the not-found answer", callErr)
 	}
 	if d.Result != runtime.ResultHandled || d.Err != nil {
@@ -52,8 +52,8 @@ func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 
 func TestARejectionInARequestIsAnsweredAndStillParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Reject(fmt.Errorf("body is no order")))
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorInvalidRequest {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorInvalidRequest {
 		t.Fatalf("the caller got %v, want an invalid-request answer", callErr)
 	}
 	if d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
@@ -69,8 +69,8 @@ func TestCodeOfReadsALocalAndARemoteFailureAlike(t *testing.T) {
 		err  error
 	}{
 		{"Reject", runtime.Reject(errors.New("no amount"))},
-		{"unsupported", runtime.NewError(runtime.CodeUnsupported, "no such currency", nil)},
-		{"unauthorized", runtime.NewError(runtime.CodeUnauthorized, "not your account", nil)},
+		{"unsupported", &runtime.Error{Code: runtime.CodeUnsupported, Msg: "no such currency"}},
+		{"unauthorized", &runtime.Error{Code: runtime.CodeUnauthorized, Msg: "not your account"}},
 		{"Failf invalid_request", runtime.Failf(wire.ErrorInvalidRequest, "no amount")},
 		{"Failf unauthorized", runtime.Failf(wire.ErrorUnauthorized, "not yours")},
 		{"Failf unsupported", runtime.Failf(wire.ErrorUnsupported, "no such currency")},
@@ -106,8 +106,8 @@ func TestAFailfFromAHandWrittenHandlerAnswersTheCallerAndIsCommitted(t *testing.
 	d, callErr := handlerThrough(t, func(*runtime.Ctx) error {
 		return runtime.Failf(wire.ErrorToolFailure, "no order %q", "42")
 	})
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorToolFailure || runtime.CodeOf(callErr) != runtime.CodeToolFailure {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorToolFailure || runtime.CodeOf(callErr) != runtime.CodeToolFailure {
 		t.Fatalf("the caller got %v, want the tool-failure answer", callErr)
 	}
 	if d.Result != runtime.ResultHandled || d.Err != nil {

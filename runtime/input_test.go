@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/lasergo/laser/clock"
@@ -53,7 +52,7 @@ func TestRespondInputToAPlainMessageIsAHandlerConfigError(t *testing.T) {
 		},
 	})
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c-1"}, "approve?")
-	if err := recv(t, errs, "RespondInput result"); !errors.Is(err, runtime.ErrHandlerConfig) {
-		t.Fatalf("err = %v, want ErrHandlerConfig", err)
+	if err := recv(t, errs, "RespondInput result"); runtime.CodeOf(err) != runtime.CodeHandlerConfig {
+		t.Fatalf("err = %v, want CodeHandlerConfig", err)
 	}
 }

@@ -211,13 +211,13 @@ func progressText(item json.RawMessage) string {
 // protocol errors. The AGDX error's code, message and retryability ride
 // the result's _meta (MetaError), not its structured content.
 func agentFailure(err error) (*mcp.CallToolResult, error) {
-	var re *runtime.RemoteError
+	var re *runtime.Error
 	switch {
-	case errors.As(err, &re):
+	case errors.As(err, &re) && re.Remote():
 		res := failure(err)
-		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}
+		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Msg, "retryable": re.Retryable}
 		return res, nil
-	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case runtime.CodeOf(err) == runtime.CodeTimeout, errors.Is(err, context.DeadlineExceeded):
 		return failure(fmt.Errorf("no answer before the call's deadline: %w", err)), nil
 	}
 	return nil, err
