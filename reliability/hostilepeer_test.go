@@ -77,12 +77,14 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 	done := make(chan struct{}, want)
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
 		Topic: topic, Group: "peer-victim", Agent: "ledger",
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
-		Client:  runtime.NewClient(tr, runtime.ClientConfig{Logger: peerQuiet()}),
-		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(context.Context, runtime.DeadLetter) {
+		Handler:  runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
+		Client:   runtime.NewClient(tr, runtime.ClientConfig{Logger: peerQuiet()}),
+		Verifier: reg,
+		Tuning: runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) {
 			r.Add(1)
 			done <- struct{}{}
-		}},
+		},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

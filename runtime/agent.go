@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -23,6 +24,11 @@ type AgentConfig struct {
 	// Group is the consumer group; replicas of one agent share it. Default ID.
 	Group   string
 	Handler Handler
+	// Verifier, SigningKey and Middleware are the agent consumer's (see
+	// ConsumerConfig); SigningKey also signs the agent's card.
+	Verifier   Verifier
+	SigningKey *sign.Key
+	Middleware []Middleware
 	// Tuning is how the agent's consumer runs; its clock, ids and logger
 	// are the client's.
 	Tuning Tuning
@@ -33,9 +39,9 @@ type AgentConfig struct {
 	// (TopicRegistry is where package registry reads cards). Empty
 	// publishes nothing.
 	CardTopic string
-	// Gate, when set, decides before the effects of the agent's handlers in
-	// place of the client's (ClientConfig.Gate).
-	Gate EffectGate
+	// EffectGate, when set, decides before the effects of the agent's handlers in
+	// place of the client's (ClientConfig.EffectGate).
+	EffectGate EffectGate
 	// Claims are what the agent's handlers declare about their effects
 	// (lasergen fills them in from //laser: directives); a gate sees them
 	// on every effect of a handler.
@@ -76,7 +82,8 @@ func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 
 // consumer is the consumer configuration of the agent running on c.
 func (cfg *AgentConfig) consumer(c *Client) ConsumerConfig {
-	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, Gate: cfg.Gate, Claims: cfg.Claims, Tuning: cfg.Tuning}
+	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, EffectGate: cfg.EffectGate, Claims: cfg.Claims,
+		Verifier: cfg.Verifier, SigningKey: cfg.SigningKey, Middleware: cfg.Middleware, Tuning: cfg.Tuning}
 }
 
 // ID returns the agent's id.
@@ -107,7 +114,7 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 		}
 		defer a.client.release(a.cfg.ID)
 		if a.cfg.CardTopic != "" {
-			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.Tuning.SigningKey); err != nil {
+			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.SigningKey); err != nil {
 				h.err = err
 				return
 			}

@@ -235,7 +235,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 		// Each impostor runs on a client of its own: one client runs one
 		// agent per id.
 		runAgent(t, newClient(t, log, clock.System{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
-			Tuning: runtime.Tuning{SigningKey: k},
+			SigningKey: k,
 			Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 				err := ctx.Respond([]byte("forged"))
 				answered <- struct{}{}
@@ -243,7 +243,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 			})})
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "crediter", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{SigningKey: key},
+		SigningKey: key,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			recv(t, answered, "first impostor")
 			recv(t, answered, "second impostor")

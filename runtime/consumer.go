@@ -83,10 +83,22 @@ type ConsumerConfig struct {
 	// and lends the consumer its clock, id source and logger. Default:
 	// NewClient(t, ClientConfig{}), the system clock, ULIDs and slog.Default().
 	Client *Client
-	// Gate, when set, governs the effects of the handler in place of the
+	// EffectGate, when set, governs the effects of the handler in place of the
 	// client's gate; Claims are what the handler declares about them.
-	Gate   EffectGate
-	Claims effect.Claims
+	EffectGate EffectGate
+	Claims     effect.Claims
+	// Verifier, when set, makes signatures mandatory: unsigned or unverified
+	// messages are dead-lettered as rejected, and so are messages whose
+	// source is not the signing principal (see SourceChecker), signed for
+	// another topic or outside the freshness bound (Tuning.Binding). It also
+	// warms the replay window from the consumed tail at start, as WarmDedup
+	// does.
+	Verifier Verifier
+	// SigningKey signs acks and AGDX responses sent from handlers.
+	SigningKey *sign.Key
+	// Middleware hooks run around every dispatch, in order, after the
+	// client's (ClientConfig.Middleware).
+	Middleware []Middleware
 	// Tuning holds the knobs of the pipeline; the zero value is the default.
 	Tuning
 }
@@ -95,7 +107,7 @@ type ConsumerConfig struct {
 // agent takes the same knobs (AgentConfig.Tuning) and honours every one.
 // Each zero field means its documented default.
 type Tuning struct {
-	// DeadLetterTopic receives dead-letter capsules. Default "agent.dlq".
+	// DeadLetterTopic receives dead-letter capsules. Default TopicDLQ.
 	DeadLetterTopic string
 	// Concurrency is Serial (default), PerPartition(n) or PerConversation(n).
 	Concurrency Concurrency
@@ -138,23 +150,12 @@ type Tuning struct {
 	// AckOnPickup emits a Working task status for each AGDX command it takes,
 	// before middleware and handler run. Needs Agent and RespondTopic.
 	AckOnPickup bool
-	// Middleware hooks run around every dispatch, in order, after the
-	// client's (ClientConfig.Middleware).
-	Middleware []Middleware
 	// DeadLetterSink is told of every dead letter and its publish result,
 	// so an operator can alert on poison messages without grepping logs.
 	DeadLetterSink func(ctx context.Context, dl DeadLetter)
-	// Verifier, when set, makes signatures mandatory: unsigned or unverified
-	// messages are dead-lettered as rejected, and so are messages whose
-	// source is not the signing principal (see sourceChecker), signed for
-	// another topic or outside the freshness bound (Binding). It also warms
-	// the replay window from the consumed tail at start, as WarmDedup does.
-	Verifier Verifier
 	// Binding is how a verified message's signed destination topic and
 	// issued-at are checked. Default: checked when present, 5 minutes.
 	Binding sign.BindingPolicy
-	// SigningKey signs acks and AGDX responses sent from handlers.
-	SigningKey *sign.Key
 }
 
 // Consumer turns at-least-once delivery into safe handling: decode, target
@@ -216,7 +217,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, &Error{Code: CodeConfig, Msg: "consumer group name", Err: err}
 	}
 	if cfg.DeadLetterTopic == "" {
-		cfg.DeadLetterTopic = DefaultDeadLetterTopic
+		cfg.DeadLetterTopic = TopicDLQ
 	}
 	orDefault(&cfg.MaxQueuedRecords, DefaultMaxQueuedRecords)
 	orDefault(&cfg.MaxQueuedBytes, DefaultMaxQueuedBytes)
@@ -253,8 +254,8 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		replay: newReplayGuard(replayWindow),
 	}
 	c.client = cfg.Client
-	if cfg.Gate != nil || cfg.Claims != (effect.Claims{}) {
-		c.client = cfg.Client.bound(cfg.Gate, cfg.Claims)
+	if cfg.EffectGate != nil || cfg.Claims != (effect.Claims{}) {
+		c.client = cfg.Client.bound(cfg.EffectGate, cfg.Claims)
 	}
 	c.batch, _ = dd.(dedup.BatchDeduplicator)
 	c.gates = gatesOn(c)
@@ -390,7 +391,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, dec decodedRecor
 		}
 		if !fresh {
 			c.log.Debug("dropping duplicate message", "idempotency_key", key, "source", m.Position.String())
-			d.droppedBy(GateDuplicate)
+			d.droppedBy(DropDuplicate)
 			return dropped, nil
 		}
 	}

@@ -57,11 +57,11 @@ func (c *Ctx) Value(key any) any {
 	if key == (handledKey{}) {
 		return c
 	}
-	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (effect.Claims{}) || c.claims != (effect.Claims{})) {
+	if _, ok := key.(gateKey); ok && (c.c.cfg.EffectGate != nil || c.c.cfg.Claims != (effect.Claims{}) || c.claims != (effect.Claims{})) {
 		claims := c.c.cfg.Claims
 		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)
 		claims.DataClassification = cmp.Or(c.claims.DataClassification, claims.DataClassification)
-		return agentGate{gate: c.c.cfg.Gate, claim: claims}
+		return agentGate{gate: c.c.cfg.EffectGate, claim: claims}
 	}
 	return c.Context.Value(key)
 }

@@ -23,7 +23,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "approver", Listen: "agent.human_input",
-		Tuning: runtime.Tuning{SigningKey: key},
+		SigningKey: key,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return ctx.RespondInput("decisions", []byte("approved: "+string(ctx.Message().Body())))
 		})})

@@ -95,7 +95,7 @@ func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
 	}
 	c := newClient(t, log, clock.System{}, reg)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{SigningKey: key}, Handler: streamer("signed", "tokens")})
+		SigningKey: key, Handler: streamer("signed", "tokens")})
 	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}))
 	if err != nil || len(got) != 2 || got[0] != "signed" {
 		t.Fatalf("signed stream: %q, %v", got, err)

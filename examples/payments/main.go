@@ -81,7 +81,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	wire := func(mode govern.Mode, t Transfer) (Receipt, error) {
 		gate := gates[mode]
 		cfg := PayerAgentConfig(&Payer{})
-		cfg.Gate = gate
+		cfg.EffectGate = gate
 		agent, err := client.NewAgent(cfg)
 		if err != nil {
 			return Receipt{}, err
