@@ -136,7 +136,7 @@ func (g *bothGates) Admit(ctx context.Context, c *Client, e *effect.Effect) erro
 		return err
 	}
 	if err := g.then.Admit(ctx, g.thenClient, e); err != nil {
-		if o, ok := g.first.(effectOutcome); ok {
+		if o, ok := g.first.(EffectListener); ok {
 			o.Effected(ctx, c, e, err)
 		}
 		return err
@@ -147,10 +147,10 @@ func (g *bothGates) Admit(ctx context.Context, c *Client, e *effect.Effect) erro
 // Effected tells both gates, when they listen, how an admitted effect
 // ended.
 func (g *bothGates) Effected(ctx context.Context, c *Client, e *effect.Effect, err error) {
-	if o, ok := g.first.(effectOutcome); ok {
+	if o, ok := g.first.(EffectListener); ok {
 		o.Effected(ctx, c, e, err)
 	}
-	if o, ok := g.then.(effectOutcome); ok {
+	if o, ok := g.then.(EffectListener); ok {
 		o.Effected(ctx, g.thenClient, e, err)
 	}
 }

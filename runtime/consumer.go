@@ -31,8 +31,7 @@ func (f HandlerFunc) Handle(c *Ctx) error { return f(c) }
 // its record at the broker's timestamp; *sign.Registry implements it.
 //
 // A Verifier that decides which envelope sources a verified principal may
-// sign for (*sign.Registry does, with AllowSource) also has a method
-// CheckSource(v sign.Verified, env *wire.Envelope) error; without it every
+// sign for is also a SourceChecker (*sign.Registry is); without it every
 // source is bound to the principal of the same name.
 type Verifier interface {
 	VerifyObserved(env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error)

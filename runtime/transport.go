@@ -54,10 +54,7 @@ type Transport interface {
 // Subscription is one member's view of a consumer group.
 //
 // A subscription that can tell an idle consumer that records may have
-// arrived (the embedded log's does) also has a method
-// Changed() <-chan struct{}, returning a channel closed at the next change;
-// the consumer takes it before polling and then waits on it, polling at once
-// instead of at its next idle poll.
+// arrived (the embedded log's does) is also a ChangeNotifier.
 type Subscription interface {
 	// Poll returns the next batch of at most max records from the partitions
 	// this member owns, never auto-committing. An empty batch means nothing
