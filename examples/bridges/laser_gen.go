@@ -134,7 +134,7 @@ type HelpdeskClient interface {
 	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error)
 	// Reply sends operation "reply" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
-	// *runtime.StreamError, a remote *runtime.Error from the agent, or the
+	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
 	Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error]
 }
