@@ -167,10 +167,16 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeTransport && e.Retryable && !e.remote
 	}
 	t, ok := target.(*Error)
-	if !ok || t.Msg != "" || t.Err != nil || t.remote || t.answer || t.wire != 0 {
+	if !ok || !t.bare() {
 		return false
 	}
 	return t.Code == e.Code || (e.answer && t.Code == CodeRejected)
+}
+
+// bare reports whether e carries nothing but its Code.
+func (e *Error) bare() bool {
+	return e.Msg == "" && e.Err == nil && e.From == "" && e.Wire == 0 && !e.Retryable && e.Detail == nil &&
+		e.Channel.IsZero() && e.Sequence == 0 && !e.remote && !e.answer && e.wire == 0
 }
 
 // The runtime's sentinels: the failures a caller branches on by identity.
