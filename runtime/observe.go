@@ -59,7 +59,7 @@ type Delivery struct {
 	Result Result
 	// DroppedBy is the gate that dropped it, for ResultDropped.
 	DroppedBy DropGate
-	// Reason is the dead-letter reason, for ResultParked.
+	// Reason is the dead-letter reason, for ResultDeadLettered.
 	Reason wire.DeadLetterReason
 	// Attempts is how many handler attempts ran.
 	Attempts int
