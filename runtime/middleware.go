@@ -77,8 +77,7 @@ func (InterceptorFunc) AfterHandle(context.Context, *Message, error, int) {}
 // context the gates, the middleware and the handler should run under, and
 // once next returns d says how the record ended. A Middleware in
 // ConsumerConfig.Middleware (or ClientConfig.Middleware) that implements it
-// is used; observers nest in
-// list order, the first outermost.
+// is used; observers nest in list order, the first outermost.
 type RecordObserver interface {
 	Middleware
 	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
