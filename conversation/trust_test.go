@@ -114,8 +114,7 @@ func TestAssembleForDefaultsToTheConsumersVerifier(t *testing.T) {
 		Verifier: reg,
 		Tuning: runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			t.Errorf("dead-lettered: %v", dl.Cause)
-		},
-		},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)

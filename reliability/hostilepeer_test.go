@@ -83,8 +83,7 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 		Tuning: runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) {
 			r.Add(1)
 			done <- struct{}{}
-		},
-		},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)

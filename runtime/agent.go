@@ -82,8 +82,12 @@ func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 
 // consumer is the consumer configuration of the agent running on c.
 func (cfg *AgentConfig) consumer(c *Client) ConsumerConfig {
-	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, EffectGate: cfg.EffectGate, Claims: cfg.Claims,
-		Verifier: cfg.Verifier, SigningKey: cfg.SigningKey, Middleware: cfg.Middleware, Tuning: cfg.Tuning}
+	return ConsumerConfig{
+		Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c,
+		EffectGate: cfg.EffectGate, Claims: cfg.Claims,
+		Verifier: cfg.Verifier, SigningKey: cfg.SigningKey, Middleware: cfg.Middleware,
+		Tuning: cfg.Tuning,
+	}
 }
 
 // ID returns the agent's id.

@@ -28,7 +28,8 @@ func refusedFor(t *testing.T, log runtime.Transport, reg *sign.Registry, env *wi
 	start(t, log, runtime.ConsumerConfig{
 		Agent:    agent,
 		Handler:  handlerFunc(func(*runtime.Ctx) error { return nil }),
-		Verifier: reg, Tuning: runtime.Tuning{DeadLetterSink: sink},
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink},
 	})
 	envelope(t, log, env, wire.ContentJSON)
 	return recv(t, dls, "the refusal").Cause
@@ -61,7 +62,8 @@ func TestRequiredBindingRefusesAnUnboundSignature(t *testing.T) {
 	start(t, log, runtime.ConsumerConfig{
 		Agent:    agent,
 		Handler:  handlerFunc(func(*runtime.Ctx) error { return nil }),
-		Verifier: reg, Tuning: runtime.Tuning{DeadLetterSink: sink, Binding: sign.BindingPolicy{Require: true}},
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink, Binding: sign.BindingPolicy{Require: true}},
 	})
 	envelope(t, log, signAs(t, shop, keyed("shop", "k", conv(), nil, "unbound")), wire.ContentJSON)
 	if cause := recv(t, dls, "the refusal").Cause; !errors.Is(cause, sign.ErrUnbound) {
@@ -79,7 +81,8 @@ func TestClientSignedSendCarriesTopicAndIssuedAt(t *testing.T) {
 	start(t, log, runtime.ConsumerConfig{
 		Agent:    agent,
 		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
-		Verifier: reg, Tuning: runtime.Tuning{Binding: sign.BindingPolicy{Require: true}},
+		Verifier: reg,
+		Tuning:   runtime.Tuning{Binding: sign.BindingPolicy{Require: true}},
 	})
 	client := runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()})
 	if err := client.PublishStatus(t.Context(), topic, "shop", wire.OperationProgress, []byte("hi"), shop); err != nil {

@@ -20,7 +20,8 @@ func parkSigned(t *testing.T, log runtime.Transport, key *sign.Key) runtime.Inco
 	start(t, log, runtime.ConsumerConfig{
 		Agent:      agent,
 		Handler:    handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("no")) }),
-		SigningKey: key, Tuning: runtime.Tuning{DeadLetterSink: sink},
+		SigningKey: key,
+		Tuning:     runtime.Tuning{DeadLetterSink: sink},
 	})
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-1"}, "pay 10")
 	dl := recv(t, dls, "the dead letter")

@@ -155,7 +155,8 @@ func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
 	c := newClient(t, embedlog.New("laser", embedlog.Config{Clock: clock}), clock, reg)
 	picked, release := make(chan struct{}, 1), make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "worker", Respond: runtime.TopicResponses,
-		SigningKey: key, Tuning: runtime.Tuning{AckOnPickup: true},
+		SigningKey: key,
+		Tuning:     runtime.Tuning{AckOnPickup: true},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			picked <- struct{}{}
 			<-release

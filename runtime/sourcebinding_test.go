@@ -59,7 +59,8 @@ func TestVerifierRefusesARecordWhoseSourceIsNotTheSigner(t *testing.T) {
 	start(t, log, runtime.ConsumerConfig{
 		Agent:    agent,
 		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Verifier: reg, Tuning: runtime.Tuning{DeadLetterSink: sink},
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink},
 	})
 	envelope(t, log, signAs(t, mallory, keyed("shop", "order-42", conv(), nil, "forged")), wire.ContentJSON)
 	dl := recv(t, dls, "the forged record's dead letter")
