@@ -18,8 +18,8 @@ type FollowConfig struct {
 	// Poll is how long Follow waits before reading the log again once it
 	// has read everything there (default runtime.DefaultPollInterval).
 	Poll time.Duration
-	// Idle ends the stream with a *runtime.StreamError wrapping
-	// runtime.ErrStreamTimeout when no chunk of it arrives for this long
+	// Idle ends the stream with a *runtime.Error of runtime.CodeTimeout
+	// ("stream ended without a terminal chunk") when no chunk of it arrives for this long
 	// (default runtime.DefaultRequestTimeout).
 	Idle time.Duration
 	// Clock times Poll and Idle (default clock.System).

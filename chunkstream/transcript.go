@@ -38,9 +38,9 @@ type Transcript struct {
 
 // Rebuild reads the stream of channel from topic and returns its
 // transcript. A stream without its terminal chunk fails with a
-// *runtime.StreamError wrapping runtime.ErrStreamTimeout ("ended without a
-// terminal chunk"), one with a hole in it with runtime.ErrStreamGap, one the
-// responder failed with its *runtime.RemoteError; the transcript holds the
+// *runtime.Error of runtime.CodeTimeout ("stream ended without a terminal
+// chunk"), one with a hole in it with "stream chunk missing" (the error's
+// Sequence says where), one the responder failed with its remote *runtime.Error; the transcript holds the
 // chunks before the failure either way. A channel with no record on the
 // topic fails with ErrNoStream.
 func Rebuild(ctx context.Context, client *runtime.Client, topic string, channel wire.ID) (Transcript, error) {

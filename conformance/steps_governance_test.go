@@ -41,7 +41,7 @@ func governanceSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		if err := p.tr.EnsureTopics(ctx, 1, businessTopic); err != nil {
 			return err
 		}
-		governed = runtime.NewClient(p.tr, runtime.ClientConfig{Gate: govern.NewGate(policy, govern.Config{Mode: m})})
+		governed = runtime.NewClient(p.tr, runtime.ClientConfig{EffectGate: govern.NewGate(policy, govern.Config{Mode: m})})
 		t.Cleanup(func() { _ = governed.Close() })
 		return nil
 	})

@@ -111,7 +111,8 @@ func TestAssembleForDefaultsToTheConsumersVerifier(t *testing.T) {
 			got <- h
 			return nil
 		}),
-		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
+		Verifier: reg,
+		Tuning: runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 			t.Errorf("dead-lettered: %v", dl.Cause)
 		}},
 	})

@@ -30,7 +30,7 @@ func crashed(t *testing.T, log runtime.Transport, key ...*sign.Key) wire.ID {
 		return govern.Allow(), nil
 	}), govern.Config{})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client := runtime.NewClient(log, runtime.ClientConfig{Gate: gate, Logger: quiet})
+	client := runtime.NewClient(log, runtime.ClientConfig{EffectGate: gate, Logger: quiet})
 	if err := client.Bootstrap(ctx, 2, "payments"); err != nil {
 		t.Fatal(err)
 	}

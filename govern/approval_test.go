@@ -34,7 +34,7 @@ func (w *world) human(grant bool, prompts chan<- []byte) {
 	// The human is another principal: the client's policy does not govern
 	// its answers.
 	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Config{})
-	w.start(runtime.AgentConfig{ID: "alice", Listen: runtime.TopicHumanInput, Gate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+	w.start(runtime.AgentConfig{ID: "alice", Listen: runtime.TopicHumanInput, EffectGate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 		if hc.Message().Kind() != wire.KindCommand {
 			return nil
 		}
@@ -79,7 +79,7 @@ func TestStepUpRefusedPublishesNothing(t *testing.T) {
 func TestStepUpWithNoAnswerIsRefusedAtTheTimeout(t *testing.T) {
 	w := governed(t, fixed(govern.StepUp("payments:wire", "")), govern.Config{ApprovalTimeout: 50 * time.Millisecond})
 	_, err := w.emit()
-	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, runtime.ErrTimeout) {
+	if !errors.Is(err, govern.ErrRefused) || !errors.Is(err, &runtime.Error{Code: runtime.CodeTimeout}) {
 		t.Fatalf("emit with nobody to approve: %v, want ErrRefused after a timeout", err)
 	}
 }
@@ -172,7 +172,7 @@ func TestAnAgentsGateOverridesTheClients(t *testing.T) {
 	if err := w.tr.EnsureTopics(w.ctx, 1, "agent.inbox"); err != nil {
 		t.Fatal(err)
 	}
-	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: strict, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", EffectGate: strict, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 		_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
 		done <- err
 		return nil

@@ -108,7 +108,7 @@ func TestCountingBoundsASessionThroughTheGate(t *testing.T) {
 			if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(ctx, 1, "payments"); err != nil {
 				t.Fatal(err)
 			}
-			c := runtime.NewClient(log, runtime.ClientConfig{Gate: govern.NewGate(budget, govern.Config{})})
+			c := runtime.NewClient(log, runtime.ClientConfig{EffectGate: govern.NewGate(budget, govern.Config{})})
 			for i := range 3 {
 				_, err := c.Emit(ctx, "payments", "payer", []byte("40 EUR"))
 				if blocked := err != nil; blocked != (i == 2) {

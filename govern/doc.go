@@ -7,7 +7,7 @@
 // classification) and returns a Decision: allow, block, modify, step up to a
 // human approval, require a committed proposal, or defer. NewGate turns a
 // Governor into the runtime's EffectGate, set on a client
-// (runtime.ClientConfig.Gate) or on one agent (runtime.AgentConfig.Gate).
+// (runtime.ClientConfig.EffectGate) or on one agent (runtime.AgentConfig.EffectGate).
 //
 // The gate applies the decision under its Mode. Enforce applies it: a block
 // returns an error matching ErrBlocked and publishes nothing, a modify

@@ -110,10 +110,9 @@ func NewGate(gov Governor, opts Config) *Gate {
 }
 
 // Effected records a failed outcome after a recorded admission of a whose
-// effect then did not reach the log (the outcome hook runtime.EffectGate
-// describes). The
-// runtime calls it for every effect it admitted; a caller of Admit outside
-// the runtime calls it too, or the gate keeps the admission.
+// effect then did not reach the log (runtime.EffectListener). The runtime
+// calls it for every effect it admitted; a caller of Admit outside the
+// runtime calls it too, or the gate keeps the admission.
 func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err error) {
 	g.mu.Lock()
 	adm, ok := g.admitted[a]
@@ -128,6 +127,8 @@ func (g *Gate) Effected(ctx context.Context, c *runtime.Client, a *Action, err e
 		g.logger(c).Warn("governance evidence of a failed effect not recorded", "error", rerr, "effect_error", err)
 	}
 }
+
+var _ runtime.EffectListener = (*Gate)(nil)
 
 // Mode returns the gate's mode.
 func (g *Gate) Mode() Mode { return g.opts.Mode }

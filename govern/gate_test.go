@@ -374,7 +374,7 @@ func TestAHandlerDeferredOnceIsRetriedAndItsEffectPublished(t *testing.T) {
 	}
 	attempts, sent := make(chan int, 2), make(chan error, 2)
 	gate := govern.NewGate(gov, govern.Config{})
-	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Gate: gate,
+	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", EffectGate: gate,
 		Tuning: runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond}},
 		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 			attempts <- hc.Attempt()

@@ -27,7 +27,7 @@ func governed(t *testing.T, gov govern.Governor, opts govern.Config) *world {
 		t.Fatal(err)
 	}
 	gate := govern.NewGate(gov, opts)
-	c := runtime.NewClient(tr, runtime.ClientConfig{Gate: gate})
+	c := runtime.NewClient(tr, runtime.ClientConfig{EffectGate: gate})
 	t.Cleanup(func() { _ = c.Close() })
 	return &world{t: t, ctx: t.Context(), tr: tr, c: c, gate: gate}
 }

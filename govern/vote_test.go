@@ -71,7 +71,7 @@ func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 	// mallory publishes a vote naming ann from her own source, then ann and
 	// bob reject.
 	ungoverned := govern.NewGate(fixed(govern.Allow()), govern.Config{})
-	w.start(runtime.AgentConfig{ID: "mallory", Listen: govern.TopicProposals, Gate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
+	w.start(runtime.AgentConfig{ID: "mallory", Listen: govern.TopicProposals, EffectGate: ungoverned, Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error {
 		env := hc.Message().Envelope
 		if env == nil || env.Operation == nil || *env.Operation != govern.OperationProposal {
 			return nil

@@ -78,7 +78,7 @@ const MetaApprovers = "approvers"
 
 // Ask publishes req and waits for the answer: the body of a response, a
 // *RefusedError (matching ErrRefused) for an error answer, or an error matching
-// runtime.ErrTimeout when no (verified) answer arrives in time. The request's
+// runtime.CodeTimeout when no (verified) answer arrives in time. The request's
 // deadline is the end of the wait: Timeout from now, or the end of ctx when
 // that comes first.
 func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
@@ -105,9 +105,9 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 		opts = append(opts, runtime.WithAnswerFrom(approves(req.Approvers)))
 	}
 	m, err := c.Request(ctx, runtime.Command{Topic: topic, From: req.From, Target: req.Approver, Body: req.Prompt}, opts...)
-	var remote *runtime.RemoteError
-	if errors.As(err, &remote) {
-		reason := remote.Message
+	var remote *runtime.Error
+	if errors.As(err, &remote) && remote.Remote() {
+		reason := remote.Msg
 		if reason == "" {
 			reason = DefaultReason
 		}

@@ -11,8 +11,8 @@ import (
 
 // ErrTimeout reports a call that got no answer within the call timeout; the
 // connection it was using is abandoned and rebuilt on the next call. It is
-// a runtime timeout: errors.Is(err, runtime.ErrTimeout) holds.
-var ErrTimeout error = runtime.NewError(runtime.CodeTimeout, "iggy: call timed out", nil)
+// a runtime timeout: runtime.CodeOf(err) == runtime.CodeTimeout holds.
+var ErrTimeout error = &runtime.Error{Code: runtime.CodeTimeout, Msg: "iggy: call timed out"}
 
 // ErrSDKPanic reports a panic inside the Iggy SDK, usually its decoder
 // meeting a short or malformed response; the transport recovers it.
@@ -76,21 +76,34 @@ func classify(err error) errClass {
 	return classPermanent
 }
 
-// wrap turns an error of operation op into a *runtime.TransportError.
+// failed is the failure of operation op: a *runtime.Error of
+// runtime.CodeTransport that a retry will not cure.
+func failed(op string, err error) error {
+	return &runtime.Error{Code: runtime.CodeTransport, Msg: op, Err: err}
+}
+
+// transient is the failure of operation op that a retry may cure: it
+// matches runtime.ErrTransient.
+func transient(op string, err error) error {
+	return &runtime.Error{Code: runtime.CodeTransport, Msg: op, Retryable: true, Err: err}
+}
+
+// wrap turns an error of operation op into a transport failure (failed,
+// transient) by its class.
 func wrap(op string, class errClass, err error) error {
 	switch class {
 	case classLost:
 		if !errors.Is(err, ErrConnectionLost) {
 			err = fmt.Errorf("%w: %w", ErrConnectionLost, err)
 		}
-		return &runtime.TransportError{Op: op, Transient: true, Err: err}
+		return transient(op, err)
 	case classDisconnected:
 		if !errors.Is(err, runtime.ErrDisconnected) {
 			err = fmt.Errorf("%w: %w", runtime.ErrDisconnected, err)
 		}
-		return &runtime.TransportError{Op: op, Transient: true, Err: err}
+		return transient(op, err)
 	case classTransient, classSession:
-		return &runtime.TransportError{Op: op, Transient: true, Err: err}
+		return transient(op, err)
 	}
-	return &runtime.TransportError{Op: op, Err: err}
+	return failed(op, err)
 }

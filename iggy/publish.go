@@ -112,7 +112,7 @@ func (t *Transport) prepare(ctx context.Context, op, topic string, records []run
 		batches, err = splitToFit(batches, vsrSendRoom(t.stream, ti.ident))
 	}
 	if err != nil {
-		return nil, nil, &runtime.TransportError{Op: op, Err: err}
+		return nil, nil, failed(op, err)
 	}
 	return ti, batches, nil
 }
@@ -267,5 +267,5 @@ func (t *Transport) locate(ctx context.Context, op string, ti *topicInfo, partit
 		}
 		end = start
 	}
-	return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d, %d records", errLocate, partition, len(ids))}
+	return 0, failed(op, fmt.Errorf("%w: partition %d, %d records", errLocate, partition, len(ids)))
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/iggy/foreign/go/client/tcp"
-
-	"github.com/lasergo/laser/runtime"
 )
 
 // link is one SDK client: one TCP connection and one Iggy session.
@@ -121,7 +119,7 @@ func (s *session) link(ctx context.Context, op string) (*link, error) {
 		select {
 		case <-s.tr.cfg.clock.After(wait):
 		case <-ctx.Done():
-			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("waiting to reconnect: %w", ctx.Err())}
+			return nil, failed(op, fmt.Errorf("waiting to reconnect: %w", ctx.Err()))
 		}
 	}
 	l, err := s.tr.connect(ctx, op)
@@ -182,7 +180,7 @@ func (s *session) run(ctx context.Context, op string, l *link, fn func(c iggyCli
 	if ctx.Err() != nil && !abandoned {
 		// This caller gave up, but the call may still complete: the link is
 		// shared, so it is dropped only if the call outlives the timeout.
-		return &runtime.TransportError{Op: op, Err: err}
+		return failed(op, err)
 	}
 	if abandoned || class == classLost || class == classDisconnected || class == classSession {
 		s.drop(l, err)
@@ -297,7 +295,7 @@ func (t *Transport) connect(ctx context.Context, op string) (*link, error) {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: no connection within %v", t.cs.addr, t.cfg.dialTimeout))
 	case <-ctx.Done():
 		go closeLate(ch)
-		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, ctx.Err())}
+		return nil, failed(op, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, ctx.Err()))
 	}
 	if b.err != nil {
 		return nil, wrap(op, classLost, fmt.Errorf("connecting to Iggy at %s: %w", t.cs.addr, b.err))

@@ -86,7 +86,7 @@ var _ runtime.Subscription = (*subscription)(nil)
 func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subscription, error) {
 	op := "join " + topic + "/" + group
 	if err := checkName("consumer group", group); err != nil {
-		return nil, &runtime.TransportError{Op: op, Err: err}
+		return nil, failed(op, err)
 	}
 	if _, err := t.ctl.current(op); err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 	}
 	gid, err := iggcon.NewIdentifier(group)
 	if err != nil {
-		return nil, &runtime.TransportError{Op: op, Err: err}
+		return nil, failed(op, err)
 	}
 	s := &subscription{
 		t:        t,
@@ -110,7 +110,7 @@ func (t *Transport) Join(ctx context.Context, topic, group string) (runtime.Subs
 		opCommit: "commit " + topic + "/" + group,
 	}
 	if s.req, err = newPollRequest(s.consumer, t.stream, ti.ident, t.cs.protocol); err != nil {
-		return nil, &runtime.TransportError{Op: op, Err: err}
+		return nil, failed(op, err)
 	}
 	s.partitions.Store(ti.partitions.Load())
 	s.sess = newSession(t, "subscription "+topic+"/"+group, s.rejoin)
@@ -149,7 +149,7 @@ func (s *subscription) rejoin(ctx context.Context, l *link) error {
 	})
 	if err != nil {
 		if errors.Is(err, ierror.ErrTopicIdNotFound) {
-			return &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q does not exist in stream %q: %w", s.topic, s.t.cs.stream, err)}
+			return failed(op, fmt.Errorf("topic %q does not exist in stream %q: %w", s.topic, s.t.cs.stream, err))
 		}
 		return wrap(op, class, err)
 	}
@@ -164,7 +164,7 @@ func (s *subscription) usable(op string) error {
 	case subClosed:
 		return wrap(op, classDisconnected, fmt.Errorf("subscription to %s/%s: %w", s.topic, s.group, ErrClosed))
 	case subLeft:
-		return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w %s of topic %s", errLeft, s.group, s.topic)}
+		return failed(op, fmt.Errorf("%w %s of topic %s", errLeft, s.group, s.topic))
 	}
 	return nil
 }
@@ -180,7 +180,7 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 		return nil, err
 	}
 	if max < 0 {
-		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("poll of %d records", max)}
+		return nil, failed(op, fmt.Errorf("poll of %d records", max))
 	}
 	if max == 0 {
 		return nil, nil
@@ -243,7 +243,7 @@ func (s *subscription) Poll(ctx context.Context, max int) ([]runtime.Incoming, e
 			out, next, pp, err = s.t.decodePoll(out, p, res.reply, c.next, max)
 			if err != nil {
 				out = out[:before]
-				err = &runtime.TransportError{Op: op, Err: err}
+				err = failed(op, err)
 			} else {
 				s.settle(p, pp.messages, pp.partitionID, pp.currentOffset, next)
 			}
@@ -402,13 +402,13 @@ func (s *subscription) Commit(ctx context.Context, partition uint32, offset uint
 		// The partition is this member's again (it moved away and back
 		// between the commit and the check): a retry may pass, as with
 		// Iggy 0.8's code 1, which reads as transient.
-		if te, ok := errors.AsType[*runtime.TransportError](err); ok {
-			te.Transient = true
+		if te, ok := errors.AsType[*runtime.Error](err); ok {
+			te.Retryable = true
 		}
 		return err
 	}
 	s.forget(partition)
-	return &runtime.TransportError{Op: op, Err: fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group)}
+	return failed(op, fmt.Errorf("%w: partition %d of %s/%s", runtime.ErrPartitionLost, partition, s.topic, s.group))
 }
 
 // maybeNotOwned reports whether a commit refused with code may have been

@@ -18,7 +18,7 @@
 // every call by a call timeout (the SDK sets no deadlines), a panic of the
 // SDK's decoders is recovered into an error, and a lost connection is
 // rebuilt (new client, login, group rejoined) on the next call, with
-// backoff after failed attempts. Errors are *runtime.TransportError values.
+// backoff after failed attempts. Errors are *runtime.Error values.
 // A lost connection is a transient ErrConnectionLost, so a consumer backs
 // off and resumes with its place kept; only a closed transport or
 // subscription wraps runtime.ErrDisconnected, which stops a consumer. A
@@ -154,11 +154,11 @@ func (t *Transport) EnsureTopics(ctx context.Context, partitions uint32, topics 
 		partitions = 1
 	}
 	if partitions > maxPartitions {
-		return &runtime.TransportError{Op: "ensure topics", Err: fmt.Errorf("%d partitions, want 1..%d", partitions, maxPartitions)}
+		return failed("ensure topics", fmt.Errorf("%d partitions, want 1..%d", partitions, maxPartitions))
 	}
 	for _, name := range topics {
 		if err := checkName("topic", name); err != nil {
-			return &runtime.TransportError{Op: "ensure topics", Err: err}
+			return failed("ensure topics", err)
 		}
 	}
 	if err := t.ensureStream(ctx); err != nil {
@@ -198,7 +198,7 @@ func (t *Transport) ensureStream(ctx context.Context) error {
 func (t *Transport) ensureTopic(ctx context.Context, name string, partitions uint32) error {
 	ident, err := iggcon.NewIdentifier(name)
 	if err != nil {
-		return &runtime.TransportError{Op: "ensure topic " + name, Err: err}
+		return failed("ensure topic "+name, err)
 	}
 	var td *iggcon.TopicDetails
 	err = t.ctl.call(ctx, "ensure topic "+name, func(c iggyClient) error {
@@ -244,7 +244,7 @@ func (t *Transport) topic(ctx context.Context, op, name string, refresh bool) (*
 	}
 	ident, err := iggcon.NewIdentifier(name)
 	if err != nil {
-		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", name, err)}
+		return nil, failed(op, fmt.Errorf("topic %q: %w", name, err))
 	}
 	var td *iggcon.TopicDetails
 	err = t.ctl.call(ctx, op, func(c iggyClient) error {
@@ -257,7 +257,7 @@ func (t *Transport) topic(ctx context.Context, op, name string, refresh bool) (*
 			t.mu.Lock()
 			delete(t.topics, name)
 			t.mu.Unlock()
-			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q does not exist in stream %q: %w", name, t.cs.stream, ierror.ErrTopicIdNotFound)}
+			return nil, failed(op, fmt.Errorf("topic %q does not exist in stream %q: %w", name, t.cs.stream, ierror.ErrTopicIdNotFound))
 		}
 		return nil, err
 	}
@@ -311,7 +311,7 @@ func (t *Transport) StoredOffset(ctx context.Context, topic, group string, parti
 	}
 	gid, err := iggcon.NewIdentifier(group)
 	if err != nil {
-		return 0, false, &runtime.TransportError{Op: op, Err: fmt.Errorf("group %q: %w", group, err)}
+		return 0, false, failed(op, fmt.Errorf("group %q: %w", group, err))
 	}
 	var info *iggcon.ConsumerOffsetInfo
 	err = t.ctl.call(ctx, op, func(c iggyClient) error {
@@ -342,7 +342,7 @@ func (t *Transport) checkPartition(ctx context.Context, op, topic string, partit
 			return nil, err
 		}
 		if partition >= ti.partitions.Load() {
-			return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, ti.partitions.Load(), ierror.ErrPartitionNotFound)}
+			return nil, failed(op, fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, ti.partitions.Load(), ierror.ErrPartitionNotFound))
 		}
 	}
 	return ti, nil
@@ -356,7 +356,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 	op := "next offset " + topic
 	ident, err := iggcon.NewIdentifier(topic)
 	if err != nil {
-		return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q: %w", topic, err)}
+		return 0, failed(op, fmt.Errorf("topic %q: %w", topic, err))
 	}
 	var td *iggcon.TopicDetails
 	err = t.ctl.call(ctx, op, func(c iggyClient) error {
@@ -365,7 +365,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 		return err
 	})
 	if errors.Is(err, ierror.ErrTopicIdNotFound) {
-		return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q does not exist in stream %q: %w", topic, t.cs.stream, ierror.ErrTopicIdNotFound)}
+		return 0, failed(op, fmt.Errorf("topic %q does not exist in stream %q: %w", topic, t.cs.stream, ierror.ErrTopicIdNotFound))
 	}
 	if err != nil {
 		return 0, err
@@ -380,7 +380,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 		}
 		return p.CurrentOffset + 1, nil
 	}
-	return 0, &runtime.TransportError{Op: op, Err: fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, td.PartitionsCount, ierror.ErrPartitionNotFound)}
+	return 0, failed(op, fmt.Errorf("topic %q has no partition %d (it has %d): %w", topic, partition, td.PartitionsCount, ierror.ErrPartitionNotFound))
 }
 
 // ReadRange reads up to count records of a partition from offset on, as a
@@ -388,7 +388,7 @@ func (t *Transport) NextOffset(ctx context.Context, topic string, partition uint
 func (t *Transport) ReadRange(ctx context.Context, topic string, partition uint32, offset uint64, count int) ([]runtime.Incoming, error) {
 	op := "read " + topic
 	if count < 0 {
-		return nil, &runtime.TransportError{Op: op, Err: fmt.Errorf("read of %d records", count)}
+		return nil, failed(op, fmt.Errorf("read of %d records", count))
 	}
 	ti, err := t.checkPartition(ctx, op, topic, partition)
 	if err != nil {

@@ -472,8 +472,8 @@ func TestVSRSendNotCommittedIsATransientErrorNotAReplay(t *testing.T) {
 	})
 	tr := dialFake(t, f, "", Config{})
 	err := tr.Append(t.Context(), "t", runtime.Outgoing{Payload: []byte("a")})
-	te, ok := errors.AsType[*runtime.TransportError](err)
-	if !ok || !te.Transient || isLost(err) {
+	te, ok := errors.AsType[*runtime.Error](err)
+	if !ok || !te.Retryable || isLost(err) {
 		t.Fatalf("err = %v; want a transient error that is no lost connection", err)
 	}
 	f.mu.Lock()
@@ -699,8 +699,8 @@ func TestVSRCommitRefusedOnAnOwnedPartitionMayBeRetried(t *testing.T) {
 	}
 	defer sub.Close()
 	err = sub.Commit(t.Context(), 0, 3)
-	te, ok := errors.AsType[*runtime.TransportError](err)
-	if !ok || !te.Transient || errors.Is(err, runtime.ErrPartitionLost) || !errors.Is(err, ierror.ErrResourceNotFound) {
+	te, ok := errors.AsType[*runtime.Error](err)
+	if !ok || !te.Retryable || errors.Is(err, runtime.ErrPartitionLost) || !errors.Is(err, ierror.ErrResourceNotFound) {
 		t.Fatalf("err = %v; want a transient ResourceNotFound, not a lost partition", err)
 	}
 }

@@ -281,8 +281,9 @@ func key(t *testing.T, b byte) *sign.Key {
 func (r *rig) verifiedAgent(t *testing.T, id string, keys *sign.Registry) (handled chan *runtime.Message, parked chan runtime.DeadLetter) {
 	handled, parked = make(chan *runtime.Message, 8), make(chan runtime.DeadLetter, 8)
 	r.start(t, runtime.AgentConfig{ID: id, Listen: goCommands, Respond: responses,
-		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- c.Message(); return nil }),
-		Tuning:  runtime.Tuning{Verifier: keys, DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
+		Handler:  runtime.HandlerFunc(func(c *runtime.Ctx) error { handled <- c.Message(); return nil }),
+		Verifier: keys,
+		Tuning:   runtime.Tuning{DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) { parked <- dl }}})
 	return handled, parked
 }
 

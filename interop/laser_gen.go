@@ -122,7 +122,7 @@ func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message
 // a test can give code that holds one a fake.
 type SummarizerClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
 }
 
@@ -286,10 +286,10 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 // code that holds one a fake.
 type DeskClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
 	// Count sends operation "count" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
 }
 

@@ -397,7 +397,7 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 		{RecordAllows: true, Producer: "go-gate", Agent: "go-gov", Key: goKey, LaserGoLayout: true},
 		{RecordAllows: true, Producer: "go-ref-gate", Agent: "go-gov", Key: goKey},
 	} {
-		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: govern.NewGate(allow, cfg)})
+		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{EffectGate: govern.NewGate(allow, cfg)})
 		for _, body := range []string{"go one", "go two"} {
 			if _, err := governed.Emit(r.ctx, sessions, "go-agent", []byte(body), runtime.WithConversation(conv)); err != nil {
 				t.Fatal(err)

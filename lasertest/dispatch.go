@@ -26,7 +26,7 @@ var ErrNoAnswer = errors.New("lasertest: the handler published no answer")
 
 // Answer returns the answer among sent, as a caller's typed client would:
 // the first reply's body decoded into Out (by its content type, CBOR when
-// it states none), or the first AGDX error as a *runtime.RemoteError. A
+// it states none), or the first AGDX error as a remote *runtime.Error. A
 // reply is an AGDX response, or the plain message echoing the request's
 // correlation that an agent without a signing key answers with. Without
 // either it returns ErrNoAnswer.

@@ -55,7 +55,7 @@ func (r *recorder) Publish(_ context.Context, topic string, records ...runtime.O
 }
 
 func (r *recorder) Join(context.Context, string, string) (runtime.Subscription, error) {
-	return nil, runtime.NewError(runtime.CodeUnsupported, "lasertest records what a handler publishes and has no consumer groups", nil)
+	return nil, &runtime.Error{Code: runtime.CodeUnsupported, Msg: "lasertest records what a handler publishes and has no consumer groups"}
 }
 
 func (r *recorder) StoredOffset(context.Context, string, string, uint32) (uint64, bool, error) {

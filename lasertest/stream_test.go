@@ -45,8 +45,8 @@ func TestRunStreamEndsAFailfStreamWithItsAnswerAndCommits(t *testing.T) {
 		t.Fatalf("items %q, want the two sent before the failure", items)
 	}
 	_, aerr := lasertest.Answer[string](sent)
-	var remote *runtime.RemoteError
-	if !errors.As(aerr, &remote) || remote.Wire != wire.ErrorToolFailure {
+	var remote *runtime.Error
+	if !(errors.As(aerr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorToolFailure {
 		t.Fatalf("the stream ended with %v, want the tool-failure error", aerr)
 	}
 }
@@ -56,7 +56,7 @@ func TestRunStreamEndsARejectedStreamWithAnAGDXErrorAndRejects(t *testing.T) {
 		return runtime.Reject(errors.New("no prompt"))
 	}
 	_, sent, err := lasertest.RunStream(t.Context(), lasertest.Handler{Agent: "speller"}, refuse, "")
-	if !errors.Is(err, runtime.ErrRejected) {
+	if runtime.CodeOf(err) != runtime.CodeRejected {
 		t.Fatalf("err %v, want the rejection a consumer would park", err)
 	}
 	if _, aerr := lasertest.Answer[string](sent); runtime.CodeOf(aerr) != runtime.CodeRejected {

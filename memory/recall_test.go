@@ -331,8 +331,8 @@ func TestAnEmbedderOfTheWrongDimensionIsAnError(t *testing.T) {
 
 func TestAnUnknownStrategyIsInvalid(t *testing.T) {
 	mem := memory.New(newClient(t), memory.Config{})
-	if _, err := mem.Recall(t.Context(), memory.Scope{}, memory.Query{Strategy: "graph"}); !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("err = %v, want ErrInvalid", err)
+	if _, err := mem.Recall(t.Context(), memory.Scope{}, memory.Query{Strategy: "graph"}); runtime.CodeOf(err) != runtime.CodeInvalid {
+		t.Fatalf("err = %v, want CodeInvalid", err)
 	}
 }
 

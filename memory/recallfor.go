@@ -27,7 +27,7 @@ type Source interface {
 // bytes it is, or else the message body.
 func RecallFor(c *runtime.Ctx, mem *Store, in any, q Query) (Recalled, error) {
 	if mem == nil {
-		return nil, runtime.NewError(runtime.CodeHandlerConfig, "memory: the agent's Memory method returned no Store", nil)
+		return nil, &runtime.Error{Code: runtime.CodeHandlerConfig, Msg: "memory: the agent's Memory method returned no Store"}
 	}
 	if q.Text == "" && q.Strategy != Recent {
 		q.Text = queryText(in, c.Message().Body())

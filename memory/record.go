@@ -297,7 +297,7 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	if w.key == nil {
 		headers, err := prov.Headers()
 		if err != nil {
-			return runtime.Outgoing{}, runtime.NewError(runtime.CodeInvalid, "provenance headers", err)
+			return runtime.Outgoing{}, &runtime.Error{Code: runtime.CodeInvalid, Msg: "provenance headers", Err: err}
 		}
 		headers = append(headers, wire.Header{Key: HeaderNamespace, Value: wire.StringValue(w.ns)})
 		for _, h := range scopeFields(scope) {
@@ -307,7 +307,7 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	}
 	source, err := wire.ParseAgentID(w.agent)
 	if err != nil {
-		return runtime.Outgoing{}, runtime.NewError(runtime.CodeConfig, "memory signing agent", err)
+		return runtime.Outgoing{}, &runtime.Error{Code: runtime.CodeConfig, Msg: "memory signing agent", Err: err}
 	}
 	op, ct := OperationRecord, wire.ContentCBOR
 	if embedding {
@@ -326,14 +326,14 @@ func (w *writer) outgoing(payload []byte, scope Scope, prov wire.Provenance, emb
 	// topic, or appended past the freshness bound, does not verify.
 	sign.Bind(env, w.topic, uint64(w.clock.Now().UnixMicro()))
 	if err := wire.Validate(env); err != nil {
-		return runtime.Outgoing{}, runtime.NewError(runtime.CodeInvalid, "memory envelope", err)
+		return runtime.Outgoing{}, &runtime.Error{Code: runtime.CodeInvalid, Msg: "memory envelope", Err: err}
 	}
 	if err := w.key.Sign(env, wire.NewSignatureContext(ct, wire.AgentOpVersion)); err != nil {
-		return runtime.Outgoing{}, runtime.NewError(runtime.CodeSignature, "sign memory record", err)
+		return runtime.Outgoing{}, &runtime.Error{Code: runtime.CodeSignature, Msg: "sign memory record", Err: err}
 	}
 	b, err := env.Marshal()
 	if err != nil {
-		return runtime.Outgoing{}, runtime.NewError(runtime.CodeCodec, "encode memory envelope", err)
+		return runtime.Outgoing{}, &runtime.Error{Code: runtime.CodeCodec, Msg: "encode memory envelope", Err: err}
 	}
 	headers := append(wire.EnvelopeHeaders(env, ct), wire.Header{Key: HeaderNamespace, Value: wire.StringValue(w.ns)})
 	return runtime.Outgoing{Key: wire.PartitionKey(env.Conversation), Headers: headers, Payload: b}, nil

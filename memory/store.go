@@ -376,7 +376,7 @@ func (l *Store) Recall(ctx context.Context, scope Scope, q Query) ([]Item, error
 	case Hybrid:
 		ranked, signals = p.hybrid(m, q.Text, qvec, k)
 	default:
-		return nil, runtime.NewError(runtime.CodeInvalid, "memory: unknown recall strategy "+string(strategy), nil)
+		return nil, &runtime.Error{Code: runtime.CodeInvalid, Msg: "memory: unknown recall strategy " + string(strategy)}
 	}
 	items := make([]Item, len(ranked))
 	for i, c := range ranked {

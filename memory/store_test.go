@@ -2,7 +2,6 @@ package memory_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -97,15 +96,15 @@ func TestForgettingMostItemsKeepsTheRestNewestFirst(t *testing.T) {
 }
 
 // TestRememberWithAnImpossibleAgentIsInvalid pins the error class of a
-// memory record whose provenance cannot be written as headers: ErrInvalid,
+// memory record whose provenance cannot be written as headers: CodeInvalid,
 // as every runtime send verb reports it, and nothing appended.
 func TestRememberWithAnImpossibleAgentIsInvalid(t *testing.T) {
 	client := newClient(t)
 	mem := memory.New(client, memory.Config{})
 	scope := memory.Scope{Conversation: conversation.Derive("ada"), Agent: "bad\nagent"}
 	_, err := mem.Remember(context.Background(), scope, memory.Fact, []byte("x"))
-	if !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("err = %v, want ErrInvalid", err)
+	if runtime.CodeOf(err) != runtime.CodeInvalid {
+		t.Fatalf("err = %v, want CodeInvalid", err)
 	}
 	if items := recall(t, mem, memory.Scope{Conversation: scope.Conversation}); len(items) != 0 {
 		t.Fatalf("recalled %d items after a refused Remember", len(items))

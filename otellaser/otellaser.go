@@ -216,9 +216,9 @@ func (t *Telemetry) ObserveRecord(ctx context.Context, d *runtime.Delivery, next
 	case runtime.ResultSkipped:
 		t.skipped.Add(ctx, 1, labels)
 	case runtime.ResultDropped:
-		t.dropped.Add(ctx, 1, labels, metric.WithAttributes(GateKey.String(string(d.Gate))))
-		outcome = append(outcome, GateKey.String(string(d.Gate)))
-	case runtime.ResultParked:
+		t.dropped.Add(ctx, 1, labels, metric.WithAttributes(GateKey.String(string(d.DroppedBy))))
+		outcome = append(outcome, GateKey.String(string(d.DroppedBy)))
+	case runtime.ResultDeadLettered:
 		reason := d.Reason.String()
 		t.deadLettered.Add(ctx, 1, labels, metric.WithAttributes(ReasonKey.String(reason)))
 		outcome = append(outcome, ReasonKey.String(reason), AttemptsKey.Int(d.Attempts))

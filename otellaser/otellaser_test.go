@@ -51,7 +51,7 @@ func newRigOn(t *testing.T, tr runtime.Transport, topics ...string) *rig {
 	r := &rig{t: t, log: tr, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
-	if err := r.log.EnsureTopics(context.Background(), 2, append(topics, runtime.TopicResponses, runtime.DefaultDeadLetterTopic)...); err != nil {
+	if err := r.log.EnsureTopics(context.Background(), 2, append(topics, runtime.TopicResponses, runtime.TopicDLQ)...); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -66,9 +66,10 @@ func (r *rig) process(verifier runtime.Verifier) *runtime.Client {
 	return runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Verifier: verifier, Middleware: []runtime.Middleware{tel}})
 }
 
-func (r *rig) agent(client *runtime.Client, id, listen string, tuning runtime.Tuning, h func(c *runtime.Ctx) error) {
+func (r *rig) agent(client *runtime.Client, id, listen string, cfg runtime.AgentConfig, h func(c *runtime.Ctx) error) {
 	r.t.Helper()
-	a, err := client.NewAgent(runtime.AgentConfig{ID: id, Listen: listen, Respond: runtime.TopicResponses, Handler: runtime.HandlerFunc(h), Tuning: tuning})
+	cfg.ID, cfg.Listen, cfg.Respond, cfg.Handler = id, listen, runtime.TopicResponses, runtime.HandlerFunc(h)
+	a, err := client.NewAgent(cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -247,10 +248,10 @@ func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
 	}
 	// The billing process runs billing and ledger; billing asks ledger.
 	agents := r.process(nil)
-	r.agent(agents, "ledger", "ledger.commands", runtime.Tuning{}, func(c *runtime.Ctx) error {
+	r.agent(agents, "ledger", "ledger.commands", runtime.AgentConfig{}, func(c *runtime.Ctx) error {
 		return c.Respond([]byte("booked " + string(c.Message().Body())))
 	})
-	r.agent(agents, "billing", "billing.commands", runtime.Tuning{SigningKey: key}, func(c *runtime.Ctx) error {
+	r.agent(agents, "billing", "billing.commands", runtime.AgentConfig{SigningKey: key}, func(c *runtime.Ctx) error {
 		booked, err := c.Request("ledger.commands", "ledger", c.Message().Body())
 		if err != nil {
 			return err
@@ -366,7 +367,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 	r := newRig(t, "work.commands")
 	proc := r.process(nil)
 	var calls atomic.Int32
-	r.agent(proc, "worker", "work.commands", runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond}},
+	r.agent(proc, "worker", "work.commands", runtime.AgentConfig{Tuning: runtime.Tuning{Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond}}},
 		func(c *runtime.Ctx) error {
 			switch string(c.Message().Body()) {
 			case "flaky":
@@ -435,7 +436,7 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 func TestAMessageWithoutOrWithBadTraceContextHandlesAndStartsATraceAndDropsAreCounted(t *testing.T) {
 	r := newRig(t, "work.commands")
 	handled := make(chan trace.SpanContext, 4)
-	r.agent(r.process(nil), "worker", "work.commands", runtime.Tuning{}, func(c *runtime.Ctx) error {
+	r.agent(r.process(nil), "worker", "work.commands", runtime.AgentConfig{}, func(c *runtime.Ctx) error {
 		handled <- trace.SpanContextFromContext(c)
 		return nil
 	})
@@ -490,7 +491,7 @@ func TestQueueAndLagGaugesSampleARunningConsumer(t *testing.T) {
 	r := newRig(t, "work.commands")
 	proc := r.process(nil)
 	started, release := make(chan string, 4), make(chan struct{})
-	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
+	r.agent(proc, "worker", "work.commands", runtime.AgentConfig{Tuning: runtime.Tuning{Concurrency: runtime.PerPartition(1)}}, func(c *runtime.Ctx) error {
 		started <- string(c.Message().Body())
 		if string(c.Message().Body()) == "2" {
 			<-release
@@ -561,7 +562,7 @@ func TestCloseUnregistersTheGaugesSoARunningConsumerIsNoLongerSampled(t *testing
 	tel := otellaser.New(otellaser.Config{TracerProvider: r.tp, MeterProvider: r.mp})
 	proc := runtime.NewClient(r.log, runtime.ClientConfig{Logger: quiet(), Middleware: []runtime.Middleware{tel}})
 	started, release := make(chan struct{}, 4), make(chan struct{})
-	r.agent(proc, "worker", "work.commands", runtime.Tuning{Concurrency: runtime.PerPartition(1)}, func(c *runtime.Ctx) error {
+	r.agent(proc, "worker", "work.commands", runtime.AgentConfig{Tuning: runtime.Tuning{Concurrency: runtime.PerPartition(1)}}, func(c *runtime.Ctx) error {
 		started <- struct{}{}
 		if string(c.Message().Body()) == "2" {
 			<-release

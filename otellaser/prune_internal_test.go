@@ -17,8 +17,8 @@ func TestObserveConsumerPrunesCollectedConsumersWithoutAMetricsReader(t *testing
 		// An agent building a consumer per start: each is dropped at once.
 		if _, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 			Topic: "work.commands", Group: "worker",
-			Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
-			Tuning:  runtime.Tuning{Middleware: []runtime.Middleware{tel}},
+			Handler:    runtime.HandlerFunc(func(*runtime.Ctx) error { return nil }),
+			Middleware: []runtime.Middleware{tel},
 		}); err != nil {
 			t.Fatal(err)
 		}

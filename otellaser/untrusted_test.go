@@ -45,7 +45,7 @@ func TestAnUnverifiedRecordStartsANewRootLinkedToWhatItClaims(t *testing.T) {
 	if err := reg.Enroll("shop", shop.Public()); err != nil {
 		t.Fatal(err)
 	}
-	r.agent(r.process(nil), "ledger", "ledger.commands", runtime.Tuning{Verifier: reg}, func(*runtime.Ctx) error { return nil })
+	r.agent(r.process(nil), "ledger", "ledger.commands", runtime.AgentConfig{Verifier: reg}, func(*runtime.Ctx) error { return nil })
 
 	rec, corr := wire.IDFromUint128(0xf0, 1), wire.IDFromUint128(0xf0, 2)
 	forged := &wire.Envelope{Kind: wire.KindCommand, Record: &rec, Conversation: rec, Source: "shop", Correlation: &corr, Body: []byte("forged")}

@@ -119,7 +119,7 @@ func TestConsumerDropsADuplicateAcrossReplicas(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			rdb, logA := setup(t)
 			logB := embedlog.New("laser", embedlog.Config{})
-			if err := logB.EnsureTopics(t.Context(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+			if err := logB.EnsureTopics(t.Context(), 1, topic, runtime.TopicDLQ); err != nil {
 				t.Fatal(err)
 			}
 			// The same command reaches two replicas at once (two logs stand

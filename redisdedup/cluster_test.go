@@ -106,7 +106,7 @@ func TestOnAClusterReplicasHandleEachCommandOnce(t *testing.T) {
 			logs := make([]*embedlog.Log, 2)
 			for i := range logs {
 				logs[i] = embedlog.New("laser", embedlog.Config{})
-				if err := logs[i].EnsureTopics(t.Context(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+				if err := logs[i].EnsureTopics(t.Context(), 1, topic, runtime.TopicDLQ); err != nil {
 					t.Fatal(err)
 				}
 			}

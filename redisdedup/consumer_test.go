@@ -74,7 +74,7 @@ func setup(t *testing.T) (*redis.Client, *embedlog.Log) {
 	t.Helper()
 	rdb := client(t, redistest.Start(t).Addr())
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
 	}
 	return rdb, log
@@ -104,7 +104,7 @@ func TestConsumerDropsADuplicateAcrossARestartWithoutWarmDedup(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
 	}
 	conv := wire.IDFromUint128(1, 1)
@@ -133,7 +133,7 @@ func TestConsumerWaitsOutARedisOutageAndHandlesTheRecordOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv.Addr())
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.DefaultDeadLetterTopic); err != nil {
+	if err := log.EnsureTopics(context.Background(), 1, topic, runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
 	}
 	handled := make(chan string, 8)

@@ -81,7 +81,7 @@ func (l *lostEveryOther) ClaimBatch(ctx context.Context, keys []string, states [
 func TestLanesTakeALostClaimAsTheirOwnOnlyWhenNoOtherLaneHasTheKey(t *testing.T) {
 	rdb := client(t, redistest.Start(t).Addr())
 	log := embedlog.New("laser", embedlog.Config{})
-	if err := log.EnsureTopics(t.Context(), 4, topic, runtime.DefaultDeadLetterTopic); err != nil {
+	if err := log.EnsureTopics(t.Context(), 4, topic, runtime.TopicDLQ); err != nil {
 		t.Fatal(err)
 	}
 	partitions := map[uint32]bool{}

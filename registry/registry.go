@@ -393,7 +393,7 @@ func (r *Registry) Candidates(skill string) []Entry {
 
 // ErrNoCapableAgent reports a capability route that matched no agent; its
 // runtime code is CodeNoCapableAgent, so a handler returning it is retried.
-var ErrNoCapableAgent error = runtime.NewError(runtime.CodeNoCapableAgent, "registry: no capable agent", nil)
+var ErrNoCapableAgent error = &runtime.Error{Code: runtime.CodeNoCapableAgent, Msg: "registry: no capable agent"}
 
 // PublishCard publishes agent's card on topic (default agent.registry) as
 // a status/card envelope, creating the topic when missing. key, when set,

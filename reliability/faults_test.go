@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -237,7 +236,7 @@ func TestFaultMissingDeadLetterTopic(t *testing.T) {
 
 // TestFaultSlowHandlerDuringShutdown stops an agent while a handler is
 // slow. Released within the grace, the drain finishes it and commits; past
-// the grace, Shutdown returns ErrTimeout without committing and a restart
+// the grace, Shutdown returns CodeTimeout without committing and a restart
 // redelivers the unfinished message, which is then handled exactly once.
 func TestFaultSlowHandlerDuringShutdown(t *testing.T) {
 	const grace = time.Minute
@@ -303,8 +302,8 @@ func TestFaultSlowHandlerDuringShutdown(t *testing.T) {
 						t.Errorf("committed offset %d (%v) after the drain, want at least 1 (the slow message)", off, ok)
 					}
 				} else {
-					if !errors.Is(err, runtime.ErrTimeout) {
-						t.Fatalf("Shutdown past the grace = %v, want ErrTimeout", err)
+					if runtime.CodeOf(err) != runtime.CodeTimeout {
+						t.Fatalf("Shutdown past the grace = %v, want CodeTimeout", err)
 					}
 					if off, ok := r.committed(cfg.ID, 0); ok && off >= 1 {
 						t.Errorf("committed offset %d past the unfinished slow message", off)

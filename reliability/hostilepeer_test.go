@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	goruntime "runtime"
@@ -78,9 +77,10 @@ func consumeAll(t *testing.T, tr runtime.Transport, topic string, reg *sign.Regi
 	done := make(chan struct{}, want)
 	c, err := runtime.NewConsumer(tr, runtime.ConsumerConfig{
 		Topic: topic, Group: "peer-victim", Agent: "ledger",
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
-		Client:  runtime.NewClient(tr, runtime.ClientConfig{Logger: peerQuiet()}),
-		Tuning: runtime.Tuning{Verifier: reg, DeadLetterSink: func(context.Context, runtime.DeadLetter) {
+		Handler:  runtime.HandlerFunc(func(*runtime.Ctx) error { h.Add(1); done <- struct{}{}; return nil }),
+		Client:   runtime.NewClient(tr, runtime.ClientConfig{Logger: peerQuiet()}),
+		Verifier: reg,
+		Tuning: runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) {
 			r.Add(1)
 			done <- struct{}{}
 		}},
@@ -257,7 +257,7 @@ func TestHostilePeer(t *testing.T) {
 				headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
 			}
 			rec := runtime.Incoming{Timestamp: uint64(time.Now().UnixMicro()), Payload: payload, Headers: wire.MustEncodeHeaders(headers)}
-			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); errors.Is(err, runtime.ErrSignature) {
+			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); runtime.CodeOf(err) == runtime.CodeSignature {
 				refused++
 			}
 		}

@@ -98,10 +98,10 @@ func (w *world) start(c runtime.Concurrency, verifier runtime.Verifier) *runtime
 			}
 			return nil
 		}),
+		Verifier: verifier,
 		Tuning: runtime.Tuning{
 			DeadLetterTopic: w.dlq,
 			Concurrency:     c,
-			Verifier:        verifier,
 			Retry:           runtime.RetryPolicy{MaxAttempts: 1},
 			DeadLetterSink: func(_ context.Context, dl runtime.DeadLetter) {
 				w.mu.Lock()

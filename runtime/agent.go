@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -23,6 +24,11 @@ type AgentConfig struct {
 	// Group is the consumer group; replicas of one agent share it. Default ID.
 	Group   string
 	Handler Handler
+	// Verifier, SigningKey and Middleware are the agent consumer's (see
+	// ConsumerConfig); SigningKey also signs the agent's card.
+	Verifier   Verifier
+	SigningKey *sign.Key
+	Middleware []Middleware
 	// Tuning is how the agent's consumer runs; its clock, ids and logger
 	// are the client's.
 	Tuning Tuning
@@ -33,9 +39,9 @@ type AgentConfig struct {
 	// (TopicRegistry is where package registry reads cards). Empty
 	// publishes nothing.
 	CardTopic string
-	// Gate, when set, decides before the effects of the agent's handlers in
-	// place of the client's (ClientConfig.Gate).
-	Gate EffectGate
+	// EffectGate, when set, decides before the effects of the agent's handlers in
+	// place of the client's (ClientConfig.EffectGate).
+	EffectGate EffectGate
 	// Claims are what the agent's handlers declare about their effects
 	// (lasergen fills them in from //laser: directives); a gate sees them
 	// on every effect of a handler.
@@ -49,7 +55,7 @@ type Agent struct {
 }
 
 // NewAgent validates cfg and returns an agent running on the client. Every
-// configuration error is reported here, as an ErrConfig error, so Start
+// configuration error is reported here, as a CodeConfig error, so Start
 // fails only when the log or the client's state does (see Start).
 func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 	if cfg.CardTopic != "" && cfg.Card == nil {
@@ -76,7 +82,12 @@ func (c *Client) NewAgent(cfg AgentConfig) (*Agent, error) {
 
 // consumer is the consumer configuration of the agent running on c.
 func (cfg *AgentConfig) consumer(c *Client) ConsumerConfig {
-	return ConsumerConfig{Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c, Gate: cfg.Gate, Claims: cfg.Claims, Tuning: cfg.Tuning}
+	return ConsumerConfig{
+		Topic: cfg.Listen, Group: cfg.Group, Agent: cfg.ID, Handler: cfg.Handler, RespondTopic: cfg.Respond, Client: c,
+		EffectGate: cfg.EffectGate, Claims: cfg.Claims,
+		Verifier: cfg.Verifier, SigningKey: cfg.SigningKey, Middleware: cfg.Middleware,
+		Tuning: cfg.Tuning,
+	}
 }
 
 // ID returns the agent's id.
@@ -87,7 +98,7 @@ func (a *Agent) ID() string { return a.cfg.ID }
 // does not stop the agent.
 //
 // A client runs one agent per id: while an agent is running, starting
-// another with its id fails at once (Ready and Wait return an ErrConfig
+// another with its id fails at once (Ready and Wait return a CodeConfig
 // error naming the id). Two agents with one id would share a consumer group
 // and each receive part of the other's messages; replicas of one agent run
 // on clients of their own, as they do in separate processes.
@@ -107,7 +118,7 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 		}
 		defer a.client.release(a.cfg.ID)
 		if a.cfg.CardTopic != "" {
-			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.Tuning.SigningKey); err != nil {
+			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.SigningKey); err != nil {
 				h.err = err
 				return
 			}
@@ -154,6 +165,8 @@ type AgentHandle struct {
 
 // Ready waits until the agent has joined its group (and warmed its dedup
 // window); publish to it only after this, or the join may miss the message.
+// An agent that stopped first fails it with an *Error ("agent stopped
+// before it became ready") wrapping why it stopped, with that cause's Code.
 func (h *AgentHandle) Ready(ctx context.Context) error {
 	select {
 	case <-h.ready:
@@ -164,10 +177,20 @@ func (h *AgentHandle) Ready(ctx context.Context) error {
 			return nil
 		default:
 		}
-		return errors.Join(ErrNotReady, h.err)
+		return notReady(h.err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// notReady is Ready's error for an agent that stopped with cause (nil when
+// it stopped cleanly) before it became ready.
+func notReady(cause error) error {
+	code := CodeHandler
+	if cause != nil {
+		code = CodeOf(cause)
+	}
+	return &Error{Code: code, Msg: "agent stopped before it became ready", Err: cause}
 }
 
 // Shutdown stops the agent gracefully (see Consumer.Run) and returns its

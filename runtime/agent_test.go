@@ -131,7 +131,7 @@ func TestRequestTimeoutIsADistinctError(t *testing.T) {
 	}
 	clock.Advance(time.Second)
 	err := recv(t, errc, "request result")
-	if !errors.Is(err, runtime.ErrTimeout) || errors.Is(err, runtime.ErrNotPickedUp) {
+	if runtime.CodeOf(err) != runtime.CodeTimeout {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -144,8 +144,8 @@ func TestRemoteErrorReachesTheCaller(t *testing.T) {
 			return ctx.Fail(wire.ErrorInvalidRequest, "card declined", false)
 		})})
 	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
-	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Wire != wire.ErrorInvalidRequest || re.Message != "card declined" || re.From != "billing" || re.Retryable {
+	var re *runtime.Error
+	if !(errors.As(err, &re) && re.Remote()) || re.Wire != wire.ErrorInvalidRequest || re.Msg != "card declined" || re.From != "billing" || re.Retryable {
 		t.Fatalf("err = %#v", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	}()
 	advanceWhenTimer(t, clock, time.Second)
 	r := recv(t, res, "contract result")
-	if r.Outcome != runtime.NotConsumed || r.Consumed || !errors.Is(r.Err(), runtime.ErrNotPickedUp) {
+	if r.Outcome != runtime.NotConsumed || r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeNotPickedUp {
 		t.Fatalf("result %+v err %v", r, r.Err())
 	}
 
@@ -214,7 +214,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	// away); the expiry no longer matters.
 	advanceWhenTimer(t, clock, 5*time.Second)
 	r = recv(t, res, "contract result")
-	if r.Outcome != runtime.TimedOut || !r.Consumed || !errors.Is(r.Err(), runtime.ErrTimeout) {
+	if r.Outcome != runtime.TimedOut || !r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeTimeout {
 		t.Fatalf("result %+v err %v", r, r.Err())
 	}
 }
@@ -235,7 +235,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 		// Each impostor runs on a client of its own: one client runs one
 		// agent per id.
 		runAgent(t, newClient(t, log, clock.System{}, nil), runtime.AgentConfig{ID: "crediter", Group: fmt.Sprintf("impostors-%d", i), Respond: runtime.TopicResponses,
-			Tuning: runtime.Tuning{SigningKey: k},
+			SigningKey: k,
 			Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 				err := ctx.Respond([]byte("forged"))
 				answered <- struct{}{}
@@ -243,7 +243,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 			})})
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "crediter", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{SigningKey: key},
+		SigningKey: key,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			recv(t, answered, "first impostor")
 			recv(t, answered, "second impostor")
@@ -406,7 +406,7 @@ func TestAgentHandleReadyShutdownAndDroppedHandle(t *testing.T) {
 }
 
 // TestNewAgentRejectsEachInvalidConfig: every configuration error is
-// reported by NewAgent, as an ErrConfig naming the problem, so no handle is
+// reported by NewAgent, as a CodeConfig naming the problem, so no handle is
 // ever returned for an agent that cannot run.
 func TestNewAgentRejectsEachInvalidConfig(t *testing.T) {
 	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
@@ -429,7 +429,7 @@ func TestNewAgentRejectsEachInvalidConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := c.NewAgent(tc.cfg)
-			if !errors.Is(err, runtime.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			if runtime.CodeOf(err) != runtime.CodeConfig || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want a config error containing %q", err, tc.want)
 			}
 			if a != nil {
@@ -447,7 +447,7 @@ func TestAgentThatCannotJoinFailsReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := a.Start(context.Background())
-	if err := h.Ready(context.Background()); !errors.Is(err, runtime.ErrNotReady) {
+	if err := h.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "agent stopped before it became ready") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -531,7 +531,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	transient := &flakyPublish{Transport: log, err: &runtime.TransportError{Op: "publish", Transient: true, Err: errors.New("reset")}}
+	transient := &flakyPublish{Transport: log, err: &runtime.Error{Code: runtime.CodeTransport, Msg: "publish", Retryable: true, Err: errors.New("reset")}}
 	transient.failures.Store(2)
 	p := runtime.NewClient(transient, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {

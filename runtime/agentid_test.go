@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -24,17 +23,17 @@ func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
 		{ID: "billing", Group: "billing\x00replicas", Listen: runtime.TopicCommands, Handler: h},
 		{ID: "bill\u0085ing", Listen: runtime.TopicCommands, Handler: h},
 	} {
-		if _, err := c.NewAgent(cfg); !errors.Is(err, runtime.ErrConfig) {
-			t.Errorf("NewAgent(id %d bytes, group %q...) = %v, want ErrConfig", len(cfg.ID), cfg.Group[:min(len(cfg.Group), 12)], err)
+		if _, err := c.NewAgent(cfg); runtime.CodeOf(err) != runtime.CodeConfig {
+			t.Errorf("NewAgent(id %d bytes, group %q...) = %v, want CodeConfig", len(cfg.ID), cfg.Group[:min(len(cfg.Group), 12)], err)
 		}
 	}
 	for _, cmd := range []runtime.Command{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
-		if _, err := c.SendCommand(context.Background(), cmd); !errors.Is(err, runtime.ErrConfig) {
-			t.Errorf("SendCommand(from %d bytes, target %d bytes) = %v, want ErrConfig", len(cmd.From), len(cmd.Target), err)
+		if _, err := c.SendCommand(context.Background(), cmd); runtime.CodeOf(err) != runtime.CodeConfig {
+			t.Errorf("SendCommand(from %d bytes, target %d bytes) = %v, want CodeConfig", len(cmd.From), len(cmd.Target), err)
 		}
 	}
-	if _, err := c.Emit(context.Background(), runtime.TopicCommands, id256, []byte("x")); !errors.Is(err, runtime.ErrConfig) {
-		t.Errorf("Emit from a 256-byte id = %v, want ErrConfig", err)
+	if _, err := c.Emit(context.Background(), runtime.TopicCommands, id256, []byte("x")); runtime.CodeOf(err) != runtime.CodeConfig {
+		t.Errorf("Emit from a 256-byte id = %v, want CodeConfig", err)
 	}
 }
 
@@ -51,10 +50,10 @@ func TestSecondAgentWithTheSameIDIsRefusedAtStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	err = h.Ready(ctx)
-	if !errors.Is(err, runtime.ErrNotReady) || !errors.Is(err, runtime.ErrConfig) || !strings.Contains(err.Error(), `agent "billing" is already running on this client`) {
+	if err == nil || !strings.Contains(err.Error(), "agent stopped before it became ready") || runtime.CodeOf(err) != runtime.CodeConfig || !strings.Contains(err.Error(), `agent "billing" is already running on this client`) {
 		t.Fatalf("Ready = %v, want a config error saying agent \"billing\" is already running", err)
 	}
-	if werr := h.Wait(); !errors.Is(werr, runtime.ErrConfig) {
+	if werr := h.Wait(); runtime.CodeOf(werr) != runtime.CodeConfig {
 		t.Fatalf("Wait = %v, want the config error", werr)
 	}
 

@@ -17,7 +17,7 @@ type Answer struct {
 	// Body is the response body, sent when Error is nil.
 	Body []byte
 	// Error, when set, makes the answer an AGDX error, which a waiting
-	// caller receives as a *RemoteError; Body is then not sent.
+	// caller receives as a remote *Error; Body is then not sent.
 	Error *wire.ErrorBody
 	// Key, when set, signs the answer, which a caller with a Verifier
 	// requires. Default unsigned.
@@ -29,7 +29,7 @@ type Answer struct {
 // in req's conversation,
 // echoing its correlation, targeted at its sender. It is the client's form
 // of Ctx.Respond and Ctx.Fail, for answers decided outside a handler. It
-// fails with ErrInvalid when req is not such a request.
+// fails with CodeInvalid when req is not such a request.
 func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answer, opts ...ReplyOption) (Position, error) {
 	if req == nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "answer: no request given"}
@@ -55,6 +55,6 @@ func (c *Client) Answer(ctx context.Context, topic string, req *Message, a Answe
 	return pos, err
 }
 
-// RemoteError returns the *RemoteError an AGDX error message carries, as
+// RemoteError returns the remote *Error an AGDX error message carries, as
 // Request returns it for an error reply, or nil when m is no AGDX error.
 func (m *Message) RemoteError() error { return remoteError(m) }

@@ -102,9 +102,9 @@ func TestClientAnswerWithAnErrorIsARemoteErrorToTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := recv(t, outcome, "request outcome")
-	var remote *runtime.RemoteError
-	if !errors.As(got.err, &remote) || remote.Wire != wire.ErrorUnauthorized || remote.Message != "no" {
-		t.Fatalf("err = %v, want a RemoteError unauthorized: no", got.err)
+	var remote *runtime.Error
+	if !(errors.As(got.err, &remote) && remote.Remote()) || remote.Wire != wire.ErrorUnauthorized || remote.Msg != "no" {
+		t.Fatalf("err = %v, want a remote *runtime.Error unauthorized: no", got.err)
 	}
 }
 
@@ -117,8 +117,8 @@ func TestClientAnswerRefusesWhatIsNotARequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Answer(context.Background(), resp, m, runtime.Answer{From: "person", Body: []byte("yes")})
-	if !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("err = %v, want ErrInvalid", err)
+	if runtime.CodeOf(err) != runtime.CodeInvalid {
+		t.Fatalf("err = %v, want CodeInvalid", err)
 	}
 	if recs := readAll(t, log, resp); len(recs) != 0 {
 		t.Fatalf("%d records on %s after a refused answer", len(recs), resp)
@@ -132,11 +132,11 @@ func TestClientAnswerRefusesAContentTypeOnAnErrorAndANilRequest(t *testing.T) {
 	reason := "no"
 	_, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person",
 		Error: &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}}, runtime.WithContentType(wire.ContentJSON))
-	if !errors.Is(err, runtime.ErrConfig) {
-		t.Fatalf("err = %v, want ErrConfig: an error body is CBOR", err)
+	if runtime.CodeOf(err) != runtime.CodeConfig {
+		t.Fatalf("err = %v, want CodeConfig: an error body is CBOR", err)
 	}
-	if _, err := c.Answer(context.Background(), "answers", nil, runtime.Answer{From: "person"}); !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("nil request: err = %v, want ErrInvalid", err)
+	if _, err := c.Answer(context.Background(), "answers", nil, runtime.Answer{From: "person"}); runtime.CodeOf(err) != runtime.CodeInvalid {
+		t.Fatalf("nil request: err = %v, want CodeInvalid", err)
 	}
 	if recs := readAll(t, log, "answers"); len(recs) != 0 {
 		t.Fatalf("%d answers published by refused calls", len(recs))

@@ -59,12 +59,12 @@ func TestWithAnswerFromWaitsForAnAcceptedSigner(t *testing.T) {
 	}
 	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, reg)
 	peerAnswered := make(chan struct{})
-	runAgent(t, c, runtime.AgentConfig{ID: "peer", Respond: runtime.TopicResponses, Tuning: runtime.Tuning{SigningKey: peer},
+	runAgent(t, c, runtime.AgentConfig{ID: "peer", Respond: runtime.TopicResponses, SigningKey: peer,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			defer close(peerAnswered)
 			return ctx.Respond([]byte("from the peer"))
 		})})
-	runAgent(t, c, runtime.AgentConfig{ID: "boss", Respond: runtime.TopicResponses, Tuning: runtime.Tuning{SigningKey: boss},
+	runAgent(t, c, runtime.AgentConfig{ID: "boss", Respond: runtime.TopicResponses, SigningKey: boss,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			<-peerAnswered
 			return ctx.Respond([]byte("from the boss"))

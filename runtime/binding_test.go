@@ -26,9 +26,10 @@ func refusedFor(t *testing.T, log runtime.Transport, reg *sign.Registry, env *wi
 	t.Helper()
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg, DeadLetterSink: sink},
+		Agent:    agent,
+		Handler:  handlerFunc(func(*runtime.Ctx) error { return nil }),
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink},
 	})
 	envelope(t, log, env, wire.ContentJSON)
 	return recv(t, dls, "the refusal").Cause
@@ -59,9 +60,10 @@ func TestRequiredBindingRefusesAnUnboundSignature(t *testing.T) {
 	reg, shop, _ := peerRegistry(t)
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg, DeadLetterSink: sink, Binding: sign.BindingPolicy{Require: true}},
+		Agent:    agent,
+		Handler:  handlerFunc(func(*runtime.Ctx) error { return nil }),
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink, Binding: sign.BindingPolicy{Require: true}},
 	})
 	envelope(t, log, signAs(t, shop, keyed("shop", "k", conv(), nil, "unbound")), wire.ContentJSON)
 	if cause := recv(t, dls, "the refusal").Cause; !errors.Is(cause, sign.ErrUnbound) {
@@ -77,9 +79,10 @@ func TestClientSignedSendCarriesTopicAndIssuedAt(t *testing.T) {
 	reg, shop, _ := peerRegistry(t)
 	got := make(chan *runtime.Message, 1)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg, Binding: sign.BindingPolicy{Require: true}},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Verifier: reg,
+		Tuning:   runtime.Tuning{Binding: sign.BindingPolicy{Require: true}},
 	})
 	client := runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()})
 	if err := client.PublishStatus(t.Context(), topic, "shop", wire.OperationProgress, []byte("hi"), shop); err != nil {
@@ -101,9 +104,9 @@ func TestSignedReplayAfterARestartIsDropped(t *testing.T) {
 	reg, shop, _ := peerRegistry(t)
 	got := make(chan string, 4)
 	cfg := runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Verifier: reg,
 	}
 	first := start(t, log, cfg)
 	env := boundCommand(t, shop, topic, time.Now(), "once")

@@ -18,9 +18,10 @@ func parkSigned(t *testing.T, log runtime.Transport, key *sign.Key) runtime.Inco
 	t.Helper()
 	sink, dls := deadLetters()
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("no")) }),
-		Tuning:  runtime.Tuning{SigningKey: key, DeadLetterSink: sink},
+		Agent:      agent,
+		Handler:    handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("no")) }),
+		SigningKey: key,
+		Tuning:     runtime.Tuning{DeadLetterSink: sink},
 	})
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, IdempotencyKey: "pay-1"}, "pay 10")
 	dl := recv(t, dls, "the dead letter")
@@ -96,7 +97,7 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	capsule.Source.Offset = handled.Offset
 	client := runtime.NewClient(log, runtime.ClientConfig{})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
+	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
 	}
 }
@@ -118,7 +119,7 @@ func TestARedriveAsksTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := opGate{asked: make(chan effect.Effect, 1)}
-	client := runtime.NewClient(log, runtime.ClientConfig{Gate: g})
+	client := runtime.NewClient(log, runtime.ClientConfig{EffectGate: g})
 	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}

@@ -35,10 +35,10 @@ type ClientConfig struct {
 	// Middleware, and the ones implementing SendInterceptor wrap every
 	// publish of the client. Tracing goes here. Default none.
 	Middleware []Middleware
-	// Gate decides before every effect of the client and of the agents on
-	// it, unless an agent has a gate of its own (AgentConfig.Gate); package
+	// EffectGate decides before every effect of the client and of the agents on
+	// it, unless an agent has a gate of its own (AgentConfig.EffectGate); package
 	// govern builds one from a policy. Default none: every effect runs.
-	Gate EffectGate
+	EffectGate EffectGate
 }
 
 // Client is a process's handle on a transport: it publishes, owns the reply
@@ -76,12 +76,12 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 	if g, ok := t.(*governedTransport); ok {
 		t = g.t
 		claim = g.c.prod.claim
-		switch parent := g.c.opts.Gate; {
+		switch parent := g.c.opts.EffectGate; {
 		case parent == nil:
-		case opts.Gate == nil:
-			opts.Gate = parent
+		case opts.EffectGate == nil:
+			opts.EffectGate = parent
 		default:
-			opts.Gate = &bothGates{first: opts.Gate, then: parent, thenClient: g.c}
+			opts.EffectGate = &bothGates{first: opts.EffectGate, then: parent, thenClient: g.c}
 		}
 	}
 	if opts.Clock == nil {
@@ -99,7 +99,7 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 	po := producerConfig{attempts: opts.PublishAttempts, backoff: opts.PublishBackoff, interceptors: sendInterceptors(nil, opts.Middleware)}
 	c := &Client{t: t, prod: newProducer(t, po, opts.Clock, opts.IDs, opts.Logger), opts: opts, log: opts.Logger,
 		clientState: &clientState{hubs: make(map[string]*replyHub)}}
-	c.prod.gate, c.prod.claim, c.prod.client = opts.Gate, claim, c
+	c.prod.gate, c.prod.claim, c.prod.client = opts.EffectGate, claim, c
 	c.governed = &governedTransport{t: t, c: c}
 	return c
 }
@@ -112,10 +112,10 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 func (c *Client) bound(gate EffectGate, claim effect.Claims) *Client {
 	v := &Client{t: c.t, opts: c.opts, log: c.log, clientState: c.clientState}
 	if gate != nil {
-		v.opts.Gate = gate
+		v.opts.EffectGate = gate
 	}
 	prod := *c.prod
-	prod.gate, prod.claim, prod.client = v.opts.Gate, claim, v
+	prod.gate, prod.claim, prod.client = v.opts.EffectGate, claim, v
 	v.prod = &prod
 	v.governed = &governedTransport{t: c.t, c: v}
 	return v
@@ -136,7 +136,7 @@ func (g *bothGates) Admit(ctx context.Context, c *Client, e *effect.Effect) erro
 		return err
 	}
 	if err := g.then.Admit(ctx, g.thenClient, e); err != nil {
-		if o, ok := g.first.(effectOutcome); ok {
+		if o, ok := g.first.(EffectListener); ok {
 			o.Effected(ctx, c, e, err)
 		}
 		return err
@@ -147,10 +147,10 @@ func (g *bothGates) Admit(ctx context.Context, c *Client, e *effect.Effect) erro
 // Effected tells both gates, when they listen, how an admitted effect
 // ended.
 func (g *bothGates) Effected(ctx context.Context, c *Client, e *effect.Effect, err error) {
-	if o, ok := g.first.(effectOutcome); ok {
+	if o, ok := g.first.(EffectListener); ok {
 		o.Effected(ctx, c, e, err)
 	}
-	if o, ok := g.then.(effectOutcome); ok {
+	if o, ok := g.then.(EffectListener); ok {
 		o.Effected(ctx, g.thenClient, e, err)
 	}
 }

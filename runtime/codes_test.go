@@ -7,17 +7,17 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// decoded is the *RemoteError a caller decodes from an AGDX error answer of
+// decoded is the *Error a caller decodes from an AGDX error answer of
 // wire code w.
-func decoded(t *testing.T, w wire.ErrorCode) *RemoteError {
+func decoded(t *testing.T, w wire.ErrorCode) *Error {
 	t.Helper()
 	body, err := errorBody(w, "failed", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var re *RemoteError
-	if !errors.As(remoteError(&Message{Envelope: &wire.Envelope{Kind: wire.KindError, Source: "billing", Body: body}}), &re) {
-		t.Fatal("an error envelope decoded to no *RemoteError")
+	var re *Error
+	if !(errors.As(remoteError(&Message{Envelope: &wire.Envelope{Kind: wire.KindError, Source: "billing", Body: body}}), &re) && re.Remote()) {
+		t.Fatal("an error envelope decoded to no *Error")
 	}
 	return re
 }
@@ -109,7 +109,7 @@ func TestCodeTableReceivesEveryWireCode(t *testing.T) {
 }
 
 func TestAnUndecodableErrorBodyReadsAsAnInternalFailure(t *testing.T) {
-	re := remoteError(&Message{Envelope: &wire.Envelope{Kind: wire.KindError, Body: []byte{0xff}}}).(*RemoteError)
+	re := remoteError(&Message{Envelope: &wire.Envelope{Kind: wire.KindError, Body: []byte{0xff}}}).(*Error)
 	if re.Code != CodeHandler || re.Wire != wire.ErrorInternal {
 		t.Fatalf("an undecodable error body reads as %s (wire %s), want handler (internal)", re.Code, re.Wire)
 	}
@@ -121,12 +121,12 @@ func TestAFailfErrorIsPermanentWhateverItsCode(t *testing.T) {
 		if IsRetryable(err) {
 			t.Errorf("Failf(%s) is retried; an answer is final", w)
 		}
-		if !errors.Is(err, ErrRejected) {
-			t.Errorf("Failf(%s) does not match ErrRejected", w)
+		if !errors.Is(err, &Error{Code: CodeRejected}) {
+			t.Errorf("Failf(%s) does not match a bare CodeRejected", w)
 		}
 	}
-	if !errors.Is(Failf(wire.ErrorDeadlineExceeded, "late"), ErrTimeout) {
-		t.Error("Failf(deadline_exceeded) does not match ErrTimeout")
+	if late := Failf(wire.ErrorDeadlineExceeded, "late"); CodeOf(late) != CodeTimeout || !errors.Is(late, &Error{Code: CodeTimeout}) {
+		t.Error("Failf(deadline_exceeded) is not of CodeTimeout")
 	}
 }
 

@@ -39,7 +39,7 @@ func (s *heldCommitSub) Commit(ctx context.Context, partition uint32, offset uin
 		close(s.l.inFlight)
 		<-s.l.release
 		if err := ctx.Err(); err != nil {
-			return &runtime.TransportError{Op: "commit", Err: err}
+			return &runtime.Error{Code: runtime.CodeTransport, Msg: "commit", Err: err}
 		}
 	}
 	return s.Subscription.Commit(ctx, partition, offset)

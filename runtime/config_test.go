@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"strings"
@@ -124,7 +123,7 @@ func sendPlainBody(t *testing.T, tr runtime.Transport, body string) {
 func TestADedupWindowBeyondWhatTheWindowHoldsIsAConfigError(t *testing.T) {
 	_, err := runtime.NewConsumer(embedlog.New("laser", embedlog.Config{}), runtime.ConsumerConfig{Topic: topic, Group: agent,
 		Handler: handlerFunc(func(*runtime.Ctx) error { return nil }), Tuning: runtime.Tuning{DedupWindow: math.MaxInt}})
-	if !errors.Is(err, runtime.ErrConfig) {
-		t.Fatalf("err = %v, want ErrConfig", err)
+	if runtime.CodeOf(err) != runtime.CodeConfig {
+		t.Fatalf("err = %v, want CodeConfig", err)
 	}
 }

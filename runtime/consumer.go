@@ -31,8 +31,7 @@ func (f HandlerFunc) Handle(c *Ctx) error { return f(c) }
 // its record at the broker's timestamp; *sign.Registry implements it.
 //
 // A Verifier that decides which envelope sources a verified principal may
-// sign for (*sign.Registry does, with AllowSource) also has a method
-// CheckSource(v sign.Verified, env *wire.Envelope) error; without it every
+// sign for is also a SourceChecker (*sign.Registry is); without it every
 // source is bound to the principal of the same name.
 type Verifier interface {
 	VerifyObserved(env *wire.Envelope, observed wire.SignatureContext, atMicros uint64) (sign.Verified, error)
@@ -83,10 +82,22 @@ type ConsumerConfig struct {
 	// and lends the consumer its clock, id source and logger. Default:
 	// NewClient(t, ClientConfig{}), the system clock, ULIDs and slog.Default().
 	Client *Client
-	// Gate, when set, governs the effects of the handler in place of the
+	// EffectGate, when set, governs the effects of the handler in place of the
 	// client's gate; Claims are what the handler declares about them.
-	Gate   EffectGate
-	Claims effect.Claims
+	EffectGate EffectGate
+	Claims     effect.Claims
+	// Verifier, when set, makes signatures mandatory: unsigned or unverified
+	// messages are dead-lettered as rejected, and so are messages whose
+	// source is not the signing principal (see SourceChecker), signed for
+	// another topic or outside the freshness bound (Tuning.Binding). It also
+	// warms the replay window from the consumed tail at start, as WarmDedup
+	// does.
+	Verifier Verifier
+	// SigningKey signs acks and AGDX responses sent from handlers.
+	SigningKey *sign.Key
+	// Middleware hooks run around every dispatch, in order, after the
+	// client's (ClientConfig.Middleware).
+	Middleware []Middleware
 	// Tuning holds the knobs of the pipeline; the zero value is the default.
 	Tuning
 }
@@ -95,7 +106,7 @@ type ConsumerConfig struct {
 // agent takes the same knobs (AgentConfig.Tuning) and honours every one.
 // Each zero field means its documented default.
 type Tuning struct {
-	// DeadLetterTopic receives dead-letter capsules. Default "agent.dlq".
+	// DeadLetterTopic receives dead-letter capsules. Default TopicDLQ.
 	DeadLetterTopic string
 	// Concurrency is Serial (default), PerPartition(n) or PerConversation(n).
 	Concurrency Concurrency
@@ -119,7 +130,7 @@ type Tuning struct {
 	// Default 10 ms.
 	CommitInterval time.Duration
 	// ShutdownGrace bounds the drain of a graceful stop; past it Run returns
-	// ErrTimeout without leaving the group. Default 30 s.
+	// CodeTimeout without leaving the group. Default 30 s.
 	ShutdownGrace time.Duration
 	// Retry is the handler retry policy. Zero fields take the defaults (5
 	// attempts, 200 ms base delay): use MaxAttempts 1 to run once, and a
@@ -138,23 +149,12 @@ type Tuning struct {
 	// AckOnPickup emits a Working task status for each AGDX command it takes,
 	// before middleware and handler run. Needs Agent and RespondTopic.
 	AckOnPickup bool
-	// Middleware hooks run around every dispatch, in order, after the
-	// client's (ClientConfig.Middleware).
-	Middleware []Middleware
 	// DeadLetterSink is told of every dead letter and its publish result,
 	// so an operator can alert on poison messages without grepping logs.
 	DeadLetterSink func(ctx context.Context, dl DeadLetter)
-	// Verifier, when set, makes signatures mandatory: unsigned or unverified
-	// messages are dead-lettered as rejected, and so are messages whose
-	// source is not the signing principal (see sourceChecker), signed for
-	// another topic or outside the freshness bound (Binding). It also warms
-	// the replay window from the consumed tail at start, as WarmDedup does.
-	Verifier Verifier
 	// Binding is how a verified message's signed destination topic and
 	// issued-at are checked. Default: checked when present, 5 minutes.
 	Binding sign.BindingPolicy
-	// SigningKey signs acks and AGDX responses sent from handlers.
-	SigningKey *sign.Key
 }
 
 // Consumer turns at-least-once delivery into safe handling: decode, target
@@ -216,7 +216,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, &Error{Code: CodeConfig, Msg: "consumer group name", Err: err}
 	}
 	if cfg.DeadLetterTopic == "" {
-		cfg.DeadLetterTopic = DefaultDeadLetterTopic
+		cfg.DeadLetterTopic = TopicDLQ
 	}
 	orDefault(&cfg.MaxQueuedRecords, DefaultMaxQueuedRecords)
 	orDefault(&cfg.MaxQueuedBytes, DefaultMaxQueuedBytes)
@@ -253,8 +253,8 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 		replay: newReplayGuard(replayWindow),
 	}
 	c.client = cfg.Client
-	if cfg.Gate != nil || cfg.Claims != (effect.Claims{}) {
-		c.client = cfg.Client.bound(cfg.Gate, cfg.Claims)
+	if cfg.EffectGate != nil || cfg.Claims != (effect.Claims{}) {
+		c.client = cfg.Client.bound(cfg.EffectGate, cfg.Claims)
 	}
 	c.batch, _ = dd.(dedup.BatchDeduplicator)
 	c.gates = gatesOn(c)
@@ -276,7 +276,7 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // lanes, queued) messages finish within ShutdownGrace, their offsets are
 // committed (with PerConversation up to the watermark: queued records stay
 // for the next owner), the member leaves its group and Run returns nil; if the grace
-// runs out Run returns an ErrTimeout error and does not leave, so no offset
+// runs out Run returns a CodeTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its
 // context cancelled), nothing unfinished is committed, and the group is not
@@ -290,7 +290,7 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // committed too. Run waits a second for such a handler, then returns.
 //
 // Run may be called again once it returned and its last handler finished
-// (until then it fails with ErrConfig), and each call starts like a
+// (until then it fails with CodeConfig), and each call starts like a
 // restarted process: the in-memory dedup and replay windows begin empty
 // (a Deduplicator from the config is kept).
 func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) error {
@@ -390,7 +390,7 @@ func (c *Consumer) pipeline(ctx context.Context, rec *Incoming, dec decodedRecor
 		}
 		if !fresh {
 			c.log.Debug("dropping duplicate message", "idempotency_key", key, "source", m.Position.String())
-			d.droppedBy(GateDuplicate)
+			d.droppedBy(DropDuplicate)
 			return dropped, nil
 		}
 	}

@@ -170,11 +170,11 @@ func TestInvalidFixturesAndMustUnderstandDeadLetterBeforeMiddleware(t *testing.T
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{}
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Agent:      agent,
+		Handler:    handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Middleware: []runtime.Middleware{mw},
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{mw},
 		},
 	})
 	for _, name := range names {
@@ -285,10 +285,10 @@ func TestSignatureGateRejectsUnverifiedAndSetsPrincipal(t *testing.T) {
 	sink, dls := deadLetters()
 	got := make(chan *runtime.Message, 1)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Verifier: reg,
 		Tuning: runtime.Tuning{
-			Verifier:       reg,
 			DeadLetterSink: sink,
 		},
 	})
@@ -319,11 +319,9 @@ func TestSignatureReplayWindowDropsRepeatedRecord(t *testing.T) {
 	_ = reg.Enroll(sender, key.Public())
 	got := make(chan string, 4)
 	r := start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Tuning: runtime.Tuning{
-			Verifier: reg,
-		},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Verifier: reg,
 	})
 	env := signedCommand(t, key, "once", wire.ContentJSON)
 	envelope(t, log, env, wire.ContentJSON)
@@ -474,10 +472,10 @@ func TestAckOnPickupPublishesWorkingStatusBeforeMiddleware(t *testing.T) {
 		Agent:        agent,
 		RespondTopic: resp,
 		Handler:      handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Middleware:   []runtime.Middleware{mw},
 		Tuning: runtime.Tuning{
 			AckOnPickup:    true,
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{mw},
 		},
 	})
 	cmd := command("do it")
@@ -505,11 +503,11 @@ func TestMiddlewareAfterHandleSeesEveryAttempt(t *testing.T) {
 	sink, dls := deadLetters()
 	mw := &countingMiddleware{attempts: make(chan int, 8)}
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { return errBoom }),
+		Agent:      agent,
+		Handler:    handlerFunc(func(*runtime.Ctx) error { return errBoom }),
+		Middleware: []runtime.Middleware{mw},
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{mw},
 			Retry:          runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
 		},
 	})
@@ -828,7 +826,7 @@ func TestShutdownGraceTimeoutReturnsTimeoutWithoutCommitting(t *testing.T) {
 	}
 	clock.Advance(time.Second)
 	err := r.wait(t)
-	if !errors.Is(err, runtime.ErrTimeout) {
+	if runtime.CodeOf(err) != runtime.CodeTimeout {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	if _, ok := stored(t, log, pos.Partition); ok {
@@ -878,7 +876,7 @@ func TestDeadLetterCapsuleKeepsTheOriginalProvenance(t *testing.T) {
 	in := wire.Provenance{Conversation: conv(), Agent: sender, Target: agent, IdempotencyKey: "k-1", Correlation: "c-1", Deadline: &deadline}
 	pos := plain(t, log, in, "x")
 	dl := recv(t, dls, "dead letter")
-	if dl.Message == nil || dl.Message.Position != pos || !errors.Is(dl.Cause, runtime.ErrRejected) {
+	if dl.Message == nil || dl.Message.Position != pos || runtime.CodeOf(dl.Cause) != runtime.CodeRejected {
 		t.Fatalf("sink saw %+v", dl)
 	}
 	recs := readAll(t, log, dlq)
@@ -1037,11 +1035,11 @@ func TestMiddlewareBeforeErrorRejectsWithoutRunningTheHandler(t *testing.T) {
 	gate := &countingMiddleware{reject: errors.New("caller not authorised"), attempts: make(chan int, 1)}
 	later := &countingMiddleware{}
 	r := start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return nil }),
+		Agent:      agent,
+		Handler:    handlerFunc(func(*runtime.Ctx) error { calls.Add(1); return nil }),
+		Middleware: []runtime.Middleware{gate, later},
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{gate, later},
 		},
 	})
 	pos := plain(t, log, wire.Provenance{Conversation: conv()}, "x")
@@ -1089,7 +1087,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			}
 			runThenHardStop(t, consumer, started, "first handler")
 			// The old loop is still inside the handler: a second Run must wait.
-			if err := consumer.Run(context.Background(), nil, nil); !errors.Is(err, runtime.ErrConfig) {
+			if err := consumer.Run(context.Background(), nil, nil); runtime.CodeOf(err) != runtime.CodeConfig {
 				t.Fatalf("second Run while the first winds down = %v", err)
 			}
 			close(release)
@@ -1098,7 +1096,7 @@ func TestHardStopHandlesNothingMoreEvenWhenAHandlerIgnoresItsContext(t *testing.
 			stopped, stopCancel := context.WithCancel(context.Background())
 			stopCancel()
 			transporttest.Eventually(t, waitLimit, "the old loop ended", func() bool {
-				return !errors.Is(consumer.Run(stopped, nil, nil), runtime.ErrConfig)
+				return runtime.CodeOf(consumer.Run(stopped, nil, nil)) != runtime.CodeConfig
 			})
 			if n := calls.Load(); n != 1 {
 				t.Fatalf("%d handler calls, want 1: records after a hard stop must not be handled", n)

@@ -60,8 +60,8 @@ type ContractResult struct {
 	Envelope *wire.Envelope
 }
 
-// Err maps the outcome to an error: nil for Completed, a *RemoteError for
-// Failed, ErrNotPickedUp for NotConsumed and ErrTimeout for TimedOut.
+// Err maps the outcome to an error: nil for Completed, a remote *Error for
+// Failed, CodeNotPickedUp for NotConsumed and CodeTimeout for TimedOut.
 func (r *ContractResult) Err() error {
 	switch r.Outcome {
 	case Completed:

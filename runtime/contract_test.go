@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -105,7 +104,7 @@ func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
 func TestContractWithoutASenderIsInvalid(t *testing.T) {
 	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
 	_, err := c.SendContract(context.Background(), runtime.Contract{Command: runtime.Command{Target: "billing", Body: []byte("x")}})
-	if !errors.Is(err, runtime.ErrInvalid) || errors.Is(err, runtime.ErrConfig) {
-		t.Fatalf("err = %v, want an ErrInvalid error", err)
+	if runtime.CodeOf(err) != runtime.CodeInvalid {
+		t.Fatalf("err = %v, want a CodeInvalid error", err)
 	}
 }

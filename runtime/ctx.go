@@ -57,11 +57,11 @@ func (c *Ctx) Value(key any) any {
 	if key == (handledKey{}) {
 		return c
 	}
-	if _, ok := key.(gateKey); ok && (c.c.cfg.Gate != nil || c.c.cfg.Claims != (effect.Claims{}) || c.claims != (effect.Claims{})) {
+	if _, ok := key.(gateKey); ok && (c.c.cfg.EffectGate != nil || c.c.cfg.Claims != (effect.Claims{}) || c.claims != (effect.Claims{})) {
 		claims := c.c.cfg.Claims
 		claims.EffectClass = cmp.Or(c.claims.EffectClass, claims.EffectClass)
 		claims.DataClassification = cmp.Or(c.claims.DataClassification, claims.DataClassification)
-		return agentGate{gate: c.c.cfg.Gate, claim: claims}
+		return agentGate{gate: c.c.cfg.EffectGate, claim: claims}
 	}
 	return c.Context.Value(key)
 }
@@ -112,7 +112,7 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 // targeted at its sender. An AGDX command is answered with an AGDX response
 // (signed when the agent has a signing key), as the reference's agents
 // answer; a plain message is answered with a plain message echoing its
-// correlation. It fails with ErrNoRespondTopic when the agent has no
+// correlation. It fails with CodeNoRespondTopic when the agent has no
 // respond topic.
 func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 	topic := c.c.cfg.RespondTopic
@@ -131,7 +131,7 @@ func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
 }
 
 // Fail answers the handled request with an AGDX error on the respond topic,
-// which a waiting caller receives as a *RemoteError.
+// which a waiting caller receives as a remote *Error.
 func (c *Ctx) Fail(code wire.ErrorCode, message string, retryable bool) error {
 	topic := c.c.cfg.RespondTopic
 	if topic == "" {
@@ -193,7 +193,7 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 // sub-conversation of the handled one), with the handled record as causal
 // parent. It returns where the message landed. A plain message has
 // no operation or metadata: WithOperation and WithMetadata make it fail
-// with ErrConfig (send an AGDX command with Client.SendCommand for them).
+// with CodeConfig (send an AGDX command with Client.SendCommand for them).
 func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Position, error) {
 	spec := specOf(opts, CommandOption.applyCommand)
 	prov := c.replyProvenance()

@@ -12,7 +12,6 @@ const (
 	DefaultShutdownGrace    = 30 * time.Second
 	DefaultMaxQueuedRecords = 4096
 	DefaultMaxQueuedBytes   = 64 << 20
-	DefaultDeadLetterTopic  = "agent.dlq"
 
 	// DefaultRequestTimeout bounds a request without WithTimeout.
 	DefaultRequestTimeout = 30 * time.Second

@@ -28,7 +28,7 @@ func classify(err error) (f failure) {
 	}()
 	f.retryable = IsRetryable(err)
 	f.detail = err.Error()
-	if errors.Is(err, ErrRejected) && !strings.HasPrefix(f.detail, rejectedPrefix) {
+	if errors.Is(err, &Error{Code: CodeRejected}) && !strings.HasPrefix(f.detail, rejectedPrefix) {
 		f.detail = rejectedPrefix + f.detail
 	}
 	return f

@@ -118,8 +118,8 @@ func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing
 			return runtime.FailRequest(ctx, runtime.Reject(fmt.Errorf("bad body %s", ctx.Message().Body())))
 		})})
 	_, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "strict", Body: []byte("\xff\xfe")}, runtime.WithTimeout(waitLimit))
-	var remote *runtime.RemoteError
-	if !errors.As(err, &remote) || remote.Message != "bad body \uFFFD" {
+	var remote *runtime.Error
+	if !(errors.As(err, &remote) && remote.Remote()) || remote.Msg != "bad body \uFFFD" {
 		t.Fatalf("err = %v, want a remote error with the text made valid", err)
 	}
 	dl := recv(t, dls, "dead letter")

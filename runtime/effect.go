@@ -15,11 +15,8 @@ import (
 // replaced); any error stops it and nothing is published. Package govern
 // implements it. Unlike a SendInterceptor it may refuse.
 //
-// A gate that also has a method
-// Effected(ctx context.Context, c *Client, e *effect.Effect, err error)
-// hears how each effect it admitted ended: err is nil once the effect is on
-// the log. A gate that recorded the admission records a failure too, so its
-// evidence never says an effect ran that did not.
+// A gate that is also an EffectListener hears how each effect it admitted
+// ended.
 type EffectGate interface {
 	Admit(ctx context.Context, c *Client, e *effect.Effect) error
 }
@@ -81,14 +78,9 @@ func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, err
 	return gate, gate.Admit(ctx, p.client, e)
 }
 
-// effectOutcome is an EffectGate with an Effected method (see EffectGate).
-type effectOutcome interface {
-	Effected(ctx context.Context, c *Client, e *effect.Effect, err error)
-}
-
 // effected tells gate, when it listens, how the effects it admitted ended.
 func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*effect.Effect) {
-	if o, ok := gate.(effectOutcome); ok {
+	if o, ok := gate.(EffectListener); ok {
 		for _, e := range effects {
 			o.Effected(ctx, p.client, e, err)
 		}

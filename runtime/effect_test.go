@@ -46,7 +46,7 @@ func gatedClient(t *testing.T, g runtime.EffectGate) (*runtime.Client, runtime.T
 	if err := runtime.NewClient(tr, runtime.ClientConfig{}).Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	c := runtime.NewClient(tr, runtime.ClientConfig{Gate: g})
+	c := runtime.NewClient(tr, runtime.ClientConfig{EffectGate: g})
 	t.Cleanup(func() { _ = c.Close() })
 	return c, tr
 }

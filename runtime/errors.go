@@ -30,8 +30,8 @@ const (
 	CodeSignature                      // a signature is missing or does not verify; answered as unauthorized
 	CodeNoCapableAgent                 // no agent advertises the capability; retried
 	CodeCancelled                      // the context was cancelled; wire cancelled
-	CodeTransport                      // a *TransportError; retried when Transient
-	CodeRemote                         // a *RemoteError whose wire code this module does not know
+	CodeTransport                      // a transport failure; retried when it matches ErrTransient
+	CodeRemote                         // a remote failure whose wire code this module does not know
 	CodeNotPickedUp                    // nobody acknowledged a request in time
 	CodeUnauthorized                   // the caller may not do this; wire unauthorized
 	CodeToolFailure                    // a tool the handler called failed; wire tool_failure
@@ -94,12 +94,34 @@ func codeOfWire(w wire.ErrorCode) Code {
 	return CodeRemote
 }
 
-// Error is the runtime's error: a Code, a message and a cause. errors.Is
-// matches it against the sentinel of its code (ErrRejected, ErrTimeout, ...).
+// Error is every failure the runtime reports, local or remote: a Code, a
+// message and a cause. A remote failure (an AGDX error answer, Remote) also
+// says who answered, with what wire code, whether a retry may succeed and
+// the answer's detail; a failed read stream says where it broke. errors.Is
+// matches an *Error against a bare &Error{Code: c} of the same code anywhere
+// in the chain, where CodeOf reads the outermost code only.
 type Error struct {
 	Code Code
 	Msg  string
 	Err  error
+	// From is the agent that answered with a remote failure.
+	From string
+	// Wire is the AGDX code a remote failure was answered with, kept as
+	// received (a code newer than this module included).
+	Wire wire.ErrorCode
+	// Retryable says a retry may succeed: the remote answer's flag, or a
+	// transport's (CodeTransport) on a transient failure, which then also
+	// matches ErrTransient.
+	Retryable bool
+	// Detail is the remote answer's detail.
+	Detail wire.Metadata
+	// Channel and Sequence place a failed read stream: its channel (zero
+	// when no chunk arrived) and the sequence concerned.
+	Channel  wire.ID
+	Sequence uint64
+
+	// remote marks an AGDX error answer decoded from another agent.
+	remote bool
 	// answer marks a Failf error: the failure the handler chose to answer a
 	// waiting caller with, permanent whatever its code.
 	answer bool
@@ -109,12 +131,17 @@ type Error struct {
 	wire wire.ErrorCode
 }
 
-// NewError returns an *Error of code with a message and an optional cause.
-func NewError(code Code, msg string, cause error) *Error {
-	return &Error{Code: code, Msg: msg, Err: cause}
-}
-
 func (e *Error) Error() string {
+	if e.remote {
+		msg := e.Msg
+		if msg == "" {
+			msg = "request failed"
+		}
+		if e.From != "" {
+			return fmt.Sprintf("%s: %s (%s)", e.From, msg, e.Wire)
+		}
+		return fmt.Sprintf("%s (%s)", msg, e.Wire)
+	}
 	switch {
 	case e.Msg != "" && e.Err != nil:
 		return e.Msg + ": " + e.Err.Error()
@@ -129,32 +156,34 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is matches a sentinel (an *Error with only a Code) of the same code; a
-// Failf error, permanent whatever its code, also matches ErrRejected.
+// Remote reports whether another agent answered with this failure.
+func (e *Error) Remote() bool { return e.remote }
+
+// Is matches a bare *Error (only a Code) of the same code; a Failf error,
+// permanent whatever its code, also matches a bare CodeRejected. A
+// retryable transport failure matches ErrTransient.
 func (e *Error) Is(target error) bool {
+	if target == ErrTransient {
+		return e.Code == CodeTransport && e.Retryable && !e.remote
+	}
 	t, ok := target.(*Error)
-	if !ok || t.Msg != "" || t.Err != nil || t.answer || t.wire != 0 {
+	if !ok || !t.bare() {
 		return false
 	}
 	return t.Code == e.Code || (e.answer && t.Code == CodeRejected)
 }
 
-// The runtime's errors, for errors.Is. The first ones each match every
-// *Error of their code.
-var (
-	ErrHandler        = &Error{Code: CodeHandler}
-	ErrHandlerConfig  = &Error{Code: CodeHandlerConfig}
-	ErrRejected       = &Error{Code: CodeRejected}
-	ErrTimeout        = &Error{Code: CodeTimeout}
-	ErrNoRespondTopic = &Error{Code: CodeNoRespondTopic}
-	ErrConfig         = &Error{Code: CodeConfig}
-	ErrCodec          = &Error{Code: CodeCodec}
-	ErrInvalid        = &Error{Code: CodeInvalid}
-	ErrSignature      = &Error{Code: CodeSignature}
-	ErrNotPickedUp    = &Error{Code: CodeNotPickedUp}
+// bare reports whether e carries nothing but its Code.
+func (e *Error) bare() bool {
+	return e.Msg == "" && e.Err == nil && e.From == "" && e.Wire == 0 && !e.Retryable && e.Detail == nil &&
+		e.Channel.IsZero() && e.Sequence == 0 && !e.remote && !e.answer && e.wire == 0
+}
 
-	// ErrTransient marks transport errors that a retry may cure; transports wrap
-	// it (or return a TransportError with Transient set).
+// The runtime's sentinels: the failures a caller branches on by identity.
+// Every other failure is an *Error read with CodeOf.
+var (
+	// ErrTransient marks transport errors that a retry may cure: transports
+	// wrap it, or return an *Error of CodeTransport with Retryable set.
 	ErrTransient = errors.New("transient transport error")
 
 	// ErrDisconnected reports a lost connection: the consumer stops at once on it
@@ -166,33 +195,6 @@ var (
 	// the new owner resumes from the group's stored offset, so the consumer
 	// drops the commit and carries on.
 	ErrPartitionLost = errors.New("partition moved to another group member")
-
-	// ErrNotReady reports an agent that stopped before it became ready.
-	ErrNotReady = errors.New("agent stopped before it became ready")
-
-	// Stream errors: each ends a read stream, wrapped in a *StreamError that
-	// names the channel and sequence; branch on them with errors.Is. The
-	// responder's own error is a *RemoteError (errors.As).
-
-	// ErrStreamGap: the terminal chunk arrived but a chunk before it never
-	// did within the stream's timeout.
-	ErrStreamGap = errors.New("stream chunk missing")
-	// ErrStreamDuplicate: a sequence number arrived twice with different
-	// contents (an identical copy, such as a producer's retry, is dropped).
-	ErrStreamDuplicate = errors.New("stream chunk duplicated")
-	// ErrStreamTwoTerminals: a terminal chunk (or error) arrived at another
-	// sequence than the terminal already seen; the first one stands.
-	ErrStreamTwoTerminals = errors.New("stream has two terminal chunks")
-	// ErrStreamAfterTerminal: a chunk arrived past the terminal one.
-	ErrStreamAfterTerminal = errors.New("stream chunk after the terminal")
-	// ErrStreamTimeout: the stream stopped without a terminal chunk; it also
-	// matches ErrTimeout.
-	ErrStreamTimeout = errors.New("stream ended without a terminal chunk")
-	// ErrStreamOverflow: the reader fell behind: the sender ran further
-	// ahead of it than the stream's buffer holds, for longer than the client
-	// waits for room (100 ms over the stream's life), or chunks arrived
-	// out of order beyond the buffer.
-	ErrStreamOverflow = errors.New("stream reorder buffer full")
 )
 
 // Reject marks err as permanent: the consumer dead-letters the message as
@@ -207,11 +209,11 @@ func Reject(err error) error {
 
 // Failf is a permanent failure that answers a waiting caller: a request or
 // streaming handler returning it answers with an AGDX error of code, which
-// the caller reads as a *RemoteError of the same Code (CodeOf). The answered
+// the caller reads as a remote *Error of the same Code (CodeOf). The answered
 // request was handled, so it is committed, not parked; returned where
 // nobody is answered (a command's handler), it is parked as rejected. Its
 // Code is the one code is received as (CodeInvalid for invalid_request, ...),
-// and it also matches ErrRejected.
+// and it also matches a bare &Error{Code: CodeRejected}.
 func Failf(code wire.ErrorCode, format string, args ...any) error {
 	e := &Error{Code: codeOfWire(code), Err: fmt.Errorf(format, args...), answer: true}
 	if wireCode(e.Code) != code {
@@ -229,30 +231,29 @@ func Retry(err error) error {
 	return &Error{Code: CodeHandler, Err: err}
 }
 
-// CodeOf returns the code of err: an *Error's own code (the outermost one in
-// the chain), a *RemoteError's Code (the one its wire code maps to, so a
-// remote failure reads as the same failure here would), CodeCancelled and
-// CodeTimeout for the context's errors (also when a transport operation
-// ended on them), CodeTransport for any other *TransportError, and
-// CodeHandler for any other error. A nil err has code 0.
+// CodeOf returns the code of err: the outermost *Error's code (a remote
+// failure's is the one its wire code maps to, so it reads as the same
+// failure here would), CodeCancelled and CodeTimeout for the context's
+// errors, and CodeHandler for any other error. A transport failure
+// (CodeTransport) reads as its cause when the cause has a code of its own
+// (a context's error, an iggy.ErrTimeout). A nil err has code 0.
 func CodeOf(err error) Code {
 	if err == nil {
 		return 0
 	}
-	var e *Error
-	var re *RemoteError
-	var te *TransportError
-	switch {
-	case errors.As(err, &e):
+	if e, ok := errors.AsType[*Error](err); ok {
+		if e.Code == CodeTransport && e.Err != nil {
+			if c := CodeOf(e.Err); c != CodeHandler {
+				return c
+			}
+		}
 		return e.Code
-	case errors.As(err, &re):
-		return re.Code
+	}
+	switch {
 	case errors.Is(err, context.Canceled):
 		return CodeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
 		return CodeTimeout
-	case errors.As(err, &te):
-		return CodeTransport
 	}
 	return CodeHandler
 }
@@ -260,29 +261,30 @@ func CodeOf(err error) Code {
 // IsRetryable reports whether a failed handler should be retried; it is the
 // one place retryability is decided (docs/errors.md). Handler, timeout and
 // no-capable-agent errors are retried, as is any plain error; a Failf error
-// never is; a *RemoteError and a *TransportError are retried when they say
-// so (Retryable, Transient); every other code is permanent.
+// never is; a remote failure is retried when its answer says so, a
+// transport failure when it matches ErrTransient; every other code is
+// permanent.
 func IsRetryable(err error) bool {
-	var e *Error
-	if errors.As(err, &e) {
-		return !e.answer && retryableCode(e.Code, err)
+	e, ok := errors.AsType[*Error](err)
+	switch {
+	case err == nil:
+		return false
+	case !ok:
+		return retryableCode(CodeOf(err))
+	case e.answer:
+		return false
+	case e.remote:
+		return e.Retryable
 	}
-	var re *RemoteError
-	if errors.As(err, &re) {
-		return re.Retryable
+	if c := CodeOf(err); c != CodeTransport {
+		return retryableCode(c)
 	}
-	return err != nil && retryableCode(CodeOf(err), err)
+	return errors.Is(err, ErrTransient)
 }
 
-// retryableCode reports whether a failure of code c (err) is retried.
-func retryableCode(c Code, err error) bool {
-	switch c {
-	case CodeHandler, CodeTimeout, CodeNoCapableAgent:
-		return true
-	case CodeTransport:
-		return errors.Is(err, ErrTransient)
-	}
-	return false
+// retryableCode reports whether a failure of code c is retried.
+func retryableCode(c Code) bool {
+	return c == CodeHandler || c == CodeTimeout || c == CodeNoCapableAgent
 }
 
 // answerCode is the AGDX error code a waiting caller receives for a
@@ -290,16 +292,13 @@ func retryableCode(c Code, err error) bool {
 // Failf was given, or, for a remote failure relayed as it is, the remote's
 // own wire code (unknown ones included).
 func answerCode(err error) wire.ErrorCode {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.wire != 0 {
+	if e, ok := errors.AsType[*Error](err); ok {
+		switch {
+		case e.wire != 0:
 			return e.wire
+		case e.remote && e.Wire != 0:
+			return e.Wire
 		}
-		return wireCode(e.Code)
-	}
-	var re *RemoteError
-	if errors.As(err, &re) && re.Wire != 0 {
-		return re.Wire
 	}
 	return wireCode(CodeOf(err))
 }
@@ -320,6 +319,41 @@ func answeringFailf(h func(*Ctx) error) func(*Ctx) error {
 		}
 		return FailRequest(c, err)
 	}
+}
+
+// The faults that end a read stream: the cause of the *Error it fails with,
+// whose Channel and Sequence say where.
+var (
+	// errStreamGap: the terminal chunk arrived but a chunk before it never
+	// did within the stream's timeout.
+	errStreamGap = errors.New("stream chunk missing")
+	// errStreamDuplicate: a sequence number arrived twice with different
+	// contents (an identical copy, such as a producer's retry, is dropped).
+	errStreamDuplicate = errors.New("stream chunk duplicated")
+	// errStreamTwoTerminals: a terminal chunk (or error) arrived at another
+	// sequence than the terminal already seen; the first one stands.
+	errStreamTwoTerminals = errors.New("stream has two terminal chunks")
+	// errStreamAfterTerminal: a chunk arrived past the terminal one.
+	errStreamAfterTerminal = errors.New("stream chunk after the terminal")
+	// errStreamTimeout: the stream stopped without a terminal chunk; its
+	// *Error has CodeTimeout.
+	errStreamTimeout = errors.New("stream ended without a terminal chunk")
+	// errStreamOverflow: the reader fell behind: the sender ran further
+	// ahead of it than the stream's buffer holds, for longer than the client
+	// waits for room (100 ms over the stream's life), or chunks arrived
+	// out of order beyond the buffer.
+	errStreamOverflow = errors.New("stream reorder buffer full")
+)
+
+// streamFailure is the error that ends the read stream on channel ch at
+// sequence seq with fault: CodeTimeout for a stream that stopped without
+// its terminal, CodeHandler for a breach of the chunk rules.
+func streamFailure(ch wire.ID, seq uint64, fault error) *Error {
+	code := CodeHandler
+	if fault == errStreamTimeout {
+		code = CodeTimeout
+	}
+	return &Error{Code: code, Msg: fmt.Sprintf("stream %s at sequence %d", ch, seq), Err: fault, Channel: ch, Sequence: seq}
 }
 
 func errorf(code Code, format string, args ...any) error {

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,6 +82,6 @@ func ExampleDeadLetter() {
 		panic(err)
 	}
 	dl := <-parked
-	fmt.Println(dl.Capsule.Reason, dl.Capsule.Attempts, *dl.Capsule.Detail, errors.Is(dl.Cause, runtime.ErrRejected))
+	fmt.Println(dl.Capsule.Reason, dl.Capsule.Attempts, *dl.Capsule.Detail, runtime.CodeOf(dl.Cause) == runtime.CodeRejected)
 	// Output: rejected 1 rejected: amount "ten" is not a number true
 }

@@ -41,10 +41,10 @@ func ExampleInterceptor() {
 			close(done)
 			return nil
 		}),
-		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Client:     runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		Middleware: []runtime.Middleware{stamp},
 		Tuning: runtime.Tuning{
-			Retry:      runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
-			Middleware: []runtime.Middleware{stamp},
+			Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
 		},
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}},
+		Middleware: []runtime.Middleware{seen},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return runtime.FailRequest(ctx, err)
 		})})
@@ -41,8 +41,8 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 
 func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Failf(wire.ErrorToolFailure, "no order %q", "42"))
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorToolFailure || remote.Message != `no order "42"` {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorToolFailure || remote.Msg != `no order "42"` {
 		t.Fatalf("the caller got %v, want the not-found answer", callErr)
 	}
 	if d.Result != runtime.ResultHandled || d.Err != nil {
@@ -52,11 +52,11 @@ func TestAFailfAnswerIsAHandledRequestCommittedNotParked(t *testing.T) {
 
 func TestARejectionInARequestIsAnsweredAndStillParked(t *testing.T) {
 	d, callErr := requestThrough(t, runtime.Reject(fmt.Errorf("body is no order")))
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorInvalidRequest {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorInvalidRequest {
 		t.Fatalf("the caller got %v, want an invalid-request answer", callErr)
 	}
-	if d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
+	if d.Result != runtime.ResultDeadLettered || d.Reason != wire.ReasonRejected {
 		t.Fatalf("the request ended %s (%s), want parked as rejected", d.Result, d.Reason)
 	}
 }
@@ -69,8 +69,8 @@ func TestCodeOfReadsALocalAndARemoteFailureAlike(t *testing.T) {
 		err  error
 	}{
 		{"Reject", runtime.Reject(errors.New("no amount"))},
-		{"unsupported", runtime.NewError(runtime.CodeUnsupported, "no such currency", nil)},
-		{"unauthorized", runtime.NewError(runtime.CodeUnauthorized, "not your account", nil)},
+		{"unsupported", &runtime.Error{Code: runtime.CodeUnsupported, Msg: "no such currency"}},
+		{"unauthorized", &runtime.Error{Code: runtime.CodeUnauthorized, Msg: "not your account"}},
 		{"Failf invalid_request", runtime.Failf(wire.ErrorInvalidRequest, "no amount")},
 		{"Failf unauthorized", runtime.Failf(wire.ErrorUnauthorized, "not yours")},
 		{"Failf unsupported", runtime.Failf(wire.ErrorUnsupported, "no such currency")},
@@ -97,7 +97,7 @@ func handlerThrough(t *testing.T, h func(*runtime.Ctx) error) (runtime.Delivery,
 	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}}, Handler: handlerFunc(h)})
+		Middleware: []runtime.Middleware{seen}, Handler: handlerFunc(h)})
 	_, callErr := c.Request(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
 	return recv(t, seen.ended, "the request's outcome"), callErr
 }
@@ -106,8 +106,8 @@ func TestAFailfFromAHandWrittenHandlerAnswersTheCallerAndIsCommitted(t *testing.
 	d, callErr := handlerThrough(t, func(*runtime.Ctx) error {
 		return runtime.Failf(wire.ErrorToolFailure, "no order %q", "42")
 	})
-	var remote *runtime.RemoteError
-	if !errors.As(callErr, &remote) || remote.Wire != wire.ErrorToolFailure || runtime.CodeOf(callErr) != runtime.CodeToolFailure {
+	var remote *runtime.Error
+	if !(errors.As(callErr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorToolFailure || runtime.CodeOf(callErr) != runtime.CodeToolFailure {
 		t.Fatalf("the caller got %v, want the tool-failure answer", callErr)
 	}
 	if d.Result != runtime.ResultHandled || d.Err != nil {
@@ -120,12 +120,12 @@ func TestARejectionFromACommandHandlerIsParked(t *testing.T) {
 	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
-		Tuning:  runtime.Tuning{Middleware: []runtime.Middleware{seen}},
-		Handler: handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("body is no order")) })})
+		Middleware: []runtime.Middleware{seen},
+		Handler:    handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("body is no order")) })})
 	if _, err := c.SendCommand(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}); err != nil {
 		t.Fatal(err)
 	}
-	if d := recv(t, seen.ended, "the command's outcome"); d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
+	if d := recv(t, seen.ended, "the command's outcome"); d.Result != runtime.ResultDeadLettered || d.Reason != wire.ReasonRejected {
 		t.Fatalf("the command ended %s (%s), want parked as rejected", d.Result, d.Reason)
 	}
 }
@@ -139,7 +139,7 @@ func streamThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	c := newClient(t, log, clock.System{}, nil)
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{Middleware: []runtime.Middleware{seen}},
+		Middleware: []runtime.Middleware{seen},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			s, serr := runtime.OpenTypedStream[string](ctx, wire.ContentCBOR)
 			if serr != nil {
@@ -174,7 +174,7 @@ func TestARejectionEndingAStreamIsAnsweredAndParked(t *testing.T) {
 	if runtime.CodeOf(readErr) != runtime.CodeRejected {
 		t.Fatalf("the reader got %v (code %s), want an invalid-request answer", readErr, runtime.CodeOf(readErr))
 	}
-	if d.Result != runtime.ResultParked || d.Reason != wire.ReasonRejected {
+	if d.Result != runtime.ResultDeadLettered || d.Reason != wire.ReasonRejected {
 		t.Fatalf("the stream request ended %s (%s), want parked as rejected", d.Result, d.Reason)
 	}
 }

@@ -15,8 +15,8 @@ import (
 // verdict (the pipeline dead-letters a parked record, the warm-up skips
 // it), so the same gate serves every path.
 type verdict struct {
-	o      outcome // handled: passed
-	gate   Gate    // what dropped it, for dropped
+	o      outcome  // handled: passed
+	gate   DropGate // what dropped it, for dropped
 	reason wire.DeadLetterReason
 	detail string
 	err    error // the cause, for parked
@@ -153,7 +153,7 @@ func (c *Consumer) signatureGate(m *Message) verdict {
 		iat, _ := sign.IssuedAt(m.Envelope)
 		switch c.replay.admit(*rec, verified.Principal, iat) {
 		case replayed:
-			return verdict{o: dropped, gate: GateReplay, note: "dropping replayed signed record", level: slog.LevelWarn, attrs: []any{"record", rec.String()}}
+			return verdict{o: dropped, gate: DropReplay, note: "dropping replayed signed record", level: slog.LevelWarn, attrs: []any{"record", rec.String()}}
 		case pastHorizon:
 			err := fmt.Errorf("%w: issued at %d, before what the replay window of %q forgot", sign.ErrStale, iat, verified.Principal)
 			return verdict{o: parked, reason: wire.ReasonRejected, detail: "signature verification failed",
@@ -167,7 +167,7 @@ func (c *Consumer) signatureGate(m *Message) verdict {
 // and conversation superseded.
 func (c *Consumer) fenceGate(m *Message) verdict {
 	if f := m.Provenance.Fence; f != nil && !c.fences.accept(c.senderScope(m), m.Provenance.Conversation, *f, micros(c.clock.Now())) {
-		return verdict{o: dropped, gate: GateFence, note: "dropping message with a superseded fence", level: slog.LevelDebug, attrs: []any{"fence", *f}}
+		return verdict{o: dropped, gate: DropFence, note: "dropping message with a superseded fence", level: slog.LevelDebug, attrs: []any{"fence", *f}}
 	}
 	return verdict{}
 }

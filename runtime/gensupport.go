@@ -33,7 +33,7 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 // FailRequest is for generated code: it handles the error a request handler
 // returned. A retryable error is returned as is, so the consumer retries the
 // handler and no answer is sent yet. A permanent one is answered with an
-// AGDX error (ctx.Fail) so the caller gets a *RemoteError instead of waiting
+// AGDX error (ctx.Fail) so the caller gets a remote *Error instead of waiting
 // for its timeout. An error made with Failf is the handler's answer ("no
 // order 42"): once it is sent the message was handled, so FailRequest
 // returns nil and the consumer commits it. Any other permanent error (a
@@ -42,7 +42,7 @@ func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
 //
 // The error code is the one Failf was given, otherwise the one the err's
 // Code maps to (a rejection to invalid request, a deadline to deadline
-// exceeded, ...; docs/errors.md), or a relayed *RemoteError's own.
+// exceeded, ...; docs/errors.md), or a relayed remote *Error's own.
 func FailRequest(c *Ctx, err error) error {
 	answered, ferr := answerFailure(c, err)
 	if answered && isAnswer(err) {
@@ -79,7 +79,7 @@ func isAnswer(err error) bool {
 // unknown command is rejected, naming the operation. An unknown command that
 // a caller may be waiting on (it carries a correlation and the agent has a
 // respond topic) is also answered with an AGDX unsupported error naming the
-// operation, so the caller's typed client returns a *RemoteError at once
+// operation, so the caller's typed client returns a remote *Error at once
 // instead of waiting for its timeout.
 func RejectUnknownOperation(c *Ctx, agent string) error {
 	m := c.Message()
@@ -109,7 +109,7 @@ func OpenTypedStream[T any](c *Ctx, ct wire.ContentType) (*Stream[T], error) {
 // returned err. Success closes the stream with its terminal chunk. A failure
 // ends it with an AGDX error on the channel (its code chosen as FailRequest
 // does, retryable as err is), so the caller stops at once with a
-// *RemoteError; the handler is not run again, since a rerun would stream its
+// remote *Error; the handler is not run again, since a rerun would stream its
 // answer a second time. A Failf error is the handler's answer, as in a
 // request: once sent the message was handled and FinishStream returns nil.
 // Any other error is returned as a rejection for the consumer to dead-letter.

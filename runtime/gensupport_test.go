@@ -36,8 +36,8 @@ func TestFailfIsPermanentRejectedAndCarriesItsAnswer(t *testing.T) {
 	if IsRetryable(err) || !errors.Is(err, cause) || err.Error() != "ledger closed" {
 		t.Fatalf("failure: retryable %v, is cause %v, text %q", IsRetryable(err), errors.Is(err, cause), err)
 	}
-	if !errors.Is(err, ErrRejected) || CodeOf(err) != CodeToolFailure || answerCode(err) != wire.ErrorToolFailure {
-		t.Fatalf("Failf: is rejected %v, code %s, answer %s", errors.Is(err, ErrRejected), CodeOf(err), answerCode(err))
+	if !errors.Is(err, &Error{Code: CodeRejected}) || CodeOf(err) != CodeToolFailure || answerCode(err) != wire.ErrorToolFailure {
+		t.Fatalf("Failf: is rejected %v, code %s, answer %s", errors.Is(err, &Error{Code: CodeRejected}), CodeOf(err), answerCode(err))
 	}
 }
 
@@ -57,7 +57,7 @@ func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
 	m := &Message{Payload: []byte("{"), ContentType: wire.ContentJSON, HasContentType: true}
 	var v struct{ A int }
 	err := DecodeInput(m, "charge", &v, wire.ContentCBOR)
-	if !errors.Is(err, ErrRejected) || IsRetryable(err) {
+	if CodeOf(err) != CodeRejected || IsRetryable(err) {
 		t.Fatalf("DecodeInput = %v, want a rejection", err)
 	}
 	if want := `operation "charge": decode json body`; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
@@ -72,11 +72,11 @@ func TestDecodeReadsARawBodyByTheDefaultContentType(t *testing.T) {
 	if err := m.Decode(&v, wire.ContentJSON); err != nil || v.A != 7 {
 		t.Fatalf("Decode = %+v, %v; want the raw body read as JSON", v, err)
 	}
-	if err := m.Decode(&v, wire.ContentRaw); !errors.Is(err, ErrRejected) {
+	if err := m.Decode(&v, wire.ContentRaw); CodeOf(err) != CodeRejected {
 		t.Fatalf("Decode with a raw default = %v, want a rejection: raw is no encoding", err)
 	}
 	m.ContentType = wire.ContentCBOR
-	if err := m.Decode(&v, wire.ContentJSON); !errors.Is(err, ErrRejected) {
+	if err := m.Decode(&v, wire.ContentJSON); CodeOf(err) != CodeRejected {
 		t.Fatalf("Decode of a JSON body stamped cbor = %v, want a rejection: a stated encoding wins", err)
 	}
 }

@@ -61,8 +61,8 @@ func TestAHandlersClientIsGovernedAllTheWayDown(t *testing.T) {
 	}
 	results := make(chan error, len(ways))
 	r := start(t, log, runtime.ConsumerConfig{
-		Agent: agent,
-		Gate:  blockAll{},
+		Agent:      agent,
+		EffectGate: blockAll{},
 		Handler: handlerFunc(func(hc *runtime.Ctx) error {
 			for _, w := range ways {
 				results <- w.publish(hc)
@@ -139,9 +139,9 @@ func publishAround(t *testing.T, agentGate bool, publish func(hc *runtime.Ctx) e
 		}),
 	}
 	if agentGate {
-		cfg.Gate = blockAll{}
+		cfg.EffectGate = blockAll{}
 	} else {
-		cfg.Client = runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Gate: blockAll{}})
+		cfg.Client = runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), EffectGate: blockAll{}})
 	}
 	r := start(t, log, cfg)
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender}, "go")
@@ -160,7 +160,7 @@ func publishAround(t *testing.T, agentGate bool, publish func(hc *runtime.Ctx) e
 // everything: the parent client's gate still decides.
 func TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate(t *testing.T) {
 	publishAround(t, false, func(hc *runtime.Ctx) error {
-		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), Gate: allowAll{}})
+		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), EffectGate: allowAll{}})
 		_, err := c.Producer().Publish(hc, leakTopic, leak("own-gate"))
 		return err
 	})
@@ -171,7 +171,7 @@ func TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate(t *testing.T) 
 // the handler's Ctx.
 func TestAHandlerCannotPublishAroundTheAgentGateWithANewClientsOwnGate(t *testing.T) {
 	publishAround(t, true, func(hc *runtime.Ctx) error {
-		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), Gate: allowAll{}})
+		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), EffectGate: allowAll{}})
 		_, err := c.Producer().Publish(context.Background(), leakTopic, leak("own-gate-bg"))
 		return err
 	})
@@ -200,7 +200,7 @@ func TestAHandlerCannotPublishAroundTheAgentGateThroughProducerUnderAnotherConte
 // field on the governed transport that holds the one underneath.
 func TestAHandlerCannotReachTheRawTransportByReflection(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
-	c := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Gate: blockAll{}})
+	c := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), EffectGate: blockAll{}})
 	v := reflect.ValueOf(c.Transport())
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		v = v.Elem()

@@ -5,7 +5,7 @@ import "github.com/lasergo/laser/wire"
 // RespondInput answers the handled input request (an AGDX command asking a
 // person or an approver for a decision) with an AGDX response carrying
 // decision, on topic: same conversation and correlation, from this agent,
-// signed when the agent has a signing key. It fails with ErrHandlerConfig
+// signed when the agent has a signing key. It fails with CodeHandlerConfig
 // when the handled message is not an AGDX envelope with a correlation or
 // the agent has no id.
 func (c *Ctx) RespondInput(topic string, decision []byte, opts ...ReplyOption) error {

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/lasergo/laser/clock"
@@ -24,7 +23,7 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	runAgent(t, c, runtime.AgentConfig{ID: "approver", Listen: "agent.human_input",
-		Tuning: runtime.Tuning{SigningKey: key},
+		SigningKey: key,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return ctx.RespondInput("decisions", []byte("approved: "+string(ctx.Message().Body())))
 		})})
@@ -53,7 +52,7 @@ func TestRespondInputToAPlainMessageIsAHandlerConfigError(t *testing.T) {
 		},
 	})
 	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c-1"}, "approve?")
-	if err := recv(t, errs, "RespondInput result"); !errors.Is(err, runtime.ErrHandlerConfig) {
-		t.Fatalf("err = %v, want ErrHandlerConfig", err)
+	if err := recv(t, errs, "RespondInput result"); runtime.CodeOf(err) != runtime.CodeHandlerConfig {
+		t.Fatalf("err = %v, want CodeHandlerConfig", err)
 	}
 }

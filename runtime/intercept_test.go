@@ -74,9 +74,9 @@ func TestInterceptorsWrapEveryAttemptOutermostFirstWithHooksInnermost(t *testing
 			tr.add("handler %d ctx=%s", c.Attempt(), v)
 			return errBoom
 		}),
+		Middleware: []runtime.Middleware{wrapTrail("a", tr), hookTrail{"h", tr}, wrapTrail("b", tr)},
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{wrapTrail("a", tr), hookTrail{"h", tr}, wrapTrail("b", tr)},
 			Retry:          runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
 		},
 	})
@@ -108,11 +108,11 @@ func TestInterceptorSeesABeforeHandleRefusalAndTheMessageIsRejectedWithoutAnAtte
 	})
 	gate := &countingMiddleware{reject: errors.New("no entry")}
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Agent:      agent,
+		Handler:    handlerFunc(func(*runtime.Ctx) error { t.Error("handler ran"); return nil }),
+		Middleware: []runtime.Middleware{outer, gate},
 		Tuning: runtime.Tuning{
 			DeadLetterSink: sink,
-			Middleware:     []runtime.Middleware{outer, gate},
 		},
 	})
 	plain(t, log, wire.Provenance{Conversation: conv()}, "x")
@@ -150,9 +150,9 @@ func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
 			inCtx <- v
 			return nil
 		}),
+		Middleware: []runtime.Middleware{obs},
 		Tuning: runtime.Tuning{
-			Middleware: []runtime.Middleware{obs},
-			Retry:      runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
+			Retry: runtime.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Nanosecond},
 		},
 	})
 	c := conv()
@@ -166,23 +166,23 @@ func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
 		t.Fatalf("the handler runs under the observer's context; got %q", v)
 	}
 	type summary struct {
-		Result   runtime.Result
-		Gate     runtime.Gate
-		Reason   wire.DeadLetterReason
-		Attempts int
-		Decoded  bool
-		Err      bool
+		Result    runtime.Result
+		DroppedBy runtime.DropGate
+		Reason    wire.DeadLetterReason
+		Attempts  int
+		Decoded   bool
+		Err       bool
 	}
 	want := []summary{
 		{Result: runtime.ResultHandled, Attempts: 1, Decoded: true},
-		{Result: runtime.ResultDropped, Gate: runtime.GateDuplicate, Decoded: true},
+		{Result: runtime.ResultDropped, DroppedBy: runtime.DropDuplicate, Decoded: true},
 		{Result: runtime.ResultSkipped, Decoded: true},
-		{Result: runtime.ResultParked, Reason: wire.ReasonRetryExhausted, Attempts: 2, Decoded: true, Err: true},
-		{Result: runtime.ResultParked, Reason: wire.ReasonDecodeFailed},
+		{Result: runtime.ResultDeadLettered, Reason: wire.ReasonRetryExhausted, Attempts: 2, Decoded: true, Err: true},
+		{Result: runtime.ResultDeadLettered, Reason: wire.ReasonDecodeFailed},
 	}
 	for i, w := range want {
 		d := recv(t, obs.seen, "delivery")
-		got := summary{d.Result, d.Gate, d.Reason, d.Attempts, d.Message != nil, d.Err != nil}
+		got := summary{d.Result, d.DroppedBy, d.Reason, d.Attempts, d.Message != nil, d.Err != nil}
 		if got != w {
 			t.Fatalf("delivery %d: %+v, want %+v", i, got, w)
 		}

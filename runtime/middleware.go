@@ -16,9 +16,9 @@ import "context"
 //   - SendInterceptor wraps every publish of a client;
 //   - RequestInterceptor wraps every request/reply call of a client.
 //
-// Install middleware in Tuning.Middleware (one consumer or agent) or
-// ClientConfig.Middleware (every consumer on the client, then its sends
-// and requests). The runtime finds the extra interfaces by type assertion
+// Install middleware in ConsumerConfig.Middleware or AgentConfig.Middleware
+// (one consumer or agent) or ClientConfig.Middleware (every consumer on the
+// client, then its sends and requests). The runtime finds the extra interfaces by type assertion
 // on each listed Middleware; to have the compiler check that a type
 // implements the one you mean, assert it in your package, e.g.
 // var _ runtime.SendInterceptor = (*myTracer)(nil). Embed
@@ -47,7 +47,7 @@ func (MiddlewareDefaults) AfterHandle(context.Context, *Message, error, int) {}
 // each attempt of the handler and calls next to run the rest of the chain
 // and the handler. It may pass next a different Ctx (see Ctx.WithContext)
 // so the handler runs under, say, a span's context, and it sees the
-// attempt's error. A Middleware listed in Tuning.Middleware (or
+// attempt's error. A Middleware listed in ConsumerConfig.Middleware (or
 // ClientConfig.Middleware) that also implements Interceptor wraps the
 // attempt, outermost first; the BeforeHandle and AfterHandle hooks of every
 // middleware run innermost, just around the handler, as one interceptor.
@@ -75,9 +75,9 @@ func (InterceptorFunc) AfterHandle(context.Context, *Message, error, int) {}
 // a handler. ObserveRecord wraps the processing of one record: it must call
 // next exactly once, on its own goroutine before it returns, with the
 // context the gates, the middleware and the handler should run under, and
-// once next returns d says how the record ended. A Middleware in Tuning.Middleware (or
-// ClientConfig.Middleware) that implements it is used; observers nest in
-// list order, the first outermost.
+// once next returns d says how the record ended. A Middleware in
+// ConsumerConfig.Middleware (or ClientConfig.Middleware) that implements it
+// is used; observers nest in list order, the first outermost.
 type RecordObserver interface {
 	Middleware
 	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))

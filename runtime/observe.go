@@ -22,10 +22,10 @@ const (
 	ResultHandled
 	// ResultSkipped: the record was targeted at another agent.
 	ResultSkipped
-	// ResultDropped: a gate dropped it (see Gate).
+	// ResultDropped: a gate dropped it (see DroppedBy).
 	ResultDropped
-	// ResultParked: it was dead-lettered (see Reason).
-	ResultParked
+	// ResultDeadLettered: it was dead-lettered (see Reason).
+	ResultDeadLettered
 )
 
 var resultNames = [...]string{"failed", "handled", "skipped", "dropped", "dead_lettered"}
@@ -33,14 +33,14 @@ var resultNames = [...]string{"failed", "handled", "skipped", "dropped", "dead_l
 // String returns the result's name as metrics label it.
 func (r Result) String() string { return resultNames[r] }
 
-// Gate names the gate that dropped a record.
-type Gate string
+// DropGate names the gate that dropped a record.
+type DropGate string
 
 // The gates that drop records.
 const (
-	GateDuplicate Gate = "duplicate" // its idempotency key was seen
-	GateFence     Gate = "fence"     // its fence token was superseded
-	GateReplay    Gate = "replay"    // its signed record id was seen
+	DropDuplicate DropGate = "duplicate" // its idempotency key was seen
+	DropFence     DropGate = "fence"     // its fence token was superseded
+	DropReplay    DropGate = "replay"    // its signed record id was seen
 )
 
 // Delivery is one record as a RecordObserver sees it: the fields above the
@@ -57,9 +57,9 @@ type Delivery struct {
 	Message *Message
 	// Result is how the record ended.
 	Result Result
-	// Gate is the gate that dropped it, for ResultDropped.
-	Gate Gate
-	// Reason is the dead-letter reason, for ResultParked.
+	// DroppedBy is the gate that dropped it, for ResultDropped.
+	DroppedBy DropGate
+	// Reason is the dead-letter reason, for ResultDeadLettered.
 	Reason wire.DeadLetterReason
 	// Attempts is how many handler attempts ran.
 	Attempts int
@@ -76,9 +76,9 @@ func (d *Delivery) decoded(m *Message) {
 	}
 }
 
-func (d *Delivery) droppedBy(g Gate) {
+func (d *Delivery) droppedBy(g DropGate) {
 	if d != nil {
-		d.Gate = g
+		d.DroppedBy = g
 	}
 }
 
@@ -96,7 +96,7 @@ func (d *Delivery) finish(o outcome, err error) {
 	case dropped:
 		d.Result = ResultDropped
 	case parked:
-		d.Result = ResultParked
+		d.Result = ResultDeadLettered
 	}
 	if m := d.Message; m != nil {
 		d.Attempts = m.hctx.attempt

@@ -333,7 +333,7 @@ func (d *claimDedup) Observe(_ context.Context, key string) (bool, error) {
 	}()
 	switch d.state[key] {
 	case "claimed":
-		return false, &runtime.TransportError{Op: "dedup", Transient: true, Err: errors.New("claimed by a message in flight")}
+		return false, &runtime.Error{Code: runtime.CodeTransport, Msg: "dedup", Retryable: true, Err: errors.New("claimed by a message in flight")}
 	case "done":
 		return false, nil
 	}
@@ -500,8 +500,8 @@ func TestPerConversationGraceTimeoutCommitsNothingPastTheWatermark(t *testing.T)
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
-	if err := r.wait(t); !errors.Is(err, runtime.ErrTimeout) {
-		t.Fatalf("Run = %v, want ErrTimeout", err)
+	if err := r.wait(t); runtime.CodeOf(err) != runtime.CodeTimeout {
+		t.Fatalf("Run = %v, want CodeTimeout", err)
 	}
 	if off, ok := stored(t, log, 0); !ok || off != before.Offset {
 		t.Fatalf("stored %d,%v after the grace ran out, want %d: 'after' (%d) lies past the unfinished 'deaf'", off, ok, before.Offset, after.Offset)
@@ -636,8 +636,8 @@ func TestPerConversationWithLanesIsAConfigError(t *testing.T) {
 	conc.Lanes = 2
 	_, err := runtime.NewConsumer(log, runtime.ConsumerConfig{Topic: topic, Group: agent, Handler: handlerFunc(func(*runtime.Ctx) error { return nil }),
 		Tuning: runtime.Tuning{Concurrency: conc}})
-	if !errors.Is(err, runtime.ErrConfig) {
-		t.Fatalf("err = %v, want ErrConfig", err)
+	if runtime.CodeOf(err) != runtime.CodeConfig {
+		t.Fatalf("err = %v, want CodeConfig", err)
 	}
 }
 

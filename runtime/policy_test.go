@@ -151,12 +151,12 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 		&Error{Code: CodeHandler},
 		&Error{Code: CodeTimeout},
 		&Error{Code: CodeNoCapableAgent},
-		&TransportError{Op: "poll", Transient: true, Err: errors.New("broken pipe")},
+		&Error{Code: CodeTransport, Msg: "poll", Retryable: true, Err: errors.New("broken pipe")},
 		fmt.Errorf("wrapped: %w", ErrTransient),
 		context.DeadlineExceeded,
 		fmt.Errorf("wrapped: %w", &Error{Code: CodeTimeout}),
 		Retry(Reject(errors.New("forced transient"))),
-		&RemoteError{Retryable: true},
+		&Error{Code: CodeHandler, Wire: wire.ErrorInternal, Retryable: true, remote: true},
 	}
 	permanent := []error{
 		Reject(errors.New("bad input")),
@@ -169,10 +169,10 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 		&Error{Code: CodeUnsupported},
 		&Error{Code: CodeConfig},
 		&Error{Code: CodeNotPickedUp},
-		&TransportError{Op: "ensure topics", Err: errors.New("topic exists with 3 partitions")},
-		fmt.Errorf("wrapped: %w", &TransportError{Op: "publish", Err: errors.New("forbidden")}),
+		&Error{Code: CodeTransport, Msg: "ensure topics", Err: errors.New("topic exists with 3 partitions")},
+		fmt.Errorf("wrapped: %w", &Error{Code: CodeTransport, Msg: "publish", Err: errors.New("forbidden")}),
 		Failf(wire.ErrorUnauthorized, "no"),
-		&RemoteError{Retryable: false},
+		&Error{Code: CodeHandler, Wire: wire.ErrorInternal, remote: true},
 		context.Canceled,
 	}
 	for _, err := range retryable {
@@ -188,7 +188,7 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 	if IsRetryable(nil) {
 		t.Error("nil is not an error to retry")
 	}
-	if !errors.Is(Reject(fmt.Errorf("x")), ErrRejected) || errors.Is(Reject(fmt.Errorf("x")), ErrTimeout) {
+	if CodeOf(Reject(fmt.Errorf("x"))) != CodeRejected {
 		t.Error("sentinels match by code")
 	}
 }
@@ -280,12 +280,12 @@ func TestCodeOfNamesEveryErrorClass(t *testing.T) {
 		{Reject(fmt.Errorf("bad")), CodeRejected},
 		{Failf(wire.ErrorToolFailure, "declined"), CodeToolFailure},
 		{Retry(Reject(fmt.Errorf("bad"))), CodeHandler},
-		{fmt.Errorf("wrapped: %w", NewError(CodeConfig, "x", nil)), CodeConfig},
-		{&RemoteError{Code: CodeHandler, Wire: wire.ErrorInternal}, CodeHandler},
-		{&RemoteError{Code: CodeRemote, Wire: 42}, CodeRemote},
-		{&TransportError{Op: "poll", Transient: true, Err: errors.New("reset")}, CodeTransport},
-		{&TransportError{Op: "publish", Err: fmt.Errorf("waiting: %w", context.DeadlineExceeded)}, CodeTimeout},
-		{&TransportError{Op: "publish", Err: fmt.Errorf("waiting: %w", context.Canceled)}, CodeCancelled},
+		{fmt.Errorf("wrapped: %w", &Error{Code: CodeConfig, Msg: "x"}), CodeConfig},
+		{&Error{Code: CodeHandler, Wire: wire.ErrorInternal, remote: true}, CodeHandler},
+		{&Error{Code: CodeRemote, Wire: 42, remote: true}, CodeRemote},
+		{&Error{Code: CodeTransport, Msg: "poll", Retryable: true, Err: errors.New("reset")}, CodeTransport},
+		{&Error{Code: CodeTransport, Msg: "publish", Err: fmt.Errorf("waiting: %w", context.DeadlineExceeded)}, CodeTimeout},
+		{&Error{Code: CodeTransport, Msg: "publish", Err: fmt.Errorf("waiting: %w", context.Canceled)}, CodeCancelled},
 		{context.Canceled, CodeCancelled},
 		{context.DeadlineExceeded, CodeTimeout},
 	}
@@ -296,9 +296,9 @@ func TestCodeOfNamesEveryErrorClass(t *testing.T) {
 	}
 }
 
-func TestIsRetryableFollowsATransportErrorsTransientField(t *testing.T) {
-	transient := &TransportError{Op: "poll", Transient: true, Err: errors.New("reset")}
-	permanent := &TransportError{Op: "ensure topics", Err: errors.New("3 partitions, want 1..2")}
+func TestIsRetryableFollowsATransportFailuresRetryableField(t *testing.T) {
+	transient := &Error{Code: CodeTransport, Msg: "poll", Retryable: true, Err: errors.New("reset")}
+	permanent := &Error{Code: CodeTransport, Msg: "ensure topics", Err: errors.New("3 partitions, want 1..2")}
 	if !IsRetryable(transient) || IsRetryable(permanent) {
 		t.Fatalf("IsRetryable: transient %v, permanent %v; want true, false", IsRetryable(transient), IsRetryable(permanent))
 	}

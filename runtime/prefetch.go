@@ -4,14 +4,6 @@ import (
 	"time"
 )
 
-// notifier is implemented by subscriptions that can tell an idle consumer
-// that records may have arrived (the embedded log does), so it polls at
-// once instead of at its next idle poll. Changed returns a channel that is
-// closed at the next change; take it before polling, then wait on it.
-type notifier interface {
-	Changed() <-chan struct{}
-}
-
 // minIdleWait is the first wait after an empty poll that followed records;
 // further empty polls double it up to PollInterval. A consumer that just
 // handled something is likely to get more soon, and one that has been idle
@@ -93,8 +85,8 @@ func (p *prefetcher) run() {
 	defer close(p.done)
 	defer close(p.out)
 	s := p.s
-	var notify notifier
-	if n, ok := s.sub.(notifier); ok {
+	var notify ChangeNotifier
+	if n, ok := s.sub.(ChangeNotifier); ok {
 		notify = n
 	}
 	idle := minIdleWait

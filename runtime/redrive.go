@@ -51,7 +51,7 @@ func VerifyDeadLetter(keys *sign.Registry, dlqTopic string, rec *Incoming) (sign
 //
 // A capsule whose numeric stream and topic ids are not sourceTopic's (a
 // forged or foreign capsule), whose original record is gone, or whose
-// payload is not that record's, is refused with an ErrInvalid error. This
+// payload is not that record's, is refused with a CodeInvalid error. This
 // does not authenticate the capsule: check it with VerifyDeadLetter first.
 // The client's gate admits the copy first, as an effect.Publish with
 // operation OperationRedrive.

@@ -10,43 +10,22 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// RemoteError is an AGDX error reply: the remote agent failed the request.
-// Its Code is the one its wire code maps to, so CodeOf reads a remote
-// failure as it would the same failure here (CodeRemote for a wire code this
-// module does not know); Wire keeps the code as it was received.
-type RemoteError struct {
-	From      string // the agent that failed
-	Code      Code
-	Wire      wire.ErrorCode
-	Message   string
-	Retryable bool
-	Detail    wire.Metadata
-}
-
-func (e *RemoteError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "request failed"
-	}
-	if e.From != "" {
-		return fmt.Sprintf("%s: %s (%s)", e.From, msg, e.Wire)
-	}
-	return fmt.Sprintf("%s (%s)", msg, e.Wire)
-}
-
-// remoteError returns the RemoteError an AGDX error reply carries.
+// remoteError returns the remote *Error an AGDX error reply carries. Its
+// Code is the one its wire code maps to, so CodeOf reads a remote failure
+// as it would the same failure here (CodeRemote for a wire code this module
+// does not know); Wire keeps the code as it was received.
 func remoteError(m *Message) error {
 	if m.Envelope == nil || m.Envelope.Kind != wire.KindError {
 		return nil
 	}
-	re := &RemoteError{From: string(m.Envelope.Source), Wire: wire.ErrorInternal}
+	re := &Error{From: string(m.Envelope.Source), Wire: wire.ErrorInternal, remote: true}
 	if body, err := wire.DecodeErrorBody(m.Envelope.Body); err == nil {
 		re.Wire, re.Retryable, re.Detail = body.Code, body.Retryable, body.Detail
 		if body.Message != nil {
-			re.Message = *body.Message
+			re.Msg = *body.Message
 		}
 	} else {
-		re.Message = "undecodable error body: " + err.Error()
+		re.Msg = "undecodable error body: " + err.Error()
 	}
 	re.Code = codeOfWire(re.Wire)
 	return re
@@ -110,8 +89,8 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 // Request publishes an AGDX command and waits for its correlated reply on
 // the reply topic (WithReplyTopic, default agent.responses). The reply
 // reader is registered before the command is published, so even an instant
-// reply is seen. An AGDX error reply returns the message and a *RemoteError;
-// no reply within the timeout returns an error matching ErrTimeout.
+// reply is seen. An AGDX error reply returns the message and its remote *Error;
+// no reply within the timeout returns an error of CodeTimeout.
 func (c *Client) Request(ctx context.Context, cmd Command, opts ...RequestOption) (*Message, error) {
 	if ris := c.requestInterceptors(); len(ris) > 0 {
 		return c.interceptedRequest(ctx, ris, cmd, opts)

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ func TestARequestNobodyWaitsForAnyMoreIsParkedByAnAgentStartedLater(t *testing.T
 		errc <- err
 	}()
 	advanceWhenTimer(t, clock, time.Second)
-	if err := recv(t, errc, "request result"); !errors.Is(err, runtime.ErrTimeout) {
+	if err := recv(t, errc, "request result"); runtime.CodeOf(err) != runtime.CodeTimeout {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	clock.Advance(time.Millisecond)

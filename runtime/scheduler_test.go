@@ -403,7 +403,7 @@ func TestTransientCommitFailuresAreRetried(t *testing.T) {
 		defer mu.Unlock()
 		if failures < 2 {
 			failures++
-			return &runtime.TransportError{Op: "commit", Transient: true, Err: errors.New("connection being rebuilt")}
+			return &runtime.Error{Code: runtime.CodeTransport, Msg: "commit", Retryable: true, Err: errors.New("connection being rebuilt")}
 		}
 		return nil
 	})

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -141,7 +140,7 @@ func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 	waitForTimers(t, clock, 10*time.Second, 2)
 	clock.Advance(10 * time.Second)
 	r := recv(t, res, "contract result")
-	if r.Outcome != runtime.TimedOut || !r.Consumed || r.Reply != nil || !errors.Is(r.Err(), runtime.ErrTimeout) {
+	if r.Outcome != runtime.TimedOut || !r.Consumed || r.Reply != nil || runtime.CodeOf(r.Err()) != runtime.CodeTimeout {
 		t.Fatalf("result %+v err %v", r, r.Err())
 	}
 }
@@ -156,7 +155,8 @@ func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
 	c := newClient(t, embedlog.New("laser", embedlog.Config{Clock: clock}), clock, reg)
 	picked, release := make(chan struct{}, 1), make(chan struct{})
 	runAgent(t, c, runtime.AgentConfig{ID: "worker", Respond: runtime.TopicResponses,
-		Tuning: runtime.Tuning{AckOnPickup: true, SigningKey: key},
+		SigningKey: key,
+		Tuning:     runtime.Tuning{AckOnPickup: true},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			picked <- struct{}{}
 			<-release

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -73,8 +72,8 @@ func TestCtxSendRefusesOptionsAPlainMessageCannotCarry(t *testing.T) {
 					_, err := c.Send("shipping.inbox", "shipper", []byte("box"), opt)
 					return err
 				}, struct{}{})
-			if !errors.Is(err, runtime.ErrConfig) {
-				t.Fatalf("Send with %s: %v, want ErrConfig", name, err)
+			if runtime.CodeOf(err) != runtime.CodeConfig {
+				t.Fatalf("Send with %s: %v, want CodeConfig", name, err)
 			}
 			if len(sent) != 0 {
 				t.Fatalf("sent %d records after refusing", len(sent))
@@ -106,8 +105,8 @@ func TestContractRefusesADeadlineBesideItsExpiry(t *testing.T) {
 	_, err := c.SendContract(context.Background(), runtime.Contract{
 		Command: runtime.Command{From: sender, Target: agent, Body: []byte("x")}, Expiry: time.Second,
 	}, runtime.WithDeadline(time.Now().Add(time.Minute)))
-	if !errors.Is(err, runtime.ErrConfig) {
-		t.Fatalf("SendContract = %v, want ErrConfig", err)
+	if runtime.CodeOf(err) != runtime.CodeConfig {
+		t.Fatalf("SendContract = %v, want CodeConfig", err)
 	}
 }
 

@@ -57,9 +57,10 @@ func TestVerifierRefusesARecordWhoseSourceIsNotTheSigner(t *testing.T) {
 	sink, dls := deadLetters()
 	got := make(chan string, 4)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg, DeadLetterSink: sink},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Verifier: reg,
+		Tuning:   runtime.Tuning{DeadLetterSink: sink},
 	})
 	envelope(t, log, signAs(t, mallory, keyed("shop", "order-42", conv(), nil, "forged")), wire.ContentJSON)
 	dl := recv(t, dls, "the forged record's dead letter")
@@ -80,9 +81,9 @@ func TestAllowSourceLetsAPrincipalSignForAnotherAgent(t *testing.T) {
 	}
 	got := make(chan *runtime.Message, 1)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- c.Message(); return nil }),
+		Verifier: reg,
 	})
 	envelope(t, log, signAs(t, mallory, keyed("shop", "order-1", conv(), nil, "relayed")), wire.ContentJSON)
 	if m := recv(t, got, "the relayed record"); m.VerifiedPrincipal != "mallory" || m.Provenance.Agent != "shop" {
@@ -103,9 +104,9 @@ func TestDedupUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
 	}
 	got := make(chan string, 4)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Verifier: reg,
 	})
 	envelope(t, log, signAs(t, mallory, keyed("shop", "order-42", conv(), nil, "mallory's")), wire.ContentJSON)
 	envelope(t, log, signAs(t, shop, keyed("shop", "order-42", conv(), nil, "shop's")), wire.ContentJSON)
@@ -125,9 +126,9 @@ func TestFenceUnderAVerifierIsScopedByThePrincipal(t *testing.T) {
 	reg, shop, mallory := peerRegistry(t)
 	got := make(chan string, 4)
 	start(t, log, runtime.ConsumerConfig{
-		Agent:   agent,
-		Handler: handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
-		Tuning:  runtime.Tuning{Verifier: reg},
+		Agent:    agent,
+		Handler:  handlerFunc(func(c *runtime.Ctx) error { got <- string(c.Message().Body()); return nil }),
+		Verifier: reg,
 	})
 	c := conv()
 	top, one := uint64(math.MaxUint64), uint64(1)

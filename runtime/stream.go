@@ -29,8 +29,8 @@ type ChunkWriter struct {
 
 // OpenStream starts a chunk stream answering the handled request; purpose
 // is the AGDX chunk purpose (wire.OperationChat, Reasoning or ToolArgs) and
-// ct the content type of every piece. It fails with ErrNoRespondTopic when
-// the agent has no respond topic and with ErrHandlerConfig when the handled
+// ct the content type of every piece. It fails with CodeNoRespondTopic when
+// the agent has no respond topic and with CodeHandlerConfig when the handled
 // message carries no correlation.
 func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, error) {
 	topic := c.c.cfg.RespondTopic
@@ -70,7 +70,7 @@ func (w *ChunkWriter) Send(body []byte) error {
 func (w *ChunkWriter) Close() error { return w.publish(wire.KindChunk, nil, true) }
 
 // Fail ends the stream with an AGDX error on its channel, which the caller
-// reads as a *RemoteError; after Close or Fail it is a no-op.
+// reads as a remote *Error; after Close or Fail it is a no-op.
 func (w *ChunkWriter) Fail(code wire.ErrorCode, message string, retryable bool) error {
 	body, err := errorBody(code, message, retryable)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // binds to the channel of the first record it sees (a responder that
 // restarts after a crash opens a new channel, which it ignores), holds at
 // most limit chunks that arrived early, and reports every breach of the
-// chunk rules as a *StreamError.
+// chunk rules as an *Error (streamFailure).
 //
 // A copy of a chunk it already has (a producer's retry after an ambiguous
 // publish failure, a replayed signed chunk) is dropped when it is identical:
@@ -39,17 +39,17 @@ func newChunkAssembler(limit int) *chunkAssembler {
 	return &chunkAssembler{limit: limit, pending: make(map[uint64][]byte), seed: maphash.MakeSeed()}
 }
 
-func (a *chunkAssembler) fail(sentinel error, seq uint64) error {
-	return &StreamError{Channel: a.channel, Sequence: seq, Err: sentinel}
+func (a *chunkAssembler) fail(fault error, seq uint64) error {
+	return streamFailure(a.channel, seq, fault)
 }
 
 // timeout is the error of a stream that went quiet: a gap when the terminal
 // is known, a missing terminal otherwise.
 func (a *chunkAssembler) timeout() error {
 	if a.terminal {
-		return a.fail(ErrStreamGap, a.next)
+		return a.fail(errStreamGap, a.next)
 	}
-	return a.fail(ErrStreamTimeout, a.next)
+	return a.fail(errStreamTimeout, a.next)
 }
 
 // digest identifies a chunk's contents: its kind, whether it is the
@@ -105,18 +105,18 @@ func (a *chunkAssembler) add(m *Message) (ready [][]byte, finished bool, err err
 		if a.digest(env) == have {
 			return nil, a.finished, nil
 		}
-		return nil, true, a.fail(ErrStreamDuplicate, seq)
+		return nil, true, a.fail(errStreamDuplicate, seq)
 	}
 	switch {
 	case a.finished || (a.terminal && seq > a.terminalSeq):
-		return nil, true, a.fail(ErrStreamAfterTerminal, seq)
+		return nil, true, a.fail(errStreamAfterTerminal, seq)
 	case isTerminal && a.terminal:
-		return nil, true, a.fail(ErrStreamTwoTerminals, seq)
+		return nil, true, a.fail(errStreamTwoTerminals, seq)
 	}
 	if isTerminal {
 		for early := range a.pending {
 			if early > seq {
-				return nil, true, a.fail(ErrStreamAfterTerminal, early)
+				return nil, true, a.fail(errStreamAfterTerminal, early)
 			}
 		}
 		a.terminal, a.terminalSeq, a.terminalDigest = true, seq, a.digest(env)
@@ -127,7 +127,7 @@ func (a *chunkAssembler) add(m *Message) (ready [][]byte, finished bool, err err
 		}
 	} else {
 		if len(a.pending) >= a.limit {
-			return nil, true, a.fail(ErrStreamOverflow, seq)
+			return nil, true, a.fail(errStreamOverflow, seq)
 		}
 		a.pending[seq] = env.Body
 	}

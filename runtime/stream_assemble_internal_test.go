@@ -60,16 +60,16 @@ func TestChunkAssemblerBreaches(t *testing.T) {
 		want error
 		seq  uint64
 	}{
-		{"differing duplicate of a yielded chunk", []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "z", false)}, ErrStreamDuplicate, 0},
-		{"differing duplicate of a held chunk", []*Message{chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "z", false)}, ErrStreamDuplicate, 2},
-		{"differing duplicate of the terminal", []*Message{chunkMsg(ch, 2, "", true), chunkMsg(ch, 2, "z", true)}, ErrStreamDuplicate, 2},
-		{"a data chunk where the terminal is", []*Message{chunkMsg(ch, 2, "c", true), chunkMsg(ch, 2, "c", false)}, ErrStreamDuplicate, 2},
-		{"second terminal below the first", []*Message{chunkMsg(ch, 3, "tail", true), chunkMsg(ch, 2, "", true)}, ErrStreamTwoTerminals, 2},
-		{"chunk past the terminal", []*Message{chunkMsg(ch, 1, "", true), chunkMsg(ch, 2, "c", false)}, ErrStreamAfterTerminal, 2},
-		{"terminal before a held chunk", []*Message{chunkMsg(ch, 3, "d", false), chunkMsg(ch, 2, "", true)}, ErrStreamAfterTerminal, 3},
-		{"chunk after the stream ended", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 1, "a", false)}, ErrStreamAfterTerminal, 1},
-		{"data chunk at the ended stream's terminal", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 0, "a", false)}, ErrStreamDuplicate, 0},
-		{"too far ahead", []*Message{chunkMsg(ch, 1, "b", false), chunkMsg(ch, 2, "c", false), chunkMsg(ch, 3, "d", false)}, ErrStreamOverflow, 3},
+		{"differing duplicate of a yielded chunk", []*Message{chunkMsg(ch, 0, "a", false), chunkMsg(ch, 0, "z", false)}, errStreamDuplicate, 0},
+		{"differing duplicate of a held chunk", []*Message{chunkMsg(ch, 2, "c", false), chunkMsg(ch, 2, "z", false)}, errStreamDuplicate, 2},
+		{"differing duplicate of the terminal", []*Message{chunkMsg(ch, 2, "", true), chunkMsg(ch, 2, "z", true)}, errStreamDuplicate, 2},
+		{"a data chunk where the terminal is", []*Message{chunkMsg(ch, 2, "c", true), chunkMsg(ch, 2, "c", false)}, errStreamDuplicate, 2},
+		{"second terminal below the first", []*Message{chunkMsg(ch, 3, "tail", true), chunkMsg(ch, 2, "", true)}, errStreamTwoTerminals, 2},
+		{"chunk past the terminal", []*Message{chunkMsg(ch, 1, "", true), chunkMsg(ch, 2, "c", false)}, errStreamAfterTerminal, 2},
+		{"terminal before a held chunk", []*Message{chunkMsg(ch, 3, "d", false), chunkMsg(ch, 2, "", true)}, errStreamAfterTerminal, 3},
+		{"chunk after the stream ended", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 1, "a", false)}, errStreamAfterTerminal, 1},
+		{"data chunk at the ended stream's terminal", []*Message{chunkMsg(ch, 0, "", true), chunkMsg(ch, 0, "a", false)}, errStreamDuplicate, 0},
+		{"too far ahead", []*Message{chunkMsg(ch, 1, "b", false), chunkMsg(ch, 2, "c", false), chunkMsg(ch, 3, "d", false)}, errStreamOverflow, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestChunkAssemblerBreaches(t *testing.T) {
 					break
 				}
 			}
-			var se *StreamError
+			var se *Error
 			if !errors.Is(err, c.want) || !errors.As(err, &se) || se.Sequence != c.seq || se.Channel != ch {
 				t.Fatalf("error %v, want %v at sequence %d", err, c.want, c.seq)
 			}
@@ -94,13 +94,13 @@ func TestChunkAssemblerTimeoutIsAGapOnceTheTerminalIsKnown(t *testing.T) {
 	if _, _, err := feed(a, chunkMsg(ch, 0, "a", false)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.timeout(); !errors.Is(err, ErrStreamTimeout) || !errors.Is(err, ErrTimeout) {
+	if err := a.timeout(); !errors.Is(err, errStreamTimeout) || CodeOf(err) != CodeTimeout {
 		t.Fatalf("quiet stream without terminal: %v", err)
 	}
 	if _, _, err := feed(a, chunkMsg(ch, 2, "", true)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.timeout(); !errors.Is(err, ErrStreamGap) || errors.Is(err, ErrStreamTimeout) {
+	if err := a.timeout(); !errors.Is(err, errStreamGap) || errors.Is(err, errStreamTimeout) {
 		t.Fatalf("quiet stream with a known terminal: %v", err)
 	}
 }
@@ -115,8 +115,8 @@ func TestChunkAssemblerEndsWithTheRespondersError(t *testing.T) {
 	seq := uint64(1)
 	fail := &Message{Envelope: &wire.Envelope{Kind: wire.KindError, Channel: &ch, Sequence: &seq, Body: body}}
 	got, finished, err := feed(newChunkAssembler(8), fail, chunkMsg(ch, 0, "a", false))
-	var re *RemoteError
-	if got != "a" || !finished || !errors.As(err, &re) || re.Message != msg || !re.Retryable {
+	var re *Error
+	if got != "a" || !finished || !(errors.As(err, &re) && re.Remote()) || re.Msg != msg || !re.Retryable {
 		t.Fatalf("got %q finished %v err %v", got, finished, err)
 	}
 }
@@ -128,9 +128,9 @@ func TestChunkAssemblerRefusesASecondTerminalBelowTheFirst(t *testing.T) {
 	ch := wire.IDFromUint128(0, 1)
 	got, finished, err := feed(newChunkAssembler(8),
 		chunkMsg(ch, 0, "c0", false), chunkMsg(ch, 3, "tail", true), chunkMsg(ch, 2, "", true), chunkMsg(ch, 1, "c1", false))
-	var se *StreamError
-	if !errors.Is(err, ErrStreamTwoTerminals) || !errors.As(err, &se) || se.Sequence != 2 || !finished || got != "c0" {
-		t.Fatalf("got %q finished %v err %v; want c0, then ErrStreamTwoTerminals at 2", got, finished, err)
+	var se *Error
+	if !errors.Is(err, errStreamTwoTerminals) || !errors.As(err, &se) || se.Sequence != 2 || !finished || got != "c0" {
+		t.Fatalf("got %q finished %v err %v; want c0, then errStreamTwoTerminals at 2", got, finished, err)
 	}
 }
 
@@ -171,7 +171,7 @@ func TestChunkAssemblerComparesErrorDuplicatesByBody(t *testing.T) {
 	if _, _, err := feed(a, fail("x"), fail("x")); err != nil {
 		t.Fatalf("identical error duplicate held early: %v", err)
 	}
-	if _, _, err := a.add(fail("y")); !errors.Is(err, ErrStreamDuplicate) {
-		t.Fatalf("differing error duplicate: %v, want ErrStreamDuplicate", err)
+	if _, _, err := a.add(fail("y")); !errors.Is(err, errStreamDuplicate) {
+		t.Fatalf("differing error duplicate: %v, want errStreamDuplicate", err)
 	}
 }

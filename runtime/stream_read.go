@@ -3,39 +3,17 @@ package runtime
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"iter"
 	"sync/atomic"
 	"time"
 
 	"github.com/lasergo/laser/effect"
-	"github.com/lasergo/laser/wire"
 )
-
-// StreamError is a failed read stream: Err is one of the ErrStream
-// sentinels.
-type StreamError struct {
-	Channel  wire.ID // zero when no chunk arrived
-	Sequence uint64  // the sequence concerned
-	Err      error
-}
-
-func (e *StreamError) Error() string {
-	return fmt.Sprintf("stream %s at sequence %d: %v", e.Channel, e.Sequence, e.Err)
-}
-
-// Unwrap returns the sentinel.
-func (e *StreamError) Unwrap() error { return e.Err }
-
-// Is lets a stream timeout match ErrTimeout too.
-func (e *StreamError) Is(target error) bool {
-	return e.Err == ErrStreamTimeout && target == ErrTimeout
-}
 
 // WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
 // (default DefaultStreamBuffer). A burst larger than the buffer reaches a
-// reader that keeps up whole; a reader that falls behind ends the stream with
-// ErrStreamOverflow instead of making the client's reply reader buffer.
+// reader that keeps up whole; a reader that falls behind ends the stream
+// ("stream reorder buffer full") instead of making the client's reply reader buffer.
 func WithStreamBuffer(n int) StreamOption {
 	return streamOption(func(s *sendSpec) { s.streamBuffer = &n })
 }
@@ -128,9 +106,10 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // how long it may go without a new chunk. Iteration ends after the terminal
 // chunk, or with one error, decided by the order of the records on the log
 // (what follows the record that completed the stream is not read): a
-// *StreamError (ErrStreamGap, ErrStreamDuplicate, ErrStreamTwoTerminals,
-// ErrStreamAfterTerminal, ErrStreamTimeout, ErrStreamOverflow; an identical
-// copy of a chunk is dropped), a *RemoteError when the responder failed, or the
+// broken stream's *Error (its Channel and Sequence say where; CodeTimeout
+// when no terminal came in time, CodeHandler for a gap, a duplicate, a
+// second terminal, a chunk after the terminal or an overflow; an identical
+// copy of a chunk is dropped), the responder's remote *Error, or the
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
 // starts, once per iteration. It takes every RequestOption and
@@ -199,7 +178,7 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 				return
 			}
 			if in.overflow.Load() {
-				yield(nil, asm.fail(ErrStreamOverflow, asm.next))
+				yield(nil, asm.fail(errStreamOverflow, asm.next))
 				return
 			}
 			ready, finished, err := asm.add(m)

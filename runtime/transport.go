@@ -11,8 +11,11 @@ import (
 // in-process log (package embedlog) and Apache Iggy (package iggy) implement it,
 // and the reliable consumer, producers and reply readers use nothing else.
 //
-// Every method is safe for concurrent use. Errors that a retry may cure (a
-// dropped connection, a server that is restarting) match ErrTransient (errors.Is).
+// Every method is safe for concurrent use. A failed operation is an *Error
+// of CodeTransport whose Msg names the operation ("poll", "publish
+// agent.dlq"); one that a retry may cure (a dropped connection, a server
+// that is restarting) has Retryable set or wraps ErrTransient, and so
+// matches ErrTransient (errors.Is).
 type Transport interface {
 	// EnsureTopics creates the stream and the named topics with the given
 	// partition count when they are missing; existing topics are left alone.
@@ -51,10 +54,7 @@ type Transport interface {
 // Subscription is one member's view of a consumer group.
 //
 // A subscription that can tell an idle consumer that records may have
-// arrived (the embedded log's does) also has a method
-// Changed() <-chan struct{}, returning a channel closed at the next change;
-// the consumer takes it before polling and then waits on it, polling at once
-// instead of at its next idle poll.
+// arrived (the embedded log's does) is also a ChangeNotifier.
 type Subscription interface {
 	// Poll returns the next batch of at most max records from the partitions
 	// this member owns, never auto-committing. An empty batch means nothing
@@ -104,18 +104,3 @@ type Incoming struct {
 
 // Size is the byte count the lane queue bound charges for the record.
 func (r *Incoming) Size() int { return len(r.Payload) + r.Headers.Size() }
-
-// TransportError is a failed transport operation.
-type TransportError struct {
-	Op        string // the operation, e.g. "poll" or "publish agent.dlq"
-	Transient bool   // a retry may succeed
-	Err       error
-}
-
-func (e *TransportError) Error() string { return e.Op + ": " + e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *TransportError) Unwrap() error { return e.Err }
-
-// Is lets errors.Is(err, ErrTransient) see a transient TransportError.
-func (e *TransportError) Is(target error) bool { return target == ErrTransient && e.Transient }

@@ -60,8 +60,8 @@ func (c *Ctx) RespondValue(out any, ct wire.ContentType) error {
 }
 
 // Call sends a typed request for operation op and decodes the typed reply.
-// An AGDX error reply comes back as a *RemoteError; no reply in time as an
-// error matching ErrTimeout. Called with a handler's *Ctx (or a context
+// An AGDX error reply comes back as a remote *Error; no reply in time as an
+// error of CodeTimeout. Called with a handler's *Ctx (or a context
 // derived from it), it continues the handled conversation (see continue.go).
 func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...RequestOption) (Out, error) {
 	var out Out

@@ -4,16 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lasergo/laser/sign"
-	"github.com/lasergo/laser/wire"
 )
-
-// sourceChecker is implemented by a Verifier that decides which envelope
-// sources a verified principal may sign for (*sign.Registry does, with
-// AllowSource). A Verifier without it binds every source to the principal
-// of the same name.
-type sourceChecker interface {
-	CheckSource(v sign.Verified, env *wire.Envelope) error
-}
 
 // verifyWith is every on-log signature check: the signature over the
 // observed headers at the broker's timestamp; the source binding, so that
@@ -29,7 +20,7 @@ func (m *Message) verifyWith(v Verifier, policy sign.BindingPolicy) (sign.Verifi
 	if err != nil {
 		return sign.Verified{}, err
 	}
-	if sc, ok := v.(sourceChecker); ok {
+	if sc, ok := v.(SourceChecker); ok {
 		err = sc.CheckSource(verified, env)
 	} else if string(env.Source) != verified.Principal {
 		err = fmt.Errorf("%w: source %q, signed by %q", sign.ErrSourceMismatch, env.Source, verified.Principal)

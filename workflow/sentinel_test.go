@@ -11,11 +11,12 @@ import (
 
 func TestWorkflowErrInvalidIsARuntimeInvalidError(t *testing.T) {
 	err := fmt.Errorf("%w: a cycle", workflow.ErrInvalid)
-	if !errors.Is(err, runtime.ErrInvalid) || runtime.CodeOf(err) != runtime.CodeInvalid || runtime.IsRetryable(err) {
-		t.Fatalf("workflow.ErrInvalid: is runtime.ErrInvalid %v, code %s, retryable %v; want a permanent runtime invalid error",
-			errors.Is(err, runtime.ErrInvalid), runtime.CodeOf(err), runtime.IsRetryable(err))
+	invalid := &runtime.Error{Code: runtime.CodeInvalid}
+	if !errors.Is(err, invalid) || runtime.CodeOf(err) != runtime.CodeInvalid || runtime.IsRetryable(err) {
+		t.Fatalf("workflow.ErrInvalid: is a runtime invalid error %v, code %s, retryable %v; want a permanent runtime invalid error",
+			errors.Is(err, invalid), runtime.CodeOf(err), runtime.IsRetryable(err))
 	}
-	if errors.Is(runtime.ErrInvalid, workflow.ErrInvalid) {
-		t.Fatal("runtime.ErrInvalid matches workflow.ErrInvalid; only workflow's own errors should")
+	if errors.Is(invalid, workflow.ErrInvalid) {
+		t.Fatal("a runtime invalid error matches workflow.ErrInvalid; only workflow's own errors should")
 	}
 }

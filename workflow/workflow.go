@@ -78,8 +78,8 @@ type RunRecord struct {
 
 // ErrInvalid reports a workflow that cannot run: a cycle, an unknown or
 // duplicate step, a broadcast step, a route that can never resolve. It is a
-// runtime invalid error: errors.Is(err, runtime.ErrInvalid) holds.
-var ErrInvalid error = runtime.NewError(runtime.CodeInvalid, "workflow: invalid", nil)
+// runtime invalid error: runtime.CodeOf(err) == runtime.CodeInvalid holds.
+var ErrInvalid error = &runtime.Error{Code: runtime.CodeInvalid, Msg: "workflow: invalid"}
 
 // ErrStepFailed reports a step whose dispatch failed, completed nothing or
 // failed verification.

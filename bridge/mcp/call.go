@@ -212,13 +212,13 @@ func progressText(item json.RawMessage) string {
 // result's _meta (MetaError), not its structured content. A call nothing
 // answered says why when the agent dead-lettered it (see refusal).
 func (c *call) failure(ctx context.Context, err error) (*mcp.CallToolResult, error) {
-	var re *runtime.RemoteError
+	var re *runtime.Error
 	switch {
-	case errors.As(err, &re):
+	case errors.As(err, &re) && re.Remote():
 		res := failure(err)
-		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Message, "retryable": re.Retryable}
+		res.Meta[MetaError] = map[string]any{"code": re.Wire.String(), "message": re.Msg, "retryable": re.Retryable}
 		return res, nil
-	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case runtime.CodeOf(err) == runtime.CodeTimeout, errors.Is(err, context.DeadlineExceeded):
 		if why := c.refusal(ctx); why != "" {
 			return failure(fmt.Errorf("no answer before the call's deadline: %s", why)), nil
 		}

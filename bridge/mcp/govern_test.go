@@ -21,7 +21,7 @@ func TestAToolCallTheGovernorBlocksIsAToolErrorAndNeverSent(t *testing.T) {
 		}
 		return govern.Allow(), nil
 	})
-	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Gate: govern.NewGate(policy, govern.Config{})})
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{EffectGate: govern.NewGate(policy, govern.Config{})})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)

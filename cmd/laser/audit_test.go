@@ -38,7 +38,7 @@ func governedServer(t *testing.T, opts govern.Config) (string, *iggy.Transport, 
 		}
 		return govern.Block("no wires").WithPolicy("payments", "v1"), nil
 	})
-	client := runtime.NewClient(tr, runtime.ClientConfig{Gate: govern.NewGate(policy, opts), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{EffectGate: govern.NewGate(policy, opts), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(ctx, 1); err != nil {
 		t.Fatal(err)

@@ -56,7 +56,8 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 			}
 			return runtime.Reject(fmt.Errorf("cannot book %q", c.Message().Body()))
 		}),
-		Tuning: runtime.Tuning{SigningKey: ledgerKey(), DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+		SigningKey: ledgerKey(),
+		Tuning:     runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -130,11 +130,11 @@ func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) erro
 // test can give code that holds one a fake.
 type HelpdeskClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error)
 	// Reply sends operation "reply" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
-	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
+	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
 	Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error]
 }

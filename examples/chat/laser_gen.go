@@ -115,7 +115,7 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 // a test can give code that holds one a fake.
 type HistorianClient interface {
 	// Ask sends operation "ask" and waits for the typed reply; a failure the
-	// agent answers with comes back as a *runtime.RemoteError.
+	// agent answers with comes back as a remote *runtime.Error.
 	Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error)
 }
 

@@ -115,7 +115,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 // code that holds one a fake.
 type PayerClient interface {
 	// WireFunds sends operation "wire-funds" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	WireFunds(ctx context.Context, in Transfer, opts ...runtime.RequestOption) (Receipt, error)
 }
 

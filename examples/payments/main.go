@@ -79,7 +79,7 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 	wire := func(mode govern.Mode, t Transfer) (Receipt, error) {
 		gate := gates[mode]
 		cfg := PayerAgentConfig(&Payer{})
-		cfg.Gate = gate
+		cfg.EffectGate = gate
 		agent, err := client.NewAgent(cfg)
 		if err != nil {
 			return Receipt{}, err
@@ -94,11 +94,11 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 
 	offshore := Transfer{To: "offshore-llc", Cents: 500_00}
 	_, err := wire(govern.Enforce, offshore)
-	var remote *runtime.RemoteError
-	if !errors.As(err, &remote) {
+	var remote *runtime.Error
+	if !(errors.As(err, &remote) && remote.Remote()) {
 		return fmt.Errorf("enforce: the blocked transfer answered %v, want the policy's refusal", err)
 	}
-	fmt.Fprintf(out, "enforce: wire-funds %s to %s refused: %s\n", dollars(offshore.Cents), offshore.To, remote.Message)
+	fmt.Fprintf(out, "enforce: wire-funds %s to %s refused: %s\n", dollars(offshore.Cents), offshore.To, remote.Msg)
 
 	if _, err := wire(govern.Observe, offshore); err != nil {
 		return fmt.Errorf("observe: %w", err)

@@ -112,7 +112,7 @@ func (h writerDispatcher) handleDraft(c *runtime.Ctx, m *runtime.Message) error 
 type WriterClient interface {
 	// Draft sends operation "draft" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
-	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
+	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
 	Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error]
 }

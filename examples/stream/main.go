@@ -71,10 +71,10 @@ func run(ctx context.Context, tr runtime.Transport, out io.Writer) error {
 		}
 		fmt.Fprintln(out)
 		for tok, err := range writers.Draft(ctx, prompt, runtime.WithTimeout(5*time.Second)) {
-			var remote *runtime.RemoteError
+			var remote *runtime.Error
 			switch {
-			case errors.As(err, &remote):
-				fmt.Fprintf(out, "\n  writer failed: %s", remote.Message)
+			case errors.As(err, &remote) && remote.Remote():
+				fmt.Fprintf(out, "\n  writer failed: %s", remote.Msg)
 			case err != nil:
 				return err
 			default:

@@ -279,7 +279,7 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 // a test can give code that holds one a fake.
 type ClassifierClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error)
 }
 

@@ -114,8 +114,8 @@ func fanoutRequireAll(w *fanoutWorld) {
 			w.T.Fatalf("%s answered %q", r.Agent, r.Message.Body())
 		}
 	}
-	var remote *runtime.RemoteError
-	if len(g.Failures) != 1 || g.Failures[0].Agent != "rev-c" || !errors.As(g.Failures[0].Err, &remote) {
+	var remote *runtime.Error
+	if len(g.Failures) != 1 || g.Failures[0].Agent != "rev-c" || !(errors.As(g.Failures[0].Err, &remote) && remote.Remote()) {
 		w.T.Fatalf("failures %+v, want rev-c's remote error", g.Failures)
 	}
 }

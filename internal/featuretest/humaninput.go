@@ -93,8 +93,8 @@ func humanInputRefuse(w *humanInputWorld) {
 func humanInputTimeout(w *humanInputWorld) {
 	asked := w.Client.Clock().Now()
 	_, err := w.ask(w.Client, 200*time.Millisecond)
-	if !errors.Is(err, runtime.ErrTimeout) {
-		w.T.Fatalf("ask with no approver: %v, want ErrTimeout", err)
+	if runtime.CodeOf(err) != runtime.CodeTimeout {
+		w.T.Fatalf("ask with no approver: %v, want CodeTimeout", err)
 	}
 	// The request stays on the topic, pending until its asker gave up, and
 	// is not offered to a human after that.
@@ -175,8 +175,8 @@ func humanInputVerified(w *humanInputWorld) {
 	strict := runtime.NewClient(w.Tr, runtime.ClientConfig{Verifier: keys})
 	defer strict.Close()
 	w.human(w.Client, "alice", false, "unsigned yes", nil)
-	if _, err := w.ask(strict, 300*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
-		w.T.Fatalf("under a verifier an unsigned answer: %v, want it ignored (ErrTimeout)", err)
+	if _, err := w.ask(strict, 300*time.Millisecond); runtime.CodeOf(err) != runtime.CodeTimeout {
+		w.T.Fatalf("under a verifier an unsigned answer: %v, want it ignored (CodeTimeout)", err)
 	}
 	w.human(w.Client, "alice", false, "signed yes", alice)
 	// The first request was answered (unsigned), so the helper answers the new one.
@@ -188,10 +188,10 @@ func humanInputVerified(w *humanInputWorld) {
 
 func humanInputPending(w *humanInputWorld) {
 	asked := w.Client.Clock().Now()
-	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
+	if _, err := w.ask(w.Client, 50*time.Millisecond); runtime.CodeOf(err) != runtime.CodeTimeout {
 		w.T.Fatal(err)
 	}
-	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
+	if _, err := w.ask(w.Client, 50*time.Millisecond); runtime.CodeOf(err) != runtime.CodeTimeout {
 		w.T.Fatal(err)
 	}
 	// Judged while both askers still waited, both are pending.
@@ -360,7 +360,7 @@ func humanInputListVerifies(w *humanInputWorld) {
 // A topic flooded with requests holds List to its bounds: the requests
 // beyond them are counted, not held, and what was held first is listed.
 func humanInputListBounded(w *humanInputWorld) {
-	if _, err := w.ask(w.Client, 50*time.Millisecond); !errors.Is(err, runtime.ErrTimeout) {
+	if _, err := w.ask(w.Client, 50*time.Millisecond); runtime.CodeOf(err) != runtime.CodeTimeout {
 		w.T.Fatal(err)
 	}
 	const junk = 500

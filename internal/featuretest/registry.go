@@ -332,7 +332,7 @@ func registryCardOnStart(w *World) {
 		w.T.Fatalf("after Ready the registry routes s to %v, want the started agent", got)
 	}
 	if _, err := w.Client.NewAgent(runtime.AgentConfig{ID: "cardless", Listen: inbox, CardTopic: runtime.TopicRegistry,
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}); !errors.Is(err, runtime.ErrConfig) {
-		w.T.Fatalf("publishing a missing card: %v, want ErrConfig", err)
+		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return nil })}); runtime.CodeOf(err) != runtime.CodeConfig {
+		w.T.Fatalf("publishing a missing card: %v, want CodeConfig", err)
 	}
 }

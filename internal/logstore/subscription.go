@@ -236,7 +236,7 @@ func (s *Subscription) Wait(ctx context.Context) error {
 
 // Changed returns a channel closed at the topic's next append or
 // rebalance, so an idle consumer polls at once instead of at its next poll
-// interval (the Changed method runtime.Subscription describes).
+// interval (runtime.ChangeNotifier).
 func (s *Subscription) Changed() <-chan struct{} { return s.topic.Changed() }
 
-var _ interface{ Changed() <-chan struct{} } = (*Subscription)(nil)
+var _ runtime.ChangeNotifier = (*Subscription)(nil)

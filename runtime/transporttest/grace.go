@@ -1,7 +1,6 @@
 package transporttest
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -53,8 +52,8 @@ func scenarioGraceTimeout(conc runtime.Concurrency) func(*testing.T, runtime.Tra
 				t.Fatalf("handled %q, want %q", got, want)
 			}
 		}
-		if err := w.shutdown(k); !errors.Is(err, runtime.ErrTimeout) {
-			t.Fatalf("shutdown = %v, want ErrTimeout", err)
+		if err := w.shutdown(k); runtime.CodeOf(err) != runtime.CodeTimeout {
+			t.Fatalf("shutdown = %v, want CodeTimeout", err)
 		}
 		if got := w.stored(); got[m1.Partition] != m1.Offset {
 			t.Fatalf("stored %v after the grace ran out, want m1's offset %d: records handled before the timeout must be committed", got, m1.Offset)

@@ -183,6 +183,24 @@ func expectIs(t *testing.T, err, target error) {
 	}
 }
 
+// expectFault checks that err is the runtime's *Error of a read stream that
+// broke with fault (its cause's text, such as "stream chunk missing").
+func expectFault(t *testing.T, err error, fault string) {
+	t.Helper()
+	e, ok := errors.AsType[*runtime.Error](err)
+	if !ok || e.Remote() || e.Err == nil || e.Err.Error() != fault {
+		t.Fatalf("error %v, want a stream that broke with %q", err, fault)
+	}
+}
+
+// expectCode checks that err has code c.
+func expectCode(t *testing.T, err error, c runtime.Code) {
+	t.Helper()
+	if got := runtime.CodeOf(err); got != c {
+		t.Fatalf("error %v has code %s, want %s", err, got, c)
+	}
+}
+
 func streamInOrder(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, func(c *runtime.Ctx, _ string) error {
 		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
@@ -235,8 +253,8 @@ func streamShuffled(t *testing.T, tr runtime.Transport) {
 func streamLostChunk(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "2", "T3"))
 	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
-	expectIs(t, err, runtime.ErrStreamGap)
-	var se *runtime.StreamError
+	expectFault(t, err, "stream chunk missing")
+	var se *runtime.Error
 	if !errors.As(err, &se) || se.Sequence != 1 {
 		t.Fatalf("gap reported as %v, want sequence 1", err)
 	}
@@ -246,7 +264,7 @@ func streamLostChunk(t *testing.T, tr runtime.Transport) {
 func streamDuplicate(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "1", "1=other", "T2"))
 	got, err := w.read(w.ctx)
-	expectIs(t, err, runtime.ErrStreamDuplicate)
+	expectFault(t, err, "stream chunk duplicated")
 	expectPieces(t, got, "c0", "c1")
 }
 
@@ -266,7 +284,7 @@ func streamIdenticalDuplicate(t *testing.T, tr runtime.Transport) {
 func streamTwoTerminals(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "T3=tail", "T2", "1"))
 	got, err := w.read(w.ctx)
-	expectIs(t, err, runtime.ErrStreamTwoTerminals)
+	expectFault(t, err, "stream has two terminal chunks")
 	expectPieces(t, got, "c0")
 }
 
@@ -284,7 +302,7 @@ func streamAfterTerminalDecidedByTheLog(t *testing.T, tr runtime.Transport) {
 	expectPieces(t, got, "c0")
 	w = newStreamWorld(t, tr, scriptBatch("0", "2", "T1"))
 	got, err = w.read(w.ctx)
-	expectIs(t, err, runtime.ErrStreamAfterTerminal)
+	expectFault(t, err, "stream chunk after the terminal")
 	expectPieces(t, got, "c0")
 }
 
@@ -310,14 +328,14 @@ func streamBurstLargerThanTheBuffer(t *testing.T, tr runtime.Transport) {
 func streamAfterTerminal(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("0", "2", "T1"))
 	got, err := w.read(w.ctx)
-	expectIs(t, err, runtime.ErrStreamAfterTerminal)
+	expectFault(t, err, "stream chunk after the terminal")
 	expectPieces(t, got, "c0")
 }
 
 func streamOverflow(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, script("1", "2", "3", "4", "0", "T5"))
 	got, err := w.read(w.ctx, runtime.WithStreamBuffer(2))
-	expectIs(t, err, runtime.ErrStreamOverflow)
+	expectFault(t, err, "stream reorder buffer full")
 	expectPieces(t, got)
 }
 
@@ -345,8 +363,8 @@ func streamResponderFails(t *testing.T, tr runtime.Transport) {
 		return s.Fail(wire.ErrorInternal, "model went away", true)
 	}, "half", "way"))
 	got, err := w.read(w.ctx)
-	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Message != "model went away" || !re.Retryable {
+	var re *runtime.Error
+	if !(errors.As(err, &re) && re.Remote()) || re.Msg != "model went away" || !re.Retryable {
 		t.Fatalf("error %v, want the responder's RemoteError", err)
 	}
 	expectPieces(t, got, "half", "way")
@@ -357,8 +375,8 @@ func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
 		return runtime.Reject(fmt.Errorf("crashed"))
 	}, "half"))
 	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
-	expectIs(t, err, runtime.ErrStreamTimeout)
-	expectIs(t, err, runtime.ErrTimeout)
+	expectFault(t, err, "stream ended without a terminal chunk")
+	expectCode(t, err, runtime.CodeTimeout)
 	expectPieces(t, got, "half")
 }
 
@@ -396,6 +414,6 @@ func streamCallerDeadline(t *testing.T, tr runtime.Transport) {
 func streamRequestDeadline(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, stalling(t))
 	got, err := w.read(w.ctx, runtime.WithDeadline(time.Now().Add(500*time.Millisecond)), runtime.WithTimeout(time.Minute))
-	expectIs(t, err, runtime.ErrStreamTimeout)
+	expectFault(t, err, "stream ended without a terminal chunk")
 	expectPieces(t, got, "slow")
 }

@@ -55,11 +55,11 @@ func TestDispatchStillRoutesTheOtherOperationsOfAnAgentWithADefault(t *testing.T
 func TestDispatchRejectsACommandWithoutAnOperationWhenNoDefaultIsNamed(t *testing.T) {
 	h := lasertest.Handler{Agent: BillingAgentID, RespondTopic: BillingRespondTopic, ContentType: wire.ContentCBOR}
 	sent, err := lasertest.Dispatch(t.Context(), h, BillingHandler(NewBilling()), ChargeCard{Card: "4242", Cents: 1})
-	if !errors.Is(err, runtime.ErrRejected) || !strings.Contains(err.Error(), "default=<operation>") {
+	if runtime.CodeOf(err) != runtime.CodeRejected || !strings.Contains(err.Error(), "default=<operation>") {
 		t.Fatalf("dispatcher error %v, want a rejection naming default=: billing has several operations and no default", err)
 	}
-	var remote *runtime.RemoteError
-	if _, aerr := lasertest.Answer[Charged](sent); !errors.As(aerr, &remote) || remote.Wire != wire.ErrorUnsupported {
+	var remote *runtime.Error
+	if _, aerr := lasertest.Answer[Charged](sent); !(errors.As(aerr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorUnsupported {
 		t.Fatalf("answer %v, want an unsupported remote error", aerr)
 	}
 }

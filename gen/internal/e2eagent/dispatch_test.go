@@ -46,8 +46,8 @@ func TestDispatchAnswersAFailfAsARemoteErrorAndHandlesTheRequest(t *testing.T) {
 		t.Fatalf("the dispatcher returned %v, want nil: an answered failure is handled", err)
 	}
 	_, err = lasertest.Answer[Charged](sent)
-	var remote *runtime.RemoteError
-	if !errors.As(err, &remote) || remote.Wire != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" {
+	var remote *runtime.Error
+	if !(errors.As(err, &remote) && remote.Remote()) || remote.Wire != wire.ErrorInvalidRequest || remote.Msg != "cannot charge 0 cents" {
 		t.Fatalf("answer error %v, want the invalid-request remote error", err)
 	}
 }
@@ -55,11 +55,11 @@ func TestDispatchAnswersAFailfAsARemoteErrorAndHandlesTheRequest(t *testing.T) {
 func TestDispatchRejectsAnUnknownOperationAndAnswersUnsupported(t *testing.T) {
 	h := lasertest.Handler{Agent: BillingAgentID, Operation: "teleport"}
 	sent, err := lasertest.Dispatch(t.Context(), h, BillingHandler(NewBilling()), ChargeCard{})
-	if !errors.Is(err, runtime.ErrRejected) {
+	if runtime.CodeOf(err) != runtime.CodeRejected {
 		t.Fatalf("dispatcher error %v, want a rejection (parked)", err)
 	}
-	var remote *runtime.RemoteError
-	if _, aerr := lasertest.Answer[Charged](sent); !errors.As(aerr, &remote) || remote.Wire != wire.ErrorUnsupported {
+	var remote *runtime.Error
+	if _, aerr := lasertest.Answer[Charged](sent); !(errors.As(aerr, &remote) && remote.Remote()) || remote.Wire != wire.ErrorUnsupported {
 		t.Fatalf("answer %v, want an unsupported remote error", aerr)
 	}
 }

@@ -143,7 +143,7 @@ func TestUnknownOperationIsDeadLetteredAsRejected(t *testing.T) {
 	if dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {
 		t.Fatalf("dead letter reason %s after %d attempts, want rejected after 1", dl.Capsule.Reason, dl.Capsule.Attempts)
 	}
-	if !strings.Contains(detail(dl), `"teleport"`) || !errors.Is(dl.Cause, runtime.ErrRejected) {
+	if !strings.Contains(detail(dl), `"teleport"`) || runtime.CodeOf(dl.Cause) != runtime.CodeRejected {
 		t.Fatalf("detail %q, cause %v; want a rejection naming the operation", detail(dl), dl.Cause)
 	}
 }
@@ -208,11 +208,11 @@ func TestHandlerFailureReachesTheTypedClientAsARemoteError(t *testing.T) {
 	ctx, h := start(t)
 	card := runtime.WithConversation(wire.IDFromUint128(0, 4242))
 	_, err := h.billing.Charge(ctx, ChargeCard{Card: "4242", Cents: 0}, card)
-	var remote *runtime.RemoteError
-	if !errors.As(err, &remote) {
-		t.Fatalf("Charge error %v (%T), want a *runtime.RemoteError", err, err)
+	var remote *runtime.Error
+	if !(errors.As(err, &remote) && remote.Remote()) {
+		t.Fatalf("Charge error %v (%T), want a remote *runtime.Error", err, err)
 	}
-	if remote.Wire != wire.ErrorInvalidRequest || remote.Message != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
+	if remote.Wire != wire.ErrorInvalidRequest || remote.Msg != "cannot charge 0 cents" || remote.Retryable || remote.From != "billing" {
 		t.Fatalf("remote error %+v", remote)
 	}
 	// The answered request was handled: a request after it in the same
@@ -273,7 +273,7 @@ func TestCardListsTheOperationsWithTheirContentTypes(t *testing.T) {
 func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{})
 	defer client.Close()
-	if _, err := NewBillingAgent(client, nil); !errors.Is(err, runtime.ErrConfig) {
+	if _, err := NewBillingAgent(client, nil); runtime.CodeOf(err) != runtime.CodeConfig {
 		t.Fatalf("error %v, want a config error", err)
 	}
 }
@@ -305,8 +305,8 @@ func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
 	_, err := h.client.Request(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR),
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
-	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Wire != wire.ErrorInvalidRequest || !strings.Contains(re.Message, "decode cbor body") {
+	var re *runtime.Error
+	if !(errors.As(err, &re) && re.Remote()) || re.Wire != wire.ErrorInvalidRequest || !strings.Contains(re.Msg, "decode cbor body") {
 		t.Fatalf("err = %v, want an invalid-request remote error naming the decode failure", err)
 	}
 	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected {
@@ -322,8 +322,8 @@ func TestUnknownOperationRequestIsAnsweredWithARemoteError(t *testing.T) {
 	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
 	_, err := runtime.Call[Charged](ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"},
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
-	var re *runtime.RemoteError
-	if !errors.As(err, &re) || re.Wire != wire.ErrorUnsupported || !strings.Contains(re.Message, `operation "teleport"`) {
+	var re *runtime.Error
+	if !(errors.As(err, &re) && re.Remote()) || re.Wire != wire.ErrorUnsupported || !strings.Contains(re.Msg, `operation "teleport"`) {
 		t.Fatalf("err = %v, want an unsupported remote error naming operation \"teleport\"", err)
 	}
 	if dl := h.deadLetter(ctx, t); dl.Capsule.Reason != wire.ReasonRejected || dl.Capsule.Attempts != 1 {

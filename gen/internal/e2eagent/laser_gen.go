@@ -236,10 +236,10 @@ func (h billingDispatcher) handleFlake(c *runtime.Ctx, m *runtime.Message) error
 // code that holds one a fake.
 type BillingClient interface {
 	// Charge sends operation "charge" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error)
 	// Quote sends operation "quote" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error)
 	// Refund sends operation "refund" without waiting for it to be handled.
 	Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error
@@ -565,7 +565,7 @@ func (h echoDispatcher) handleHeard(c *runtime.Ctx, m *runtime.Message) error {
 // holds one a fake.
 type EchoClient interface {
 	// Shout sends operation "shout" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Shout(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error)
 	// Heard publishes event "heard" on "echo.commands" from the client's agent.
 	Heard(ctx context.Context, in Text, opts ...runtime.SendOption) error
@@ -746,10 +746,10 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 // holds one a fake.
 type DeskClient interface {
 	// Reverse sends operation "reverse" and waits for the typed reply; a
-	// failure the agent answers with comes back as a *runtime.RemoteError.
+	// failure the agent answers with comes back as a remote *runtime.Error.
 	Reverse(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error)
 	// Count sends operation "count" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Count(ctx context.Context, in Text, opts ...runtime.RequestOption) (int, error)
 }
 

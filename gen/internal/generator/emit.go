@@ -344,7 +344,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 		arg = jen.Op("&").Id("in")
 	}
 	// A request whose body does not decode is answered too, so its caller
-	// gets a *RemoteError now instead of waiting for its timeout.
+	// gets a remote *Error now instead of waiting for its timeout.
 	decodeFailed := jen.Return(jen.Err())
 	if op.Kind == OpRequest || op.Kind == OpStream {
 		decodeFailed = jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))
@@ -517,9 +517,9 @@ func clientOptionType(op *Operation) jen.Code {
 func clientMethodDoc(a *Agent, op *Operation) string {
 	switch op.Kind {
 	case OpRequest:
-		return fmt.Sprintf("%s sends operation %q and waits for the typed reply; a failure the agent answers with comes back as a *runtime.RemoteError.", op.Method, op.Op)
+		return fmt.Sprintf("%s sends operation %q and waits for the typed reply; a failure the agent answers with comes back as a remote *runtime.Error.", op.Method, op.Op)
 	case OpStream:
-		return fmt.Sprintf("%s sends operation %q and yields the items of the streamed answer as they arrive, in order; a failure ends the iteration with its error (a *runtime.StreamError, a *runtime.RemoteError from the agent, or the context's).", op.Method, op.Op)
+		return fmt.Sprintf("%s sends operation %q and yields the items of the streamed answer as they arrive, in order; a failure ends the iteration with its error (a broken stream's *runtime.Error, the agent's remote *runtime.Error, or the context's).", op.Method, op.Op)
 	case OpEvent:
 		return fmt.Sprintf("%s publishes event %q on %q from the client's agent.", op.Method, op.Op, a.Listen)
 	}

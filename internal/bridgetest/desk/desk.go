@@ -141,7 +141,7 @@ func StartSigned(t *testing.T, client *runtime.Client, d *Desk, key *sign.Key, v
 		t.Fatal(err)
 	}
 	cfg := DeskAgentConfig(d)
-	cfg.Tuning.SigningKey, cfg.Tuning.Verifier = key, v
+	cfg.SigningKey, cfg.Verifier = key, v
 	a, err := client.NewAgent(cfg)
 	if err != nil {
 		t.Fatal(err)

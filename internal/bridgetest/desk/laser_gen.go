@@ -158,7 +158,7 @@ func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 // holds one a fake.
 type DeskClient interface {
 	// Quote sends operation "quote" and waits for the typed reply; a failure
-	// the agent answers with comes back as a *runtime.RemoteError.
+	// the agent answers with comes back as a remote *runtime.Error.
 	Quote(ctx context.Context, in QuoteRequest, opts ...runtime.RequestOption) (Quote, error)
 	// Order sends operation "order" without waiting for it to be handled.
 	Order(ctx context.Context, in Order, opts ...runtime.CommandOption) error
@@ -167,7 +167,7 @@ type DeskClient interface {
 	Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error
 	// Spell sends operation "spell" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
-	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
+	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
 	Spell(ctx context.Context, in Word, opts ...runtime.StreamOption) iter.Seq2[Letter, error]
 }

@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs.StringVar(&o.addr, "addr", os.Getenv("LASER_IGGY_ADDR"), "server connection string (default $LASER_IGGY_ADDR)")
 	fs.StringVar(&o.topic, "topic", "agent.commands", "topic to consume")
-	fs.StringVar(&o.dlq, "dlq", runtime.DefaultDeadLetterTopic, "dead-letter topic")
+	fs.StringVar(&o.dlq, "dlq", runtime.TopicDLQ, "dead-letter topic")
 	fs.StringVar(&o.group, "group", "crashworker", "consumer group")
 	fs.StringVar(&o.effects, "effects", "", "effect store directory (required)")
 	fs.StringVar(&o.events, "events", "", "event log file (required)")
