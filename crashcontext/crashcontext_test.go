@@ -36,13 +36,15 @@ func crashed(t *testing.T, log runtime.Transport, key ...*sign.Key) wire.ID {
 	}
 	parked := make(chan struct{}, 1)
 	tuning := runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }}
+	var signing *sign.Key
 	if len(key) > 0 {
-		tuning.SigningKey = key[0]
+		signing = key[0]
 	}
 	agent, err := client.NewAgent(runtime.AgentConfig{
 		ID: "billing", Listen: runtime.TopicCommands,
-		Handler: runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
-		Tuning:  tuning,
+		Handler:    runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
+		Tuning:     tuning,
+		SigningKey: signing,
 	})
 	if err != nil {
 		t.Fatal(err)

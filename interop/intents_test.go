@@ -102,7 +102,7 @@ func TestRecordsInteropIntentsAndVotesCrossBothWays(t *testing.T) {
 			proposed <- p
 			return govern.CastVote(hc, hc.Client(), "", v, nil)
 		})})
-		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{Gate: gate})
+		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{EffectGate: gate})
 		emitted := make(chan error, 1)
 		go func() {
 			_, err := governed.Emit(r.ctx, sessions, "go-proposer", []byte("wire 25000 to acme"), runtime.WithConversation(conversation.Derive(r.ep.stream+"/intent")))

@@ -62,7 +62,7 @@ func startAssistant(t *testing.T, client *runtime.Client, keys *bridgetest.Keys)
 	}
 	cfg := runtime.ConsumerConfig{Topic: assistantTopic, Group: "desk", Agent: "desk", Handler: assistant{},
 		RespondTopic: runtime.TopicLLMIO, Client: client}
-	cfg.Tuning.SigningKey = keys.Desk
+	cfg.SigningKey = keys.Desk
 	c, err := runtime.NewConsumer(client.Transport(), cfg)
 	if err != nil {
 		t.Fatal(err)

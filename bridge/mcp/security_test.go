@@ -154,7 +154,7 @@ func (g forgeRefusal) Admit(ctx context.Context, c *runtime.Client, e *effect.Ef
 
 func TestUnderAVerifierAnUnsignedDeadLetterIsNotBelieved(t *testing.T) {
 	keys := bridgetest.NewKeys(t)
-	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Verifier: keys.Registry, Gate: forgeRefusal{}})
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Verifier: keys.Registry, EffectGate: forgeRefusal{}})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 1); err != nil {
 		t.Fatal(err)

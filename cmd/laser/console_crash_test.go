@@ -53,7 +53,7 @@ func block(t *testing.T, tr *iggy.Transport, conv wire.ID) {
 	gate := govern.NewGate(govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) {
 		return govern.Block("payments are frozen"), nil
 	}), govern.Config{})
-	client := runtime.NewClient(tr, runtime.ClientConfig{Gate: gate, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	client := runtime.NewClient(tr, runtime.ClientConfig{EffectGate: gate, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = client.Close() })
 	if err := client.Bootstrap(t.Context(), 2, "payments"); err != nil {
 		t.Fatal(err)
