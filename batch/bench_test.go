@@ -44,15 +44,15 @@ func dial(b *testing.B, addr string) runtime.Transport {
 }
 
 // benchProducer returns the client producer on a fresh topic of log.
-func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Producer, string) {
+func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Client, string) {
 	topic := fmt.Sprintf("bench.publish.%d", time.Now().UnixNano())
 	if err := log.EnsureTopics(b.Context(), 1, topic); err != nil {
 		b.Fatal(err)
 	}
-	return runtime.NewClient(log, runtime.ClientConfig{}).Producer(), topic
+	return runtime.NewClient(log, runtime.ClientConfig{}), topic
 }
 
-func publishSingle(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+func publishSingle(ctx context.Context, b *testing.B, p *runtime.Client, topic string, n int) {
 	payload := make([]byte, benchRecordSize)
 	for range n {
 		if _, err := p.Publish(ctx, topic, runtime.Outgoing{Key: "k", Payload: payload}); err != nil {
@@ -61,7 +61,7 @@ func publishSingle(ctx context.Context, b *testing.B, p *runtime.Producer, topic
 	}
 }
 
-func publishBatched(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+func publishBatched(ctx context.Context, b *testing.B, p *runtime.Client, topic string, n int) {
 	bp, err := batch.New(ctx, p, topic, batch.Config{})
 	if err != nil {
 		b.Fatal(err)

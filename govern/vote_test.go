@@ -85,7 +85,7 @@ func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if _, err := hc.Client().Emit(hc, govern.TopicProposals, "mallory", body, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+		if _, err := hc.Client().Send(hc, runtime.Out{Kind: wire.KindEvent, Topic: govern.TopicProposals, From: "mallory", Body: body}, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentCBOR)); err != nil {
 			return err
 		}
 		for _, voter := range []string{"ann", "bob"} {

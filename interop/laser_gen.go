@@ -114,7 +114,11 @@ func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // SummarizerClient calls agent "go-summarizer" with typed messages.
@@ -123,20 +127,20 @@ func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message
 type SummarizerClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 }
 
 // summarizerClient is the SummarizerClient that sends on the log.
 type summarizerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewSummarizerClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.SendOption) SummarizerClient {
+func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.Option) SummarizerClient {
 	return &summarizerClient{
 		client: client,
 		from:   from,
@@ -145,12 +149,12 @@ func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.Se
 }
 
 // Summarize implements SummarizerClient.
-func (c *summarizerClient) Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *summarizerClient) Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  SummarizerListenTopic,
 		From:   c.from,
 		Target: SummarizerAgentID,
-	}, SummarizerOpSummarize, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(SummarizerRespondTopic)}, opts...)...)
+	}, SummarizerOpSummarize, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(SummarizerRespondTopic)}, opts...)...)
 }
 
 // SummarizerCard describes agent "go-summarizer": one capability per
@@ -265,7 +269,11 @@ func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) erro
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // handleCount handles operation "count" with Desk.Count.
@@ -278,7 +286,11 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // DeskClient calls agent "go-desk" with typed messages. NewDeskClient
@@ -287,23 +299,23 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 type DeskClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 	// Count sends operation "count" and waits for the typed reply; a failure
 	// the agent answers with comes back as a *runtime.RemoteError.
-	Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Count(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 }
 
 // deskClient is the DeskClient that sends on the log.
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) DeskClient {
+func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) DeskClient {
 	return &deskClient{
 		client: client,
 		from:   from,
@@ -312,21 +324,21 @@ func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOpti
 }
 
 // Summarize implements DeskClient.
-func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSummarize, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpSummarize, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
 }
 
 // Count implements DeskClient.
-func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpCount, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpCount, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
 }
 
 // DeskCard describes agent "go-desk": one capability per operation it

@@ -80,7 +80,11 @@ func ExampleDispatch() {
 		if err != nil {
 			return runtime.FailRequest(c, err)
 		}
-		return c.RespondValue(out, wire.ContentCBOR)
+		body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+		if err != nil {
+			return err
+		}
+		return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 	})
 	ctx := context.Background()
 	h := lasertest.Handler{Agent: "billing", Operation: "charge"}

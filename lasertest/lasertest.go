@@ -125,12 +125,12 @@ func (h Handler) message(client *runtime.Client, rec *recorder, in any) (*runtim
 	if err != nil {
 		return nil, err
 	}
-	opts := []runtime.CommandOption{runtime.WithContentType(h.ContentType)}
+	opts := []runtime.Option{runtime.WithContentType(h.ContentType)}
 	if h.Operation != "" {
 		opts = append(opts, runtime.WithOperation(h.Operation))
 	}
-	cmd := runtime.Command{Topic: h.Topic, From: h.From, Target: h.Agent, Body: body}
-	if _, err := client.SendCommand(context.Background(), cmd, opts...); err != nil {
+	cmd := runtime.Out{Topic: h.Topic, From: h.From, Target: h.Agent, Body: body}
+	if _, err := client.Send(context.Background(), cmd, opts...); err != nil {
 		return nil, err
 	}
 	all := rec.since(0)

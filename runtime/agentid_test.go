@@ -9,6 +9,7 @@ import (
 	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
@@ -28,12 +29,12 @@ func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
 			t.Errorf("NewAgent(id %d bytes, group %q...) = %v, want ErrConfig", len(cfg.ID), cfg.Group[:min(len(cfg.Group), 12)], err)
 		}
 	}
-	for _, cmd := range []runtime.Command{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
-		if _, err := c.SendCommand(context.Background(), cmd); !errors.Is(err, runtime.ErrConfig) {
+	for _, cmd := range []runtime.Out{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
+		if _, err := c.Send(context.Background(), cmd); !errors.Is(err, runtime.ErrConfig) {
 			t.Errorf("SendCommand(from %d bytes, target %d bytes) = %v, want ErrConfig", len(cmd.From), len(cmd.Target), err)
 		}
 	}
-	if _, err := c.Emit(context.Background(), runtime.TopicCommands, id256, []byte("x")); !errors.Is(err, runtime.ErrConfig) {
+	if _, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: id256, Body: []byte("x")}); !errors.Is(err, runtime.ErrConfig) {
 		t.Errorf("Emit from a 256-byte id = %v, want ErrConfig", err)
 	}
 }

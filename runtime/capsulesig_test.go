@@ -96,7 +96,7 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	capsule.Source.Offset = handled.Offset
 	client := runtime.NewClient(log, runtime.ClientConfig{})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
+	if _, err := runtime.RedriveDeadLetter(t.Context(), client, topic, capsule); !errors.Is(err, runtime.ErrInvalid) {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestARedriveAsksTheGate(t *testing.T) {
 	}
 	g := opGate{asked: make(chan effect.Effect, 1)}
 	client := runtime.NewClient(log, runtime.ClientConfig{Gate: g})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
+	if _, err := runtime.RedriveDeadLetter(t.Context(), client, topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}
 	if e := <-g.asked; e.Kind != effect.Publish || e.Operation != runtime.OperationRedrive || e.Topic != topic {

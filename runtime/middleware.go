@@ -93,7 +93,7 @@ type ConsumerObserver interface {
 
 // SendInterceptor wraps a publish: InterceptSend may add headers to the
 // records (trace context, say) and must call next exactly once, which
-// publishes them, retries included. It sees every publish of a Producer:
+// publishes them, retries included. It sees every publish of a client:
 // sends, requests, replies, acks and dead letters. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's publishes.
 type SendInterceptor interface {

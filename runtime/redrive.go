@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -53,9 +54,10 @@ func VerifyDeadLetter(keys *sign.Registry, dlqTopic string, rec *Incoming) (sign
 // forged or foreign capsule), whose original record is gone, or whose
 // payload is not that record's, is refused with an ErrInvalid error. This
 // does not authenticate the capsule: check it with VerifyDeadLetter first.
-// The client's gate admits the copy first, as an effect.Publish with
-// operation OperationRedrive.
-func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
+// Client c's gate admits the copy first, as an effect.Publish with
+// operation OperationRedrive. It is a function beside VerifyDeadLetter, not
+// a send verb: it republishes a record, it builds no message.
+func RedriveDeadLetter(ctx context.Context, c *Client, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
 	src := capsule.Source
 	stream, topic, err := c.t.TopicIDs(ctx, sourceTopic)
 	if err != nil {
@@ -85,7 +87,8 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, sourceTopic string, caps
 	if m, err := DecodeRecord(sourceTopic, &orig, ^uint64(0)); err == nil {
 		key = m.Provenance.PartitionKey()
 	}
-	pos, err := c.prod.PublishEffect(ctx, effect.Effect{Kind: effect.Publish, Operation: OperationRedrive}, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
+	redrive := effectgate.As(ctx, effect.Effect{Kind: effect.Publish, Operation: OperationRedrive})
+	pos, err := c.Publish(redrive, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
 	if err != nil {
 		return Position{}, err
 	}

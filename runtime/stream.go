@@ -27,12 +27,12 @@ type ChunkWriter struct {
 	done bool
 }
 
-// OpenStream starts a chunk stream answering the handled request; purpose
+// Stream starts a chunk stream answering the handled request; purpose
 // is the AGDX chunk purpose (wire.OperationChat, Reasoning or ToolArgs) and
 // ct the content type of every piece. It fails with ErrNoRespondTopic when
 // the agent has no respond topic and with ErrHandlerConfig when the handled
 // message carries no correlation.
-func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, error) {
+func (c *Ctx) Stream(purpose string, ct wire.ContentType) (*ChunkWriter, error) {
 	topic := c.c.cfg.RespondTopic
 	if topic == "" {
 		return nil, &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}

@@ -418,7 +418,7 @@ func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule)
 	if err != nil {
 		return "", err
 	}
-	pos, err := runtime.NewClient(t, runtime.ClientConfig{}).RedriveDeadLetter(ctx, source, c.Capsule)
+	pos, err := runtime.RedriveDeadLetter(ctx, runtime.NewClient(t, runtime.ClientConfig{}), source, c.Capsule)
 	if err != nil {
 		return "", fmt.Errorf("republish to %s: %w", source, err)
 	}

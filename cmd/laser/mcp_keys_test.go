@@ -15,6 +15,7 @@ import (
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
+	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
@@ -79,7 +80,7 @@ func TestMCPSkipsACardListingOneSkillTwiceAndServesTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := client.PublishStatus(t.Context(), "", "billing", wire.OperationCard, body, nil); err != nil {
+	if _, err := client.Send(t.Context(), runtime.Out{Kind: wire.KindStatus, From: "billing", Body: body}, runtime.WithOperation(wire.OperationCard)); err != nil {
 		t.Fatal(err)
 	}
 	names, errOut := listedTools(t, "--addr", addr)

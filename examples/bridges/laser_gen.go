@@ -109,7 +109,11 @@ func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) e
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // handleReply handles operation "reply" with Helpdesk.Reply.
@@ -131,25 +135,25 @@ func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) erro
 type HelpdeskClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error)
+	Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Verdict, error)
 	// Reply sends operation "reply" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
 	// context's).
-	Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error]
+	Reply(ctx context.Context, in Ticket, opts ...runtime.Option) iter.Seq2[string, error]
 }
 
 // helpdeskClient is the HelpdeskClient that sends on the log.
 type helpdeskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewHelpdeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) HelpdeskClient {
+func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.Option) HelpdeskClient {
 	return &helpdeskClient{
 		client: client,
 		from:   from,
@@ -158,21 +162,21 @@ func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.Send
 }
 
 // Classify implements HelpdeskClient.
-func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error) {
-	return runtime.Call[Verdict](ctx, c.client, runtime.Command{
+func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Verdict, error) {
+	return runtime.Call[Verdict](ctx, c.client, runtime.Out{
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpClassify, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
 }
 
 // Reply implements HelpdeskClient.
-func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error] {
-	return runtime.CallStream[string](ctx, c.client, runtime.Command{
+func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.Option) iter.Seq2[string, error] {
+	return runtime.CallStream[string](ctx, c.client, runtime.Out{
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpReply, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpReply, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
 }
 
 // HelpdeskCard describes agent "helpdesk": one capability per operation it

@@ -107,7 +107,11 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // HistorianClient calls agent "historian" with typed messages.
@@ -116,20 +120,20 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 type HistorianClient interface {
 	// Ask sends operation "ask" and waits for the typed reply; a failure the
 	// agent answers with comes back as a *runtime.RemoteError.
-	Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error)
+	Ask(ctx context.Context, in Question, opts ...runtime.Option) (Answer, error)
 }
 
 // historianClient is the HistorianClient that sends on the log.
 type historianClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.SendOption) HistorianClient {
+func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.Option) HistorianClient {
 	return &historianClient{
 		client: client,
 		from:   from,
@@ -138,12 +142,12 @@ func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.Sen
 }
 
 // Ask implements HistorianClient.
-func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error) {
-	return runtime.Call[Answer](ctx, c.client, runtime.Command{
+func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.Option) (Answer, error) {
+	return runtime.Call[Answer](ctx, c.client, runtime.Out{
 		Topic:  HistorianListenTopic,
 		From:   c.from,
 		Target: HistorianAgentID,
-	}, HistorianOpAsk, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HistorianRespondTopic)}, opts...)...)
+	}, HistorianOpAsk, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HistorianRespondTopic)}, opts...)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

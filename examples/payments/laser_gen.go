@@ -107,7 +107,11 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // PayerClient calls agent "payer" with typed messages. NewPayerClient
@@ -116,20 +120,20 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 type PayerClient interface {
 	// WireFunds sends operation "wire-funds" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	WireFunds(ctx context.Context, in Transfer, opts ...runtime.RequestOption) (Receipt, error)
+	WireFunds(ctx context.Context, in Transfer, opts ...runtime.Option) (Receipt, error)
 }
 
 // payerClient is the PayerClient that sends on the log.
 type payerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewPayerClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewPayerClient(client *runtime.Client, from string, opts ...runtime.SendOption) PayerClient {
+func NewPayerClient(client *runtime.Client, from string, opts ...runtime.Option) PayerClient {
 	return &payerClient{
 		client: client,
 		from:   from,
@@ -138,12 +142,12 @@ func NewPayerClient(client *runtime.Client, from string, opts ...runtime.SendOpt
 }
 
 // WireFunds implements PayerClient.
-func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtime.RequestOption) (Receipt, error) {
-	return runtime.Call[Receipt](ctx, c.client, runtime.Command{
+func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtime.Option) (Receipt, error) {
+	return runtime.Call[Receipt](ctx, c.client, runtime.Out{
 		Topic:  PayerListenTopic,
 		From:   c.from,
 		Target: PayerAgentID,
-	}, PayerOpWireFunds, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(PayerRespondTopic)}, opts...)...)
+	}, PayerOpWireFunds, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(PayerRespondTopic)}, opts...)...)
 }
 
 // PayerCard describes agent "payer": one capability per operation it

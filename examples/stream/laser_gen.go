@@ -114,20 +114,20 @@ type WriterClient interface {
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// *runtime.StreamError, a *runtime.RemoteError from the agent, or the
 	// context's).
-	Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error]
+	Draft(ctx context.Context, in Prompt, opts ...runtime.Option) iter.Seq2[Token, error]
 }
 
 // writerClient is the WriterClient that sends on the log.
 type writerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOption) WriterClient {
+func NewWriterClient(client *runtime.Client, from string, opts ...runtime.Option) WriterClient {
 	return &writerClient{
 		client: client,
 		from:   from,
@@ -136,12 +136,12 @@ func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOp
 }
 
 // Draft implements WriterClient.
-func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error] {
-	return runtime.CallStream[Token](ctx, c.client, runtime.Command{
+func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.Option) iter.Seq2[Token, error] {
+	return runtime.CallStream[Token](ctx, c.client, runtime.Out{
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(WriterRespondTopic)}, opts...)...)
+	}, WriterOpDraft, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(WriterRespondTopic)}, opts...)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

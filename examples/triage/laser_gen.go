@@ -133,20 +133,20 @@ func (h intakeDispatcher) handleSubmit(c *runtime.Ctx, m *runtime.Message) error
 // code that holds one a fake.
 type IntakeClient interface {
 	// Submit sends operation "submit" without waiting for it to be handled.
-	Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error
+	Submit(ctx context.Context, in Ticket, opts ...runtime.Option) error
 }
 
 // intakeClient is the IntakeClient that sends on the log.
 type intakeClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOption) IntakeClient {
+func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.Option) IntakeClient {
 	return &intakeClient{
 		client: client,
 		from:   from,
@@ -155,12 +155,12 @@ func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOp
 }
 
 // Submit implements IntakeClient.
-func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  IntakeListenTopic,
 		From:   c.from,
 		Target: IntakeAgentID,
-	}, IntakeOpSubmit, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, IntakeOpSubmit, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -271,7 +271,11 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // ClassifierClient calls agent "classifier" with typed messages.
@@ -280,20 +284,20 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 type ClassifierClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
 	// failure the agent answers with comes back as a *runtime.RemoteError.
-	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error)
+	Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Classification, error)
 }
 
 // classifierClient is the ClassifierClient that sends on the log.
 type classifierClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.SendOption) ClassifierClient {
+func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.Option) ClassifierClient {
 	return &classifierClient{
 		client: client,
 		from:   from,
@@ -302,12 +306,12 @@ func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.Se
 }
 
 // Classify implements ClassifierClient.
-func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error) {
-	return runtime.Call[Classification](ctx, c.client, runtime.Command{
+func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Classification, error) {
+	return runtime.Call[Classification](ctx, c.client, runtime.Out{
 		Topic:  ClassifierListenTopic,
 		From:   c.from,
 		Target: ClassifierAgentID,
-	}, ClassifierOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...)...)
+	}, ClassifierOpClassify, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -420,19 +424,19 @@ func (h resolverDispatcher) handleResolve(c *runtime.Ctx, m *runtime.Message) er
 // test can give code that holds one a fake.
 type ResolverClient interface {
 	// Resolve sends operation "resolve" without waiting for it to be handled.
-	Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error
+	Resolve(ctx context.Context, in Resolution, opts ...runtime.Option) error
 }
 
 // resolverClient is the ResolverClient that sends on the log.
 type resolverClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewResolverClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own.
-func NewResolverClient(client *runtime.Client, from string, opts ...runtime.SendOption) ResolverClient {
+func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Option) ResolverClient {
 	return &resolverClient{
 		client: client,
 		from:   from,
@@ -441,12 +445,12 @@ func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Send
 }
 
 // Resolve implements ResolverClient.
-func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  ResolverListenTopic,
 		From:   c.from,
 		Target: ResolverAgentID,
-	}, ResolverOpResolve, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, ResolverOpResolve, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -557,19 +561,19 @@ func (h auditorDispatcher) handleTicketTriaged(c *runtime.Ctx, m *runtime.Messag
 type AuditorClient interface {
 	// TicketTriaged publishes event "ticket_triaged" on "triage.audit" from the
 	// client's agent.
-	TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error
+	TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.Option) error
 }
 
 // auditorClient is the AuditorClient that sends on the log.
 type auditorClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   runtime.Option
 }
 
 // NewAuditorClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own.
-func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendOption) AuditorClient {
+func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.Option) AuditorClient {
 	return &auditorClient{
 		client: client,
 		from:   from,
@@ -578,8 +582,12 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendO
 }
 
 // TicketTriaged implements AuditorClient.
-func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, append([]runtime.SendOption{c.opts}, opts...)...)
+func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
+		Kind:  wire.KindEvent,
+		Topic: AuditorListenTopic,
+		From:  c.from,
+	}, AuditorOpTicketTriaged, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

@@ -101,10 +101,10 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 }
 
 // read runs one stream to its end and returns the pieces and the error.
-func (w *streamWorld) read(ctx context.Context, opts ...runtime.StreamOption) ([]string, error) {
-	opts = append([]runtime.StreamOption{runtime.WithReplyTopic(w.resps)}, opts...)
+func (w *streamWorld) read(ctx context.Context, opts ...runtime.Option) ([]string, error) {
+	opts = append([]runtime.Option{runtime.WithReplyTopic(w.resps)}, opts...)
 	var got []string
-	for b, err := range w.client.RequestStream(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, opts...) {
+	for b, err := range w.client.Stream(ctx, runtime.Out{Topic: w.cmds, From: "caller", Body: []byte("go")}, opts...) {
 		if err != nil {
 			return got, err
 		}
@@ -162,7 +162,7 @@ func scripted(batch bool, steps []string) responder {
 			out = append(out, runtime.Outgoing{Key: wire.PartitionKey(chunk.Conversation), Headers: wire.EnvelopeHeaders(chunk, wire.ContentRaw), Payload: payload})
 		}
 		if len(out) > 0 {
-			_, err := c.Client().Producer().Publish(c, resps, out...)
+			_, err := c.Client().Publish(c, resps, out...)
 			return err
 		}
 		return nil
@@ -185,7 +185,7 @@ func expectIs(t *testing.T, err, target error) {
 
 func streamInOrder(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func streamInOrder(t *testing.T, tr runtime.Transport) {
 // with end (nil: Close).
 func pieces(end func(*runtime.ChunkWriter) error, ps ...string) responder {
 	return func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func streamOverflow(t *testing.T, tr runtime.Transport) {
 
 func streamAbandoned(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, pieces(nil, "first", "second", "third"))
-	for b, err := range w.client.RequestStream(w.ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, runtime.WithReplyTopic(w.resps)) {
+	for b, err := range w.client.Stream(w.ctx, runtime.Out{Topic: w.cmds, From: "caller", Body: []byte("go")}, runtime.WithReplyTopic(w.resps)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func stalling(t *testing.T) responder {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	return func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
