@@ -6,6 +6,7 @@ package interop
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -134,7 +135,7 @@ type SummarizerClient interface {
 type summarizerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewSummarizerClient returns a client that sends as agent from; opts apply
@@ -144,7 +145,7 @@ func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.Op
 	return &summarizerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -154,7 +155,7 @@ func (c *summarizerClient) Summarize(ctx context.Context, in Article, opts ...ru
 		Topic:  SummarizerListenTopic,
 		From:   c.from,
 		Target: SummarizerAgentID,
-	}, SummarizerOpSummarize, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(SummarizerRespondTopic)}, opts...)...)
+	}, SummarizerOpSummarize, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(SummarizerRespondTopic)}, opts)...)
 }
 
 // SummarizerCard describes agent "go-summarizer": one capability per
@@ -309,7 +310,7 @@ type DeskClient interface {
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
@@ -319,7 +320,7 @@ func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) 
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -329,7 +330,7 @@ func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSummarize, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpSummarize, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Count implements DeskClient.
@@ -338,7 +339,7 @@ func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.Opti
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpCount, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpCount, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "go-desk": one capability per operation it

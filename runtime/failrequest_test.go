@@ -148,7 +148,7 @@ func streamThrough(t *testing.T, err error) (runtime.Delivery, error) {
 			if serr := s.Send("one"); serr != nil {
 				return serr
 			}
-			return runtime.FinishStream(s, err)
+			return s.Finish(err)
 		})})
 	var readErr error
 	for _, e := range c.Stream(t.Context(), runtime.Out{From: "caller", Target: "writer", Body: []byte("go")}, runtime.WithTimeout(waitLimit)) {

@@ -97,26 +97,26 @@ func RejectUnknownOperation(c *Ctx, agent string) error {
 // answering the handled request whose items are encoded in ct (CBOR or
 // JSON); generated handlers of streaming operations pass it to the method.
 func OpenTypedStream[T any](c *Ctx, ct wire.ContentType) (*Stream[T], error) {
-	w, err := c.Stream(wire.OperationChat, ct)
+	w, err := c.openStream(wire.OperationChat, ct)
 	if err != nil {
 		return nil, err
 	}
 	return newStream(w, func(v T) ([]byte, error) { return EncodeBody(v, ct) }), nil
 }
 
-// FinishStream is for generated code: it ends s after the streaming handler
+// Finish is for generated code: it ends s after the streaming handler
 // returned err. Success closes the stream with its terminal chunk. A failure
 // ends it with an AGDX error on the channel (its code chosen as FailRequest
 // does, retryable as err is), so the caller stops at once with a
 // *RemoteError; the handler is not run again, since a rerun would stream its
 // answer a second time. A Failf error is the handler's answer, as in a
-// request: once sent the message was handled and FinishStream returns nil.
+// request: once sent the message was handled and Finish returns nil.
 // Any other error is returned as a rejection for the consumer to dead-letter.
-func FinishStream[T any](s *Stream[T], err error) error {
+func (s *Stream[T]) Finish(err error) error {
 	if err == nil {
-		return s.w.Close()
+		return s.Close()
 	}
-	if ferr := s.w.Fail(answerCode(err), err.Error(), IsRetryable(err)); ferr != nil {
+	if ferr := s.Fail(answerCode(err), err.Error(), IsRetryable(err)); ferr != nil {
 		return &Error{Code: CodeRejected, Err: errors.Join(err, fmt.Errorf("ending the stream failed: %w", ferr))}
 	}
 	if isAnswer(err) {

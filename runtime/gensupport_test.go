@@ -81,27 +81,15 @@ func TestDecodeReadsARawBodyByTheDefaultContentType(t *testing.T) {
 	}
 }
 
-func TestWithOptionsAppliesItsOptionsInOrder(t *testing.T) {
-	bundle := WithOptions(WithOperation("a"), WithIdempotencyKey("k"), WithOperation("b"))
-	spec := specOf([]Option{bundle})
-	if spec.operation != "b" || spec.idem != "k" {
-		t.Fatalf("operation %q, key %q, want b and k", spec.operation, spec.idem)
-	}
-	if spec := specOf([]Option{WithOptions()}); spec.operation != "" {
-		t.Fatalf("an empty bundle set operation %q", spec.operation)
-	}
-}
-
-func TestWithOptionsBundleLosesToLaterOptions(t *testing.T) {
-	base := WithOptions(WithOperation("a"))
-	spec := specOf([]Option{base, WithReplyTopic("billing.responses"), WithReplyTopic("mine"), WithTimeout(time.Second)})
+func TestLaterOptionsWin(t *testing.T) {
+	spec := specOf([]Option{WithOperation("a"), WithReplyTopic("billing.responses"), WithReplyTopic("mine"), WithTimeout(time.Second)})
 	if spec.operation != "a" || spec.reply() != "mine" || spec.wait() != time.Second {
 		t.Fatalf("the call's own options lose: operation %q, reply topic %q, timeout %s", spec.operation, spec.reply(), spec.wait())
 	}
 }
 
 func TestStreamBufferOption(t *testing.T) {
-	spec := specOf([]Option{WithOptions(WithOperation("a")), WithStreamBuffer(3)})
+	spec := specOf([]Option{WithOperation("a"), WithStreamBuffer(3)})
 	if spec.operation != "a" || spec.buffered() != 3 {
 		t.Fatalf("operation %q, buffer %d", spec.operation, spec.buffered())
 	}

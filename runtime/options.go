@@ -58,17 +58,6 @@ type sendSpec struct {
 	state *wire.TaskState
 }
 
-// WithOptions bundles opts into one option that applies them in order, so a
-// set of options shared by many sends is built once and passed as one; a
-// generated client holds the options given to its constructor this way.
-func WithOptions(opts ...Option) Option {
-	return option(func(s *sendSpec) {
-		for _, o := range opts {
-			o.apply(s)
-		}
-	})
-}
-
 // WithContentType says what the body is (the agdx.ct header).
 func WithContentType(ct wire.ContentType) Option {
 	return option(func(s *sendSpec) { s.contentType, s.hasCT = ct, true })

@@ -127,7 +127,7 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 				return err
 			}
 		}
-		return s.Writer().Close()
+		return s.Close()
 	})})
 	var got []string
 	for tok, err := range runtime.CallStream[token](context.Background(), c, runtime.Out{From: "caller"}, "go", wire.ContentJSON, "go") {

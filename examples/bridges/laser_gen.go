@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -126,7 +127,7 @@ func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) erro
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Reply(c, in, out))
+	return out.Finish(h.impl.Reply(c, in, out))
 }
 
 // HelpdeskClient calls agent "helpdesk" with typed messages.
@@ -147,7 +148,7 @@ type HelpdeskClient interface {
 type helpdeskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewHelpdeskClient returns a client that sends as agent from; opts apply to
@@ -157,7 +158,7 @@ func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.Opti
 	return &helpdeskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -167,7 +168,7 @@ func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtim
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpClassify, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpClassify, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts)...)
 }
 
 // Reply implements HelpdeskClient.
@@ -176,7 +177,7 @@ func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.O
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpReply, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpReply, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts)...)
 }
 
 // HelpdeskCard describes agent "helpdesk": one capability per operation it

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/operation"
@@ -127,7 +128,7 @@ type HistorianClient interface {
 type historianClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
@@ -137,7 +138,7 @@ func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.Opt
 	return &historianClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -147,7 +148,7 @@ func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.
 		Topic:  HistorianListenTopic,
 		From:   c.from,
 		Target: HistorianAgentID,
-	}, HistorianOpAsk, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(HistorianRespondTopic)}, opts...)...)
+	}, HistorianOpAsk, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HistorianRespondTopic)}, opts)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

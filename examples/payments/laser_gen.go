@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/operation"
@@ -127,7 +128,7 @@ type PayerClient interface {
 type payerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewPayerClient returns a client that sends as agent from; opts apply to
@@ -137,7 +138,7 @@ func NewPayerClient(client *runtime.Client, from string, opts ...runtime.Option)
 	return &payerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -147,7 +148,7 @@ func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtim
 		Topic:  PayerListenTopic,
 		From:   c.from,
 		Target: PayerAgentID,
-	}, PayerOpWireFunds, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(PayerRespondTopic)}, opts...)...)
+	}, PayerOpWireFunds, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(PayerRespondTopic)}, opts)...)
 }
 
 // PayerCard describes agent "payer": one capability per operation it

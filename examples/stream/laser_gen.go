@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -103,7 +104,7 @@ func (h writerDispatcher) handleDraft(c *runtime.Ctx, m *runtime.Message) error 
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Draft(c, in, out))
+	return out.Finish(h.impl.Draft(c, in, out))
 }
 
 // WriterClient calls agent "writer" with typed messages. NewWriterClient
@@ -121,7 +122,7 @@ type WriterClient interface {
 type writerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
@@ -131,7 +132,7 @@ func NewWriterClient(client *runtime.Client, from string, opts ...runtime.Option
 	return &writerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -141,7 +142,7 @@ func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.Opt
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(WriterRespondTopic)}, opts...)...)
+	}, WriterOpDraft, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(WriterRespondTopic)}, opts)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

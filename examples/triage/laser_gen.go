@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -140,7 +141,7 @@ type IntakeClient interface {
 type intakeClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
@@ -150,7 +151,7 @@ func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.Option
 	return &intakeClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -160,7 +161,7 @@ func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.Op
 		Topic:  IntakeListenTopic,
 		From:   c.from,
 		Target: IntakeAgentID,
-	}, IntakeOpSubmit, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, IntakeOpSubmit, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -291,7 +292,7 @@ type ClassifierClient interface {
 type classifierClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
@@ -301,7 +302,7 @@ func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.Op
 	return &classifierClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -311,7 +312,7 @@ func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runt
 		Topic:  ClassifierListenTopic,
 		From:   c.from,
 		Target: ClassifierAgentID,
-	}, ClassifierOpClassify, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...)...)
+	}, ClassifierOpClassify, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(ClassifierRespondTopic)}, opts)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -431,7 +432,7 @@ type ResolverClient interface {
 type resolverClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewResolverClient returns a client that sends as agent from; opts apply to
@@ -440,7 +441,7 @@ func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Opti
 	return &resolverClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -450,7 +451,7 @@ func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...run
 		Topic:  ResolverListenTopic,
 		From:   c.from,
 		Target: ResolverAgentID,
-	}, ResolverOpResolve, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, ResolverOpResolve, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -568,7 +569,7 @@ type AuditorClient interface {
 type auditorClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewAuditorClient returns a client that sends as agent from; opts apply to
@@ -577,7 +578,7 @@ func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.Optio
 	return &auditorClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -587,7 +588,7 @@ func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...r
 		Kind:  wire.KindEvent,
 		Topic: AuditorListenTopic,
 		From:  c.from,
-	}, AuditorOpTicketTriaged, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, AuditorOpTicketTriaged, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

@@ -205,7 +205,7 @@ func streamInOrder(t *testing.T, tr runtime.Transport) {
 
 // pieces is a responder streaming ps through a ChunkWriter, then ending
 // with end (nil: Close).
-func pieces(end func(*runtime.ChunkWriter) error, ps ...string) responder {
+func pieces(end func(*runtime.Stream[[]byte]) error, ps ...string) responder {
 	return func(c *runtime.Ctx, _ string) error {
 		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
@@ -341,7 +341,7 @@ func streamAbandoned(t *testing.T, tr runtime.Transport) {
 }
 
 func streamResponderFails(t *testing.T, tr runtime.Transport) {
-	w := newStreamWorld(t, tr, pieces(func(s *runtime.ChunkWriter) error {
+	w := newStreamWorld(t, tr, pieces(func(s *runtime.Stream[[]byte]) error {
 		return s.Fail(wire.ErrorInternal, "model went away", true)
 	}, "half", "way"))
 	got, err := w.read(w.ctx)
@@ -353,7 +353,7 @@ func streamResponderFails(t *testing.T, tr runtime.Transport) {
 }
 
 func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
-	w := newStreamWorld(t, tr, pieces(func(*runtime.ChunkWriter) error {
+	w := newStreamWorld(t, tr, pieces(func(*runtime.Stream[[]byte]) error {
 		return runtime.Reject(fmt.Errorf("crashed"))
 	}, "half"))
 	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))

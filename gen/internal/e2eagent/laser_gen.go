@@ -6,6 +6,7 @@ package e2eagent
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
 	"github.com/lasergo/laser/operation"
@@ -268,7 +269,7 @@ type BillingClient interface {
 type billingClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
@@ -278,7 +279,7 @@ func NewBillingClient(client *runtime.Client, from string, opts ...runtime.Optio
 	return &billingClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -288,7 +289,7 @@ func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runti
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpCharge, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
+	}, BillingOpCharge, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(BillingRespondTopic)}, opts)...)
 }
 
 // Quote implements BillingClient.
@@ -297,7 +298,7 @@ func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...run
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpQuote, wire.ContentJSON, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
+	}, BillingOpQuote, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(BillingRespondTopic)}, opts)...)
 }
 
 // Refund implements BillingClient.
@@ -306,7 +307,7 @@ func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts 
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpRefund, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpRefund, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // CardExpired implements BillingClient.
@@ -315,7 +316,7 @@ func (c *billingClient) CardExpired(ctx context.Context, in billingapi.CardExpir
 		Kind:  wire.KindEvent,
 		Topic: BillingListenTopic,
 		From:  c.from,
-	}, BillingOpCardExpired, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpCardExpired, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Settle implements BillingClient.
@@ -324,7 +325,7 @@ func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.O
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpSettle, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpSettle, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Void implements BillingClient.
@@ -333,7 +334,7 @@ func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.Optio
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpVoid, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpVoid, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Note implements BillingClient.
@@ -342,7 +343,7 @@ func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ..
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpNote, wire.ContentJSON, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpNote, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // Flake implements BillingClient.
@@ -351,7 +352,7 @@ func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.Opti
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpFlake, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, BillingOpFlake, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // BillingCard describes agent "billing": one capability per operation it
@@ -591,7 +592,7 @@ type EchoClient interface {
 type echoClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewEchoClient returns a client that sends as agent from; opts apply to
@@ -601,7 +602,7 @@ func NewEchoClient(client *runtime.Client, from string, opts ...runtime.Option) 
 	return &echoClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -611,7 +612,7 @@ func (c *echoClient) Shout(ctx context.Context, in Text, opts ...runtime.Option)
 		Topic:  EchoListenTopic,
 		From:   c.from,
 		Target: EchoAgentID,
-	}, EchoOpShout, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(EchoRespondTopic)}, opts...)...)
+	}, EchoOpShout, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(EchoRespondTopic)}, opts)...)
 }
 
 // Heard implements EchoClient.
@@ -620,7 +621,7 @@ func (c *echoClient) Heard(ctx context.Context, in Text, opts ...runtime.Option)
 		Kind:  wire.KindEvent,
 		Topic: EchoListenTopic,
 		From:  c.from,
-	}, EchoOpHeard, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, EchoOpHeard, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // EchoCard describes agent "echo": one capability per operation it answers,
@@ -785,7 +786,7 @@ type DeskClient interface {
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
@@ -795,7 +796,7 @@ func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) 
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -805,7 +806,7 @@ func (c *deskClient) Reverse(ctx context.Context, in Text, opts ...runtime.Optio
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpReverse, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpReverse, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Count implements DeskClient.
@@ -814,7 +815,7 @@ func (c *deskClient) Count(ctx context.Context, in Text, opts ...runtime.Option)
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpCount, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpCount, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "desk": one capability per operation it answers,

@@ -429,7 +429,7 @@ func (e *emitter) client(a *Agent, x string) {
 	f.Type().Id(impl).Struct(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
-		jen.Id("opts").Add(rt("Option")),
+		jen.Id("opts").Index().Add(rt("Option")),
 	)
 	f.Line()
 	if a.Respond != "" {
@@ -437,7 +437,7 @@ func (e *emitter) client(a *Agent, x string) {
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
-	opts := rt("WithOptions").Call(jen.Id("opts").Op("..."))
+	opts := jen.Id("opts")
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
@@ -461,11 +461,11 @@ func (e *emitter) client(a *Agent, x string) {
 		// Each method applies the call's options after the client's bundle
 		// (and, for a request, the agent's respond topic), so the call's
 		// own win.
-		first := []jen.Code{jen.Id("c").Dot("opts")}
+		parts := []jen.Code{jen.Id("c").Dot("opts")}
 		if (op.Kind == OpRequest || op.Kind == OpStream) && a.Respond != "" {
-			first = append(first, rt("WithReplyTopic").Call(jen.Id(respondConst(a))))
+			parts = append(parts, jen.Index().Add(rt("Option")).Values(rt("WithReplyTopic").Call(jen.Id(respondConst(a)))))
 		}
-		merged := jen.Append(jen.Index().Add(rt("Option")).Values(first...), jen.Id("opts").Op("...")).Op("...")
+		merged := jen.Qual("slices", "Concat").Call(append(parts, jen.Id("opts"))...).Op("...")
 		var body jen.Code
 		switch op.Kind {
 		case OpRequest:

@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -154,7 +155,7 @@ func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Spell(c, in, out))
+	return out.Finish(h.impl.Spell(c, in, out))
 }
 
 // DeskClient calls agent "desk" with typed messages. NewDeskClient returns
@@ -180,7 +181,7 @@ type DeskClient interface {
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.Option
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
@@ -190,7 +191,7 @@ func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) 
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
@@ -200,7 +201,7 @@ func (c *deskClient) Quote(ctx context.Context, in QuoteRequest, opts ...runtime
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpQuote, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpQuote, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Order implements DeskClient.
@@ -209,7 +210,7 @@ func (c *deskClient) Order(ctx context.Context, in Order, opts ...runtime.Option
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpOrder, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, DeskOpOrder, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Restocked implements DeskClient.
@@ -218,7 +219,7 @@ func (c *deskClient) Restocked(ctx context.Context, in Restock, opts ...runtime.
 		Kind:  wire.KindEvent,
 		Topic: DeskListenTopic,
 		From:  c.from,
-	}, DeskOpRestocked, wire.ContentCBOR, in, append([]runtime.Option{c.opts}, opts...)...)
+	}, DeskOpRestocked, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Spell implements DeskClient.
@@ -227,7 +228,7 @@ func (c *deskClient) Spell(ctx context.Context, in Word, opts ...runtime.Option)
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSpell, wire.ContentCBOR, in, append([]runtime.Option{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpSpell, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "desk": one capability per operation it answers,
