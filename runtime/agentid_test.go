@@ -31,7 +31,7 @@ func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
 	}
 	for _, cmd := range []runtime.Out{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
 		if _, err := c.Send(context.Background(), cmd); !errors.Is(err, runtime.ErrConfig) {
-			t.Errorf("SendCommand(from %d bytes, target %d bytes) = %v, want ErrConfig", len(cmd.From), len(cmd.Target), err)
+			t.Errorf("Send(from %d bytes, target %d bytes) = %v, want ErrConfig", len(cmd.From), len(cmd.Target), err)
 		}
 	}
 	if _, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: id256, Body: []byte("x")}); !errors.Is(err, runtime.ErrConfig) {

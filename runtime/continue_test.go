@@ -131,7 +131,7 @@ func TestATypedCallOutsideAHandlerStartsAConversationWithoutACause(t *testing.T)
 	}
 }
 
-func TestEmitValueEmitsATypedEventFromTheHandlingAgent(t *testing.T) {
+func TestTellEmitsATypedEventFromTheHandlingAgent(t *testing.T) {
 	type placed struct{ Order string }
 	r := startRelay(t, func(ctx *runtime.Ctx, _ *runtime.Client) error {
 		return runtime.Tell(ctx, ctx.Client(), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands}, "order.placed", wire.ContentJSON, placed{Order: "o-1"})

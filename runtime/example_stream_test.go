@@ -12,7 +12,7 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// An agent streams its answer as AGDX chunks with a ChunkWriter; the caller
+// An agent streams its answer as AGDX chunks with a Stream from Ctx.Stream; the caller
 // ranges over the pieces as they arrive, in order.
 func ExampleClient_Stream() {
 	ctx := context.Background()

@@ -11,7 +11,7 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
+func TestRespondWithAReplyTopicAnswersAnInputRequestWithASignedResponse(t *testing.T) {
 	key := newKey(31)
 	reg := sign.NewRegistry()
 	if err := reg.Enroll("approver", key.Public()); err != nil {
@@ -38,9 +38,8 @@ func TestRespondInputAnswersTheInputRequestWithASignedResponse(t *testing.T) {
 }
 
 // TestRespondWithAReplyTopicAnswersAPlainMessageThere: the topic an answer
-// goes to is an option of Respond, not a verb of its own (RespondInput was
-// one, refusing plain messages): a plain message is answered with a plain
-// message on the named topic.
+// goes to is an option of Respond, not a verb of its own, so a plain
+// message is answered with a plain message on the named topic.
 func TestRespondWithAReplyTopicAnswersAPlainMessageThere(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	if err := log.EnsureTopics(context.Background(), 1, "decisions"); err != nil {

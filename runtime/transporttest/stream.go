@@ -18,7 +18,7 @@ import (
 
 // RunStream runs the chunk-streaming scenarios over a transport: an agent
 // answers a command with a chunk stream and a client reads it back with
-// Client.RequestStream. Scripted responders publish chunks out of order,
+// Client.Stream. Scripted responders publish chunks out of order,
 // twice or not at all, to check every failure surfaces as its own error.
 func RunStream(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
@@ -203,7 +203,7 @@ func streamInOrder(t *testing.T, tr runtime.Transport) {
 	expectPieces(t, got, "once", "upon", "a time")
 }
 
-// pieces is a responder streaming ps through a ChunkWriter, then ending
+// pieces is a responder streaming ps through a Stream, then ending
 // with end (nil: Close).
 func pieces(end func(*runtime.Stream[[]byte]) error, ps ...string) responder {
 	return func(c *runtime.Ctx, _ string) error {
