@@ -108,7 +108,7 @@ func (h summarizerDispatcher) Handle(c *runtime.Ctx) error {
 // handleSummarize handles operation "summarize" with Summarizer.Summarize.
 func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, SummarizerOpSummarize, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(SummarizerOpSummarize, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Summarize(c, in)
@@ -263,7 +263,7 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleSummarize handles operation "summarize" with Desk.Summarize.
 func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, DeskOpSummarize, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(DeskOpSummarize, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Summarize(c, in)
@@ -280,7 +280,7 @@ func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) erro
 // handleCount handles operation "count" with Desk.Count.
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, DeskOpCount, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Count(c, in)

@@ -73,7 +73,7 @@ func ExampleDispatch() {
 			return runtime.RejectUnknownOperation(c, "billing")
 		}
 		var in Order
-		if err := runtime.DecodeInput(c.Message(), "charge", &in, wire.ContentCBOR); err != nil {
+		if err := c.Message().DecodeInput("charge", &in, wire.ContentCBOR); err != nil {
 			return runtime.FailRequest(c, err)
 		}
 		out, err := charge(c, in)

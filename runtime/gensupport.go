@@ -19,10 +19,10 @@ import (
 // generated file.
 const IsAtLeastVersion0_1 = true
 
-// DecodeInput is for generated code: it decodes the body of a message for
-// operation op into v (see Message.Decode). A body that does not decode is
+// DecodeInput is for generated code: it decodes the body of m, a message
+// for operation op, into v (see Message.Decode). A body that does not decode is
 // rejected with a detail naming the operation and the decode error.
-func DecodeInput(m *Message, op string, v any, def wire.ContentType) error {
+func (m *Message) DecodeInput(op string, v any, def wire.ContentType) error {
 	if err := m.Decode(v, def); err != nil {
 		return &Error{Code: CodeRejected, Msg: "operation " + strconv.Quote(op), Err: err}
 	}

@@ -56,7 +56,7 @@ func TestGensupportFailRequestPassesRetryableErrorsThrough(t *testing.T) {
 func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
 	m := &Message{Payload: []byte("{"), ContentType: wire.ContentJSON, HasContentType: true}
 	var v struct{ A int }
-	err := DecodeInput(m, "charge", &v, wire.ContentCBOR)
+	err := m.DecodeInput("charge", &v, wire.ContentCBOR)
 	if !errors.Is(err, ErrRejected) || IsRetryable(err) {
 		t.Fatalf("DecodeInput = %v, want a rejection", err)
 	}

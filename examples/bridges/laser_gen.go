@@ -103,7 +103,7 @@ func (h helpdeskDispatcher) Handle(c *runtime.Ctx) error {
 // handleClassify handles operation "classify" with Helpdesk.Classify.
 func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, HelpdeskOpClassify, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HelpdeskOpClassify, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Classify(c, in)
@@ -120,7 +120,7 @@ func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) e
 // handleReply handles operation "reply" with Helpdesk.Reply.
 func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, HelpdeskOpReply, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HelpdeskOpReply, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[string](c, wire.ContentJSON)

@@ -97,7 +97,7 @@ func (h historianDispatcher) Handle(c *runtime.Ctx) error {
 // handleAsk handles operation "ask" with Historian.Ask.
 func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error {
 	var in Question
-	if err := runtime.DecodeInput(m, HistorianOpAsk, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HistorianOpAsk, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	history, err := conversation.AssembleFor(c, conversation.Options{Policy: conversation.LastN(50)})

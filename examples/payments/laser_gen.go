@@ -97,7 +97,7 @@ func (h payerDispatcher) Handle(c *runtime.Ctx) error {
 // handleWireFunds handles operation "wire-funds" with Payer.WireFunds.
 func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) error {
 	var in Transfer
-	if err := runtime.DecodeInput(m, PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	c = c.WithClaims(effect.Claims{

@@ -97,7 +97,7 @@ func (h writerDispatcher) Handle(c *runtime.Ctx) error {
 // handleDraft handles operation "draft" with Writer.Draft.
 func (h writerDispatcher) handleDraft(c *runtime.Ctx, m *runtime.Message) error {
 	var in Prompt
-	if err := runtime.DecodeInput(m, WriterOpDraft, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(WriterOpDraft, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[Token](c, wire.ContentJSON)

@@ -123,7 +123,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 // handleSubmit handles operation "submit" with Intake.Submit.
 func (h intakeDispatcher) handleSubmit(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, IntakeOpSubmit, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(IntakeOpSubmit, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Submit(c, in)
@@ -265,7 +265,7 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 // handleClassify handles operation "classify" with Classifier.Classify.
 func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, ClassifierOpClassify, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(ClassifierOpClassify, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Classify(c, in)
@@ -414,7 +414,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 // handleResolve handles operation "resolve" with Resolver.Resolve.
 func (h resolverDispatcher) handleResolve(c *runtime.Ctx, m *runtime.Message) error {
 	var in Resolution
-	if err := runtime.DecodeInput(m, ResolverOpResolve, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(ResolverOpResolve, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Resolve(c, in)
@@ -550,7 +550,7 @@ func (h auditorDispatcher) Handle(c *runtime.Ctx) error {
 // Auditor.TicketTriaged.
 func (h auditorDispatcher) handleTicketTriaged(c *runtime.Ctx, m *runtime.Message) error {
 	var in Triaged
-	if err := runtime.DecodeInput(m, AuditorOpTicketTriaged, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(AuditorOpTicketTriaged, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.TicketTriaged(c, in)

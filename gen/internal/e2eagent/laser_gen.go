@@ -155,7 +155,7 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 // handleCharge handles operation "charge" with Billing.Charge.
 func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) error {
 	var in ChargeCard
-	if err := runtime.DecodeInput(m, BillingOpCharge, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpCharge, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Charge(c, in)
@@ -172,7 +172,7 @@ func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) erro
 // handleQuote handles operation "quote" with Billing.Quote.
 func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(QuoteRequest)
-	if err := runtime.DecodeInput(m, BillingOpQuote, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpQuote, in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Quote(c, in)
@@ -189,7 +189,7 @@ func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error
 // handleRefund handles operation "refund" with Billing.Refund.
 func (h billingDispatcher) handleRefund(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(billingapi.Refund)
-	if err := runtime.DecodeInput(m, BillingOpRefund, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpRefund, in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Refund(c, in)
@@ -198,7 +198,7 @@ func (h billingDispatcher) handleRefund(c *runtime.Ctx, m *runtime.Message) erro
 // handleCardExpired handles event "card.expired" with Billing.CardExpired.
 func (h billingDispatcher) handleCardExpired(c *runtime.Ctx, m *runtime.Message) error {
 	var in billingapi.CardExpired
-	if err := runtime.DecodeInput(m, BillingOpCardExpired, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpCardExpired, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.CardExpired(c, in)
@@ -207,7 +207,7 @@ func (h billingDispatcher) handleCardExpired(c *runtime.Ctx, m *runtime.Message)
 // handleSettle handles operation "settle" with Billing.Settle.
 func (h billingDispatcher) handleSettle(c *runtime.Ctx, m *runtime.Message) error {
 	var in Settle
-	if err := runtime.DecodeInput(m, BillingOpSettle, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpSettle, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Settle(c, in)
@@ -216,7 +216,7 @@ func (h billingDispatcher) handleSettle(c *runtime.Ctx, m *runtime.Message) erro
 // handleVoid handles operation "void" with Billing.Void.
 func (h billingDispatcher) handleVoid(c *runtime.Ctx, m *runtime.Message) error {
 	var in Void
-	if err := runtime.DecodeInput(m, BillingOpVoid, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpVoid, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Void(c, in)
@@ -225,7 +225,7 @@ func (h billingDispatcher) handleVoid(c *runtime.Ctx, m *runtime.Message) error 
 // handleNote handles operation "note" with Billing.Note.
 func (h billingDispatcher) handleNote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(billingapi.Refund)
-	if err := runtime.DecodeInput(m, BillingOpNote, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpNote, in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Note(c, in)
@@ -234,7 +234,7 @@ func (h billingDispatcher) handleNote(c *runtime.Ctx, m *runtime.Message) error 
 // handleFlake handles operation "flake" with Billing.Flake.
 func (h billingDispatcher) handleFlake(c *runtime.Ctx, m *runtime.Message) error {
 	var in Void
-	if err := runtime.DecodeInput(m, BillingOpFlake, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpFlake, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Flake(c, in)
@@ -554,7 +554,7 @@ func (h echoDispatcher) Handle(c *runtime.Ctx) error {
 // handleShout handles operation "shout" with Echo.Shout.
 func (h echoDispatcher) handleShout(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, EchoOpShout, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(EchoOpShout, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Shout(c, in)
@@ -571,7 +571,7 @@ func (h echoDispatcher) handleShout(c *runtime.Ctx, m *runtime.Message) error {
 // handleHeard handles event "heard" with Echo.Heard.
 func (h echoDispatcher) handleHeard(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, EchoOpHeard, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(EchoOpHeard, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Heard(c, in)
@@ -739,7 +739,7 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleReverse handles operation "reverse" with Desk.Reverse.
 func (h deskDispatcher) handleReverse(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, DeskOpReverse, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpReverse, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Reverse(c, in)
@@ -756,7 +756,7 @@ func (h deskDispatcher) handleReverse(c *runtime.Ctx, m *runtime.Message) error 
 // handleCount handles operation "count" with Desk.Count.
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, DeskOpCount, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Count(c, in)

@@ -351,7 +351,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	}
 	body := []jen.Code{
 		decl,
-		jen.If(jen.Err().Op(":=").Add(rt("DecodeInput")).Call(jen.Id("m"), jen.Id(opConst(a, op)), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("m").Dot("DecodeInput").Call(jen.Id(opConst(a, op)), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
 			decodeFailed,
 		),
 	}

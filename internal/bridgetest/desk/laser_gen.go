@@ -113,7 +113,7 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleQuote handles operation "quote" with Desk.Quote.
 func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	var in QuoteRequest
-	if err := runtime.DecodeInput(m, DeskOpQuote, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpQuote, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Quote(c, in)
@@ -130,7 +130,7 @@ func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 // handleOrder handles operation "order" with Desk.Order.
 func (h deskDispatcher) handleOrder(c *runtime.Ctx, m *runtime.Message) error {
 	var in Order
-	if err := runtime.DecodeInput(m, DeskOpOrder, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpOrder, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Order(c, in)
@@ -139,7 +139,7 @@ func (h deskDispatcher) handleOrder(c *runtime.Ctx, m *runtime.Message) error {
 // handleRestocked handles event "restocked" with Desk.Restocked.
 func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) error {
 	var in Restock
-	if err := runtime.DecodeInput(m, DeskOpRestocked, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpRestocked, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Restocked(c, in)
@@ -148,7 +148,7 @@ func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) erro
 // handleSpell handles operation "spell" with Desk.Spell.
 func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 	var in Word
-	if err := runtime.DecodeInput(m, DeskOpSpell, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpSpell, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[Letter](c, wire.ContentCBOR)

@@ -1,4 +1,8 @@
-package runtime
+// Package deadletter works on the records a consumer parked on its
+// dead-letter topic: Verify checks that a capsule was signed by the
+// consumer that parked it, and Redrive republishes the original record the
+// capsule points at. It is what `laser dlq` runs.
+package deadletter
 
 import (
 	"bytes"
@@ -8,41 +12,42 @@ import (
 
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/internal/effectgate"
+	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
-// VerifyDeadLetter checks that rec, read from dead-letter topic dlqTopic,
+// Verify checks that rec, read from dead-letter topic dlqTopic,
 // is a capsule signed by the consumer that parked it: the signature over
 // the topic, the consumer's agent id and the capsule bytes verifies with a
 // key enrolled in keys and valid at the record's broker time, and the key's
 // principal may send as that agent (sign.Registry.SourceAllowed). It returns the decoded capsule. A forged capsule
 // would make a redrive republish whatever record it names with the
 // operator's credentials and a fresh idempotency key.
-func VerifyDeadLetter(keys *sign.Registry, dlqTopic string, rec *Incoming) (sign.Verified, *wire.DeadLetter, error) {
+func Verify(keys *sign.Registry, dlqTopic string, rec *runtime.Incoming) (sign.Verified, *wire.DeadLetter, error) {
 	capsule, err := wire.DecodeDeadLetter(rec.Payload)
 	if err != nil {
-		return sign.Verified{}, nil, &Error{Code: CodeCodec, Msg: "not a dead-letter capsule", Err: err}
+		return sign.Verified{}, nil, runtime.NewError(runtime.CodeCodec, "not a dead-letter capsule", err)
 	}
-	sigValue, _ := rec.Headers.Get(HeaderDeadLetterSignature)
-	byValue, hasBy := rec.Headers.Get(HeaderDeadLetterBy)
+	sigValue, _ := rec.Headers.Get(runtime.HeaderDeadLetterSignature)
+	byValue, hasBy := rec.Headers.Get(runtime.HeaderDeadLetterBy)
 	by, byErr := byValue.AsString()
 	if len(sigValue.Data) == 0 || !hasBy || byErr != nil {
-		return sign.Verified{}, nil, &Error{Code: CodeSignature, Msg: "capsule is not signed", Err: sign.ErrUnsigned}
+		return sign.Verified{}, nil, runtime.NewError(runtime.CodeSignature, "capsule is not signed", sign.ErrUnsigned)
 	}
-	verified, err := keys.VerifyDetached(sigValue.Data, rec.Timestamp, DeadLetterDomain, []byte(dlqTopic), []byte(by), rec.Payload)
+	verified, err := keys.VerifyDetached(sigValue.Data, rec.Timestamp, runtime.DeadLetterDomain, []byte(dlqTopic), []byte(by), rec.Payload)
 	if err == nil {
 		if !keys.SourceAllowed(verified.Principal, by) {
 			err = fmt.Errorf("%w: capsule parked by %q, signed by %q", sign.ErrSourceMismatch, by, verified.Principal)
 		}
 	}
 	if err != nil {
-		return sign.Verified{}, nil, &Error{Code: CodeSignature, Msg: "capsule signature", Err: err}
+		return sign.Verified{}, nil, runtime.NewError(runtime.CodeSignature, "capsule signature", err)
 	}
 	return verified, capsule, nil
 }
 
-// RedriveDeadLetter republishes the original record a dead-letter capsule
+// Redrive republishes the original record a dead-letter capsule
 // points at to sourceTopic, the topic it was read from, and returns where
 // the copy landed. Headers and payload are copied verbatim, except that a
 // plain message's idempotency key becomes KEY/redrive/PARTITION-OFFSET: the
@@ -53,29 +58,28 @@ func VerifyDeadLetter(keys *sign.Registry, dlqTopic string, rec *Incoming) (sign
 // A capsule whose numeric stream and topic ids are not sourceTopic's (a
 // forged or foreign capsule), whose original record is gone, or whose
 // payload is not that record's, is refused with an ErrInvalid error. This
-// does not authenticate the capsule: check it with VerifyDeadLetter first.
+// does not authenticate the capsule: check it with Verify first.
 // Client c's gate admits the copy first, as an effect.Publish with
-// operation OperationRedrive. It is a function beside VerifyDeadLetter, not
-// a send verb: it republishes a record, it builds no message.
-func RedriveDeadLetter(ctx context.Context, c *Client, sourceTopic string, capsule *wire.DeadLetter) (Position, error) {
+// operation runtime.OperationRedrive.
+func Redrive(ctx context.Context, c *runtime.Client, sourceTopic string, capsule *wire.DeadLetter) (runtime.Position, error) {
 	src := capsule.Source
-	stream, topic, err := c.t.TopicIDs(ctx, sourceTopic)
+	stream, topic, err := c.Transport().TopicIDs(ctx, sourceTopic)
 	if err != nil {
-		return Position{}, fmt.Errorf("source topic %s: %w", sourceTopic, err)
+		return runtime.Position{}, fmt.Errorf("source topic %s: %w", sourceTopic, err)
 	}
 	if src.StreamID != stream || src.TopicID != topic {
-		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("capsule source %s is not topic %s (%d/%d): name the topic its record was read from", src, sourceTopic, stream, topic)}
+		return runtime.Position{}, runtime.NewError(runtime.CodeInvalid, fmt.Sprintf("capsule source %s is not topic %s (%d/%d): name the topic its record was read from", src, sourceTopic, stream, topic), nil)
 	}
-	recs, err := c.t.ReadRange(ctx, sourceTopic, src.PartitionID, src.Offset, 1)
+	recs, err := c.Transport().ReadRange(ctx, sourceTopic, src.PartitionID, src.Offset, 1)
 	if err != nil {
-		return Position{}, err
+		return runtime.Position{}, err
 	}
 	if len(recs) == 0 || recs[0].Offset != src.Offset {
-		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the original record %d:%d is no longer in %s", src.PartitionID, src.Offset, sourceTopic)}
+		return runtime.Position{}, runtime.NewError(runtime.CodeInvalid, fmt.Sprintf("the original record %d:%d is no longer in %s", src.PartitionID, src.Offset, sourceTopic), nil)
 	}
 	orig := recs[0]
 	if !bytes.Equal(orig.Payload, capsule.Payload) {
-		return Position{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("the record at %d:%d of %s is not the one the capsule parked (its payload differs)", src.PartitionID, src.Offset, sourceTopic)}
+		return runtime.Position{}, runtime.NewError(runtime.CodeInvalid, fmt.Sprintf("the record at %d:%d of %s is not the one the capsule parked (its payload differs)", src.PartitionID, src.Offset, sourceTopic), nil)
 	}
 	headers := orig.Headers.Decode()
 	if v, ok := headers.Get(wire.HeaderIdempotencyKey); ok {
@@ -84,13 +88,13 @@ func RedriveDeadLetter(ctx context.Context, c *Client, sourceTopic string, capsu
 		}
 	}
 	key := ""
-	if m, err := DecodeRecord(sourceTopic, &orig, ^uint64(0)); err == nil {
+	if m, err := runtime.DecodeRecord(sourceTopic, &orig, ^uint64(0)); err == nil {
 		key = m.Provenance.PartitionKey()
 	}
-	redrive := effectgate.As(ctx, effect.Effect{Kind: effect.Publish, Operation: OperationRedrive})
-	pos, err := c.Publish(redrive, sourceTopic, Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
+	redrive := effectgate.As(ctx, effect.Effect{Kind: effect.Publish, Operation: runtime.OperationRedrive})
+	pos, err := c.Publish(redrive, sourceTopic, runtime.Outgoing{Key: key, Headers: headers, Payload: orig.Payload})
 	if err != nil {
-		return Position{}, err
+		return runtime.Position{}, err
 	}
 	return pos[0], nil
 }
