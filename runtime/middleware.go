@@ -101,8 +101,8 @@ type SendInterceptor interface {
 	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
 }
 
-// RequestInterceptor wraps a request/reply call of a Client (Client.Request,
-// and Ctx.Request in a handler): the publish of the command and the wait
+// RequestInterceptor wraps a request/reply call of a Client (Client.Request
+// and Call, from a handler too): the publish of the command and the wait
 // for its answer. next returns what Request returns. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's requests;
 // the publish inside still passes the SendInterceptors.

@@ -117,13 +117,9 @@ func (c *call) request(ctx context.Context) (*mcp.CallToolResult, error) {
 }
 
 func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	opts := make([]runtime.Option, 0, 8)
-	for _, o := range c.requestOptions() {
-		opts = append(opts, o)
-	}
 	token := req.Params.GetProgressToken()
 	items := []json.RawMessage{}
-	for chunk, err := range c.b.client.Stream(ctx, c.command(), opts...) {
+	for chunk, err := range c.b.client.Stream(ctx, c.command(), c.requestOptions()...) {
 		if err != nil {
 			res, perr := agentFailure(err)
 			if res != nil {
@@ -162,18 +158,13 @@ func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
 	if c.b.cfg.Key != nil {
 		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
 	}
-	var err error
+	msg := c.command()
 	if c.t.op.Kind == operation.Event {
-		_, err = c.b.client.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: c.t.op.Topic, From: c.b.cfg.ID, Body: c.body}, opts...)
+		msg = runtime.Out{Kind: wire.KindEvent, Topic: c.t.op.Topic, From: c.b.cfg.ID, Body: c.body}
 	} else {
-		cmdOpts := make([]runtime.Option, 0, len(opts)+1)
-		for _, o := range opts {
-			cmdOpts = append(cmdOpts, o)
-		}
-		cmdOpts = append(cmdOpts, runtime.WithDeadline(c.deadline))
-		_, err = c.b.client.Send(ctx, c.command(), cmdOpts...)
+		opts = append(opts, runtime.WithDeadline(c.deadline))
 	}
-	if err != nil {
+	if _, err := c.b.client.Send(ctx, msg, opts...); err != nil {
 		return nil, fmt.Errorf("mcp: %s: %w", c.t.def.Name, err)
 	}
 	out, _ := json.Marshal(map[string]any{"accepted": true, "conversation": c.conv.String()})
