@@ -36,7 +36,7 @@ const maxPrealloc = 1024
 // ErrClosed is the error of a record appended after Close began.
 var ErrClosed = errors.New("batch: producer closed")
 
-// Publisher publishes records to a topic; *runtime.Producer (which governs
+// Publisher publishes records to a topic; *runtime.Client (which governs
 // and retries) and runtime.Transport both satisfy it.
 type Publisher interface {
 	Publish(ctx context.Context, topic string, records ...runtime.Outgoing) ([]runtime.Position, error)

@@ -291,7 +291,7 @@ func TestBatchOverTransports(t *testing.T) {
 			if err := client.Transport().EnsureTopics(t.Context(), 2, "batch.events"); err != nil {
 				t.Fatal(err)
 			}
-			b, err := batch.New(t.Context(), client.Producer(), "batch.events", batch.Config{MaxRecords: 64})
+			b, err := batch.New(t.Context(), client, "batch.events", batch.Config{MaxRecords: 64})
 			if err != nil {
 				t.Fatal(err)
 			}

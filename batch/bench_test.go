@@ -49,15 +49,15 @@ func dial(b *testing.B, addr string) runtime.Transport {
 var topicSeq atomic.Int64
 
 // benchProducer returns the client producer on a fresh topic of log.
-func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Producer, string) {
-	topic := fmt.Sprintf("bench.publish.%d.%d", time.Now().UnixNano(), topicSeq.Add(1))
+func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Client, string) {
+	topic := fmt.Sprintf("bench.publish.%d", time.Now().UnixNano())
 	if err := log.EnsureTopics(b.Context(), 1, topic); err != nil {
 		b.Fatal(err)
 	}
-	return runtime.NewClient(log, runtime.ClientConfig{}).Producer(), topic
+	return runtime.NewClient(log, runtime.ClientConfig{}), topic
 }
 
-func publishSingle(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+func publishSingle(ctx context.Context, b *testing.B, p *runtime.Client, topic string, n int) {
 	payload := make([]byte, benchRecordSize)
 	for range n {
 		if _, err := p.Publish(ctx, topic, runtime.Outgoing{Key: "k", Payload: payload}); err != nil {
@@ -66,7 +66,7 @@ func publishSingle(ctx context.Context, b *testing.B, p *runtime.Producer, topic
 	}
 }
 
-func publishBatched(ctx context.Context, b *testing.B, p *runtime.Producer, topic string, n int) {
+func publishBatched(ctx context.Context, b *testing.B, p *runtime.Client, topic string, n int) {
 	bp, err := batch.New(ctx, p, topic, batch.Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -125,7 +125,7 @@ func BenchmarkPublishRatio(b *testing.B) {
 	for name, open := range benchLogs(b) {
 		b.Run(name, func(b *testing.B) {
 			log := open(b)
-			ways := [2]func(context.Context, *testing.B, *runtime.Producer, string, int){publishSingle, publishBatched}
+			ways := [2]func(context.Context, *testing.B, *runtime.Client, string, int){publishSingle, publishBatched}
 			var took, cpu [2]time.Duration
 			for i := 0; b.Loop(); i++ {
 				for j := range ways {

@@ -16,7 +16,7 @@ func ExampleProducer() {
 	client := runtime.NewClient(embedlog.New("shop", embedlog.Config{}), runtime.ClientConfig{})
 	_ = client.Transport().EnsureTopics(ctx, 1, "orders")
 
-	b, err := batch.New(ctx, client.Producer(), "orders", batch.Config{MaxRecords: 2})
+	b, err := batch.New(ctx, client, "orders", batch.Config{MaxRecords: 2})
 	if err != nil {
 		fmt.Println(err)
 		return

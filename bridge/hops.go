@@ -79,7 +79,7 @@ func HopsValue(hops []string) wire.Value {
 }
 
 // WithHops is the send option carrying hops as the envelope's bridge_hops.
-func WithHops(hops []string) runtime.SendOption {
+func WithHops(hops []string) runtime.Option {
 	return runtime.WithMetadata(wire.MetaBridgeHops, HopsValue(hops))
 }
 

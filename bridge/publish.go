@@ -43,7 +43,7 @@ func PublishSigned(ctx context.Context, client *runtime.Client, topic string, en
 	if err != nil {
 		return runtime.Position{}, fmt.Errorf("bridge: encode %s: %w", env.Kind, err)
 	}
-	pos, err := client.Producer().Publish(ctx, topic, runtime.Outgoing{
+	pos, err := client.Publish(ctx, topic, runtime.Outgoing{
 		Key:     wire.PartitionKey(env.Conversation),
 		Headers: wire.EnvelopeHeaders(env, ct),
 		Payload: payload,

@@ -35,7 +35,7 @@ type StreamSpec struct {
 }
 
 // StreamWriter writes one AGDX chunk stream from outside a handler (the
-// runtime's ChunkWriter answers the request a handler is handling; a bridge
+// runtime's Ctx.Stream answers the request a handler is handling; a bridge
 // or a model adapter streams on its own): one channel, sequence numbers
 // from 0, the purpose and deadline on the opening chunk, a terminal chunk
 // or an error at the end. Safe for concurrent use; chunks keep call order.

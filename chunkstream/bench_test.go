@@ -27,7 +27,7 @@ func BenchmarkRebuild10k(b *testing.B) {
 	agent, err := client.NewAgent(runtime.AgentConfig{
 		ID: "writer", Listen: runtime.TopicCommands, Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			cw, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+			cw, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func BenchmarkRebuild10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Shutdown(context.WithoutCancel(ctx))
-	if _, err := client.SendCommand(ctx, runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}); err != nil {
+	if _, err := client.Send(ctx, runtime.Out{From: "caller", Target: "writer", Body: []byte("go")}); err != nil {
 		b.Fatal(err)
 	}
 	ch := <-channels

@@ -32,7 +32,7 @@ func streamed(t *testing.T, log runtime.Transport, finish bool) wire.ID {
 	agent, err := client.NewAgent(runtime.AgentConfig{
 		ID: "writer", Listen: runtime.TopicCommands, Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			cw, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+			cw, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func streamed(t *testing.T, log runtime.Transport, finish bool) wire.ID {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Shutdown(context.WithoutCancel(ctx)) })
-	if _, err := client.SendCommand(ctx, runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}); err != nil {
+	if _, err := client.Send(ctx, runtime.Out{From: "caller", Target: "writer", Body: []byte("go")}); err != nil {
 		t.Fatal(err)
 	}
 	select {

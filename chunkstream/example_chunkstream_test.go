@@ -24,7 +24,7 @@ func ExampleRebuild() {
 	agent, _ := client.NewAgent(runtime.AgentConfig{
 		ID: "writer", Listen: runtime.TopicCommands, Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			cw, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+			cw, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func ExampleRebuild() {
 	h := agent.Start(ctx)
 	_ = h.Ready(ctx)
 	defer h.Shutdown(ctx)
-	_, _ = client.SendCommand(ctx, runtime.Command{From: "caller", Target: "writer", Body: []byte("go")})
+	_, _ = client.Send(ctx, runtime.Out{From: "caller", Target: "writer", Body: []byte("go")})
 	channel := <-done
 
 	tx, err := chunkstream.Rebuild(ctx, client, runtime.TopicResponses, channel)

@@ -30,7 +30,7 @@ type FollowConfig struct {
 // the whole stream; the sequence after the last chunk a reader saw to resume
 // it after a disconnect), in order, reading what is on the log and then
 // following it until the terminal chunk. The stream's breaches and the
-// responder's failure end it as they end RequestStream; so do an idle
+// responder's failure end it as they end Client.Stream; so do an idle
 // stream (FollowConfig.Idle) and ctx. It starts no goroutine.
 func Follow(ctx context.Context, client *runtime.Client, topic string, channel wire.ID, from uint64, cfg FollowConfig) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {

@@ -18,7 +18,7 @@ const (
 	DefaultLinger = 20 * time.Millisecond
 )
 
-// Sender sends the chunks of one stream; *runtime.ChunkWriter is one.
+// Sender sends the chunks of one stream; *runtime.Stream[[]byte] is one.
 type Sender interface {
 	Send(body []byte) error
 	Close() error

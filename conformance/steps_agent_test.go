@@ -38,7 +38,7 @@ func agentSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		return send(ctx, body, wire.Provenance{Agent: agent, Correlation: corr})
 	})
 	sc.When(`^I publish an AGDX command "([^"]+)" via the typed producer$`, func(ctx context.Context, body string) error {
-		_, err := p.c.SendCommand(ctx, runtime.Command{From: "planner", Body: []byte(body)}, runtime.WithConversation(p.conversation))
+		_, err := p.c.Send(ctx, runtime.Out{From: "planner", Body: []byte(body)}, runtime.WithConversation(p.conversation))
 		return err
 	})
 	sc.Then(`^the assembled payloads are "([^"]+)", "([^"]+)", "([^"]+)" in order$`, func(a, b, c string) error {

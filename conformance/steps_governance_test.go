@@ -55,7 +55,7 @@ func governanceSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, p.err = governed.Producer().Publish(ctx, topic, runtime.Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: []byte(body)})
+		_, p.err = governed.Publish(ctx, topic, runtime.Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: []byte(body)})
 		return nil
 	})
 	sc.Then(`^the send is rejected by policy$`, func(ctx context.Context) error {

@@ -27,7 +27,7 @@ func streamingSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 		if err := p.tr.EnsureTopics(ctx, 1, topic); err != nil {
 			return err
 		}
-		p.err = runtime.EmitEvent(ctx, p.c, topic, "publisher", "reading", wire.ContentJSON, reading{"/v1/items", 200, 42})
+		p.err = runtime.Tell(ctx, p.c, runtime.Out{Kind: wire.KindEvent, Topic: topic, From: "publisher"}, "reading", wire.ContentJSON, reading{"/v1/items", 200, 42})
 		return nil
 	})
 	sc.When(`^I publish a batch of (\d+) JSON events to topic "([^"]+)"$`, func(ctx context.Context, n int, topic string) error {
@@ -42,7 +42,7 @@ func streamingSteps(sc *godog.ScenarioContext, tr transport, t *testing.T) {
 			}
 			records[i] = runtime.Outgoing{Headers: wire.Headers{{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentJSON))}}, Payload: body}
 		}
-		pos, err := p.c.Producer().Publish(ctx, topic, records...)
+		pos, err := p.c.Publish(ctx, topic, records...)
 		published, p.err = len(pos), err
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
@@ -129,7 +130,7 @@ func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv
 			return // not a capsule: nothing to show
 		}
 		if keys != nil {
-			if _, _, err := runtime.VerifyDeadLetter(keys, topic, rec); err != nil {
+			if _, _, err := deadletter.Verify(keys, topic, rec); err != nil {
 				refused++
 				return
 			}

@@ -58,8 +58,8 @@ func crashed(t *testing.T, log runtime.Transport, key ...*sign.Key) wire.ID {
 	if _, err := client.SendPlain(ctx, "payments", wire.Provenance{Conversation: conv, Agent: "planner"}, []byte("pay 40 EUR")); err == nil {
 		t.Fatal("the gate let the payment through")
 	}
-	cmd := runtime.Command{From: "planner", Target: "billing", Body: []byte("charge card 4242")}
-	if _, err := client.SendCommand(ctx, cmd, runtime.WithConversation(conv)); err != nil {
+	cmd := runtime.Out{From: "planner", Target: "billing", Body: []byte("charge card 4242")}
+	if _, err := client.Send(ctx, cmd, runtime.WithConversation(conv)); err != nil {
 		t.Fatal(err)
 	}
 	select {

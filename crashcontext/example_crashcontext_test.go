@@ -30,7 +30,7 @@ func ExampleRead() {
 	_ = h.Ready(ctx)
 	defer h.Shutdown(ctx)
 	conv := wire.ID{7}
-	_, _ = client.SendCommand(ctx, runtime.Command{From: "planner", Target: "billing", Body: []byte("charge card 4242")}, runtime.WithConversation(conv))
+	_, _ = client.Send(ctx, runtime.Out{From: "planner", Target: "billing", Body: []byte("charge card 4242")}, runtime.WithConversation(conv))
 	<-parked
 
 	cc, err := crashcontext.Read(ctx, log, conv, crashcontext.Options{})

@@ -88,7 +88,7 @@ type Request struct {
 // The error is only for what stops the fan-out itself: no capable agent
 // (registry.ErrNoCapableAgent) or a registry read failure; per-branch
 // errors are in Gather.Failures.
-func Send(ctx context.Context, c *runtime.Client, reg *registry.Registry, req Request, policy Policy, opts ...runtime.RequestOption) (*Gather, error) {
+func Send(ctx context.Context, c *runtime.Client, reg *registry.Registry, req Request, policy Policy, opts ...runtime.Option) (*Gather, error) {
 	if err := reg.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("fanout: %w", err)
 	}
@@ -101,7 +101,7 @@ func Send(ctx context.Context, c *runtime.Client, reg *registry.Registry, req Re
 
 // FromHandler fans out from a handler: the branches are sub-conversations
 // of the handled one and come from the handling agent.
-func FromHandler(hc *runtime.Ctx, reg *registry.Registry, skill, topic string, body []byte, policy Policy, opts ...runtime.RequestOption) (*Gather, error) {
+func FromHandler(hc *runtime.Ctx, reg *registry.Registry, skill, topic string, body []byte, policy Policy, opts ...runtime.Option) (*Gather, error) {
 	return Send(hc, hc.Client(), reg, Request{Skill: skill, Topic: topic, From: hc.Agent(), Body: body, Within: hc.Message()}, policy, opts...)
 }
 
@@ -113,7 +113,7 @@ type outcome struct {
 
 // SendTo fans req out to the given agents (already resolved) and gathers by
 // policy; see Send.
-func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Request, policy Policy, opts ...runtime.RequestOption) (*Gather, error) {
+func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Request, policy Policy, opts ...runtime.Option) (*Gather, error) {
 	g := &Gather{}
 	if policy.quorum == 0 || len(targets) == 0 {
 		return g, nil
@@ -136,8 +136,8 @@ func SendTo(ctx context.Context, c *runtime.Client, targets []string, req Reques
 			defer wg.Done()
 			// Each branch is an effect of its own; the caller's options may
 			// name it otherwise (a workflow step).
-			branch := append([]runtime.RequestOption{runtime.WithEffectKind(effect.FanoutBranch)}, base...)
-			m, err := c.Request(bctx, runtime.Command{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
+			branch := append([]runtime.Option{runtime.WithEffectKind(effect.FanoutBranch)}, base...)
+			m, err := c.Request(bctx, runtime.Out{Topic: req.Topic, From: req.From, Target: agent, Body: req.Body},
 				append(append(branch, opts...), branchOptions(c, req.Within)...)...)
 			results <- outcome{i: i, msg: m, err: err}
 		}()
@@ -185,7 +185,7 @@ gather:
 // branchDeadline is the deadline option every branch's command carries:
 // the end of the caller's context or of a BestEffort window, whichever
 // comes first; none when neither bounds the wait.
-func branchDeadline(c *runtime.Client, ctx context.Context, policy Policy) []runtime.RequestOption {
+func branchDeadline(c *runtime.Client, ctx context.Context, policy Policy) []runtime.Option {
 	end, ok := ctx.Deadline()
 	if policy.within > 0 {
 		if w := c.Clock().Now().Add(policy.within); !ok || w.Before(end) {
@@ -195,14 +195,14 @@ func branchDeadline(c *runtime.Client, ctx context.Context, policy Policy) []run
 	if !ok {
 		return nil
 	}
-	return []runtime.RequestOption{runtime.WithDeadline(end)}
+	return []runtime.Option{runtime.WithDeadline(end)}
 }
 
 // branchOptions puts a branch in a conversation of its own, recording the
 // parent and root conversations when there is a handled one.
-func branchOptions(c *runtime.Client, within *runtime.Message) []runtime.RequestOption {
+func branchOptions(c *runtime.Client, within *runtime.Message) []runtime.Option {
 	conv := c.IDs().NewID()
-	opts := []runtime.RequestOption{runtime.WithConversation(conv)}
+	opts := []runtime.Option{runtime.WithConversation(conv)}
 	if within == nil {
 		return opts
 	}

@@ -23,7 +23,7 @@ type holdUntilStopped struct {
 }
 
 func (h holdUntilStopped) InterceptRequest(ctx context.Context, r *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
-	if r.Command.Target != h.late {
+	if r.Out.Target != h.late {
 		return next(ctx)
 	}
 	m, err := next(context.WithoutCancel(ctx))

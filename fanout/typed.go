@@ -26,13 +26,13 @@ type TypedGather[Out any] struct {
 // Call fans operation op out like Send, with in encoded as ct (the way the
 // generated clients encode an operation's input) and each reply decoded
 // into Out.
-func Call[Out any](ctx context.Context, c *runtime.Client, reg *registry.Registry, req Request, op string, ct wire.ContentType, in any, policy Policy, opts ...runtime.RequestOption) (*TypedGather[Out], error) {
+func Call[Out any](ctx context.Context, c *runtime.Client, reg *registry.Registry, req Request, op string, ct wire.ContentType, in any, policy Policy, opts ...runtime.Option) (*TypedGather[Out], error) {
 	body, err := runtime.EncodeBody(in, ct)
 	if err != nil {
 		return nil, fmt.Errorf("fanout: %s: %w", op, err)
 	}
 	req.Body = body
-	g, err := Send(ctx, c, reg, req, policy, append([]runtime.RequestOption{runtime.WithOperation(op), runtime.WithContentType(ct)}, opts...)...)
+	g, err := Send(ctx, c, reg, req, policy, append([]runtime.Option{runtime.WithOperation(op), runtime.WithContentType(ct)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,7 @@ func TestAnAgentsGateOverridesTheClients(t *testing.T) {
 		done <- err
 		return nil
 	})})
-	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+	if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.inbox", From: "planner", Body: []byte("go")}); err != nil {
 		t.Fatalf("the client's own effect: %v, want it allowed", err)
 	}
 	if err := <-done; !errors.Is(err, govern.ErrBlocked) {

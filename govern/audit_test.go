@@ -20,7 +20,7 @@ import (
 func (w *world) chain(n int) []govern.Entry {
 	w.t.Helper()
 	for i := range n {
-		if _, err := w.c.Emit(w.ctx, runtime.TopicCommands, "planner", fmt.Appendf(nil, "wire-funds %d", i)); err == nil {
+		if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: fmt.Appendf(nil, "wire-funds %d", i)}); err == nil {
 			w.t.Fatal("a blocked effect ran")
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/internal/featuretest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // says is a governor that always decides d.
@@ -110,7 +111,7 @@ func TestCountingBoundsASessionThroughTheGate(t *testing.T) {
 			}
 			c := runtime.NewClient(log, runtime.ClientConfig{EffectGate: govern.NewGate(budget, govern.Config{})})
 			for i := range 3 {
-				_, err := c.Emit(ctx, "payments", "payer", []byte("40 EUR"))
+				_, err := c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: "payments", From: "payer", Body: []byte("40 EUR")})
 				if blocked := err != nil; blocked != (i == 2) {
 					t.Fatalf("publish %d: %v", i, err)
 				}

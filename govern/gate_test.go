@@ -151,7 +151,7 @@ func TestTheGovernorSeesTheAction(t *testing.T) {
 		return govern.Allow(), nil
 	})
 	w := governed(t, gov, govern.Config{})
-	_, err := w.c.SendCommand(w.ctx, runtime.Command{From: "planner", Target: "payer", Body: []byte("wire-funds")},
+	_, err := w.c.Send(w.ctx, runtime.Out{From: "planner", Target: "payer", Body: []byte("wire-funds")},
 		runtime.WithOperation("wire"), runtime.WithMetadata(wire.MetaPurpose, wire.StrValue("payroll")),
 		runtime.WithMetadata(wire.MetaDataClassification, wire.StrValue("pii")))
 	if err != nil {
@@ -166,7 +166,7 @@ func TestTheGovernorSeesTheAction(t *testing.T) {
 
 func TestRawPublishesAreGoverned(t *testing.T) {
 	w := governed(t, fixed(govern.Block("raw")), govern.Config{})
-	_, err := w.c.Producer().Publish(w.ctx, "agent.commands", runtime.Outgoing{Payload: []byte("wire-funds")})
+	_, err := w.c.Publish(w.ctx, "agent.commands", runtime.Outgoing{Payload: []byte("wire-funds")})
 	if !errors.Is(err, govern.ErrBlocked) {
 		t.Fatalf("raw publish: %v, want ErrBlocked", err)
 	}
@@ -253,7 +253,7 @@ func TestAHandlersDeclaredClassesReachTheGovernor(t *testing.T) {
 			_, err := hc.Send(runtime.TopicCommands, "bank", []byte("wire-funds"))
 			return err
 		})})
-	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+	if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.inbox", From: "planner", Body: []byte("go")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-seen; got.EffectClass != "payment" || got.DataClassification != "internal" {
@@ -275,7 +275,7 @@ func TestAPlainAnswerIsSeenAsAResponse(t *testing.T) {
 	}
 	w.start(runtime.AgentConfig{ID: "payer", Listen: "agent.inbox", Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(hc *runtime.Ctx) error { return hc.Respond([]byte("done")) })})
-	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+	if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.inbox", From: "planner", Body: []byte("go")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-kinds; got != effect.Response {
@@ -308,7 +308,7 @@ func TestTheGatesOwnEvidenceIsNotGoverned(t *testing.T) {
 
 func TestAnAdmittedEffectThatFailsToPublishIsRecordedFailed(t *testing.T) {
 	w := governed(t, fixed(govern.Allow()), govern.Config{RecordAllows: true})
-	if _, err := w.c.Emit(w.ctx, "agent.nowhere", "planner", []byte("wire-funds")); err == nil {
+	if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.nowhere", From: "planner", Body: []byte("wire-funds")}); err == nil {
 		t.Fatal("an emit to a topic that does not exist succeeded")
 	}
 	evs := w.evidence()
@@ -331,7 +331,7 @@ func TestAModifyGivingMetadataToARecordWithoutAnEnvelopeFailsClosed(t *testing.T
 	w := governed(t, fixed(d), govern.Config{})
 	sends := map[string]func() error{
 		"publish": func() error {
-			_, err := w.c.Producer().Publish(w.ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("wire-funds")})
+			_, err := w.c.Publish(w.ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("wire-funds")})
 			return err
 		},
 		"plain": func() error {
@@ -382,7 +382,7 @@ func TestAHandlerDeferredOnceIsRetriedAndItsEffectPublished(t *testing.T) {
 			sent <- err
 			return err
 		})})
-	if _, err := w.c.Emit(w.ctx, "agent.inbox", "planner", []byte("go")); err != nil {
+	if _, err := w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.inbox", From: "planner", Body: []byte("go")}); err != nil {
 		t.Fatal(err)
 	}
 	if first, err := <-attempts, <-sent; first != 1 || !errors.Is(err, govern.ErrDeferred) {

@@ -94,6 +94,6 @@ func (w *world) onlyEvidence() *govern.Evidence {
 }
 
 // emit publishes an event "wire-funds" from planner on agent.commands.
-func (w *world) emit(opts ...runtime.SendOption) (*wire.Envelope, error) {
-	return w.c.Emit(w.ctx, runtime.TopicCommands, "planner", []byte("wire-funds"), opts...)
+func (w *world) emit(opts ...runtime.Option) (*wire.Envelope, error) {
+	return w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("wire-funds")}, opts...)
 }

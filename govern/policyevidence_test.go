@@ -6,6 +6,7 @@ import (
 
 	"github.com/lasergo/laser/govern"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // A gate writes the reference's layout by default and keeps a laser-go
@@ -15,7 +16,7 @@ import (
 func TestReferenceLayoutKeepsTheChain(t *testing.T) {
 	w := governed(t, fixed(govern.Decision{Verdict: govern.VerdictBlock, Reason: "no"}), govern.Config{Producer: "p"})
 	for range 3 {
-		_, _ = w.c.Emit(w.ctx, "agent.events", "planner", []byte("x"))
+		_, _ = w.c.Send(w.ctx, runtime.Out{Kind: wire.KindEvent, Topic: "agent.events", From: "planner", Body: []byte("x")})
 	}
 	entries, err := govern.ReadAudit(w.ctx, w.tr, runtime.TopicAudit)
 	if err != nil {

@@ -89,8 +89,8 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 	if key == "" {
 		key = wire.PartitionKey(conv)
 	}
-	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, ct), Payload: payload}
-	if _, err := c.Producer().Publish(effectgate.Without(ctx), r.topic, out); err != nil {
+	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, wire.ContentCBOR), Payload: payload}
+	if _, err := c.Publish(effectgate.Without(ctx), r.topic, out); err != nil {
 		return fmt.Errorf("govern: append %s: %w", r.operation, err)
 	}
 	return nil

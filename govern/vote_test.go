@@ -89,7 +89,7 @@ func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if _, err := hc.Client().Emit(hc, govern.TopicProposals, "mallory", body, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentJSON)); err != nil {
+		if _, err := hc.Client().Send(hc, runtime.Out{Kind: wire.KindEvent, Topic: govern.TopicProposals, From: "mallory", Body: body}, runtime.WithOperation(govern.OperationVote), runtime.WithContentType(wire.ContentCBOR)); err != nil {
 			return err
 		}
 		for _, voter := range []string{"ann", "bob"} {
@@ -118,7 +118,7 @@ func TestTypedRecordsOfTheReferenceAreRead(t *testing.T) {
 	}
 	headers := wire.Headers{{Key: wire.HeaderContentType, Value: wire.Uint8Value(uint8(wire.ContentJSON))}}
 	for _, body := range []string{referenceIntent, referenceVote} {
-		if _, err := w.c.Producer().Publish(w.ctx, govern.TopicProposals, runtime.Outgoing{Key: "k", Headers: headers, Payload: []byte(body)}); err != nil {
+		if _, err := w.c.Publish(w.ctx, govern.TopicProposals, runtime.Outgoing{Key: "k", Headers: headers, Payload: []byte(body)}); err != nil {
 			t.Fatal(err)
 		}
 	}

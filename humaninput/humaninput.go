@@ -83,7 +83,7 @@ const MetaApprovers = "approvers"
 // that comes first.
 func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 	topic := cmp.Or(req.Topic, runtime.TopicHumanInput)
-	opts := []runtime.RequestOption{runtime.WithReplyTopic(cmp.Or(req.ReplyTopic, topic))}
+	opts := []runtime.Option{runtime.WithReplyTopic(cmp.Or(req.ReplyTopic, topic))}
 	if req.Conversation != (wire.ID{}) {
 		opts = append(opts, runtime.WithConversation(req.Conversation))
 	}
@@ -104,7 +104,7 @@ func Ask(ctx context.Context, c *runtime.Client, req Request) ([]byte, error) {
 		}
 		opts = append(opts, runtime.WithAnswerFrom(approves(req.Approvers)))
 	}
-	m, err := c.Request(ctx, runtime.Command{Topic: topic, From: req.From, Target: req.Approver, Body: req.Prompt}, opts...)
+	m, err := c.Request(ctx, runtime.Out{Topic: topic, From: req.From, Target: req.Approver, Body: req.Prompt}, opts...)
 	var remote *runtime.Error
 	if errors.As(err, &remote) && remote.Remote() {
 		reason := remote.Msg
@@ -141,15 +141,19 @@ func approves(approvers []string) func(sign.Verified) bool {
 // with a refusal when refuse is set (decision is then the reason). key,
 // when set, signs the answer, which an asker with a verifier requires.
 func Answer(ctx context.Context, c *runtime.Client, topic, from string, req *runtime.Message, refuse bool, decision []byte, key *sign.Key) error {
-	a := runtime.Answer{From: from, Body: decision, Key: key}
+	answer := runtime.Out{Kind: wire.KindResponse, Topic: cmp.Or(topic, runtime.TopicHumanInput), From: from, Body: decision, ReplyTo: req}
 	if refuse {
 		reason := string(decision)
 		if reason == "" {
 			reason = DefaultReason
 		}
-		a.Error = &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}
+		body, err := (&wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}).Marshal()
+		if err != nil {
+			return fmt.Errorf("humaninput: answer: %w", err)
+		}
+		answer.Kind, answer.Body = wire.KindError, body
 	}
-	if _, err := c.Answer(ctx, cmp.Or(topic, runtime.TopicHumanInput), req, a); err != nil {
+	if _, err := c.Send(ctx, answer, runtime.WithSigningKey(key)); err != nil {
 		return fmt.Errorf("humaninput: answer: %w", err)
 	}
 	return nil

@@ -44,7 +44,7 @@ func TestConsumerRidesOverDroppedConnections(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, nil, stop) }()
 	// The producer retries the transient error of its own dropped connection.
-	prod := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Producer()
+	prod := runtime.NewClient(tr, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
 			prov := wire.Provenance{Conversation: wire.IDFromUint128(1, uint64(i))}
@@ -122,7 +122,7 @@ func TestConsumerCarriesOnWhenASecondReplicaJoins(t *testing.T) {
 	if err := prodTr.EnsureTopics(ctx, 4, "in", "agent.dlq"); err != nil {
 		t.Fatal(err)
 	}
-	prod := runtime.NewClient(prodTr, runtime.ClientConfig{Logger: quiet}).Producer()
+	prod := runtime.NewClient(prodTr, runtime.ClientConfig{Logger: quiet})
 	for i := range 120 {
 		prov := wire.Provenance{Conversation: wire.IDFromUint128(2, uint64(i))}
 		headers, _ := prov.Headers()

@@ -135,7 +135,7 @@ func TestCrossSDKGoRequestPythonReply(t *testing.T) {
 	r := newRig(t)
 	r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-upper", "listen": pyCommands, "respond": responses, "behaviour": "upper"})
 
-	got, err := runtime.Call[Article](r.ctx, r.client, runtime.Command{Topic: pyCommands, From: "go-caller", Target: "py-upper"},
+	got, err := runtime.Call[Article](r.ctx, r.client, runtime.Out{Topic: pyCommands, From: "go-caller", Target: "py-upper"},
 		"upper", wire.ContentJSON, Article{Text: "shared log"}, runtime.WithReplyTopic(responses))
 	if err != nil {
 		t.Fatalf("Go → Python request: %v", err)
@@ -211,7 +211,7 @@ func TestCrossSDKStreamPythonToGo(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"words": words})
 
 	var got strings.Builder
-	for piece, err := range r.client.RequestStream(r.ctx, runtime.Command{Topic: pyCommands, From: "go-reader", Target: "py-writer", Body: body},
+	for piece, err := range r.client.Stream(r.ctx, runtime.Out{Topic: pyCommands, From: "go-reader", Target: "py-writer", Body: body},
 		runtime.WithReplyTopic(responses), runtime.WithOperation(wire.OperationChat)) {
 		if err != nil {
 			t.Fatalf("stream from the reference agent: %v", err)
@@ -232,7 +232,7 @@ func TestCrossSDKStreamGoToPython(t *testing.T) {
 			if err := json.Unmarshal(c.Message().Body(), &in); err != nil {
 				return runtime.Reject(err)
 			}
-			w, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+			w, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -305,7 +305,7 @@ func TestCrossSDKSignaturesVerifiedBothWays(t *testing.T) {
 	t.Run("go signs, python verifies", func(t *testing.T) {
 		r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-verifier", "listen": pyCommands, "respond": responses, "behaviour": "record",
 			"verify": map[string]string{"go-signer": hex.EncodeToString(goKey.Public())}})
-		env, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte("signed in Go")},
+		env, err := r.client.Send(r.ctx, runtime.Out{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte("signed in Go")},
 			runtime.WithSigningKey(goKey))
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +347,7 @@ func TestCrossSDKWrongKeyRefusedBothWays(t *testing.T) {
 			body string
 			key  *sign.Key
 		}{{"forged", other}, {"honest", goKey}} {
-			if _, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte(send.body)},
+			if _, err := r.client.Send(r.ctx, runtime.Out{Topic: pyCommands, From: "go-signer", Target: "py-verifier", Body: []byte(send.body)},
 				runtime.WithSigningKey(send.key), runtime.WithConversation(conv)); err != nil {
 				t.Fatal(err)
 			}
@@ -438,7 +438,7 @@ func TestCrossSDKDeadLetterCapsulesReadByTheOtherSide(t *testing.T) {
 	})
 	t.Run("python parks, go reads", func(t *testing.T) {
 		r.py.call(r.ctx, t, "serve", map[string]any{"agent": "py-strict", "listen": pyCommands, "respond": responses, "behaviour": "poison", "retry_max_attempts": 1})
-		env, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: pyCommands, From: "go-sender", Target: "py-strict", Body: []byte("poison")})
+		env, err := r.client.Send(r.ctx, runtime.Out{Topic: pyCommands, From: "go-sender", Target: "py-strict", Body: []byte("poison")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -463,7 +463,7 @@ func TestCrossSDKContextAssembledEqualOnBothSides(t *testing.T) {
 	conv := conversation.Derive(r.ep.stream + "/context")
 	var want []string
 	for i := range 4 {
-		env, err := r.client.Emit(r.ctx, sessions, "go-agent", []byte("go turn "+string(rune('1'+i))), runtime.WithConversation(conv))
+		env, err := r.client.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: sessions, From: "go-agent", Body: []byte("go turn " + string(rune('1'+i)))}, runtime.WithConversation(conv))
 		if err != nil {
 			t.Fatal(err)
 		}

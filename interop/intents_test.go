@@ -105,7 +105,7 @@ func TestRecordsInteropIntentsAndVotesCrossBothWays(t *testing.T) {
 		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{EffectGate: gate})
 		emitted := make(chan error, 1)
 		go func() {
-			_, err := governed.Emit(r.ctx, sessions, "go-proposer", []byte("wire 25000 to acme"), runtime.WithConversation(conversation.Derive(r.ep.stream+"/intent")))
+			_, err := governed.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: sessions, From: "go-proposer", Body: []byte("wire 25000 to acme")}, runtime.WithConversation(conversation.Derive(r.ep.stream+"/intent")))
 			emitted <- err
 		}()
 		p := receive(r.ctx, t, proposed, "proposal")
@@ -208,7 +208,7 @@ func TestRecordsInteropIntentsAndVotesCrossBothWays(t *testing.T) {
 		if _, err := govern.DecodeProposal(enc); err == nil {
 			t.Fatal("laser-go decoded an intent whose body does not match its digest")
 		}
-		if _, err := r.client.Emit(r.ctx, govern.TopicProposals, "go-proposer", enc, runtime.WithOperation(govern.OperationProposal), runtime.WithContentType(wire.ContentJSON)); err != nil {
+		if _, err := r.client.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: govern.TopicProposals, From: "go-proposer", Body: enc}, runtime.WithOperation(govern.OperationProposal), runtime.WithContentType(wire.ContentJSON)); err != nil {
 			t.Fatal(err)
 		}
 		read := r.py.call(r.ctx, t, "intent_read", map[string]any{"topic": govern.TopicProposals})

@@ -6,6 +6,7 @@ package interop
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -107,14 +108,18 @@ func (h summarizerDispatcher) Handle(c *runtime.Ctx) error {
 // handleSummarize handles operation "summarize" with Summarizer.Summarize.
 func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, SummarizerOpSummarize, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(SummarizerOpSummarize, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Summarize(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // SummarizerClient calls agent "go-summarizer" with typed messages.
@@ -123,34 +128,34 @@ func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message
 type SummarizerClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 }
 
 // summarizerClient is the SummarizerClient that sends on the log.
 type summarizerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewSummarizerClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.SendOption) SummarizerClient {
+func NewSummarizerClient(client *runtime.Client, from string, opts ...runtime.Option) SummarizerClient {
 	return &summarizerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Summarize implements SummarizerClient.
-func (c *summarizerClient) Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *summarizerClient) Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  SummarizerListenTopic,
 		From:   c.from,
 		Target: SummarizerAgentID,
-	}, SummarizerOpSummarize, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(SummarizerRespondTopic)}, opts...)...)
+	}, SummarizerOpSummarize, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(SummarizerRespondTopic)}, opts)...)
 }
 
 // SummarizerCard describes agent "go-summarizer": one capability per
@@ -258,27 +263,35 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleSummarize handles operation "summarize" with Desk.Summarize.
 func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, DeskOpSummarize, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(DeskOpSummarize, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Summarize(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // handleCount handles operation "count" with Desk.Count.
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
-	if err := runtime.DecodeInput(m, DeskOpCount, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Count(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // DeskClient calls agent "go-desk" with typed messages. NewDeskClient
@@ -287,46 +300,46 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 type DeskClient interface {
 	// Summarize sends operation "summarize" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 	// Count sends operation "count" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error)
+	Count(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error)
 }
 
 // deskClient is the DeskClient that sends on the log.
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) DeskClient {
+func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) DeskClient {
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Summarize implements DeskClient.
-func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *deskClient) Summarize(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSummarize, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpSummarize, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Count implements DeskClient.
-func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.RequestOption) (Summary, error) {
-	return runtime.Call[Summary](ctx, c.client, runtime.Command{
+func (c *deskClient) Count(ctx context.Context, in Article, opts ...runtime.Option) (Summary, error) {
+	return runtime.Call[Summary](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpCount, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpCount, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "go-desk": one capability per operation it

@@ -74,12 +74,12 @@ func headerSet(rec map[string]any) map[string]string {
 func TestRecordsInteropHeadersWrittenAsTheReferenceWrites(t *testing.T) {
 	r := newRig(t)
 	conv := conversation.Derive(r.ep.stream + "/headers")
-	goCmd, err := r.client.SendCommand(r.ctx, runtime.Command{Topic: sessions, From: "go-agent", Target: "py-agent", Body: []byte("go command")},
+	goCmd, err := r.client.Send(r.ctx, runtime.Out{Topic: sessions, From: "go-agent", Target: "py-agent", Body: []byte("go command")},
 		runtime.WithConversation(conv))
 	if err != nil {
 		t.Fatal(err)
 	}
-	goEvent, err := r.client.Emit(r.ctx, sessions, "go-agent", []byte("go event"), runtime.WithConversation(conv))
+	goEvent, err := r.client.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: sessions, From: "go-agent", Body: []byte("go event")}, runtime.WithConversation(conv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestRecordsInteropGovernanceEvidenceVerifiedOverAMixedChain(t *testing.T) {
 	} {
 		governed := runtime.NewClient(r.client.Transport(), runtime.ClientConfig{EffectGate: govern.NewGate(allow, cfg)})
 		for _, body := range []string{"go one", "go two"} {
-			if _, err := governed.Emit(r.ctx, sessions, "go-agent", []byte(body), runtime.WithConversation(conv)); err != nil {
+			if _, err := governed.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: sessions, From: "go-agent", Body: []byte(body)}, runtime.WithConversation(conv)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -533,7 +533,7 @@ func TestRecordsInteropClaimCheckedBodiesResolveBothWays(t *testing.T) {
 	if err != nil || !checked {
 		t.Fatalf("Offload: %v (checked %v)", err, checked)
 	}
-	goEnv, err := r.client.Emit(r.ctx, sessions, "go-agent", capsule, runtime.WithConversation(conv), runtime.WithContentType(wire.ContentRef))
+	goEnv, err := r.client.Send(r.ctx, runtime.Out{Kind: wire.KindEvent, Topic: sessions, From: "go-agent", Body: capsule}, runtime.WithConversation(conv), runtime.WithContentType(wire.ContentRef))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,14 +73,18 @@ func ExampleDispatch() {
 			return runtime.RejectUnknownOperation(c, "billing")
 		}
 		var in Order
-		if err := runtime.DecodeInput(c.Message(), "charge", &in, wire.ContentCBOR); err != nil {
+		if err := c.Message().DecodeInput("charge", &in, wire.ContentCBOR); err != nil {
 			return runtime.FailRequest(c, err)
 		}
 		out, err := charge(c, in)
 		if err != nil {
 			return runtime.FailRequest(c, err)
 		}
-		return c.RespondValue(out, wire.ContentCBOR)
+		body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+		if err != nil {
+			return err
+		}
+		return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 	})
 	ctx := context.Background()
 	h := lasertest.Handler{Agent: "billing", Operation: "charge"}

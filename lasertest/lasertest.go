@@ -54,7 +54,7 @@ type Sent struct {
 // Run runs h on one AGDX command carrying in (encoded in h's content type)
 // and returns h's error and every record h published, in order. Nothing is
 // published to a log: the records are kept in memory, so a handler that
-// waits for an answer (Ctx.Request) times out.
+// waits for an answer (Client.Request) times out.
 func Run[In any](ctx context.Context, h Handler, handler func(*runtime.Ctx, In) error, in In) ([]Sent, error) {
 	var sent []Sent
 	err := h.run(ctx, in, &sent, func(c *runtime.Ctx) error { return handler(c, in) })
@@ -125,12 +125,12 @@ func (h Handler) message(client *runtime.Client, rec *recorder, in any) (*runtim
 	if err != nil {
 		return nil, err
 	}
-	opts := []runtime.CommandOption{runtime.WithContentType(h.ContentType)}
+	opts := []runtime.Option{runtime.WithContentType(h.ContentType)}
 	if h.Operation != "" {
 		opts = append(opts, runtime.WithOperation(h.Operation))
 	}
-	cmd := runtime.Command{Topic: h.Topic, From: h.From, Target: h.Agent, Body: body}
-	if _, err := client.SendCommand(context.Background(), cmd, opts...); err != nil {
+	cmd := runtime.Out{Topic: h.Topic, From: h.From, Target: h.Agent, Body: body}
+	if _, err := client.Send(context.Background(), cmd, opts...); err != nil {
 		return nil, err
 	}
 	all := rec.since(0)

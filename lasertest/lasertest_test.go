@@ -40,7 +40,7 @@ func TestRunReturnsEveryRecordTheHandlerPublishedInOrder(t *testing.T) {
 	var conv wire.ID
 	sent, err := lasertest.Run(context.Background(), h, func(c *runtime.Ctx, in Order) error {
 		conv = c.Message().Provenance.Conversation
-		if err := c.Emit("billing.events", []byte("charging")); err != nil {
+		if _, err := c.Client().Send(c, runtime.Out{Kind: wire.KindEvent, Topic: "billing.events", Body: []byte("charging")}); err != nil {
 			return err
 		}
 		return c.Respond([]byte("done"))

@@ -22,7 +22,7 @@ func RunStream[In, Item any](ctx context.Context, h Handler, handler func(*runti
 		if err != nil {
 			return err
 		}
-		return runtime.FinishStream(out, handler(c, in, out))
+		return out.Finish(handler(c, in, out))
 	})
 	for _, s := range sent {
 		if s.Message.Kind() != wire.KindChunk || len(s.Message.Body()) == 0 {

@@ -23,7 +23,7 @@ func unstamped(t *testing.T, c *runtime.Client, conv wire.ID, rec wire.MemoryRec
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Producer().Publish(t.Context(), runtime.TopicAudit, runtime.Outgoing{Key: prov.PartitionKey(), Headers: h, Payload: payload}); err != nil {
+	if _, err := c.Publish(t.Context(), runtime.TopicAudit, runtime.Outgoing{Key: prov.PartitionKey(), Headers: h, Payload: payload}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -28,7 +28,7 @@ func replayFirst(t *testing.T, w *signedWorld, topic, namedID string) {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if _, err := w.anybody.Producer().Publish(ctx, topic, runtime.Outgoing{Key: key, Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
+			if _, err := w.anybody.Publish(ctx, topic, runtime.Outgoing{Key: key, Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
 				t.Fatal(err)
 			}
 			replayed++

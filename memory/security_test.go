@@ -278,7 +278,7 @@ func replayAll(t *testing.T, w *signedWorld, topic string, conv wire.ID, n int) 
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if _, err := w.anybody.Producer().Publish(ctx, topic, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
+			if _, err := w.anybody.Publish(ctx, topic, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -306,7 +306,7 @@ func TestASignedMemoryRecordCopiedToAnotherTopicIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if _, err := w.anybody.Producer().Publish(ctx, "elsewhere", runtime.Outgoing{Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
+			if _, err := w.anybody.Publish(ctx, "elsewhere", runtime.Outgoing{Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
 				t.Fatal(err)
 			}
 		}

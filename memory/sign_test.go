@@ -144,7 +144,7 @@ func TestAReplayedSignedFeedbackCountsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if _, err := w.anybody.Producer().Publish(ctx, mem.Topic(), runtime.Outgoing{Key: wire.PartitionKey(scope.Conversation), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
+			if _, err := w.anybody.Publish(ctx, mem.Topic(), runtime.Outgoing{Key: wire.PartitionKey(scope.Conversation), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -466,7 +467,7 @@ func (l *Store) publish(ctx context.Context, scope Scope, prov wire.Provenance, 
 	}
 	// Memory writes are effects the governor decides on (see runtime.EffectGate).
 	write := effect.Effect{Kind: effect.MemoryWrite, Operation: op.String(), Agent: scope.Agent}
-	if _, err := l.client.Producer().PublishEffect(ctx, write, l.topic, out...); err != nil {
+	if _, err := l.client.Publish(effectgate.As(ctx, write), l.topic, out...); err != nil {
 		return fmt.Errorf("memory: %s: %w", op, err)
 	}
 	return nil

@@ -33,7 +33,7 @@ func ExampleNew() {
 	if err := h.Ready(ctx); err != nil {
 		panic(err)
 	}
-	if _, err := client.Request(ctx, runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99")}); err != nil {
+	if _, err := client.Request(ctx, runtime.Out{From: "shop", Target: "billing", Body: []byte("9.99")}); err != nil {
 		panic(err)
 	}
 	for len(spans.Ended()) < 3 { // the consumer span ends just after the reply is out

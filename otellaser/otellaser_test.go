@@ -252,7 +252,7 @@ func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
 		return c.Respond([]byte("booked " + string(c.Message().Body())))
 	})
 	r.agent(agents, "billing", "billing.commands", runtime.AgentConfig{SigningKey: key}, func(c *runtime.Ctx) error {
-		booked, err := c.Request("ledger.commands", "ledger", c.Message().Body())
+		booked, err := c.Client().Request(c, runtime.Out{Topic: "ledger.commands", Target: "ledger", Body: c.Message().Body()})
 		if err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func requestReplyIsOneTrace(t *testing.T, tr runtime.Transport) {
 	// The caller is another process; it verifies billing's signed reply.
 	caller := r.process(reg)
 	ctx, root := r.tp.Tracer("test").Start(context.Background(), "checkout")
-	reply, err := caller.Request(ctx, runtime.Command{Topic: "billing.commands", From: "shop", Target: "billing", Body: []byte("9.99")})
+	reply, err := caller.Request(ctx, runtime.Out{Topic: "billing.commands", From: "shop", Target: "billing", Body: []byte("9.99")})
 	root.End()
 	if err != nil {
 		t.Fatalf("request: %v (a signature broken by the trace headers would fail verification)", err)
@@ -381,10 +381,10 @@ func TestRetryAndDeadLetterAreSpanEventsStatusAndMetrics(t *testing.T) {
 			return nil
 		})
 	ctx := context.Background()
-	if _, err := proc.SendCommand(ctx, runtime.Command{Topic: "work.commands", From: "shop", Target: "worker", Body: []byte("flaky")}); err != nil {
+	if _, err := proc.Send(ctx, runtime.Out{Topic: "work.commands", From: "shop", Target: "worker", Body: []byte("flaky")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := proc.SendCommand(ctx, runtime.Command{Topic: "work.commands", From: "shop", Target: "worker", Body: []byte("poison")}); err != nil {
+	if _, err := proc.Send(ctx, runtime.Out{Topic: "work.commands", From: "shop", Target: "worker", Body: []byte("poison")}); err != nil {
 		t.Fatal(err)
 	}
 	r.ended("process work.commands", 2)

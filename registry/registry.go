@@ -16,6 +16,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -400,10 +401,14 @@ var ErrNoCapableAgent error = &runtime.Error{Code: runtime.CodeNoCapableAgent, M
 // signs it. Agents can publish their own as they start (see
 // runtime.AgentConfig.CardTopic).
 func PublishCard(ctx context.Context, c *runtime.Client, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
-	if err := c.PublishCard(ctx, topic, agent, card, key); err != nil {
-		return fmt.Errorf("registry: %w", err)
+	if err := card.Validate(); err != nil {
+		return fmt.Errorf("registry: card of %s: %w", agent, &runtime.Error{Code: runtime.CodeInvalid, Msg: err.Error(), Err: err})
 	}
-	return nil
+	body, err := card.Marshal()
+	if err != nil {
+		return fmt.Errorf("registry: encode card of %s: %w", agent, err)
+	}
+	return publishStatus(ctx, c, topic, agent, wire.OperationCard, body, key)
 }
 
 // Quarantine publishes a fact putting agent in the quarantine set, from
@@ -419,8 +424,18 @@ func Unquarantine(ctx context.Context, c *runtime.Client, topic, operator, agent
 }
 
 func publishFact(ctx context.Context, c *runtime.Client, topic, operator, op, agent string, key *sign.Key) error {
-	if err := c.PublishStatus(ctx, topic, operator, op, []byte(agent), key); err != nil {
-		return fmt.Errorf("registry: %w", err)
+	return publishStatus(ctx, c, topic, operator, op, []byte(agent), key)
+}
+
+// publishStatus publishes a status envelope with operation op from source
+// on topic (default agent.registry), creating the topic when missing.
+func publishStatus(ctx context.Context, c *runtime.Client, topic, source, op string, body []byte, key *sign.Key) error {
+	msg := runtime.Out{Kind: wire.KindStatus, Topic: cmp.Or(topic, runtime.TopicRegistry), From: source, Body: body}
+	if err := c.Transport().EnsureTopics(ctx, 1, msg.Topic); err != nil {
+		return fmt.Errorf("registry: publish %s: %w", op, err)
+	}
+	if _, err := c.Send(ctx, msg, runtime.WithOperation(op), runtime.WithSigningKey(key)); err != nil {
+		return fmt.Errorf("registry: publish %s: %w", op, err)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func TestHostilePeerMemory(t *testing.T) {
 		sent++
 	}
 	for _, r := range captured { // every record so far, re-appended verbatim
-		if _, err := blind.Producer().Publish(ctx, support.Topic(), runtime.Outgoing{Key: wire.PartitionKey(scope.Conversation), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
+		if _, err := blind.Publish(ctx, support.Topic(), runtime.Outgoing{Key: wire.PartitionKey(scope.Conversation), Headers: r.Headers.Decode(), Payload: r.Payload}); err != nil {
 			t.Fatal(err)
 		}
 		sent++

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/conversation"
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/figures"
 	"github.com/lasergo/laser/internal/heapprobe"
@@ -257,7 +258,7 @@ func TestHostilePeer(t *testing.T) {
 				headers.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
 			}
 			rec := runtime.Incoming{Timestamp: uint64(time.Now().UnixMicro()), Payload: payload, Headers: wire.MustEncodeHeaders(headers)}
-			if _, _, err := runtime.VerifyDeadLetter(reg, runtime.TopicDLQ, &rec); runtime.CodeOf(err) == runtime.CodeSignature {
+			if _, _, err := deadletter.Verify(reg, runtime.TopicDLQ, &rec); runtime.CodeOf(err) == runtime.CodeSignature {
 				refused++
 			}
 		}

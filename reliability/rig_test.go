@@ -97,7 +97,7 @@ type rig struct {
 	failures []runtime.DeadLetter // failed publishes
 	changed  chan struct{}
 
-	prod      *runtime.Producer
+	prod      *runtime.Client
 	published []reliability.Command
 	positions map[runtime.Position]int
 	restarts  int
@@ -127,7 +127,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	r.tr = tr
-	r.prod = runtime.NewClient(tr, runtime.ClientConfig{Logger: r.logs.logger()}).Producer()
+	r.prod = runtime.NewClient(tr, runtime.ClientConfig{Logger: r.logs.logger()})
 	topics := []string{r.topic, r.dlq}
 	if o.noDLQ {
 		topics = topics[:1]

@@ -118,7 +118,7 @@ func (a *Agent) Start(ctx context.Context) *AgentHandle {
 		}
 		defer a.client.release(a.cfg.ID)
 		if a.cfg.CardTopic != "" {
-			if err := a.client.PublishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.SigningKey); err != nil {
+			if err := a.client.publishCard(runCtx, a.cfg.CardTopic, a.cfg.ID, a.cfg.Card, a.cfg.SigningKey); err != nil {
 				h.err = err
 				return
 			}

@@ -67,7 +67,7 @@ func TestRequestReplyBetweenTwoAgents(t *testing.T) {
 	got := make(chan string, 1)
 	runAgent(t, c, runtime.AgentConfig{ID: "shop", Listen: "shop.in", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-			reply, err := ctx.Request(runtime.TopicCommands, "billing", ctx.Message().Body(), runtime.WithTimeout(waitLimit))
+			reply, err := ctx.Client().Request(ctx, runtime.Out{Topic: runtime.TopicCommands, Target: "billing", Body: ctx.Message().Body()}, runtime.WithTimeout(waitLimit))
 			if err != nil {
 				return runtime.Reject(err)
 			}
@@ -106,7 +106,7 @@ func (r *instantReplies) Publish(ctx context.Context, topic string, recs ...runt
 func TestReplyArrivingBeforeTheCallerWaitsIsNotLost(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{})
 	c := newClient(t, &instantReplies{Transport: log}, clock.System{}, nil)
-	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "fast", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
+	reply, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "fast", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestRequestTimeoutIsADistinctError(t *testing.T) {
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "nobody", Body: []byte("q")}, runtime.WithTimeout(time.Second))
+		_, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "nobody", Body: []byte("q")}, runtime.WithTimeout(time.Second))
 		errc <- err
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -143,7 +143,7 @@ func TestRemoteErrorReachesTheCaller(t *testing.T) {
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return ctx.Fail(wire.ErrorInvalidRequest, "card declined", false)
 		})})
-	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
+	_, err := c.Request(context.Background(), runtime.Out{From: "shop", Target: "billing", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
 	var re *runtime.Error
 	if !(errors.As(err, &re) && re.Remote()) || re.Wire != wire.ErrorInvalidRequest || re.Msg != "card declined" || re.From != "billing" || re.Retryable {
 		t.Fatalf("err = %#v", err)
@@ -178,8 +178,8 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	res := make(chan *runtime.ContractResult, 1)
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{
-			Command: runtime.Command{From: "boss", Target: "ghost", Body: []byte("x")},
-			Expiry:  time.Second, Deadline: 5 * time.Second})
+			Out:    runtime.Out{From: "boss", Target: "ghost", Body: []byte("x")},
+			Expiry: time.Second, Deadline: 5 * time.Second})
 		if err != nil {
 			t.Error(err)
 		}
@@ -202,8 +202,8 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 		})})
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{
-			Command: runtime.Command{From: "boss", Target: "slow", Body: []byte("x")},
-			Expiry:  time.Second, Deadline: 5 * time.Second})
+			Out:    runtime.Out{From: "boss", Target: "slow", Body: []byte("x")},
+			Expiry: time.Second, Deadline: 5 * time.Second})
 		if err != nil {
 			t.Error(err)
 		}
@@ -250,7 +250,7 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 			return ctx.Respond([]byte("credited"))
 		})})
 	r, err := c.SendContract(context.Background(), runtime.Contract{
-		Command: runtime.Command{From: "bank", Target: "crediter", Body: []byte("credit 5")}, Deadline: waitLimit})
+		Out: runtime.Out{From: "bank", Target: "crediter", Body: []byte("credit 5")}, Deadline: waitLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	transient := &flakyPublish{Transport: log, err: &runtime.Error{Code: runtime.CodeTransport, Msg: "publish", Retryable: true, Err: errors.New("reset")}}
 	transient.failures.Store(2)
-	p := runtime.NewClient(transient, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
+	p := runtime.NewClient(transient, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond})
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +542,7 @@ func TestPublishRetriesTransientErrorsAndSurfacesTheRest(t *testing.T) {
 	}
 	permanent := &flakyPublish{Transport: log, err: errors.New("topic is gone")}
 	permanent.failures.Store(1)
-	p = runtime.NewClient(permanent, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond}).Producer()
+	p = runtime.NewClient(permanent, runtime.ClientConfig{Logger: quietLogger(), PublishBackoff: time.Nanosecond})
 	if _, err := p.Publish(context.Background(), runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err == nil {
 		t.Fatal("a permanent error must surface")
 	}
@@ -557,14 +557,14 @@ func TestAnswerIsNotLostBehindAFloodOfStatuses(t *testing.T) {
 	runAgent(t, c, runtime.AgentConfig{ID: "chatty", Respond: runtime.TopicResponses,
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			for range 40 {
-				if err := ctx.Status(wire.TaskWorking); err != nil {
+				if err := ctx.Respond(nil, runtime.WithTaskState(wire.TaskWorking)); err != nil {
 					return err
 				}
 			}
 			return ctx.Respond([]byte("done at last"))
 		})})
 	for range 3 {
-		reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "chatty", Body: []byte("go")}, runtime.WithTimeout(waitLimit))
+		reply, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "chatty", Body: []byte("go")}, runtime.WithTimeout(waitLimit))
 		if err != nil {
 			t.Fatal(err)
 		}

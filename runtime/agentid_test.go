@@ -8,6 +8,7 @@ import (
 	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
@@ -27,12 +28,12 @@ func TestAgentIDsAndGroupNamesKeepToTheSDKLimitOf255Bytes(t *testing.T) {
 			t.Errorf("NewAgent(id %d bytes, group %q...) = %v, want CodeConfig", len(cfg.ID), cfg.Group[:min(len(cfg.Group), 12)], err)
 		}
 	}
-	for _, cmd := range []runtime.Command{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
-		if _, err := c.SendCommand(context.Background(), cmd); runtime.CodeOf(err) != runtime.CodeConfig {
-			t.Errorf("SendCommand(from %d bytes, target %d bytes) = %v, want CodeConfig", len(cmd.From), len(cmd.Target), err)
+	for _, cmd := range []runtime.Out{{From: id256, Body: []byte("x")}, {From: "shop", Target: id256, Body: []byte("x")}} {
+		if _, err := c.Send(context.Background(), cmd); runtime.CodeOf(err) != runtime.CodeConfig {
+			t.Errorf("Send(from %d bytes, target %d bytes) = %v, want CodeConfig", len(cmd.From), len(cmd.Target), err)
 		}
 	}
-	if _, err := c.Emit(context.Background(), runtime.TopicCommands, id256, []byte("x")); runtime.CodeOf(err) != runtime.CodeConfig {
+	if _, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: id256, Body: []byte("x")}); runtime.CodeOf(err) != runtime.CodeConfig {
 		t.Errorf("Emit from a 256-byte id = %v, want CodeConfig", err)
 	}
 }

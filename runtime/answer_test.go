@@ -35,7 +35,7 @@ func pendingRequest(t *testing.T, c *runtime.Client, a *announcing, body string)
 	t.Helper()
 	out := make(chan requestOutcome, 1)
 	go func() {
-		m, err := c.Request(context.Background(), runtime.Command{Topic: "asks", From: "asker", Target: "person", Body: []byte(body)},
+		m, err := c.Request(context.Background(), runtime.Out{Topic: "asks", From: "asker", Target: "person", Body: []byte(body)},
 			runtime.WithReplyTopic("answers"), runtime.WithTimeout(waitLimit))
 		out <- requestOutcome{m, err}
 	}()
@@ -75,7 +75,7 @@ func TestClientAnswerRespondsToARequestReadFromTheLog(t *testing.T) {
 	log := newAsking(t)
 	c := newClient(t, log, clock.System{}, reg)
 	req, outcome := pendingRequest(t, c, log, "refund 40?")
-	pos, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person", Body: []byte("yes"), Key: key})
+	sent, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindResponse, Topic: "answers", From: "person", Body: []byte("yes"), ReplyTo: req}, runtime.WithSigningKey(key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func TestClientAnswerRespondsToARequestReadFromTheLog(t *testing.T) {
 		t.Fatal(got.err)
 	}
 	env := got.m.Envelope
-	if env == nil || env.Kind != wire.KindResponse || string(got.m.Body()) != "yes" || got.m.VerifiedPrincipal != "person" || got.m.Position != pos {
-		t.Fatalf("reply %+v at %v (answer at %v), body %q, principal %q", env, got.m.Position, pos, got.m.Body(), got.m.VerifiedPrincipal)
+	if env == nil || env.Kind != wire.KindResponse || string(got.m.Body()) != "yes" || got.m.VerifiedPrincipal != "person" || *env.Record != *sent.Record {
+		t.Fatalf("reply %+v (answer %v), body %q, principal %q", env, sent.Record, got.m.Body(), got.m.VerifiedPrincipal)
 	}
 	if env.Conversation != req.Envelope.Conversation || env.Target == nil || *env.Target != "asker" {
 		t.Fatalf("reply conversation %s target %v, want %s to asker", env.Conversation, env.Target, req.Envelope.Conversation)
@@ -97,8 +97,11 @@ func TestClientAnswerWithAnErrorIsARemoteErrorToTheCaller(t *testing.T) {
 	c := newClient(t, log, clock.System{}, nil)
 	req, outcome := pendingRequest(t, c, log, "delete everything?")
 	reason := "no"
-	if _, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person", Body: []byte("ignored"),
-		Error: &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}}); err != nil {
+	body, err := (&wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindError, Topic: "answers", From: "person", Body: body, ReplyTo: req}); err != nil {
 		t.Fatal(err)
 	}
 	got := recv(t, outcome, "request outcome")
@@ -116,7 +119,7 @@ func TestClientAnswerRefusesWhatIsNotARequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Answer(context.Background(), resp, m, runtime.Answer{From: "person", Body: []byte("yes")})
+	_, err = c.Send(context.Background(), runtime.Out{Kind: wire.KindResponse, Topic: resp, From: "person", Body: []byte("yes"), ReplyTo: m})
 	if runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("err = %v, want CodeInvalid", err)
 	}
@@ -130,12 +133,15 @@ func TestClientAnswerRefusesAContentTypeOnAnErrorAndANilRequest(t *testing.T) {
 	c := newClient(t, log, clock.System{}, nil)
 	req, _ := pendingRequest(t, c, log, "approve?")
 	reason := "no"
-	_, err := c.Answer(context.Background(), "answers", req, runtime.Answer{From: "person",
-		Error: &wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}}, runtime.WithContentType(wire.ContentJSON))
+	body, err := (&wire.ErrorBody{Code: wire.ErrorUnauthorized, Message: &reason}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Send(context.Background(), runtime.Out{Kind: wire.KindError, Topic: "answers", From: "person", Body: body, ReplyTo: req}, runtime.WithContentType(wire.ContentJSON))
 	if runtime.CodeOf(err) != runtime.CodeConfig {
 		t.Fatalf("err = %v, want CodeConfig: an error body is CBOR", err)
 	}
-	if _, err := c.Answer(context.Background(), "answers", nil, runtime.Answer{From: "person"}); runtime.CodeOf(err) != runtime.CodeInvalid {
+	if _, err := c.Send(context.Background(), runtime.Out{Kind: wire.KindResponse, Topic: "answers", From: "person"}); runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("nil request: err = %v, want CodeInvalid", err)
 	}
 	if recs := readAll(t, log, "answers"); len(recs) != 0 {

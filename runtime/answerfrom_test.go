@@ -24,8 +24,8 @@ func TestWithSigningKeySignsTheEvent(t *testing.T) {
 	if err := log.EnsureTopics(t.Context(), 1, "events"); err != nil {
 		t.Fatal(err)
 	}
-	for _, opts := range [][]runtime.SendOption{{runtime.WithSigningKey(key)}, nil} {
-		if _, err := c.Emit(t.Context(), "events", "journaler", []byte("x"), opts...); err != nil {
+	for _, opts := range [][]runtime.Option{{runtime.WithSigningKey(key)}, nil} {
+		if _, err := c.Send(t.Context(), runtime.Out{Kind: wire.KindEvent, Topic: "events", From: "journaler", Body: []byte("x")}, opts...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestWithAnswerFromWaitsForAnAcceptedSigner(t *testing.T) {
 		})})
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
-	m, err := c.Request(ctx, runtime.Command{From: "asker", Body: []byte("may I?")}, runtime.WithTimeout(waitLimit),
+	m, err := c.Request(ctx, runtime.Out{From: "asker", Body: []byte("may I?")}, runtime.WithTimeout(waitLimit),
 		runtime.WithAnswerFrom(func(v sign.Verified) bool { return v.Kind == sign.KindOperator }))
 	if err != nil || string(m.Body()) != "from the boss" {
 		t.Fatalf("answer %v, %v; want the operator's", m, err)

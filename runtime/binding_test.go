@@ -85,7 +85,7 @@ func TestClientSignedSendCarriesTopicAndIssuedAt(t *testing.T) {
 		Tuning:   runtime.Tuning{Binding: sign.BindingPolicy{Require: true}},
 	})
 	client := runtime.NewClient(log, runtime.ClientConfig{Clock: clock, Logger: quietLogger()})
-	if err := client.PublishStatus(t.Context(), topic, "shop", wire.OperationProgress, []byte("hi"), shop); err != nil {
+	if _, err := client.Send(t.Context(), runtime.Out{Kind: wire.KindStatus, Topic: topic, From: "shop", Body: []byte("hi")}, runtime.WithOperation(wire.OperationProgress), runtime.WithSigningKey(shop)); err != nil {
 		t.Fatal(err)
 	}
 	m := recv(t, got, "the signed send")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lasergo/laser/clock"
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -39,12 +40,12 @@ func TestDeadLetterCapsulesAreSignedByTheConsumersKey(t *testing.T) {
 	_ = reg.Enroll(agent, worker.Public())
 	_ = reg.Enroll("mallory", mallory.Public())
 	rec := parkSigned(t, log, worker)
-	v, capsule, err := runtime.VerifyDeadLetter(reg, dlq, &rec)
+	v, capsule, err := deadletter.Verify(reg, dlq, &rec)
 	if err != nil || v.Principal != agent || string(capsule.Payload) != "pay 10" {
 		t.Fatalf("verify: %v principal %q capsule %+v", err, v.Principal, capsule)
 	}
 	// The same capsule read as if from another dead-letter topic fails.
-	if _, _, err := runtime.VerifyDeadLetter(reg, "other.dlq", &rec); !errors.Is(err, sign.ErrBadSignature) {
+	if _, _, err := deadletter.Verify(reg, "other.dlq", &rec); !errors.Is(err, sign.ErrBadSignature) {
 		t.Fatalf("capsule checked against another topic: %v", err)
 	}
 }
@@ -63,7 +64,7 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 	without := rec.Headers.Decode()
 	without.Del(runtime.HeaderDeadLetterSignature)
 	unsigned.Headers = wire.MustEncodeHeaders(without)
-	if _, _, err := runtime.VerifyDeadLetter(reg, dlq, &unsigned); !errors.Is(err, sign.ErrUnsigned) {
+	if _, _, err := deadletter.Verify(reg, dlq, &unsigned); !errors.Is(err, sign.ErrUnsigned) {
 		t.Fatalf("unsigned capsule: %v", err)
 	}
 
@@ -71,7 +72,7 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 	capsule.Source.Offset += 7 // point at another record
 	tampered := rec
 	tampered.Payload, _ = capsule.Marshal()
-	if _, _, err := runtime.VerifyDeadLetter(reg, dlq, &tampered); !errors.Is(err, sign.ErrBadSignature) {
+	if _, _, err := deadletter.Verify(reg, dlq, &tampered); !errors.Is(err, sign.ErrBadSignature) {
 		t.Fatalf("tampered capsule: %v", err)
 	}
 
@@ -83,7 +84,7 @@ func TestForgedDeadLetterCapsulesDoNotVerify(t *testing.T) {
 	resigned := rec.Headers.Decode()
 	resigned.Set(runtime.HeaderDeadLetterSignature, wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig})
 	peer.Headers = wire.MustEncodeHeaders(resigned)
-	if _, _, err := runtime.VerifyDeadLetter(reg, dlq, &peer); !errors.Is(err, sign.ErrSourceMismatch) {
+	if _, _, err := deadletter.Verify(reg, dlq, &peer); !errors.Is(err, sign.ErrSourceMismatch) {
 		t.Fatalf("capsule signed by a peer: %v", err)
 	}
 }
@@ -97,7 +98,7 @@ func TestRedriveRefusesACapsuleWhosePayloadIsNotTheRecords(t *testing.T) {
 	capsule, _ := wire.DecodeDeadLetter(rec.Payload)
 	capsule.Source.Offset = handled.Offset
 	client := runtime.NewClient(log, runtime.ClientConfig{})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); runtime.CodeOf(err) != runtime.CodeInvalid {
+	if _, err := deadletter.Redrive(t.Context(), client, topic, capsule); runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("redrive of a capsule naming another record: %v", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestARedriveAsksTheGate(t *testing.T) {
 	}
 	g := opGate{asked: make(chan effect.Effect, 1)}
 	client := runtime.NewClient(log, runtime.ClientConfig{EffectGate: g})
-	if _, err := client.RedriveDeadLetter(t.Context(), topic, capsule); !errors.Is(err, errRefused) {
+	if _, err := deadletter.Redrive(t.Context(), client, topic, capsule); !errors.Is(err, errRefused) {
 		t.Fatalf("redrive under a refusing gate: %v, want its refusal", err)
 	}
 	if e := <-g.asked; e.Kind != effect.Publish || e.Operation != runtime.OperationRedrive || e.Topic != topic {

@@ -9,10 +9,10 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// PublishCard publishes agent's card on topic (default agent.registry) as a
+// publishCard publishes agent's card on topic (default agent.registry) as a
 // status/card envelope, creating the topic when missing; key, when set,
-// signs it.
-func (c *Client) PublishCard(ctx context.Context, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
+// signs it. Package registry publishes cards the same way.
+func (c *Client) publishCard(ctx context.Context, topic, agent string, card *wire.AgentCard, key *sign.Key) error {
 	if err := card.Validate(); err != nil {
 		return &Error{Code: CodeInvalid, Msg: "card of " + agent, Err: err}
 	}
@@ -20,24 +20,13 @@ func (c *Client) PublishCard(ctx context.Context, topic, agent string, card *wir
 	if err != nil {
 		return &Error{Code: CodeCodec, Msg: "encode card of " + agent, Err: err}
 	}
-	return c.PublishStatus(ctx, topic, agent, wire.OperationCard, body, key)
-}
-
-// PublishStatus publishes a status envelope with operation op from source on
-// topic (default agent.registry), creating the topic when missing: the
-// registry's cards and quarantine facts.
-func (c *Client) PublishStatus(ctx context.Context, topic, source, op string, body []byte, key *sign.Key) error {
 	topic = cmp.Or(topic, TopicRegistry)
-	o := &outgoing{kind: wire.KindStatus, from: source, who: op + " source", body: body, spec: sendSpec{operation: op}, ct: wire.ContentCBOR, key: key}
-	env, err := c.envelope(o)
-	if err != nil {
-		return err
-	}
 	if err := c.t.EnsureTopics(ctx, 1, topic); err != nil {
-		return fmt.Errorf("publish %s: %w", op, err)
+		return fmt.Errorf("publish %s: %w", wire.OperationCard, err)
 	}
-	if _, err := c.send(ctx, topic, o, env); err != nil {
-		return fmt.Errorf("publish %s: %w", op, err)
+	msg := Out{Kind: wire.KindStatus, Topic: topic, From: agent, Body: body}
+	if _, err := c.Send(ctx, msg, WithOperation(wire.OperationCard), WithSigningKey(key)); err != nil {
+		return fmt.Errorf("publish %s: %w", wire.OperationCard, err)
 	}
 	return nil
 }

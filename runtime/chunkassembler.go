@@ -3,7 +3,7 @@ package runtime
 import "iter"
 
 // AssembleStream puts the records of one chunk stream back in sequence
-// order, by the rules RequestStream reads a live stream with, and yields
+// order, by the rules Client.Stream reads a live stream with, and yields
 // the bodies: it binds to the channel of the first record and ignores other
 // channels, drops an identical copy of a chunk it has, holds at most limit
 // chunks that arrive early (DefaultStreamBuffer when limit < 1), and ends

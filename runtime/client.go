@@ -48,7 +48,7 @@ type Client struct {
 	t Transport
 	// governed is t as Transport hands it out.
 	governed *governedTransport
-	prod     *Producer
+	prod     *producer
 	opts     ClientConfig
 	log      *slog.Logger
 
@@ -107,7 +107,7 @@ func NewClient(t Transport, opts ClientConfig) *Client {
 // bound returns a view of c governed by gate (c's own when nil) and claim
 // under every context, not only under a handler's Ctx: what Ctx.Client
 // hands a handler whose agent has a gate or claims of its own, so a
-// publish under context.Background(), through Producer or Transport, is
+// publish under context.Background(), through Publish or Transport, is
 // governed as the agent's. The view shares c's reply readers and agents.
 func (c *Client) bound(gate EffectGate, claim effect.Claims) *Client {
 	v := &Client{t: c.t, opts: c.opts, log: c.log, clientState: c.clientState}
@@ -156,7 +156,7 @@ func (g *bothGates) Effected(ctx context.Context, c *Client, e *effect.Effect, e
 }
 
 // Transport returns the client's transport, governed: a Publish through it
-// is admitted by the gate that governs its context, as Producer().Publish
+// is admitted by the gate that governs its context, as Client.Publish
 // is (the client's, or under a handler's Ctx its agent's), so no handler
 // reaches the log around its gate; every other method goes straight
 // through, Join (and so Commit) included, ungoverned. It is not the value
@@ -219,9 +219,6 @@ func (g *governedTransport) Publish(ctx context.Context, topic string, records .
 			return g.t.Publish(ctx, topic, records...)
 		})
 }
-
-// Producer returns the client's producer.
-func (c *Client) Producer() *Producer { return c.prod }
 
 // Clock returns the client's clock.
 func (c *Client) Clock() clock.Clock { return c.opts.Clock }

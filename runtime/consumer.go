@@ -164,7 +164,7 @@ type Tuning struct {
 type Consumer struct {
 	cfg  ConsumerConfig
 	t    Transport
-	prod *Producer
+	prod *producer
 	// client is what Ctx.Client hands a handler: cfg.Client, bound to the
 	// agent's gate and claims when it has its own (see Client.bound).
 	client *Client
@@ -244,7 +244,7 @@ func NewConsumer(t Transport, cfg ConsumerConfig) (*Consumer, error) {
 	c := &Consumer{
 		cfg:    cfg,
 		t:      t,
-		prod:   cfg.Client.Producer(),
+		prod:   cfg.Client.prod,
 		dedup:  dd,
 		fences: newFenceGate(),
 		clock:  cfg.Client.Clock(),

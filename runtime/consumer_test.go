@@ -907,10 +907,11 @@ func TestHandlersEmitEventsAndTaskStatuses(t *testing.T) {
 		Agent:        agent,
 		RespondTopic: resp,
 		Handler: handlerFunc(func(c *runtime.Ctx) error {
-			if err := c.Status(wire.TaskInputRequired); err != nil {
+			if err := c.Respond(nil, runtime.WithTaskState(wire.TaskInputRequired)); err != nil {
 				return err
 			}
-			return c.Emit("agent.audit", []byte(`{"seen":true}`), runtime.WithOperation("state_snapshot"), runtime.WithContentType(wire.ContentJSON))
+			_, err := c.Client().Send(c, runtime.Out{Kind: wire.KindEvent, Topic: "agent.audit", Body: []byte(`{"seen":true}`)}, runtime.WithOperation("state_snapshot"), runtime.WithContentType(wire.ContentJSON))
+			return err
 		}),
 	})
 	cmd := command("go")

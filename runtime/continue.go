@@ -7,7 +7,7 @@ import (
 )
 
 // A typed call made inside a handler (a generated client's method, Call,
-// Tell, CallStream, EmitEvent, Ctx.EmitValue) continues the handled message's
+// Tell, CallStream) continues the handled message's
 // conversation: the handler passes its *Ctx, or a context derived from it,
 // as the call's context, and the call goes out in the handled conversation
 // with the handled record as its causal parent. So a reply, a follow-up
@@ -30,7 +30,7 @@ func handledBy(ctx context.Context) *Ctx {
 
 // continuing returns the options that continue, under ctx, the conversation
 // of the message being handled (none outside a handler), followed by opts.
-func continuing[O StreamOption](ctx context.Context, opts []O) []O {
+func continuing(ctx context.Context, opts []Option) []Option {
 	c := handledBy(ctx)
 	if c == nil || c.msg == nil {
 		return opts
@@ -41,30 +41,11 @@ func continuing[O StreamOption](ctx context.Context, opts []O) []O {
 	if m.Envelope != nil {
 		record = m.Envelope.Record
 	}
-	cont := []SendOption{WithConversation(m.Provenance.Conversation), causedBy(record, at)}
-	out := make([]O, 0, len(cont)+len(opts))
-	for _, o := range cont {
-		out = append(out, any(o).(O))
-	}
-	return append(out, opts...)
+	return append([]Option{WithConversation(m.Provenance.Conversation), causedBy(record, at)}, opts...)
 }
 
 // causedBy records the message that caused a send: its record id (AGDX
 // only) and its position in the log.
-func causedBy(record *wire.ID, at wire.LogPosition) SendOption {
-	return sendOption(func(s *sendSpec) { s.cause, s.causeAt = record, &at })
-}
-
-// EmitValue encodes in as ct and emits it as an AGDX event for operation op
-// from the handling agent on topic, within the handled conversation (with
-// the handled record as causal parent) and signed with the agent's key:
-// the typed form of Ctx.Emit, for the agent that emits an event, which
-// need not import the package of the agents that listen for it.
-func (c *Ctx) EmitValue(topic, op string, ct wire.ContentType, in any, opts ...SendOption) error {
-	body, err := EncodeBody(in, ct)
-	if err != nil {
-		return err
-	}
-	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, opts...)
-	return c.Emit(topic, body, continuing(c, opts)...)
+func causedBy(record *wire.ID, at wire.LogPosition) Option {
+	return option(func(s *sendSpec) { s.cause, s.causeAt = record, &at })
 }

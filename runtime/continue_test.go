@@ -33,7 +33,11 @@ func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) err
 			if ctx.Message().Kind() != wire.KindCommand {
 				return nil
 			}
-			return ctx.RespondValue("done", wire.ContentCBOR)
+			body, err := runtime.EncodeBody("done", wire.ContentCBOR)
+			if err != nil {
+				return err
+			}
+			return ctx.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 		})})
 	runAgent(t, r.c, runtime.AgentConfig{ID: "front", Listen: "front.commands",
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
@@ -47,7 +51,7 @@ func startRelay(t *testing.T, call func(ctx *runtime.Ctx, c *runtime.Client) err
 // own.
 func (r *relay) send(t *testing.T) {
 	t.Helper()
-	if _, err := r.c.SendCommand(t.Context(), runtime.Command{Topic: "front.commands", From: "shop", Target: "front", Body: []byte("go")}); err != nil {
+	if _, err := r.c.Send(t.Context(), runtime.Out{Topic: "front.commands", From: "shop", Target: "front", Body: []byte("go")}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,7 +78,7 @@ func TestATypedCallFromAHandlerContinuesTheHandledConversation(t *testing.T) {
 		// A context derived from the handler's, as code passing it on makes.
 		sub, cancel := context.WithTimeout(ctx, waitLimit)
 		defer cancel()
-		out, err := runtime.Call[string](sub, c, runtime.Command{From: "front", Target: "back"}, "finish", wire.ContentCBOR, "go")
+		out, err := runtime.Call[string](sub, c, runtime.Out{From: "front", Target: "back"}, "finish", wire.ContentCBOR, "go")
 		replied <- out
 		return err
 	})
@@ -88,10 +92,10 @@ func TestATypedCallFromAHandlerContinuesTheHandledConversation(t *testing.T) {
 
 func TestATypedCommandAndEventFromAHandlerContinueTheHandledConversation(t *testing.T) {
 	r := startRelay(t, func(ctx *runtime.Ctx, c *runtime.Client) error {
-		if err := runtime.Tell(ctx, c, runtime.Command{From: "front", Target: "back"}, "note", wire.ContentCBOR, "go"); err != nil {
+		if err := runtime.Tell(ctx, c, runtime.Out{From: "front", Target: "back"}, "note", wire.ContentCBOR, "go"); err != nil {
 			return err
 		}
-		return runtime.EmitEvent(ctx, c, runtime.TopicCommands, "front", "noted", wire.ContentCBOR, "go")
+		return runtime.Tell(ctx, c, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "front"}, "noted", wire.ContentCBOR, "go")
 	})
 	r.send(t)
 	handled := recv(t, r.handled, "the front's message")
@@ -102,7 +106,7 @@ func TestATypedCommandAndEventFromAHandlerContinueTheHandledConversation(t *test
 func TestWithConversationStillPicksAnotherConversationFromAHandler(t *testing.T) {
 	other := wire.IDFromUint128(0, 99)
 	r := startRelay(t, func(ctx *runtime.Ctx, c *runtime.Client) error {
-		return runtime.Tell(ctx, c, runtime.Command{From: "front", Target: "back"}, "note", wire.ContentCBOR, "go", runtime.WithConversation(other))
+		return runtime.Tell(ctx, c, runtime.Out{From: "front", Target: "back"}, "note", wire.ContentCBOR, "go", runtime.WithConversation(other))
 	})
 	r.send(t)
 	recv(t, r.handled, "the front's message")
@@ -115,10 +119,10 @@ func TestATypedCallOutsideAHandlerStartsAConversationWithoutACause(t *testing.T)
 	r := startRelay(t, func(*runtime.Ctx, *runtime.Client) error { return nil })
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
-	if err := runtime.Tell(ctx, r.c, runtime.Command{From: "shop", Target: "back"}, "note", wire.ContentCBOR, "a"); err != nil {
+	if err := runtime.Tell(ctx, r.c, runtime.Out{From: "shop", Target: "back"}, "note", wire.ContentCBOR, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Tell(ctx, r.c, runtime.Command{From: "shop", Target: "back"}, "note", wire.ContentCBOR, "b"); err != nil {
+	if err := runtime.Tell(ctx, r.c, runtime.Out{From: "shop", Target: "back"}, "note", wire.ContentCBOR, "b"); err != nil {
 		t.Fatal(err)
 	}
 	a, b := recv(t, r.got, "the first command"), recv(t, r.got, "the second command")
@@ -127,10 +131,10 @@ func TestATypedCallOutsideAHandlerStartsAConversationWithoutACause(t *testing.T)
 	}
 }
 
-func TestEmitValueEmitsATypedEventFromTheHandlingAgent(t *testing.T) {
+func TestTellEmitsATypedEventFromTheHandlingAgent(t *testing.T) {
 	type placed struct{ Order string }
 	r := startRelay(t, func(ctx *runtime.Ctx, _ *runtime.Client) error {
-		return ctx.EmitValue(runtime.TopicCommands, "order.placed", wire.ContentJSON, placed{Order: "o-1"})
+		return runtime.Tell(ctx, ctx.Client(), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands}, "order.placed", wire.ContentJSON, placed{Order: "o-1"})
 	})
 	r.send(t)
 	handled, got := recv(t, r.handled, "the front's message"), recv(t, r.got, "the event")

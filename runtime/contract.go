@@ -40,7 +40,7 @@ func (o ContractOutcome) String() string {
 
 // Contract is a command with delivery terms.
 type Contract struct {
-	Command
+	Out
 	// Expiry, when set, stamps the command's deadline at now+Expiry (so a
 	// late pickup is dead-lettered) and reports NotConsumed when no pickup
 	// acknowledgement arrives by then. Needs ack-on-pickup on the target.
@@ -80,14 +80,14 @@ func (r *ContractResult) Err() error {
 // SendContract publishes a contract's command to exactly one target and
 // watches the reply topic until an answer, the expiry or the deadline.
 // Under a client verifier only replies signed by the target count.
-func (c *Client) SendContract(ctx context.Context, k Contract, opts ...CommandOption) (*ContractResult, error) {
+func (c *Client) SendContract(ctx context.Context, k Contract, opts ...Option) (*ContractResult, error) {
 	if k.Target == "" {
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs exactly one target"}
 	}
 	if k.From == "" {
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs a sender"}
 	}
-	spec := specOf(opts, CommandOption.applyCommand)
+	spec := specOf(opts)
 	spec.replyTopic = k.ReplyTopic
 	now := c.opts.Clock.Now()
 	if k.Expiry > 0 {
@@ -100,7 +100,7 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...CommandOp
 	if deadline <= 0 {
 		deadline = DefaultRequestTimeout
 	}
-	env, w, done, err := c.sendAwaited(ctx, k.Command, &spec)
+	env, w, done, err := c.sendAwaited(ctx, k.Out, &spec)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *test
 	for range contracts {
 		go func() {
 			r, err := c.SendContract(context.Background(), runtime.Contract{
-				Command: runtime.Command{From: "boss", Target: "twice", Body: []byte("x")}, Deadline: time.Hour})
+				Out: runtime.Out{From: "boss", Target: "twice", Body: []byte("x")}, Deadline: time.Hour})
 			results <- result{r, err}
 		}()
 	}
@@ -64,7 +64,7 @@ func TestContractWithTwoAnswersInOneReadPassReturnsTheFirstAndNeverHangs(t *test
 func TestRequestWithTwoAnswersReturnsTheFirst(t *testing.T) {
 	c := newClient(t, &answersTwice{Transport: embedlog.New("laser", embedlog.Config{})}, clock.System{}, nil)
 	for range 20 {
-		reply, err := c.Request(context.Background(), runtime.Command{From: "boss", Target: "twice", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
+		reply, err := c.Request(context.Background(), runtime.Out{From: "boss", Target: "twice", Body: []byte("x")}, runtime.WithTimeout(waitLimit))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
 	for range 20 {
 		go func() {
 			r, err := c.SendContract(context.Background(), runtime.Contract{
-				Command: runtime.Command{From: "boss", Target: "chatty", Body: []byte("x")}, Deadline: time.Hour})
+				Out: runtime.Out{From: "boss", Target: "chatty", Body: []byte("x")}, Deadline: time.Hour})
 			if err != nil {
 				t.Error(err)
 			}
@@ -103,8 +103,8 @@ func TestContractOfAnAgentThatRespondsTwiceCompletes(t *testing.T) {
 
 func TestContractWithoutASenderIsInvalid(t *testing.T) {
 	c := newClient(t, embedlog.New("laser", embedlog.Config{}), clock.System{}, nil)
-	_, err := c.SendContract(context.Background(), runtime.Contract{Command: runtime.Command{Target: "billing", Body: []byte("x")}})
-	if runtime.CodeOf(err) != runtime.CodeInvalid {
+	_, err := c.SendContract(context.Background(), runtime.Contract{Out: runtime.Out{Target: "billing", Body: []byte("x")}})
+	if runtime.CodeOf(err) != runtime.CodeInvalid || runtime.CodeOf(err) == runtime.CodeConfig {
 		t.Fatalf("err = %v, want a CodeInvalid error", err)
 	}
 }

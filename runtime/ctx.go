@@ -6,7 +6,6 @@ import (
 
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/internal/testhook"
-	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -45,7 +44,7 @@ func init() {
 // detachedCtx returns a Ctx outside any consumer (for lasertest): Respond and
 // friends publish through client as agent.
 func detachedCtx(ctx context.Context, client *Client, m *Message, agent, respondTopic string) *Ctx {
-	c := &Consumer{cfg: ConsumerConfig{Agent: agent, RespondTopic: respondTopic, Client: client}, prod: client.Producer(), ids: client.IDs(), clock: client.Clock(), log: client.log}
+	c := &Consumer{cfg: ConsumerConfig{Agent: agent, RespondTopic: respondTopic, Client: client}, prod: client.prod, ids: client.IDs(), clock: client.Clock(), log: client.log}
 	return &Ctx{Context: ctx, msg: m, c: c}
 }
 
@@ -108,18 +107,23 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 	}
 }
 
-// Respond answers the handled message on the agent's respond topic,
-// targeted at its sender. An AGDX command is answered with an AGDX response
-// (signed when the agent has a signing key), as the reference's agents
-// answer; a plain message is answered with a plain message echoing its
-// correlation. It fails with CodeNoRespondTopic when the agent has no
-// respond topic.
-func (c *Ctx) Respond(body []byte, opts ...ReplyOption) error {
-	topic := c.c.cfg.RespondTopic
+// Respond answers the handled message, targeted at its sender, on the
+// agent's respond topic (WithReplyTopic names another). An AGDX command is
+// answered with an AGDX response (signed when the agent has a signing key),
+// as the reference's agents answer, or with a task status under
+// WithTaskState (a progress report such as input-required); a plain message
+// is answered with a plain message echoing its correlation. It fails with
+// CodeNoRespondTopic when the agent has no respond topic and none is named.
+func (c *Ctx) Respond(body []byte, opts ...Option) error {
+	spec := specOf(opts)
+	topic := cmp.Or(spec.replyTopic, c.c.cfg.RespondTopic)
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
 	}
-	spec := specOf(opts, ReplyOption.applyReply)
+	if spec.state != nil {
+		spec.operation = cmp.Or(spec.operation, wire.OperationTask)
+		return c.postAnswer(topic, wire.KindStatus, body, spec, wire.ContentRaw)
+	}
 	if env := c.msg.Envelope; env != nil && env.Correlation != nil {
 		return c.postAnswer(topic, wire.KindResponse, body, spec, wire.ContentRaw)
 	}
@@ -152,20 +156,15 @@ func (c *Ctx) answer(kind wire.Kind, body []byte, spec sendSpec, ct wire.Content
 	if !ok {
 		return nil, &Error{Code: CodeHandlerConfig, Msg: "the handled message carries no correlation to answer"}
 	}
-	o := answerTo(c.msg, c.c.cfg.Agent, corr, kind, body, spec, ct, c.c.cfg.SigningKey)
-	o.who, o.code = "answering needs an agent id", CodeHandlerConfig
-	return o, nil
-}
-
-// answerTo is the outgoing record of kind answering msg with correlation
-// corr, from agent from to msg's sender when the sender has an agent id.
-func answerTo(msg *Message, from string, corr wire.ID, kind wire.Kind, body []byte, spec sendSpec, ct wire.ContentType, key *sign.Key) *outgoing {
-	o := &outgoing{kind: kind, from: from, who: "answering agent",
-		conversation: msg.Provenance.Conversation, correlation: &corr, body: body, spec: spec, ct: ct, key: key}
-	if to := msg.Provenance.Agent; to != "" && wire.CheckSDKAgentID(to) == nil {
+	o := &outgoing{kind: kind, from: c.c.cfg.Agent, who: "answering needs an agent id", code: CodeHandlerConfig,
+		conversation: c.msg.Provenance.Conversation, correlation: &corr, body: body, spec: spec, ct: ct, key: c.c.cfg.SigningKey}
+	if spec.state != nil {
+		o.state = spec.state
+	}
+	if to := c.msg.Provenance.Agent; to != "" && wire.CheckSDKAgentID(to) == nil {
 		o.target = to
 	}
-	return o
+	return o, nil
 }
 
 // postAnswer publishes an answer (see answer) on topic.
@@ -193,9 +192,10 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 // sub-conversation of the handled one), with the handled record as causal
 // parent. It returns where the message landed. A plain message has
 // no operation or metadata: WithOperation and WithMetadata make it fail
-// with CodeConfig (send an AGDX command with Client.SendCommand for them).
-func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Position, error) {
-	spec := specOf(opts, CommandOption.applyCommand)
+// with CodeConfig (send an AGDX command or event with Client.Send for them:
+// c.Client().Send(c, Out{...}) sends as this agent).
+func (c *Ctx) Send(topic, target string, body []byte, opts ...Option) (Position, error) {
+	spec := specOf(opts)
 	prov := c.replyProvenance()
 	prov.Correlation = ""
 	prov.Target = target
@@ -210,39 +210,6 @@ func (c *Ctx) Send(topic, target string, body []byte, opts ...CommandOption) (Po
 		prov.ParentConversation, prov.RootConversation = &parent, &root
 	}
 	return c.Client().postPlain(c, topic, &prov, body, &spec)
-}
-
-// Request sends an AGDX command to target within the handled conversation
-// (WithConversation picks another) and waits for its reply (see
-// Client.Request).
-func (c *Ctx) Request(topic, target string, body []byte, opts ...RequestOption) (*Message, error) {
-	conv := c.msg.Provenance.Conversation
-	opts = append([]RequestOption{WithConversation(conv)}, opts...)
-	return c.Client().Request(c, Command{Topic: topic, From: c.c.cfg.Agent, Target: target, Body: body}, opts...)
-}
-
-// Emit publishes an AGDX event from this agent within the handled
-// conversation (WithConversation picks another), signed with the agent's key.
-func (c *Ctx) Emit(topic string, body []byte, opts ...SendOption) error {
-	_, _, err := c.Client().post(c, topic, &outgoing{kind: wire.KindEvent, from: c.c.cfg.Agent, who: "emitting needs an agent id", code: CodeHandlerConfig,
-		conversation: c.msg.Provenance.Conversation, body: body, spec: specOf(opts, SendOption.applyEvent), ct: wire.ContentRaw, key: c.c.cfg.SigningKey})
-	return err
-}
-
-// Status publishes a task status for the handled request on the respond
-// topic (progress reports such as input-required).
-func (c *Ctx) Status(state wire.TaskState) error {
-	topic := c.c.cfg.RespondTopic
-	if topic == "" {
-		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
-	}
-	o, err := c.answer(wire.KindStatus, nil, sendSpec{operation: wire.OperationTask}, wire.ContentRaw)
-	if err != nil {
-		return err
-	}
-	o.state = &state
-	_, _, err = c.Client().post(c, topic, o)
-	return err
 }
 
 // SpawnSubconversation returns provenance for a new conversation that is a

@@ -117,7 +117,7 @@ func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return runtime.FailRequest(ctx, runtime.Reject(fmt.Errorf("bad body %s", ctx.Message().Body())))
 		})})
-	_, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "strict", Body: []byte("\xff\xfe")}, runtime.WithTimeout(waitLimit))
+	_, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "strict", Body: []byte("\xff\xfe")}, runtime.WithTimeout(waitLimit))
 	var remote *runtime.Error
 	if !(errors.As(err, &remote) && remote.Remote()) || remote.Msg != "bad body \uFFFD" {
 		t.Fatalf("err = %v, want a remote error with the text made valid", err)

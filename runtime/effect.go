@@ -9,7 +9,7 @@ import (
 )
 
 // EffectGate decides before every effect of the runtime: every send verb,
-// raw Producer.Publish, memory writes, workflow step dispatches, fan-out
+// raw Client.Publish, memory writes, workflow step dispatches, fan-out
 // branches, and what bridges report through Client.Govern. A nil error lets
 // the effect run (with e's Body and Metadata, which the gate may have
 // replaced); any error stops it and nothing is published. Package govern
@@ -46,7 +46,7 @@ func (c *Client) Govern(ctx context.Context, e *effect.Effect) error {
 
 // governed reports whether a gate may govern an effect under ctx, so the
 // ungoverned path builds no Effect.
-func (p *Producer) governed(ctx context.Context) bool {
+func (p *producer) governed(ctx context.Context) bool {
 	return p.gate != nil || ctx.Value(gateKey{}) != nil
 }
 
@@ -55,7 +55,7 @@ func (p *Producer) governed(ctx context.Context) bool {
 // evidence, its approval requests), which would otherwise govern
 // themselves: only code inside this module can mark those (effectgate).
 // It returns the gate that admitted e, nil when none did.
-func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, error) {
+func (p *producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, error) {
 	if effectgate.Skipped(ctx) {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (p *Producer) admit(ctx context.Context, e *effect.Effect) (EffectGate, err
 }
 
 // effected tells gate, when it listens, how the effects it admitted ended.
-func (p *Producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*effect.Effect) {
+func (p *producer) effected(ctx context.Context, gate EffectGate, err error, effects ...*effect.Effect) {
 	if o, ok := gate.(EffectListener); ok {
 		for _, e := range effects {
 			o.Effected(ctx, p.client, e, err)
@@ -120,6 +120,6 @@ func (c *Ctx) WithClaims(claims effect.Claims) *Ctx {
 // WithEffectKind names the kind of effect a send performs when the verb
 // alone does not say it (a workflow step, a fan-out branch), so a gate sees
 // it as such.
-func WithEffectKind(kind effect.Kind) SendOption {
-	return sendOption(func(s *sendSpec) { s.effect = kind })
+func WithEffectKind(kind effect.Kind) Option {
+	return option(func(s *sendSpec) { s.effect = kind })
 }

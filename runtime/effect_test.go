@@ -55,17 +55,17 @@ func TestEverySendVerbAsksTheGateWithItsKind(t *testing.T) {
 	ctx := t.Context()
 	g := &kindGate{refuse: map[effect.Kind]bool{effect.Request: true}}
 	c, _ := gatedClient(t, g)
-	cmd := runtime.Command{From: "planner", Body: []byte("x")}
-	if _, err := c.SendCommand(ctx, cmd); err != nil {
+	cmd := runtime.Out{From: "planner", Body: []byte("x")}
+	if _, err := c.Send(ctx, cmd); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+	if _, err := c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.SendPlain(ctx, runtime.TopicCommands, wire.Provenance{Conversation: c.IDs().NewID(), Agent: "planner"}, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
+	if _, err := c.Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Request(ctx, cmd); !errors.Is(err, errRefused) {
@@ -97,11 +97,11 @@ func TestARefusedEffectPublishesNothing(t *testing.T) {
 	ctx := t.Context()
 	g := &kindGate{refuse: map[effect.Kind]bool{effect.Event: true, effect.Publish: true}}
 	c, tr := gatedClient(t, g)
-	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); !errors.Is(err, errRefused) {
+	if _, err := c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}); !errors.Is(err, errRefused) {
 		t.Fatalf("emit: %v, want the gate's refusal", err)
 	}
 	rec := runtime.Outgoing{Payload: []byte("x")}
-	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, rec, rec); !errors.Is(err, errRefused) {
+	if _, err := c.Publish(ctx, runtime.TopicCommands, rec, rec); !errors.Is(err, errRefused) {
 		t.Fatalf("publish: %v, want the gate's refusal", err)
 	}
 	if end, err := tr.NextOffset(ctx, runtime.TopicCommands, 0); err != nil || end != 0 {
@@ -112,7 +112,7 @@ func TestARefusedEffectPublishesNothing(t *testing.T) {
 func TestTheGatesOwnContextSkipsTheGate(t *testing.T) {
 	g := &kindGate{refuse: map[effect.Kind]bool{effect.Event: true}}
 	c, _ := gatedClient(t, g)
-	if _, err := c.Emit(effectgate.Without(t.Context()), runtime.TopicCommands, "planner", []byte("x")); err != nil {
+	if _, err := c.Send(effectgate.Without(t.Context()), runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}); err != nil {
 		t.Fatalf("emit without the gate: %v", err)
 	}
 	if got := g.seen(); len(got) != 0 {
@@ -140,10 +140,10 @@ func (replacing) Admit(_ context.Context, _ *runtime.Client, e *effect.Effect) e
 func TestAGateReplacesTheBodyThatIsPublished(t *testing.T) {
 	ctx := t.Context()
 	c, tr := gatedClient(t, replacing{})
-	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+	if _, err := c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Producer().Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
+	if _, err := c.Publish(ctx, runtime.TopicCommands, runtime.Outgoing{Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := tr.ReadRange(ctx, runtime.TopicCommands, 0, 0, 10)
@@ -169,7 +169,7 @@ func TestDeadLettersAreNotGoverned(t *testing.T) {
 	}
 	h := a.Start(ctx)
 	t.Cleanup(func() { _ = h.Stop() })
-	if _, err := c.Emit(ctx, runtime.TopicCommands, "planner", []byte("x")); err != nil {
+	if _, err := c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: "planner", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if dl := <-parked; dl.PublishErr != nil {

@@ -39,7 +39,7 @@ func ExampleClient_Request() {
 	}
 	defer h.Shutdown(ctx)
 
-	reply, err := client.Request(ctx, runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99 EUR")},
+	reply, err := client.Request(ctx, runtime.Out{From: "shop", Target: "billing", Body: []byte("9.99 EUR")},
 		runtime.WithTimeout(5*time.Second))
 	if err != nil {
 		panic(err)
@@ -78,7 +78,7 @@ func ExampleDeadLetter() {
 	}
 	defer h.Shutdown(ctx)
 
-	if _, err := client.SendCommand(ctx, runtime.Command{From: "shop", Target: "ledger", Body: []byte("ten")}); err != nil {
+	if _, err := client.Send(ctx, runtime.Out{From: "shop", Target: "ledger", Body: []byte("ten")}); err != nil {
 		panic(err)
 	}
 	dl := <-parked

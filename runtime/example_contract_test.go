@@ -41,7 +41,7 @@ func ExampleClient_SendContract() {
 	defer h.Shutdown(ctx)
 
 	res, err := client.SendContract(ctx, runtime.Contract{
-		Command:  runtime.Command{From: "bank", Target: "crediter", Body: []byte("credit 5")},
+		Out:      runtime.Out{From: "bank", Target: "crediter", Body: []byte("credit 5")},
 		Expiry:   5 * time.Second,
 		Deadline: 10 * time.Second,
 	})

@@ -12,9 +12,9 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// An agent streams its answer as AGDX chunks with a ChunkWriter; the caller
+// An agent streams its answer as AGDX chunks with a Stream from Ctx.Stream; the caller
 // ranges over the pieces as they arrive, in order.
-func ExampleClient_RequestStream() {
+func ExampleClient_Stream() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := runtime.NewClient(embedlog.New("laser", embedlog.Config{}), runtime.ClientConfig{Logger: logger})
@@ -27,7 +27,7 @@ func ExampleClient_RequestStream() {
 		Listen:  runtime.TopicCommands,
 		Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+			s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -48,8 +48,8 @@ func ExampleClient_RequestStream() {
 	}
 	defer h.Shutdown(ctx)
 
-	cmd := runtime.Command{From: "caller", Target: "writer", Body: []byte("one piece at a time")}
-	for piece, err := range client.RequestStream(ctx, cmd) {
+	cmd := runtime.Out{From: "caller", Target: "writer", Body: []byte("one piece at a time")}
+	for piece, err := range client.Stream(ctx, cmd) {
 		if err != nil {
 			panic(err)
 		}

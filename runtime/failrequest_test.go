@@ -35,7 +35,7 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 			return runtime.FailRequest(ctx, err)
 		})})
-	_, callErr := c.Request(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
+	_, callErr := c.Request(t.Context(), runtime.Out{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
 	return recv(t, seen.ended, "the request's outcome"), callErr
 }
 
@@ -98,7 +98,7 @@ func handlerThrough(t *testing.T, h func(*runtime.Ctx) error) (runtime.Delivery,
 	seen := outcomes{ended: make(chan runtime.Delivery, 4)}
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Middleware: []runtime.Middleware{seen}, Handler: handlerFunc(h)})
-	_, callErr := c.Request(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
+	_, callErr := c.Request(t.Context(), runtime.Out{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
 	return recv(t, seen.ended, "the request's outcome"), callErr
 }
 
@@ -122,7 +122,7 @@ func TestARejectionFromACommandHandlerIsParked(t *testing.T) {
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Middleware: []runtime.Middleware{seen},
 		Handler:    handlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("body is no order")) })})
-	if _, err := c.SendCommand(t.Context(), runtime.Command{From: "caller", Target: "orders", Body: []byte("42")}); err != nil {
+	if _, err := c.Send(t.Context(), runtime.Out{From: "caller", Target: "orders", Body: []byte("42")}); err != nil {
 		t.Fatal(err)
 	}
 	if d := recv(t, seen.ended, "the command's outcome"); d.Result != runtime.ResultDeadLettered || d.Reason != wire.ReasonRejected {
@@ -148,10 +148,10 @@ func streamThrough(t *testing.T, err error) (runtime.Delivery, error) {
 			if serr := s.Send("one"); serr != nil {
 				return serr
 			}
-			return runtime.FinishStream(s, err)
+			return s.Finish(err)
 		})})
 	var readErr error
-	for _, e := range c.RequestStream(t.Context(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}, runtime.WithTimeout(waitLimit)) {
+	for _, e := range c.Stream(t.Context(), runtime.Out{From: "caller", Target: "writer", Body: []byte("go")}, runtime.WithTimeout(waitLimit)) {
 		if e != nil {
 			readErr = e
 		}

@@ -56,7 +56,7 @@ func TestGensupportFailRequestPassesRetryableErrorsThrough(t *testing.T) {
 func TestGensupportDecodeInputNamesTheOperation(t *testing.T) {
 	m := &Message{Payload: []byte("{"), ContentType: wire.ContentJSON, HasContentType: true}
 	var v struct{ A int }
-	err := DecodeInput(m, "charge", &v, wire.ContentCBOR)
+	err := m.DecodeInput("charge", &v, wire.ContentCBOR)
 	if CodeOf(err) != CodeRejected || IsRetryable(err) {
 		t.Fatalf("DecodeInput = %v, want a rejection", err)
 	}
@@ -81,48 +81,23 @@ func TestDecodeReadsARawBodyByTheDefaultContentType(t *testing.T) {
 	}
 }
 
-func TestWithOptionsAppliesItsOptionsInOrder(t *testing.T) {
-	bundle := WithOptions(WithOperation("a"), WithIdempotencyKey("k"), WithOperation("b"))
-	spec := specOf([]SendOption{bundle}, SendOption.applyEvent)
-	if spec.operation != "b" || spec.idem != "k" {
-		t.Fatalf("operation %q, key %q, want b and k", spec.operation, spec.idem)
-	}
-	if spec := specOf([]SendOption{WithOptions()}, SendOption.applyEvent); spec.operation != "" {
-		t.Fatalf("an empty bundle set operation %q", spec.operation)
-	}
-}
-
-func TestWithOptionsAppliesThroughEveryFamily(t *testing.T) {
-	bundle := WithOptions(WithContentType(wire.ContentJSON), WithOperation("a"))
-	for name, spec := range map[string]sendSpec{
-		"command": specOf([]CommandOption{bundle}, CommandOption.applyCommand),
-		"request": specOf([]RequestOption{bundle}, RequestOption.applyRequest),
-		"stream":  specOf([]StreamOption{bundle}, StreamOption.applyStream),
-	} {
-		if spec.operation != "a" || spec.ct(wire.ContentCBOR) != wire.ContentJSON {
-			t.Errorf("%s: operation %q, content type %q", name, spec.operation, spec.ct(wire.ContentCBOR))
-		}
-	}
-}
-
-func TestWithOptionsBundleLosesToLaterOptions(t *testing.T) {
-	base := WithOptions(WithOperation("a"))
-	spec := specOf([]RequestOption{base, WithReplyTopic("billing.responses"), WithReplyTopic("mine"), WithTimeout(time.Second)}, RequestOption.applyRequest)
+func TestLaterOptionsWin(t *testing.T) {
+	spec := specOf([]Option{WithOperation("a"), WithReplyTopic("billing.responses"), WithReplyTopic("mine"), WithTimeout(time.Second)})
 	if spec.operation != "a" || spec.reply() != "mine" || spec.wait() != time.Second {
 		t.Fatalf("the call's own options lose: operation %q, reply topic %q, timeout %s", spec.operation, spec.reply(), spec.wait())
 	}
 }
 
 func TestStreamBufferOption(t *testing.T) {
-	spec := specOf([]StreamOption{WithOptions(WithOperation("a")), WithStreamBuffer(3)}, StreamOption.applyStream)
+	spec := specOf([]Option{WithOperation("a"), WithStreamBuffer(3)})
 	if spec.operation != "a" || spec.buffered() != 3 {
 		t.Fatalf("operation %q, buffer %d", spec.operation, spec.buffered())
 	}
-	if spec := specOf([]StreamOption(nil), StreamOption.applyStream); spec.buffered() != DefaultStreamBuffer {
+	if spec := specOf([]Option(nil)); spec.buffered() != DefaultStreamBuffer {
 		t.Fatalf("no buffer option buffers %d, want the default", spec.buffered())
 	}
 	for _, n := range []int{0, -2} {
-		if spec := specOf([]StreamOption{WithStreamBuffer(n)}, StreamOption.applyStream); spec.buffered() != 1 {
+		if spec := specOf([]Option{WithStreamBuffer(n)}); spec.buffered() != 1 {
 			t.Fatalf("WithStreamBuffer(%d) buffers %d, want 1", n, spec.buffered())
 		}
 	}

@@ -45,7 +45,7 @@ func TestAHandlersClientIsGovernedAllTheWayDown(t *testing.T) {
 		}},
 		{"a new client's producer on that transport", func(hc *runtime.Ctx) error {
 			c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger()})
-			_, err := c.Producer().Publish(hc, leakTopic, leak("new client producer"))
+			_, err := c.Publish(hc, leakTopic, leak("new client producer"))
 			return err
 		}},
 		{"a new client's transport", func(hc *runtime.Ctx) error {
@@ -161,7 +161,7 @@ func publishAround(t *testing.T, agentGate bool, publish func(hc *runtime.Ctx) e
 func TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate(t *testing.T) {
 	publishAround(t, false, func(hc *runtime.Ctx) error {
 		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), EffectGate: allowAll{}})
-		_, err := c.Producer().Publish(hc, leakTopic, leak("own-gate"))
+		_, err := c.Publish(hc, leakTopic, leak("own-gate"))
 		return err
 	})
 }
@@ -172,7 +172,7 @@ func TestAHandlerCannotPublishAroundTheGateWithANewClientsOwnGate(t *testing.T) 
 func TestAHandlerCannotPublishAroundTheAgentGateWithANewClientsOwnGate(t *testing.T) {
 	publishAround(t, true, func(hc *runtime.Ctx) error {
 		c := runtime.NewClient(hc.Client().Transport(), runtime.ClientConfig{Logger: quietLogger(), EffectGate: allowAll{}})
-		_, err := c.Producer().Publish(context.Background(), leakTopic, leak("own-gate-bg"))
+		_, err := c.Publish(context.Background(), leakTopic, leak("own-gate-bg"))
 		return err
 	})
 }
@@ -191,7 +191,7 @@ func TestAHandlerCannotPublishAroundTheAgentGateThroughTransportUnderAnotherCont
 // publishes through the handler's producer under context.Background().
 func TestAHandlerCannotPublishAroundTheAgentGateThroughProducerUnderAnotherContext(t *testing.T) {
 	publishAround(t, true, func(hc *runtime.Ctx) error {
-		_, err := hc.Client().Producer().Publish(context.Background(), leakTopic, leak("bg-producer"))
+		_, err := hc.Client().Publish(context.Background(), leakTopic, leak("bg-producer"))
 		return err
 	})
 }

@@ -216,7 +216,7 @@ func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) 
 	stamp := &headerStamp{sends: make(chan runtime.Send, 8)}
 	client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
 	startPonger(t, client)
-	reply, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")})
+	reply, err := client.Request(context.Background(), runtime.Out{From: sender, Target: agent, Body: []byte("ping")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func (r *requestTrail) InterceptRequest(ctx context.Context, call *runtime.Reque
 	if m != nil {
 		body = string(m.Body())
 	}
-	r.seen <- fmt.Sprintf("%s %s -> %s %v", call.Topic, call.Command.Body, body, err)
+	r.seen <- fmt.Sprintf("%s %s -> %s %v", call.Topic, call.Out.Body, body, err)
 	return m, err
 }
 
@@ -354,7 +354,7 @@ func TestRequestInterceptorWrapsTheCommandAndItsAnswer(t *testing.T) {
 	rt := &requestTrail{seen: make(chan string, 2)}
 	client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Middleware: []runtime.Middleware{rt}})
 	startPonger(t, client)
-	if _, err := client.Request(context.Background(), runtime.Command{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
+	if _, err := client.Request(context.Background(), runtime.Out{From: sender, Target: agent, Body: []byte("ping")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := recv(t, rt.seen, "request"); got != topic+" ping -> pong <nil>" {

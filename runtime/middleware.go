@@ -93,7 +93,7 @@ type ConsumerObserver interface {
 
 // SendInterceptor wraps a publish: InterceptSend may add headers to the
 // records (trace context, say) and must call next exactly once, which
-// publishes them, retries included. It sees every publish of a Producer:
+// publishes them, retries included. It sees every publish of a client:
 // sends, requests, replies, acks and dead letters. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's publishes.
 type SendInterceptor interface {
@@ -101,8 +101,8 @@ type SendInterceptor interface {
 	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
 }
 
-// RequestInterceptor wraps a request/reply call of a Client (Client.Request,
-// and Ctx.Request in a handler): the publish of the command and the wait
+// RequestInterceptor wraps a request/reply call of a Client (Client.Request
+// and Call, from a handler too): the publish of the command and the wait
 // for its answer. next returns what Request returns. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's requests;
 // the publish inside still passes the SendInterceptors.

@@ -11,11 +11,12 @@ import (
 
 	"github.com/lasergo/laser/clock"
 	"github.com/lasergo/laser/effect"
+	"github.com/lasergo/laser/internal/effectgate"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
-// producerConfig is how a Producer publishes: ClientConfig.PublishAttempts
+// producerConfig is how a producer publishes: ClientConfig.PublishAttempts
 // and PublishBackoff, and the client's middleware that intercept sends.
 type producerConfig struct {
 	attempts     int
@@ -23,11 +24,10 @@ type producerConfig struct {
 	interceptors []SendInterceptor
 }
 
-// Producer appends raw records to the log, retrying transient transport
-// errors and surfacing the rest. It is the raw path under every send verb of
-// Client and Ctx, which build the records; call Publish directly only for
-// records no verb builds (extra headers, replayed or crafted envelopes).
-type Producer struct {
+// producer appends raw records to the log, retrying transient transport
+// errors and surfacing the rest: the raw path under every send verb of
+// Client and Ctx, which build the records, and under Client.Publish.
+type producer struct {
 	t     Transport
 	opts  producerConfig
 	clock clock.Clock
@@ -44,37 +44,32 @@ type Producer struct {
 
 // newProducer returns a producer over t timing its backoff on clock, minting
 // record ids from ids and warning on log.
-func newProducer(t Transport, opts producerConfig, clock clock.Clock, ids clock.IDSource, log *slog.Logger) *Producer {
+func newProducer(t Transport, opts producerConfig, clock clock.Clock, ids clock.IDSource, log *slog.Logger) *producer {
 	if opts.attempts <= 0 {
 		opts.attempts = 4
 	}
 	if opts.backoff <= 0 {
 		opts.backoff = 50 * time.Millisecond
 	}
-	return &Producer{t: t, opts: opts, clock: clock, ids: ids, log: log}
+	return &producer{t: t, opts: opts, clock: clock, ids: ids, log: log}
 }
 
-// Publish appends records to topic, retrying transient transport errors.
-// The client's gate admits each record first (as an effect.Publish); when it
+// Publish appends raw records to topic, retrying transient transport
+// errors, for records no send verb builds (extra headers, replayed or
+// crafted envelopes). The client's gate admits each record first, as an
+// effect.Publish with the record's topic, payload and provenance; when it
 // refuses one, nothing is published.
-func (p *Producer) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
-	return p.PublishEffect(ctx, effect.Effect{Kind: effect.Publish}, topic, records...)
-}
-
-// PublishEffect is Publish for records that perform an effect of their own
-// kind (a memory write, say): the gate admits each record as proto with the
-// record's topic, payload and provenance filled in, and a replaced body
-// becomes the record's payload.
-func (p *Producer) PublishEffect(ctx context.Context, proto effect.Effect, topic string, records ...Outgoing) ([]Position, error) {
+func (c *Client) Publish(ctx context.Context, topic string, records ...Outgoing) ([]Position, error) {
+	p := c.prod
 	if !p.governed(ctx) {
 		return p.publishOut(ctx, topic, records)
 	}
-	return p.publishGoverned(ctx, proto, topic, records, p.publishOut)
+	return p.publishGoverned(ctx, effectgate.Proto(ctx), topic, records, p.publishOut)
 }
 
 // publishGoverned admits each record as proto, then publishes the admitted
 // records with send and tells the gate how it went.
-func (p *Producer) publishGoverned(ctx context.Context, proto effect.Effect, topic string, records []Outgoing,
+func (p *producer) publishGoverned(ctx context.Context, proto effect.Effect, topic string, records []Outgoing,
 	send func(ctx context.Context, topic string, records []Outgoing) ([]Position, error),
 ) ([]Position, error) {
 	records = slices.Clone(records)
@@ -120,14 +115,14 @@ func noMetadata(e *effect.Effect) error {
 
 // publishOut publishes records through the interceptors, ungoverned: the
 // send verbs call it once the gate admitted their effect.
-func (p *Producer) publishOut(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
+func (p *producer) publishOut(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
 	if len(p.opts.interceptors) > 0 {
 		return p.intercepted(ctx, topic, records)
 	}
 	return p.publish(ctx, topic, records)
 }
 
-func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
+func (p *producer) publish(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
 	delay := p.opts.backoff
 	for attempt := 1; ; attempt++ {
 		pos, err := p.t.Publish(ctx, topic, records...)
@@ -148,7 +143,7 @@ func (p *Producer) publish(ctx context.Context, topic string, records []Outgoing
 // sendPlain publishes payload as a plain message whose provenance travels
 // as string headers, keyed by its conversation, once the gate admitted it
 // as an effect of kind (effect.Plain when ""); extra headers are appended.
-func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind effect.Kind, extra ...wire.Header) (Position, error) {
+func (p *producer) sendPlain(ctx context.Context, topic string, prov *wire.Provenance, payload []byte, kind effect.Kind, extra ...wire.Header) (Position, error) {
 	headers, err := prov.Headers()
 	if err != nil {
 		return Position{}, &Error{Code: CodeInvalid, Msg: "provenance headers", Err: err}
@@ -183,7 +178,7 @@ func (p *Producer) sendPlain(ctx context.Context, topic string, prov *wire.Prove
 // headers, and so any body the gate replaced, and the destination topic and
 // issued-at in signed metadata, see sign.Bind), and publishes it keyed by its
 // conversation.
-func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind effect.Kind) (Position, error) {
+func (p *producer) sendEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key, kind effect.Kind) (Position, error) {
 	if env.Record == nil && env.Kind != wire.KindChunk {
 		id := p.ids.NewID()
 		env.Record = &id
@@ -203,7 +198,7 @@ func (p *Producer) sendEnvelope(ctx context.Context, topic string, env *wire.Env
 }
 
 // publishEnvelope binds, validates, signs and publishes env once admitted.
-func (p *Producer) publishEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
+func (p *producer) publishEnvelope(ctx context.Context, topic string, env *wire.Envelope, ct wire.ContentType, key *sign.Key) (Position, error) {
 	if key != nil {
 		sign.Bind(env, topic, micros(p.clock.Now()))
 	}

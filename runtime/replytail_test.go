@@ -33,7 +33,7 @@ func (f *flakyPartitions) Partitions(ctx context.Context, topic string) (uint32,
 func TestATransientFailureFindingTheReplyTailFailsTheRequestUnsent(t *testing.T) {
 	tr := &flakyPartitions{Log: embedlog.New("laser", embedlog.Config{})}
 	c := newClient(t, tr, clock.System{}, nil)
-	_, err := c.Request(context.Background(), runtime.Command{From: "shop", Target: "billing", Body: []byte("9.99")})
+	_, err := c.Request(context.Background(), runtime.Out{From: "shop", Target: "billing", Body: []byte("9.99")})
 	if !errors.Is(err, runtime.ErrTransient) {
 		t.Fatalf("Request = %v, want the transient error", err)
 	}

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -31,36 +30,12 @@ func remoteError(m *Message) error {
 	return re
 }
 
-// Command is an AGDX command to publish.
-type Command struct {
-	Topic  string // where the target listens; default agent.commands
-	From   string // the sending agent's id; required
-	Target string // the agent that should act; optional (any listener)
-	Body   []byte
-}
-
-// command is the outgoing AGDX command cmd under spec, with correlation corr.
-func command(cmd Command, spec sendSpec, corr wire.ID) *outgoing {
-	return &outgoing{kind: wire.KindCommand, from: cmd.From, who: "command sender", target: cmd.Target, correlation: &corr, body: cmd.Body, spec: spec, ct: wire.ContentRaw}
-}
-
-// SendCommand publishes an AGDX command without waiting for a reply and
-// returns its envelope (with the minted record and correlation ids).
-func (c *Client) SendCommand(ctx context.Context, cmd Command, opts ...CommandOption) (*wire.Envelope, error) {
-	env, _, err := c.post(ctx, cmp.Or(cmd.Topic, TopicCommands), command(cmd, specOf(opts, CommandOption.applyCommand), c.opts.IDs.NewID()))
-	return env, err
-}
-
 // sendAwaited publishes cmd as an AGDX command with a fresh correlation,
 // after registering the waiter for its answer on the reply topic, so even
 // an instant answer is seen. The target is the principal a verified answer
 // must come from. done unregisters the waiter.
-func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
-	out := command(cmd, *spec, c.opts.IDs.NewID())
-	if out.spec.effect == "" {
-		out.spec.effect = effect.Request
-	}
-	env, err := c.envelope(out)
+func (c *Client) sendAwaited(ctx context.Context, msg Out, spec *sendSpec) (*wire.Envelope, *replyWaiter, func(), error) {
+	out, env, err := c.request(ctx, &msg, *spec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -68,7 +43,7 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	w, err := hub.register(ctx, env.Correlation.String(), cmd.Target)
+	w, err := hub.register(ctx, env.Correlation.String(), msg.Target)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -79,7 +54,7 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 		hub.mu.Unlock()
 	}
 	done := func() { hub.unregister(w) }
-	if _, err := c.send(ctx, cmp.Or(cmd.Topic, TopicCommands), out, env); err != nil {
+	if _, err := c.send(ctx, msg.topic(), out, env); err != nil {
 		done()
 		return nil, nil, nil, err
 	}
@@ -91,19 +66,40 @@ func (c *Client) sendAwaited(ctx context.Context, cmd Command, spec *sendSpec) (
 // reader is registered before the command is published, so even an instant
 // reply is seen. An AGDX error reply returns the message and its remote *Error;
 // no reply within the timeout returns an error of CodeTimeout.
-func (c *Client) Request(ctx context.Context, cmd Command, opts ...RequestOption) (*Message, error) {
+func (c *Client) Request(ctx context.Context, msg Out, opts ...Option) (*Message, error) {
 	if ris := c.requestInterceptors(); len(ris) > 0 {
-		return c.interceptedRequest(ctx, ris, cmd, opts)
+		return c.interceptedRequest(ctx, ris, msg, opts)
 	}
-	return c.request(ctx, cmd, opts)
+	return c.awaitReply(ctx, msg, opts)
 }
 
-func (c *Client) request(ctx context.Context, cmd Command, opts []RequestOption) (*Message, error) {
-	spec := specOf(opts, RequestOption.applyRequest)
+// request builds the outgoing command of a request and its envelope: a
+// request is a command with a fresh correlation, governed as an
+// effect.Request unless WithEffectKind says otherwise.
+func (c *Client) request(ctx context.Context, msg *Out, spec sendSpec) (*outgoing, *wire.Envelope, error) {
+	if msg.Kind != "" && msg.Kind != wire.KindCommand {
+		return nil, nil, &Error{Code: CodeConfig, Msg: "a request is a command, not a " + string(msg.Kind)}
+	}
+	if spec.effect == "" {
+		spec.effect = effect.Request
+	}
+	out, err := c.outgoing(ctx, msg, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := c.envelope(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, env, nil
+}
+
+func (c *Client) awaitReply(ctx context.Context, msg Out, opts []Option) (*Message, error) {
+	spec := specOf(opts)
 	if spec.deadline.IsZero() {
 		spec.deadline = c.opts.Clock.Now().Add(waitLeft(ctx, spec.wait()))
 	}
-	env, w, done, err := c.sendAwaited(ctx, cmd, &spec)
+	env, w, done, err := c.sendAwaited(ctx, msg, &spec)
 	if err != nil {
 		return nil, err
 	}
@@ -136,16 +132,11 @@ func waitLeft(ctx context.Context, d time.Duration) time.Duration {
 	return d
 }
 
-// Emit publishes an AGDX event from agent from on topic, in a new
-// conversation unless WithConversation says otherwise.
-func (c *Client) Emit(ctx context.Context, topic, from string, body []byte, opts ...SendOption) (*wire.Envelope, error) {
-	env, _, err := c.post(ctx, topic, &outgoing{kind: wire.KindEvent, from: from, who: "event source", body: body, spec: specOf(opts, SendOption.applyEvent), ct: wire.ContentRaw})
-	return env, err
-}
-
 // SendPlain publishes payload as a plain message carrying prov as string
-// headers, keyed by its conversation.
-func (c *Client) SendPlain(ctx context.Context, topic string, prov wire.Provenance, payload []byte, opts ...ReplyOption) (Position, error) {
-	spec := specOf(opts, ReplyOption.applyReply)
+// headers, keyed by its conversation. It is not Send with a kind: a plain
+// message has no envelope, and its provenance (lineage, correlation, usage)
+// is the caller's to state in full.
+func (c *Client) SendPlain(ctx context.Context, topic string, prov wire.Provenance, payload []byte, opts ...Option) (Position, error) {
+	spec := specOf(opts)
 	return c.postPlain(ctx, topic, &prov, payload, &spec)
 }

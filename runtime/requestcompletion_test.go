@@ -58,14 +58,14 @@ func (r *progressThenAnswer) Publish(ctx context.Context, topic string, recs ...
 // its correlation are progress and do not complete it.
 func TestRequestCompletesOnlyOnAnAnswerNotOnOtherCorrelatedRecords(t *testing.T) {
 	c := newClient(t, &progressThenAnswer{Transport: embedlog.New("laser", embedlog.Config{}), t: t}, clock.System{}, nil)
-	reply, err := c.Request(context.Background(), runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
+	reply, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(waitLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reply.Envelope == nil || reply.Envelope.Kind != wire.KindResponse || string(reply.Body()) != "answer" {
 		t.Fatalf("completed by %v %q, want the response", reply.Envelope.Kind, reply.Body())
 	}
-	r, err := c.SendContract(context.Background(), runtime.Contract{Command: runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, Deadline: waitLimit})
+	r, err := c.SendContract(context.Background(), runtime.Contract{Out: runtime.Out{From: "caller", Target: "worker", Body: []byte("q")}, Deadline: waitLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRequestAnsweredBeforeItsCancellationIsAnswered(t *testing.T) {
 		tr := &answerRace{Transport: embedlog.New("laser", embedlog.Config{}), t: t, delivered: make(chan struct{})}
 		ctx, cancel := context.WithCancel(t.Context())
 		c := newClient(t, tr, &cancelOnWait{delivered: tr.delivered, cancel: cancel}, nil)
-		reply, err := c.Request(ctx, runtime.Command{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(raceWait))
+		reply, err := c.Request(ctx, runtime.Out{From: "caller", Target: "worker", Body: []byte("q")}, runtime.WithTimeout(raceWait))
 		cancel()
 		if err != nil || string(reply.Body()) != "answer" {
 			t.Fatalf("round %d: %v, %v; want the answer that arrived before the cancellation", round, reply, err)

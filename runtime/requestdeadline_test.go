@@ -18,7 +18,7 @@ func TestARequestNobodyWaitsForAnyMoreIsParkedByAnAgentStartedLater(t *testing.T
 	c := newClient(t, log, clock, nil)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Request(t.Context(), runtime.Command{From: "caller", Target: "late", Body: []byte("q")}, runtime.WithTimeout(time.Second))
+		_, err := c.Request(t.Context(), runtime.Out{From: "caller", Target: "late", Body: []byte("q")}, runtime.WithTimeout(time.Second))
 		errc <- err
 	}()
 	advanceWhenTimer(t, clock, time.Second)
@@ -61,7 +61,7 @@ func TestARequestCarriesTheEndOfItsWaitAsItsDeadline(t *testing.T) {
 	log := embedlog.New("laser", embedlog.Config{Clock: clock})
 	c := newClient(t, log, clock, nil)
 	seen := deadlineSeen(t, c)
-	cmd := runtime.Command{From: "caller", Target: "clerk", Body: []byte("q")}
+	cmd := runtime.Out{From: "caller", Target: "clerk", Body: []byte("q")}
 	if _, err := c.Request(t.Context(), cmd, runtime.WithTimeout(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestARequestUnderAnEarlierContextDeadlineCarriesThatDeadline(t *testing.T) 
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
 	end, _ := ctx.Deadline()
-	if _, err := c.Request(ctx, runtime.Command{From: "caller", Target: "clerk", Body: []byte("q")}, runtime.WithTimeout(time.Hour)); err != nil {
+	if _, err := c.Request(ctx, runtime.Out{From: "caller", Target: "clerk", Body: []byte("q")}, runtime.WithTimeout(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	// The context's deadline, give or take the instant between reading it

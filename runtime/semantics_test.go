@@ -126,7 +126,7 @@ func TestDeadLetteredCommandEndsItsContractTimedOut(t *testing.T) {
 	res := make(chan *runtime.ContractResult, 1)
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{
-			Command: runtime.Command{From: "boss", Target: "strict", Body: []byte("x")}, Deadline: 10 * time.Second})
+			Out: runtime.Out{From: "boss", Target: "strict", Body: []byte("x")}, Deadline: 10 * time.Second})
 		if err != nil {
 			t.Error(err)
 		}
@@ -165,7 +165,7 @@ func TestSignedSlowWorkerContractCompletesPastItsExpiry(t *testing.T) {
 	res := make(chan *runtime.ContractResult, 1)
 	go func() {
 		r, err := c.SendContract(context.Background(), runtime.Contract{
-			Command: runtime.Command{From: "boss", Target: "worker", Body: []byte("x")}, Expiry: time.Second, Deadline: 10 * time.Second})
+			Out: runtime.Out{From: "boss", Target: "worker", Body: []byte("x")}, Expiry: time.Second, Deadline: 10 * time.Second})
 		if err != nil {
 			t.Error(err)
 		}

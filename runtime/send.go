@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"slices"
 )
@@ -28,7 +27,7 @@ func sendInterceptors(list []SendInterceptor, mws []Middleware) []SendIntercepto
 }
 
 // intercepted publishes records through the send interceptors.
-func (p *Producer) intercepted(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
+func (p *producer) intercepted(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
 	s := &Send{Topic: topic, Records: slices.Clone(records)}
 	next := func(ctx context.Context) error {
 		pos, err := p.publish(ctx, topic, s.Records)
@@ -47,8 +46,8 @@ func (p *Producer) intercepted(ctx context.Context, topic string, records []Outg
 
 // RequestCall is one request as a RequestInterceptor sees it.
 type RequestCall struct {
-	Topic   string // where the command goes
-	Command Command
+	Topic string // where the command goes
+	Out   Out
 }
 
 // requestInterceptors returns the client middleware that wraps requests.
@@ -62,9 +61,9 @@ func (c *Client) requestInterceptors() []RequestInterceptor {
 	return list
 }
 
-func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, cmd Command, opts []RequestOption) (*Message, error) {
-	call := &RequestCall{Topic: cmp.Or(cmd.Topic, TopicCommands), Command: cmd}
-	next := func(ctx context.Context) (*Message, error) { return c.request(ctx, cmd, opts) }
+func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, msg Out, opts []Option) (*Message, error) {
+	call := &RequestCall{Topic: msg.topic(), Out: msg}
+	next := func(ctx context.Context) (*Message, error) { return c.awaitReply(ctx, msg, opts) }
 	for i := len(ris) - 1; i >= 0; i-- {
 		ri, inner := ris[i], next
 		next = func(ctx context.Context) (*Message, error) { return ri.InterceptRequest(ctx, call, inner) }

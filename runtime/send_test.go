@@ -11,22 +11,24 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// Every option an event takes is honoured (WithDeadline is a CommandOption:
-// an event has no deadline, so Emit does not compile with it): an event
-// emitted from a handler
-// and one emitted from a client carry the same fields for the same options,
-// because both are built on the one internal path.
+// Every option an event takes is honoured: an event a handler sends as its
+// agent (no From) and one a client sends with an explicit From carry the
+// same fields for the same options, because both are built on the one
+// internal path.
 func TestEmitHonoursEveryOptionFromCtxAndClient(t *testing.T) {
 	conv := wire.IDFromUint128(0xe1, 1)
-	opts := []runtime.SendOption{
+	opts := []runtime.Option{
 		runtime.WithIdempotencyKey("evt-1"), runtime.WithConversation(conv),
 		runtime.WithFence(3), runtime.WithMetadata("region", wire.StrValue("eu")), runtime.WithOperation("ledger.booked"),
 		runtime.WithContentType(wire.ContentJSON),
 	}
 	for name, emit := range map[string]func(c *runtime.Ctx) error{
-		"ctx": func(c *runtime.Ctx) error { return c.Emit("events", []byte(`{}`), opts...) },
+		"ctx": func(c *runtime.Ctx) error {
+			_, err := c.Client().Send(c, runtime.Out{Kind: wire.KindEvent, Topic: "events", Body: []byte(`{}`)}, opts...)
+			return err
+		},
 		"client": func(c *runtime.Ctx) error {
-			_, err := c.Client().Emit(c, "events", c.Agent(), []byte(`{}`), opts...)
+			_, err := c.Client().Send(c, runtime.Out{Kind: wire.KindEvent, Topic: "events", From: c.Agent(), Body: []byte(`{}`)}, opts...)
 			return err
 		},
 	} {
@@ -62,7 +64,7 @@ func TestEmitHonoursEveryOptionFromCtxAndClient(t *testing.T) {
 // A plain message has no place for an operation or metadata: Ctx.Send
 // refuses them as a configuration error, and honours the options it can carry.
 func TestCtxSendRefusesOptionsAPlainMessageCannotCarry(t *testing.T) {
-	for name, opt := range map[string]runtime.SendOption{
+	for name, opt := range map[string]runtime.Option{
 		"operation": runtime.WithOperation("ship"),
 		"metadata":  runtime.WithMetadata("region", wire.StrValue("eu")),
 	} {
@@ -103,7 +105,7 @@ func TestCtxSendRefusesOptionsAPlainMessageCannotCarry(t *testing.T) {
 func TestContractRefusesADeadlineBesideItsExpiry(t *testing.T) {
 	c := runtime.NewClient(newLog(t, 1, clock.System{}), runtime.ClientConfig{Logger: quietLogger()})
 	_, err := c.SendContract(context.Background(), runtime.Contract{
-		Command: runtime.Command{From: sender, Target: agent, Body: []byte("x")}, Expiry: time.Second,
+		Out: runtime.Out{From: sender, Target: agent, Body: []byte("x")}, Expiry: time.Second,
 	}, runtime.WithDeadline(time.Now().Add(time.Minute)))
 	if runtime.CodeOf(err) != runtime.CodeConfig {
 		t.Fatalf("SendContract = %v, want CodeConfig", err)

@@ -7,14 +7,14 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// ChunkWriter streams the answer to the handled request as AGDX chunks on
+// chunkWriter streams the answer to the handled request as AGDX chunks on
 // the agent's respond topic: one channel per stream, the request's
 // correlation echoed, sequence numbers from 0. The opening chunk (sequence
 // 0) carries the purpose and the request's deadline and is sent with the
 // first piece, so a stream is never an empty open followed by data. It ends
 // with Close (a terminal chunk) or Fail (an AGDX error on the channel). A
 // signing agent signs every chunk. Safe for one goroutine at a time.
-type ChunkWriter struct {
+type chunkWriter struct {
 	ctx     *Ctx
 	topic   string
 	purpose string
@@ -27,12 +27,22 @@ type ChunkWriter struct {
 	done bool
 }
 
-// OpenStream starts a chunk stream answering the handled request; purpose
+// Stream starts a chunk stream answering the handled request; purpose
 // is the AGDX chunk purpose (wire.OperationChat, Reasoning or ToolArgs) and
-// ct the content type of every piece. It fails with CodeNoRespondTopic when
-// the agent has no respond topic and with CodeHandlerConfig when the handled
-// message carries no correlation.
-func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, error) {
+// ct the content type of every piece: the stream's Send publishes each piece
+// as it is. It fails with CodeNoRespondTopic when the agent has no respond
+// topic and with CodeHandlerConfig when the handled message carries no
+// correlation.
+func (c *Ctx) Stream(purpose string, ct wire.ContentType) (*Stream[[]byte], error) {
+	w, err := c.openStream(purpose, ct)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(w, func(b []byte) ([]byte, error) { return b, nil }), nil
+}
+
+// openStream opens the chunk writer under a Stream.
+func (c *Ctx) openStream(purpose string, ct wire.ContentType) (*chunkWriter, error) {
 	topic := c.c.cfg.RespondTopic
 	if topic == "" {
 		return nil, &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
@@ -48,15 +58,12 @@ func (c *Ctx) OpenStream(purpose string, ct wire.ContentType) (*ChunkWriter, err
 	if err != nil {
 		return nil, err
 	}
-	return &ChunkWriter{ctx: c, topic: topic, purpose: purpose, channel: c.c.ids.NewID(), base: *base, ct: ct}, nil
+	return &chunkWriter{ctx: c, topic: topic, purpose: purpose, channel: c.c.ids.NewID(), base: *base, ct: ct}, nil
 }
 
-// Channel returns the stream's channel id.
-func (w *ChunkWriter) Channel() wire.ID { return w.channel }
-
-// Send publishes one piece as the next data chunk. Bodies above
+// send publishes one piece as the next data chunk. Bodies above
 // wire.MaxChunkBodyBytes and empty bodies are refused.
-func (w *ChunkWriter) Send(body []byte) error {
+func (w *chunkWriter) send(body []byte) error {
 	if len(body) == 0 {
 		return errorf(CodeInvalid, "empty chunk body")
 	}
@@ -66,12 +73,8 @@ func (w *ChunkWriter) Send(body []byte) error {
 	return w.publish(wire.KindChunk, body, false)
 }
 
-// Close ends the stream with a terminal chunk; closing twice is a no-op.
-func (w *ChunkWriter) Close() error { return w.publish(wire.KindChunk, nil, true) }
-
-// Fail ends the stream with an AGDX error on its channel, which the caller
-// reads as a remote *Error; after Close or Fail it is a no-op.
-func (w *ChunkWriter) Fail(code wire.ErrorCode, message string, retryable bool) error {
+// fail ends the stream with an AGDX error on its channel.
+func (w *chunkWriter) fail(code wire.ErrorCode, message string, retryable bool) error {
 	body, err := errorBody(code, message, retryable)
 	if err != nil {
 		return err
@@ -95,7 +98,7 @@ func errorBody(code wire.ErrorCode, message string, retryable bool) ([]byte, err
 }
 
 // publish sends the next record of the stream; last marks it as the end.
-func (w *ChunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
+func (w *chunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
@@ -136,26 +139,43 @@ func (w *ChunkWriter) publish(kind wire.Kind, body []byte, last bool) error {
 	return nil
 }
 
-// Stream is a typed chunk stream: each item is encoded with the stream's
-// encoder and sent as one data chunk. Generated handlers receive one.
+// Stream is a chunk stream answering the handled request: each item is
+// encoded with the stream's encoder and sent as one AGDX data chunk on the
+// agent's respond topic, the request's correlation echoed, sequence numbers
+// from 0. The opening chunk carries the purpose and the request's deadline
+// and goes out with the first item, so a stream is never an empty open
+// followed by data. It ends with Close (a terminal chunk) or Fail (an AGDX
+// error on the channel). A signing agent signs every chunk. Ctx.Stream
+// opens one of raw pieces; generated handlers receive a typed one. Safe for
+// one goroutine at a time.
 type Stream[T any] struct {
-	w   *ChunkWriter
+	w   *chunkWriter
 	enc func(T) ([]byte, error)
 }
 
 // newStream wraps w so that items of type T are encoded by enc.
-func newStream[T any](w *ChunkWriter, enc func(T) ([]byte, error)) *Stream[T] {
+func newStream[T any](w *chunkWriter, enc func(T) ([]byte, error)) *Stream[T] {
 	return &Stream[T]{w: w, enc: enc}
 }
 
-// Send encodes v and publishes it as the next chunk.
+// Send encodes v and publishes it as the next chunk. An empty piece and one
+// above wire.MaxChunkBodyBytes are refused.
 func (s *Stream[T]) Send(v T) error {
 	b, err := s.enc(v)
 	if err != nil {
 		return &Error{Code: CodeCodec, Msg: "encode stream item", Err: err}
 	}
-	return s.w.Send(b)
+	return s.w.send(b)
 }
 
-// Writer returns the untyped writer underneath, for Close and Fail.
-func (s *Stream[T]) Writer() *ChunkWriter { return s.w }
+// Channel returns the stream's channel id.
+func (s *Stream[T]) Channel() wire.ID { return s.w.channel }
+
+// Close ends the stream with a terminal chunk; closing twice is a no-op.
+func (s *Stream[T]) Close() error { return s.w.publish(wire.KindChunk, nil, true) }
+
+// Fail ends the stream with an AGDX error on its channel, which the caller
+// reads as a remote *Error; after Close or Fail it is a no-op.
+func (s *Stream[T]) Fail(code wire.ErrorCode, message string, retryable bool) error {
+	return s.w.fail(code, message, retryable)
+}

@@ -1,21 +1,18 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"iter"
 	"sync/atomic"
 	"time"
-
-	"github.com/lasergo/laser/effect"
 )
 
 // WithStreamBuffer bounds how many chunks a stream holds ahead of its reader
 // (default DefaultStreamBuffer). A burst larger than the buffer reaches a
 // reader that keeps up whole; a reader that falls behind ends the stream
 // ("stream reorder buffer full") instead of making the client's reply reader buffer.
-func WithStreamBuffer(n int) StreamOption {
-	return streamOption(func(s *sendSpec) { s.streamBuffer = &n })
+func WithStreamBuffer(n int) Option {
+	return option(func(s *sendSpec) { s.streamBuffer = &n })
 }
 
 // buffered is the stream buffer the options ask for: DefaultStreamBuffer
@@ -100,7 +97,7 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 	return w, nil
 }
 
-// RequestStream publishes an AGDX command and reads its answer as a chunk
+// Stream publishes msg, an AGDX command, and reads its answer as a chunk
 // stream, yielding the bodies in sequence order whatever order they arrive
 // in. The stream's timeout (WithTimeout, default DefaultRequestTimeout) is
 // how long it may go without a new chunk. Iteration ends after the terminal
@@ -112,16 +109,12 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 // copy of a chunk is dropped), the responder's remote *Error, or the
 // context's error. Breaking out of the loop unregisters the stream; it
 // starts no goroutine of its own. The command is published when iteration
-// starts, once per iteration. It takes every RequestOption and
+// starts, once per iteration. It takes the options of Request and
 // WithStreamBuffer.
-func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamOption) iter.Seq2[[]byte, error] {
+func (c *Client) Stream(ctx context.Context, msg Out, opts ...Option) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		spec := specOf(opts, StreamOption.applyStream)
-		out := command(cmd, spec, c.opts.IDs.NewID())
-		if out.spec.effect == "" {
-			out.spec.effect = effect.Request
-		}
-		env, err := c.envelope(out)
+		spec := specOf(opts)
+		out, env, err := c.request(ctx, &msg, spec)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -133,13 +126,13 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 		}
 		in := newStreamInbox(spec.buffered())
 		defer close(in.gone)
-		w, err := hub.registerStream(ctx, env.Correlation.String(), cmd.Target, in)
+		w, err := hub.registerStream(ctx, env.Correlation.String(), msg.Target, in)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer hub.unregister(w)
-		if _, err := c.send(ctx, cmp.Or(cmd.Topic, TopicCommands), out, env); err != nil {
+		if _, err := c.send(ctx, msg.topic(), out, env); err != nil {
 			yield(nil, err)
 			return
 		}

@@ -19,7 +19,7 @@ import (
 // streamer is a handler streaming each of pieces as one chunk, then Close.
 func streamer(pieces ...string) runtime.Handler {
 	return handlerFunc(func(ctx *runtime.Ctx) error {
-		s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := ctx.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func TestStreamChunksFollowTheAGDXRules(t *testing.T) {
 	c := newClient(t, log, clock.System{}, nil)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("a", "b")})
 	deadline := time.Now().Add(time.Minute).Truncate(time.Microsecond)
-	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}, runtime.WithDeadline(deadline)))
+	got, err := readStream(c.Stream(context.Background(), runtime.Out{From: "caller", Body: []byte("go")}, runtime.WithDeadline(deadline)))
 	if err != nil || len(got) != 2 {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -96,7 +96,7 @@ func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
 	c := newClient(t, log, clock.System{}, reg)
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses,
 		SigningKey: key, Handler: streamer("signed", "tokens")})
-	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "writer", Body: []byte("go")}))
+	got, err := readStream(c.Stream(context.Background(), runtime.Out{From: "caller", Target: "writer", Body: []byte("go")}))
 	if err != nil || len(got) != 2 || got[0] != "signed" {
 		t.Fatalf("signed stream: %q, %v", got, err)
 	}
@@ -104,7 +104,7 @@ func TestStreamSignedChunksCountOnlyThroughTheVerifier(t *testing.T) {
 	// The same stream unsigned is ignored by a verifying client: it never
 	// sees a chunk, so the stream times out.
 	runAgent(t, c, runtime.AgentConfig{ID: "impostor", Respond: runtime.TopicResponses, Handler: streamer("forged")})
-	got, err = readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Target: "impostor", Body: []byte("go")},
+	got, err = readStream(c.Stream(context.Background(), runtime.Out{From: "caller", Target: "impostor", Body: []byte("go")},
 		runtime.WithTimeout(200*time.Millisecond)))
 	if streamFault(err) != "stream ended without a terminal chunk" || runtime.CodeOf(err) != runtime.CodeTimeout || len(got) != 0 {
 		t.Fatalf("unsigned stream through a verifier: %q, %v", got, err)
@@ -127,10 +127,10 @@ func TestStreamTypedItemsRoundTrip(t *testing.T) {
 				return err
 			}
 		}
-		return s.Writer().Close()
+		return s.Close()
 	})})
 	var got []string
-	for tok, err := range runtime.CallStream[token](context.Background(), c, runtime.Command{From: "caller"}, "go", wire.ContentJSON, "go") {
+	for tok, err := range runtime.CallStream[token](context.Background(), c, runtime.Out{From: "caller"}, "go", wire.ContentJSON, "go") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,14 +161,14 @@ func TestStreamSlowReaderDoesNotBlockOtherCallers(t *testing.T) {
 	conv := c.IDs().NewID()
 	first := true
 	var err error
-	for _, err = range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")},
+	for _, err = range c.Stream(context.Background(), runtime.Out{From: "caller", Body: []byte("go")},
 		runtime.WithStreamBuffer(2), runtime.WithConversation(conv)) {
 		if err != nil || !first {
 			break
 		}
 		first = false
 		// Same conversation, so same partition: the pong lands behind every chunk.
-		m, rerr := c.Request(context.Background(), runtime.Command{From: "caller", Body: []byte("ping")}, runtime.WithConversation(conv))
+		m, rerr := c.Request(context.Background(), runtime.Out{From: "caller", Body: []byte("ping")}, runtime.WithConversation(conv))
 		if rerr != nil || string(m.Body()) != "pong" {
 			t.Fatalf("request behind a stalled stream: %v", rerr)
 		}
@@ -183,14 +183,14 @@ func TestStreamAbandonedLeavesNoGoroutine(t *testing.T) {
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: streamer("one", "two", "three")})
 	// One stream read to its end first, so the agent's poller and committer
 	// run before the count is taken (Ready may come before they start).
-	for _, err := range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}) {
+	for _, err := range c.Stream(context.Background(), runtime.Out{From: "caller", Body: []byte("go")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := goruntime.NumGoroutine()
 	for range 3 {
-		for _, err := range c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}) {
+		for _, err := range c.Stream(context.Background(), runtime.Out{From: "caller", Body: []byte("go")}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
 	var runs atomic.Int32
 	runAgent(t, c, runtime.AgentConfig{ID: "writer", Respond: runtime.TopicResponses, Handler: handlerFunc(func(ctx *runtime.Ctx) error {
 		runs.Add(1)
-		s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := ctx.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func TestStreamHandlerFailingAfterItStreamedIsNotRetried(t *testing.T) {
 		}
 		return errors.New("the model went away") // retryable on its own
 	})})
-	got, err := readStream(c.RequestStream(context.Background(), runtime.Command{From: "caller", Body: []byte("go")}, runtime.WithTimeout(300*time.Millisecond)))
+	got, err := readStream(c.Stream(context.Background(), runtime.Out{From: "caller", Body: []byte("go")}, runtime.WithTimeout(300*time.Millisecond)))
 	if err == nil || len(got) != 1 || got[0] != "one" {
 		t.Fatalf("stream read %q, %v; want the one piece, then an error", got, err)
 	}

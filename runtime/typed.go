@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -50,28 +51,19 @@ func (m *Message) Decode(v any, def wire.ContentType) error {
 	return nil
 }
 
-// RespondValue encodes out in ct and answers the handled message with it.
-func (c *Ctx) RespondValue(out any, ct wire.ContentType) error {
-	body, err := EncodeBody(out, ct)
-	if err != nil {
-		return Reject(err)
-	}
-	return c.Respond(body, WithContentType(ct))
-}
-
 // Call sends a typed request for operation op and decodes the typed reply.
 // An AGDX error reply comes back as a remote *Error; no reply in time as an
 // error of CodeTimeout. Called with a handler's *Ctx (or a context
 // derived from it), it continues the handled conversation (see continue.go).
-func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...RequestOption) (Out, error) {
-	var out Out
+func Call[T any](ctx context.Context, client *Client, msg Out, op string, ct wire.ContentType, in any, opts ...Option) (T, error) {
+	var out T
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return out, err
 	}
-	cmd.Body = body
-	opts = append([]RequestOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
-	reply, err := client.Request(ctx, cmd, opts...)
+	msg.Body = body
+	opts = append([]Option{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
+	reply, err := client.Request(ctx, msg, opts...)
 	if err != nil {
 		return out, err
 	}
@@ -81,28 +73,37 @@ func Call[Out any](ctx context.Context, client *Client, cmd Command, op string, 
 	return out, nil
 }
 
-// Tell sends a typed command for operation op without waiting for a reply;
-// from a handler, in the handled conversation (see Call).
-func Tell(ctx context.Context, client *Client, cmd Command, op string, ct wire.ContentType, in any, opts ...CommandOption) error {
+// Tell sends a typed command (or, when msg's Kind says so, an event) for
+// operation op without waiting for a reply; from a handler, in the handled
+// conversation (see Call), and with no From, as the handling agent (see
+// Out).
+func Tell(ctx context.Context, client *Client, msg Out, op string, ct wire.ContentType, in any, opts ...Option) error {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
 		return err
 	}
-	cmd.Body = body
-	opts = append([]CommandOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
-	_, err = client.SendCommand(ctx, cmd, opts...)
+	msg.Body = body
+	opts = append([]Option{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
+	_, err = client.Send(ctx, msg, opts...)
 	return err
 }
 
-// EmitEvent emits a typed AGDX event for operation op from agent from on
-// topic (the typed form of Client.Emit; Transport.Publish appends raw
-// records).
-func EmitEvent(ctx context.Context, client *Client, topic, from, op string, ct wire.ContentType, in any, opts ...SendOption) error {
+// CallStream sends a typed request for streaming operation op and yields
+// the items of the answer, decoded from ct, as they arrive in sequence
+// order. Errors are those of Client.Stream, or a codec error for an item
+// that does not decode.
+func CallStream[T any](ctx context.Context, client *Client, msg Out, op string, ct wire.ContentType, in any, opts ...Option) iter.Seq2[T, error] {
 	body, err := EncodeBody(in, ct)
 	if err != nil {
-		return err
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
 	}
-	opts = append([]SendOption{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
-	_, err = client.Emit(ctx, topic, from, body, opts...)
-	return err
+	msg.Body = body
+	opts = append([]Option{WithOperation(op), WithContentType(ct)}, continuing(ctx, opts)...)
+	return streamOf(client.Stream(ctx, msg, opts...), func(b []byte) (T, error) {
+		var v T
+		return v, (&Message{Payload: b}).Decode(&v, ct) // a bare body: no envelope, no content-type header
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+
 	"github.com/lasergo/laser/internal/logscan"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -192,8 +193,7 @@ func (r *run) journalEvent(ctx context.Context, op, label string, output []byte)
 	if err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
-	if _, err := r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
-		runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey)); err != nil {
+	if _, err := r.c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: r.journalTopic, From: r.w.Name, Body: body}, runtime.WithConversation(r.id), runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey)); err != nil {
 		return fmt.Errorf("workflow: journal %s: %w", label, err)
 	}
 	return nil
@@ -207,8 +207,7 @@ func (r *run) journalRun(ctx context.Context, op string, rec RunRecord) {
 	defer cancel()
 	body, err := cbor.Marshal(rec)
 	if err == nil {
-		_, err = r.c.Emit(ctx, r.journalTopic, r.w.Name, body, runtime.WithConversation(r.id),
-			runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey))
+		_, err = r.c.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: r.journalTopic, From: r.w.Name, Body: body}, runtime.WithConversation(r.id), runtime.WithOperation(op), runtime.WithContentType(wire.ContentCBOR), runtime.WithSigningKey(r.w.SigningKey))
 	}
 	if err != nil {
 		r.c.Logger().Warn("cannot journal the run's "+op, "run", r.id.String(), "error", err)

@@ -523,7 +523,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 	// The command expires when the wait for it ends, so a worker picking it
 	// up later dead-letters it instead of acting for nobody.
 	wait := r.wait()
-	opts := []runtime.RequestOption{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
+	opts := []runtime.Option{runtime.WithReplyTopic(r.replies), runtime.WithTimeout(wait),
 		runtime.WithDeadline(r.c.Clock().Now().Add(wait)), runtime.WithIdempotencyKey(idem), runtime.WithEffectKind(effect.WorkflowStep)}
 	if route.IsAll() {
 		g, err := fanout.SendTo(ctx, r.c, targets, fanout.Request{Topic: r.inbox, From: r.w.Name, Body: payload}, fanout.RequireAll(), opts...)
@@ -554,7 +554,7 @@ func (r *run) send(ctx context.Context, route registry.Route, payload []byte, id
 		}
 		return out, tokens, nil
 	}
-	m, err := r.c.Request(ctx, runtime.Command{Topic: r.inbox, From: r.w.Name, Target: targets[0], Body: payload},
+	m, err := r.c.Request(ctx, runtime.Out{Topic: r.inbox, From: r.w.Name, Target: targets[0], Body: payload},
 		append(opts, runtime.WithConversation(r.id))...)
 	if err != nil {
 		return nil, usage(m), err

@@ -31,14 +31,14 @@ func (assistant) Handle(c *runtime.Ctx) error {
 	text := string(c.Message().Body())
 	quiet := strings.Contains(text, "quiet")
 	if !quiet {
-		if err := c.Status(wire.TaskWorking); err != nil {
+		if err := c.Respond(nil, runtime.WithTaskState(wire.TaskWorking)); err != nil {
 			return err
 		}
 	}
 	if strings.Contains(text, "fail") {
 		return c.Fail(wire.ErrorToolFailure, "the model is down", false)
 	}
-	w, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+	w, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (assistant) Handle(c *runtime.Ctx) error {
 	if err := w.Close(); err != nil || quiet {
 		return err
 	}
-	return c.Status(wire.TaskCompleted)
+	return c.Respond(nil, runtime.WithTaskState(wire.TaskCompleted))
 }
 
 // startAssistant runs the assistant on client, answering on the AG-UI
@@ -96,7 +96,7 @@ func runThroughTheBridge(client *runtime.Client, keys *bridgetest.Keys) func(con
 		if err := forged.Close(ctx, ""); err != nil {
 			return err
 		}
-		_, err = client.SendCommand(ctx, runtime.Command{Topic: assistantTopic, From: "agui-gateway", Target: "desk", Body: []byte(in.LastUserText())},
+		_, err = client.Send(ctx, runtime.Out{Topic: assistantTopic, From: "agui-gateway", Target: "desk", Body: []byte(in.LastUserText())},
 			runtime.WithConversation(in.Thread), runtime.WithSigningKey(keys.Gateway))
 		return err
 	}

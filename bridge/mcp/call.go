@@ -82,15 +82,15 @@ type call struct {
 	deadline time.Time
 }
 
-func (c *call) command() runtime.Command {
-	return runtime.Command{Topic: c.t.op.Topic, From: c.b.cfg.ID, Target: c.t.op.Agent, Body: c.body}
+func (c *call) command() runtime.Out {
+	return runtime.Out{Topic: c.t.op.Topic, From: c.b.cfg.ID, Target: c.t.op.Agent, Body: c.body}
 }
 
 // requestOptions carry the operation, the call's deadline (to the agent and
 // as the wait), the conversation and the bridge path.
-func (c *call) requestOptions() []runtime.RequestOption {
+func (c *call) requestOptions() []runtime.Option {
 	deadline := c.deadline
-	opts := []runtime.RequestOption{
+	opts := []runtime.Option{
 		runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithDeadline(deadline), runtime.WithTimeout(deadline.Sub(c.b.client.Clock().Now())),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops),
@@ -117,13 +117,9 @@ func (c *call) request(ctx context.Context) (*mcp.CallToolResult, error) {
 }
 
 func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	opts := make([]runtime.StreamOption, 0, 8)
-	for _, o := range c.requestOptions() {
-		opts = append(opts, o)
-	}
 	token := req.Params.GetProgressToken()
 	items := []json.RawMessage{}
-	for chunk, err := range c.b.client.RequestStream(ctx, c.command(), opts...) {
+	for chunk, err := range c.b.client.Stream(ctx, c.command(), c.requestOptions()...) {
 		if err != nil {
 			res, perr := c.failure(ctx, err)
 			if res != nil {
@@ -157,23 +153,18 @@ func (c *call) stream(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 
 // oneWay puts a command (or an event) on the log and reports it accepted.
 func (c *call) oneWay(ctx context.Context) (*mcp.CallToolResult, error) {
-	opts := []runtime.SendOption{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
+	opts := []runtime.Option{runtime.WithOperation(c.t.op.Name), runtime.WithContentType(c.t.op.ContentType),
 		runtime.WithConversation(c.conv), bridge.WithHops(c.hops)}
 	if c.b.cfg.Key != nil {
 		opts = append(opts, runtime.WithSigningKey(c.b.cfg.Key))
 	}
-	var err error
+	msg := c.command()
 	if c.t.op.Kind == operation.Event {
-		_, err = c.b.client.Emit(ctx, c.t.op.Topic, c.b.cfg.ID, c.body, opts...)
+		msg = runtime.Out{Kind: wire.KindEvent, Topic: c.t.op.Topic, From: c.b.cfg.ID, Body: c.body}
 	} else {
-		cmdOpts := make([]runtime.CommandOption, 0, len(opts)+1)
-		for _, o := range opts {
-			cmdOpts = append(cmdOpts, o)
-		}
-		cmdOpts = append(cmdOpts, runtime.WithDeadline(c.deadline))
-		_, err = c.b.client.SendCommand(ctx, c.command(), cmdOpts...)
+		opts = append(opts, runtime.WithDeadline(c.deadline))
 	}
-	if err != nil {
+	if _, err := c.b.client.Send(ctx, msg, opts...); err != nil {
 		return nil, fmt.Errorf("mcp: %s: %w", c.t.def.Name, err)
 	}
 	out, _ := json.Marshal(map[string]any{"accepted": true, "conversation": c.conv.String()})

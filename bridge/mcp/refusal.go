@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lasergo/laser/bridge"
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
@@ -66,6 +67,6 @@ func (c *call) capsule(topic string, m *runtime.Message) (*wire.DeadLetter, bool
 		return nil, false
 	}
 	rec := &runtime.Incoming{Position: m.Position, Timestamp: m.Timestamp, Headers: m.Headers, Payload: m.Payload}
-	_, d, err := runtime.VerifyDeadLetter(keys, topic, rec)
+	_, d, err := deadletter.Verify(keys, topic, rec)
 	return d, err == nil
 }

@@ -44,7 +44,7 @@ func governedServer(t *testing.T, opts govern.Config) (string, *iggy.Transport, 
 		t.Fatal(err)
 	}
 	for _, from := range []string{"payer", "payer", "clerk"} {
-		if _, err := client.Emit(ctx, runtime.TopicCommands, from, []byte("wire-funds")); err == nil {
+		if _, err := client.Send(ctx, runtime.Out{Kind: wire.KindEvent, Topic: runtime.TopicCommands, From: from, Body: []byte("wire-funds")}); err == nil {
 			t.Fatal("a governed effect ran")
 		}
 	}

@@ -49,8 +49,8 @@ func crashedConversation(t *testing.T) (string, wire.ID) {
 	}
 	t.Cleanup(func() { _ = h.Shutdown(context.WithoutCancel(ctx)) })
 	conv := client.IDs().NewID()
-	cmd := runtime.Command{From: "planner", Target: "billing", Body: []byte("charge card 4242")}
-	if _, err := client.SendCommand(ctx, cmd, runtime.WithConversation(conv)); err != nil {
+	cmd := runtime.Out{From: "planner", Target: "billing", Body: []byte("charge card 4242")}
+	if _, err := client.Send(ctx, cmd, runtime.WithConversation(conv)); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/sign"
@@ -400,14 +401,14 @@ func verifyCapsule(keys *sign.Registry, dlq string, c capsule) error {
 	if keys == nil || c.Err != nil {
 		return nil
 	}
-	if _, _, err := runtime.VerifyDeadLetter(keys, dlq, &c.Record); err != nil {
+	if _, _, err := deadletter.Verify(keys, dlq, &c.Record); err != nil {
 		return fmt.Errorf("not redriven: %w", err)
 	}
 	return nil
 }
 
 // redriveOne republishes the original record a capsule points at to the
-// topic the capsule's source ids name (runtime.Client.RedriveDeadLetter: its
+// topic the capsule's source ids name (deadletter.Redrive: its
 // headers and payload verbatim but for the re-keyed idempotency header). It
 // returns "topic partition:offset" of the copy.
 func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule) (string, error) {
@@ -418,7 +419,7 @@ func redriveOne(ctx context.Context, t *iggy.Transport, src *sources, c capsule)
 	if err != nil {
 		return "", err
 	}
-	pos, err := runtime.NewClient(t, runtime.ClientConfig{}).RedriveDeadLetter(ctx, source, c.Capsule)
+	pos, err := deadletter.Redrive(ctx, runtime.NewClient(t, runtime.ClientConfig{}), source, c.Capsule)
 	if err != nil {
 		return "", fmt.Errorf("republish to %s: %w", source, err)
 	}

@@ -72,7 +72,7 @@ func poisoned(t *testing.T) (addr string, tr *iggy.Transport) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := client.SendCommand(ctx, runtime.Command{From: "shop", Target: "ledger", Body: []byte{0xff, 0x00, 0x01}}, runtime.WithOperation("book")); err != nil {
+	if _, err := client.Send(ctx, runtime.Out{From: "shop", Target: "ledger", Body: []byte{0xff, 0x00, 0x01}}, runtime.WithOperation("book")); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

@@ -81,7 +81,7 @@ func TestMCPSkipsACardListingOneSkillTwiceAndServesTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := client.PublishStatus(t.Context(), "", "billing", wire.OperationCard, body, nil); err != nil {
+	if _, err := client.Send(t.Context(), runtime.Out{Kind: wire.KindStatus, From: "billing", Body: body}, runtime.WithOperation(wire.OperationCard)); err != nil {
 		t.Fatal(err)
 	}
 	names, errOut := listedTools(t, "--addr", addr)

@@ -147,7 +147,7 @@ func parkTheToursDeadLetter(t *testing.T, ctx context.Context, addr string) {
 	if err := h.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.SendCommand(ctx, runtime.Command{Topic: "billing.commands", From: "shop", Target: "billing", Body: []byte("ch-7")},
+	if _, err := client.Send(ctx, runtime.Out{Topic: "billing.commands", From: "shop", Target: "billing", Body: []byte("ch-7")},
 		runtime.WithConversation(conversation.Derive("card-4242"))); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -102,27 +103,31 @@ func (h helpdeskDispatcher) Handle(c *runtime.Ctx) error {
 // handleClassify handles operation "classify" with Helpdesk.Classify.
 func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, HelpdeskOpClassify, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HelpdeskOpClassify, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Classify(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // handleReply handles operation "reply" with Helpdesk.Reply.
 func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, HelpdeskOpReply, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HelpdeskOpReply, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[string](c, wire.ContentJSON)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Reply(c, in, out))
+	return out.Finish(h.impl.Reply(c, in, out))
 }
 
 // HelpdeskClient calls agent "helpdesk" with typed messages.
@@ -131,48 +136,48 @@ func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) erro
 type HelpdeskClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error)
+	Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Verdict, error)
 	// Reply sends operation "reply" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
-	Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error]
+	Reply(ctx context.Context, in Ticket, opts ...runtime.Option) iter.Seq2[string, error]
 }
 
 // helpdeskClient is the HelpdeskClient that sends on the log.
 type helpdeskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewHelpdeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) HelpdeskClient {
+func NewHelpdeskClient(client *runtime.Client, from string, opts ...runtime.Option) HelpdeskClient {
 	return &helpdeskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Classify implements HelpdeskClient.
-func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Verdict, error) {
-	return runtime.Call[Verdict](ctx, c.client, runtime.Command{
+func (c *helpdeskClient) Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Verdict, error) {
+	return runtime.Call[Verdict](ctx, c.client, runtime.Out{
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpClassify, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts)...)
 }
 
 // Reply implements HelpdeskClient.
-func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.StreamOption) iter.Seq2[string, error] {
-	return runtime.CallStream[string](ctx, c.client, runtime.Command{
+func (c *helpdeskClient) Reply(ctx context.Context, in Ticket, opts ...runtime.Option) iter.Seq2[string, error] {
+	return runtime.CallStream[string](ctx, c.client, runtime.Out{
 		Topic:  HelpdeskListenTopic,
 		From:   c.from,
 		Target: HelpdeskAgentID,
-	}, HelpdeskOpReply, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts...)...)
+	}, HelpdeskOpReply, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HelpdeskRespondTopic)}, opts)...)
 }
 
 // HelpdeskCard describes agent "helpdesk": one capability per operation it

@@ -182,7 +182,7 @@ func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) error 
 		if err != nil {
 			return err
 		}
-		_, err = client.SendCommand(ctx, runtime.Command{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
+		_, err = client.Send(ctx, runtime.Out{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
 			runtime.WithOperation(HelpdeskOpReply), runtime.WithContentType(wire.ContentJSON), runtime.WithConversation(in.Thread))
 		return err
 	}

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/conversation"
 	"github.com/lasergo/laser/operation"
@@ -96,7 +97,7 @@ func (h historianDispatcher) Handle(c *runtime.Ctx) error {
 // handleAsk handles operation "ask" with Historian.Ask.
 func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error {
 	var in Question
-	if err := runtime.DecodeInput(m, HistorianOpAsk, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(HistorianOpAsk, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	history, err := conversation.AssembleFor(c, conversation.Options{Policy: conversation.LastN(50)})
@@ -107,7 +108,11 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // HistorianClient calls agent "historian" with typed messages.
@@ -116,34 +121,34 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 type HistorianClient interface {
 	// Ask sends operation "ask" and waits for the typed reply; a failure the
 	// agent answers with comes back as a remote *runtime.Error.
-	Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error)
+	Ask(ctx context.Context, in Question, opts ...runtime.Option) (Answer, error)
 }
 
 // historianClient is the HistorianClient that sends on the log.
 type historianClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewHistorianClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.SendOption) HistorianClient {
+func NewHistorianClient(client *runtime.Client, from string, opts ...runtime.Option) HistorianClient {
 	return &historianClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Ask implements HistorianClient.
-func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.RequestOption) (Answer, error) {
-	return runtime.Call[Answer](ctx, c.client, runtime.Command{
+func (c *historianClient) Ask(ctx context.Context, in Question, opts ...runtime.Option) (Answer, error) {
+	return runtime.Call[Answer](ctx, c.client, runtime.Out{
 		Topic:  HistorianListenTopic,
 		From:   c.from,
 		Target: HistorianAgentID,
-	}, HistorianOpAsk, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(HistorianRespondTopic)}, opts...)...)
+	}, HistorianOpAsk, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(HistorianRespondTopic)}, opts)...)
 }
 
 // HistorianCard describes agent "historian": one capability per operation it

@@ -58,7 +58,7 @@ func run(ctx context.Context, out io.Writer) error {
 		Listen:  "caller.inbox",
 		Respond: runtime.TopicResponses,
 		Handler: runtime.HandlerFunc(func(c *runtime.Ctx) error {
-			reply, err := c.Request(runtime.TopicCommands, "greeter", c.Message().Body(), runtime.WithTimeout(5*time.Second))
+			reply, err := c.Client().Request(c, runtime.Out{Topic: runtime.TopicCommands, Target: "greeter", Body: c.Message().Body()}, runtime.WithTimeout(5*time.Second))
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/effect"
 	"github.com/lasergo/laser/operation"
@@ -96,7 +97,7 @@ func (h payerDispatcher) Handle(c *runtime.Ctx) error {
 // handleWireFunds handles operation "wire-funds" with Payer.WireFunds.
 func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) error {
 	var in Transfer
-	if err := runtime.DecodeInput(m, PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	c = c.WithClaims(effect.Claims{
@@ -107,7 +108,11 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // PayerClient calls agent "payer" with typed messages. NewPayerClient
@@ -116,34 +121,34 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 type PayerClient interface {
 	// WireFunds sends operation "wire-funds" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	WireFunds(ctx context.Context, in Transfer, opts ...runtime.RequestOption) (Receipt, error)
+	WireFunds(ctx context.Context, in Transfer, opts ...runtime.Option) (Receipt, error)
 }
 
 // payerClient is the PayerClient that sends on the log.
 type payerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewPayerClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewPayerClient(client *runtime.Client, from string, opts ...runtime.SendOption) PayerClient {
+func NewPayerClient(client *runtime.Client, from string, opts ...runtime.Option) PayerClient {
 	return &payerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // WireFunds implements PayerClient.
-func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtime.RequestOption) (Receipt, error) {
-	return runtime.Call[Receipt](ctx, c.client, runtime.Command{
+func (c *payerClient) WireFunds(ctx context.Context, in Transfer, opts ...runtime.Option) (Receipt, error) {
+	return runtime.Call[Receipt](ctx, c.client, runtime.Out{
 		Topic:  PayerListenTopic,
 		From:   c.from,
 		Target: PayerAgentID,
-	}, PayerOpWireFunds, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(PayerRespondTopic)}, opts...)...)
+	}, PayerOpWireFunds, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(PayerRespondTopic)}, opts)...)
 }
 
 // PayerCard describes agent "payer": one capability per operation it

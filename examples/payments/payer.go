@@ -41,7 +41,8 @@ func (p *Payer) WireFunds(ctx *runtime.Ctx, in Transfer) (Receipt, error) {
 	}
 	// A refusal by the policy is permanent (or, when deferred, retried):
 	// the handler returns it as is.
-	if err := ctx.Emit(TopicTransfers, body, runtime.WithOperation("transfer"), runtime.WithContentType(wire.ContentJSON)); err != nil {
+	transfer := runtime.Out{Kind: wire.KindEvent, Topic: TopicTransfers, Body: body}
+	if _, err := ctx.Client().Send(ctx, transfer, runtime.WithOperation("transfer"), runtime.WithContentType(wire.ContentJSON)); err != nil {
 		return Receipt{}, err
 	}
 	return Receipt(in), nil

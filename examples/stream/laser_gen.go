@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -96,14 +97,14 @@ func (h writerDispatcher) Handle(c *runtime.Ctx) error {
 // handleDraft handles operation "draft" with Writer.Draft.
 func (h writerDispatcher) handleDraft(c *runtime.Ctx, m *runtime.Message) error {
 	var in Prompt
-	if err := runtime.DecodeInput(m, WriterOpDraft, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(WriterOpDraft, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[Token](c, wire.ContentJSON)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Draft(c, in, out))
+	return out.Finish(h.impl.Draft(c, in, out))
 }
 
 // WriterClient calls agent "writer" with typed messages. NewWriterClient
@@ -114,34 +115,34 @@ type WriterClient interface {
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
-	Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error]
+	Draft(ctx context.Context, in Prompt, opts ...runtime.Option) iter.Seq2[Token, error]
 }
 
 // writerClient is the WriterClient that sends on the log.
 type writerClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewWriterClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewWriterClient(client *runtime.Client, from string, opts ...runtime.SendOption) WriterClient {
+func NewWriterClient(client *runtime.Client, from string, opts ...runtime.Option) WriterClient {
 	return &writerClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Draft implements WriterClient.
-func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.StreamOption) iter.Seq2[Token, error] {
-	return runtime.CallStream[Token](ctx, c.client, runtime.Command{
+func (c *writerClient) Draft(ctx context.Context, in Prompt, opts ...runtime.Option) iter.Seq2[Token, error] {
+	return runtime.CallStream[Token](ctx, c.client, runtime.Out{
 		Topic:  WriterListenTopic,
 		From:   c.from,
 		Target: WriterAgentID,
-	}, WriterOpDraft, wire.ContentJSON, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(WriterRespondTopic)}, opts...)...)
+	}, WriterOpDraft, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(WriterRespondTopic)}, opts)...)
 }
 
 // WriterCard describes agent "writer": one capability per operation it

@@ -23,7 +23,7 @@ type fakeClassifier struct {
 	asked   []Ticket
 }
 
-func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.RequestOption) (Classification, error) {
+func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.Option) (Classification, error) {
 	f.asked = append(f.asked, in)
 	return f.verdict, f.err
 }
@@ -31,7 +31,7 @@ func (f *fakeClassifier) Classify(_ context.Context, in Ticket, _ ...runtime.Req
 // fakeResolver records the refunds it is asked for.
 type fakeResolver struct{ refunds []Resolution }
 
-func (f *fakeResolver) Resolve(_ context.Context, in Resolution, _ ...runtime.CommandOption) error {
+func (f *fakeResolver) Resolve(_ context.Context, in Resolution, _ ...runtime.Option) error {
 	f.refunds = append(f.refunds, in)
 	return nil
 }
@@ -39,7 +39,7 @@ func (f *fakeResolver) Resolve(_ context.Context, in Resolution, _ ...runtime.Co
 // fakeAuditor records the events published to it.
 type fakeAuditor struct{ events []Triaged }
 
-func (f *fakeAuditor) TicketTriaged(_ context.Context, in Triaged, _ ...runtime.SendOption) error {
+func (f *fakeAuditor) TicketTriaged(_ context.Context, in Triaged, _ ...runtime.Option) error {
 	f.events = append(f.events, in)
 	return nil
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -122,7 +123,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 // handleSubmit handles operation "submit" with Intake.Submit.
 func (h intakeDispatcher) handleSubmit(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, IntakeOpSubmit, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(IntakeOpSubmit, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Submit(c, in)
@@ -133,34 +134,34 @@ func (h intakeDispatcher) handleSubmit(c *runtime.Ctx, m *runtime.Message) error
 // code that holds one a fake.
 type IntakeClient interface {
 	// Submit sends operation "submit" without waiting for it to be handled.
-	Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error
+	Submit(ctx context.Context, in Ticket, opts ...runtime.Option) error
 }
 
 // intakeClient is the IntakeClient that sends on the log.
 type intakeClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewIntakeClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.SendOption) IntakeClient {
+func NewIntakeClient(client *runtime.Client, from string, opts ...runtime.Option) IntakeClient {
 	return &intakeClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Submit implements IntakeClient.
-func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *intakeClient) Submit(ctx context.Context, in Ticket, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  IntakeListenTopic,
 		From:   c.from,
 		Target: IntakeAgentID,
-	}, IntakeOpSubmit, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, IntakeOpSubmit, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // IntakeCard describes agent "intake": one capability per operation it
@@ -264,14 +265,18 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 // handleClassify handles operation "classify" with Classifier.Classify.
 func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
-	if err := runtime.DecodeInput(m, ClassifierOpClassify, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(ClassifierOpClassify, &in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Classify(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // ClassifierClient calls agent "classifier" with typed messages.
@@ -280,34 +285,34 @@ func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message)
 type ClassifierClient interface {
 	// Classify sends operation "classify" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error)
+	Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Classification, error)
 }
 
 // classifierClient is the ClassifierClient that sends on the log.
 type classifierClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewClassifierClient returns a client that sends as agent from; opts apply
 // to every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.SendOption) ClassifierClient {
+func NewClassifierClient(client *runtime.Client, from string, opts ...runtime.Option) ClassifierClient {
 	return &classifierClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Classify implements ClassifierClient.
-func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.RequestOption) (Classification, error) {
-	return runtime.Call[Classification](ctx, c.client, runtime.Command{
+func (c *classifierClient) Classify(ctx context.Context, in Ticket, opts ...runtime.Option) (Classification, error) {
+	return runtime.Call[Classification](ctx, c.client, runtime.Out{
 		Topic:  ClassifierListenTopic,
 		From:   c.from,
 		Target: ClassifierAgentID,
-	}, ClassifierOpClassify, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(ClassifierRespondTopic)}, opts...)...)
+	}, ClassifierOpClassify, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(ClassifierRespondTopic)}, opts)...)
 }
 
 // ClassifierCard describes agent "classifier": one capability per operation
@@ -409,7 +414,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 // handleResolve handles operation "resolve" with Resolver.Resolve.
 func (h resolverDispatcher) handleResolve(c *runtime.Ctx, m *runtime.Message) error {
 	var in Resolution
-	if err := runtime.DecodeInput(m, ResolverOpResolve, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(ResolverOpResolve, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Resolve(c, in)
@@ -420,33 +425,33 @@ func (h resolverDispatcher) handleResolve(c *runtime.Ctx, m *runtime.Message) er
 // test can give code that holds one a fake.
 type ResolverClient interface {
 	// Resolve sends operation "resolve" without waiting for it to be handled.
-	Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error
+	Resolve(ctx context.Context, in Resolution, opts ...runtime.Option) error
 }
 
 // resolverClient is the ResolverClient that sends on the log.
 type resolverClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewResolverClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own.
-func NewResolverClient(client *runtime.Client, from string, opts ...runtime.SendOption) ResolverClient {
+func NewResolverClient(client *runtime.Client, from string, opts ...runtime.Option) ResolverClient {
 	return &resolverClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Resolve implements ResolverClient.
-func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *resolverClient) Resolve(ctx context.Context, in Resolution, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  ResolverListenTopic,
 		From:   c.from,
 		Target: ResolverAgentID,
-	}, ResolverOpResolve, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, ResolverOpResolve, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // ResolverCard describes agent "resolver": one capability per operation it
@@ -545,7 +550,7 @@ func (h auditorDispatcher) Handle(c *runtime.Ctx) error {
 // Auditor.TicketTriaged.
 func (h auditorDispatcher) handleTicketTriaged(c *runtime.Ctx, m *runtime.Message) error {
 	var in Triaged
-	if err := runtime.DecodeInput(m, AuditorOpTicketTriaged, &in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(AuditorOpTicketTriaged, &in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.TicketTriaged(c, in)
@@ -557,29 +562,33 @@ func (h auditorDispatcher) handleTicketTriaged(c *runtime.Ctx, m *runtime.Messag
 type AuditorClient interface {
 	// TicketTriaged publishes event "ticket_triaged" on "triage.audit" from the
 	// client's agent.
-	TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error
+	TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.Option) error
 }
 
 // auditorClient is the AuditorClient that sends on the log.
 type auditorClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewAuditorClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own.
-func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.SendOption) AuditorClient {
+func NewAuditorClient(client *runtime.Client, from string, opts ...runtime.Option) AuditorClient {
 	return &auditorClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // TicketTriaged implements AuditorClient.
-func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, AuditorListenTopic, c.from, AuditorOpTicketTriaged, wire.ContentJSON, in, append([]runtime.SendOption{c.opts}, opts...)...)
+func (c *auditorClient) TicketTriaged(ctx context.Context, in Triaged, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
+		Kind:  wire.KindEvent,
+		Topic: AuditorListenTopic,
+		From:  c.from,
+	}, AuditorOpTicketTriaged, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // AuditorCard describes agent "auditor": one capability per operation it

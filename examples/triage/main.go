@@ -144,7 +144,7 @@ func run(ctx context.Context, tr runtime.Transport, w io.Writer, middleware ...r
 		}
 	}
 	// The poison message: a submit whose body does not decode.
-	if _, err := client.SendCommand(ctx, runtime.Command{Topic: "triage.intake", From: "web-form", Target: "intake", Body: []byte(malformed)},
+	if _, err := client.Send(ctx, runtime.Out{Topic: "triage.intake", From: "web-form", Target: "intake", Body: []byte(malformed)},
 		runtime.WithOperation("submit"), runtime.WithContentType(wire.ContentJSON)); err != nil {
 		return Figures{}, err
 	}

@@ -29,7 +29,7 @@ func Rate(b *testing.B, conc runtime.Concurrency, dedup dedup.Deduplicator) floa
 	if err := log.EnsureTopics(ctx, 4, topic, dlq); err != nil {
 		b.Fatal(err)
 	}
-	p := runtime.NewClient(log, runtime.ClientConfig{}).Producer()
+	p := runtime.NewClient(log, runtime.ClientConfig{})
 	batch := make([]runtime.Outgoing, 0, 256)
 	flush := func() {
 		if _, err := p.Publish(ctx, topic, batch...); err != nil {

@@ -252,7 +252,7 @@ func fanoutFromHandler(w *fanoutWorld) {
 	}
 	defer h.Shutdown(w.Ctx)
 	conv := w.Client.IDs().NewID()
-	reply, err := w.Client.Request(w.Ctx, runtime.Command{Topic: front, From: "user", Target: "planner", Body: []byte("go")},
+	reply, err := w.Client.Request(w.Ctx, runtime.Out{Topic: front, From: "user", Target: "planner", Body: []byte("go")},
 		runtime.WithReplyTopic(w.replies), runtime.WithConversation(conv), runtime.WithTimeout(time.Minute))
 	if err != nil || string(reply.Body()) != "++" {
 		w.T.Fatalf("planner: %v %v, want two reviews", reply, err)

@@ -147,7 +147,7 @@ func humanInputGate(w *humanInputWorld) {
 		}
 	}()
 	conv := w.Client.IDs().NewID()
-	reply, err := w.Client.Request(w.Ctx, runtime.Command{Topic: inbox, From: "caller", Target: "gatekeeper", Body: []byte("go")},
+	reply, err := w.Client.Request(w.Ctx, runtime.Out{Topic: inbox, From: "caller", Target: "gatekeeper", Body: []byte("go")},
 		runtime.WithReplyTopic(replies), runtime.WithConversation(conv), runtime.WithTimeout(time.Minute))
 	if err != nil || string(reply.Body()) != "resumed after ok" {
 		w.T.Fatalf("gatekeeper: %v, %v", reply, err)
@@ -375,7 +375,7 @@ func humanInputListBounded(w *humanInputWorld) {
 		}
 		out = append(out, runtime.Outgoing{Key: wire.PartitionKey(conv), Headers: wire.EnvelopeHeaders(env, wire.ContentRaw), Payload: payload})
 	}
-	if _, err := w.Client.Producer().Publish(w.Ctx, w.topic, out...); err != nil {
+	if _, err := w.Client.Publish(w.Ctx, w.topic, out...); err != nil {
 		w.T.Fatal(err)
 	}
 	past := w.Client.Clock().Now().Add(-time.Minute) // the real request is still awaited then

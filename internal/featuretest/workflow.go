@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+
 	"github.com/lasergo/laser/internal/rawsend"
 	"github.com/lasergo/laser/registry"
 	"github.com/lasergo/laser/runtime"
@@ -483,8 +484,7 @@ func (w *WorkflowWorld) journalEvent(run wire.ID, label, output string) {
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	if _, err := w.Client.Emit(w.Ctx, w.Journal, "planner", body, runtime.WithConversation(run),
-		runtime.WithOperation(workflow.OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+	if _, err := w.Client.Send(w.Ctx, runtime.Out{Kind: wire.KindEvent, Topic: w.Journal, From: "planner", Body: body}, runtime.WithConversation(run), runtime.WithOperation(workflow.OperationStepCompleted), runtime.WithContentType(wire.ContentCBOR)); err != nil {
 		w.T.Fatal(err)
 	}
 }

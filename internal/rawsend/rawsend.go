@@ -26,7 +26,7 @@ func Envelope(ctx context.Context, c *runtime.Client, topic string, env *wire.En
 	if err != nil {
 		return runtime.Position{}, fmt.Errorf("rawsend: %w", err)
 	}
-	pos, err := c.Producer().Publish(ctx, topic, runtime.Outgoing{
+	pos, err := c.Publish(ctx, topic, runtime.Outgoing{
 		Key:     wire.PartitionKey(env.Conversation),
 		Headers: wire.EnvelopeHeaders(env, ct),
 		Payload: payload,

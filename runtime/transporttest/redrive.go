@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lasergo/laser/deadletter"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
 )
@@ -31,7 +32,7 @@ func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 		t.Fatalf("Consumed(a record not yet written) = %v, %v; want false", ok, err)
 	}
 
-	copy1, err := client.RedriveDeadLetter(w.ctx, w.topic, first.Capsule)
+	copy1, err := deadletter.Redrive(w.ctx, client, w.topic, first.Capsule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 		t.Fatalf("second capsule from %s with key %q, want from the copy at %s with a re-keyed key",
 			second.Capsule.Source, second.Message.Provenance.IdempotencyKey, copy1)
 	}
-	copy2, err := client.RedriveDeadLetter(w.ctx, w.topic, first.Capsule)
+	copy2, err := deadletter.Redrive(w.ctx, client, w.topic, first.Capsule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func scenarioRedrive(t *testing.T, tr runtime.Transport) {
 	})
 	forged := *first.Capsule
 	forged.Source.TopicID++
-	if _, err := client.RedriveDeadLetter(w.ctx, w.topic, &forged); runtime.CodeOf(err) != runtime.CodeInvalid {
+	if _, err := deadletter.Redrive(w.ctx, client, w.topic, &forged); runtime.CodeOf(err) != runtime.CodeInvalid {
 		t.Fatalf("redrive of a foreign capsule = %v, want CodeInvalid", err)
 	}
 	if err := w.shutdown(k); err != nil {

@@ -24,7 +24,7 @@ func scenarioRequestPicksUpALateReplyTopic(t *testing.T, tr runtime.Transport) {
 			return ctx.Respond(append([]byte("re: "), ctx.Message().Body()...))
 		})
 	})
-	reply, err := client.Request(w.ctx, runtime.Command{Topic: w.topic, From: "caller", Body: []byte("ping")},
+	reply, err := client.Request(w.ctx, runtime.Out{Topic: w.topic, From: "caller", Body: []byte("ping")},
 		runtime.WithReplyTopic(replies), runtime.WithTimeout(Within))
 	if err != nil {
 		t.Fatalf("request with a reply topic that does not exist yet: %v", err)

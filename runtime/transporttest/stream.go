@@ -18,7 +18,7 @@ import (
 
 // RunStream runs the chunk-streaming scenarios over a transport: an agent
 // answers a command with a chunk stream and a client reads it back with
-// Client.RequestStream. Scripted responders publish chunks out of order,
+// Client.Stream. Scripted responders publish chunks out of order,
 // twice or not at all, to check every failure surfaces as its own error.
 func RunStream(t *testing.T, newTransport func(t *testing.T) runtime.Transport) {
 	t.Helper()
@@ -101,10 +101,10 @@ func newStreamWorld(t *testing.T, tr runtime.Transport, h responder) *streamWorl
 }
 
 // read runs one stream to its end and returns the pieces and the error.
-func (w *streamWorld) read(ctx context.Context, opts ...runtime.StreamOption) ([]string, error) {
-	opts = append([]runtime.StreamOption{runtime.WithReplyTopic(w.resps)}, opts...)
+func (w *streamWorld) read(ctx context.Context, opts ...runtime.Option) ([]string, error) {
+	opts = append([]runtime.Option{runtime.WithReplyTopic(w.resps)}, opts...)
 	var got []string
-	for b, err := range w.client.RequestStream(ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, opts...) {
+	for b, err := range w.client.Stream(ctx, runtime.Out{Topic: w.cmds, From: "caller", Body: []byte("go")}, opts...) {
 		if err != nil {
 			return got, err
 		}
@@ -162,7 +162,7 @@ func scripted(batch bool, steps []string) responder {
 			out = append(out, runtime.Outgoing{Key: wire.PartitionKey(chunk.Conversation), Headers: wire.EnvelopeHeaders(chunk, wire.ContentRaw), Payload: payload})
 		}
 		if len(out) > 0 {
-			_, err := c.Client().Producer().Publish(c, resps, out...)
+			_, err := c.Client().Publish(c, resps, out...)
 			return err
 		}
 		return nil
@@ -203,7 +203,7 @@ func expectCode(t *testing.T, err error, c runtime.Code) {
 
 func streamInOrder(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -221,11 +221,11 @@ func streamInOrder(t *testing.T, tr runtime.Transport) {
 	expectPieces(t, got, "once", "upon", "a time")
 }
 
-// pieces is a responder streaming ps through a ChunkWriter, then ending
+// pieces is a responder streaming ps through a Stream, then ending
 // with end (nil: Close).
-func pieces(end func(*runtime.ChunkWriter) error, ps ...string) responder {
+func pieces(end func(*runtime.Stream[[]byte]) error, ps ...string) responder {
 	return func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}
@@ -341,7 +341,7 @@ func streamOverflow(t *testing.T, tr runtime.Transport) {
 
 func streamAbandoned(t *testing.T, tr runtime.Transport) {
 	w := newStreamWorld(t, tr, pieces(nil, "first", "second", "third"))
-	for b, err := range w.client.RequestStream(w.ctx, runtime.Command{Topic: w.cmds, From: "caller", Body: []byte("go")}, runtime.WithReplyTopic(w.resps)) {
+	for b, err := range w.client.Stream(w.ctx, runtime.Out{Topic: w.cmds, From: "caller", Body: []byte("go")}, runtime.WithReplyTopic(w.resps)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func streamAbandoned(t *testing.T, tr runtime.Transport) {
 }
 
 func streamResponderFails(t *testing.T, tr runtime.Transport) {
-	w := newStreamWorld(t, tr, pieces(func(s *runtime.ChunkWriter) error {
+	w := newStreamWorld(t, tr, pieces(func(s *runtime.Stream[[]byte]) error {
 		return s.Fail(wire.ErrorInternal, "model went away", true)
 	}, "half", "way"))
 	got, err := w.read(w.ctx)
@@ -371,7 +371,7 @@ func streamResponderFails(t *testing.T, tr runtime.Transport) {
 }
 
 func streamResponderCrashes(t *testing.T, tr runtime.Transport) {
-	w := newStreamWorld(t, tr, pieces(func(*runtime.ChunkWriter) error {
+	w := newStreamWorld(t, tr, pieces(func(*runtime.Stream[[]byte]) error {
 		return runtime.Reject(fmt.Errorf("crashed"))
 	}, "half"))
 	got, err := w.read(w.ctx, runtime.WithTimeout(300*time.Millisecond))
@@ -385,7 +385,7 @@ func stalling(t *testing.T) responder {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	return func(c *runtime.Ctx, _ string) error {
-		s, err := c.OpenStream(wire.OperationChat, wire.ContentRaw)
+		s, err := c.Stream(wire.OperationChat, wire.ContentRaw)
 		if err != nil {
 			return err
 		}

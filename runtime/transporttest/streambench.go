@@ -33,7 +33,7 @@ func BenchStream(b *testing.B, tr runtime.Transport, chunks, size int) {
 		RespondTopic: resps,
 		Client:       client,
 		Handler: runtime.HandlerFunc(func(ctx *runtime.Ctx) error {
-			s, err := ctx.OpenStream(wire.OperationChat, wire.ContentRaw)
+			s, err := ctx.Stream(wire.OperationChat, wire.ContentRaw)
 			if err != nil {
 				return err
 			}
@@ -58,13 +58,13 @@ func BenchStream(b *testing.B, tr runtime.Transport, chunks, size int) {
 	<-ready
 	defer func() { cancel(); <-done }()
 
-	cmd := runtime.Command{Topic: cmds, From: "caller", Body: []byte("go")}
+	cmd := runtime.Out{Topic: cmds, From: "caller", Body: []byte("go")}
 	var first time.Duration
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
 		t0, n := time.Now(), 0
-		for _, err := range client.RequestStream(ctx, cmd, runtime.WithReplyTopic(resps)) {
+		for _, err := range client.Stream(ctx, cmd, runtime.WithReplyTopic(resps)) {
 			if err != nil {
 				b.Fatal(err)
 			}

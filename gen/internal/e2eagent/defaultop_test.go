@@ -89,7 +89,7 @@ func TestACommandWithoutAnOperationIsAnsweredByTheDefaultOverTheLog(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := client.Request(ctx, runtime.Command{Topic: DeskListenTopic, From: caller, Target: DeskAgentID, Body: body},
+	reply, err := client.Request(ctx, runtime.Out{Topic: DeskListenTopic, From: caller, Target: DeskAgentID, Body: body},
 		runtime.WithReplyTopic(DeskRespondTopic), runtime.WithContentType(wire.ContentCBOR))
 	if err != nil {
 		t.Fatal(err)

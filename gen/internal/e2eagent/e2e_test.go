@@ -135,7 +135,7 @@ func TestEventIsHandled(t *testing.T) {
 
 func TestUnknownOperationIsDeadLetteredAsRejected(t *testing.T) {
 	ctx, h := start(t)
-	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
+	cmd := runtime.Out{Topic: "billing.commands", From: caller, Target: "billing"}
 	if err := runtime.Tell(ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +150,8 @@ func TestUnknownOperationIsDeadLetteredAsRejected(t *testing.T) {
 
 func TestUndecodableBodyIsDeadLetteredAsRejected(t *testing.T) {
 	ctx, h := start(t)
-	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
-	if _, err := h.client.SendCommand(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR)); err != nil {
+	cmd := runtime.Out{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
+	if _, err := h.client.Send(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR)); err != nil {
 		t.Fatal(err)
 	}
 	dl := h.deadLetter(ctx, t)
@@ -282,7 +282,7 @@ func TestNewBillingAgentRejectsANilImplementation(t *testing.T) {
 // it is ignored (and committed), not dead-lettered.
 func TestUnknownEventIsIgnored(t *testing.T) {
 	ctx, h := start(t)
-	if err := runtime.EmitEvent(ctx, h.client, "billing.commands", caller, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
+	if err := runtime.Tell(ctx, h.client, runtime.Out{Kind: wire.KindEvent, Topic: "billing.commands", From: caller}, "weather.changed", wire.ContentCBOR, Void{Charge: "sunny"}); err != nil {
 		t.Fatal(err)
 	}
 	// A known event published after it is handled, so the unknown one was
@@ -302,7 +302,7 @@ func TestUnknownEventIsIgnored(t *testing.T) {
 // fails at once with an invalid-request remote error.
 func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 	ctx, h := start(t)
-	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
+	cmd := runtime.Out{Topic: "billing.commands", From: caller, Target: "billing", Body: []byte{0xff, 0x00}}
 	_, err := h.client.Request(ctx, cmd, runtime.WithOperation("charge"), runtime.WithContentType(wire.ContentCBOR),
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
 	var re *runtime.Error
@@ -319,7 +319,7 @@ func TestUndecodableRequestIsAnsweredWithARemoteError(t *testing.T) {
 // operation, instead of waiting for its timeout.
 func TestUnknownOperationRequestIsAnsweredWithARemoteError(t *testing.T) {
 	ctx, h := start(t)
-	cmd := runtime.Command{Topic: "billing.commands", From: caller, Target: "billing"}
+	cmd := runtime.Out{Topic: "billing.commands", From: caller, Target: "billing"}
 	_, err := runtime.Call[Charged](ctx, h.client, cmd, "teleport", wire.ContentCBOR, Void{Charge: "x"},
 		runtime.WithReplyTopic("billing.responses"), runtime.WithTimeout(20*time.Second))
 	var re *runtime.Error

@@ -6,6 +6,7 @@ package e2eagent
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/gen/internal/e2eagent/billingapi"
 	"github.com/lasergo/laser/operation"
@@ -154,33 +155,41 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 // handleCharge handles operation "charge" with Billing.Charge.
 func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) error {
 	var in ChargeCard
-	if err := runtime.DecodeInput(m, BillingOpCharge, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpCharge, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Charge(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentCBOR)
+	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 }
 
 // handleQuote handles operation "quote" with Billing.Quote.
 func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(QuoteRequest)
-	if err := runtime.DecodeInput(m, BillingOpQuote, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpQuote, in, wire.ContentJSON); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Quote(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentJSON)
+	body, err := runtime.EncodeBody(out, wire.ContentJSON)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentJSON))
 }
 
 // handleRefund handles operation "refund" with Billing.Refund.
 func (h billingDispatcher) handleRefund(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(billingapi.Refund)
-	if err := runtime.DecodeInput(m, BillingOpRefund, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpRefund, in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Refund(c, in)
@@ -189,7 +198,7 @@ func (h billingDispatcher) handleRefund(c *runtime.Ctx, m *runtime.Message) erro
 // handleCardExpired handles event "card.expired" with Billing.CardExpired.
 func (h billingDispatcher) handleCardExpired(c *runtime.Ctx, m *runtime.Message) error {
 	var in billingapi.CardExpired
-	if err := runtime.DecodeInput(m, BillingOpCardExpired, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpCardExpired, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.CardExpired(c, in)
@@ -198,7 +207,7 @@ func (h billingDispatcher) handleCardExpired(c *runtime.Ctx, m *runtime.Message)
 // handleSettle handles operation "settle" with Billing.Settle.
 func (h billingDispatcher) handleSettle(c *runtime.Ctx, m *runtime.Message) error {
 	var in Settle
-	if err := runtime.DecodeInput(m, BillingOpSettle, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpSettle, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Settle(c, in)
@@ -207,7 +216,7 @@ func (h billingDispatcher) handleSettle(c *runtime.Ctx, m *runtime.Message) erro
 // handleVoid handles operation "void" with Billing.Void.
 func (h billingDispatcher) handleVoid(c *runtime.Ctx, m *runtime.Message) error {
 	var in Void
-	if err := runtime.DecodeInput(m, BillingOpVoid, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpVoid, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Void(c, in)
@@ -216,7 +225,7 @@ func (h billingDispatcher) handleVoid(c *runtime.Ctx, m *runtime.Message) error 
 // handleNote handles operation "note" with Billing.Note.
 func (h billingDispatcher) handleNote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(billingapi.Refund)
-	if err := runtime.DecodeInput(m, BillingOpNote, in, wire.ContentJSON); err != nil {
+	if err := m.DecodeInput(BillingOpNote, in, wire.ContentJSON); err != nil {
 		return err
 	}
 	return h.impl.Note(c, in)
@@ -225,7 +234,7 @@ func (h billingDispatcher) handleNote(c *runtime.Ctx, m *runtime.Message) error 
 // handleFlake handles operation "flake" with Billing.Flake.
 func (h billingDispatcher) handleFlake(c *runtime.Ctx, m *runtime.Message) error {
 	var in Void
-	if err := runtime.DecodeInput(m, BillingOpFlake, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(BillingOpFlake, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Flake(c, in)
@@ -237,109 +246,113 @@ func (h billingDispatcher) handleFlake(c *runtime.Ctx, m *runtime.Message) error
 type BillingClient interface {
 	// Charge sends operation "charge" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error)
+	Charge(ctx context.Context, in ChargeCard, opts ...runtime.Option) (Charged, error)
 	// Quote sends operation "quote" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error)
+	Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.Option) (*Quote, error)
 	// Refund sends operation "refund" without waiting for it to be handled.
-	Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error
+	Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.Option) error
 	// CardExpired publishes event "card.expired" on "billing.commands" from the
 	// client's agent.
-	CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error
+	CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.Option) error
 	// Settle sends operation "settle" without waiting for it to be handled.
-	Settle(ctx context.Context, in Settle, opts ...runtime.CommandOption) error
+	Settle(ctx context.Context, in Settle, opts ...runtime.Option) error
 	// Void sends operation "void" without waiting for it to be handled.
-	Void(ctx context.Context, in Void, opts ...runtime.CommandOption) error
+	Void(ctx context.Context, in Void, opts ...runtime.Option) error
 	// Note sends operation "note" without waiting for it to be handled.
-	Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error
+	Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.Option) error
 	// Flake sends operation "flake" without waiting for it to be handled.
-	Flake(ctx context.Context, in Void, opts ...runtime.CommandOption) error
+	Flake(ctx context.Context, in Void, opts ...runtime.Option) error
 }
 
 // billingClient is the BillingClient that sends on the log.
 type billingClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewBillingClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "billing.responses" unless a request's options say otherwise.
-func NewBillingClient(client *runtime.Client, from string, opts ...runtime.SendOption) BillingClient {
+func NewBillingClient(client *runtime.Client, from string, opts ...runtime.Option) BillingClient {
 	return &billingClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Charge implements BillingClient.
-func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.RequestOption) (Charged, error) {
-	return runtime.Call[Charged](ctx, c.client, runtime.Command{
+func (c *billingClient) Charge(ctx context.Context, in ChargeCard, opts ...runtime.Option) (Charged, error) {
+	return runtime.Call[Charged](ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpCharge, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
+	}, BillingOpCharge, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(BillingRespondTopic)}, opts)...)
 }
 
 // Quote implements BillingClient.
-func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.RequestOption) (*Quote, error) {
-	return runtime.Call[*Quote](ctx, c.client, runtime.Command{
+func (c *billingClient) Quote(ctx context.Context, in *QuoteRequest, opts ...runtime.Option) (*Quote, error) {
+	return runtime.Call[*Quote](ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpQuote, wire.ContentJSON, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(BillingRespondTopic)}, opts...)...)
+	}, BillingOpQuote, wire.ContentJSON, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(BillingRespondTopic)}, opts)...)
 }
 
 // Refund implements BillingClient.
-func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *billingClient) Refund(ctx context.Context, in *billingapi.Refund, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpRefund, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, BillingOpRefund, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // CardExpired implements BillingClient.
-func (c *billingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, BillingListenTopic, c.from, BillingOpCardExpired, wire.ContentCBOR, in, append([]runtime.SendOption{c.opts}, opts...)...)
+func (c *billingClient) CardExpired(ctx context.Context, in billingapi.CardExpired, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
+		Kind:  wire.KindEvent,
+		Topic: BillingListenTopic,
+		From:  c.from,
+	}, BillingOpCardExpired, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Settle implements BillingClient.
-func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *billingClient) Settle(ctx context.Context, in Settle, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpSettle, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, BillingOpSettle, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Void implements BillingClient.
-func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *billingClient) Void(ctx context.Context, in Void, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpVoid, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, BillingOpVoid, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Note implements BillingClient.
-func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *billingClient) Note(ctx context.Context, in *billingapi.Refund, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpNote, wire.ContentJSON, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, BillingOpNote, wire.ContentJSON, in, slices.Concat(c.opts, opts)...)
 }
 
 // Flake implements BillingClient.
-func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *billingClient) Flake(ctx context.Context, in Void, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  BillingListenTopic,
 		From:   c.from,
 		Target: BillingAgentID,
-	}, BillingOpFlake, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, BillingOpFlake, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // BillingCard describes agent "billing": one capability per operation it
@@ -541,20 +554,24 @@ func (h echoDispatcher) Handle(c *runtime.Ctx) error {
 // handleShout handles operation "shout" with Echo.Shout.
 func (h echoDispatcher) handleShout(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, EchoOpShout, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(EchoOpShout, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Shout(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentCBOR)
+	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 }
 
 // handleHeard handles event "heard" with Echo.Heard.
 func (h echoDispatcher) handleHeard(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, EchoOpHeard, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(EchoOpHeard, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Heard(c, in)
@@ -566,41 +583,45 @@ func (h echoDispatcher) handleHeard(c *runtime.Ctx, m *runtime.Message) error {
 type EchoClient interface {
 	// Shout sends operation "shout" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Shout(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error)
+	Shout(ctx context.Context, in Text, opts ...runtime.Option) (Text, error)
 	// Heard publishes event "heard" on "echo.commands" from the client's agent.
-	Heard(ctx context.Context, in Text, opts ...runtime.SendOption) error
+	Heard(ctx context.Context, in Text, opts ...runtime.Option) error
 }
 
 // echoClient is the EchoClient that sends on the log.
 type echoClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewEchoClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "echo.responses" unless a request's options say otherwise.
-func NewEchoClient(client *runtime.Client, from string, opts ...runtime.SendOption) EchoClient {
+func NewEchoClient(client *runtime.Client, from string, opts ...runtime.Option) EchoClient {
 	return &echoClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Shout implements EchoClient.
-func (c *echoClient) Shout(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error) {
-	return runtime.Call[Text](ctx, c.client, runtime.Command{
+func (c *echoClient) Shout(ctx context.Context, in Text, opts ...runtime.Option) (Text, error) {
+	return runtime.Call[Text](ctx, c.client, runtime.Out{
 		Topic:  EchoListenTopic,
 		From:   c.from,
 		Target: EchoAgentID,
-	}, EchoOpShout, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(EchoRespondTopic)}, opts...)...)
+	}, EchoOpShout, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(EchoRespondTopic)}, opts)...)
 }
 
 // Heard implements EchoClient.
-func (c *echoClient) Heard(ctx context.Context, in Text, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, EchoListenTopic, c.from, EchoOpHeard, wire.ContentCBOR, in, append([]runtime.SendOption{c.opts}, opts...)...)
+func (c *echoClient) Heard(ctx context.Context, in Text, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
+		Kind:  wire.KindEvent,
+		Topic: EchoListenTopic,
+		From:  c.from,
+	}, EchoOpHeard, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // EchoCard describes agent "echo": one capability per operation it answers,
@@ -718,27 +739,35 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleReverse handles operation "reverse" with Desk.Reverse.
 func (h deskDispatcher) handleReverse(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, DeskOpReverse, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpReverse, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Reverse(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentCBOR)
+	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 }
 
 // handleCount handles operation "count" with Desk.Count.
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
-	if err := runtime.DecodeInput(m, DeskOpCount, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Count(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentCBOR)
+	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 }
 
 // DeskClient calls agent "desk" with typed messages. NewDeskClient returns
@@ -747,46 +776,46 @@ func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 type DeskClient interface {
 	// Reverse sends operation "reverse" and waits for the typed reply; a
 	// failure the agent answers with comes back as a remote *runtime.Error.
-	Reverse(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error)
+	Reverse(ctx context.Context, in Text, opts ...runtime.Option) (Text, error)
 	// Count sends operation "count" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Count(ctx context.Context, in Text, opts ...runtime.RequestOption) (int, error)
+	Count(ctx context.Context, in Text, opts ...runtime.Option) (int, error)
 }
 
 // deskClient is the DeskClient that sends on the log.
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "desk.responses" unless a request's options say otherwise.
-func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) DeskClient {
+func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) DeskClient {
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Reverse implements DeskClient.
-func (c *deskClient) Reverse(ctx context.Context, in Text, opts ...runtime.RequestOption) (Text, error) {
-	return runtime.Call[Text](ctx, c.client, runtime.Command{
+func (c *deskClient) Reverse(ctx context.Context, in Text, opts ...runtime.Option) (Text, error) {
+	return runtime.Call[Text](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpReverse, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpReverse, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Count implements DeskClient.
-func (c *deskClient) Count(ctx context.Context, in Text, opts ...runtime.RequestOption) (int, error) {
-	return runtime.Call[int](ctx, c.client, runtime.Command{
+func (c *deskClient) Count(ctx context.Context, in Text, opts ...runtime.Option) (int, error) {
+	return runtime.Call[int](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpCount, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpCount, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "desk": one capability per operation it answers,

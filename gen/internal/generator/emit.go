@@ -351,7 +351,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	}
 	body := []jen.Code{
 		decl,
-		jen.If(jen.Err().Op(":=").Add(rt("DecodeInput")).Call(jen.Id("m"), jen.Id(opConst(a, op)), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("m").Dot("DecodeInput").Call(jen.Id(opConst(a, op)), arg, ctCode(op.CT)), jen.Err().Op("!=").Nil()).Block(
 			decodeFailed,
 		),
 	}
@@ -373,7 +373,9 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 		body = append(body,
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(call),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
-			jen.Return(jen.Id("c").Dot("RespondValue").Call(jen.Id("out"), ctCode(op.CT))),
+			jen.List(jen.Id("body"), jen.Err()).Op(":=").Add(rt("EncodeBody")).Call(jen.Id("out"), ctCode(op.CT)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Reject").Call(jen.Err()))),
+			jen.Return(jen.Id("c").Dot("Respond").Call(jen.Id("body"), rt("WithContentType").Call(ctCode(op.CT)))),
 		)
 	default:
 		body = append(body, jen.Return(call))
@@ -401,7 +403,7 @@ func (e *emitter) client(a *Agent, x string) {
 		return []jen.Code{
 			jen.Id("ctx").Qual(contextPath, "Context"),
 			jen.Id("in").Add(e.typ(op.In)),
-			jen.Id("opts").Op("...").Add(clientOptionType(op)),
+			jen.Id("opts").Op("...").Add(rt("Option")),
 		}
 	}
 	results := func(op *Operation) jen.Code {
@@ -427,7 +429,7 @@ func (e *emitter) client(a *Agent, x string) {
 	f.Type().Id(impl).Struct(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
-		jen.Id("opts").Add(rt("SendOption")),
+		jen.Id("opts").Index().Add(rt("Option")),
 	)
 	f.Line()
 	if a.Respond != "" {
@@ -435,11 +437,11 @@ func (e *emitter) client(a *Agent, x string) {
 	} else {
 		e.doc("New%s returns a client that sends as agent from; opts apply to every call, before the call's own.", name)
 	}
-	opts := rt("WithOptions").Call(jen.Id("opts").Op("..."))
+	opts := jen.Id("opts")
 	f.Func().Id("New"+name).Params(
 		jen.Id("client").Op("*").Add(rt("Client")),
 		jen.Id("from").String(),
-		jen.Id("opts").Op("...").Add(rt("SendOption")),
+		jen.Id("opts").Op("...").Add(rt("Option")),
 	).Id(name).Block(
 		jen.Return(jen.Op("&").Id(impl).Add(keyed(
 			field("client", jen.Id("client")),
@@ -448,7 +450,7 @@ func (e *emitter) client(a *Agent, x string) {
 		))),
 	)
 	recv := jen.Id("c").Op("*").Id(impl)
-	command := rt("Command").Add(keyed(
+	command := rt("Out").Add(keyed(
 		field("Topic", jen.Id(listenConst(a))),
 		field("From", jen.Id("c").Dot("from")),
 		field("Target", jen.Id(agentIDConst(a))),
@@ -456,14 +458,14 @@ func (e *emitter) client(a *Agent, x string) {
 	for _, op := range a.Ops {
 		f.Line()
 		opName := jen.Id(opConst(a, op))
-		// Each method takes the options its kind honours (clientOptionType)
-		// and applies them after the client's bundle (and, for a request,
-		// the agent's respond topic), so the call's own win.
-		first := []jen.Code{jen.Id("c").Dot("opts")}
+		// Each method applies the call's options after the client's bundle
+		// (and, for a request, the agent's respond topic), so the call's
+		// own win.
+		parts := []jen.Code{jen.Id("c").Dot("opts")}
 		if (op.Kind == OpRequest || op.Kind == OpStream) && a.Respond != "" {
-			first = append(first, rt("WithReplyTopic").Call(jen.Id(respondConst(a))))
+			parts = append(parts, jen.Index().Add(rt("Option")).Values(rt("WithReplyTopic").Call(jen.Id(respondConst(a)))))
 		}
-		merged := jen.Append(jen.Index().Add(clientOptionType(op)).Values(first...), jen.Id("opts").Op("...")).Op("...")
+		merged := jen.Qual("slices", "Concat").Call(append(parts, jen.Id("opts"))...).Op("...")
 		var body jen.Code
 		switch op.Kind {
 		case OpRequest:
@@ -476,7 +478,12 @@ func (e *emitter) client(a *Agent, x string) {
 			body = rt("CallStream").Types(e.typ(op.Out)).Call(jen.Id("ctx"), jen.Id("c").Dot("client"), command,
 				opName, ctCode(op.CT), jen.Id("in"), merged)
 		case OpEvent:
-			body = rt("EmitEvent").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), jen.Id(listenConst(a)), jen.Id("c").Dot("from"),
+			event := rt("Out").Add(keyed(
+				field("Kind", jen.Qual(wirePath, "KindEvent")),
+				field("Topic", jen.Id(listenConst(a))),
+				field("From", jen.Id("c").Dot("from")),
+			))
+			body = rt("Tell").Call(jen.Id("ctx"), jen.Id("c").Dot("client"), event,
 				opName, ctCode(op.CT), jen.Id("in"), merged)
 		}
 		e.doc("%s implements %s.", op.Method, name)
@@ -495,22 +502,6 @@ func agentConfigFields(a *Agent, x string, id jen.Code) []jen.Code {
 		fields = append(fields, field("Group", jen.Lit(a.Group)))
 	}
 	return append(fields, field("Card", jen.Id(x+"Card").Call()))
-}
-
-// clientOptionType is the option type a client method of op takes: the
-// options its kind of message honours, so one it would ignore does not
-// compile (a request's RequestOption, a stream request's StreamOption, a
-// command's CommandOption, an event's SendOption).
-func clientOptionType(op *Operation) jen.Code {
-	switch op.Kind {
-	case OpRequest:
-		return rt("RequestOption")
-	case OpStream:
-		return rt("StreamOption")
-	case OpCommand:
-		return rt("CommandOption")
-	}
-	return rt("SendOption")
 }
 
 // clientMethodDoc documents the client method of op.

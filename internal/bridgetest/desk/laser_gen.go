@@ -7,6 +7,7 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/runtime"
@@ -112,20 +113,24 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 // handleQuote handles operation "quote" with Desk.Quote.
 func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	var in QuoteRequest
-	if err := runtime.DecodeInput(m, DeskOpQuote, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpQuote, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := h.impl.Quote(c, in)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return c.RespondValue(out, wire.ContentCBOR)
+	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
+	if err != nil {
+		return runtime.Reject(err)
+	}
+	return c.Respond(body, runtime.WithContentType(wire.ContentCBOR))
 }
 
 // handleOrder handles operation "order" with Desk.Order.
 func (h deskDispatcher) handleOrder(c *runtime.Ctx, m *runtime.Message) error {
 	var in Order
-	if err := runtime.DecodeInput(m, DeskOpOrder, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpOrder, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Order(c, in)
@@ -134,7 +139,7 @@ func (h deskDispatcher) handleOrder(c *runtime.Ctx, m *runtime.Message) error {
 // handleRestocked handles event "restocked" with Desk.Restocked.
 func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) error {
 	var in Restock
-	if err := runtime.DecodeInput(m, DeskOpRestocked, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpRestocked, &in, wire.ContentCBOR); err != nil {
 		return err
 	}
 	return h.impl.Restocked(c, in)
@@ -143,14 +148,14 @@ func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) erro
 // handleSpell handles operation "spell" with Desk.Spell.
 func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 	var in Word
-	if err := runtime.DecodeInput(m, DeskOpSpell, &in, wire.ContentCBOR); err != nil {
+	if err := m.DecodeInput(DeskOpSpell, &in, wire.ContentCBOR); err != nil {
 		return runtime.FailRequest(c, err)
 	}
 	out, err := runtime.OpenTypedStream[Letter](c, wire.ContentCBOR)
 	if err != nil {
 		return runtime.FailRequest(c, err)
 	}
-	return runtime.FinishStream(out, h.impl.Spell(c, in, out))
+	return out.Finish(h.impl.Spell(c, in, out))
 }
 
 // DeskClient calls agent "desk" with typed messages. NewDeskClient returns
@@ -159,67 +164,71 @@ func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 type DeskClient interface {
 	// Quote sends operation "quote" and waits for the typed reply; a failure
 	// the agent answers with comes back as a remote *runtime.Error.
-	Quote(ctx context.Context, in QuoteRequest, opts ...runtime.RequestOption) (Quote, error)
+	Quote(ctx context.Context, in QuoteRequest, opts ...runtime.Option) (Quote, error)
 	// Order sends operation "order" without waiting for it to be handled.
-	Order(ctx context.Context, in Order, opts ...runtime.CommandOption) error
+	Order(ctx context.Context, in Order, opts ...runtime.Option) error
 	// Restocked publishes event "restocked" on "desk.commands" from the
 	// client's agent.
-	Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error
+	Restocked(ctx context.Context, in Restock, opts ...runtime.Option) error
 	// Spell sends operation "spell" and yields the items of the streamed answer
 	// as they arrive, in order; a failure ends the iteration with its error (a
 	// broken stream's *runtime.Error, the agent's remote *runtime.Error, or the
 	// context's).
-	Spell(ctx context.Context, in Word, opts ...runtime.StreamOption) iter.Seq2[Letter, error]
+	Spell(ctx context.Context, in Word, opts ...runtime.Option) iter.Seq2[Letter, error]
 }
 
 // deskClient is the DeskClient that sends on the log.
 type deskClient struct {
 	client *runtime.Client
 	from   string
-	opts   runtime.SendOption
+	opts   []runtime.Option
 }
 
 // NewDeskClient returns a client that sends as agent from; opts apply to
 // every call, before the call's own, and replies are read on
 // "agent.responses" unless a request's options say otherwise.
-func NewDeskClient(client *runtime.Client, from string, opts ...runtime.SendOption) DeskClient {
+func NewDeskClient(client *runtime.Client, from string, opts ...runtime.Option) DeskClient {
 	return &deskClient{
 		client: client,
 		from:   from,
-		opts:   runtime.WithOptions(opts...),
+		opts:   opts,
 	}
 }
 
 // Quote implements DeskClient.
-func (c *deskClient) Quote(ctx context.Context, in QuoteRequest, opts ...runtime.RequestOption) (Quote, error) {
-	return runtime.Call[Quote](ctx, c.client, runtime.Command{
+func (c *deskClient) Quote(ctx context.Context, in QuoteRequest, opts ...runtime.Option) (Quote, error) {
+	return runtime.Call[Quote](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpQuote, wire.ContentCBOR, in, append([]runtime.RequestOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpQuote, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // Order implements DeskClient.
-func (c *deskClient) Order(ctx context.Context, in Order, opts ...runtime.CommandOption) error {
-	return runtime.Tell(ctx, c.client, runtime.Command{
+func (c *deskClient) Order(ctx context.Context, in Order, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpOrder, wire.ContentCBOR, in, append([]runtime.CommandOption{c.opts}, opts...)...)
+	}, DeskOpOrder, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Restocked implements DeskClient.
-func (c *deskClient) Restocked(ctx context.Context, in Restock, opts ...runtime.SendOption) error {
-	return runtime.EmitEvent(ctx, c.client, DeskListenTopic, c.from, DeskOpRestocked, wire.ContentCBOR, in, append([]runtime.SendOption{c.opts}, opts...)...)
+func (c *deskClient) Restocked(ctx context.Context, in Restock, opts ...runtime.Option) error {
+	return runtime.Tell(ctx, c.client, runtime.Out{
+		Kind:  wire.KindEvent,
+		Topic: DeskListenTopic,
+		From:  c.from,
+	}, DeskOpRestocked, wire.ContentCBOR, in, slices.Concat(c.opts, opts)...)
 }
 
 // Spell implements DeskClient.
-func (c *deskClient) Spell(ctx context.Context, in Word, opts ...runtime.StreamOption) iter.Seq2[Letter, error] {
-	return runtime.CallStream[Letter](ctx, c.client, runtime.Command{
+func (c *deskClient) Spell(ctx context.Context, in Word, opts ...runtime.Option) iter.Seq2[Letter, error] {
+	return runtime.CallStream[Letter](ctx, c.client, runtime.Out{
 		Topic:  DeskListenTopic,
 		From:   c.from,
 		Target: DeskAgentID,
-	}, DeskOpSpell, wire.ContentCBOR, in, append([]runtime.StreamOption{c.opts, runtime.WithReplyTopic(DeskRespondTopic)}, opts...)...)
+	}, DeskOpSpell, wire.ContentCBOR, in, slices.Concat(c.opts, []runtime.Option{runtime.WithReplyTopic(DeskRespondTopic)}, opts)...)
 }
 
 // DeskCard describes agent "desk": one capability per operation it answers,
