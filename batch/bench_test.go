@@ -50,7 +50,7 @@ var topicSeq atomic.Int64
 
 // benchProducer returns the client producer on a fresh topic of log.
 func benchProducer(b *testing.B, log runtime.Transport) (*runtime.Client, string) {
-	topic := fmt.Sprintf("bench.publish.%d", time.Now().UnixNano())
+	topic := fmt.Sprintf("bench.publish.%d.%d", time.Now().UnixNano(), topicSeq.Add(1))
 	if err := log.EnsureTopics(b.Context(), 1, topic); err != nil {
 		b.Fatal(err)
 	}

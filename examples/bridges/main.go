@@ -107,7 +107,9 @@ func serveStdio(ctx context.Context) error {
 
 // serveHTTP serves the help desk over A2A and AG-UI on addr until ctx
 // ends, after printing the URL it listens on to out. The bridges
-// authenticate nobody, so addr must be a loopback address.
+// authenticate nobody, so addr must be a loopback address, and a request
+// must name a loopback Host (handler): loopback alone does not keep a web
+// page's requests out.
 func serveHTTP(ctx context.Context, addr string, out io.Writer) error {
 	ln, err := listenLoopback(addr)
 	if err != nil {
