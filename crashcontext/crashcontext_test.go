@@ -238,3 +238,57 @@ func TestCrashContextRefusesACapsuleReplayedUnderAnotherConversation(t *testing.
 		t.Fatalf("the original conversation's own capsule: %v, %+v; want it shown as signed", err, orig)
 	}
 }
+
+// TestCrashContextSaysAParkedPlainMessagesProvenanceIsUnverified: a
+// verified capsule of a plain message is shown, but its provenance rides
+// on headers no signature covers, so it is not Signed and the summary
+// says so.
+func TestCrashContextSaysAParkedPlainMessagesProvenanceIsUnverified(t *testing.T) {
+	var seed [32]byte
+	copy(seed[:], "billing's key")
+	key := sign.NewKey(seed)
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("billing", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	log := featuretest.EmbeddedLog(t)
+	client := runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := client.Bootstrap(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	parked := make(chan struct{}, 1)
+	agent, err := client.NewAgent(runtime.AgentConfig{
+		ID: "billing", Listen: runtime.TopicCommands,
+		Handler:    runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
+		Tuning:     runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+		SigningKey: key,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(context.WithoutCancel(ctx)) })
+	conv := client.IDs().NewID()
+	if _, err := client.SendPlain(ctx, runtime.TopicCommands, wire.Provenance{Conversation: conv, Agent: "planner"}, []byte("charge card 4242")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-parked:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	cc, err := crashcontext.Read(ctx, log, conv, crashcontext.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.DeadLetter == nil || cc.DeadLetter.Signed || cc.Refused != 0 {
+		t.Fatalf("dead letter %+v, refused %d; want the verified capsule shown, not Signed", cc.DeadLetter, cc.Refused)
+	}
+	if sum := cc.Summary(); !strings.Contains(sum, "provenance: unverified") {
+		t.Fatalf("the summary does not say the provenance is unverified:\n%s", sum)
+	}
+}
