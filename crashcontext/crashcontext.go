@@ -44,8 +44,12 @@ type Options struct {
 	// Keys, when set, verify what is read: the journal keeps only records
 	// whose signature verifies (they become Journal.Verifier unless it is
 	// set), and a dead-letter capsule counts only when its signature
-	// verifies as a redrive checks it (runtime.VerifyDeadLetter); the ones
-	// that do not are left out and counted in Context.Refused. Decisions
+	// verifies as a redrive checks it (deadletter.Verify); the ones that
+	// do not are left out and counted in Context.Refused. The signature
+	// covers the parked message, not the conversation header the capsule
+	// is filed under: a parked envelope must be of the conversation read
+	// (DeadLetter.Signed), and a plain message's provenance stays
+	// unverified. Decisions
 	// are shown as read: their chain is checked by govern.Verify.
 	Keys *sign.Registry
 }
@@ -55,6 +59,11 @@ type DeadLetter struct {
 	At         runtime.Position // where the capsule sits on the dead-letter topic
 	Capsule    *wire.DeadLetter
 	Provenance wire.Provenance // the parked message's, as the capsule carries it
+	// Signed says Options.Keys verified the capsule and what it parked is
+	// an AGDX envelope of this conversation, which the signature covers.
+	// A plain message's provenance travels in headers no signature
+	// covers, so it is never Signed: show it as unverified.
+	Signed bool
 }
 
 // Context is what was happening in a conversation right before a crash.
@@ -73,8 +82,10 @@ type Context struct {
 	DecisionsCut bool
 	// Verified says Options.Keys verified the journal and the dead letter.
 	Verified bool
-	// Refused counts the conversation's capsules left out because their
-	// signature did not verify with Options.Keys.
+	// Refused counts the capsules filed under the conversation that were
+	// left out: their signature did not verify with Options.Keys, or the
+	// envelope they parked is of another conversation (a replayed
+	// capsule).
 	Refused int
 }
 
@@ -111,7 +122,8 @@ func Read(ctx context.Context, t runtime.Transport, conv wire.ID, opts Options) 
 // conv's capsules keys refused (with keys set, only a capsule whose
 // signature verifies counts). Like the journal it reads at most
 // conversation.Window records from each partition's tail, so a long
-// dead-letter topic costs a bounded read.
+// dead-letter topic costs a bounded read. A capsule filed under conv whose
+// parked envelope is of another conversation is refused too.
 func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv wire.ID, keys *sign.Registry) (*DeadLetter, int, error) {
 	from, err := tailWindow(ctx, t, topic)
 	if err != nil {
@@ -129,6 +141,14 @@ func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv
 		if err != nil {
 			return // not a capsule: nothing to show
 		}
+		// The capsule's signature covers what it parked but not the
+		// headers it is filed under: a genuine capsule replayed under
+		// this conversation parks an envelope of another one.
+		env, envErr := wire.DecodeEnvelope(capsule.Payload)
+		if envErr == nil && env.Conversation != conv {
+			refused++
+			return
+		}
 		if keys != nil {
 			if _, _, err := deadletter.Verify(keys, topic, rec); err != nil {
 				refused++
@@ -136,7 +156,8 @@ func lastDeadLetter(ctx context.Context, t runtime.Transport, topic string, conv
 			}
 		}
 		if last == nil || rec.Timestamp > lastAt || (rec.Timestamp == lastAt && later(rec.Position, last.At)) {
-			last, lastAt = &DeadLetter{At: rec.Position, Capsule: capsule, Provenance: prov}, rec.Timestamp
+			signed := keys != nil && envErr == nil
+			last, lastAt = &DeadLetter{At: rec.Position, Capsule: capsule, Provenance: prov, Signed: signed}, rec.Timestamp
 		}
 	})
 	if err != nil {
@@ -211,6 +232,9 @@ func (c *Context) Summary() string {
 		}
 		fmt.Fprintf(&b, "dead letter at %s: %s after %d attempts%s\n  payload: %s\n",
 			dl.At, dl.Capsule.Reason, dl.Capsule.Attempts, detail, preview(dl.Capsule.Payload))
+		if c.Verified && !dl.Signed {
+			b.WriteString("  provenance: unverified (a plain message: no signature covers its headers)\n")
+		}
 	} else {
 		b.WriteString("dead letter: none\n")
 	}

@@ -169,3 +169,126 @@ func TestCrashContextSaysWhenDecisionsWereCut(t *testing.T) {
 		t.Fatalf("cut %v, decision %v, dead letter %v; want the decision cut and the dead letter still read", cc.DecisionsCut, cc.LastDecision, cc.DeadLetter)
 	}
 }
+
+// replayCapsule republishes conv's genuine dead-letter capsule, its
+// signature headers untouched, filed under conversation other.
+func replayCapsule(t *testing.T, log runtime.Transport, conv, other wire.ID) {
+	t.Helper()
+	ctx := t.Context()
+	n, err := log.Partitions(ctx, runtime.TopicDLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range n {
+		next, err := log.NextOffset(ctx, runtime.TopicDLQ, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := log.ReadRange(ctx, runtime.TopicDLQ, p, 0, int(next))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if c, ok := wire.HeaderConversation(rec.Headers); !ok || c != conv {
+				continue
+			}
+			h := rec.Headers.Decode()
+			h.Set(wire.HeaderConversationID, wire.StringValue(other.String()))
+			if _, err := log.Publish(ctx, runtime.TopicDLQ, runtime.Outgoing{Key: other.String(), Headers: h, Payload: rec.Payload}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatal("no capsule of the conversation to replay")
+}
+
+// TestCrashContextRefusesACapsuleReplayedUnderAnotherConversation: a
+// genuine signed capsule republished with another conversation's headers
+// verifies (its signature does not cover them), but the envelope it parked
+// is of the first conversation: it is not the other's dead letter.
+func TestCrashContextRefusesACapsuleReplayedUnderAnotherConversation(t *testing.T) {
+	var seed [32]byte
+	copy(seed[:], "billing's key")
+	key := sign.NewKey(seed)
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("billing", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	log := featuretest.EmbeddedLog(t)
+	conv := crashed(t, log, key)
+	other := wire.ID{0x01, 0x02, 0x03}
+	// The other conversation has a record of its own: a blocked payment.
+	gate := govern.NewGate(govern.GovernorFunc(func(context.Context, *govern.Action) (govern.Decision, error) {
+		return govern.Block("payments are frozen"), nil
+	}), govern.Config{})
+	client := runtime.NewClient(log, runtime.ClientConfig{EffectGate: gate, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := client.SendPlain(t.Context(), "payments", wire.Provenance{Conversation: other, Agent: "planner"}, []byte("pay 1 EUR")); err == nil {
+		t.Fatal("the gate let the payment through")
+	}
+	replayCapsule(t, log, conv, other)
+	cc, err := crashcontext.Read(t.Context(), log, other, crashcontext.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.DeadLetter != nil || cc.Refused != 1 {
+		t.Fatalf("dead letter %+v, refused %d; want the replayed capsule refused", cc.DeadLetter, cc.Refused)
+	}
+	if orig, err := crashcontext.Read(t.Context(), log, conv, crashcontext.Options{Keys: keys}); err != nil || orig.DeadLetter == nil || !orig.DeadLetter.Signed {
+		t.Fatalf("the original conversation's own capsule: %v, %+v; want it shown as signed", err, orig)
+	}
+}
+
+// TestCrashContextSaysAParkedPlainMessagesProvenanceIsUnverified: a
+// verified capsule of a plain message is shown, but its provenance rides
+// on headers no signature covers, so it is not Signed and the summary
+// says so.
+func TestCrashContextSaysAParkedPlainMessagesProvenanceIsUnverified(t *testing.T) {
+	var seed [32]byte
+	copy(seed[:], "billing's key")
+	key := sign.NewKey(seed)
+	keys := sign.NewRegistry()
+	if err := keys.Enroll("billing", key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	log := featuretest.EmbeddedLog(t)
+	client := runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := client.Bootstrap(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	parked := make(chan struct{}, 1)
+	agent, err := client.NewAgent(runtime.AgentConfig{
+		ID: "billing", Listen: runtime.TopicCommands,
+		Handler:    runtime.HandlerFunc(func(*runtime.Ctx) error { return runtime.Reject(errors.New("card declined")) }),
+		Tuning:     runtime.Tuning{DeadLetterSink: func(context.Context, runtime.DeadLetter) { parked <- struct{}{} }},
+		SigningKey: key,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agent.Start(ctx)
+	if err := h.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(context.WithoutCancel(ctx)) })
+	conv := client.IDs().NewID()
+	if _, err := client.SendPlain(ctx, runtime.TopicCommands, wire.Provenance{Conversation: conv, Agent: "planner"}, []byte("charge card 4242")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-parked:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	cc, err := crashcontext.Read(ctx, log, conv, crashcontext.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.DeadLetter == nil || cc.DeadLetter.Signed || cc.Refused != 0 {
+		t.Fatalf("dead letter %+v, refused %d; want the verified capsule shown, not Signed", cc.DeadLetter, cc.Refused)
+	}
+	if sum := cc.Summary(); !strings.Contains(sum, "provenance: unverified") {
+		t.Fatalf("the summary does not say the provenance is unverified:\n%s", sum)
+	}
+}

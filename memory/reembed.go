@@ -65,11 +65,14 @@ func (l *Store) foldAndEmbed(ctx context.Context, m *matcher, vectors bool) erro
 	if job.empty() {
 		return nil
 	}
-	err := l.reembed(ctx, &job)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.settle(&job)
-	if err != nil {
+	// Settled from a defer: an embedder that panics must not leave its
+	// items marked as being embedded, which no later recall would pick.
+	defer func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.settle(&job)
+	}()
+	if err := l.reembed(ctx, &job); err != nil {
 		return fmt.Errorf("memory: embedding recalled items: %w", err)
 	}
 	return nil

@@ -256,3 +256,35 @@ func TestAFailedReembedLeavesTheItemsForTheNextRecall(t *testing.T) {
 		t.Fatalf("the next recall returned %d items with %d awaiting, want all 30 embedded", len(items), mem.Awaiting())
 	}
 }
+
+// panicOnceEmbedder panics on its first call for the peer's items, then
+// embeds as HashEmbedder does.
+type panicOnceEmbedder struct{ panicked atomic.Bool }
+
+func (e *panicOnceEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if strings.HasPrefix(texts[0], "ticket") && e.panicked.CompareAndSwap(false, true) {
+		panic("embedder bug")
+	}
+	return memory.HashEmbedder{}.Embed(ctx, texts)
+}
+
+// TestAPanickingReembedLeavesTheItemsForTheNextRecall: an embedder that
+// panics (the caller recovers) does not leave the items it was given
+// marked as being embedded, so the next recall embeds them.
+func TestAPanickingReembedLeavesTheItemsForTheNextRecall(t *testing.T) {
+	w := newSignedWorld(t)
+	scope := peerFlood(t, w, 30)
+	emb := &panicOnceEmbedder{}
+	mem := ours(w, emb, 0)
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Fatal("the embedder's panic did not reach the caller")
+			}
+		}()
+		_, _ = mem.Recall(t.Context(), scope, semanticQ)
+	}()
+	if items := recallQ(t, mem, scope, semanticQ); len(items) != 30 || mem.Awaiting() != 0 {
+		t.Fatalf("the recall after the panic returned %d items with %d awaiting, want all 30 embedded", len(items), mem.Awaiting())
+	}
+}

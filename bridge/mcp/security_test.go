@@ -17,6 +17,7 @@ import (
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/internal/bridgetest/desk"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/sign"
 	"github.com/lasergo/laser/wire"
 )
 
@@ -174,5 +175,112 @@ func TestUnderAVerifierAnUnsignedDeadLetterIsNotBelieved(t *testing.T) {
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !res.IsError || !strings.Contains(text, "no answer before the call's deadline") || strings.Contains(text, "dead-lettered") {
 		t.Fatalf("result %q, want a plain timeout: an unsigned capsule proves nothing", text)
+	}
+}
+
+// signedRefusal is a gate that, as a bridge call leaves, files a capsule
+// signed with key as agent by under the call's conversation: a capsule
+// whose parked command is of conversation parked(the call's), as anyone
+// able to write the dead-letter topic can replay a genuine one.
+type signedRefusal struct {
+	key    *sign.Key
+	by     string
+	parked func(wire.ID) wire.ID
+}
+
+func (g signedRefusal) Admit(ctx context.Context, c *runtime.Client, e *effect.Effect) error {
+	if e.Kind != effect.BridgeCall {
+		return nil
+	}
+	op := e.Operation
+	target := wire.AgentID(e.Target)
+	cmd, err := (&wire.Envelope{Kind: wire.KindCommand, Conversation: g.parked(e.Conversation), Source: wire.AgentID(e.Agent), Target: &target, Operation: &op, Body: e.Body}).Marshal()
+	if err != nil {
+		return err
+	}
+	detail := "signature verification failed"
+	payload, err := (&wire.DeadLetter{Reason: wire.ReasonRejected, Detail: &detail, Payload: cmd}).Marshal()
+	if err != nil {
+		return err
+	}
+	sig, err := g.key.SignDetached(runtime.DeadLetterDomain, []byte(runtime.TopicDLQ), []byte(g.by), payload)
+	if err != nil {
+		return err
+	}
+	prov := wire.Provenance{Conversation: e.Conversation}
+	headers, err := prov.Headers()
+	if err != nil {
+		return err
+	}
+	headers = append(headers,
+		wire.Header{Key: runtime.HeaderDeadLetterBy, Value: wire.StringValue(g.by)},
+		wire.Header{Key: runtime.HeaderDeadLetterSignature, Value: wire.HeaderValue{Kind: wire.HeaderKindRaw, Data: sig}})
+	if err := c.Transport().EnsureTopics(ctx, 1, runtime.TopicDLQ); err != nil {
+		return err
+	}
+	_, err = c.Transport().Publish(ctx, runtime.TopicDLQ, runtime.Outgoing{Key: prov.PartitionKey(), Headers: headers, Payload: payload})
+	return err
+}
+
+// unansweredUnder runs a desk_quote call nothing answers on a verifying
+// client whose gate is g, and returns the result's text.
+func unansweredUnder(t *testing.T, keys *bridgetest.Keys, g runtime.EffectGate) string {
+	t.Helper()
+	client := runtime.NewClient(embedlog.New("bridges", embedlog.Config{}), runtime.ClientConfig{Verifier: keys.Registry, EffectGate: g})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Bootstrap(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Transport().EnsureTopics(t.Context(), 1, desk.DeskListenTopic); err != nil {
+		t.Fatal(err)
+	}
+	b, err := mcpb.New(client, mcpb.Config{Operations: desk.DeskOperations(), Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := connect(t, b, nil).CallTool(t.Context(), &mcp.CallToolParams{Name: "desk_quote", Arguments: map[string]any{"sku": "pen", "qty": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError {
+		t.Fatalf("an unanswered call succeeded: %+v", res)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+func sameConversation(c wire.ID) wire.ID { return c }
+
+// TestUnderAVerifierTheCalledAgentsSignedDeadLetterOfTheCallIsBelieved is
+// the control of the two tests below: the capsule signed by the agent
+// called, parking this call's command, explains the missing answer.
+func TestUnderAVerifierTheCalledAgentsSignedDeadLetterOfTheCallIsBelieved(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	text := unansweredUnder(t, keys, signedRefusal{key: keys.Desk, by: "desk", parked: sameConversation})
+	if !strings.Contains(text, "agent desk dead-lettered the call (rejected: signature verification failed)") {
+		t.Fatalf("result %q, want the desk's refusal", text)
+	}
+}
+
+// TestUnderAVerifierAReplayedDeadLetterOfAnotherConversationIsNotBelieved:
+// the desk's genuine capsule of another conversation's command, filed
+// under this call's conversation, verifies (the signature does not cover
+// the headers) but does not explain this call.
+func TestUnderAVerifierAReplayedDeadLetterOfAnotherConversationIsNotBelieved(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	other := func(wire.ID) wire.ID { return wire.ID{0x09} }
+	text := unansweredUnder(t, keys, signedRefusal{key: keys.Desk, by: "desk", parked: other})
+	if !strings.Contains(text, "no answer before the call's deadline") || strings.Contains(text, "dead-lettered") {
+		t.Fatalf("result %q, want a plain timeout: a replayed capsule proves nothing about this call", text)
+	}
+}
+
+// TestUnderAVerifierADeadLetterSignedByAnotherPrincipalIsNotBelieved: an
+// enrolled principal that is not the agent called signs a refusal of the
+// call as itself; it verifies, but only the agent called can refuse.
+func TestUnderAVerifierADeadLetterSignedByAnotherPrincipalIsNotBelieved(t *testing.T) {
+	keys := bridgetest.NewKeys(t)
+	text := unansweredUnder(t, keys, signedRefusal{key: keys.Gateway, by: "gateway", parked: sameConversation})
+	if !strings.Contains(text, "no answer before the call's deadline") || strings.Contains(text, "dead-lettered") {
+		t.Fatalf("result %q, want a plain timeout: only the agent called can refuse the call", text)
 	}
 }

@@ -44,6 +44,9 @@ type crashCapsule struct {
 	Attempts uint32
 	Detail   string
 	Parked   recordRow
+	// Unverified says the keys checked the capsule but not the parked
+	// message's provenance (a plain message's rides on unsigned headers).
+	Unverified bool
 }
 
 // crashDecision is the newest governance decision about the conversation.
@@ -75,7 +78,7 @@ func (c *console) crashContext(ctx context.Context, conv wire.ID, bodies *bodyBu
 	}
 	if dl := cc.DeadLetter; dl != nil {
 		d := dl.Capsule
-		cp := &crashCapsule{Topic: runtime.TopicDLQ, Capsule: dl.At.String(), Reason: d.Reason.String(), Attempts: d.Attempts}
+		cp := &crashCapsule{Topic: runtime.TopicDLQ, Capsule: dl.At.String(), Reason: d.Reason.String(), Attempts: d.Attempts, Unverified: cc.Verified && !dl.Signed}
 		if d.Detail != nil {
 			cp.Detail = truncate(*d.Detail, shownBody)
 		}

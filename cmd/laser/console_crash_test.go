@@ -168,7 +168,22 @@ func TestConsoleCrashContextVerifiesWithTheConsolesKeys(t *testing.T) {
 	if strings.Contains(journal, `class="record"`) {
 		t.Fatalf("the verified journal shows unsigned records:\n%s", journal)
 	}
-	wantPage(t, consoleServer(t, s, consoleConfig{keys: other}), path, http.StatusOK, `id="crash-no-dead-letter"`, "1 capsule(s) whose signature does not verify left out")
+	wantPage(t, consoleServer(t, s, consoleConfig{keys: other}), path, http.StatusOK, `id="crash-no-dead-letter"`, "1 capsule(s) left out: their signature does not verify")
+}
+
+// TestConsoleCrashContextSaysAPlainParkedMessagesProvenanceIsUnverified:
+// a plain message's provenance rides on the capsule's headers, which its
+// signature does not cover, so even a verified capsule's parked message is
+// labelled unverified.
+func TestConsoleCrashContextSaysAPlainParkedMessagesProvenanceIsUnverified(t *testing.T) {
+	s := seed(t)
+	conv := parkedConversation(t, s)
+	ledger := sign.NewRegistry()
+	if err := ledger.Enroll("ledger", ledgerKey().Public()); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, consoleServer(t, s, consoleConfig{keys: ledger}), "/conversations/"+conv.String(), http.StatusOK,
+		`id="crash-dead-letter"`, `id="crash-provenance-unverified"`)
 }
 
 // TestConsoleCrashContextIsBounded: the journal tail holds the newest

@@ -46,7 +46,7 @@ func (a *app) crashCommand() *cobra.Command {
 			return err
 		}
 		if cc.Refused > 0 {
-			fmt.Fprintf(a.stderr, "laser: %d capsule(s) of this conversation left out: their signature does not verify with --keys\n", cc.Refused)
+			fmt.Fprintf(a.stderr, "laser: %d capsule(s) of this conversation left out: their signature does not verify with --keys, or they parked another conversation's message\n", cc.Refused)
 		}
 		if a.json {
 			return a.printJSON(crashView(cc))
@@ -82,6 +82,10 @@ type deadJSON struct {
 	Attempts uint32 `json:"attempts"`
 	Detail   string `json:"detail,omitempty"`
 	Payload  string `json:"payload"`
+	// Signed says --keys verified the capsule and the parked message is
+	// an envelope of this conversation; a plain message's provenance is
+	// unverified.
+	Signed bool `json:"signed"`
 }
 
 type decisionJSON struct {
@@ -100,7 +104,7 @@ func crashView(cc *crashcontext.Context) crashJSON {
 		v.Journal = append(v.Journal, journalJSON{Topic: m.Topic, Position: m.Position.String(), Agent: m.Provenance.Agent, Body: string(m.Body())})
 	}
 	if dl := cc.DeadLetter; dl != nil {
-		d := &deadJSON{Position: dl.At.String(), Reason: dl.Capsule.Reason.String(), Attempts: dl.Capsule.Attempts, Payload: string(dl.Capsule.Payload)}
+		d := &deadJSON{Position: dl.At.String(), Reason: dl.Capsule.Reason.String(), Attempts: dl.Capsule.Attempts, Payload: string(dl.Capsule.Payload), Signed: dl.Signed}
 		if dl.Capsule.Detail != nil {
 			d.Detail = *dl.Capsule.Detail
 		}
