@@ -95,6 +95,22 @@ func TestAForgedApprovalAloneDoesNotCommitUnderVoterKeys(t *testing.T) {
 	}
 }
 
+func TestAVoteSignedByItsVoterCommitsUnderVoterKeys(t *testing.T) {
+	keys, key := voterKeys(t, "ann", "bob")
+	clock := lasertest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	q := govern.Quorum{Rule: govern.NOfM, N: 1, Voters: []string{"ann", "bob"}, Within: time.Minute}
+	w := governed(t, fixed(govern.Propose(q, "")), govern.Config{VoterKeys: keys, Clock: clock})
+	// Tallied once the clock is past the deadline, the vote still counts:
+	// it was cast inside the window, and a met quorum wins over expiry.
+	err := decideAfter(t, w, clock, func(p *govern.Proposal) { castAt(t, w, p, "ann", govern.VoteAllow, key["ann"]) })
+	if err != nil {
+		t.Fatalf("emit after ann's signed approval: %v, want it committed", err)
+	}
+	if got := w.messages(runtime.TopicCommands); len(got) != 1 {
+		t.Fatalf("%d messages published, want the governed one", len(got))
+	}
+}
+
 func TestAVoteFromAnotherSourceThanItsVoterDoesNotCount(t *testing.T) {
 	clock := lasertest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	q := govern.Quorum{Rule: govern.NOfM, N: 1, Voters: []string{"ann", "bob"}, Within: time.Minute}
