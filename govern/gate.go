@@ -52,7 +52,12 @@ type Config struct {
 	ProposalTopic string
 	// VoterKeys, when set, counts a vote only if its signature verifies to
 	// the voter's principal; without it a vote counts when its envelope's
-	// source is the voter, which the topic's write ACLs alone vouch for.
+	// source is the voter, which the topic's write ACLs alone vouch for,
+	// and a plain (typed) record's vote counts unchecked. Since two
+	// different votes from one voter reject a proposal, without VoterKeys
+	// anyone who can write the proposal topic can veto any proposal (and
+	// vote in any name): set it unless every writer of that topic is
+	// trusted.
 	VoterKeys *sign.Registry
 	// PollInterval is how often a pending proposal's votes are read.
 	// Default 20 ms.

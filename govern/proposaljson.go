@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"time"
 )
 
@@ -50,7 +52,12 @@ func (p Proposal) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the reference's Intent layout.
 func (p *Proposal) UnmarshalJSON(b []byte) error {
 	var w intentJSON
-	if err := strictJSON(b, &w, "digest", "eligible_voters"); err != nil {
+	if err := readFields(b,
+		field{"intent_id", &w.IntentID}, field{"conversation", &w.Conversation}, field{"proposer", &w.Proposer},
+		field{"body", &w.Body}, field{"digest", &w.Digest}, field{"eligible_voters", &w.Eligible},
+		field{"mandatory_voters", &w.Mandatory}, field{"policy", &w.Policy}, field{"policy_version", &w.PolicyVersion},
+		field{"deadline_micros", &w.Deadline}, field{"at_micros", &w.At},
+	); err != nil {
 		return fmt.Errorf("govern: proposal: %w", err)
 	}
 	*p = Proposal{
@@ -69,7 +76,10 @@ func (v Vote) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the reference's Vote layout.
 func (v *Vote) UnmarshalJSON(b []byte) error {
 	var w voteJSON
-	if err := strictJSON(b, &w, "intent_digest", "choice"); err != nil {
+	if err := readFields(b,
+		field{"intent_id", &w.IntentID}, field{"intent_digest", &w.Digest}, field{"policy_version", &w.PolicyVersion},
+		field{"voter", &w.Voter}, field{"choice", &w.Choice}, field{"at_micros", &w.At},
+	); err != nil {
 		return fmt.Errorf("govern: vote: %w", err)
 	}
 	if !w.Choice.valid() {
@@ -100,19 +110,83 @@ func DecodeVote(b []byte) (Vote, error) {
 	return v, err
 }
 
-// strictJSON decodes b into w after checking that b is an object holding
-// each of the named fields, so an intent is never mistaken for a vote.
-func strictJSON(b []byte, w any, required ...string) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
+// field is one member of a record and where its value goes.
+type field struct {
+	name string
+	dst  any
+}
+
+// readFields reads the JSON object b as the reference's serde reader does,
+// so both SDKs accept the same records (and an intent is never mistaken for
+// a vote): keys match exactly, none appears twice, every field is present
+// and none holds null, nothing follows the object; unknown keys are
+// skipped. encoding/json alone would match keys in any case, let the last
+// of two win, and read null or a missing field as zero.
+func readFields(b []byte, fields ...field) error {
+	members, err := readObject(b)
+	if err != nil {
 		return err
 	}
-	for _, f := range required {
-		if _, ok := fields[f]; !ok {
-			return fmt.Errorf("no %q field", f)
+	for _, f := range fields {
+		raw, ok := members[f.name]
+		if !ok {
+			return fmt.Errorf("no %q field", f.name)
+		}
+		if holdsNull(raw) {
+			return fmt.Errorf("field %q holds null", f.name)
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return fmt.Errorf("field %q: %w", f.name, err)
 		}
 	}
-	return json.Unmarshal(b, w)
+	return nil
+}
+
+// readObject splits the JSON object b into its members by exact key,
+// refusing a key that appears twice and anything after the object.
+func readObject(b []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	members := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string) // a key is always a string in valid JSON
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("field %q: %w", key, err)
+		}
+		if _, dup := members[key]; dup {
+			return nil, fmt.Errorf("duplicate field %q", key)
+		}
+		members[key] = raw
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the JSON object")
+	}
+	return members, nil
+}
+
+// holdsNull reports whether the JSON value raw is or contains null: no
+// field of an intent or a vote is optional, at any depth.
+func holdsNull(raw json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if tok == nil {
+			return true
+		}
+	}
 }
 
 // policyJSON is the reference's IntentPolicy: "all", "any" or {"at_least": n}.
@@ -146,13 +220,13 @@ func (p *policyJSON) UnmarshalJSON(b []byte) error {
 		}
 		return fmt.Errorf("unknown policy %q", word)
 	}
-	var at struct {
-		N *int `json:"at_least"`
-	}
-	if err := json.Unmarshal(b, &at); err != nil || at.N == nil {
+	// The externally tagged form holds exactly its one variant.
+	members, err := readObject(b)
+	var n int
+	if err != nil || len(members) != 1 || readFields(b, field{"at_least", &n}) != nil {
 		return fmt.Errorf("policy %s is not \"all\", \"any\" or {\"at_least\": n}", b)
 	}
-	*p = policyJSON{rule: NOfM, n: *at.N}
+	*p = policyJSON{rule: NOfM, n: n}
 	return nil
 }
 
@@ -197,11 +271,23 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// micros is t in the reference's unsigned Unix microseconds: 0 before the
+// epoch, the largest value past what it holds.
 func micros(t time.Time) uint64 {
 	if t.IsZero() || t.Before(time.Unix(0, 0)) {
 		return 0
 	}
-	return uint64(t.UnixMicro())
+	sec, us := uint64(t.Unix()), uint64(t.Nanosecond()/1000)
+	if sec > math.MaxUint64/1_000_000 || sec*1_000_000 > math.MaxUint64-us {
+		return math.MaxUint64
+	}
+	return sec*1_000_000 + us
 }
 
-func fromMicros(us uint64) time.Time { return time.UnixMicro(int64(us)).UTC() }
+// fromMicros is the time us unsigned Unix microseconds name, exactly for
+// every value: time.UnixMicro takes a signed count, and a value past
+// MaxInt64 would wrap to before the epoch, reordering the times the
+// reference compares unsigned.
+func fromMicros(us uint64) time.Time {
+	return time.Unix(int64(us/1_000_000), int64(us%1_000_000)*1000).UTC()
+}

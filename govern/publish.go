@@ -89,7 +89,7 @@ func appendRecord(ctx context.Context, c *runtime.Client, r record) error {
 	if key == "" {
 		key = wire.PartitionKey(conv)
 	}
-	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, wire.ContentCBOR), Payload: payload}
+	out := runtime.Outgoing{Key: key, Headers: wire.EnvelopeHeaders(env, ct), Payload: payload}
 	if _, err := c.Publish(effectgate.Without(ctx), r.topic, out); err != nil {
 		return fmt.Errorf("govern: append %s: %w", r.operation, err)
 	}

@@ -134,6 +134,9 @@ func tableOf(fset *token.FileSet, name, typ string, lit *ast.CompositeLit) (tabl
 		if err != nil {
 			return fail(keyLit, "%v", err)
 		}
+		if key == "" {
+			return fail(keyLit, "the key is empty: a field needs a name")
+		}
 		read, ok := entry.Elts[2].(*ast.Ident)
 		if !ok {
 			return fail(entry.Elts[2], "field %q: read must be a named function, e.g. {%q, optional, read%s}", key, key, strings.ToUpper(key[:1])+key[1:])
