@@ -14,6 +14,7 @@ import (
 	"github.com/lasergo/laser/iggy"
 	"github.com/lasergo/laser/iggytest"
 	"github.com/lasergo/laser/internal/featuretest"
+	"github.com/lasergo/laser/internal/proccpu"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -134,10 +135,10 @@ func BenchmarkPublishRatio(b *testing.B) {
 					b.StopTimer()
 					goruntime.GC()
 					b.StartTimer()
-					start, startCPU := time.Now(), processCPU()
+					start, startCPU := time.Now(), proccpu.Used()
 					ways[way](b.Context(), b, p, topic, n)
 					took[way] += time.Since(start)
-					cpu[way] += processCPU() - startCPU
+					cpu[way] += proccpu.Used() - startCPU
 					if d, ok := log.(topicDeleter); ok {
 						// The embedded log would keep every run's records
 						// live, making each collection slower than the last.

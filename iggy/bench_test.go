@@ -15,6 +15,7 @@ import (
 
 	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/iggy"
+	"github.com/lasergo/laser/internal/proccpu"
 	"github.com/lasergo/laser/runtime"
 )
 
@@ -83,10 +84,10 @@ func BenchmarkPollAndStore(b *testing.B) {
 		var mem goruntime.MemStats
 		goruntime.ReadMemStats(&mem)
 		allocated := mem.TotalAlloc
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), proccpu.Used()
 		joined := fn()
 		total.wall += time.Since(joined.at)
-		total.cpu += processCPU() - cpu
+		total.cpu += proccpu.Used() - cpu
 		goruntime.ReadMemStats(&mem)
 		total.alloc += mem.TotalAlloc - allocated
 		// From the join on: a login costs the server a password hash,

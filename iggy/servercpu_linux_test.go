@@ -1,11 +1,11 @@
 package iggy_test
 
 import (
+	"github.com/lasergo/laser/internal/proccpu"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -66,8 +66,8 @@ func TestServerCPUReadsTheNamedProcess(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		start, limit := rusageCPU(), time.Now().Add(10*time.Second)
-		for rusageCPU()-start < 20*time.Millisecond && time.Now().Before(limit) {
+		start, limit := proccpu.Used(), time.Now().Add(10*time.Second)
+		for proccpu.Used()-start < 20*time.Millisecond && time.Now().Before(limit) {
 			for i := 0; i < 1e5; i++ {
 			}
 		}
@@ -84,12 +84,4 @@ func TestServerCPUReadsTheNamedProcess(t *testing.T) {
 	if _, ok := serverCPU(); ok {
 		t.Fatal("read a CPU time for a pid that is no number")
 	}
-}
-
-// rusageCPU is the user and system CPU time of the whole process (zero if
-// the kernel will not say, which leaves the loop to its time limit).
-func rusageCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lasergo/laser/embedlog"
+	"github.com/lasergo/laser/internal/proccpu"
 	"github.com/lasergo/laser/memory"
 	laser "github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/statestore"
@@ -104,7 +104,7 @@ func BenchmarkRecall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := b.Context()
 			var times []time.Duration
-			cpu := cpuTime()
+			cpu := proccpu.Used()
 			for b.Loop() {
 				start := time.Now()
 				items, err := mem.Recall(ctx, memory.Scope{}, c.q)
@@ -113,7 +113,7 @@ func BenchmarkRecall(b *testing.B) {
 					b.Fatalf("recall: %d items, %v", len(items), err)
 				}
 			}
-			cpu = cpuTime() - cpu
+			cpu = proccpu.Used() - cpu
 			slices.Sort(times)
 			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 			// On a shared machine the wall time waits for a core; the
@@ -122,15 +122,6 @@ func BenchmarkRecall(b *testing.B) {
 			b.ReportMetric(perItem, "heap-B/item")
 		})
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRemember measures remembering items of about 200 bytes (the item
@@ -218,7 +209,7 @@ func BenchmarkReembedFlood(b *testing.B) {
 				embedder = ce
 			}
 			var awaiting int
-			cpu := cpuTime()
+			cpu := proccpu.Used()
 			for b.Loop() {
 				mem := memory.New(client, memory.Config{Embedder: embedder, Model: "ours", Dims: memory.HashDims, ReembedPerRecall: c.bound})
 				if _, err := mem.Recall(ctx, memory.Scope{}, c.q); err != nil {
@@ -227,7 +218,7 @@ func BenchmarkReembedFlood(b *testing.B) {
 				awaiting = mem.Awaiting()
 			}
 			n := float64(b.N)
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/n, "cpu-ms/op")
+			b.ReportMetric(float64((proccpu.Used()-cpu).Microseconds())/1000/n, "cpu-ms/op")
 			b.ReportMetric(float64(emb.calls.Load())/n, "embed-calls/op")
 			b.ReportMetric(float64(emb.texts.Load())/n, "embed-texts/op")
 			b.ReportMetric(float64(awaiting), "awaiting")

@@ -1,15 +1,15 @@
 //go:build unix
 
-package iggy_test
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user and system, every thread) the test
-// process has used so far, or 0 where it cannot tell.
-func processCPU() time.Duration {
+// Used returns the user and system CPU time of every thread of the process
+// so far, or 0 where the kernel will not say.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package iggy_test
-
-import "time"
-
-// processCPU cannot tell the process's CPU time here; the CPU figures of
-// the benchmarks read 0.
-func processCPU() time.Duration { return 0 }
