@@ -27,6 +27,7 @@ func post(t *testing.T, url string, thread wire.ID, run string) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,10 @@ type Handler struct {
 	// finishes or errs. An error is logged and answered with a 502 and no
 	// stream. Without Run a POST only shows the thread.
 	Run func(ctx context.Context, in RunInput) error
+	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
+	// the server's own, whose requests are served; a request carrying any
+	// other Origin header is refused with 403. Default none.
+	AllowedOrigins []string
 
 	mu   sync.Mutex
 	open map[string]int
@@ -62,6 +66,9 @@ type Handler struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !guard(w, r, h.AllowedOrigins) {
+		return
+	}
 	in, err := runInput(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)

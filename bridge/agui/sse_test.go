@@ -146,6 +146,7 @@ func TestSSEReadsTheThreadOfAPostedRunAgentInput(t *testing.T) {
 	t.Cleanup(srv.Close)
 	body := `{"threadId":"` + conv.String() + `","runId":"r1","messages":[]}`
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
