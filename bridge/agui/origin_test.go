@@ -11,11 +11,12 @@ import (
 	"github.com/lasergo/laser/bridge/agui"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
+	"github.com/lasergo/laser/wire"
 )
 
 // runCounter is a Handler.Run that counts the runs it was asked to start.
-func runCounter(n *atomic.Int64) func(context.Context, agui.RunInput) error {
-	return func(context.Context, agui.RunInput) error { n.Add(1); return nil }
+func runCounter(n *atomic.Int64) func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+	return func(context.Context, agui.RunInput) (*wire.Envelope, error) { n.Add(1); return nil, nil }
 }
 
 // postRaw posts a RunAgentInput with the given content type and Origin

@@ -49,12 +49,17 @@ type Handler struct {
 	MaxStreamsPerClient int
 	// Run, when set, starts the run a POSTed RunAgentInput asks for (an
 	// AG-UI client's runAgent): typically a command carrying the last user
-	// message to the agent, on the thread's conversation. It is called once
+	// message to the agent, on the thread's conversation, and it returns
+	// that command (what runtime.Client.Send returns). It is called once
 	// the stream knows where to follow from, so nothing the run writes is
 	// missed, and the POST is then followed (as with Follow) until the run
-	// finishes or errs. An error is logged and answered with a 502 and no
-	// stream. Without Run a POST only shows the thread.
-	Run func(ctx context.Context, in RunInput) error
+	// finishes or errs. The run is its command's: only records carrying the
+	// command's correlation are shown and end it, so another run on the
+	// same thread neither shows here nor finishes this one. A nil command
+	// (or one without a correlation) follows everything that lands on the
+	// thread. An error is logged and answered with a 502 and no stream.
+	// Without Run a POST only shows the thread.
+	Run func(ctx context.Context, in RunInput) (command *wire.Envelope, err error)
 	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
 	// the server's own, whose requests are served; a request carrying any
 	// other Origin header is refused with 403. Default none.
@@ -102,13 +107,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if run {
-		if err := h.Run(ctx, in); err != nil {
+		cmd, err := h.Run(ctx, in)
+		if err != nil {
 			h.Client.Logger().Warn("agui: start the run", "conversation", conv, "err", err)
 			// The detail stays in the log: it may name topics and agents.
 			http.Error(w, "agui: the run could not start", http.StatusBadGateway)
 			return
 		}
 		s.run = &runFrame{thread: conv.String(), id: in.RunID}
+		if cmd != nil && cmd.Correlation != nil {
+			s.run.correlation = cmd.Correlation
+		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -184,6 +193,9 @@ type sseStream struct {
 // send writes the events m renders as; done is whether a run finished or
 // erred, ok false when the client is gone.
 func (s *sseStream) send(m *runtime.Message) (done, ok bool) {
+	if s.run != nil && !s.run.owns(m) {
+		return false, true
+	}
 	events := s.r.Next(nil, m)
 	if s.run != nil {
 		events = s.run.frame(events, m)

@@ -210,15 +210,14 @@ const chatCustomer = "there"
 // chatRun starts an AG-UI run: the last user message goes to the help
 // desk's reply as a ticket, on the thread's conversation, where the
 // AG-UI handler follows the words it streams back (or its refusal).
-func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) error {
-	return func(ctx context.Context, in agui.RunInput) error {
+func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+	return func(ctx context.Context, in agui.RunInput) (*wire.Envelope, error) {
 		body, err := json.Marshal(Ticket{Customer: chatCustomer, Text: in.LastUserText()})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = client.Send(ctx, runtime.Out{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
+		return client.Send(ctx, runtime.Out{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
 			runtime.WithOperation(HelpdeskOpReply), runtime.WithContentType(wire.ContentJSON), runtime.WithConversation(in.Thread))
-		return err
 	}
 }
 
