@@ -7,12 +7,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lasergo/laser/bridge/agui"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -138,6 +140,34 @@ func TestARunShowsAndEndsOnlyOnItsOwnCommandsAnswer(t *testing.T) {
 	}
 	want := []string{"RUN_STARTED ", "TEXT_MESSAGE_START ", "TEXT_MESSAGE_CONTENT my answer", "TEXT_MESSAGE_END ", "RUN_FINISHED "}
 	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
+// failingLog fails every tail lookup once failing is set.
+type failingLog struct {
+	runtime.Transport
+	failing atomic.Bool
+}
+
+func (f *failingLog) NextOffset(ctx context.Context, topic string, p uint32) (uint64, error) {
+	if f.failing.Load() {
+		return 0, errors.New("the log is gone")
+	}
+	return f.Transport.NextOffset(ctx, topic, p)
+}
+
+func TestARunWhoseLogFailsEndsWithARunError(t *testing.T) {
+	log := &failingLog{Transport: embedlog.New("bridges", embedlog.Config{})}
+	client := bridgetest.Client(t, log)
+	run := func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+		log.failing.Store(true) // after the handler found where to follow from
+		return nil, nil
+	}
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: run, PollInterval: time.Millisecond})
+	t.Cleanup(srv.Close)
+	want := []agui.EventType{agui.RunStarted, agui.RunError}
+	if diff := cmp.Diff(want, drain(sse(t, post(t, srv.URL, client.IDs().NewID(), "r")))); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
 }

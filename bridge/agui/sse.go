@@ -142,9 +142,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *sseStream) window(ctx context.Context, follow bool) bool {
 	msgs, err := bridge.ReadTrusted(ctx, s.h.Client, s.conv, s.h.Topic)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.h.Client.Logger().Warn("agui: read conversation", "conversation", s.conv, "err", err)
-		}
+		s.fail(ctx, err)
 		return false
 	}
 	for _, m := range msgs {
@@ -188,6 +186,8 @@ type sseStream struct {
 	next    map[uint32]uint64
 	// run frames the events of a run the handler started; nil otherwise.
 	run *runFrame
+	// live is whether a run started on the stream and has not ended.
+	live bool
 }
 
 // send writes the events m renders as; done is whether a run finished or
@@ -221,7 +221,31 @@ func (s *sseStream) write(e Event) bool {
 		return false
 	}
 	s.flusher.Flush()
+	switch e.Type {
+	case RunStarted:
+		s.live = true
+	case RunFinished, RunError:
+		s.live = false
+	}
 	return true
+}
+
+// fail ends a stream the log failed under: the error is logged and a run
+// still live gets its RUN_ERROR, as an AG-UI client waits for a run's end.
+// Nothing is sent once the client has gone.
+func (s *sseStream) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.h.Client.Logger().Warn("agui: read conversation", "conversation", s.conv, "err", err)
+	if !s.live {
+		return
+	}
+	e := Event{Type: RunError, Message: "agui: the conversation could not be read"}
+	if s.run != nil {
+		e.ThreadID, e.RunID = s.run.thread, s.run.id
+	}
+	s.write(e)
 }
 
 // tail sends the conversation's records appended since the last read: per
@@ -232,12 +256,19 @@ func (s *sseStream) tail(ctx context.Context) bool {
 	for p, from := range s.next {
 		end, err := t.NextOffset(ctx, s.h.Topic, p)
 		if err != nil {
+			s.fail(ctx, err)
 			return false
 		}
 		for from < end {
 			recs, err := t.ReadRange(ctx, s.h.Topic, p, from, int(min(end-from, followBatch)))
-			if err != nil || len(recs) == 0 {
-				return err == nil
+			if err != nil {
+				s.fail(ctx, err)
+				return false
+			}
+			if len(recs) == 0 {
+				// Nothing readable below the tail yet: the next pass
+				// retries, and the other partitions still get theirs.
+				break
 			}
 			for i := range recs {
 				from = recs[i].Offset + 1
