@@ -95,6 +95,10 @@ type Config struct {
 	// with 413 before anything is decoded or published. Default
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
+	// the server's own, whose JSON-RPC requests are served; a request
+	// carrying any other Origin header is refused with 403. Default none.
+	AllowedOrigins []string
 }
 
 // DefaultBlockTimeout is Config.BlockTimeout's default.

@@ -270,3 +270,26 @@ func TestStreamOfAFailingSkillEndsFailed(t *testing.T) {
 		t.Fatalf("last event %#v, want a final failed status", last)
 	}
 }
+
+// A stream whose only chunk is the empty last one is an artifact with no
+// parts: tasks/get must show "parts": [] (A2A 0.3 clients refuse null).
+func TestTaskOfAnEmptyStreamHasAnEmptyPartsList(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	desk.Start(t, client, &desk.Desk{})
+	b := newBridge(t, client, desk.DeskOperations())
+	task, err := b.Submit(t.Context(), data("spell", map[string]any{"text": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := settled(t, b, task.ID)
+	if done.Status.State != a2a.TaskStateCompleted || len(done.Artifacts) != 1 {
+		t.Fatalf("task %+v, want completed with the stream's artifact", done)
+	}
+	raw, err := json.Marshal(done.Artifacts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"parts":[]`) {
+		t.Fatalf("artifact %s, want \"parts\":[]", raw)
+	}
+}

@@ -96,7 +96,9 @@ func (f *fold) chunk(m *runtime.Message) {
 		}
 	}
 	if s == nil {
-		s = &stream{channel: *e.Channel}
+		// Never nil parts: a stream of only its empty last chunk is an
+		// artifact with none, and A2A 0.3 clients refuse "parts": null.
+		s = &stream{channel: *e.Channel, parts: a2a.ContentParts{}}
 		f.streams = append(f.streams, s)
 	}
 	if len(e.Body) > 0 {

@@ -104,7 +104,7 @@ func (b *Bridge) Handler() http.Handler {
 		return card, nil
 	})))
 	v03 := detailErrors(a2asrv.NewJSONRPCHandler(RequestHandler(b)))
-	mux.Handle("/", limitBody(b.cfg.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rpc := limitBody(b.cfg.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// limitBody left the body in memory: peeking at the method is free.
 		body, _ := io.ReadAll(r.Body)
 		if isV1(body) {
@@ -113,7 +113,12 @@ func (b *Bridge) Handler() http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		v03.ServeHTTP(w, r)
-	})))
+	}))
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if guard(w, r, b.cfg.AllowedOrigins) {
+			rpc.ServeHTTP(w, r)
+		}
+	}))
 	return mux
 }
 

@@ -17,6 +17,20 @@ type runFrame struct {
 	// statuses is whether the agent reported a task status in this run:
 	// then only a terminal one ends it.
 	statuses bool
+	// correlation is the run's command's: the records answering it are the
+	// run's, and other runs on the thread are not. Nil: every record is.
+	correlation *wire.ID
+}
+
+// owns reports whether m belongs to the run.
+func (f *runFrame) owns(m *runtime.Message) bool {
+	if f.correlation == nil {
+		return true
+	}
+	if m.Envelope == nil || m.Envelope.Correlation == nil {
+		return false
+	}
+	return *m.Envelope.Correlation == *f.correlation
 }
 
 // frame rewrites the events one record rendered as: the agent's own run

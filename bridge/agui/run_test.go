@@ -7,12 +7,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lasergo/laser/bridge/agui"
+	"github.com/lasergo/laser/embedlog"
 	"github.com/lasergo/laser/internal/bridgetest"
 	"github.com/lasergo/laser/runtime"
 	"github.com/lasergo/laser/wire"
@@ -27,6 +29,7 @@ func post(t *testing.T, url string, thread wire.ID, run string) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +49,10 @@ func drain(events <-chan agui.Event) []agui.EventType {
 
 // startedOn is a Handler.Run that only reports the run on started: the
 // test then writes what the agent would.
-func startedOn(started chan<- agui.RunInput) func(context.Context, agui.RunInput) error {
-	return func(_ context.Context, in agui.RunInput) error {
+func startedOn(started chan<- agui.RunInput) func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+	return func(_ context.Context, in agui.RunInput) (*wire.Envelope, error) {
 		started <- in
-		return nil
+		return nil, nil
 	}
 }
 
@@ -99,7 +102,9 @@ func TestARunAnsweredByAStreamAloneFinishesAtItsEnd(t *testing.T) {
 
 func TestARunThatCannotStartIsABadGateway(t *testing.T) {
 	client := bridgetest.MemClient(t)
-	run := func(context.Context, agui.RunInput) error { return errors.New("the agent's topic is gone") }
+	run := func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+		return nil, errors.New("the agent's topic is gone")
+	}
 	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: run})
 	t.Cleanup(srv.Close)
 	body, _ := json.Marshal(map[string]any{"threadId": client.IDs().NewID().String(), "runId": "r"})
@@ -110,5 +115,59 @@ func TestARunThatCannotStartIsABadGateway(t *testing.T) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("status %s, want 502", resp.Status)
+	}
+}
+
+func TestARunShowsAndEndsOnlyOnItsOwnCommandsAnswer(t *testing.T) {
+	client := bridgetest.MemClient(t)
+	conv := client.IDs().NewID()
+	mine, other := client.IDs().NewID(), client.IDs().NewID()
+	started := make(chan struct{}, 1)
+	run := func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+		started <- struct{}{}
+		return &wire.Envelope{Kind: wire.KindCommand, Conversation: conv, Correlation: &mine}, nil
+	}
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: run, PollInterval: time.Millisecond})
+	t.Cleanup(srv.Close)
+	events := sse(t, post(t, srv.URL, conv, "run-b"))
+	<-started
+	// Another run on the same thread is answered first.
+	answer(t, client, conv, other, "the other run's answer")
+	answer(t, client, conv, mine, "my answer")
+	var got []string
+	for e := range events {
+		got = append(got, string(e.Type)+" "+e.Delta)
+	}
+	want := []string{"RUN_STARTED ", "TEXT_MESSAGE_START ", "TEXT_MESSAGE_CONTENT my answer", "TEXT_MESSAGE_END ", "RUN_FINISHED "}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
+// failingLog fails every tail lookup once failing is set.
+type failingLog struct {
+	runtime.Transport
+	failing atomic.Bool
+}
+
+func (f *failingLog) NextOffset(ctx context.Context, topic string, p uint32) (uint64, error) {
+	if f.failing.Load() {
+		return 0, errors.New("the log is gone")
+	}
+	return f.Transport.NextOffset(ctx, topic, p)
+}
+
+func TestARunWhoseLogFailsEndsWithARunError(t *testing.T) {
+	log := &failingLog{Transport: embedlog.New("bridges", embedlog.Config{})}
+	client := bridgetest.Client(t, log)
+	run := func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+		log.failing.Store(true) // after the handler found where to follow from
+		return nil, nil
+	}
+	srv := httptest.NewServer(&agui.Handler{Client: client, Topic: runtime.TopicLLMIO, Run: run, PollInterval: time.Millisecond})
+	t.Cleanup(srv.Close)
+	want := []agui.EventType{agui.RunStarted, agui.RunError}
+	if diff := cmp.Diff(want, drain(sse(t, post(t, srv.URL, client.IDs().NewID(), "r")))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
 	}
 }

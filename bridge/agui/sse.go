@@ -49,12 +49,21 @@ type Handler struct {
 	MaxStreamsPerClient int
 	// Run, when set, starts the run a POSTed RunAgentInput asks for (an
 	// AG-UI client's runAgent): typically a command carrying the last user
-	// message to the agent, on the thread's conversation. It is called once
+	// message to the agent, on the thread's conversation, and it returns
+	// that command (what runtime.Client.Send returns). It is called once
 	// the stream knows where to follow from, so nothing the run writes is
 	// missed, and the POST is then followed (as with Follow) until the run
-	// finishes or errs. An error is logged and answered with a 502 and no
-	// stream. Without Run a POST only shows the thread.
-	Run func(ctx context.Context, in RunInput) error
+	// finishes or errs. The run is its command's: only records carrying the
+	// command's correlation are shown and end it, so another run on the
+	// same thread neither shows here nor finishes this one. A nil command
+	// (or one without a correlation) follows everything that lands on the
+	// thread. An error is logged and answered with a 502 and no stream.
+	// Without Run a POST only shows the thread.
+	Run func(ctx context.Context, in RunInput) (command *wire.Envelope, err error)
+	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
+	// the server's own, whose requests are served; a request carrying any
+	// other Origin header is refused with 403. Default none.
+	AllowedOrigins []string
 
 	mu   sync.Mutex
 	open map[string]int
@@ -62,6 +71,9 @@ type Handler struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !guard(w, r, h.AllowedOrigins) {
+		return
+	}
 	in, err := runInput(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -95,13 +107,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if run {
-		if err := h.Run(ctx, in); err != nil {
+		cmd, err := h.Run(ctx, in)
+		if err != nil {
 			h.Client.Logger().Warn("agui: start the run", "conversation", conv, "err", err)
 			// The detail stays in the log: it may name topics and agents.
 			http.Error(w, "agui: the run could not start", http.StatusBadGateway)
 			return
 		}
 		s.run = &runFrame{thread: conv.String(), id: in.RunID}
+		if cmd != nil && cmd.Correlation != nil {
+			s.run.correlation = cmd.Correlation
+		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -126,9 +142,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *sseStream) window(ctx context.Context, follow bool) bool {
 	msgs, err := bridge.ReadTrusted(ctx, s.h.Client, s.conv, s.h.Topic)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.h.Client.Logger().Warn("agui: read conversation", "conversation", s.conv, "err", err)
-		}
+		s.fail(ctx, err)
 		return false
 	}
 	for _, m := range msgs {
@@ -172,11 +186,16 @@ type sseStream struct {
 	next    map[uint32]uint64
 	// run frames the events of a run the handler started; nil otherwise.
 	run *runFrame
+	// live is whether a run started on the stream and has not ended.
+	live bool
 }
 
 // send writes the events m renders as; done is whether a run finished or
 // erred, ok false when the client is gone.
 func (s *sseStream) send(m *runtime.Message) (done, ok bool) {
+	if s.run != nil && !s.run.owns(m) {
+		return false, true
+	}
 	events := s.r.Next(nil, m)
 	if s.run != nil {
 		events = s.run.frame(events, m)
@@ -202,7 +221,31 @@ func (s *sseStream) write(e Event) bool {
 		return false
 	}
 	s.flusher.Flush()
+	switch e.Type {
+	case RunStarted:
+		s.live = true
+	case RunFinished, RunError:
+		s.live = false
+	}
 	return true
+}
+
+// fail ends a stream the log failed under: the error is logged and a run
+// still live gets its RUN_ERROR, as an AG-UI client waits for a run's end.
+// Nothing is sent once the client has gone.
+func (s *sseStream) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.h.Client.Logger().Warn("agui: read conversation", "conversation", s.conv, "err", err)
+	if !s.live {
+		return
+	}
+	e := Event{Type: RunError, Message: "agui: the conversation could not be read"}
+	if s.run != nil {
+		e.ThreadID, e.RunID = s.run.thread, s.run.id
+	}
+	s.write(e)
 }
 
 // tail sends the conversation's records appended since the last read: per
@@ -213,12 +256,19 @@ func (s *sseStream) tail(ctx context.Context) bool {
 	for p, from := range s.next {
 		end, err := t.NextOffset(ctx, s.h.Topic, p)
 		if err != nil {
+			s.fail(ctx, err)
 			return false
 		}
 		for from < end {
 			recs, err := t.ReadRange(ctx, s.h.Topic, p, from, int(min(end-from, followBatch)))
-			if err != nil || len(recs) == 0 {
-				return err == nil
+			if err != nil {
+				s.fail(ctx, err)
+				return false
+			}
+			if len(recs) == 0 {
+				// Nothing readable below the tail yet: the next pass
+				// retries, and the other partitions still get theirs.
+				break
 			}
 			for i := range recs {
 				from = recs[i].Offset + 1

@@ -60,7 +60,14 @@ func get(t *testing.T, url string) *http.Response {
 
 func chat(t *testing.T, client *runtime.Client, conv wire.ID, words ...string) {
 	t.Helper()
-	w, err := bridge.OpenStream(client, bridge.StreamSpec{Topic: runtime.TopicLLMIO, From: "assistant", Conversation: conv, Correlation: conv})
+	answer(t, client, conv, conv, words...)
+}
+
+// answer writes words as a chat stream answering the command correlated
+// corr.
+func answer(t *testing.T, client *runtime.Client, conv, corr wire.ID, words ...string) {
+	t.Helper()
+	w, err := bridge.OpenStream(client, bridge.StreamSpec{Topic: runtime.TopicLLMIO, From: "assistant", Conversation: conv, Correlation: corr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +153,7 @@ func TestSSEReadsTheThreadOfAPostedRunAgentInput(t *testing.T) {
 	t.Cleanup(srv.Close)
 	body := `{"threadId":"` + conv.String() + `","runId":"r1","messages":[]}`
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -140,6 +140,11 @@ func serveHTTP(ctx context.Context, addr string, out io.Writer) error {
 // listenLoopback listens on addr, refusing a host that is not loopback;
 // an empty host is 127.0.0.1.
 func listenLoopback(addr string) (net.Listener, error) {
+	return listenLoopbackWith(net.Listen, addr)
+}
+
+// listenLoopbackWith is listenLoopback over listen.
+func listenLoopbackWith(listen func(network, addr string) (net.Listener, error), addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("-serve %q: %w", addr, err)
@@ -150,7 +155,34 @@ func listenLoopback(addr string) (net.Listener, error) {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("-serve %q: the bridges authenticate nobody, so the example serves on loopback only (127.0.0.1, ::1 or localhost)", addr)
 	}
-	return net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, err
+	}
+	// localhost is whatever the resolver says: check what was bound.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		_ = ln.Close()
+		return nil, fmt.Errorf("-serve %q: bound %s, which is not a loopback address", addr, ln.Addr())
+	}
+	return ln, nil
+}
+
+// loopbackHost refuses a request whose Host is not a loopback name or
+// address: a page whose own name was rebound to 127.0.0.1 is same-origin
+// to the browser, so only its Host header gives it away.
+func loopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, "bridges: Host "+r.Host+" is not a loopback name or address", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // aguiPath is where the AG-UI endpoint is served; A2A has the root, where
@@ -168,7 +200,7 @@ func handler(client *runtime.Client, url string) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", b.Handler())
 	mux.Handle(aguiPath, &agui.Handler{Client: client, Topic: HelpdeskRespondTopic, Run: chatRun(client)})
-	return mux, nil
+	return loopbackHost(mux), nil
 }
 
 // chatCustomer is whom an AG-UI run's ticket is from: a chat front end
@@ -178,15 +210,14 @@ const chatCustomer = "there"
 // chatRun starts an AG-UI run: the last user message goes to the help
 // desk's reply as a ticket, on the thread's conversation, where the
 // AG-UI handler follows the words it streams back (or its refusal).
-func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) error {
-	return func(ctx context.Context, in agui.RunInput) error {
+func chatRun(client *runtime.Client) func(context.Context, agui.RunInput) (*wire.Envelope, error) {
+	return func(ctx context.Context, in agui.RunInput) (*wire.Envelope, error) {
 		body, err := json.Marshal(Ticket{Customer: chatCustomer, Text: in.LastUserText()})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = client.Send(ctx, runtime.Out{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
+		return client.Send(ctx, runtime.Out{Topic: HelpdeskListenTopic, From: "agui-gateway", Target: HelpdeskAgentID, Body: body},
 			runtime.WithOperation(HelpdeskOpReply), runtime.WithContentType(wire.ContentJSON), runtime.WithConversation(in.Thread))
-		return err
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -137,5 +138,41 @@ func TestBridgesExampleServeSaysWhereItListensAndStopsWithItsContext(t *testing.
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve ended with %v, want nil when its context ends", err)
+	}
+}
+
+func TestBridgesExampleRefusesAHostThatIsNotLoopback(t *testing.T) {
+	client, stop, err := start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	h, err := handler(client, "http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A page on rebind.example whose name now resolves to 127.0.0.1 sends
+	// its own name as Host: same-origin to the browser, foreign to us.
+	for host, want := range map[string]int{"rebind.example": http.StatusForbidden, "rebind.example:8080": http.StatusForbidden,
+		"localhost:8080": http.StatusOK, "127.0.0.1:8080": http.StatusOK, "[::1]:8080": http.StatusOK} {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/.well-known/agent-card.json", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: status %d, want %d", host, rec.Code, want)
+		}
+	}
+}
+
+func TestBridgesExampleRefusesALocalhostThatIsNotLoopback(t *testing.T) {
+	// A hosts file may map localhost to any address: what was bound decides.
+	elsewhere := func(network, addr string) (net.Listener, error) {
+		_, port, _ := net.SplitHostPort(addr)
+		return net.Listen(network, net.JoinHostPort("0.0.0.0", port))
+	}
+	if ln, err := listenLoopbackWith(elsewhere, "localhost:0"); err == nil {
+		ln.Close()
+		t.Fatalf("listened on %s, want a refusal", ln.Addr())
 	}
 }
