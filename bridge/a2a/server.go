@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 
+	"github.com/lasergo/laser/bridge"
 	"github.com/lasergo/laser/operation"
 	"github.com/lasergo/laser/wire"
 )
@@ -115,7 +116,7 @@ func (b *Bridge) Handler() http.Handler {
 		v03.ServeHTTP(w, r)
 	}))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if guard(w, r, b.cfg.AllowedOrigins) {
+		if !bridge.RefuseCrossSite(w, r, "a2a", b.cfg.AllowedOrigins) {
 			rpc.ServeHTTP(w, r)
 		}
 	}))

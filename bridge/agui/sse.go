@@ -71,7 +71,7 @@ type Handler struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !guard(w, r, h.AllowedOrigins) {
+	if bridge.RefuseCrossSite(w, r, "agui", h.AllowedOrigins) {
 		return
 	}
 	in, err := runInput(w, r)
