@@ -22,8 +22,8 @@ type holdUntilStopped struct {
 	err  error
 }
 
-func (h holdUntilStopped) InterceptRequest(ctx context.Context, r *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
-	if r.Out.Target != h.late {
+func (h holdUntilStopped) InterceptRequest(ctx context.Context, msg *runtime.Out, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
+	if msg.Target != h.late {
 		return next(ctx)
 	}
 	m, err := next(context.WithoutCancel(ctx))

@@ -60,7 +60,7 @@
 // see CheckUpToDate.
 //
 // A request method that returns a non-retryable error makes the dispatcher
-// answer the caller with an AGDX error (see runtime.FailRequest), so the
+// answer the caller with an AGDX error (see runtime.Ctx.FailRequest), so the
 // typed client returns a remote *runtime.Error instead of waiting for its
 // timeout. A runtime.Failf answer is then committed as handled; any other
 // permanent error is dead-lettered too. A retryable error is retried by the

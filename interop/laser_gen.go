@@ -102,18 +102,18 @@ func (h summarizerDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleSummarize(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, SummarizerAgentID)
+	return c.RejectUnknownOperation(SummarizerAgentID)
 }
 
 // handleSummarize handles operation "summarize" with Summarizer.Summarize.
 func (h summarizerDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
 	if err := m.DecodeInput(SummarizerOpSummarize, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Summarize(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {
@@ -257,18 +257,18 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleCount(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, DeskAgentID)
+	return c.RejectUnknownOperation(DeskAgentID)
 }
 
 // handleSummarize handles operation "summarize" with Desk.Summarize.
 func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
 	if err := m.DecodeInput(DeskOpSummarize, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Summarize(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {
@@ -281,11 +281,11 @@ func (h deskDispatcher) handleSummarize(c *runtime.Ctx, m *runtime.Message) erro
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Article
 	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Count(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {

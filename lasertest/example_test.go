@@ -70,15 +70,15 @@ func ExampleRunStream() {
 func ExampleDispatch() {
 	dispatcher := runtime.HandlerFunc(func(c *runtime.Ctx) error {
 		if c.Message().Operation() != "charge" {
-			return runtime.RejectUnknownOperation(c, "billing")
+			return c.RejectUnknownOperation("billing")
 		}
 		var in Order
 		if err := c.Message().DecodeInput("charge", &in, wire.ContentCBOR); err != nil {
-			return runtime.FailRequest(c, err)
+			return c.FailRequest(err)
 		}
 		out, err := charge(c, in)
 		if err != nil {
-			return runtime.FailRequest(c, err)
+			return c.FailRequest(err)
 		}
 		body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 		if err != nil {

@@ -67,10 +67,11 @@ type Config struct {
 }
 
 // Telemetry is the middleware (install it once: on the client, or in a
-// consumer's Middleware, not both, or every span is made twice): a runtime.RecordObserver (consumer spans
-// and outcome metrics), a runtime.Interceptor (attempt events, handler
-// duration, retries), a runtime.SendInterceptor (producer spans, trace
-// context injection) and a runtime.ConsumerObserver (queue and lag gauges).
+// consumer's Middleware, not both, or every span is made twice): a
+// runtime.ConsumerObserver (consumer spans, outcome metrics, queue and lag
+// gauges), a runtime.Interceptor (attempt events, handler duration,
+// retries), a runtime.SendInterceptor (producer spans, trace context
+// injection) and a runtime.RequestInterceptor (request spans).
 type Telemetry struct {
 	runtime.MiddlewareDefaults
 
@@ -90,7 +91,6 @@ type Telemetry struct {
 }
 
 var (
-	_ runtime.RecordObserver     = (*Telemetry)(nil)
 	_ runtime.Interceptor        = (*Telemetry)(nil)
 	_ runtime.SendInterceptor    = (*Telemetry)(nil)
 	_ runtime.RequestInterceptor = (*Telemetry)(nil)
@@ -169,7 +169,7 @@ func (t *Telemetry) Close() error {
 	return reg.Unregister()
 }
 
-// ObserveRecord implements runtime.RecordObserver: one consumer span per
+// ObserveRecord implements runtime.ConsumerObserver: one consumer span per
 // record, the child of the trace context its headers carry, or the root of
 // a new trace when they carry none (never a child of whatever span the
 // consumer's run context holds). When the consumer verifies signatures, a
@@ -280,12 +280,12 @@ type requestSpanKey struct{}
 // InterceptRequest implements runtime.RequestInterceptor: a request is one
 // producer span, from the publish of its command to its answer, which is
 // recorded as a "laser.reply" event (or the error, as the status).
-func (t *Telemetry) InterceptRequest(ctx context.Context, r *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
-	ctx, span := t.tracer.Start(ctx, "send "+r.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+func (t *Telemetry) InterceptRequest(ctx context.Context, msg *runtime.Out, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
+	ctx, span := t.tracer.Start(ctx, "send "+msg.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationName("request"),
 		semconv.MessagingOperationTypeSend,
-		semconv.MessagingDestinationName(r.Topic),
+		semconv.MessagingDestinationName(msg.Topic),
 	))
 	defer span.End()
 	m, err := next(context.WithValue(ctx, requestSpanKey{}, span))
@@ -307,18 +307,18 @@ func (t *Telemetry) InterceptRequest(ctx context.Context, r *runtime.RequestCall
 // InterceptSend implements runtime.SendInterceptor: one producer span per
 // publish (a request's own, for the command of a request), its context
 // injected into every record's headers.
-func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next func(context.Context) error) error {
+func (t *Telemetry) InterceptSend(ctx context.Context, topic string, records []runtime.Outgoing, next func(context.Context, []runtime.Outgoing) ([]runtime.Position, error)) ([]runtime.Position, error) {
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationName("send"),
 		semconv.MessagingOperationTypeSend,
-		semconv.MessagingDestinationName(s.Topic),
+		semconv.MessagingDestinationName(topic),
 	}
-	if len(s.Records) > 1 {
-		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(s.Records)))
+	if len(records) > 1 {
+		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(records)))
 	}
-	if len(s.Records) == 1 && s.Records[0].Key != "" {
-		attrs = append(attrs, semconv.MessagingMessageConversationID(s.Records[0].Key))
+	if len(records) == 1 && records[0].Key != "" {
+		attrs = append(attrs, semconv.MessagingMessageConversationID(records[0].Key))
 	}
 	span, ok := ctx.Value(requestSpanKey{}).(trace.Span)
 	if ok && span == trace.SpanFromContext(ctx) {
@@ -327,28 +327,28 @@ func (t *Telemetry) InterceptSend(ctx context.Context, s *runtime.Send, next fun
 		// next) get spans of their own.
 		ctx = context.WithValue(ctx, requestSpanKey{}, nil)
 	} else {
-		ctx, span = t.tracer.Start(ctx, "send "+s.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+		ctx, span = t.tracer.Start(ctx, "send "+topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
 	}
-	for i := range s.Records {
-		rec := &s.Records[i]
+	for i := range records {
+		rec := &records[i]
 		// The caller owns the header slice: inject into a copy.
 		h := make(wire.Headers, len(rec.Headers), len(rec.Headers)+2)
 		copy(h, rec.Headers)
 		t.prop.Inject(ctx, carrier{Headers: &h})
 		rec.Headers = h
 	}
-	err := next(ctx)
+	pos, err := next(ctx, records)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		return err
+		return pos, err
 	}
-	if len(s.Positions) == 1 {
-		p := s.Positions[0]
+	if len(pos) == 1 {
+		p := pos[0]
 		span.SetAttributes(semconv.MessagingDestinationPartitionID(strconv.FormatUint(uint64(p.Partition), 10)), OffsetKey.Int64(int64(p.Offset)))
 	}
-	return nil
+	return pos, nil
 }
 
 // ObserveConsumer implements runtime.ConsumerObserver: the consumer's

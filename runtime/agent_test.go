@@ -187,7 +187,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	}()
 	advanceWhenTimer(t, clock, time.Second)
 	r := recv(t, res, "contract result")
-	if r.Outcome != runtime.NotConsumed || r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeNotPickedUp {
+	if r.Reply != nil || r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeNotPickedUp {
 		t.Fatalf("result %+v err %v", r, r.Err())
 	}
 
@@ -214,7 +214,7 @@ func TestContractTellsNotPickedUpFromConsumedThenTimedOut(t *testing.T) {
 	// away); the expiry no longer matters.
 	advanceWhenTimer(t, clock, 5*time.Second)
 	r = recv(t, res, "contract result")
-	if r.Outcome != runtime.TimedOut || !r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeTimeout {
+	if r.Reply != nil || !r.Consumed || runtime.CodeOf(r.Err()) != runtime.CodeTimeout {
 		t.Fatalf("result %+v err %v", r, r.Err())
 	}
 }
@@ -255,10 +255,10 @@ func TestContractCompletesWithSignedReplyOnlyThroughVerifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Reply == nil {
-		t.Fatalf("outcome %v without a reply", r.Outcome)
+		t.Fatalf("%v without a reply", r.Err())
 	}
-	if r.Outcome != runtime.Completed || string(r.Reply.Body()) != "credited" || r.Reply.VerifiedPrincipal != "crediter" {
-		t.Fatalf("outcome %v reply %q principal %q", r.Outcome, r.Reply.Body(), r.Reply.VerifiedPrincipal)
+	if r.Err() != nil || string(r.Reply.Body()) != "credited" || r.Reply.VerifiedPrincipal != "crediter" {
+		t.Fatalf("err %v reply %q principal %q", r.Err(), r.Reply.Body(), r.Reply.VerifiedPrincipal)
 	}
 }
 

@@ -2,48 +2,17 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lasergo/laser/wire"
 )
 
-// ContractOutcome is how a contract ended.
-type ContractOutcome uint8
-
-// Contract outcomes.
-const (
-	// Completed: the target answered with a response (or a plain reply).
-	Completed ContractOutcome = iota + 1
-	// Failed: the target answered with an AGDX error.
-	Failed
-	// NotConsumed: the expiry passed without a pickup acknowledgement.
-	NotConsumed
-	// TimedOut: the deadline passed without an answer (a picked-up command
-	// that was dead-lettered ends here too: no error is sent for it).
-	TimedOut
-)
-
-func (o ContractOutcome) String() string {
-	switch o {
-	case Completed:
-		return "completed"
-	case Failed:
-		return "failed"
-	case NotConsumed:
-		return "not consumed"
-	case TimedOut:
-		return "timed out"
-	}
-	return fmt.Sprintf("outcome(%d)", uint8(o))
-}
-
 // Contract is a command with delivery terms.
 type Contract struct {
 	Out
 	// Expiry, when set, stamps the command's deadline at now+Expiry (so a
-	// late pickup is dead-lettered) and reports NotConsumed when no pickup
-	// acknowledgement arrives by then. Needs ack-on-pickup on the target.
+	// late pickup is dead-lettered) and ends the contract with
+	// CodeNotPickedUp when no pickup acknowledgement arrives by then. Needs ack-on-pickup on the target.
 	Expiry time.Duration
 	// Deadline bounds the whole wait. Default 30 s.
 	Deadline time.Duration
@@ -54,28 +23,19 @@ type Contract struct {
 
 // ContractResult is a finished contract.
 type ContractResult struct {
-	Outcome  ContractOutcome
 	Reply    *Message // the response or error, when one arrived
 	Consumed bool     // a pickup acknowledgement was seen
 	Envelope *wire.Envelope
+	err      error
 }
 
-// Err maps the outcome to an error: nil for Completed, a remote *Error for
-// Failed, CodeNotPickedUp for NotConsumed and CodeTimeout for TimedOut.
-func (r *ContractResult) Err() error {
-	switch r.Outcome {
-	case Completed:
-		return nil
-	case Failed:
-		return remoteError(r.Reply)
-	case NotConsumed:
-		return &Error{Code: CodeNotPickedUp, Msg: "command was not picked up before its expiry"}
-	}
-	if r.Consumed {
-		return &Error{Code: CodeTimeout, Msg: "command was picked up but not answered before the deadline"}
-	}
-	return &Error{Code: CodeTimeout, Msg: "command was not answered before the deadline"}
-}
+// Err says how the contract ended: nil when the target answered with a
+// response (or a plain reply); a remote *Error when it answered with an
+// AGDX error (Reply is that answer); CodeNotPickedUp when the expiry passed
+// without a pickup acknowledgement; CodeTimeout when the deadline passed
+// without an answer (a picked-up command that was dead-lettered ends here
+// too: no error is sent for it).
+func (r *ContractResult) Err() error { return r.err }
 
 // SendContract publishes a contract's command to exactly one target and
 // watches the reply topic until an answer, the expiry or the deadline.
@@ -113,19 +73,16 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...Option) (
 		// every time, so one that raced a timer still wins.
 		res.Consumed = w.consumed.Load()
 		if m := w.answered(); m != nil {
-			res.Reply, res.Outcome = m, Completed
-			if remoteError(m) != nil {
-				res.Outcome = Failed
-			}
+			res.Reply, res.err = m, remoteError(m)
 			return res, nil
 		}
 		now := c.opts.Clock.Now()
 		if k.Expiry > 0 && !res.Consumed && !now.Before(expireAt) {
-			res.Outcome = NotConsumed
+			res.err = &Error{Code: CodeNotPickedUp, Msg: "command was not picked up before its expiry"}
 			return res, nil
 		}
 		if !now.Before(deadAt) {
-			res.Outcome = TimedOut
+			res.err = timedOut(res.Consumed)
 			return res, nil
 		}
 		next := deadAt
@@ -140,4 +97,13 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...Option) (
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// timedOut is the error of a contract whose deadline passed without an
+// answer.
+func timedOut(consumed bool) error {
+	if consumed {
+		return &Error{Code: CodeTimeout, Msg: "command was picked up but not answered before the deadline"}
+	}
+	return &Error{Code: CodeTimeout, Msg: "command was not answered before the deadline"}
 }

@@ -115,7 +115,7 @@ func TestFailRequestWithNonUTF8TextAnswersTheCallerAndParksTheCommand(t *testing
 	runAgent(t, c, runtime.AgentConfig{ID: "strict", Respond: runtime.TopicResponses,
 		Tuning: runtime.Tuning{DeadLetterSink: sink},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-			return runtime.FailRequest(ctx, runtime.Reject(fmt.Errorf("bad body %s", ctx.Message().Body())))
+			return ctx.FailRequest(runtime.Reject(fmt.Errorf("bad body %s", ctx.Message().Body())))
 		})})
 	_, err := c.Request(context.Background(), runtime.Out{From: "caller", Target: "strict", Body: []byte("\xff\xfe")}, runtime.WithTimeout(waitLimit))
 	var remote *runtime.Error

@@ -305,7 +305,7 @@ func answerCode(err error) wire.ErrorCode {
 
 // answeringFailf makes a Failf error returned by any handler answer the
 // waiting caller, as a generated request handler's does through
-// FailRequest: a hand-written handler needs no Ctx.Fail for it. Only a
+// Ctx.FailRequest: a hand-written handler needs no Ctx.Fail for it. Only a
 // request (a command with a correlation, to an agent with a respond topic)
 // is answered; the answered request was handled and is committed.
 func answeringFailf(h func(*Ctx) error) func(*Ctx) error {
@@ -317,7 +317,7 @@ func answeringFailf(h func(*Ctx) error) func(*Ctx) error {
 		if _, ok := c.correlation(); !ok {
 			return err
 		}
-		return FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 }
 

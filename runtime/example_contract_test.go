@@ -48,6 +48,6 @@ func ExampleClient_SendContract() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(res.Outcome, res.Consumed, string(res.Reply.Body()), res.Err())
-	// Output: completed true credited <nil>
+	fmt.Println(res.Err(), res.Consumed, string(res.Reply.Body()))
+	// Output: <nil> true credited
 }

@@ -15,6 +15,17 @@ import (
 
 type requestIDKey struct{}
 
+// stamp hands the handler a request id derived from the message and prints
+// each attempt's result. Embedding MiddlewareDefaults supplies the two
+// hooks every Middleware has.
+type stamp struct{ runtime.MiddlewareDefaults }
+
+func (stamp) Intercept(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
+	err := next(c.WithContext(context.WithValue(c, requestIDKey{}, "req-"+c.Message().Provenance.IdempotencyKey)))
+	fmt.Printf("attempt %d: %v\n", c.Attempt(), err)
+	return err
+}
+
 // An Interceptor wraps each attempt of the handler: it can hand the handler
 // a derived context (here a value; a span in package otellaser) and sees
 // the attempt's result, so it can time, log or translate errors.
@@ -24,11 +35,6 @@ func ExampleInterceptor() {
 	if err := runtime.NewClient(log, runtime.ClientConfig{}).Bootstrap(ctx, 1, "orders"); err != nil {
 		panic(err)
 	}
-	stamp := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
-		err := next(c.WithContext(context.WithValue(c, requestIDKey{}, "req-"+c.Message().Provenance.IdempotencyKey)))
-		fmt.Printf("attempt %d: %v\n", c.Attempt(), err)
-		return err
-	})
 	done := make(chan struct{})
 	c, err := runtime.NewConsumer(log, runtime.ConsumerConfig{
 		Topic: "orders",
@@ -42,7 +48,7 @@ func ExampleInterceptor() {
 			return nil
 		}),
 		Client:     runtime.NewClient(log, runtime.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}),
-		Middleware: []runtime.Middleware{stamp},
+		Middleware: []runtime.Middleware{stamp{}},
 		Tuning: runtime.Tuning{
 			Retry: runtime.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Nanosecond},
 		},

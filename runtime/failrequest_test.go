@@ -11,11 +11,13 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// outcomes is a RecordObserver that reports how each record ended.
+// outcomes is a ConsumerObserver that reports how each record ended.
 type outcomes struct {
 	runtime.MiddlewareDefaults
 	ended chan runtime.Delivery
 }
+
+func (outcomes) ObserveConsumer(*runtime.Consumer) {}
 
 func (o outcomes) ObserveRecord(ctx context.Context, d *runtime.Delivery, next func(context.Context)) {
 	next(ctx)
@@ -33,7 +35,7 @@ func requestThrough(t *testing.T, err error) (runtime.Delivery, error) {
 	runAgent(t, c, runtime.AgentConfig{ID: "orders", Respond: runtime.TopicResponses,
 		Middleware: []runtime.Middleware{seen},
 		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
-			return runtime.FailRequest(ctx, err)
+			return ctx.FailRequest(err)
 		})})
 	_, callErr := c.Request(t.Context(), runtime.Out{From: "caller", Target: "orders", Body: []byte("42")}, runtime.WithTimeout(waitLimit))
 	return recv(t, seen.ended, "the request's outcome"), callErr

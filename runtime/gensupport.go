@@ -29,8 +29,8 @@ func (m *Message) DecodeInput(op string, v any, def wire.ContentType) error {
 	return nil
 }
 
-// FailRequest is for generated code: it handles the error a request handler
-// returned. A retryable error is returned as is, so the consumer retries the
+// FailRequest is for generated code: it handles the error err a request
+// handler returned. A retryable error is returned as is, so the consumer retries the
 // handler and no answer is sent yet. A permanent one is answered with an
 // AGDX error (ctx.Fail) so the caller gets a remote *Error instead of waiting
 // for its timeout. An error made with Failf is the handler's answer ("no
@@ -42,7 +42,7 @@ func (m *Message) DecodeInput(op string, v any, def wire.ContentType) error {
 // The error code is the one Failf was given, otherwise the one the err's
 // Code maps to (a rejection to invalid request, a deadline to deadline
 // exceeded, ...; docs/errors.md), or a relayed remote *Error's own.
-func FailRequest(c *Ctx, err error) error {
+func (c *Ctx) FailRequest(err error) error {
 	answered, ferr := answerFailure(c, err)
 	if answered && isAnswer(err) {
 		return nil
@@ -80,7 +80,7 @@ func isAnswer(err error) bool {
 // respond topic) is also answered with an AGDX unsupported error naming the
 // operation, so the caller's typed client returns a remote *Error at once
 // instead of waiting for its timeout.
-func RejectUnknownOperation(c *Ctx, agent string) error {
+func (c *Ctx) RejectUnknownOperation(agent string) error {
 	m := c.Message()
 	err := unknownOperation(agent, m.Kind(), m.Operation())
 	if err == nil || m.Kind() != wire.KindCommand || c.c.cfg.RespondTopic == "" {
@@ -106,7 +106,7 @@ func OpenTypedStream[T any](c *Ctx, ct wire.ContentType) (*Stream[T], error) {
 
 // Finish is for generated code: it ends s after the streaming handler
 // returned err. Success closes the stream with its terminal chunk. A failure
-// ends it with an AGDX error on the channel (its code chosen as FailRequest
+// ends it with an AGDX error on the channel (its code chosen as Ctx.FailRequest
 // does, retryable as err is), so the caller stops at once with a
 // remote *Error; the handler is not run again, since a rerun would stream its
 // answer a second time. A Failf error is the handler's answer, as in a
@@ -125,7 +125,7 @@ func (s *Stream[T]) Finish(err error) error {
 	return Reject(err)
 }
 
-// unknownOperation is the error of RejectUnknownOperation for a message it
+// unknownOperation is the error of Ctx.RejectUnknownOperation for a message it
 // has no handler for. An event is a broadcast that agents sharing a topic
 // may not all subscribe to, so an unknown event is ignored (nil); an unknown
 // command, or any other kind, is a permanent error naming the operation.

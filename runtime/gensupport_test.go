@@ -45,10 +45,10 @@ func TestGensupportFailRequestPassesRetryableErrorsThrough(t *testing.T) {
 	// A retryable error returns before the context is touched: no answer is
 	// sent while the consumer may still retry.
 	err := errors.New("busy")
-	if got := FailRequest(nil, err); got != err {
+	if got := (*Ctx)(nil).FailRequest(err); got != err {
 		t.Fatalf("FailRequest = %v, want the error itself", got)
 	}
-	if FailRequest(nil, nil) != nil {
+	if (*Ctx)(nil).FailRequest(nil) != nil {
 		t.Fatal("FailRequest(nil) is not nil")
 	}
 }

@@ -50,17 +50,25 @@ func (h hookTrail) AfterHandle(_ context.Context, _ *runtime.Message, err error,
 
 type ctxKey struct{}
 
+// interceptor adapts a function to an Interceptor with no-op hooks.
+type interceptor struct {
+	runtime.MiddlewareDefaults
+	f func(c *runtime.Ctx, next func(*runtime.Ctx) error) error
+}
+
+func (i interceptor) Intercept(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
+	return i.f(c, next)
+}
+
 // wrapTrail is a wrapping middleware that also has hooks.
 func wrapTrail(name string, tr *trail) runtime.Middleware {
-	return struct {
-		runtime.InterceptorFunc
-	}{runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
+	return interceptor{f: func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
 		tr.add("%s enter %d", name, c.Attempt())
 		prev, _ := c.Value(ctxKey{}).(string)
 		err := next(c.WithContext(context.WithValue(c, ctxKey{}, prev+name)))
 		tr.add("%s exit %d err=%v", name, c.Attempt(), err != nil)
 		return err
-	})}
+	}}
 }
 
 func TestInterceptorsWrapEveryAttemptOutermostFirstWithHooksInnermost(t *testing.T) {
@@ -101,11 +109,11 @@ func TestInterceptorSeesABeforeHandleRefusalAndTheMessageIsRejectedWithoutAnAtte
 	log := newLog(t, 1, clock.System{})
 	sink, dls := deadLetters()
 	refused := make(chan error, 1)
-	outer := runtime.InterceptorFunc(func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
+	outer := interceptor{f: func(c *runtime.Ctx, next func(*runtime.Ctx) error) error {
 		err := next(c)
 		refused <- err
 		return err
-	})
+	}}
 	gate := &countingMiddleware{reject: errors.New("no entry")}
 	start(t, log, runtime.ConsumerConfig{
 		Agent:      agent,
@@ -131,12 +139,14 @@ type observer struct {
 	seen chan runtime.Delivery
 }
 
+func (*observer) ObserveConsumer(*runtime.Consumer) {}
+
 func (o *observer) ObserveRecord(ctx context.Context, d *runtime.Delivery, next func(context.Context)) {
 	next(context.WithValue(ctx, ctxKey{}, "observed"))
 	o.seen <- *d
 }
 
-func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
+func TestConsumerObserverSeesHowEveryRecordEnded(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	obs := &observer{seen: make(chan runtime.Delivery, 16)}
 	inCtx := make(chan string, 1)
@@ -195,25 +205,31 @@ func TestRecordObserverSeesHowEveryRecordEnded(t *testing.T) {
 	}
 }
 
+// stampedSend is one publish as headerStamp saw it.
+type stampedSend struct {
+	topic     string
+	positions []runtime.Position
+}
+
 // headerStamp is send middleware adding a header to every record.
 type headerStamp struct {
 	runtime.MiddlewareDefaults
-	sends chan runtime.Send
+	sends chan stampedSend
 }
 
-func (h *headerStamp) InterceptSend(ctx context.Context, s *runtime.Send, next func(context.Context) error) error {
-	for i := range s.Records {
-		rec := &s.Records[i]
-		rec.Headers = append(rec.Headers[:len(rec.Headers):len(rec.Headers)], wire.Header{Key: "stamp", Value: wire.StringValue(s.Topic)})
+func (h *headerStamp) InterceptSend(ctx context.Context, topic string, records []runtime.Outgoing, next func(context.Context, []runtime.Outgoing) ([]runtime.Position, error)) ([]runtime.Position, error) {
+	for i := range records {
+		rec := &records[i]
+		rec.Headers = append(rec.Headers[:len(rec.Headers):len(rec.Headers)], wire.Header{Key: "stamp", Value: wire.StringValue(topic)})
 	}
-	err := next(ctx)
-	h.sends <- *s
-	return err
+	pos, err := next(ctx, records)
+	h.sends <- stampedSend{topic: topic, positions: pos}
+	return pos, err
 }
 
 func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
-	stamp := &headerStamp{sends: make(chan runtime.Send, 8)}
+	stamp := &headerStamp{sends: make(chan stampedSend, 8)}
 	client := runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger(), Middleware: []runtime.Middleware{stamp}})
 	startPonger(t, client)
 	reply, err := client.Request(context.Background(), runtime.Out{From: sender, Target: agent, Body: []byte("ping")})
@@ -240,14 +256,14 @@ func TestSendInterceptorStampsEveryPublishOfTheClientAndItsAgents(t *testing.T) 
 	// Two sends went through the interceptor, the command and the reply,
 	// in either order: the reply can be published, and reported, before
 	// the requester's interceptor reports the command it sent.
-	var sent *runtime.Send
+	var sent *stampedSend
 	for range 2 {
 		s := recv(t, stamp.sends, "send")
-		if s.Topic == topic {
+		if s.topic == topic {
 			sent = &s
 		}
 	}
-	if sent == nil || len(sent.Positions) != 1 || sent.Positions[0] != cmd.Position {
+	if sent == nil || len(sent.positions) != 1 || sent.positions[0] != cmd.Position {
 		t.Fatalf("the command's send was %+v, want one position, the command's %v", sent, cmd.Position)
 	}
 }
@@ -339,13 +355,13 @@ type requestTrail struct {
 	seen chan string
 }
 
-func (r *requestTrail) InterceptRequest(ctx context.Context, call *runtime.RequestCall, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
+func (r *requestTrail) InterceptRequest(ctx context.Context, msg *runtime.Out, next func(context.Context) (*runtime.Message, error)) (*runtime.Message, error) {
 	m, err := next(ctx)
 	body := ""
 	if m != nil {
 		body = string(m.Body())
 	}
-	r.seen <- fmt.Sprintf("%s %s -> %s %v", call.Topic, call.Out.Body, body, err)
+	r.seen <- fmt.Sprintf("%s %s -> %s %v", msg.Topic, msg.Body, body, err)
 	return m, err
 }
 

@@ -8,11 +8,10 @@ import "context"
 // handler dispatch. It may implement, in addition, any of the interfaces
 // below, each of which embeds Middleware, so only a Middleware can be one:
 //
-//   - Interceptor wraps each attempt of the handler (InterceptorFunc
-//     writes one inline);
-//   - RecordObserver wraps the processing of every record a consumer
-//     takes, dropped and parked ones included;
-//   - ConsumerObserver is handed the consumer once, to sample its state;
+//   - Interceptor wraps each attempt of the handler;
+//   - ConsumerObserver is handed the consumer once, to sample its state,
+//     and wraps the processing of every record it takes, dropped and
+//     parked ones included;
 //   - SendInterceptor wraps every publish of a client;
 //   - RequestInterceptor wraps every request/reply call of a client.
 //
@@ -56,59 +55,50 @@ type Interceptor interface {
 	Intercept(c *Ctx, next func(*Ctx) error) error
 }
 
-// InterceptorFunc adapts a function to Middleware and Interceptor, so a
-// wrapping middleware can be written inline.
-type InterceptorFunc func(c *Ctx, next func(*Ctx) error) error
-
-// Intercept calls f.
-func (f InterceptorFunc) Intercept(c *Ctx, next func(*Ctx) error) error { return f(c, next) }
-
-// BeforeHandle accepts every message.
-func (InterceptorFunc) BeforeHandle(context.Context, *Message) error { return nil }
-
-// AfterHandle does nothing.
-func (InterceptorFunc) AfterHandle(context.Context, *Message, error, int) {}
-
-// RecordObserver is implemented by middleware that wants to see every
-// record a consumer takes, whatever becomes of it: tracing and metrics
-// need the records that gates drop or the decoder parks, which never reach
-// a handler. ObserveRecord wraps the processing of one record: it must call
+// ConsumerObserver is implemented by middleware that watches a consumer:
+// tracing and metrics. A Middleware in ConsumerConfig.Middleware (or
+// ClientConfig.Middleware) that implements it is used by each consumer it
+// is installed on.
+//
+// ObserveConsumer is called once, when the consumer is built, so the
+// observer can sample its state (queue depth, lag).
+//
+// ObserveRecord sees every record the consumer takes, whatever becomes of
+// it, including the records gates drop or the decoder parks, which never
+// reach a handler. It wraps the processing of one record: it must call
 // next exactly once, on its own goroutine before it returns, with the
 // context the gates, the middleware and the handler should run under, and
-// once next returns d says how the record ended. A Middleware in
-// ConsumerConfig.Middleware (or ClientConfig.Middleware) that implements it
-// is used; observers nest in list order, the first outermost.
-type RecordObserver interface {
-	Middleware
-	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
-}
-
-// ConsumerObserver is implemented by middleware that samples a consumer's
-// state (queue depth, lag): the consumer hands itself over once, when it
-// is built.
+// once next returns d says how the record ended. Observers nest in list
+// order, the first outermost; one that wants only records writes
+// ObserveConsumer empty, one that wants only the consumer calls next(ctx).
 type ConsumerObserver interface {
 	Middleware
 	ObserveConsumer(c *Consumer)
+	ObserveRecord(ctx context.Context, d *Delivery, next func(context.Context))
 }
 
-// SendInterceptor wraps a publish: InterceptSend may add headers to the
-// records (trace context, say) and must call next exactly once, which
-// publishes them, retries included. It sees every publish of a client:
+// SendInterceptor wraps a publish, in the shape of Client.Publish:
+// InterceptSend gets the topic and the records, may add headers to them
+// (trace context, say; copy a record's Headers before appending: the
+// header slices are the caller's), and must call next exactly once with
+// the records, which publishes them, retries included, and returns where
+// they landed. It sees every publish of a client:
 // sends, requests, replies, acks and dead letters. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's publishes.
 type SendInterceptor interface {
 	Middleware
-	InterceptSend(ctx context.Context, s *Send, next func(context.Context) error) error
+	InterceptSend(ctx context.Context, topic string, records []Outgoing, next func(context.Context, []Outgoing) ([]Position, error)) ([]Position, error)
 }
 
 // RequestInterceptor wraps a request/reply call of a Client (Client.Request
 // and Call, from a handler too): the publish of the command and the wait
-// for its answer. next returns what Request returns. A Middleware in
+// for its answer. msg is the request's Out with its Topic resolved (a copy:
+// changing it changes nothing sent); next returns what Request returns. A Middleware in
 // ClientConfig.Middleware that implements it wraps the client's requests;
 // the publish inside still passes the SendInterceptors.
 type RequestInterceptor interface {
 	Middleware
-	InterceptRequest(ctx context.Context, r *RequestCall, next func(context.Context) (*Message, error)) (*Message, error)
+	InterceptRequest(ctx context.Context, msg *Out, next func(context.Context) (*Message, error)) (*Message, error)
 }
 
 // beforeHandleError is a BeforeHandle refusal travelling out of the attempt

@@ -43,7 +43,7 @@ const (
 	DropReplay    DropGate = "replay"    // its signed record id was seen
 )
 
-// Delivery is one record as a RecordObserver sees it: the fields above the
+// Delivery is one record as a ConsumerObserver sees it: the fields above the
 // line are set before next runs, the rest once it returned.
 type Delivery struct {
 	Topic, Group, Agent string
@@ -112,7 +112,7 @@ func (d *Delivery) finish(o outcome, err error) {
 // attempt runs, the record observers, and what observers sample.
 type consumerHooks struct {
 	chain     func(*Ctx) error
-	observers []RecordObserver
+	observers []ConsumerObserver
 	bound     atomic.Pointer[queueBound] // the queue bound of the running scheduler, if it has one
 
 	mu      sync.Mutex
@@ -133,14 +133,12 @@ func (c *Consumer) installHooks() {
 	mws := c.middleware()
 	c.hooks.chain = attemptChain(mws, answeringFailf(c.cfg.Handler.Handle))
 	for _, mw := range mws {
-		if o, ok := mw.(RecordObserver); ok {
+		if o, ok := mw.(ConsumerObserver); ok {
 			c.hooks.observers = append(c.hooks.observers, o)
 		}
 	}
-	for _, mw := range mws {
-		if o, ok := mw.(ConsumerObserver); ok {
-			o.ObserveConsumer(c)
-		}
+	for _, o := range c.hooks.observers {
+		o.ObserveConsumer(c)
 	}
 }
 
@@ -207,7 +205,7 @@ func (c *Consumer) Queued() (records, bytes int64) {
 }
 
 // Lag returns, per partition this consumer has finished records of (while
-// a RecordObserver watches it), how many records the partition holds past
+// a ConsumerObserver watches it), how many records the partition holds past
 // the last one it finished: the consumer lag.
 func (c *Consumer) Lag(ctx context.Context) (map[uint32]uint64, error) {
 	c.hooks.mu.Lock()

@@ -5,16 +5,6 @@ import (
 	"slices"
 )
 
-// Send is one publish as a SendInterceptor sees it.
-type Send struct {
-	Topic string
-	// Records are about to be published; an interceptor may replace their
-	// Headers (copy before appending: the slices are the caller's).
-	Records []Outgoing
-	// Positions are where the records landed, once next returned nil.
-	Positions []Position
-}
-
 // sendInterceptors adds the middleware that intercept sends to list.
 func sendInterceptors(list []SendInterceptor, mws []Middleware) []SendInterceptor {
 	list = slices.Clone(list)
@@ -28,26 +18,22 @@ func sendInterceptors(list []SendInterceptor, mws []Middleware) []SendIntercepto
 
 // intercepted publishes records through the send interceptors.
 func (p *producer) intercepted(ctx context.Context, topic string, records []Outgoing) ([]Position, error) {
-	s := &Send{Topic: topic, Records: slices.Clone(records)}
-	next := func(ctx context.Context) error {
-		pos, err := p.publish(ctx, topic, s.Records)
-		s.Positions = pos
-		return err
+	next := func(ctx context.Context, records []Outgoing) ([]Position, error) {
+		return p.publish(ctx, topic, records)
 	}
 	for i := len(p.opts.interceptors) - 1; i >= 0; i-- {
 		si, inner := p.opts.interceptors[i], next
-		next = func(ctx context.Context) error { return si.InterceptSend(ctx, s, inner) }
+		next = func(ctx context.Context, records []Outgoing) ([]Position, error) {
+			return si.InterceptSend(ctx, topic, records, inner)
+		}
 	}
-	if err := next(ctx); err != nil {
+	// A copy of the slice, so an interceptor may replace a record's Headers
+	// without touching the caller's records.
+	pos, err := next(ctx, slices.Clone(records))
+	if err != nil {
 		return nil, err
 	}
-	return s.Positions, nil
-}
-
-// RequestCall is one request as a RequestInterceptor sees it.
-type RequestCall struct {
-	Topic string // where the command goes
-	Out   Out
+	return pos, nil
 }
 
 // requestInterceptors returns the client middleware that wraps requests.
@@ -62,11 +48,14 @@ func (c *Client) requestInterceptors() []RequestInterceptor {
 }
 
 func (c *Client) interceptedRequest(ctx context.Context, ris []RequestInterceptor, msg Out, opts []Option) (*Message, error) {
-	call := &RequestCall{Topic: msg.topic(), Out: msg}
+	// The interceptors see a copy with its topic resolved, so they read
+	// where the command goes without knowing the kinds' defaults.
+	seen := msg
+	seen.Topic = msg.topic()
 	next := func(ctx context.Context) (*Message, error) { return c.awaitReply(ctx, msg, opts) }
 	for i := len(ris) - 1; i >= 0; i-- {
 		ri, inner := ris[i], next
-		next = func(ctx context.Context) (*Message, error) { return ri.InterceptRequest(ctx, call, inner) }
+		next = func(ctx context.Context) (*Message, error) { return ri.InterceptRequest(ctx, &seen, inner) }
 	}
 	return next(ctx)
 }

@@ -97,18 +97,18 @@ func (h helpdeskDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleReply(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, HelpdeskAgentID)
+	return c.RejectUnknownOperation(HelpdeskAgentID)
 }
 
 // handleClassify handles operation "classify" with Helpdesk.Classify.
 func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
 	if err := m.DecodeInput(HelpdeskOpClassify, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Classify(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {
@@ -121,11 +121,11 @@ func (h helpdeskDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) e
 func (h helpdeskDispatcher) handleReply(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
 	if err := m.DecodeInput(HelpdeskOpReply, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := runtime.OpenTypedStream[string](c, wire.ContentJSON)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	return out.Finish(h.impl.Reply(c, in, out))
 }

@@ -91,14 +91,14 @@ func (h historianDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleAsk(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, HistorianAgentID)
+	return c.RejectUnknownOperation(HistorianAgentID)
 }
 
 // handleAsk handles operation "ask" with Historian.Ask.
 func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error {
 	var in Question
 	if err := m.DecodeInput(HistorianOpAsk, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	history, err := conversation.AssembleFor(c, conversation.Options{Policy: conversation.LastN(50)})
 	if err != nil {
@@ -106,7 +106,7 @@ func (h historianDispatcher) handleAsk(c *runtime.Ctx, m *runtime.Message) error
 	}
 	out, err := h.impl.Ask(c, in, history)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {

@@ -91,14 +91,14 @@ func (h payerDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleWireFunds(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, PayerAgentID)
+	return c.RejectUnknownOperation(PayerAgentID)
 }
 
 // handleWireFunds handles operation "wire-funds" with Payer.WireFunds.
 func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) error {
 	var in Transfer
 	if err := m.DecodeInput(PayerOpWireFunds, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	c = c.WithClaims(effect.Claims{
 		DataClassification: "pii",
@@ -106,7 +106,7 @@ func (h payerDispatcher) handleWireFunds(c *runtime.Ctx, m *runtime.Message) err
 	})
 	out, err := h.impl.WireFunds(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {

@@ -91,18 +91,18 @@ func (h writerDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleDraft(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, WriterAgentID)
+	return c.RejectUnknownOperation(WriterAgentID)
 }
 
 // handleDraft handles operation "draft" with Writer.Draft.
 func (h writerDispatcher) handleDraft(c *runtime.Ctx, m *runtime.Message) error {
 	var in Prompt
 	if err := m.DecodeInput(WriterOpDraft, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := runtime.OpenTypedStream[Token](c, wire.ContentJSON)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	return out.Finish(h.impl.Draft(c, in, out))
 }

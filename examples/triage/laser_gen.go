@@ -117,7 +117,7 @@ func (h intakeDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleSubmit(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, IntakeAgentID)
+	return c.RejectUnknownOperation(IntakeAgentID)
 }
 
 // handleSubmit handles operation "submit" with Intake.Submit.
@@ -259,18 +259,18 @@ func (h classifierDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleClassify(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, ClassifierAgentID)
+	return c.RejectUnknownOperation(ClassifierAgentID)
 }
 
 // handleClassify handles operation "classify" with Classifier.Classify.
 func (h classifierDispatcher) handleClassify(c *runtime.Ctx, m *runtime.Message) error {
 	var in Ticket
 	if err := m.DecodeInput(ClassifierOpClassify, &in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Classify(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {
@@ -408,7 +408,7 @@ func (h resolverDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleResolve(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, ResolverAgentID)
+	return c.RejectUnknownOperation(ResolverAgentID)
 }
 
 // handleResolve handles operation "resolve" with Resolver.Resolve.
@@ -543,7 +543,7 @@ func (h auditorDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleTicketTriaged(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, AuditorAgentID)
+	return c.RejectUnknownOperation(AuditorAgentID)
 }
 
 // handleTicketTriaged handles event "ticket_triaged" with

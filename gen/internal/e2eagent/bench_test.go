@@ -48,7 +48,7 @@ func (r *reflectRouter) Handle(c *runtime.Ctx) error {
 	m := c.Message()
 	meth, ok := r.methods[m.Operation()]
 	if !ok {
-		return runtime.RejectUnknownOperation(c, "billing")
+		return c.RejectUnknownOperation("billing")
 	}
 	inType := meth.Type.In(2)
 	var arg reflect.Value

@@ -149,18 +149,18 @@ func (h billingDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleCardExpired(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, BillingAgentID)
+	return c.RejectUnknownOperation(BillingAgentID)
 }
 
 // handleCharge handles operation "charge" with Billing.Charge.
 func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) error {
 	var in ChargeCard
 	if err := m.DecodeInput(BillingOpCharge, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Charge(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 	if err != nil {
@@ -173,11 +173,11 @@ func (h billingDispatcher) handleCharge(c *runtime.Ctx, m *runtime.Message) erro
 func (h billingDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	in := new(QuoteRequest)
 	if err := m.DecodeInput(BillingOpQuote, in, wire.ContentJSON); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Quote(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentJSON)
 	if err != nil {
@@ -548,18 +548,18 @@ func (h echoDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleHeard(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, EchoAgentID)
+	return c.RejectUnknownOperation(EchoAgentID)
 }
 
 // handleShout handles operation "shout" with Echo.Shout.
 func (h echoDispatcher) handleShout(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
 	if err := m.DecodeInput(EchoOpShout, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Shout(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 	if err != nil {
@@ -733,18 +733,18 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleCount(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, DeskAgentID)
+	return c.RejectUnknownOperation(DeskAgentID)
 }
 
 // handleReverse handles operation "reverse" with Desk.Reverse.
 func (h deskDispatcher) handleReverse(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
 	if err := m.DecodeInput(DeskOpReverse, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Reverse(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 	if err != nil {
@@ -757,11 +757,11 @@ func (h deskDispatcher) handleReverse(c *runtime.Ctx, m *runtime.Message) error 
 func (h deskDispatcher) handleCount(c *runtime.Ctx, m *runtime.Message) error {
 	var in Text
 	if err := m.DecodeInput(DeskOpCount, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Count(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 	if err != nil {

@@ -285,7 +285,7 @@ func (e *emitter) agent(a *Agent) {
 				)
 			}
 		}),
-		jen.Return(rt("RejectUnknownOperation").Call(jen.Id("c"), id)),
+		jen.Return(jen.Id("c").Dot("RejectUnknownOperation").Call(id)),
 	)
 	for _, op := range a.Ops {
 		f.Line()
@@ -347,7 +347,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	// gets a remote *Error now instead of waiting for its timeout.
 	decodeFailed := jen.Return(jen.Err())
 	if op.Kind == OpRequest || op.Kind == OpStream {
-		decodeFailed = jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))
+		decodeFailed = jen.Return(jen.Id("c").Dot("FailRequest").Call(jen.Err()))
 	}
 	body := []jen.Code{
 		decl,
@@ -372,7 +372,7 @@ func (e *emitter) opFunc(a *Agent, dispatcher string, op *Operation) {
 	case OpRequest:
 		body = append(body,
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(call),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("c").Dot("FailRequest").Call(jen.Err()))),
 			jen.List(jen.Id("body"), jen.Err()).Op(":=").Add(rt("EncodeBody")).Call(jen.Id("out"), ctCode(op.CT)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("Reject").Call(jen.Err()))),
 			jen.Return(jen.Id("c").Dot("Respond").Call(jen.Id("body"), rt("WithContentType").Call(ctCode(op.CT)))),

@@ -101,7 +101,7 @@ func (e *emitter) streamBody(op *Operation, args []jen.Code) []jen.Code {
 	args = append(args, jen.Id("out"))
 	return []jen.Code{
 		jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(rt("OpenTypedStream")).Types(e.typ(op.Out)).Call(jen.Id("c"), ctCode(op.CT)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(rt("FailRequest").Call(jen.Id("c"), jen.Err()))),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("c").Dot("FailRequest").Call(jen.Err()))),
 		jen.Return(jen.Id("out").Dot("Finish").Call(jen.Id("h").Dot("impl").Dot(op.Method).Call(args...))),
 	}
 }

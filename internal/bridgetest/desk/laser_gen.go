@@ -107,18 +107,18 @@ func (h deskDispatcher) Handle(c *runtime.Ctx) error {
 			return h.handleRestocked(c, m)
 		}
 	}
-	return runtime.RejectUnknownOperation(c, DeskAgentID)
+	return c.RejectUnknownOperation(DeskAgentID)
 }
 
 // handleQuote handles operation "quote" with Desk.Quote.
 func (h deskDispatcher) handleQuote(c *runtime.Ctx, m *runtime.Message) error {
 	var in QuoteRequest
 	if err := m.DecodeInput(DeskOpQuote, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := h.impl.Quote(c, in)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	body, err := runtime.EncodeBody(out, wire.ContentCBOR)
 	if err != nil {
@@ -149,11 +149,11 @@ func (h deskDispatcher) handleRestocked(c *runtime.Ctx, m *runtime.Message) erro
 func (h deskDispatcher) handleSpell(c *runtime.Ctx, m *runtime.Message) error {
 	var in Word
 	if err := m.DecodeInput(DeskOpSpell, &in, wire.ContentCBOR); err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	out, err := runtime.OpenTypedStream[Letter](c, wire.ContentCBOR)
 	if err != nil {
-		return runtime.FailRequest(c, err)
+		return c.FailRequest(err)
 	}
 	return out.Finish(h.impl.Spell(c, in, out))
 }
