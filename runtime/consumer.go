@@ -41,16 +41,16 @@ type Verifier interface {
 // Concurrency says how the consumer schedules messages: Serial,
 // PerPartition(n) or PerConversation(n).
 type Concurrency struct {
-	// Lanes is the most partitions handled concurrently, each in order on
-	// its own lane; records of partitions beyond the cap are handled inline
-	// by the poller. Zero means Serial: one message at a time overall.
+	// Lanes is the most partitions handled concurrently, each in order;
+	// records of further partitions wait for one of them to be free. Zero
+	// means Serial: one message at a time overall.
 	Lanes int
 	// Handlers is the most handlers PerConversation runs at once, each
 	// conversation (or OrderedBy key) in order; it excludes Lanes.
 	Handlers int
-	// orderBy, for PerConversation, orders records by a key instead of by
+	// key, for PerConversation, orders records by another key than the
 	// conversation (see OrderedBy); a pointer keeps Concurrency comparable.
-	orderBy *orderKeyFunc
+	key *scheduleKey
 }
 
 // PerPartition runs up to lanes partitions concurrently, each strictly in order.
@@ -331,13 +331,7 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 	s := &session{c: c, sub: sub, stop: stop}
 	s.workCtx, s.cancelWork = context.WithCancel(ctx)
 	defer s.cancelWork()
-	if c.cfg.Concurrency.Handlers > 0 {
-		return s.runKeyed(ctx)
-	}
-	if c.cfg.Concurrency.Lanes > 0 {
-		return s.runLanes(ctx)
-	}
-	return s.runSerial(ctx)
+	return s.schedule(ctx)
 }
 
 // outcome is what the pipeline did with a message; all of them let the

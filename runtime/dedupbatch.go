@@ -56,13 +56,13 @@ func (s *session) newClaimSet(k *commitBehind) *claimSet {
 // decodeAll decodes every record of batch into out (reused), taking the
 // prefetcher's decoding where it did it, so the keys can be claimed before
 // the first record is handled.
-func decodeAll(c *Consumer, slab *messageSlab, batch []Incoming, pre []decodedRecord, out []decodedRecord) []decodedRecord {
+func decodeAll(c *Consumer, slab *messageSlab, batch []*Incoming, pre []decodedRecord, out []decodedRecord) []decodedRecord {
 	if pre != nil {
 		return pre
 	}
 	out = out[:0]
-	for i := range batch {
-		out = append(out, c.decode(slab, &batch[i]))
+	for _, rec := range batch {
+		out = append(out, c.decode(slab, rec))
 	}
 	return out
 }

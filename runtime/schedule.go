@@ -6,18 +6,13 @@ import (
 	"sync"
 )
 
-// The pieces every scheduler is made of: the queue bound, the first
-// failure, the intake loop that feeds the queues, the record loop that
-// handles a run of records in order, and the drain at the end. Serial runs
-// one record loop on the poller's goroutine; PerPartition(n) one per
-// partition (its lanes) and one for partitions over the cap (inline on the
-// intake); PerConversation(n) feeds its key queues from the intake and
-// runs each record on a worker (see perconversation.go).
+// The pieces the scheduler (scheduler.go) is made of: the queue bound, the
+// first failure, the intake loop that feeds the key queues, the record loop
+// each worker handles a turn of records with, and the drain at the end.
 
-// queueBound bounds the records a scheduler holds in memory, queued or
+// queueBound bounds the records the scheduler holds in memory, queued or
 // running, and their bytes, across all of its queues (MaxQueuedRecords,
-// MaxQueuedBytes); lanes and PerConversation take the same one, and
-// Consumer.Queued reads it.
+// MaxQueuedBytes); Consumer.Queued reads it.
 type queueBound struct {
 	records, bytes *weighted
 	maxRecords     int
@@ -125,7 +120,7 @@ func (f *failState) failure() error {
 // reached while it waited for room).
 var errIntakeStopped = errors.New("intake stopped")
 
-// intake is the intake loop of the lanes and of PerConversation: it hands
+// intake is the scheduler's intake loop: it hands
 // each polled batch (decoded ahead when decode is set and the loop was
 // busy) to take, until the consumer stops (nil), a poll fails, the
 // scheduler failed (fs), a commit failed, or take fails (errIntakeStopped:
@@ -156,8 +151,8 @@ func (s *session) intake(decode bool, fs *failState, k *commitBehind, take func(
 	}
 }
 
-// recordLoop handles runs of records in log order on one goroutine: the
-// Serial loop, each lane and the lanes' overflow have one each. It owns the
+// recordLoop handles runs of records in log order on one goroutine: each
+// of the scheduler's workers has one. It owns the
 // messages its records decode into and, under a BatchDeduplicator, the
 // claims of the run at hand.
 type recordLoop struct {
@@ -168,9 +163,10 @@ type recordLoop struct {
 	decoded []decodedRecord
 }
 
-// newRecordLoop returns a record loop of s.
-func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
-	l := &recordLoop{c: s.c, ctx: s.workCtx, cs: s.newClaimSet(k)}
+// newRecordLoop returns a record loop of s whose records run under ctx, a
+// context of the work context.
+func (s *session) newRecordLoop(ctx context.Context, k *commitBehind) *recordLoop {
+	l := &recordLoop{c: s.c, ctx: ctx, cs: s.newClaimSet(k)}
 	if l.cs != nil {
 		l.ctx = withClaims(l.ctx, l.cs)
 	}
@@ -186,7 +182,7 @@ func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
 //
 // Without claims to make, a record is decoded only as its turn comes, so a
 // run waiting behind a slow handler holds its records, not their messages.
-func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
+func (l *recordLoop) run(recs []*Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
 	l.slab.reset(len(recs))
 	decoded := pre
 	if decoded == nil && l.cs != nil {
@@ -211,9 +207,9 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 		if decoded != nil {
 			dec = decoded[i]
 		} else {
-			dec = l.c.decode(&l.slab, &recs[i])
+			dec = l.c.decode(&l.slab, recs[i])
 		}
-		_, err := l.c.process(l.ctx, &recs[i], dec)
+		_, err := l.c.process(l.ctx, recs[i], dec)
 		if !after(i, err) || err != nil {
 			return i + 1, err
 		}
@@ -224,8 +220,7 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 // drain waits for the handlers to end (wait) and commits what was handled,
 // even after a failure; a graceful stop is bounded by the supervisor's
 // grace, and a failure (loopErr) gets the same bound here, after which
-// handlers are cancelled and what is left stays uncommitted. The lanes and
-// the PerConversation scheduler end this way.
+// handlers are cancelled and what is left stays uncommitted.
 func (s *session) drain(loopErr error, wait func(), k *commitBehind, failure func() error) error {
 	if loopErr != nil {
 		drained := make(chan struct{})

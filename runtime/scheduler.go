@@ -5,59 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
-	goruntime "runtime"
-
-	"github.com/lasergo/laser/wire"
-)
-
-// PerConversation runs up to n handlers at once, on one partition or many:
-// the records of one conversation are handled strictly one at a time in
-// log order, records of different conversations in parallel. Records
-// without a conversation, and records that do not decode, are ordered by
-// their partition instead (one at a time per partition, as PerPartition).
-// Offsets are committed per partition up to the newest record below which
-// every record was handled, skipped or parked. It suits handlers that wait
-// on I/O (a model, an API): throughput grows with n instead of with the
-// partition count. See docs/concurrency.md.
-func PerConversation(n int) Concurrency { return Concurrency{Handlers: max(n, 1)} }
-
-// OrderedBy returns c ordering records by key instead of by conversation:
-// records with the same key are handled one at a time in log order (per
-// entity: an order id, a user). key runs for every decoded record, before
-// any gate, on the intake goroutine and again on a worker reading a hot
-// key's backlog back from the log, so it must be fast, safe for concurrent
-// use, and must not keep m; an empty key (or a panic) orders the record by
-// its partition. Only PerConversation honours it.
-func (c Concurrency) OrderedBy(key func(m *Message) string) Concurrency {
-	c.orderBy = &orderKeyFunc{key: key}
-	return c
-}
-
-// orderKeyFunc holds the key function of OrderedBy.
-type orderKeyFunc struct{ key func(*Message) string }
-
-// orderKey returns OrderedBy's key function, or nil.
-func (c Concurrency) orderKey() func(*Message) string {
-	if c.orderBy == nil {
-		return nil
-	}
-	return c.orderBy.key
-}
-
-// String names the mode: "serial", "lanes=4", "perconversation=256".
-func (c Concurrency) String() string {
-	switch {
-	case c.Handlers > 0:
-		return "perconversation=" + strconv.Itoa(c.Handlers)
-	case c.Lanes > 0:
-		return "lanes=" + strconv.Itoa(c.Lanes)
-	}
-	return "serial"
-}
+	goruntime "runtime")
 
 const (
 	// keyShareDivisor bounds the queue share of one key: at most
@@ -80,20 +31,16 @@ const (
 	stallWait   = time.Millisecond
 )
 
-// orderKey is the unit of order of a record: a conversation, a key of
-// Concurrency.OrderKey, or (neither) its partition.
-type orderKey struct {
-	conv      wire.ID
-	name      string
-	partition uint32
-	byName    bool
-}
-
 // keyJob is one record waiting for, or being handled by, its key's worker.
 type keyJob struct {
-	rec Incoming
+	// rec points into the polled batch (or what a reread returned): the
+	// pipeline and observers keep pointers to it.
+	rec *Incoming
 	decodedRecord
-	size int64
+	// decoded is set once decodedRecord holds rec decoded (intake decodes
+	// only for a key that reads the message; a worker decodes the rest).
+	decoded bool
+	size    int64
 	mark markTicket
 	// deferred is set for a record beyond its key's share on a partition
 	// other than its backlog's: only its position is kept, and it is read
@@ -114,7 +61,7 @@ type keyBacklog struct {
 	at  uint64     // the next offset to look at
 	buf []Incoming // records read ahead, from at on
 	// ahead is set while buf holds a read batch counted in
-	// keyedSet.aheads.
+	// scheduler.aheads.
 	ahead bool
 }
 
@@ -154,21 +101,23 @@ func (q *keyQueue) pop() keyJob {
 	return j
 }
 
-// keyWorker is a goroutine that handles keys, one record at a time.
+// keyWorker is a goroutine that handles keys, one turn of a key at a time.
 type keyWorker struct {
-	ks   *keyedSet
+	sc   *scheduler
 	next chan *keyQueue // a key handed to this idle worker, with its slot
 }
 
-// keyedSet is the PerConversation scheduler: the intake loop queues each
-// record behind its key, and at most n workers at a time (those holding a
-// slot) handle one record of a key each. A worker that finished a record
-// moves its key to the back of the ready list when more records wait, so
-// keys take turns. All of it is guarded by mu.
-type keyedSet struct {
+// scheduler is the consumer's one scheduler, whatever its Concurrency:
+// the intake loop queues each record behind its key (scheduleKey), and at
+// most n workers at a time (those holding a slot) handle one turn of a key
+// each: its next record, or (a key with turn 0, the partition) all it has
+// queued. A worker that finished a turn moves its key to the back of the
+// ready list when more records wait, so keys take turns. All of it is
+// guarded by mu.
+type scheduler struct {
 	s      *session
 	n      int
-	custom func(*Message) string
+	key    *scheduleKey
 	bound  *queueBound
 	fs     *failState
 	share  int   // records one key may hold
@@ -206,16 +155,16 @@ type keyedSet struct {
 	aheads int
 }
 
-// runKeyed runs the PerConversation scheduler until stopped. A graceful
-// stop stops intake and finishes the records already started (queued ones
-// stay uncommitted for the partition's next owner); the watermark is
-// committed at the end, even after a failure.
-func (s *session) runKeyed(ctx context.Context) error {
+// schedule runs the consumer's scheduler until stopped. A graceful stop
+// stops intake and finishes the records already started (queued ones stay
+// uncommitted for the partition's next owner); the watermark is committed
+// at the end, even after a failure.
+func (s *session) schedule(ctx context.Context) error {
 	cfg := s.c.cfg
-	ks := &keyedSet{
+	sc := &scheduler{
 		s:       s,
-		n:       cfg.Concurrency.Handlers,
-		custom:  cfg.Concurrency.orderKey(),
+		n:       cfg.Concurrency.handlers(),
+		key:     cfg.Concurrency.scheduleKey(),
 		bound:   newQueueBound(cfg),
 		fs:      newFailState(),
 		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
@@ -228,120 +177,118 @@ func (s *session) runKeyed(ctx context.Context) error {
 		fastCap: goruntime.GOMAXPROCS(0),
 		quit:    make(chan struct{}),
 	}
-	s.flushHandled = ks.k.flush
-	s.c.hooks.bound.Store(ks.bound)
+	s.flushHandled = sc.k.flush
+	s.c.hooks.bound.Store(sc.bound)
 	return s.supervise(ctx, func() error {
-		loopErr := s.intake(true, ks.fs, ks.k, ks.take)
-		ks.close()
+		loopErr := s.intake(sc.key.message, sc.fs, sc.k, sc.take)
+		sc.close()
 		return s.drain(loopErr, func() {
-			ks.wg.Wait()
-			ks.settleBacklogs(s.workCtx)
-		}, ks.k, ks.fs.failure)
+			sc.wg.Wait()
+			sc.settleBacklogs(s.workCtx)
+		}, sc.k, sc.fs.failure)
 	})
 }
 
-// take queues a polled batch: it decodes each record (the prefetcher does
-// it ahead while intake is busy), finds its key and queues it; it fails
-// once a record failed, and stops the intake once the consumer stops.
-func (ks *keyedSet) take(next polled) error {
-	ks.slab.reset(len(next.batch))
-	defer ks.slab.reset(0)
+// take queues a polled batch: it finds each record's key (decoding the
+// record first only when the key reads the message; the prefetcher does
+// it ahead while intake is busy) and queues it; it fails once a record
+// failed, and stops the intake once the consumer stops.
+func (sc *scheduler) take(next polled) error {
+	if sc.key.message {
+		sc.slab.reset(len(next.batch))
+		defer sc.slab.reset(0)
+	}
 	for i := range next.batch {
-		j := keyJob{rec: next.batch[i]}
-		if next.decoded != nil {
-			j.decodedRecord = next.decoded[i]
-		} else {
-			j.decodedRecord = ks.s.c.decode(&ks.slab, &j.rec)
+		j := keyJob{rec: &next.batch[i]}
+		if sc.key.message {
+			if next.decoded != nil {
+				j.decodedRecord = next.decoded[i]
+			} else {
+				j.decodedRecord = sc.s.c.decode(&sc.slab, j.rec)
+			}
+			j.decoded = true
 		}
-		if !ks.admit(&j) {
-			if err := ks.fs.failure(); err != nil {
+		if !sc.admit(&j) {
+			if err := sc.fs.failure(); err != nil {
 				return err
 			}
 			return errIntakeStopped
 		}
 	}
-	ks.wakeWorkers()
+	sc.wakeWorkers()
 	return nil
 }
 
-// keyOf returns the unit of order of j.
-func (ks *keyedSet) keyOf(j *keyJob) orderKey {
-	if j.m != nil {
-		if ks.custom != nil {
-			if name := ks.customKey(j.m); name != "" {
-				return orderKey{name: name, byName: true}
-			}
-		} else if c := j.m.Provenance.Conversation; !c.IsZero() {
-			return orderKey{conv: c}
-		}
-	}
-	return orderKey{partition: j.rec.Partition}
-}
-
-// customKey runs the user's key function; a panic orders the record by its
-// partition rather than crash the consumer.
-func (ks *keyedSet) customKey(m *Message) (name string) {
+// keyOf returns the unit of order of j; a key function that panics orders
+// the record by its partition rather than crash the consumer.
+func (sc *scheduler) keyOf(j *keyJob) (key orderKey) {
 	defer func() {
 		if r := recover(); r != nil {
-			ks.s.c.log.Error("OrderKey panicked; ordering the record by its partition", "source", m.Position.String(), "panic", r)
-			name = ""
+			sc.s.c.log.Error("the order key panicked; ordering the record by its partition", "source", j.rec.Position.String(), "panic", r)
+			key = orderKey{partition: j.rec.Partition}
 		}
 	}()
-	return ks.custom(m)
+	return sc.key.of(j.rec, j.m)
+}
+
+// overShare reports whether q holds its key's share already, so a record
+// of size bytes goes to the log instead of the queue; mu held.
+func (sc *scheduler) overShare(q *keyQueue, size int64) bool {
+	return sc.key.fair && q != nil && (q.held >= sc.share || q.bytes > 0 && q.bytes+size > sc.shareB)
 }
 
 // admit queues j behind its key, waiting for room in the global bound and
 // in its partition's span; false once the consumer is stopping or failed.
 // A record beyond its key's share is deferred instead: kept by position,
 // charging nothing.
-func (ks *keyedSet) admit(j *keyJob) bool {
-	s := ks.s
-	key := ks.keyOf(j)
-	j.size = ks.bound.size(&j.rec)
-	ks.mu.Lock()
-	if ks.skipped(key, j) {
-		ks.mu.Unlock()
+func (sc *scheduler) admit(j *keyJob) bool {
+	s := sc.s
+	key := sc.keyOf(j)
+	j.size = sc.bound.size(j.rec)
+	sc.mu.Lock()
+	if sc.skipped(key, j) {
+		sc.mu.Unlock()
 		return true
 	}
 	var q *keyQueue
 	for {
-		if ks.closing {
-			ks.mu.Unlock()
+		if sc.closing {
+			sc.mu.Unlock()
 			return false
 		}
-		q = ks.keys[key]
-		deferred := q != nil && (q.held >= ks.share || q.bytes > 0 && q.bytes+j.size > ks.shareB)
-		if ks.wm.span(j.rec.Partition) < ks.span && (deferred || ks.bound.tryTake(j.size)) {
+		q = sc.keys[key]
+		deferred := sc.overShare(q, j.size)
+		if sc.wm.span(j.rec.Partition) < sc.span && (deferred || sc.bound.tryTake(j.size)) {
 			if deferred {
-				*j = keyJob{rec: Incoming{Position: j.rec.Position}, deferred: true}
+				*j = keyJob{rec: &Incoming{Position: j.rec.Position}, deferred: true}
 			}
 			break
 		}
 		// The bound is full, or the partition's oldest unfinished record
 		// holds it: the ready keys must run, and intake waits for a
 		// record to finish.
-		if ks.wakeDue {
-			ks.wakeLocked()
+		if sc.wakeDue {
+			sc.wakeLocked()
 		}
-		if ks.progress == nil {
-			ks.progress = make(chan struct{})
+		if sc.progress == nil {
+			sc.progress = make(chan struct{})
 		}
-		progress := ks.progress
-		ks.mu.Unlock()
+		progress := sc.progress
+		sc.mu.Unlock()
 		select {
 		case <-progress:
-		case <-ks.fs.wake:
+		case <-sc.fs.wake:
 		case <-s.stop:
 		case <-s.workCtx.Done():
 		}
 		if s.stopping() || s.workCtx.Err() != nil {
 			return false
 		}
-		ks.mu.Lock()
+		sc.mu.Lock()
 	}
-	j.mark = ks.wm.take(j.rec.Position)
+	j.mark = sc.wm.take(j.rec.Position)
 	if q == nil {
-		q = ks.newQueue(key)
+		q = sc.newQueue(key)
 	}
 	q.jobs = append(q.jobs, *j)
 	if !j.deferred {
@@ -350,31 +297,31 @@ func (ks *keyedSet) admit(j *keyJob) bool {
 	}
 	if !q.scheduled {
 		q.scheduled = true
-		ks.dispatch(q)
+		sc.dispatch(q)
 	}
-	ks.mu.Unlock()
+	sc.mu.Unlock()
 	return true
 }
 
 // skipped reports whether intake leaves j to its key's backlog: the key
 // has a backlog on j's partition, or is over its share and starts one
 // there. Intake then moves on at once, whatever the key holds; mu held.
-func (ks *keyedSet) skipped(key orderKey, j *keyJob) bool {
-	q := ks.keys[key]
-	if q == nil || ks.closing || ks.wm.rewinds(j.rec.Position) {
+func (sc *scheduler) skipped(key orderKey, j *keyJob) bool {
+	q := sc.keys[key]
+	if q == nil || sc.closing || sc.wm.rewinds(j.rec.Position) {
 		return false
 	}
 	if b := q.backlog; b != nil {
-		if b.pin.pm != ks.wm.current(j.rec.Partition) {
+		if b.pin.pm != sc.wm.current(j.rec.Partition) {
 			return false // another partition's, or one read again since
 		}
-		ks.wm.see(j.rec.Position)
+		sc.wm.see(j.rec.Position)
 		return true
 	}
-	if q.held < ks.share && (q.bytes == 0 || q.bytes+j.size <= ks.shareB) {
+	if !sc.overShare(q, j.size) {
 		return false
 	}
-	pin := ks.wm.skip(j.rec.Position)
+	pin := sc.wm.skip(j.rec.Position)
 	q.backlog = &keyBacklog{pin: pin, at: j.rec.Offset}
 	return true
 }
@@ -382,25 +329,25 @@ func (ks *keyedSet) skipped(key orderKey, j *keyJob) bool {
 // recycle keeps an emptied queue for reuse, unless the free list holds
 // as many as there are slots or the queue grew long (a deferred backlog):
 // an idle consumer keeps little; mu held.
-func (ks *keyedSet) recycle(q *keyQueue) {
-	if len(ks.free) >= ks.n || cap(q.jobs) > 64 {
+func (sc *scheduler) recycle(q *keyQueue) {
+	if len(sc.free) >= sc.n || cap(q.jobs) > 64 {
 		return
 	}
 	*q = keyQueue{jobs: q.jobs[:0]}
-	ks.free = append(ks.free, q)
+	sc.free = append(sc.free, q)
 }
 
 // newQueue returns an empty queue for key, registered; mu held.
-func (ks *keyedSet) newQueue(key orderKey) *keyQueue {
+func (sc *scheduler) newQueue(key orderKey) *keyQueue {
 	var q *keyQueue
-	if n := len(ks.free); n > 0 {
-		q = ks.free[n-1]
-		ks.free = ks.free[:n-1]
+	if n := len(sc.free); n > 0 {
+		q = sc.free[n-1]
+		sc.free = sc.free[:n-1]
 	} else {
 		q = &keyQueue{}
 	}
 	q.key = key
-	ks.keys[key] = q
+	sc.keys[key] = q
 	return q
 }
 
@@ -411,45 +358,45 @@ func (ks *keyedSet) newQueue(key orderKey) *keyQueue {
 // While handlers are fast, a key waits in the ready list instead and the
 // intake wakes workers (at most GOMAXPROCS) once per batch or before it
 // waits: a wake per record would cost more than the handler.
-func (ks *keyedSet) dispatch(q *keyQueue) {
+func (sc *scheduler) dispatch(q *keyQueue) {
 	switch {
-	case ks.running >= ks.n || len(ks.returners) > 0:
-		ks.dispatchBack(q)
-	case ks.avg < fastHandler:
-		ks.dispatchBack(q)
-		ks.wakeDue = true
+	case sc.running >= sc.n || len(sc.returners) > 0:
+		sc.dispatchBack(q)
+	case sc.avg < fastHandler:
+		sc.dispatchBack(q)
+		sc.wakeDue = true
 	default:
-		ks.running++
-		ks.startOn(q)
+		sc.running++
+		sc.startOn(q)
 	}
 }
 
 // wakeLocked starts workers for ready keys: up to GOMAXPROCS of them while
 // handlers are fast (arming the stall watch when keys are left waiting),
 // else up to n. mu held.
-func (ks *keyedSet) wakeLocked() {
-	ks.wakeDue = false
-	limit := ks.n
-	if ks.avg < fastHandler {
-		limit = min(ks.n, ks.fastCap)
+func (sc *scheduler) wakeLocked() {
+	sc.wakeDue = false
+	limit := sc.n
+	if sc.avg < fastHandler {
+		limit = min(sc.n, sc.fastCap)
 	}
-	for ks.readyHead != nil && ks.running < limit && len(ks.returners) == 0 && !ks.closing {
-		ks.running++
-		ks.startOn(ks.popReady())
+	for sc.readyHead != nil && sc.running < limit && len(sc.returners) == 0 && !sc.closing {
+		sc.running++
+		sc.startOn(sc.popReady())
 	}
-	if ks.readyHead != nil && limit < ks.n {
-		ks.watchLocked()
+	if sc.readyHead != nil && limit < sc.n {
+		sc.watchLocked()
 	}
 }
 
 // wakeWorkers is wakeLocked for the intake, when a batch is queued or before it
 // waits for room.
-func (ks *keyedSet) wakeWorkers() {
-	ks.mu.Lock()
-	if ks.wakeDue {
-		ks.wakeLocked()
+func (sc *scheduler) wakeWorkers() {
+	sc.mu.Lock()
+	if sc.wakeDue {
+		sc.wakeLocked()
 	}
-	ks.mu.Unlock()
+	sc.mu.Unlock()
 }
 
 // watchLocked arms the stall watch: while handlers are fast, ready keys
@@ -457,112 +404,165 @@ func (ks *keyedSet) wakeWorkers() {
 // worker per key; should no record finish within stallWait (the handlers
 // turned slow, or are stuck) the watch starts workers for the ready keys
 // up to n. mu held.
-func (ks *keyedSet) watchLocked() {
-	if ks.watching || ks.closing {
+func (sc *scheduler) watchLocked() {
+	if sc.watching || sc.closing {
 		return
 	}
-	ks.watching = true
-	from := ks.finished
+	sc.watching = true
+	from := sc.finished
 	// Real time, like commit pacing: the watch changes how soon a key
 	// starts, never the order or the outcome of any record.
 	time.AfterFunc(stallWait, func() {
-		ks.mu.Lock()
-		defer ks.mu.Unlock()
-		ks.watching = false
-		if ks.closing || ks.readyHead == nil {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		sc.watching = false
+		if sc.closing || sc.readyHead == nil {
 			return
 		}
-		if ks.finished == from {
-			ks.avg = stallWait // slow for now: let keys start on slots of their own
-			for ks.readyHead != nil && ks.running < ks.n && len(ks.returners) == 0 {
-				ks.running++
-				ks.startOn(ks.popReady())
+		if sc.finished == from {
+			sc.avg = stallWait // slow for now: let keys start on slots of their own
+			for sc.readyHead != nil && sc.running < sc.n && len(sc.returners) == 0 {
+				sc.running++
+				sc.startOn(sc.popReady())
 			}
 			return
 		}
-		ks.watchLocked()
+		sc.watchLocked()
 	})
 }
 
 // startOn gives q and a slot to an idle worker or a new one; mu held.
-func (ks *keyedSet) startOn(q *keyQueue) {
-	if n := len(ks.idle); n > 0 {
-		w := ks.idle[n-1]
-		ks.idle = ks.idle[:n-1]
+func (sc *scheduler) startOn(q *keyQueue) {
+	if n := len(sc.idle); n > 0 {
+		w := sc.idle[n-1]
+		sc.idle = sc.idle[:n-1]
 		w.next <- q
 		return
 	}
-	ks.wg.Add(1)
-	go ks.work(q)
+	sc.wg.Add(1)
+	go sc.work(q)
 }
 
 // popReady takes the key at the front of the ready list; mu held.
-func (ks *keyedSet) popReady() *keyQueue {
-	q := ks.readyHead
+func (sc *scheduler) popReady() *keyQueue {
+	q := sc.readyHead
 	if q != nil {
-		ks.readyHead = q.next
-		if ks.readyHead == nil {
-			ks.readyTail = nil
+		sc.readyHead = q.next
+		if sc.readyHead == nil {
+			sc.readyTail = nil
 		}
 		q.next = nil
 	}
 	return q
 }
 
-// work is a worker: it handles the next record of its key, then takes the
-// next ready key, or waits idle until handed one.
-func (ks *keyedSet) work(q *keyQueue) {
-	defer ks.wg.Done()
-	w := &keyWorker{ks: ks, next: make(chan *keyQueue, 1)}
+// turn is what a worker takes of its key at once: the key's next queued
+// records, up to the key's turn and never past a deferred one (taken
+// alone), or none (its next record is in its backlog). A worker reuses
+// its turn: the pipeline keeps a pointer to each record, which would
+// otherwise move every record to the heap.
+type turn struct {
+	jobs []keyJob
+	recs []*Incoming
+	pre  []decodedRecord
+}
+
+// reset drops the turn's records, so an idle worker keeps no message alive.
+func (t *turn) reset() {
+	clear(t.jobs)
+	clear(t.recs)
+	clear(t.pre)
+	t.jobs, t.recs, t.pre = t.jobs[:0], t.recs[:0], t.pre[:0]
+}
+
+// work is a worker: it handles a turn of its key, then takes the next
+// ready key, or waits idle until handed one.
+func (sc *scheduler) work(q *keyQueue) {
+	defer sc.wg.Done()
+	w := &keyWorker{sc: sc, next: make(chan *keyQueue, 1)}
 	// The worker's context carries it, so a retry wait can lend its slot
 	// (see retryWait).
-	ctx := context.WithValue(ks.s.workCtx, keyWorkerKey{}, w)
-	if cs := ks.s.newClaimSet(ks.k); cs != nil {
-		// Workers claim key by key (a record may wait long in its queue, past
-		// a claim's lease); the keys are completed in batches.
-		ctx = withClaims(ctx, cs)
-	}
-	// One job per worker, reused: the pipeline keeps a pointer to its
-	// record, which would otherwise move every job to the heap.
-	j := new(keyJob)
+	loop := sc.s.newRecordLoop(context.WithValue(sc.s.workCtx, keyWorkerKey{}, w), sc.k)
+	t := new(turn)
 	for q != nil {
-		ks.mu.Lock()
+		sc.mu.Lock()
 		// After a graceful stop no record starts, though intake may not
 		// have noticed the stop yet.
-		if ks.closing || ks.s.stopping() {
-			ks.running--
-			ks.mu.Unlock()
+		if sc.closing || sc.s.stopping() {
+			sc.running--
+			sc.mu.Unlock()
 			return
 		}
-		fromBacklog := q.waiting() == 0
-		if !fromBacklog {
-			*j = q.pop()
-		}
-		ks.mu.Unlock()
-		var err error
-		began := time.Now()
-		if fromBacklog {
-			if err = ks.nextBacklogged(ctx, q, j); err == nil && !j.noop {
-				_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
-			}
-		} else if !j.deferred {
-			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
-		} else if err = ks.reread(ctx, j); err == nil && (j.m != nil || j.err != nil) {
-			_, err = ks.s.c.process(ctx, &j.rec, j.decodedRecord)
-		}
+		sc.popTurn(q, t)
+		sc.mu.Unlock()
+		sc.runTurn(loop, q, t)
+		t.reset()
 		var exit bool
-		q, exit = ks.finish(w, q, j, err, time.Since(began))
-		*j = keyJob{} // an idle worker keeps no message alive
-		if exit {
+		if q, exit = sc.next(w, q); exit {
 			return
 		}
 		if q == nil {
 			select {
 			case q = <-w.next:
-			case <-ks.quit:
+			case <-sc.quit:
 				return
 			}
 		}
+	}
+}
+
+// popTurn takes q's next turn of records into t; mu held.
+func (sc *scheduler) popTurn(q *keyQueue, t *turn) {
+	if q.waiting() == 0 {
+		return // the key's next record is in its backlog
+	}
+	t.jobs = append(t.jobs, q.pop())
+	if t.jobs[0].deferred {
+		return
+	}
+	for q.waiting() > 0 && (sc.key.turn == 0 || len(t.jobs) < sc.key.turn) && !q.jobs[q.head].deferred {
+		t.jobs = append(t.jobs, q.pop())
+	}
+}
+
+// runTurn handles the records of t in order through loop, finishing each
+// as it returns; a record of the key's backlog, or a deferred one, is read
+// from the log again first. The turn ends at the first failure, or when
+// the scheduler closes or the consumer stops: its records not started stay
+// unfinished, and uncommitted.
+func (sc *scheduler) runTurn(loop *recordLoop, q *keyQueue, t *turn) {
+	if len(t.jobs) == 0 {
+		t.jobs = append(t.jobs, keyJob{})
+		if err := sc.nextBacklogged(loop.ctx, q, &t.jobs[0]); err != nil || t.jobs[0].noop {
+			sc.finishRecord(q, &t.jobs[0], err, 0)
+			return
+		}
+	} else if j := &t.jobs[0]; j.deferred {
+		if err := sc.reread(loop.ctx, j); err != nil || j.m == nil && j.err == nil {
+			// Failed, or no longer in the log: finished unhandled.
+			sc.finishRecord(q, j, err, 0)
+			return
+		}
+	}
+	for i := range t.jobs {
+		t.recs = append(t.recs, t.jobs[i].rec)
+		if t.jobs[i].decoded {
+			t.pre = append(t.pre, t.jobs[i].decodedRecord)
+		}
+	}
+	pre := t.pre
+	if len(pre) != len(t.recs) {
+		pre = nil // decoded by the loop as each record's turn comes
+	}
+	began := time.Now()
+	n, _ := loop.run(t.recs, pre, func(i int, err error) bool {
+		now := time.Now()
+		closing := sc.finishRecord(q, &t.jobs[i], err, now.Sub(began))
+		began = now
+		return err == nil && !closing && !sc.s.stopping()
+	})
+	if n < len(t.jobs) {
+		sc.unstarted(q, t.jobs[n:])
 	}
 }
 
@@ -572,8 +572,8 @@ func (ks *keyedSet) work(q *keyQueue) {
 // could handle it. An answer with no record proves nothing: it is read
 // again after a wait, and at a stop it fails, leaving the record
 // uncommitted.
-func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
-	c := ks.s.c
+func (sc *scheduler) reread(ctx context.Context, j *keyJob) error {
+	c := sc.s.c
 	for {
 		recs, err := c.t.ReadRange(ctx, c.cfg.Topic, j.rec.Partition, j.rec.Offset, 1)
 		if err != nil {
@@ -584,14 +584,14 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 			return nil
 		}
 		if len(recs) > 0 && recs[0].Offset == j.rec.Offset {
-			j.rec = recs[0]
-			j.decodedRecord = c.decode(nil, &j.rec)
+			j.rec = &recs[0]
+			j.decodedRecord, j.decoded = c.decode(nil, j.rec), true
 			return nil
 		}
-		ks.mu.Lock()
-		closing := ks.closing
-		ks.mu.Unlock()
-		if closing || ks.s.stopping() {
+		sc.mu.Lock()
+		closing := sc.closing
+		sc.mu.Unlock()
+		if closing || sc.s.stopping() {
 			return fmt.Errorf("read deferred record %s again: %w", j.rec.Position.String(), errEmptyRead)
 		}
 		if err := c.retryWait(ctx, c.cfg.PollInterval); err != nil {
@@ -604,24 +604,24 @@ func (ks *keyedSet) reread(ctx context.Context, j *keyJob) error {
 // marks it a noop once the backlog caught up with intake and ended (or its
 // partition was handed back), or the scheduler closes (the pin then stays,
 // holding the mark below what the backlog did not handle).
-func (ks *keyedSet) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) error {
-	ks.mu.Lock()
-	closing := ks.closing
-	ks.mu.Unlock()
+func (sc *scheduler) nextBacklogged(ctx context.Context, q *keyQueue, j *keyJob) error {
+	sc.mu.Lock()
+	closing := sc.closing
+	sc.mu.Unlock()
 	for !closing {
-		rec, ok, err := ks.scanBacklog(ctx, q)
+		rec, ok, err := sc.scanBacklog(ctx, q)
 		if errors.Is(err, errEmptyRead) {
 			// Transient: wait, lending the slot, and read again.
-			if err := ks.s.c.retryWait(ctx, ks.s.c.cfg.PollInterval); err != nil {
+			if err := sc.s.c.retryWait(ctx, sc.s.c.cfg.PollInterval); err != nil {
 				return err
 			}
-			ks.mu.Lock()
-			closing = ks.closing || ks.s.stopping()
-			ks.mu.Unlock()
+			sc.mu.Lock()
+			closing = sc.closing || sc.s.stopping()
+			sc.mu.Unlock()
 			continue
 		}
 		if err != nil || ok {
-			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, backlogged: true}
+			*j = keyJob{rec: rec.rec, decodedRecord: rec.decodedRecord, decoded: rec.decoded, backlogged: true}
 			return err
 		}
 		break
@@ -642,8 +642,8 @@ var errEmptyRead = errors.New("the log answered no record")
 // backlog's next (first in buf, at or past b.at) until finish moved b.at
 // past it, so the pin holds below it and a record that failed is found
 // again by the next scan.
-func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
-	c := ks.s.c
+func (sc *scheduler) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, ok bool, err error) {
+	c := sc.s.c
 	b := q.backlog
 	for {
 		// The record returned last stays first in buf until finish moved
@@ -652,7 +652,7 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		for len(b.buf) > 0 && b.buf[0].Offset < b.at {
 			b.buf = b.buf[1:]
 		}
-		ks.mu.Lock()
+		sc.mu.Lock()
 		pm := b.pin.pm
 		// Checked on every record, not only once buf ran dry: after a
 		// rebalance the records read ahead are replayed from the stored
@@ -660,8 +660,8 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		// and run them twice; once a commit was refused because the
 		// partition moved to another member, they are that member's.
 		if pm.detached || pm.lost.Load() || (len(b.buf) == 0 && b.at > pm.last) {
-			ks.endBacklog(q)
-			ks.mu.Unlock()
+			sc.endBacklog(q)
+			sc.mu.Unlock()
 			return keyJob{}, false, nil
 		}
 		last := pm.last
@@ -669,18 +669,18 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 		if len(b.buf) == 0 {
 			if b.ahead {
 				b.ahead = false
-				ks.aheads--
+				sc.aheads--
 			}
 			if n > 1 {
-				if ks.aheads < ks.n {
+				if sc.aheads < sc.n {
 					b.ahead = true
-					ks.aheads++
+					sc.aheads++
 				} else {
 					n = 1
 				}
 			}
 		}
-		ks.mu.Unlock()
+		sc.mu.Unlock()
 		if len(b.buf) == 0 {
 			recs, err := c.t.ReadRange(ctx, c.cfg.Topic, pm.partition, b.at, n)
 			if err != nil {
@@ -697,7 +697,7 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 			if recs[0].Offset > last {
 				// Retention removed them meanwhile: no member can handle them.
 				c.log.Warn("a hot key's backlog is no longer in the log; skipping it", "partition", pm.partition, "from", b.at, "to", last)
-				ks.moveBacklog(b, last+1)
+				sc.moveBacklog(b, last+1)
 				continue
 			}
 			for i := range recs {
@@ -708,13 +708,15 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 			}
 			b.buf = recs
 		}
-		next = keyJob{rec: b.buf[0]}
-		next.decodedRecord = c.decode(nil, &next.rec)
-		if ks.keyOf(&next) == q.key {
+		next = keyJob{rec: &b.buf[0]}
+		if sc.key.message {
+			next.decodedRecord, next.decoded = c.decode(nil, next.rec), true
+		}
+		if sc.keyOf(&next) == q.key {
 			return next, true, nil
 		}
 		b.buf = b.buf[1:]
-		ks.moveBacklog(b, next.rec.Offset+1)
+		sc.moveBacklog(b, next.rec.Offset+1)
 	}
 }
 
@@ -723,130 +725,152 @@ func (ks *keyedSet) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob, 
 // graceful stop commits is not held below records that were handled
 // (those of other keys after the key's last handled record). Nothing is
 // handled; a read that fails leaves the pin where it is.
-func (ks *keyedSet) settleBacklogs(ctx context.Context) {
-	ks.mu.Lock()
+func (sc *scheduler) settleBacklogs(ctx context.Context) {
+	sc.mu.Lock()
 	var backlogged []*keyQueue
-	for _, q := range ks.keys {
+	for _, q := range sc.keys {
 		if q.backlog != nil {
 			backlogged = append(backlogged, q)
 		}
 	}
-	ks.mu.Unlock()
+	sc.mu.Unlock()
 	for _, q := range backlogged {
 		// A record found is unhandled: it stays first in buf and the pin
 		// stays at it.
-		_, _, err := ks.scanBacklog(ctx, q)
+		_, _, err := sc.scanBacklog(ctx, q)
 		if err != nil {
-			ks.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
+			sc.s.c.log.Debug("cannot settle a hot key's backlog at the stop; its handled records past the watermark are redelivered", "error", err)
 		}
 	}
 }
 
 // moveBacklog moves b's pin up to at, marking the partition's mark when it
 // moved.
-func (ks *keyedSet) moveBacklog(b *keyBacklog, at uint64) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
+func (sc *scheduler) moveBacklog(b *keyBacklog, at uint64) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	b.at = max(b.at, at)
-	if p, moved := ks.wm.movePin(b.pin, b.at); moved {
-		ks.k.markFrom(p, b.pin.pm)
+	if p, moved := sc.wm.movePin(b.pin, b.at); moved {
+		sc.k.markFrom(p, b.pin.pm)
 	}
 }
 
 // endBacklog drops q's backlog, what it read ahead and its pin; mu held.
-func (ks *keyedSet) endBacklog(q *keyQueue) {
+func (sc *scheduler) endBacklog(q *keyQueue) {
 	if q.backlog.ahead {
-		ks.aheads--
+		sc.aheads--
 	}
 	q.backlog.buf = nil
-	if p, moved := ks.wm.unpin(q.backlog.pin); moved {
-		ks.k.markFrom(p, q.backlog.pin.pm)
+	if p, moved := sc.wm.unpin(q.backlog.pin); moved {
+		sc.k.markFrom(p, q.backlog.pin.pm)
 	}
 	q.backlog = nil
 }
 
-// finish records j's result and returns the key this worker handles next
-// (nil: it went idle), or exit once the scheduler is closing.
-func (ks *keyedSet) finish(w *keyWorker, q *keyQueue, j *keyJob, err error, took time.Duration) (next *keyQueue, exit bool) {
+// finishRecord records the result of j, a record of q's key, which took
+// took to handle, and reports whether the scheduler is closing.
+func (sc *scheduler) finishRecord(q *keyQueue, j *keyJob, err error, took time.Duration) (closing bool) {
 	kick := false
-	ks.mu.Lock()
-	ks.finished++
-	ks.avg += (took - ks.avg) / 8
+	sc.mu.Lock()
+	sc.finished++
+	sc.avg += (took - sc.avg) / 8
 	q.bytes -= j.size
 	if !j.deferred && !j.backlogged {
-		ks.bound.give(1, j.size)
+		sc.bound.give(1, j.size)
 	}
 	switch {
 	case err != nil:
-		ks.failLocked(err)
+		sc.failLocked(err)
 	case j.noop:
 	case j.backlogged:
 		q.backlog.at = max(q.backlog.at, j.rec.Offset+1)
-		if p, moved := ks.wm.movePin(q.backlog.pin, q.backlog.at); moved {
-			ks.k.markFrom(p, q.backlog.pin.pm)
+		if p, moved := sc.wm.movePin(q.backlog.pin, q.backlog.at); moved {
+			sc.k.markFrom(p, q.backlog.pin.pm)
 			kick = true
 		}
 	default:
-		if p, moved := ks.wm.finish(j.mark); moved {
-			ks.k.markFrom(p, j.mark.pm)
+		if p, moved := sc.wm.finish(j.mark); moved {
+			sc.k.markFrom(p, j.mark.pm)
 			kick = true
 		}
 	}
-	if ks.progress != nil {
-		close(ks.progress)
-		ks.progress = nil
+	if sc.progress != nil {
+		close(sc.progress)
+		sc.progress = nil
 	}
-	switch {
-	case ks.closing:
-	case q.pending():
-		// Its turn is over: the key goes behind the others that wait.
-		ks.dispatchBack(q)
-	default:
-		q.scheduled = false
-		if q.bytes == 0 {
-			delete(ks.keys, q.key)
-			ks.recycle(q)
-		}
-	}
-	switch {
-	case ks.closing:
-		ks.running--
-		exit = true
-	case len(ks.returners) > 0:
-		ks.handSlot()
-		ks.idle = append(ks.idle, w)
-	default:
-		if next = ks.popReady(); next == nil {
-			ks.running--
-			ks.idle = append(ks.idle, w)
-		}
-	}
-	ks.mu.Unlock()
+	closing = sc.closing
+	sc.mu.Unlock()
 	if kick {
 		// A failed commit surfaces in the intake loop, which watches the
 		// committer.
-		_ = ks.k.kick()
+		_ = sc.k.kick()
+	}
+	return closing
+}
+
+// unstarted gives back what the records of a turn that were not started
+// charge; they stay unfinished, holding their partition's mark below them.
+func (sc *scheduler) unstarted(q *keyQueue, jobs []keyJob) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i := range jobs {
+		if j := &jobs[i]; !j.deferred && !j.backlogged {
+			q.bytes -= j.size
+			sc.bound.give(1, j.size)
+		}
+	}
+}
+
+// next ends the turn of q's key on worker w and returns the key w handles
+// next (nil: it went idle), or exit once the scheduler is closing.
+func (sc *scheduler) next(w *keyWorker, q *keyQueue) (next *keyQueue, exit bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	switch {
+	case sc.closing:
+	case q.pending():
+		// Its turn is over: the key goes behind the others that wait.
+		sc.dispatchBack(q)
+	default:
+		q.scheduled = false
+		if q.bytes == 0 {
+			delete(sc.keys, q.key)
+			sc.recycle(q)
+		}
+	}
+	switch {
+	case sc.closing:
+		sc.running--
+		exit = true
+	case len(sc.returners) > 0:
+		sc.handSlot()
+		sc.idle = append(sc.idle, w)
+	default:
+		if next = sc.popReady(); next == nil {
+			sc.running--
+			sc.idle = append(sc.idle, w)
+		}
 	}
 	return next, exit
 }
 
 // dispatchBack puts a scheduled key with more records at the back of the
 // ready list; mu held.
-func (ks *keyedSet) dispatchBack(q *keyQueue) {
+func (sc *scheduler) dispatchBack(q *keyQueue) {
 	q.next = nil
-	if ks.readyTail == nil {
-		ks.readyHead = q
+	if sc.readyTail == nil {
+		sc.readyHead = q
 	} else {
-		ks.readyTail.next = q
+		sc.readyTail.next = q
 	}
-	ks.readyTail = q
+	sc.readyTail = q
 }
 
 // handSlot gives a freed slot to the first worker back from a retry wait;
 // mu held, len(returners) > 0.
-func (ks *keyedSet) handSlot() {
-	ch := ks.returners[0]
-	ks.returners = slices.Delete(ks.returners, 0, 1)
+func (sc *scheduler) handSlot() {
+	ch := sc.returners[0]
+	sc.returners = slices.Delete(sc.returners, 0, 1)
 	close(ch)
 }
 
@@ -856,41 +880,41 @@ type keyWorkerKey struct{}
 // lendSlot frees the slot of a worker entering a retry wait, so the
 // backoff of one key holds no other: the slot goes to a worker back from
 // its own wait, or to the next ready key.
-func (ks *keyedSet) lendSlot() {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
+func (sc *scheduler) lendSlot() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	switch {
-	case len(ks.returners) > 0:
-		ks.handSlot()
-	case !ks.closing && ks.readyHead != nil:
-		ks.startOn(ks.popReady())
+	case len(sc.returners) > 0:
+		sc.handSlot()
+	case !sc.closing && sc.readyHead != nil:
+		sc.startOn(sc.popReady())
 	default:
-		ks.running--
+		sc.running--
 	}
 }
 
 // retakeSlot waits for a slot after a retry wait; workers back from their
 // wait go before keys that wait to start. A hard stop takes the slot at
 // once: the handler returns without running again.
-func (ks *keyedSet) retakeSlot(ctx context.Context) {
-	ks.mu.Lock()
-	if ks.running < ks.n && len(ks.returners) == 0 {
-		ks.running++
-		ks.mu.Unlock()
+func (sc *scheduler) retakeSlot(ctx context.Context) {
+	sc.mu.Lock()
+	if sc.running < sc.n && len(sc.returners) == 0 {
+		sc.running++
+		sc.mu.Unlock()
 		return
 	}
 	ch := make(chan struct{})
-	ks.returners = append(ks.returners, ch)
-	ks.mu.Unlock()
+	sc.returners = append(sc.returners, ch)
+	sc.mu.Unlock()
 	select {
 	case <-ch:
 	case <-ctx.Done():
-		ks.mu.Lock()
-		if i := slices.Index(ks.returners, ch); i >= 0 {
-			ks.returners = slices.Delete(ks.returners, i, i+1)
-			ks.running++
+		sc.mu.Lock()
+		if i := slices.Index(sc.returners, ch); i >= 0 {
+			sc.returners = slices.Delete(sc.returners, i, i+1)
+			sc.running++
 		}
-		ks.mu.Unlock()
+		sc.mu.Unlock()
 	}
 }
 
@@ -898,45 +922,45 @@ func (ks *keyedSet) retakeSlot(ctx context.Context) {
 // attempt; a PerConversation worker lends its slot meanwhile.
 func (c *Consumer) retryWait(ctx context.Context, d time.Duration) error {
 	if w, ok := ctx.Value(keyWorkerKey{}).(*keyWorker); ok {
-		w.ks.lendSlot()
-		defer w.ks.retakeSlot(ctx)
+		w.sc.lendSlot()
+		defer w.sc.retakeSlot(ctx)
 	}
 	return sleep(ctx, c.clock, d)
 }
 
 // failLocked records the first failure: no record starts any more, and
 // the queued ones stay uncommitted; mu held.
-func (ks *keyedSet) failLocked(err error) {
-	if ks.fs.fail(err) {
-		ks.closeLocked()
+func (sc *scheduler) failLocked(err error) {
+	if sc.fs.fail(err) {
+		sc.closeLocked()
 	}
 }
 
 // close stops every record from starting: queued ones give back their
 // bound and stay uncommitted; running ones finish.
-func (ks *keyedSet) close() {
-	ks.mu.Lock()
-	ks.closeLocked()
-	ks.mu.Unlock()
+func (sc *scheduler) close() {
+	sc.mu.Lock()
+	sc.closeLocked()
+	sc.mu.Unlock()
 }
 
-func (ks *keyedSet) closeLocked() {
-	if ks.closing {
+func (sc *scheduler) closeLocked() {
+	if sc.closing {
 		return
 	}
-	ks.closing = true
-	for _, q := range ks.keys {
+	sc.closing = true
+	for _, q := range sc.keys {
 		for q.waiting() > 0 {
 			if j := q.pop(); !j.deferred {
 				q.bytes -= j.size
-				ks.bound.give(1, j.size)
+				sc.bound.give(1, j.size)
 			}
 		}
 	}
-	ks.readyHead, ks.readyTail = nil, nil
-	if ks.progress != nil {
-		close(ks.progress)
-		ks.progress = nil
+	sc.readyHead, sc.readyTail = nil, nil
+	if sc.progress != nil {
+		close(sc.progress)
+		sc.progress = nil
 	}
-	close(ks.quit)
+	close(sc.quit)
 }
