@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	goruntime "runtime")
+	goruntime "runtime"
+)
 
 const (
 	// keyShareDivisor bounds the queue share of one key: at most
@@ -41,7 +42,7 @@ type keyJob struct {
 	// only for a key that reads the message; a worker decodes the rest).
 	decoded bool
 	size    int64
-	mark markTicket
+	mark    markTicket
 	// deferred is set for a record beyond its key's share on a partition
 	// other than its backlog's: only its position is kept, and it is read
 	// from the log again when it starts.
