@@ -99,10 +99,12 @@ type Tuning struct {
 	DeadLetterTopic string
 	// Concurrency is Serial (default), PerPartition(n) or PerConversation(n).
 	Concurrency Concurrency
-	// MaxQueuedRecords bounds records queued across all lanes (global, so
-	// one stalled lane stops intake for every partition). Default 4096.
+	// MaxQueuedRecords bounds records queued or running across all keys
+	// (global: under Serial and PerPartition a full bound stops intake for
+	// every partition; PerConversation lets one conversation hold a quarter
+	// of it and reads the rest of it from the log again later). Default 4096.
 	MaxQueuedRecords int
-	// MaxQueuedBytes bounds payload and header bytes queued across all lanes.
+	// MaxQueuedBytes bounds payload and header bytes queued across all keys.
 	// Default 64 MiB.
 	MaxQueuedBytes int
 	// PollInterval is the wait after an empty poll. Default 10 ms.
@@ -272,10 +274,9 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // Run joins the group, warms dedup when asked, calls ready (may be nil) and
 // consumes until stop is closed or ctx is done.
 //
-// Closing stop is the graceful path: polling stops, in-flight (and, with
-// lanes, queued) messages finish within ShutdownGrace, their offsets are
-// committed (with PerConversation up to the watermark: queued records stay
-// for the next owner), the member leaves its group and Run returns nil; if the grace
+// Closing stop is the graceful path: polling stops, in-flight messages
+// finish within ShutdownGrace, their offsets are committed up to the
+// watermark (queued records stay for the next owner), the member leaves its group and Run returns nil; if the grace
 // runs out Run returns an ErrTimeout error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its

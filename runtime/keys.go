@@ -115,8 +115,8 @@ type orderKey struct {
 
 var (
 	// byPartition orders records by partition: Serial (one handler) and
-	// PerPartition(n), whose workers take a partition's queued records in
-	// one run, as a lane did.
+	// PerPartition(n), whose workers take all a partition has queued in
+	// one turn.
 	byPartition = &scheduleKey{
 		of:   func(rec *Incoming, _ *Message) orderKey { return orderKey{partition: rec.Partition} },
 		turn: 0,

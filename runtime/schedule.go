@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // The pieces the scheduler (scheduler.go) is made of: the queue bound, the
@@ -12,20 +13,16 @@ import (
 
 // queueBound bounds the records the scheduler holds in memory, queued or
 // running, and their bytes, across all of its queues (MaxQueuedRecords,
-// MaxQueuedBytes); Consumer.Queued reads it.
+// MaxQueuedBytes); Consumer.Queued reads it. It is taken and given back
+// under the scheduler's lock; the counts are atomic for Queued.
 type queueBound struct {
-	records, bytes *weighted
-	maxRecords     int
+	records, bytes atomic.Int64 // taken
+	maxRecords     int64
 	maxBytes       int64
 }
 
 func newQueueBound(cfg ConsumerConfig) *queueBound {
-	return &queueBound{
-		records:    newWeighted(int64(cfg.MaxQueuedRecords)),
-		bytes:      newWeighted(int64(cfg.MaxQueuedBytes)),
-		maxRecords: cfg.MaxQueuedRecords,
-		maxBytes:   int64(cfg.MaxQueuedBytes),
-	}
+	return &queueBound{maxRecords: int64(cfg.MaxQueuedRecords), maxBytes: int64(cfg.MaxQueuedBytes)}
 }
 
 // size is what a record charges the bytes bound: never 0, never more than
@@ -34,58 +31,22 @@ func (b *queueBound) size(rec *Incoming) int64 { return min(max(int64(rec.Size()
 
 // tryTake takes one record of size bytes when it fits now.
 func (b *queueBound) tryTake(size int64) bool {
-	if !b.records.tryAcquire(1) {
+	if b.records.Load() >= b.maxRecords || b.bytes.Load()+size > b.maxBytes {
 		return false
 	}
-	if !b.bytes.tryAcquire(size) {
-		b.records.release(1)
-		return false
-	}
+	b.records.Add(1)
+	b.bytes.Add(size)
 	return true
 }
 
-// take takes n records of size bytes, waiting for room; false, taking
-// nothing, as soon as any of cancel is closed.
-func (b *queueBound) take(n int, size int64, cancel ...<-chan struct{}) bool {
-	if !b.records.acquire(int64(n), cancel...) {
-		return false
-	}
-	if !b.bytes.acquire(size, cancel...) {
-		b.records.release(int64(n))
-		return false
-	}
-	return true
-}
-
-// give gives back n records of size bytes.
-func (b *queueBound) give(n int, size int64) {
-	b.records.release(int64(n))
-	b.bytes.release(size)
-}
-
-// giveAll gives back what recs hold (records that will not be handled).
-func (b *queueBound) giveAll(recs []Incoming) {
-	for i := range recs {
-		b.give(1, b.size(&recs[i]))
-	}
-}
-
-// chunk returns how many leading records of run fit the bound in one
-// handoff (at least one), and their bytes.
-func (b *queueBound) chunk(run []Incoming) (n int, bytes int64) {
-	for n < len(run) && n < b.maxRecords {
-		s := b.size(&run[n])
-		if n > 0 && bytes+s > b.maxBytes {
-			break
-		}
-		bytes += s
-		n++
-	}
-	return n, bytes
+// give gives back one record of size bytes.
+func (b *queueBound) give(size int64) {
+	b.records.Add(-1)
+	b.bytes.Add(-size)
 }
 
 // queued returns the records and bytes the bound holds.
-func (b *queueBound) queued() (records, bytes int64) { return b.records.used(), b.bytes.used() }
+func (b *queueBound) queued() (records, bytes int64) { return b.records.Load(), b.bytes.Load() }
 
 // failState is a scheduler's first failure: it stops intake (wake is
 // closed) and is what the scheduler returns once drained.

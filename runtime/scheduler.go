@@ -777,7 +777,7 @@ func (sc *scheduler) finishRecord(q *keyQueue, j *keyJob, err error, took time.D
 	sc.avg += (took - sc.avg) / 8
 	q.bytes -= j.size
 	if !j.deferred && !j.backlogged {
-		sc.bound.give(1, j.size)
+		sc.bound.give(j.size)
 	}
 	switch {
 	case err != nil:
@@ -817,7 +817,7 @@ func (sc *scheduler) unstarted(q *keyQueue, jobs []keyJob) {
 	for i := range jobs {
 		if j := &jobs[i]; !j.deferred && !j.backlogged {
 			q.bytes -= j.size
-			sc.bound.give(1, j.size)
+			sc.bound.give(j.size)
 		}
 	}
 }
@@ -954,7 +954,7 @@ func (sc *scheduler) closeLocked() {
 		for q.waiting() > 0 {
 			if j := q.pop(); !j.deferred {
 				q.bytes -= j.size
-				sc.bound.give(1, j.size)
+				sc.bound.give(j.size)
 			}
 		}
 	}
