@@ -113,9 +113,10 @@ func (s *session) intake(decode bool, fs *failState, k *commitBehind, take func(
 }
 
 // recordLoop handles runs of records in log order on one goroutine: each
-// of the scheduler's workers has one. It owns the
-// messages its records decode into and, under a BatchDeduplicator, the
-// claims of the run at hand.
+// of the scheduler's workers has one. It owns the messages its records
+// decode into (a slab kept from run to run while the worker is busy, and
+// dropped by idle) and, under a BatchDeduplicator, the claims of the run
+// at hand.
 type recordLoop struct {
 	c       *Consumer
 	ctx     context.Context // the work context, carrying cs
@@ -143,19 +144,19 @@ func (s *session) newRecordLoop(ctx context.Context, k *commitBehind) *recordLoo
 //
 // Without claims to make, a record is decoded only as its turn comes, so a
 // run waiting behind a slow handler holds its records, not their messages.
-func (l *recordLoop) run(recs []*Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
-	l.slab.reset(len(recs))
+// ahead is how many records the loop expects to decode soon after this
+// run, so runs of one record share the slab's allocations.
+func (l *recordLoop) run(recs []*Incoming, pre []decodedRecord, ahead int, after func(i int, err error) bool) (int, error) {
+	if pre == nil {
+		l.slab.expect(len(recs) + ahead)
+	}
 	decoded := pre
 	if decoded == nil && l.cs != nil {
 		// Decode the run first, to claim its keys in one call.
 		decoded = decodeAll(l.c, &l.slab, recs, nil, l.decoded)
 		l.decoded = decoded
 	}
-	defer func() {
-		// No message of the run stays alive through the loop.
-		clear(decoded)
-		l.slab.reset(0)
-	}()
+	defer clear(decoded) // no message of the run stays alive through the loop
 	if l.cs != nil {
 		if err := l.cs.claim(l.ctx, decoded); err != nil {
 			after(0, err)
@@ -177,6 +178,9 @@ func (l *recordLoop) run(recs []*Incoming, pre []decodedRecord, after func(i int
 	}
 	return len(recs), nil
 }
+
+// idle drops the slab, so an idle worker keeps no message alive.
+func (l *recordLoop) idle() { l.slab.reset(0) }
 
 // drain waits for the handlers to end (wait) and commits what was handled,
 // even after a failure; a graceful stop is bounded by the supervisor's

@@ -503,6 +503,7 @@ func (sc *scheduler) work(q *keyQueue) {
 			return
 		}
 		if q == nil {
+			loop.idle()
 			select {
 			case q = <-w.next:
 			case <-sc.quit:
@@ -510,6 +511,13 @@ func (sc *scheduler) work(q *keyQueue) {
 			}
 		}
 	}
+}
+
+// ahead is how many records a worker may expect to decode soon: its share
+// of what the scheduler holds.
+func (sc *scheduler) ahead() int {
+	records, _ := sc.bound.queued()
+	return int(records) / sc.n
 }
 
 // popTurn takes q's next turn of records into t; mu held.
@@ -556,7 +564,7 @@ func (sc *scheduler) runTurn(loop *recordLoop, q *keyQueue, t *turn) {
 		pre = nil // decoded by the loop as each record's turn comes
 	}
 	began := time.Now()
-	n, _ := loop.run(t.recs, pre, func(i int, err error) bool {
+	n, _ := loop.run(t.recs, pre, sc.ahead(), func(i int, err error) bool {
 		now := time.Now()
 		closing := sc.finishRecord(q, &t.jobs[i], err, now.Sub(began))
 		began = now
