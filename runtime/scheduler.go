@@ -466,6 +466,10 @@ type turn struct {
 	jobs []keyJob
 	recs []*Incoming
 	pre  []decodedRecord
+	// ahead is how many records the worker may expect to decode soon
+	// after the turn: its share of what the scheduler holds among the
+	// workers running.
+	ahead int
 }
 
 // reset drops the turn's records, so an idle worker keeps no message alive.
@@ -513,15 +517,10 @@ func (sc *scheduler) work(q *keyQueue) {
 	}
 }
 
-// ahead is how many records a worker may expect to decode soon: its share
-// of what the scheduler holds.
-func (sc *scheduler) ahead() int {
-	records, _ := sc.bound.queued()
-	return int(records) / sc.n
-}
-
 // popTurn takes q's next turn of records into t; mu held.
 func (sc *scheduler) popTurn(q *keyQueue, t *turn) {
+	records, _ := sc.bound.queued()
+	t.ahead = int(records) / max(sc.running, 1)
 	if q.waiting() == 0 {
 		return // the key's next record is in its backlog
 	}
@@ -543,13 +542,13 @@ func (sc *scheduler) runTurn(loop *recordLoop, q *keyQueue, t *turn) {
 	if len(t.jobs) == 0 {
 		t.jobs = append(t.jobs, keyJob{})
 		if err := sc.nextBacklogged(loop.ctx, q, &t.jobs[0]); err != nil || t.jobs[0].noop {
-			sc.finishRecord(q, &t.jobs[0], err, 0)
+			sc.finishRecord(q, &t.jobs[0], err)
 			return
 		}
 	} else if j := &t.jobs[0]; j.deferred {
 		if err := sc.reread(loop.ctx, j); err != nil || j.m == nil && j.err == nil {
 			// Failed, or no longer in the log: finished unhandled.
-			sc.finishRecord(q, j, err, 0)
+			sc.finishRecord(q, j, err)
 			return
 		}
 	}
@@ -564,15 +563,22 @@ func (sc *scheduler) runTurn(loop *recordLoop, q *keyQueue, t *turn) {
 		pre = nil // decoded by the loop as each record's turn comes
 	}
 	began := time.Now()
-	n, _ := loop.run(t.recs, pre, sc.ahead(), func(i int, err error) bool {
-		now := time.Now()
-		closing := sc.finishRecord(q, &t.jobs[i], err, now.Sub(began))
-		began = now
+	n, _ := loop.run(t.recs, pre, t.ahead, func(i int, err error) bool {
+		closing := sc.finishRecord(q, &t.jobs[i], err)
 		return err == nil && !closing && !sc.s.stopping()
 	})
+	sc.timed(time.Since(began), n)
 	if n < len(t.jobs) {
 		sc.unstarted(q, t.jobs[n:])
 	}
+}
+
+// timed adds a turn of n records that took took to the moving average of
+// how long a record takes to handle.
+func (sc *scheduler) timed(took time.Duration, n int) {
+	sc.mu.Lock()
+	sc.avg += (took/time.Duration(max(n, 1)) - sc.avg) / 8
+	sc.mu.Unlock()
 }
 
 // reread reads a deferred record from the log again and decodes it. A
@@ -776,13 +782,12 @@ func (sc *scheduler) endBacklog(q *keyQueue) {
 	q.backlog = nil
 }
 
-// finishRecord records the result of j, a record of q's key, which took
-// took to handle, and reports whether the scheduler is closing.
-func (sc *scheduler) finishRecord(q *keyQueue, j *keyJob, err error, took time.Duration) (closing bool) {
+// finishRecord records the result of j, a record of q's key, and reports
+// whether the scheduler is closing.
+func (sc *scheduler) finishRecord(q *keyQueue, j *keyJob, err error) (closing bool) {
 	kick := false
 	sc.mu.Lock()
 	sc.finished++
-	sc.avg += (took - sc.avg) / 8
 	q.bytes -= j.size
 	if !j.deferred && !j.backlogged {
 		sc.bound.give(j.size)
