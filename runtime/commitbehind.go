@@ -69,9 +69,16 @@ func (k *commitBehind) kick() error {
 	case k.kickc <- struct{}{}:
 	default:
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.err
+	// A kick follows every handled record: it reads the failure only once
+	// there is one, without the lock.
+	select {
+	case <-k.failed:
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.err
+	default:
+		return nil
+	}
 }
 
 // flush stops the background goroutine and commits what is left on the

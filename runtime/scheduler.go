@@ -126,6 +126,7 @@ type scheduler struct {
 	span   int   // records of a partition past its watermark
 	k      *commitBehind
 	slab   messageSlab // what intake decodes into, owned by the intake loop
+	keyBuf []orderKey  // the keys of the batch intake takes, reused
 
 	mu        sync.Mutex
 	keys      map[orderKey]*keyQueue
@@ -190,46 +191,73 @@ func (s *session) schedule(ctx context.Context) error {
 	})
 }
 
+// takeHold is how many records intake queues under one hold of the lock:
+// a lock per record would cost a fast handler's workers as much as their
+// handling, a hold per batch would keep them waiting for the whole batch.
+const takeHold = 64
+
 // take queues a polled batch: it finds each record's key (decoding the
 // record first only when the key reads the message; the prefetcher does
 // it ahead while intake is busy) and queues it; it fails once a record
 // failed, and stops the intake once the consumer stops.
 func (sc *scheduler) take(next polled) error {
-	if sc.key.message {
-		sc.slab.reset(len(next.batch))
+	batch := next.batch
+	decoded := next.decoded
+	if sc.key.message && decoded == nil {
+		sc.slab.reset(len(batch))
 		defer sc.slab.reset(0)
-	}
-	for i := range next.batch {
-		j := keyJob{rec: &next.batch[i]}
-		if sc.key.message {
-			if next.decoded != nil {
-				j.decodedRecord = next.decoded[i]
-			} else {
-				j.decodedRecord = sc.s.c.decode(&sc.slab, j.rec)
-			}
-			j.decoded = true
+		decoded = make([]decodedRecord, len(batch))
+		for i := range batch {
+			decoded[i] = sc.s.c.decode(&sc.slab, &batch[i])
 		}
-		if !sc.admit(&j) {
+	}
+	// Keys first, outside the lock: OrderedBy's function is the user's.
+	keys := sc.keyBuf[:0]
+	for i := range batch {
+		var m *Message
+		if decoded != nil {
+			m = decoded[i].m
+		}
+		keys = append(keys, sc.keyOf(&batch[i], m))
+	}
+	sc.keyBuf = keys
+	defer clear(keys) // a custom key's name stays no longer than its batch
+	sc.mu.Lock()
+	for i := range batch {
+		if i%takeHold == takeHold-1 {
+			sc.mu.Unlock()
+			sc.mu.Lock()
+		}
+		j := keyJob{rec: &batch[i], size: sc.bound.size(&batch[i])}
+		if decoded != nil {
+			j.decodedRecord, j.decoded = decoded[i], true
+		}
+		if !sc.admitLocked(keys[i], &j) {
+			sc.mu.Unlock()
 			if err := sc.fs.failure(); err != nil {
 				return err
 			}
 			return errIntakeStopped
 		}
 	}
-	sc.wakeWorkers()
+	if sc.wakeDue {
+		sc.wakeLocked()
+	}
+	sc.mu.Unlock()
 	return nil
 }
 
-// keyOf returns the unit of order of j; a key function that panics orders
-// the record by its partition rather than crash the consumer.
-func (sc *scheduler) keyOf(j *keyJob) (key orderKey) {
+// keyOf returns the unit of order of rec (m: rec decoded, for a key that
+// reads the message); a key function that panics orders the record by its
+// partition rather than crash the consumer.
+func (sc *scheduler) keyOf(rec *Incoming, m *Message) (key orderKey) {
 	defer func() {
 		if r := recover(); r != nil {
-			sc.s.c.log.Error("the order key panicked; ordering the record by its partition", "source", j.rec.Position.String(), "panic", r)
-			key = orderKey{partition: j.rec.Partition}
+			sc.s.c.log.Error("the order key panicked; ordering the record by its partition", "source", rec.Position.String(), "panic", r)
+			key = orderKey{partition: rec.Partition}
 		}
 	}()
-	return sc.key.of(j.rec, j.m)
+	return sc.key.of(rec, m)
 }
 
 // overShare reports whether q holds its key's share already, so a record
@@ -238,23 +266,18 @@ func (sc *scheduler) overShare(q *keyQueue, size int64) bool {
 	return sc.key.fair && q != nil && (q.held >= sc.share || q.bytes > 0 && q.bytes+size > sc.shareB)
 }
 
-// admit queues j behind its key, waiting for room in the global bound and
-// in its partition's span; false once the consumer is stopping or failed.
-// A record beyond its key's share is deferred instead: kept by position,
-// charging nothing.
-func (sc *scheduler) admit(j *keyJob) bool {
+// admitLocked queues j behind key, waiting for room in the global bound
+// and in its partition's span; false once the consumer is stopping or
+// failed. A record beyond its key's share is deferred instead: kept by
+// position, charging nothing. mu held, and held again when it returns.
+func (sc *scheduler) admitLocked(key orderKey, j *keyJob) bool {
 	s := sc.s
-	key := sc.keyOf(j)
-	j.size = sc.bound.size(j.rec)
-	sc.mu.Lock()
 	if sc.skipped(key, j) {
-		sc.mu.Unlock()
 		return true
 	}
 	var q *keyQueue
 	for {
 		if sc.closing {
-			sc.mu.Unlock()
 			return false
 		}
 		q = sc.keys[key]
@@ -282,10 +305,10 @@ func (sc *scheduler) admit(j *keyJob) bool {
 		case <-s.stop:
 		case <-s.workCtx.Done():
 		}
+		sc.mu.Lock()
 		if s.stopping() || s.workCtx.Err() != nil {
 			return false
 		}
-		sc.mu.Lock()
 	}
 	j.mark = sc.wm.take(j.rec.Position)
 	if q == nil {
@@ -300,7 +323,6 @@ func (sc *scheduler) admit(j *keyJob) bool {
 		q.scheduled = true
 		sc.dispatch(q)
 	}
-	sc.mu.Unlock()
 	return true
 }
 
@@ -388,16 +410,6 @@ func (sc *scheduler) wakeLocked() {
 	if sc.readyHead != nil && limit < sc.n {
 		sc.watchLocked()
 	}
-}
-
-// wakeWorkers is wakeLocked for the intake, when a batch is queued or before it
-// waits for room.
-func (sc *scheduler) wakeWorkers() {
-	sc.mu.Lock()
-	if sc.wakeDue {
-		sc.wakeLocked()
-	}
-	sc.mu.Unlock()
 }
 
 // watchLocked arms the stall watch: while handlers are fast, ready keys
@@ -727,7 +739,7 @@ func (sc *scheduler) scanBacklog(ctx context.Context, q *keyQueue) (next keyJob,
 		if sc.key.message {
 			next.decodedRecord, next.decoded = c.decode(nil, next.rec), true
 		}
-		if sc.keyOf(&next) == q.key {
+		if sc.keyOf(next.rec, next.m) == q.key {
 			return next, true, nil
 		}
 		b.buf = b.buf[1:]
