@@ -478,9 +478,9 @@ type turn struct {
 	jobs []keyJob
 	recs []*Incoming
 	pre  []decodedRecord
-	// ahead is how many records the worker may expect to decode soon
-	// after the turn: its share of what the scheduler holds among the
-	// workers running.
+	// ahead is how many records of the key wait behind the turn: what
+	// the worker's slab may allocate for besides the turn's (a guess
+	// past them would allocate messages no record uses).
 	ahead int
 }
 
@@ -531,10 +531,16 @@ func (sc *scheduler) work(q *keyQueue) {
 
 // popTurn takes q's next turn of records into t; mu held.
 func (sc *scheduler) popTurn(q *keyQueue, t *turn) {
-	records, _ := sc.bound.queued()
-	t.ahead = int(records) / max(sc.running, 1)
+	defer func() { t.ahead = q.waiting() }()
 	if q.waiting() == 0 {
 		return // the key's next record is in its backlog
+	}
+	if sc.key.turn == 0 {
+		// All of it (a partition key defers nothing): the queue's jobs
+		// become the turn's, and the turn's emptied ones the queue's.
+		t.jobs, q.jobs = q.jobs[q.head:], t.jobs[:0]
+		q.head, q.held = 0, 0
+		return
 	}
 	t.jobs = append(t.jobs, q.pop())
 	if t.jobs[0].deferred {
@@ -859,7 +865,10 @@ func (sc *scheduler) next(w *keyWorker, q *keyQueue) (next *keyQueue, exit bool)
 		sc.dispatchBack(q)
 	default:
 		q.scheduled = false
-		if q.bytes == 0 {
+		if q.bytes == 0 && sc.key.fair {
+			// A partition's queue stays (there are no more of them than
+			// partitions): it is emptied after every turn, and would
+			// otherwise be grown anew for the next.
 			delete(sc.keys, q.key)
 			sc.recycle(q)
 		}
