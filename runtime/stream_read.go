@@ -202,18 +202,8 @@ func (c *Client) RequestStream(ctx context.Context, cmd Command, opts ...StreamO
 				yield(nil, asm.fail(ErrStreamOverflow, asm.next))
 				return
 			}
-			ready, finished, err := asm.add(m)
-			for _, b := range ready {
-				if !yield(b, nil) {
-					return
-				}
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if finished {
-				// What lies behind the completing record is not read, however
+			if !asm.yieldAdded(m, yield) {
+				// What lies behind a completing record is not read, however
 				// soon it arrived: the outcome follows the log, not timing.
 				return
 			}
