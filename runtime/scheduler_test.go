@@ -150,7 +150,10 @@ func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 	}
 }
 
-func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
+// TestLanesBeyondTheCapWaitForAFreeLane runs three partitions on one lane:
+// the partitions beyond the cap wait for it, and every record is handled
+// and committed.
+func TestLanesBeyondTheCapWaitForAFreeLane(t *testing.T) {
 	log := newLog(t, 3, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 3, "probe")
 	var mu sync.Mutex
@@ -192,7 +195,10 @@ func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
 	}
 }
 
-func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
+// TestLanesGracefulShutdownCommitsWhatWasHandled stops a lane with records
+// queued behind a running one: what was handled is committed, nothing
+// past it.
+func TestLanesGracefulShutdownCommitsWhatWasHandled(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	started, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
@@ -228,7 +234,7 @@ func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	// Whatever was queued when the stop came was handled and committed.
+	// What was handled when the stop came is committed, and no more.
 	if off, ok := stored(t, log, 0); !ok || int(off) != len(bodies)-1 {
 		t.Fatalf("stored %d,%v after handling %v", off, ok, bodies)
 	}
