@@ -482,6 +482,10 @@ type turn struct {
 	// the worker's slab may allocate for besides the turn's (a guess
 	// past them would allocate messages no record uses).
 	ahead int
+	// took is how long the turn's handled records took, for the moving
+	// average of a record's handling time.
+	took    time.Duration
+	handled int
 }
 
 // reset drops the turn's records, so an idle worker keeps no message alive.
@@ -490,6 +494,7 @@ func (t *turn) reset() {
 	clear(t.recs)
 	clear(t.pre)
 	t.jobs, t.recs, t.pre = t.jobs[:0], t.recs[:0], t.pre[:0]
+	t.took, t.handled = 0, 0
 }
 
 // work is a worker: it handles a turn of its key, then takes the next
@@ -513,9 +518,10 @@ func (sc *scheduler) work(q *keyQueue) {
 		sc.popTurn(q, t)
 		sc.mu.Unlock()
 		sc.runTurn(loop, q, t)
+		took, handled := t.took, t.handled
 		t.reset()
 		var exit bool
-		if q, exit = sc.next(w, q); exit {
+		if q, exit = sc.next(w, q, took, handled); exit {
 			return
 		}
 		if q == nil {
@@ -585,18 +591,10 @@ func (sc *scheduler) runTurn(loop *recordLoop, q *keyQueue, t *turn) {
 		closing := sc.finishRecord(q, &t.jobs[i], err)
 		return err == nil && !closing && !sc.s.stopping()
 	})
-	sc.timed(time.Since(began), n)
+	t.took, t.handled = time.Since(began), n
 	if n < len(t.jobs) {
 		sc.unstarted(q, t.jobs[n:])
 	}
-}
-
-// timed adds a turn of n records that took took to the moving average of
-// how long a record takes to handle.
-func (sc *scheduler) timed(took time.Duration, n int) {
-	sc.mu.Lock()
-	sc.avg += (took/time.Duration(max(n, 1)) - sc.avg) / 8
-	sc.mu.Unlock()
 }
 
 // reread reads a deferred record from the log again and decodes it. A
@@ -853,11 +851,15 @@ func (sc *scheduler) unstarted(q *keyQueue, jobs []keyJob) {
 	}
 }
 
-// next ends the turn of q's key on worker w and returns the key w handles
-// next (nil: it went idle), or exit once the scheduler is closing.
-func (sc *scheduler) next(w *keyWorker, q *keyQueue) (next *keyQueue, exit bool) {
+// next ends the turn of q's key on worker w, in which handled records
+// took took, and returns the key w handles next (nil: it went idle), or
+// exit once the scheduler is closing.
+func (sc *scheduler) next(w *keyWorker, q *keyQueue, took time.Duration, handled int) (next *keyQueue, exit bool) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
+	if handled > 0 {
+		sc.avg += (took/time.Duration(handled) - sc.avg) / 8
+	}
 	switch {
 	case sc.closing:
 	case q.pending():
