@@ -41,9 +41,10 @@ type Verifier interface {
 // Concurrency says how the consumer schedules messages: Serial,
 // PerPartition(n) or PerConversation(n).
 type Concurrency struct {
-	// Lanes is the most partitions handled concurrently, each in order;
-	// records of further partitions wait for one of them to be free. Zero
-	// means Serial: one message at a time overall.
+	// Lanes is the most partitions handled concurrently, each in order on
+	// a lane of its own; records of partitions beyond the cap are handled
+	// inline by the poller. Zero means Serial: one message at a time
+	// overall, on the poller.
 	Lanes int
 	// Handlers is the most handlers PerConversation runs at once, each
 	// conversation (or OrderedBy key) in order; it excludes Lanes.

@@ -6,10 +6,11 @@ import (
 	"github.com/lasergo/laser/wire"
 )
 
-// The modes of Concurrency differ only in what orders records (a key) and
-// in how many handlers run at once; the one scheduler (scheduler.go) queues
-// each record behind its key and handles the records of a key one at a
-// time, in log order. A new mode is a new scheduleKey.
+// The modes of Concurrency differ only in what orders records (a key), in
+// how many handlers run at once and in how many keys get a worker lane;
+// the one scheduler (scheduler.go) queues each record behind its key and
+// handles the records of a key one at a time, in log order. A new mode is
+// a new scheduleKey.
 
 // PerConversation runs up to n handlers at once, on one partition or many:
 // the records of one conversation are handled strictly one at a time in
@@ -67,6 +68,21 @@ func (c Concurrency) handlers() int {
 		return c.Lanes
 	}
 	return 1
+}
+
+// lanes is how many keys get a worker lane under c: the first keys seen
+// hold one for the session, and the records of any further key are handled
+// inline by intake, on the poller's goroutine. Serial has none (every
+// partition is handled inline, with no handoff), PerPartition(n) has n;
+// under PerConversation every key is scheduled on the workers (-1).
+func (c Concurrency) lanes() int {
+	switch {
+	case c.Handlers > 0:
+		return -1
+	case c.Lanes > 0:
+		return c.Lanes
+	}
+	return 0
 }
 
 // scheduleKey returns what orders records under c: the partition for

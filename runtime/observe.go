@@ -197,8 +197,9 @@ func (c *Consumer) Topic() string { return c.cfg.Topic }
 func (c *Consumer) Running() bool { return c.running.Load() }
 
 // Queued returns how many records, and how many of their bytes, the
-// scheduler holds now, queued or running (both 0 for a consumer that has
-// not run).
+// scheduler holds now for its workers, queued or running (both 0 for a
+// consumer that has not run; records handled inline by the poller, as
+// under Serial, are never queued).
 func (c *Consumer) Queued() (records, bytes int64) {
 	if b := c.hooks.bound.Load(); b != nil {
 		return b.queued()

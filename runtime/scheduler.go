@@ -81,6 +81,9 @@ type keyQueue struct {
 	next      *keyQueue // ready list link
 	// backlog, when set, holds the key's records intake skipped.
 	backlog *keyBacklog
+	// inline is set for a key beyond the lane cap: intake handles its
+	// records itself as it takes them, and they never wait in jobs.
+	inline bool
 }
 
 // pending reports whether the key has records to start: queued or in its
@@ -113,12 +116,17 @@ type keyWorker struct {
 // most n workers at a time (those holding a slot) handle one turn of a key
 // each: its next record, or (a key with turn 0, the partition) all it has
 // queued. A worker that finished a turn moves its key to the back of the
-// ready list when more records wait, so keys take turns. All of it is
-// guarded by mu.
+// ready list when more records wait, so keys take turns. The first lanes
+// keys seen hold a worker lane for the session (lanes < 0: every key does);
+// the records of any further key are handled inline, by intake on the
+// poller's goroutine, through the same record loop. All of it is guarded
+// by mu.
 type scheduler struct {
 	s      *session
 	n      int
 	key    *scheduleKey
+	lanes  int // keys that get a worker lane; < 0: all of them
+	laned  int // keys that got one
 	bound  *queueBound
 	fs     *failState
 	share  int   // records one key may hold
@@ -127,6 +135,10 @@ type scheduler struct {
 	k      *commitBehind
 	slab   messageSlab // what intake decodes into, owned by the intake loop
 	keyBuf []orderKey  // the keys of the batch intake takes, reused
+	// inline and inlineTurn handle, on the intake goroutine, the records
+	// of the keys beyond the lane cap; owned by the intake loop.
+	inline     *recordLoop
+	inlineTurn turn
 
 	mu        sync.Mutex
 	keys      map[orderKey]*keyQueue
@@ -167,6 +179,7 @@ func (s *session) schedule(ctx context.Context) error {
 		s:       s,
 		n:       cfg.Concurrency.handlers(),
 		key:     cfg.Concurrency.scheduleKey(),
+		lanes:   cfg.Concurrency.lanes(),
 		bound:   newQueueBound(cfg),
 		fs:      newFailState(),
 		share:   max(cfg.MaxQueuedRecords/keyShareDivisor, 1),
@@ -182,7 +195,9 @@ func (s *session) schedule(ctx context.Context) error {
 	s.flushHandled = sc.k.flush
 	s.c.hooks.bound.Store(sc.bound)
 	return s.supervise(ctx, func() error {
-		loopErr := s.intake(sc.key.message, sc.fs, sc.k, sc.take)
+		// With no lane at all (Serial) intake handles every record: the
+		// prefetcher decodes the next batch meanwhile.
+		loopErr := s.intake(sc.key.message || sc.lanes == 0, sc.fs, sc.k, sc.take)
 		sc.close()
 		return s.drain(loopErr, func() {
 			sc.wg.Wait()
@@ -223,10 +238,23 @@ func (sc *scheduler) take(next polled) error {
 	sc.keyBuf = keys
 	defer clear(keys) // a custom key's name stays no longer than its batch
 	sc.mu.Lock()
-	for i := range batch {
+	for i := 0; i < len(batch); i++ {
 		if i%takeHold == takeHold-1 {
 			sc.mu.Unlock()
 			sc.mu.Lock()
+		}
+		if q := sc.queueOf(keys[i]); q != nil && q.inline {
+			// Beyond the lane cap: intake handles the run of the key's
+			// records that starts here itself, before it takes the next.
+			end := i + 1
+			for end < len(batch) && keys[end] == keys[i] {
+				end++
+			}
+			if err := sc.takeInline(q, batch[i:end], decoded, i); err != nil {
+				return err
+			}
+			i = end - 1
+			continue
 		}
 		j := keyJob{rec: &batch[i], size: sc.bound.size(&batch[i])}
 		if decoded != nil {
@@ -234,10 +262,7 @@ func (sc *scheduler) take(next polled) error {
 		}
 		if !sc.admitLocked(keys[i], &j) {
 			sc.mu.Unlock()
-			if err := sc.fs.failure(); err != nil {
-				return err
-			}
-			return errIntakeStopped
+			return sc.stopped()
 		}
 	}
 	if sc.wakeDue {
@@ -245,6 +270,69 @@ func (sc *scheduler) take(next polled) error {
 	}
 	sc.mu.Unlock()
 	return nil
+}
+
+// queueOf returns key's queue. Under a lane cap it registers the queue of
+// a key first seen, which takes a worker lane while the cap allows and is
+// handled inline beyond it; without one (lanes < 0) it may return nil.
+// mu held.
+func (sc *scheduler) queueOf(key orderKey) *keyQueue {
+	if q := sc.keys[key]; q != nil || sc.lanes < 0 {
+		return q
+	}
+	q := sc.newQueue(key)
+	if sc.laned < sc.lanes {
+		sc.laned++
+	} else {
+		q.inline = true
+	}
+	return q
+}
+
+// takeInline handles run, consecutive records of q's key (beyond the lane
+// cap; decoded, when not nil, holds the decoding of the batch from at on),
+// on the intake goroutine, as one turn: it finishes each record as it
+// returns, so the watermark commits it. It charges no bound: its records
+// are handled as they are taken, never held. It returns the failure that
+// ended the turn, or errIntakeStopped once the consumer stops; mu held,
+// and held again when it returns nil.
+func (sc *scheduler) takeInline(q *keyQueue, run []Incoming, decoded []decodedRecord, at int) error {
+	if sc.closing {
+		sc.mu.Unlock()
+		return sc.stopped()
+	}
+	t := &sc.inlineTurn
+	for i := range run {
+		j := keyJob{rec: &run[i], mark: sc.wm.take(run[i].Position)}
+		if decoded != nil {
+			j.decodedRecord, j.decoded = decoded[at+i], true
+		}
+		t.jobs = append(t.jobs, j)
+	}
+	sc.mu.Unlock()
+	if sc.inline == nil {
+		sc.inline = sc.s.newRecordLoop(sc.s.workCtx, sc.k)
+	}
+	sc.runTurn(sc.inline, q, t)
+	handled := t.handled
+	t.reset()
+	// Intake goes on to other keys, or waits for the next poll: the run's
+	// messages are not kept alive for it.
+	sc.inline.idle()
+	if handled < len(run) || sc.s.stopping() {
+		return sc.stopped()
+	}
+	sc.mu.Lock()
+	return nil
+}
+
+// stopped is what take returns once it stopped short: the first failure,
+// or errIntakeStopped.
+func (sc *scheduler) stopped() error {
+	if err := sc.fs.failure(); err != nil {
+		return err
+	}
+	return errIntakeStopped
 }
 
 // keyOf returns the unit of order of rec (m: rec decoded, for a key that
@@ -805,7 +893,7 @@ func (sc *scheduler) finishRecord(q *keyQueue, j *keyJob, err error) (closing bo
 	sc.mu.Lock()
 	sc.finished++
 	q.bytes -= j.size
-	if !j.deferred && !j.backlogged {
+	if !j.deferred && !j.backlogged && !q.inline {
 		sc.bound.give(j.size)
 	}
 	switch {
@@ -844,7 +932,7 @@ func (sc *scheduler) unstarted(q *keyQueue, jobs []keyJob) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	for i := range jobs {
-		if j := &jobs[i]; !j.deferred && !j.backlogged {
+		if j := &jobs[i]; !j.deferred && !j.backlogged && !q.inline {
 			q.bytes -= j.size
 			sc.bound.give(j.size)
 		}
