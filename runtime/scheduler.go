@@ -625,7 +625,15 @@ func (sc *scheduler) work(q *keyQueue) {
 
 // popTurn takes q's next turn of records into t; mu held.
 func (sc *scheduler) popTurn(q *keyQueue, t *turn) {
-	defer func() { t.ahead = q.waiting() }()
+	defer func() {
+		t.ahead = q.waiting()
+		if q.backlog != nil {
+			// A hot key's next records are mostly among those its backlog
+			// read ahead: a slab sized for one record would allocate a
+			// message per record of the backlog.
+			t.ahead += len(q.backlog.buf)
+		}
+	}()
 	if q.waiting() == 0 {
 		return // the key's next record is in its backlog
 	}
