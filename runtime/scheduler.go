@@ -290,8 +290,8 @@ func (sc *scheduler) queueOf(key orderKey) *keyQueue {
 }
 
 // takeInline handles run, consecutive records of q's key (beyond the lane
-// cap; decoded, when not nil, holds the decoding of the batch from at on),
-// on the intake goroutine, as one turn: it finishes each record as it
+// cap) from index at of the batch on (decoded, when not nil, is the
+// batch's decoding), on the intake goroutine, as one turn: it finishes each record as it
 // returns, so the watermark commits it. It charges no bound: its records
 // are handled as they are taken, never held. It returns the failure that
 // ended the turn, or errIntakeStopped once the consumer stops; mu held,
@@ -308,6 +308,10 @@ func (sc *scheduler) takeInline(q *keyQueue, run []Incoming, decoded []decodedRe
 			j.decodedRecord, j.decoded = decoded[at+i], true
 		}
 		t.jobs = append(t.jobs, j)
+	}
+	if sc.wakeDue {
+		// The lanes' keys queued so far start now, not after the run.
+		sc.wakeLocked()
 	}
 	sc.mu.Unlock()
 	if sc.inline == nil {
