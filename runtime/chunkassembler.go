@@ -25,17 +25,7 @@ func (c *Client) AssembleStream(records iter.Seq[*Message], limit int) iter.Seq2
 				yield(nil, errorf(CodeInvalid, "record %s is not on a chunk stream (no channel)", m.Position))
 				return
 			}
-			ready, finished, err := asm.add(m)
-			for _, b := range ready {
-				if !yield(b, nil) {
-					return
-				}
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if finished {
+			if !asm.yieldAdded(m, yield) {
 				return
 			}
 		}

@@ -47,17 +47,15 @@ func (s *session) startCommitBehind() *commitBehind {
 }
 
 // markedAt is a marked offset and the watermark partition that reported
-// it (nil outside PerConversation), told when its commit is refused
+// it, told when its commit is refused
 // because the partition moved to another member.
 type markedAt struct {
 	offset uint64
 	from   *partitionMarks
 }
 
-// mark records p as handled; nothing is committed until kick or flush.
-func (k *commitBehind) mark(p Position) { k.markFrom(p, nil) }
-
-// markFrom is mark for a mark pm reported.
+// markFrom records p, a mark pm reported, as handled; nothing is
+// committed until kick or flush.
 func (k *commitBehind) markFrom(p Position, pm *partitionMarks) {
 	k.mu.Lock()
 	k.pending[p.Partition] = markedAt{offset: p.Offset, from: pm}
@@ -71,9 +69,16 @@ func (k *commitBehind) kick() error {
 	case k.kickc <- struct{}{}:
 	default:
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.err
+	// A kick follows every handled record: it reads the failure only once
+	// there is one, without the lock.
+	select {
+	case <-k.failed:
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.err
+	default:
+		return nil
+	}
 }
 
 // flush stops the background goroutine and commits what is left on the

@@ -41,15 +41,16 @@ type Verifier interface {
 // PerPartition(n) or PerConversation(n).
 type Concurrency struct {
 	// Lanes is the most partitions handled concurrently, each in order on
-	// its own lane; records of partitions beyond the cap are handled inline
-	// by the poller. Zero means Serial: one message at a time overall.
+	// a lane of its own; records of partitions beyond the cap are handled
+	// inline by the poller. Zero means Serial: one message at a time
+	// overall, on the poller.
 	Lanes int
 	// Handlers is the most handlers PerConversation runs at once, each
 	// conversation (or OrderedBy key) in order; it excludes Lanes.
 	Handlers int
-	// orderBy, for PerConversation, orders records by a key instead of by
+	// key, for PerConversation, orders records by another key than the
 	// conversation (see OrderedBy); a pointer keeps Concurrency comparable.
-	orderBy *orderKeyFunc
+	key *scheduleKey
 }
 
 // PerPartition runs up to lanes partitions concurrently, each strictly in order.
@@ -110,10 +111,12 @@ type Tuning struct {
 	DeadLetterTopic string
 	// Concurrency is Serial (default), PerPartition(n) or PerConversation(n).
 	Concurrency Concurrency
-	// MaxQueuedRecords bounds records queued across all lanes (global, so
-	// one stalled lane stops intake for every partition). Default 4096.
+	// MaxQueuedRecords bounds records queued or running across all keys
+	// (global: under Serial and PerPartition a full bound stops intake for
+	// every partition; PerConversation lets one conversation hold a quarter
+	// of it and reads the rest of it from the log again later). Default 4096.
 	MaxQueuedRecords int
-	// MaxQueuedBytes bounds payload and header bytes queued across all lanes.
+	// MaxQueuedBytes bounds payload and header bytes queued across all keys.
 	// Default 64 MiB.
 	MaxQueuedBytes int
 	// PollInterval is the wait after an empty poll. Default 10 ms.
@@ -272,11 +275,11 @@ func orDefault[T int | time.Duration](v *T, def T) {
 // Run joins the group, warms dedup when asked, calls ready (may be nil) and
 // consumes until stop is closed or ctx is done.
 //
-// Closing stop is the graceful path: polling stops, in-flight (and, with
-// lanes, queued) messages finish within ShutdownGrace, their offsets are
-// committed (with PerConversation up to the watermark: queued records stay
-// for the next owner), the member leaves its group and Run returns nil; if the grace
-// runs out Run returns a CodeTimeout error and does not leave, so no offset
+// Closing stop is the graceful path: polling stops, in-flight messages
+// finish within ShutdownGrace, their offsets are committed up to the
+// watermark (queued records stay for the next owner), the member leaves its
+// group and Run returns nil; if the grace runs out Run returns a CodeTimeout
+// error and does not leave, so no offset
 // moves past unhandled work. Cancelling ctx is the hard stop: Run returns at
 // once, no further record is handled (a handler already running sees its
 // context cancelled), nothing unfinished is committed, and the group is not
@@ -331,13 +334,7 @@ func (c *Consumer) Run(ctx context.Context, ready func(), stop <-chan struct{}) 
 	s := &session{c: c, sub: sub, stop: stop}
 	s.workCtx, s.cancelWork = context.WithCancel(ctx)
 	defer s.cancelWork()
-	if c.cfg.Concurrency.Handlers > 0 {
-		return s.runKeyed(ctx)
-	}
-	if c.cfg.Concurrency.Lanes > 0 {
-		return s.runLanes(ctx)
-	}
-	return s.runSerial(ctx)
+	return s.schedule(ctx)
 }
 
 // outcome is what the pipeline did with a message; all of them let the

@@ -49,13 +49,23 @@ type messageSlab struct {
 // whoever holds them) and expects n more records.
 func (s *messageSlab) reset(n int) { *s = messageSlab{want: n} }
 
+// expect makes the slab expect at least n more records, keeping the arrays
+// it has.
+func (s *messageSlab) expect(n int) { s.want = max(s.want, n) }
+
+// slabBytes bounds one array of a slab: 32 KiB less room for the
+// allocator's header, so an array stays a small object (one of 32
+// messages of 1 KiB, an AGDX message, would be a large one: a trip to the
+// heap's lock and a cleared span for every 32 records).
+const slabBytes = 32<<10 - 64
+
 // takeFresh hands out the first element of *arr, first filling it with
 // zero elements for the records the batch has left (want, at most
 // slabSize, at least one) when it is empty; an element is never handed out
 // twice.
 func takeFresh[T any](arr *[]T, want *int) *T {
 	if len(*arr) == 0 {
-		*arr = make([]T, min(max(*want, 1), slabSize))
+		*arr = make([]T, min(max(*want, 1), slabSize, slabBytes/int(unsafe.Sizeof(*new(T)))))
 	}
 	e := &(*arr)[0]
 	*arr = (*arr)[1:]

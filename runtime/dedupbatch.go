@@ -24,11 +24,10 @@ func claimsFrom(ctx context.Context) *claimSet {
 	return cs
 }
 
-// claimSet is one handling loop's view of a BatchDeduplicator: the keys of
-// the batch it claimed (none for PerConversation, whose workers claim key
-// by key), and the session's completer, which completes handled keys in
-// the background. Not safe for concurrent use: each loop (the Serial loop,
-// a lane, the inline overflow, a PerConversation worker) has its own.
+// claimSet is one record loop's view of a BatchDeduplicator: the keys of
+// the turn it claimed, and the session's completer, which completes
+// handled keys in the background. Not safe for concurrent use: each
+// scheduler worker's loop has its own.
 type claimSet struct {
 	c  *Consumer
 	bd dedup.BatchDeduplicator
@@ -56,13 +55,13 @@ func (s *session) newClaimSet(k *commitBehind) *claimSet {
 // decodeAll decodes every record of batch into out (reused), taking the
 // prefetcher's decoding where it did it, so the keys can be claimed before
 // the first record is handled.
-func decodeAll(c *Consumer, slab *messageSlab, batch []Incoming, pre []decodedRecord, out []decodedRecord) []decodedRecord {
+func decodeAll(c *Consumer, slab *messageSlab, batch []*Incoming, pre []decodedRecord, out []decodedRecord) []decodedRecord {
 	if pre != nil {
 		return pre
 	}
 	out = out[:0]
-	for i := range batch {
-		out = append(out, c.decode(slab, &batch[i]))
+	for _, rec := range batch {
+		out = append(out, c.decode(slab, rec))
 	}
 	return out
 }

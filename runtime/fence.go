@@ -1,8 +1,8 @@
 package runtime
 
 import (
+	"hash/maphash"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/lasergo/laser/wire"
@@ -37,6 +37,7 @@ const (
 // two probes); indexes of dropped entries are reused from free.
 type fenceGate struct {
 	mu        sync.Mutex
+	seed      maphash.Seed // the gate's own: senders cannot aim at a collision
 	high      map[fenceKey]int32
 	entries   []fenceEntry
 	free      []int32
@@ -47,8 +48,13 @@ type fenceGate struct {
 // verifier, see Consumer.senderScope): fence tokens are one holder's
 // sequence, and any signer able to set the conversation's mark could
 // otherwise raise it to the maximum and freeze the real holder's flow.
+// The sender is held as its 64-bit hash under the gate's random seed: a
+// fixed-size key hashes and compares without reading the sender's text
+// (a cache miss per message when the key held a string), keeps no copy of
+// it, and two senders share a mark only if their hashes collide, which no
+// sender can arrange without the seed.
 type fenceKey struct {
-	sender string
+	sender uint64
 	conv   wire.ConversationID
 }
 
@@ -58,14 +64,14 @@ type fenceEntry struct {
 }
 
 func newFenceGate() *fenceGate {
-	return &fenceGate{high: make(map[fenceKey]int32)}
+	return &fenceGate{seed: maphash.MakeSeed(), high: make(map[fenceKey]int32)}
 }
 
 // accept reports whether fence may pass for sender's conv at nowMicros,
 // advancing the high-water mark. An equal fence passes: it is the same holder retrying, and
 // dedup catches the duplicate downstream.
 func (g *fenceGate) accept(sender string, conv wire.ConversationID, fence, nowMicros uint64) bool {
-	k := fenceKey{sender: sender, conv: conv}
+	k := fenceKey{sender: maphash.String(g.seed, sender), conv: conv}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.high) > fenceSoftCap && nowMicros-min(nowMicros, g.lastSweep) > fenceSweepMicros {
@@ -92,10 +98,6 @@ func (g *fenceGate) accept(sender string, conv wire.ConversationID, fence, nowMi
 		i = int32(len(g.entries))
 		g.entries = append(g.entries, fenceEntry{fence: fence, touched: nowMicros})
 	}
-	// The key keeps a copy of the sender: the message's text lives in a
-	// slab of messages (messageSlab), which the entry would otherwise keep
-	// alive for as long as the conversation is tracked.
-	k.sender = strings.Clone(sender)
 	g.high[k] = i
 	if len(g.high) > fenceHardCap {
 		g.shed()

@@ -68,6 +68,11 @@ func answerFailure(c *Ctx, err error) (answered bool, _ error) {
 // isAnswer reports whether err is a failure the handler chose to answer
 // with (Failf), rather than input it refuses to handle.
 func isAnswer(err error) bool {
+	if err == nil {
+		// Before e is declared: e escapes, and would be allocated for
+		// every record handled.
+		return false
+	}
 	var e *Error
 	return errors.As(err, &e) && e.answer
 }

@@ -175,3 +175,11 @@ func TestReplayWindowStaysAtItsCap(t *testing.T) {
 		figures.V("bytes_per_entry", heap/uint64(max(seen, 1))),
 	}})
 }
+
+// TestIsAnswerOfNoErrorAllocatesNothing checks what every handled record
+// asks: whether the handler's nil error is an answer.
+func TestIsAnswerOfNoErrorAllocatesNothing(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = isAnswer(nil) }); n != 0 {
+		t.Fatalf("isAnswer(nil) allocates %v times", n)
+	}
+}

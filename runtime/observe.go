@@ -194,9 +194,10 @@ func (c *Consumer) Topic() string { return c.cfg.Topic }
 // Running reports whether a Run of the consumer is under way.
 func (c *Consumer) Running() bool { return c.running.Load() }
 
-// Queued returns how many records, and how many of their bytes, wait in
-// the lanes' (or PerConversation's) queues now (both 0 for a Serial
-// consumer or one not running).
+// Queued returns how many records, and how many of their bytes, the
+// scheduler holds now for its workers, queued or running (both 0 for a
+// consumer that has not run; records handled inline by the poller, as
+// under Serial, are never queued).
 func (c *Consumer) Queued() (records, bytes int64) {
 	if b := c.hooks.bound.Load(); b != nil {
 		return b.queued()

@@ -193,30 +193,6 @@ func TestErrorTaxonomyMatchesTheReferenceRetryableSet(t *testing.T) {
 	}
 }
 
-func TestWeightedSemaphoreBlocksUntilReleaseAndCanBeAbandoned(t *testing.T) {
-	s := newWeighted(3)
-	if !s.acquire(3) {
-		t.Fatal("capacity is free")
-	}
-	got := make(chan bool, 1)
-	go func() { got <- s.acquire(2) }()
-	select {
-	case <-got:
-		t.Fatal("acquired beyond capacity")
-	default:
-	}
-	s.release(2)
-	if !<-got {
-		t.Fatal("release must wake the waiter")
-	}
-	stop := make(chan struct{})
-	go func() { got <- s.acquire(1, stop) }()
-	close(stop)
-	if <-got {
-		t.Fatal("a cancelled acquisition must give up")
-	}
-}
-
 func TestSlidingWindowForgetMakesAKeyNewWithoutDisturbingEviction(t *testing.T) {
 	w := dedup.NewSlidingWindow(2)
 	ctx := context.Background()

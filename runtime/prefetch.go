@@ -52,7 +52,7 @@ func (s *session) startPrefetch(decode bool) *prefetcher {
 
 // nextOrWake waits for the next batch; ok is false once the consumer is
 // stopping (gracefully or not) and no batch is to be handled any more. It
-// returns early, with an empty batch, when wake or wake2 fires (a lane or a
+// returns early, with an empty batch, when wake or wake2 fires (a record or a
 // commit failed).
 func (p *prefetcher) nextOrWake(wake, wake2 <-chan struct{}) (polled, bool) {
 	s := p.s

@@ -4,33 +4,25 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
-// The pieces every scheduler is made of: the queue bound, the first
-// failure, the intake loop that feeds the queues, the record loop that
-// handles a run of records in order, and the drain at the end. Serial runs
-// one record loop on the poller's goroutine; PerPartition(n) one per
-// partition (its lanes) and one for partitions over the cap (inline on the
-// intake); PerConversation(n) feeds its key queues from the intake and
-// runs each record on a worker (see perconversation.go).
+// The pieces the scheduler (scheduler.go) is made of: the queue bound, the
+// first failure, the intake loop that feeds the key queues, the record loop
+// each worker handles a turn of records with, and the drain at the end.
 
-// queueBound bounds the records a scheduler holds in memory, queued or
+// queueBound bounds the records the scheduler holds in memory, queued or
 // running, and their bytes, across all of its queues (MaxQueuedRecords,
-// MaxQueuedBytes); lanes and PerConversation take the same one, and
-// Consumer.Queued reads it.
+// MaxQueuedBytes); Consumer.Queued reads it. It is taken and given back
+// under the scheduler's lock; the counts are atomic for Queued.
 type queueBound struct {
-	records, bytes *weighted
-	maxRecords     int
+	records, bytes atomic.Int64 // taken
+	maxRecords     int64
 	maxBytes       int64
 }
 
 func newQueueBound(cfg ConsumerConfig) *queueBound {
-	return &queueBound{
-		records:    newWeighted(int64(cfg.MaxQueuedRecords)),
-		bytes:      newWeighted(int64(cfg.MaxQueuedBytes)),
-		maxRecords: cfg.MaxQueuedRecords,
-		maxBytes:   int64(cfg.MaxQueuedBytes),
-	}
+	return &queueBound{maxRecords: int64(cfg.MaxQueuedRecords), maxBytes: int64(cfg.MaxQueuedBytes)}
 }
 
 // size is what a record charges the bytes bound: never 0, never more than
@@ -39,58 +31,22 @@ func (b *queueBound) size(rec *Incoming) int64 { return min(max(int64(rec.Size()
 
 // tryTake takes one record of size bytes when it fits now.
 func (b *queueBound) tryTake(size int64) bool {
-	if !b.records.tryAcquire(1) {
+	if b.records.Load() >= b.maxRecords || b.bytes.Load()+size > b.maxBytes {
 		return false
 	}
-	if !b.bytes.tryAcquire(size) {
-		b.records.release(1)
-		return false
-	}
+	b.records.Add(1)
+	b.bytes.Add(size)
 	return true
 }
 
-// take takes n records of size bytes, waiting for room; false, taking
-// nothing, as soon as any of cancel is closed.
-func (b *queueBound) take(n int, size int64, cancel ...<-chan struct{}) bool {
-	if !b.records.acquire(int64(n), cancel...) {
-		return false
-	}
-	if !b.bytes.acquire(size, cancel...) {
-		b.records.release(int64(n))
-		return false
-	}
-	return true
-}
-
-// give gives back n records of size bytes.
-func (b *queueBound) give(n int, size int64) {
-	b.records.release(int64(n))
-	b.bytes.release(size)
-}
-
-// giveAll gives back what recs hold (records that will not be handled).
-func (b *queueBound) giveAll(recs []Incoming) {
-	for i := range recs {
-		b.give(1, b.size(&recs[i]))
-	}
-}
-
-// chunk returns how many leading records of run fit the bound in one
-// handoff (at least one), and their bytes.
-func (b *queueBound) chunk(run []Incoming) (n int, bytes int64) {
-	for n < len(run) && n < b.maxRecords {
-		s := b.size(&run[n])
-		if n > 0 && bytes+s > b.maxBytes {
-			break
-		}
-		bytes += s
-		n++
-	}
-	return n, bytes
+// give gives back one record of size bytes.
+func (b *queueBound) give(size int64) {
+	b.records.Add(-1)
+	b.bytes.Add(-size)
 }
 
 // queued returns the records and bytes the bound holds.
-func (b *queueBound) queued() (records, bytes int64) { return b.records.used(), b.bytes.used() }
+func (b *queueBound) queued() (records, bytes int64) { return b.records.Load(), b.bytes.Load() }
 
 // failState is a scheduler's first failure: it stops intake (wake is
 // closed) and is what the scheduler returns once drained.
@@ -125,7 +81,7 @@ func (f *failState) failure() error {
 // reached while it waited for room).
 var errIntakeStopped = errors.New("intake stopped")
 
-// intake is the intake loop of the lanes and of PerConversation: it hands
+// intake is the scheduler's intake loop: it hands
 // each polled batch (decoded ahead when decode is set and the loop was
 // busy) to take, until the consumer stops (nil), a poll fails, the
 // scheduler failed (fs), a commit failed, or take fails (errIntakeStopped:
@@ -156,10 +112,11 @@ func (s *session) intake(decode bool, fs *failState, k *commitBehind, take func(
 	}
 }
 
-// recordLoop handles runs of records in log order on one goroutine: the
-// Serial loop, each lane and the lanes' overflow have one each. It owns the
-// messages its records decode into and, under a BatchDeduplicator, the
-// claims of the run at hand.
+// recordLoop handles runs of records in log order on one goroutine: each
+// of the scheduler's workers has one. It owns the messages its records
+// decode into (a slab kept from run to run while the worker is busy, and
+// dropped by idle) and, under a BatchDeduplicator, the claims of the run
+// at hand.
 type recordLoop struct {
 	c       *Consumer
 	ctx     context.Context // the work context, carrying cs
@@ -168,9 +125,10 @@ type recordLoop struct {
 	decoded []decodedRecord
 }
 
-// newRecordLoop returns a record loop of s.
-func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
-	l := &recordLoop{c: s.c, ctx: s.workCtx, cs: s.newClaimSet(k)}
+// newRecordLoop returns a record loop of s whose records run under ctx, a
+// context of the work context.
+func (s *session) newRecordLoop(ctx context.Context, k *commitBehind) *recordLoop {
+	l := &recordLoop{c: s.c, ctx: ctx, cs: s.newClaimSet(k)}
 	if l.cs != nil {
 		l.ctx = withClaims(l.ctx, l.cs)
 	}
@@ -186,19 +144,19 @@ func (s *session) newRecordLoop(k *commitBehind) *recordLoop {
 //
 // Without claims to make, a record is decoded only as its turn comes, so a
 // run waiting behind a slow handler holds its records, not their messages.
-func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int, err error) bool) (int, error) {
-	l.slab.reset(len(recs))
+// ahead is how many records the loop expects to decode soon after this
+// run, so runs of one record share the slab's allocations.
+func (l *recordLoop) run(recs []*Incoming, pre []decodedRecord, ahead int, after func(i int, err error) bool) (int, error) {
+	if pre == nil {
+		l.slab.expect(len(recs) + ahead)
+	}
 	decoded := pre
 	if decoded == nil && l.cs != nil {
 		// Decode the run first, to claim its keys in one call.
 		decoded = decodeAll(l.c, &l.slab, recs, nil, l.decoded)
 		l.decoded = decoded
 	}
-	defer func() {
-		// No message of the run stays alive through the loop.
-		clear(decoded)
-		l.slab.reset(0)
-	}()
+	defer clear(decoded) // no message of the run stays alive through the loop
 	if l.cs != nil {
 		if err := l.cs.claim(l.ctx, decoded); err != nil {
 			after(0, err)
@@ -211,9 +169,9 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 		if decoded != nil {
 			dec = decoded[i]
 		} else {
-			dec = l.c.decode(&l.slab, &recs[i])
+			dec = l.c.decode(&l.slab, recs[i])
 		}
-		_, err := l.c.process(l.ctx, &recs[i], dec)
+		_, err := l.c.process(l.ctx, recs[i], dec)
 		if !after(i, err) || err != nil {
 			return i + 1, err
 		}
@@ -221,11 +179,13 @@ func (l *recordLoop) run(recs []Incoming, pre []decodedRecord, after func(i int,
 	return len(recs), nil
 }
 
+// idle drops the slab, so an idle worker keeps no message alive.
+func (l *recordLoop) idle() { l.slab.reset(0) }
+
 // drain waits for the handlers to end (wait) and commits what was handled,
 // even after a failure; a graceful stop is bounded by the supervisor's
 // grace, and a failure (loopErr) gets the same bound here, after which
-// handlers are cancelled and what is left stays uncommitted. The lanes and
-// the PerConversation scheduler end this way.
+// handlers are cancelled and what is left stays uncommitted.
 func (s *session) drain(loopErr error, wait func(), k *commitBehind, failure func() error) error {
 	if loopErr != nil {
 		drained := make(chan struct{})

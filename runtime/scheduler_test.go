@@ -150,7 +150,70 @@ func TestLanesGlobalQueueBoundStallsIntakeAndReleasesOnceInOrder(t *testing.T) {
 	}
 }
 
+// TestLanesBeyondTheCapAreHandledInline blocks the one lane of
+// PerPartition(1) on its partition's record: a partition beyond the cap is
+// processed inline by the poller (runtime-semantics §13 item 8), so its
+// records are handled while the lane is blocked instead of waiting for it.
 func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
+	log := newLog(t, 2, clock.System{})
+	_ = log.EnsureTopics(context.Background(), 2, "probe")
+	laned, beyond := convOn(t, log, 0), convOn(t, log, 1)
+	blocked, release := make(chan struct{}), make(chan struct{})
+	got := make(chan string, 8)
+	r := start(t, log, runtime.ConsumerConfig{
+		Agent: agent,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			b := string(c.Message().Body())
+			if b == "block" {
+				close(blocked)
+				<-release
+			}
+			got <- b
+			return nil
+		}),
+		Tuning: runtime.Tuning{
+			Concurrency: runtime.PerPartition(1),
+		},
+	})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	// Partition 0 is the first the consumer sees: it takes the one lane,
+	// and its handler holds it.
+	blockAt := plain(t, log, wire.Provenance{Conversation: laned}, "block")
+	recv(t, blocked, "the lane's handler")
+	var last runtime.Position
+	for i := range 3 {
+		last = plain(t, log, wire.Provenance{Conversation: beyond}, fmt.Sprintf("beyond-%d", i))
+	}
+	for i := range 3 {
+		if b := recv(t, got, "a record beyond the cap, while the lane is blocked"); b != fmt.Sprintf("beyond-%d", i) {
+			t.Fatalf("handled %q, want beyond-%d", b, i)
+		}
+	}
+	close(release)
+	if b := recv(t, got, "the lane's record"); b != "block" {
+		t.Fatal(b)
+	}
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := stored(t, log, 1); !ok || off != last.Offset {
+		t.Fatalf("partition 1 stored %d,%v want %d", off, ok, last.Offset)
+	}
+	if off, ok := stored(t, log, 0); !ok || off != blockAt.Offset {
+		t.Fatalf("partition 0 stored %d,%v want %d", off, ok, blockAt.Offset)
+	}
+}
+
+// TestLanesBeyondTheCapCommitEveryPartition runs three partitions on one
+// lane: every record, on the lane or inline, is handled once and
+// committed.
+func TestLanesBeyondTheCapCommitEveryPartition(t *testing.T) {
 	log := newLog(t, 3, clock.System{})
 	_ = log.EnsureTopics(context.Background(), 3, "probe")
 	var mu sync.Mutex
@@ -192,7 +255,10 @@ func TestLanesBeyondTheCapAreHandledInline(t *testing.T) {
 	}
 }
 
-func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
+// TestLanesGracefulShutdownCommitsWhatWasHandled stops a lane with records
+// queued behind a running one: what was handled is committed, nothing
+// past it.
+func TestLanesGracefulShutdownCommitsWhatWasHandled(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	started, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
@@ -228,7 +294,7 @@ func TestLanesGracefulShutdownDrainsQueuedRecords(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	// Whatever was queued when the stop came was handled and committed.
+	// What was handled when the stop came is committed, and no more.
 	if off, ok := stored(t, log, 0); !ok || int(off) != len(bodies)-1 {
 		t.Fatalf("stored %d,%v after handling %v", off, ok, bodies)
 	}

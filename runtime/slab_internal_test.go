@@ -99,3 +99,17 @@ func TestMessageSlabSizesArraysToTheBatch(t *testing.T) {
 		t.Fatal("reset(0) kept an array")
 	}
 }
+
+// TestABacklogTurnSizesTheSlabForWhatItReadAhead pops the turn of a hot
+// key whose next records are in its backlog's read-ahead: the turn
+// expects them, so the worker's slab allocates their messages together,
+// not one allocation per record.
+func TestABacklogTurnSizesTheSlabForWhatItReadAhead(t *testing.T) {
+	sc := &scheduler{key: byConversation}
+	q := &keyQueue{backlog: &keyBacklog{buf: make([]Incoming, 40)}}
+	var tr turn
+	sc.popTurn(q, &tr)
+	if tr.ahead < len(q.backlog.buf) {
+		t.Fatalf("a backlog turn expects %d records ahead, want at least %d", tr.ahead, len(q.backlog.buf))
+	}
+}

@@ -39,6 +39,23 @@ func newChunkAssembler(limit int) *chunkAssembler {
 	return &chunkAssembler{limit: limit, pending: make(map[uint64][]byte), seed: maphash.MakeSeed()}
 }
 
+// yieldAdded adds m to a and yields the bodies it completes, in order,
+// then m's failure if it has one; it reports whether the stream goes on
+// (false once it finished or failed, or yield asked to stop).
+func (a *chunkAssembler) yieldAdded(m *Message, yield func([]byte, error) bool) bool {
+	ready, finished, err := a.add(m)
+	for _, b := range ready {
+		if !yield(b, nil) {
+			return false
+		}
+	}
+	if err != nil {
+		yield(nil, err)
+		return false
+	}
+	return !finished
+}
+
 func (a *chunkAssembler) fail(fault error, seq uint64) error {
 	return streamFailure(a.channel, seq, fault)
 }

@@ -174,18 +174,8 @@ func (c *Client) Stream(ctx context.Context, msg Out, opts ...Option) iter.Seq2[
 				yield(nil, asm.fail(errStreamOverflow, asm.next))
 				return
 			}
-			ready, finished, err := asm.add(m)
-			for _, b := range ready {
-				if !yield(b, nil) {
-					return
-				}
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if finished {
-				// What lies behind the completing record is not read, however
+			if !asm.yieldAdded(m, yield) {
+				// What lies behind a completing record is not read, however
 				// soon it arrived: the outcome follows the log, not timing.
 				return
 			}

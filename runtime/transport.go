@@ -102,5 +102,5 @@ type Incoming struct {
 	Payload []byte
 }
 
-// Size is the byte count the lane queue bound charges for the record.
+// Size is the byte count the scheduler's queue bound charges for the record.
 func (r *Incoming) Size() int { return len(r.Payload) + r.Headers.Size() }

@@ -1,0 +1,22 @@
+package runtime
+
+import "strings"
+
+// KeyedByPayloadPrefix returns c ordering records by their payload up to
+// its first '-', read from the record alone: a scheduler key written the
+// way a new one would be, for a test to show it gets order per key from
+// the same machinery as the others. Like OrderedBy, only PerConversation
+// honours it.
+func KeyedByPayloadPrefix(c Concurrency) Concurrency {
+	c.key = &scheduleKey{
+		of: func(rec *Incoming, _ *Message) orderKey {
+			if name, _, ok := strings.Cut(string(rec.Payload), "-"); ok {
+				return orderKey{name: name, byName: true}
+			}
+			return orderKey{partition: rec.Partition}
+		},
+		fair: true,
+		turn: 1,
+	}
+	return c
+}
