@@ -151,3 +151,10 @@ var (
 		turn: 1,
 	}
 )
+
+// sameKeyInput reports whether a key that reads only the headers and the
+// partition (not the message) gives b the key of a: same partition, same
+// header bytes.
+func sameKeyInput(a, b *Incoming) bool {
+	return a.Partition == b.Partition && string(a.Headers.Bytes()) == string(b.Headers.Bytes())
+}

@@ -593,6 +593,73 @@ func runHotBacklog(t *testing.T, backlog, pollBatch int) {
 	}
 }
 
+// TestPerConversationHotBacklogInLargePollsIsHandledInOrder polls the hot
+// backlog in batches of 200, so intake leaves runs of the hot key to its
+// backlog across several holds of the scheduler's lock within a batch.
+func TestPerConversationHotBacklogInLargePollsIsHandledInOrder(t *testing.T) {
+	runHotBacklog(t, 500, 200)
+}
+
+// TestPerConversationRecordsWithoutConversationKeepTheirOwnPartition polls
+// two records with the same header bytes and no conversation (poison, so
+// parked), one on each partition, in one batch: intake reuses a key for
+// equal headers only on one partition, so the second record is not
+// ordered behind the first, whose parking waits for it.
+func TestPerConversationRecordsWithoutConversationKeepTheirOwnPartition(t *testing.T) {
+	log := newLog(t, 2, clock.System{})
+	parked := make(chan string, 2)
+	other := make(chan struct{})
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(*runtime.Ctx) error {
+			t.Error("a record without a conversation reached the handler")
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{
+			Concurrency: runtime.PerConversation(4),
+			DeadLetterSink: func(ctx context.Context, dl runtime.DeadLetter) {
+				b := string(dl.Capsule.Payload)
+				if b == "first" {
+					select {
+					case <-other:
+					case <-ctx.Done():
+					}
+				} else {
+					close(other)
+				}
+				parked <- b
+			},
+		},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No key: the log places them round robin, the first on partition 0,
+	// which the first poll reads first.
+	for i, body := range []string{"first", "second"} {
+		pos, err := log.Publish(t.Context(), topic, runtime.Outgoing{Payload: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos[0].Partition != uint32(i) {
+			t.Fatalf("%s placed on partition %d, want %d", body, pos[0].Partition, i)
+		}
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	if got := recv(t, parked, "the second partition's record"); got != "second" {
+		t.Fatalf("parked %q first", got)
+	}
+	recv(t, parked, "the first partition's record")
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestPerConversationOrderedByKeepsOrderPerKey(t *testing.T) {
 	log := newLog(t, 1, clock.System{})
 	var done bodies

@@ -229,6 +229,13 @@ func (sc *scheduler) take(next polled) error {
 	// Keys first, outside the lock: OrderedBy's function is the user's.
 	keys := sc.keyBuf[:0]
 	for i := range batch {
+		if !sc.key.message && i > 0 && sameKeyInput(&batch[i-1], &batch[i]) {
+			// A key read from the headers alone is the one of the record
+			// before when its headers are the same bytes (a conversation's
+			// records mostly are): a compare, not a parse.
+			keys = append(keys, keys[i-1])
+			continue
+		}
 		var m *Message
 		if decoded != nil {
 			m = decoded[i].m
@@ -238,11 +245,22 @@ func (sc *scheduler) take(next polled) error {
 	sc.keyBuf = keys
 	defer clear(keys) // a custom key's name stays no longer than its batch
 	sc.mu.Lock()
+	// skipping is set while the record before was left to its key's
+	// backlog under this hold of the lock: nothing skipped() reads can
+	// have changed since but the partition's loss, so a next record of
+	// the same key and partition is left too, with no lookup of its key.
+	skipping := false
 	for i := 0; i < len(batch); i++ {
 		if i%takeHold == takeHold-1 {
 			sc.mu.Unlock()
 			sc.mu.Lock()
+			skipping = false
 		}
+		if skipping && keys[i] == keys[i-1] && batch[i].Partition == batch[i-1].Partition && !sc.wm.rewinds(batch[i].Position) {
+			sc.wm.see(batch[i].Position)
+			continue
+		}
+		skipping = false
 		if q := sc.queueOf(keys[i]); q != nil && q.inline {
 			// Beyond the lane cap: intake handles the run of the key's
 			// records that starts here itself, before it takes the next.
@@ -259,6 +277,10 @@ func (sc *scheduler) take(next polled) error {
 		j := keyJob{rec: &batch[i], size: sc.bound.size(&batch[i])}
 		if decoded != nil {
 			j.decodedRecord, j.decoded = decoded[i], true
+		}
+		if sc.skipped(keys[i], &j) {
+			skipping = true
+			continue
 		}
 		if !sc.admitLocked(keys[i], &j) {
 			sc.mu.Unlock()
@@ -361,12 +383,10 @@ func (sc *scheduler) overShare(q *keyQueue, size int64) bool {
 // admitLocked queues j behind key, waiting for room in the global bound
 // and in its partition's span; false once the consumer is stopping or
 // failed. A record beyond its key's share is deferred instead: kept by
-// position, charging nothing. mu held, and held again when it returns.
+// position, charging nothing. The caller asked skipped first. mu held,
+// and held again when it returns.
 func (sc *scheduler) admitLocked(key orderKey, j *keyJob) bool {
 	s := sc.s
-	if sc.skipped(key, j) {
-		return true
-	}
 	var q *keyQueue
 	for {
 		if sc.closing {
