@@ -118,6 +118,11 @@ type scheduleKey struct {
 	// turn is how many queued records of a key a worker takes at once
 	// before the key goes behind the others that wait (0: all it has).
 	turn int
+	// headers is set when of reads the record's headers (and partition)
+	// alone: a record whose header bytes equal those of the record
+	// before on its partition has that record's key, found by a compare
+	// rather than a parse.
+	headers bool
 }
 
 // orderKey is the unit of order of a record: a conversation, a name of a
@@ -147,14 +152,15 @@ var (
 			}
 			return orderKey{partition: rec.Partition}
 		},
-		fair: true,
-		turn: 1,
+		fair:    true,
+		turn:    1,
+		headers: true,
 	}
 )
 
 // sameKeyInput reports whether a key that reads only the headers and the
-// partition (not the message) gives b the key of a: same partition, same
-// header bytes.
+// partition (scheduleKey.headers) gives b the key of a: same partition,
+// same header bytes.
 func sameKeyInput(a, b *Incoming) bool {
 	return a.Partition == b.Partition && string(a.Headers.Bytes()) == string(b.Headers.Bytes())
 }

@@ -229,10 +229,9 @@ func (sc *scheduler) take(next polled) error {
 	// Keys first, outside the lock: OrderedBy's function is the user's.
 	keys := sc.keyBuf[:0]
 	for i := range batch {
-		if !sc.key.message && i > 0 && sameKeyInput(&batch[i-1], &batch[i]) {
-			// A key read from the headers alone is the one of the record
-			// before when its headers are the same bytes (a conversation's
-			// records mostly are): a compare, not a parse.
+		if sc.key.headers && i > 0 && sameKeyInput(&batch[i-1], &batch[i]) {
+			// A conversation's records mostly carry the same header
+			// bytes: a compare, not a parse.
 			keys = append(keys, keys[i-1])
 			continue
 		}
