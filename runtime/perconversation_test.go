@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -598,6 +599,78 @@ func runHotBacklog(t *testing.T, backlog, pollBatch int) {
 // backlog across several holds of the scheduler's lock within a batch.
 func TestPerConversationHotBacklogInLargePollsIsHandledInOrder(t *testing.T) {
 	runHotBacklog(t, 500, 200)
+}
+
+// TestPerConversationAHotBacklogNeverTakesTheKeysRecordOfAnotherPartition
+// polls, in one batch, a hot conversation's records on partition 0 (over
+// its share, so intake leaves them to a backlog there) followed by one
+// record of the same conversation on partition 1: the backlog reads only
+// partition 0 again, so that record must not be left to it; it is handled,
+// and partition 1 is committed past it only once it was.
+func TestPerConversationAHotBacklogNeverTakesTheKeysRecordOfAnotherPartition(t *testing.T) {
+	log := newLog(t, 2, clock.System{})
+	tp, _ := log.Topic(topic)
+	var onP0, onP1 string
+	for i := 0; onP0 == "" || onP1 == ""; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		if tp.PartitionForKey([]byte(k)) == 0 {
+			onP0 = cmp.Or(onP0, k)
+		} else {
+			onP1 = cmp.Or(onP1, k)
+		}
+	}
+	hot := conv()
+	headers, err := (&wire.Provenance{Conversation: hot}).Headers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(key, body string) {
+		if _, err := log.Publish(t.Context(), topic, runtime.Outgoing{Key: key, Headers: headers, Payload: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const backlog = 40
+	for i := range backlog {
+		publish(onP0, fmt.Sprintf("hot-%03d", i))
+	}
+	publish(onP1, "hot-p1")
+	release := make(chan struct{})
+	finished := make(chan string, backlog+1)
+	cfg := runtime.ConsumerConfig{
+		Topic: topic, Group: agent, Agent: agent,
+		Handler: handlerFunc(func(ctx *runtime.Ctx) error {
+			b := string(ctx.Message().Body())
+			if b == "hot-000" {
+				<-release
+			}
+			finished <- b
+			return nil
+		}),
+		Client: runtime.NewClient(log, runtime.ClientConfig{Logger: quietLogger()}),
+		Tuning: runtime.Tuning{Concurrency: runtime.PerConversation(4), MaxQueuedRecords: 8, PollBatch: 100},
+	}
+	c, err := runtime.NewConsumer(log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(t.Context(), nil, stop) }()
+	close(release)
+	seen := map[string]bool{}
+	for range backlog + 1 {
+		seen[recv(t, finished, "the conversation's records on both partitions")] = true
+	}
+	close(stop)
+	if err := recv(t, errc, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	if !seen["hot-p1"] {
+		t.Fatalf("the record on partition 1 was never handled")
+	}
+	if off, ok := stored(t, log, 1); !ok || off != 0 {
+		t.Fatalf("stored %d (%v) on partition 1, want 0", off, ok)
+	}
 }
 
 // TestPerConversationRecordsWithoutConversationKeepTheirOwnPartition polls
