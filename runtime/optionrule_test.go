@@ -64,6 +64,12 @@ func TestClientVerbsRefuseOptionsTheyDoNotUseBeforeTheGate(t *testing.T) {
 			_, err := c.Request(ctx, cmd, runtime.WithStreamBuffer(4))
 			return err
 		}},
+		{"answer filter on a stream", "WithAnswerFrom", "Stream", func(ctx context.Context, c *runtime.Client) error {
+			for _, err := range c.Stream(ctx, cmd, runtime.WithAnswerFrom(nil)) {
+				return err
+			}
+			return nil
+		}},
 		{"signing key on a plain message", "WithSigningKey", "SendPlain", func(ctx context.Context, c *runtime.Client) error {
 			_, err := c.SendPlain(ctx, runtime.TopicCommands, prov, []byte("x"), runtime.WithSigningKey(newKey(7)))
 			return err
@@ -208,5 +214,28 @@ func TestEncodeBodyFailsWithAPermanentCodecError(t *testing.T) {
 		if runtime.IsRetryable(err) {
 			t.Fatalf("%s: %v is retryable, want permanent", ct, err)
 		}
+	}
+}
+
+// A plain message is answered with a plain message, which has no place for
+// a signature: WithSigningKey is refused rather than sent unsigned.
+func TestRespondToAPlainMessageRefusesASigningKey(t *testing.T) {
+	log := newLog(t, 1, clock.System{})
+	errs := make(chan error, 1)
+	start(t, log, runtime.ConsumerConfig{
+		Agent:        agent,
+		RespondTopic: runtime.TopicResponses,
+		Handler: handlerFunc(func(c *runtime.Ctx) error {
+			errs <- c.Respond([]byte("ok"), runtime.WithSigningKey(newKey(53)))
+			return nil
+		}),
+	})
+	plain(t, log, wire.Provenance{Conversation: conv(), Agent: sender, Correlation: "c1"}, "ask")
+	err := recv(t, errs, "the answer")
+	if runtime.CodeOf(err) != runtime.CodeConfig || !strings.Contains(err.Error(), "WithSigningKey") {
+		t.Fatalf("err = %v, want CodeConfig naming WithSigningKey", err)
+	}
+	if recs := readAll(t, log, runtime.TopicResponses); len(recs) != 0 {
+		t.Fatalf("%d answers published, want none", len(recs))
 	}
 }
