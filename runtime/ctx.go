@@ -113,7 +113,9 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 // as the reference's agents answer, or with a task status under
 // WithTaskState (a progress report such as input-required); a plain message
 // is answered with a plain message echoing its correlation. It fails with
-// CodeNoRespondTopic when the agent has no respond topic and none is named.
+// CodeNoRespondTopic when the agent has no respond topic and none is named,
+// and with CodeConfig, before anything is sent, for an option an answer
+// does not use (see respondUses).
 func (c *Ctx) Respond(body []byte, opts ...Option) error {
 	spec := specOf(opts)
 	if err := spec.uses("Ctx.Respond", c.respondUses(&spec)); err != nil {

@@ -58,7 +58,8 @@ func (o *Out) topic() string {
 
 // Send publishes msg without waiting for an answer and returns its envelope
 // (with the minted record id, and a command's fresh correlation). The
-// client's gate admits it first, as the effect its kind performs.
+// client's gate admits it first, as the effect its kind performs; an option
+// the kind does not use (see sendUses) fails with CodeConfig before that.
 func (c *Client) Send(ctx context.Context, msg Out, opts ...Option) (*wire.Envelope, error) {
 	spec := specOf(opts)
 	if err := spec.uses(msg.sendUses()); err != nil {
@@ -79,7 +80,7 @@ func (c *Client) Send(ctx context.Context, msg Out, opts ...Option) (*wire.Envel
 // conversation nor another effect kind on an answer (it stays in the
 // conversation it answers and is governed as an answer).
 func (o *Out) sendUses() (string, optionSet) {
-	verb := "Client.Send of a " + string(o.kind())
+	verb := "Client.Send of kind " + string(o.kind())
 	switch o.kind() {
 	case wire.KindCommand:
 		return verb, optsMessage
