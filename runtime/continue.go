@@ -47,5 +47,5 @@ func continuing(ctx context.Context, opts []Option) []Option {
 // causedBy records the message that caused a send: its record id (AGDX
 // only) and its position in the log.
 func causedBy(record *wire.ID, at wire.LogPosition) Option {
-	return option(func(s *sendSpec) { s.cause, s.causeAt = record, &at })
+	return option{optCause, func(s *sendSpec) { s.cause, s.causeAt = record, &at }}
 }

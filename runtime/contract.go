@@ -48,6 +48,10 @@ func (c *Client) SendContract(ctx context.Context, k Contract, opts ...Option) (
 		return nil, &Error{Code: CodeInvalid, Msg: "a contract needs a sender"}
 	}
 	spec := specOf(opts)
+	// The contract's own fields say where and how long it waits.
+	if err := spec.uses("Client.SendContract", optsMessage|optAnswerFrom); err != nil {
+		return nil, err
+	}
 	spec.replyTopic = k.ReplyTopic
 	now := c.opts.Clock.Now()
 	if k.Expiry > 0 {

@@ -113,9 +113,14 @@ func (c *Ctx) replyProvenance() wire.Provenance {
 // as the reference's agents answer, or with a task status under
 // WithTaskState (a progress report such as input-required); a plain message
 // is answered with a plain message echoing its correlation. It fails with
-// CodeNoRespondTopic when the agent has no respond topic and none is named.
+// CodeNoRespondTopic when the agent has no respond topic and none is named,
+// and with CodeConfig, before anything is sent, for an option an answer
+// does not use (see respondUses).
 func (c *Ctx) Respond(body []byte, opts ...Option) error {
 	spec := specOf(opts)
+	if err := spec.uses("Ctx.Respond", c.respondUses(&spec)); err != nil {
+		return err
+	}
 	topic := cmp.Or(spec.replyTopic, c.c.cfg.RespondTopic)
 	if topic == "" {
 		return &Error{Code: CodeNoRespondTopic, Msg: "agent has no respond topic"}
@@ -132,6 +137,22 @@ func (c *Ctx) Respond(body []byte, opts ...Option) error {
 	spec.effect = effect.Response // a plain answer is an answer all the same
 	_, err := c.Client().postPlain(c, topic, &prov, body, &spec)
 	return err
+}
+
+// respondUses is the options Respond uses for spec: an answer stays in the
+// handled conversation, carries no deadline (the wire forbids one) and is
+// governed as an answer, so WithConversation, WithDeadline and
+// WithEffectKind are refused; a task status carries no idempotency key; a
+// plain answer carries no operation, metadata or signature.
+func (c *Ctx) respondUses(spec *sendSpec) optionSet {
+	const answer = optContentType | optIdempotencyKey | optFence | optReplyTopic | optTaskState
+	switch {
+	case spec.state != nil:
+		return answer&^optIdempotencyKey | optOperation | optMetadata | optSigningKey
+	case c.msg.Envelope != nil && c.msg.Envelope.Correlation != nil:
+		return answer | optOperation | optMetadata | optSigningKey
+	}
+	return answer
 }
 
 // Fail answers the handled request with an AGDX error on the respond topic,
@@ -196,6 +217,9 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 // c.Client().Send(c, Out{...}) sends as this agent).
 func (c *Ctx) Send(topic, target string, body []byte, opts ...Option) (Position, error) {
 	spec := specOf(opts)
+	if err := spec.uses("Ctx.Send", optsPlain); err != nil {
+		return Position{}, err
+	}
 	prov := c.replyProvenance()
 	prov.Correlation = ""
 	prov.Target = target

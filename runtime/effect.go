@@ -121,5 +121,5 @@ func (c *Ctx) WithClaims(claims effect.Claims) *Ctx {
 // alone does not say it (a workflow step, a fan-out branch), so a gate sees
 // it as such.
 func WithEffectKind(kind effect.Kind) Option {
-	return option(func(s *sendSpec) { s.effect = kind })
+	return option{optEffectKind, func(s *sendSpec) { s.effect = kind }}
 }

@@ -13,14 +13,15 @@ import (
 type Out struct {
 	// Kind is what the message is: wire.KindCommand (the default),
 	// KindEvent or KindStatus; with ReplyTo, KindResponse or KindError
-	// (whose Body is an encoded wire.ErrorBody).
+	// (whose Body is an encoded wire.ErrorBody) or, with WithTaskState, a
+	// task status.
 	Kind wire.Kind
 	// Topic is where it goes. Default agent.commands for a command,
 	// agent.registry for a status and agent.responses for an answer.
 	Topic string
-	// From is the sending agent's id. Under a handler's Ctx an empty From
-	// sends as the handling agent: from its id, in the handled
-	// conversation, signed with its key.
+	// From is the sending agent's id. Under a handler's Ctx an empty From,
+	// or the handling agent's own id, sends as the handling agent: from its
+	// id, in the handled conversation, signed with its key.
 	From string
 	// Target is the agent that should act; "" for anyone (an answer's
 	// default is the sender of the request it answers).
@@ -45,6 +46,9 @@ func (o *Out) topic() string {
 	case wire.KindCommand:
 		return TopicCommands
 	case wire.KindStatus:
+		if o.ReplyTo != nil { // a task status answering a request
+			return TopicResponses
+		}
 		return TopicRegistry
 	case wire.KindResponse, wire.KindError:
 		return TopicResponses
@@ -54,14 +58,45 @@ func (o *Out) topic() string {
 
 // Send publishes msg without waiting for an answer and returns its envelope
 // (with the minted record id, and a command's fresh correlation). The
-// client's gate admits it first, as the effect its kind performs.
+// client's gate admits it first, as the effect its kind performs; an option
+// the kind does not use (see sendUses) fails with CodeConfig before that.
 func (c *Client) Send(ctx context.Context, msg Out, opts ...Option) (*wire.Envelope, error) {
-	o, err := c.outgoing(ctx, &msg, specOf(opts))
+	spec := specOf(opts)
+	if err := spec.uses(msg.sendUses()); err != nil {
+		return nil, err
+	}
+	o, err := c.outgoing(ctx, &msg, spec)
 	if err != nil {
 		return nil, err
 	}
 	env, _, err := c.post(ctx, msg.topic(), o)
 	return env, err
+}
+
+// sendUses names Client.Send of o's kind and the options it uses: those of
+// an AGDX message, less what the wire forbids for the kind (no deadline
+// but on a command, no idempotency key on a status or an error, no content
+// type on an error), a task state only on a status, and neither another
+// conversation nor another effect kind on an answer (it stays in the
+// conversation it answers and is governed as an answer).
+func (o *Out) sendUses() (string, optionSet) {
+	verb := "Client.Send of kind " + string(o.kind())
+	switch o.kind() {
+	case wire.KindCommand:
+		return verb, optsMessage
+	case wire.KindEvent:
+		return verb, optsMessage &^ optDeadline
+	case wire.KindStatus:
+		return verb, optsMessage&^(optDeadline|optIdempotencyKey) | optTaskState
+	}
+	used := optsMessage &^ (optDeadline | optEffectKind)
+	if o.Kind == wire.KindError {
+		used &^= optIdempotencyKey | optContentType
+	}
+	if o.ReplyTo != nil {
+		used &^= optConversation
+	}
+	return verb, used
 }
 
 // outgoing is msg on its way out under spec: the one place a message value
@@ -77,7 +112,7 @@ func (c *Client) outgoing(ctx context.Context, msg *Out, spec sendSpec) (*outgoi
 	case wire.KindEvent:
 		o.who = "event source"
 	case wire.KindStatus:
-		o.who, o.ct = spec.operation+" source", wire.ContentCBOR
+		o.who, o.ct, o.state = spec.operation+" source", wire.ContentCBOR, spec.state
 	case wire.KindResponse, wire.KindError:
 		o.who = "answering agent"
 		if kind == wire.KindError {
@@ -94,7 +129,7 @@ func (c *Client) outgoing(ctx context.Context, msg *Out, spec sendSpec) (*outgoi
 			return nil, err
 		}
 	}
-	if h := handledBy(ctx); msg.From == "" && h != nil {
+	if h := handledBy(ctx); h != nil && (msg.From == "" || msg.From == h.c.cfg.Agent) {
 		o.from, o.key = h.c.cfg.Agent, h.c.cfg.SigningKey
 		o.who, o.code = "sending as the handling agent needs an agent id", CodeHandlerConfig
 		if h.msg != nil && msg.ReplyTo == nil {
@@ -111,8 +146,8 @@ func answering(o *outgoing, req *Message) error {
 	if env == nil || env.Correlation == nil || env.Kind != wire.KindCommand {
 		return &Error{Code: CodeInvalid, Msg: req.Position.String() + " is not a request (an AGDX command with a correlation)"}
 	}
-	if o.kind != wire.KindResponse && o.kind != wire.KindError {
-		return &Error{Code: CodeConfig, Msg: "a message answering a request is a response or an error, not a " + string(o.kind)}
+	if o.kind != wire.KindResponse && o.kind != wire.KindError && (o.kind != wire.KindStatus || o.state == nil) {
+		return &Error{Code: CodeConfig, Msg: "a message answering a request is a response, an error or a task status, not a " + string(o.kind)}
 	}
 	corr := *env.Correlation
 	o.conversation, o.correlation = req.Provenance.Conversation, &corr

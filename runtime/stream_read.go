@@ -12,7 +12,7 @@ import (
 // reader that keeps up whole; a reader that falls behind ends the stream
 // ("stream reorder buffer full") instead of making the client's reply reader buffer.
 func WithStreamBuffer(n int) Option {
-	return option(func(s *sendSpec) { s.streamBuffer = &n })
+	return option{optStreamBuffer, func(s *sendSpec) { s.streamBuffer = &n }}
 }
 
 // buffered is the stream buffer the options ask for: DefaultStreamBuffer
@@ -114,6 +114,12 @@ func (h *replyHub) registerStream(ctx context.Context, corr, expect string, in *
 func (c *Client) Stream(ctx context.Context, msg Out, opts ...Option) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		spec := specOf(opts)
+		// A stream's chunks are not judged by signer: WithAnswerFrom is
+		// refused rather than ignored.
+		if err := spec.uses("Client.Stream", optsMessage|optTimeout|optReplyTopic|optStreamBuffer); err != nil {
+			yield(nil, err)
+			return
+		}
 		out, env, err := c.request(ctx, &msg, spec)
 		if err != nil {
 			yield(nil, err)

@@ -15,13 +15,25 @@ import (
 // floats), so equal values produce equal bytes and signatures.
 var bodyCBOR, _ = cbor.CoreDetEncOptions().EncMode()
 
-// EncodeBody encodes a typed body in content type ct (CBOR or JSON).
+// encodeFailed makes an encoder's err permanent: a value that does not
+// encode (a NaN in JSON) will not encode on a retry either.
+func encodeFailed(v any, ct wire.ContentType, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: CodeCodec, Msg: fmt.Sprintf("encode %T as %s", v, ct), Err: err}
+}
+
+// EncodeBody encodes a typed body in content type ct (CBOR or JSON). A
+// value that does not encode fails with a permanent CodeCodec *Error.
 func EncodeBody(v any, ct wire.ContentType) ([]byte, error) {
 	switch ct {
 	case wire.ContentCBOR:
-		return bodyCBOR.Marshal(v)
+		b, err := bodyCBOR.Marshal(v)
+		return b, encodeFailed(v, ct, err)
 	case wire.ContentJSON:
-		return json.Marshal(v)
+		b, err := json.Marshal(v)
+		return b, encodeFailed(v, ct, err)
 	}
 	return nil, &Error{Code: CodeUnsupported, Msg: fmt.Sprintf("cannot encode a typed body as %s", ct)}
 }
