@@ -217,7 +217,7 @@ func (c *Ctx) correlation() (wire.ID, bool) {
 // c.Client().Send(c, Out{...}) sends as this agent).
 func (c *Ctx) Send(topic, target string, body []byte, opts ...Option) (Position, error) {
 	spec := specOf(opts)
-	if err := spec.uses("Ctx.Send", optsPlain); err != nil {
+	if err := spec.uses("Ctx.Send", optsPlain|optsIdle); err != nil {
 		return Position{}, err
 	}
 	prov := c.replyProvenance()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,22 +47,6 @@ func TestClientVerbsRefuseOptionsTheyDoNotUseBeforeTheGate(t *testing.T) {
 		}},
 		{"deadline on an event", "WithDeadline", "Send", func(ctx context.Context, c *runtime.Client) error {
 			_, err := c.Send(ctx, event, runtime.WithDeadline(time.Now().Add(time.Minute)))
-			return err
-		}},
-		{"timeout on a send", "WithTimeout", "Send", func(ctx context.Context, c *runtime.Client) error {
-			_, err := c.Send(ctx, cmd, runtime.WithTimeout(time.Second))
-			return err
-		}},
-		{"reply topic on a send", "WithReplyTopic", "Send", func(ctx context.Context, c *runtime.Client) error {
-			_, err := c.Send(ctx, cmd, runtime.WithReplyTopic("elsewhere"))
-			return err
-		}},
-		{"answer filter on a send", "WithAnswerFrom", "Send", func(ctx context.Context, c *runtime.Client) error {
-			_, err := c.Send(ctx, cmd, runtime.WithAnswerFrom(nil))
-			return err
-		}},
-		{"stream buffer on a request", "WithStreamBuffer", "Request", func(ctx context.Context, c *runtime.Client) error {
-			_, err := c.Request(ctx, cmd, runtime.WithStreamBuffer(4))
 			return err
 		}},
 		{"answer filter on a stream", "WithAnswerFrom", "Stream", func(ctx context.Context, c *runtime.Client) error {
@@ -237,5 +222,54 @@ func TestRespondToAPlainMessageRefusesASigningKey(t *testing.T) {
 	}
 	if recs := readAll(t, log, runtime.TopicResponses); len(recs) != 0 {
 		t.Fatalf("%d answers published, want none", len(recs))
+	}
+}
+
+// A send that waits for nothing ignores the wait options, so the options a
+// generated client holds for all its methods (a WithTimeout for its
+// requests, say) do not fail its command methods: the record sent is the
+// one sent without them.
+func TestASendThatWaitsForNothingIgnoresTheWaitOptions(t *testing.T) {
+	g := &kindGate{}
+	c, tr := gatedClient(t, g)
+	plain := runtime.Out{Topic: runtime.TopicCommands, From: "planner", Target: "worker", Body: []byte("x")}
+	waits := []runtime.Option{runtime.WithTimeout(time.Second), runtime.WithReplyTopic("elsewhere"),
+		runtime.WithAnswerFrom(nil), runtime.WithStreamBuffer(4)}
+	for _, opts := range [][]runtime.Option{nil, waits} {
+		if _, err := c.Send(t.Context(), plain, append(opts, runtime.WithIdempotencyKey("k"))...); err != nil {
+			t.Fatalf("Send with %d wait options: %v", len(opts), err)
+		}
+	}
+	recs, err := tr.ReadRange(t.Context(), runtime.TopicCommands, 0, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	// The two records differ only in what each send mints (record id,
+	// conversation and correlation): the same envelope otherwise, header for header.
+	same := func(rec runtime.Incoming) *wire.Envelope {
+		env, err := wire.DecodeEnvelope(rec.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Record, env.Conversation, env.Correlation = nil, wire.ID{}, nil
+		return env
+	}
+	a, b := same(recs[0]), same(recs[1])
+	ea, _ := a.Marshal()
+	eb, _ := b.Marshal()
+	if string(ea) != string(eb) {
+		t.Fatalf("the send with wait options wrote %+v, want %+v", b, a)
+	}
+	keys := func(h wire.EncodedHeaders) (ks []string) {
+		for k := range h.All() {
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	if ka, kb := keys(recs[0].Headers), keys(recs[1].Headers); !slices.Equal(ka, kb) {
+		t.Fatalf("header keys differ: %v against %v", ka, kb)
 	}
 }

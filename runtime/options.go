@@ -14,9 +14,13 @@ import (
 // WithIdempotencyKey, WithFence) and how a request waits (WithTimeout,
 // WithReplyTopic, WithAnswerFrom, WithStreamBuffer). Every send verb of
 // Client and Ctx takes the same Option type, but each uses only some: one
-// the verb does not use (WithTimeout on Client.Send, WithDeadline on an
-// event, WithConversation on Ctx.Respond) fails the send with CodeConfig
-// before the effect gate is asked, rather than being ignored.
+// that shapes the record and that the verb cannot honour (WithDeadline on
+// an event, WithConversation on Ctx.Respond, WithSigningKey on a plain
+// message) fails the send with CodeConfig before the effect gate is asked,
+// rather than being dropped. A wait option on a send that waits for nothing
+// (WithTimeout on Client.Send, WithStreamBuffer on Client.Request) is
+// ignored, so the options a generated client holds for all its methods
+// apply to each as far as it goes.
 type Option interface{ apply(*sendSpec) }
 
 // option is an Option: which one it is, and what it sets.
@@ -63,6 +67,9 @@ const (
 	optsMessage = optContentType | optIdempotencyKey | optDeadline | optOperation | optConversation |
 		optFence | optMetadata | optSigningKey | optEffectKind | optCause
 	optsWait = optTimeout | optReplyTopic | optAnswerFrom
+	// optsIdle are the wait options a verb that waits for nothing (or for
+	// no stream) ignores.
+	optsIdle = optsWait | optStreamBuffer
 	// optsPlain is what a plain message's string headers carry (no
 	// operation, metadata or signature) and its effect kind.
 	optsPlain = optContentType | optIdempotencyKey | optDeadline | optConversation | optFence | optEffectKind

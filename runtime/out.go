@@ -78,18 +78,19 @@ func (c *Client) Send(ctx context.Context, msg Out, opts ...Option) (*wire.Envel
 // but on a command, no idempotency key on a status or an error, no content
 // type on an error), a task state only on a status, and neither another
 // conversation nor another effect kind on an answer (it stays in the
-// conversation it answers and is governed as an answer).
+// conversation it answers and is governed as an answer); a send waits for
+// nothing, so it ignores the wait options.
 func (o *Out) sendUses() (string, optionSet) {
 	verb := "Client.Send of kind " + string(o.kind())
 	switch o.kind() {
 	case wire.KindCommand:
-		return verb, optsMessage
+		return verb, optsMessage | optsIdle
 	case wire.KindEvent:
-		return verb, optsMessage &^ optDeadline
+		return verb, optsMessage&^optDeadline | optsIdle
 	case wire.KindStatus:
-		return verb, optsMessage&^(optDeadline|optIdempotencyKey) | optTaskState
+		return verb, optsMessage&^(optDeadline|optIdempotencyKey) | optTaskState | optsIdle
 	}
-	used := optsMessage &^ (optDeadline | optEffectKind)
+	used := optsMessage&^(optDeadline|optEffectKind) | optsIdle
 	if o.Kind == wire.KindError {
 		used &^= optIdempotencyKey | optContentType
 	}

@@ -67,8 +67,8 @@ func (c *Client) sendAwaited(ctx context.Context, msg Out, spec *sendSpec) (*wir
 // reply is seen. An AGDX error reply returns the message and its remote *Error;
 // no reply within the timeout returns an error of CodeTimeout.
 func (c *Client) Request(ctx context.Context, msg Out, opts ...Option) (*Message, error) {
-	if s := specOf(opts); s.uses("Client.Request", optsMessage|optsWait) != nil {
-		return nil, s.uses("Client.Request", optsMessage|optsWait)
+	if s := specOf(opts); s.uses("Client.Request", optsMessage|optsIdle) != nil {
+		return nil, s.uses("Client.Request", optsMessage|optsIdle)
 	}
 	if ris := c.requestInterceptors(); len(ris) > 0 {
 		return c.interceptedRequest(ctx, ris, msg, opts)
@@ -141,7 +141,7 @@ func waitLeft(ctx context.Context, d time.Duration) time.Duration {
 // is the caller's to state in full.
 func (c *Client) SendPlain(ctx context.Context, topic string, prov wire.Provenance, payload []byte, opts ...Option) (Position, error) {
 	spec := specOf(opts)
-	if err := spec.uses("Client.SendPlain", optsPlain); err != nil {
+	if err := spec.uses("Client.SendPlain", optsPlain|optsIdle); err != nil {
 		return Position{}, err
 	}
 	return c.postPlain(ctx, topic, &prov, payload, &spec)
