@@ -622,7 +622,7 @@ func (sc *scheduler) work(q *keyQueue) {
 		// After a graceful stop no record starts, though intake may not
 		// have noticed the stop yet.
 		if sc.closing || sc.s.stopping() {
-			sc.running--
+			sc.releaseSlotLocked()
 			sc.mu.Unlock()
 			return
 		}
@@ -996,7 +996,7 @@ func (sc *scheduler) next(w *keyWorker, q *keyQueue, took time.Duration, handled
 	}
 	switch {
 	case sc.closing:
-		sc.running--
+		sc.releaseSlotLocked()
 		exit = true
 	case len(sc.returners) > 0:
 		sc.handSlot()
@@ -1028,6 +1028,16 @@ func (sc *scheduler) handSlot() {
 	ch := sc.returners[0]
 	sc.returners = slices.Delete(sc.returners, 0, 1)
 	close(ch)
+}
+
+// releaseSlotLocked gives up a worker's slot, to a worker back from its
+// retry wait first; mu held.
+func (sc *scheduler) releaseSlotLocked() {
+	if len(sc.returners) > 0 {
+		sc.handSlot()
+		return
+	}
+	sc.running--
 }
 
 // keyWorkerKey is the context key of the worker a record runs on.

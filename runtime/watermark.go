@@ -173,7 +173,12 @@ func (pm *partitionMarks) report() (Position, bool) {
 	if pm.detached || pm.lost.Load() || !pm.hasPrefix {
 		return Position{}, false
 	}
-	mark := pm.prefix
+	// Every record up to last is ticketed or pinned: with no ticket
+	// unfinished, only the pins hold the mark (a backlog-only tail).
+	mark := pm.last
+	if pm.first < len(pm.ents) {
+		mark = pm.ents[pm.first].offset - 1
+	}
 	for p := range pm.pins {
 		if p.at <= mark {
 			if p.at == 0 {
