@@ -70,11 +70,12 @@ func (c Concurrency) handlers() int {
 	return 1
 }
 
-// lanes is how many keys get a worker lane under c: the first keys seen
-// hold one for the session, and the records of any further key are handled
-// inline by intake, on the poller's goroutine. Serial has none (every
-// partition is handled inline, with no handoff), PerPartition(n) has n;
-// under PerConversation every key is scheduled on the workers (-1).
+// lanes is how many keys hold a worker lane at once under c: a key with
+// nothing queued or running gives its lane up to one that needs it, and
+// the records of a key without one are handled inline by intake, on the
+// poller's goroutine. Serial has none (every partition is handled inline,
+// with no handoff), PerPartition(n) has n; under PerConversation every
+// key is scheduled on the workers (-1).
 func (c Concurrency) lanes() int {
 	switch {
 	case c.Handlers > 0:

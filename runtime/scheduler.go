@@ -116,11 +116,11 @@ type keyWorker struct {
 // most n workers at a time (those holding a slot) handle one turn of a key
 // each: its next record, or (a key with turn 0, the partition) all it has
 // queued. A worker that finished a turn moves its key to the back of the
-// ready list when more records wait, so keys take turns. The first lanes
-// keys seen hold a worker lane for the session (lanes < 0: every key does);
-// the records of any further key are handled inline, by intake on the
-// poller's goroutine, through the same record loop. All of it is guarded
-// by mu.
+// ready list when more records wait, so keys take turns. Up to lanes keys
+// hold a worker lane at once (lanes < 0: every key does), an idle key
+// giving its lane up to one that needs it; the records of a key without
+// one are handled inline, by intake on the poller's goroutine, through the
+// same record loop. All of it is guarded by mu.
 type scheduler struct {
 	s      *session
 	n      int
@@ -294,20 +294,44 @@ func (sc *scheduler) take(next polled) error {
 }
 
 // queueOf returns key's queue. Under a lane cap it registers the queue of
-// a key first seen, which takes a worker lane while the cap allows and is
-// handled inline beyond it; without one (lanes < 0) it may return nil.
-// mu held.
+// a key first seen, and gives a key without a lane one while the cap
+// allows, taking it from an idle key if need be; a key still without one
+// is handled inline. Without a cap (lanes < 0) it may return nil. mu held.
 func (sc *scheduler) queueOf(key orderKey) *keyQueue {
-	if q := sc.keys[key]; q != nil || sc.lanes < 0 {
+	q := sc.keys[key]
+	if sc.lanes < 0 || q != nil && !q.inline {
 		return q
 	}
-	q := sc.newQueue(key)
-	if sc.laned < sc.lanes {
-		sc.laned++
-	} else {
+	if sc.lanes > 0 && sc.laned == sc.lanes {
+		sc.freeLane()
+	}
+	if q == nil {
+		q = sc.newQueue(key)
 		q.inline = true
 	}
+	// Moving an inline key onto a lane keeps its order: its inline run
+	// finished before intake went on.
+	if sc.laned < sc.lanes {
+		q.inline = false
+		sc.laned++
+	}
 	return q
+}
+
+// freeLane gives up the lane of a key with nothing queued or running (a
+// partition idle for now, or revoked by a rebalance), so a key beyond the
+// cap is not handled inline, blocking intake for every partition, while a
+// lane sits unused; mu held. Its next record takes a lane again, or runs
+// inline: with nothing of it in flight, either keeps its order.
+func (sc *scheduler) freeLane() {
+	for key, q := range sc.keys {
+		if !q.inline && !q.scheduled && !q.pending() && q.bytes == 0 {
+			delete(sc.keys, key)
+			sc.recycle(q)
+			sc.laned--
+			return
+		}
+	}
 }
 
 // takeInline handles run, consecutive records of q's key (beyond the lane
