@@ -20,3 +20,16 @@ func KeyedByPayloadPrefix(c Concurrency) Concurrency {
 	}
 	return c
 }
+
+// SchedulerState reports, for a test that orders its steps by it, how many
+// workers back from a retry wait are waiting for a slot and whether the
+// running scheduler is closing (no record starts any more).
+func SchedulerState(c *Consumer) (returners int, closing bool) {
+	sc := c.hooks.sched.Load()
+	if sc == nil {
+		return 0, false
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return len(sc.returners), sc.closing
+}

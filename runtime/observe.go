@@ -114,6 +114,7 @@ type consumerHooks struct {
 	chain     func(*Ctx) error
 	observers []ConsumerObserver
 	bound     atomic.Pointer[queueBound] // the queue bound of the running scheduler, if it has one
+	sched     atomic.Pointer[scheduler]  // the running scheduler, for tests to see its state
 
 	mu      sync.Mutex
 	handled map[uint32]uint64 // next offset to handle per partition, when observed

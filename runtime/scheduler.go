@@ -194,6 +194,7 @@ func (s *session) schedule(ctx context.Context) error {
 	}
 	s.flushHandled = sc.k.flush
 	s.c.hooks.bound.Store(sc.bound)
+	s.c.hooks.sched.Store(sc)
 	return s.supervise(ctx, func() error {
 		// With no lane at all (Serial) intake handles every record: the
 		// prefetcher decodes the next batch meanwhile.

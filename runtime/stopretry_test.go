@@ -15,9 +15,8 @@ import (
 // holds; a graceful stop closes the scheduler meanwhile. The worker that
 // holds the slot must hand it over when it exits, so the retried record
 // finishes and Run drains cleanly instead of waiting out ShutdownGrace
-// and returning Timeout without leaving the group. The pauses only order
-// the steps: if one comes late the slot is free anyway and the test
-// passes, so they can hide the bug but never invent it.
+// and returning Timeout without leaving the group. The test orders its
+// steps by the scheduler's own state (SchedulerState).
 func TestAGracefulStopHandsTheSlotToAWorkerBackFromItsRetry(t *testing.T) {
 	clk := lasertest.NewManualClock(epoch)
 	log := newLog(t, 1, clk)
@@ -52,9 +51,9 @@ func TestAGracefulStopHandsTheSlotToAWorkerBackFromItsRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute) // flaky's wait ends: it queues for the slot slow holds
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "flaky to queue for the slot", func() bool { n, _ := runtime.SchedulerState(r.c); return n == 1 })
 	close(r.stop)
-	time.Sleep(100 * time.Millisecond) // intake notices the stop and closes the scheduler
+	eventually(t, "the stop to close the scheduler", func() bool { _, closing := runtime.SchedulerState(r.c); return closing })
 	close(release)
 	if got := recv(t, finished, "slow"); got != "slow" {
 		t.Fatalf("finished %q first, want slow", got)
